@@ -1,0 +1,34 @@
+"""pullback: PyTorch's autograd on numpy, with the backward pass compiled to Python.
+
+>>> import pullback as pb
+>>> x = pb.tensor([1., 2., 3.], requires_grad=True)
+>>> (x ** 2).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+
+from . import ops  # noqa: F401  (declares the op table first)
+from .tensor import Tensor  # noqa: I001
+from . import autograd
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, tensor, zeros, zeros_like)
+from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,
+                     float16, float32, float64, half, int8, int16, int32, int64, long, short,
+                     uint8)
+from .dtypes import int as int  # noqa: PLC0414
+from .ops.api import (add, argmax, argmin, clamp, flatten, matmul, max, maximum, mean, min,
+                      minimum, mm, permute, pow, reshape, squeeze, sub, sum, t, transpose,
+                      unsqueeze, where)
+from .ops.math import (abs, cos, exp, log, mul, neg, relu, sigmoid, sign, sin, sqrt, tanh)
+from .ops.math import div  # noqa: I001
+from .ops.api import softmax, log_softmax  # noqa: I001
+from . import nn  # noqa: I001
+
+clip = clamp
+true_divide = divide = div
+multiply = mul
+
+__version__ = "0.1.0"

@@ -1,0 +1,10 @@
+"""pullback.autograd: torch.autograd's engine and API on numpy."""
+
+from .backward import backward, grad
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .graph import AccumulateGrad, Node, RemovableHandle
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad",
+           "RemovableHandle"]

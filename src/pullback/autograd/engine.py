@@ -1,0 +1,194 @@
+"""The backward engine: an iterative walk of the graph with dependency counts.
+
+Order is torch's: a node runs once every node that feeds it gradient has run, and
+among ready nodes the most recently created runs first. For each node: tensor hooks,
+then retain_grad, then node pre-hooks, the node itself, and node post-hooks.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+
+from . import messages
+from .graph import AccumulateGrad, Node
+from .grad_mode import STATE
+
+
+class GraphTask:
+    """One backward call: its roots, what to capture, and the options."""
+
+    __slots__ = ("create_graph", "retain_graph", "accumulate", "captures", "targets", "needed")
+
+    def __init__(self, create_graph: bool, retain_graph: bool, accumulate: bool) -> None:
+        self.create_graph = create_graph
+        self.retain_graph = retain_graph
+        self.accumulate = accumulate
+        self.captures: dict = {}  # (node, output_nr) -> capture slot index
+        self.targets: set | None = None  # nodes whose gradients are wanted; None: all
+        self.needed: dict | None = None  # node -> leads to a target (when targets given)
+
+
+def discover(roots: list) -> tuple[dict, list]:
+    """Count, for every node reachable from ``roots``, the edges that feed it."""
+    deps: dict[Node, int] = {}
+    order: list[Node] = []
+    stack = [n for n in roots if n is not None]
+    seen = set(id(n) for n in stack)
+    for n in stack:
+        deps.setdefault(n, 0)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node._edges:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps, order
+
+
+def mark_needed(order: list, deps: dict, targets: set) -> dict:
+    """Which nodes lead to a target (only those run when inputs are given)."""
+    remaining = dict(deps)
+    topo = [n for n in order if remaining[n] == 0]  # consumers before producers
+    for node in topo:
+        for nxt, _ in node._edges:
+            if nxt is not None:
+                remaining[nxt] -= 1
+                if remaining[nxt] == 0:
+                    topo.append(nxt)
+    needed: dict = {}
+    for node in reversed(topo):
+        needed[node] = node in targets or any(
+            nxt is not None and needed[nxt] for nxt, _ in node._edges)
+    return needed
+
+
+def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
+    """Run backward from ``root_edges`` seeded with ``root_grads``; returns captures."""
+    deps, order = discover([e[0] for e in root_edges])
+    if task.targets is not None:
+        task.needed = mark_needed(order, deps, task.targets)
+    captured: list = [None] * len(task.captures)
+    buffers: dict[Node, list] = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        _add_to_buffer(buffers, node, nr, g)
+    ready = [(-n._seq, id(n), n) for n in {id(e[0]): e[0] for e in root_edges}.values()
+             if deps[n] == 0]
+    heapq.heapify(ready)
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = task.create_graph
+    try:
+        with np.errstate(all="ignore"):
+            while ready:
+                node = heapq.heappop(ready)[2]
+                grads = buffers.pop(node, None)
+                if grads is not None and (task.needed is None or task.needed.get(node)):
+                    out = _run_node(task, node, grads, captured)
+                else:
+                    out = None
+                for i, (nxt, nr) in enumerate(node._edges):
+                    if nxt is None:
+                        continue
+                    if out is not None and out[i] is not None:
+                        _add_to_buffer(buffers, nxt, nr, out[i])
+                    deps[nxt] -= 1
+                    if deps[nxt] == 0:
+                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        STATE.grad_enabled = prev_mode
+    if not task.retain_graph:
+        for node in order:
+            node.release()
+    return captured
+
+
+def _add_to_buffer(buffers: dict, node: Node, nr: int, g: Any) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.num_outputs
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list | None:
+    for nr in range(len(grads)):
+        if grads[nr] is None:
+            continue
+        hooks = node.tensor_hooks(nr)
+        if hooks:
+            grads[nr] = _run_tensor_hooks(hooks, grads[nr], task.create_graph)
+        if node._retained is not None:
+            _retain(node, nr, grads[nr], task.create_graph)
+        slot = task.captures.get((node, nr))
+        if slot is not None:
+            captured[slot] = grads[nr]
+    if node._pre_hooks:
+        grads = _run_node_hooks(node._pre_hooks, (grads,), grads)
+    if type(node) is AccumulateGrad and not task.accumulate:
+        return None  # autograd.grad: captured above, .grad untouched
+    needs = [e[0] is not None and (task.needed is None or task.needed.get(e[0], False))
+             for e in node._edges]
+    out = node.apply(grads, needs, task.create_graph)
+    if node._post_hooks:
+        out = _run_node_hooks(node._post_hooks, (out, grads), out)
+    return out
+
+
+def _wrap(g: Any, create_graph: bool) -> Any:
+    from ..tensor import Tensor
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor._make(np.asarray(g))
+
+
+def _unwrap(g: Any, create_graph: bool) -> Any:
+    if g is None or create_graph:
+        return g
+    return g._data if hasattr(g, "_data") else g
+
+
+def _run_tensor_hooks(hooks: dict, g: Any, create_graph: bool) -> Any:
+    """Tensor hooks chain in registration order; a returned value replaces the grad."""
+    t = _wrap(g, create_graph)
+    for fn in list(hooks.values()):
+        new = fn(t)
+        if new is not None:
+            _check_hook_result(fn, t, new)
+            t = new
+    return _unwrap(t, create_graph)
+
+
+def _check_hook_result(fn: Any, old: Any, new: Any) -> None:
+    name = getattr(fn, "__name__", repr(fn))
+    if tuple(new.shape) != tuple(old.shape):
+        raise RuntimeError(messages.HOOK_SIZE.format(name=name))
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(messages.HOOK_TYPE.format(
+            name=name, was=messages.legacy_type(old._data.dtype),
+            got=messages.legacy_type(new._data.dtype)))
+
+
+def _run_node_hooks(hooks: dict, args: tuple, grads: list) -> list:
+    """Node hooks see and may replace the gradients as tuples of Tensors."""
+    create_graph = STATE.grad_enabled
+    wrapped = [tuple(_wrap(g, create_graph) for g in a) for a in args]
+    result = wrapped[0]
+    for fn in list(hooks.values()):
+        new = fn(*([result] + wrapped[1:]))
+        if new is not None:
+            result = tuple(new)
+    return [_unwrap(g, create_graph) for g in result]
+
+
+def _retain(node: Node, nr: int, g: Any, create_graph: bool) -> None:
+    ref = node._retained.get(nr)
+    t = ref() if ref is not None else None
+    if t is None:
+        return
+    from .graph import accumulate
+    accumulate(t, g, create_graph)

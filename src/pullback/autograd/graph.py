@@ -1,0 +1,306 @@
+"""Graph nodes (grad_fn objects), saved values and hook handles.
+
+A node's ``next_functions`` holds one ``(node, output_nr)`` edge per input of the
+forward op; ``(None, 0)`` marks an input that needs no gradient.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from . import messages
+
+_seq = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` may be called again safely."""
+
+    _ids = itertools.count()
+    __slots__ = ("_table", "id")
+
+    def __init__(self, table: dict) -> None:
+        self._table = weakref.ref(table) if _weakrefable(table) else (lambda: table)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        table = self._table()
+        if table is not None:
+            table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _weakrefable(obj: object) -> bool:
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+class HookDict(dict):
+    """A dict of hooks in registration order (weak-referenceable for handles)."""
+
+    __slots__ = ("__weakref__",)
+
+    def add(self, fn: Callable) -> RemovableHandle:
+        handle = RemovableHandle(self)
+        self[handle.id] = fn
+        return handle
+
+
+class Node:
+    """Base of every grad_fn. Subclasses implement ``apply(grads, needs, create_graph)``."""
+
+    __slots__ = ("_edges", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
+                 "_retained", "_metadata", "_freed", "_anomaly_trace", "__weakref__")
+    _qualname: str | None = None  # torch's namespaced name() for special C++ nodes
+
+    def __init__(self, edges: tuple) -> None:
+        self._edges = edges
+        self._seq = next(_seq)
+        self._pre_hooks = self._post_hooks = None
+        self._tensor_hooks = self._retained = None
+        self._metadata = None
+        self._freed = False
+        self._anomaly_trace = None
+
+    # --- torch's Node API ------------------------------------------------------------
+    def name(self) -> str:
+        return self._qualname or type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return self._edges
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = HookDict()
+        return self._post_hooks.add(fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = HookDict()
+        return self._pre_hooks.add(fn)
+
+    def __call__(self, *grads: Any) -> Any:
+        """Run the node on gradients directly (as torch allows)."""
+        from ..tensor import Tensor
+        n = self.num_outputs
+        if len(grads) != n:
+            raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
+        arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
+        out = self.apply(arrays, [e[0] is not None for e in self._edges], False)
+        out = tuple(None if o is None else Tensor._make(np.asarray(o)) for o in out)
+        return out[0] if len(out) == 1 else out
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    # --- engine interface ------------------------------------------------------------
+    def tensor_hooks(self, output_nr: int) -> dict | None:
+        return None if self._tensor_hooks is None else self._tensor_hooks.get(output_nr)
+
+    def add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return self._tensor_hooks.setdefault(output_nr, HookDict()).add(fn)
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def release(self) -> None:
+        """Free saved values after a backward without retain_graph."""
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when it was saved."""
+
+    __slots__ = ("tensor", "version", "is_output")
+
+    def __init__(self, tensor: Any, is_output: bool = False) -> None:
+        self.tensor = tensor
+        self.version = tensor._vc.value
+        self.is_output = is_output
+
+    def unpack(self, create_graph: bool) -> Any:
+        t = self.tensor
+        if t._vc.value != self.version:
+            raise RuntimeError(messages.modified_inplace(
+                t._data, t._vc.value, self.version, t._grad_fn))
+        return t if create_graph else t._data
+
+
+class SavedOutput:
+    """An op's own output kept for backward: holds the data and a weak link to the
+    tensor (a strong one would make a cycle tensor -> grad_fn -> tensor)."""
+
+    __slots__ = ("data", "vc", "version", "ref")
+
+    def __init__(self, tensor: Any) -> None:
+        self.data = tensor._data
+        self.vc = tensor._vc
+        self.version = tensor._vc.value
+        self.ref = weakref.ref(tensor)
+
+    def unpack(self, create_graph: bool, node: Node) -> Any:
+        t = self.ref()
+        if self.vc.value != self.version:
+            raise RuntimeError(messages.modified_inplace(
+                self.data, self.vc.value, self.version, node))
+        if not create_graph:
+            return self.data
+        if t is None or t._grad_fn is not node:
+            from ..tensor import Tensor
+            t = Tensor._make(self.data, grad_fn=node, vc=self.vc)
+        return t
+
+
+class OpNode(Node):
+    """The node of one primitive op from the table; its class name is torch's."""
+
+    __slots__ = ("op", "params", "saved", "saved_out")
+
+    def __init__(self, op, edges: tuple, params: dict, saved: tuple, saved_out) -> None:
+        Node.__init__(self, edges)
+        self.op = op
+        self.params = params
+        self.saved = saved
+        self.saved_out = saved_out
+
+    def unpack(self, create_graph: bool) -> tuple:
+        if self._freed:
+            raise RuntimeError(messages.SECOND_BACKWARD)
+        vals = tuple(s.unpack(create_graph) if type(s) is SavedTensor else s
+                     for s in self.saved)
+        out = self.saved_out
+        if out is not None:
+            out = out.unpack(create_graph, self)
+        return out, vals
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        g = grads[0]
+        out, vals = self.unpack(create_graph)
+        params = self.params
+        result = []
+        for i, rule in enumerate(self.op.vjp):
+            if not needs[i] or rule is None:
+                result.append(None)
+                continue
+            gi = rule(g, out, *vals, **params)
+            result.append(None if gi is None else fit_to(gi, self.saved[i]))
+        return result
+
+    def release(self) -> None:
+        if any(type(s) is SavedTensor for s in self.saved) or self.saved_out is not None:
+            self._freed = True
+            self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
+            self.saved_out = None
+
+
+def fit_to(g: Any, like: Any) -> Any:
+    """Reduce a broadcast gradient to the shape of its input and cast it to its dtype
+    (``like`` is the saved input: a Tensor, array, Meta or Python scalar)."""
+    from ..ops.math import cast
+    from ..ops.shape import sum_to
+    if type(like) is SavedTensor:
+        like = like.tensor._data
+    shape = getattr(like, "shape", None)
+    if shape is None:  # a Python scalar input: nothing flows to it
+        return g
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if np.shape(g) != shape:
+        g = sum_to(g, shape=shape)
+    dtype = like.dtype
+    if hasattr(dtype, "np"):
+        dtype = dtype.np
+    gd = getattr(g, "dtype", None)
+    if gd is not None and hasattr(gd, "np"):
+        gd = gd.np
+    if gd is not None and gd != dtype:
+        g = cast(g, dtype=dtype)
+    return g
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf that requires grad: adds incoming gradients into ``.grad``."""
+
+    __slots__ = ("variable",)
+    _qualname = "torch::autograd::AccumulateGrad"
+
+    def __init__(self, variable: Any) -> None:
+        Node.__init__(self, ())
+        self.variable = variable
+
+    def tensor_hooks(self, output_nr: int) -> dict | None:
+        return self.variable._hooks
+
+    def add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        v = self.variable
+        if v._hooks is None:
+            v._hooks = HookDict()
+        return v._hooks.add(fn)
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        accumulate(self.variable, grads[0], create_graph)
+        hooks = self.variable._post_acc_hooks
+        if hooks:
+            for fn in list(hooks.values()):
+                fn(self.variable)
+        return []
+
+
+def accumulate(t: Any, g: Any, create_graph: bool) -> None:
+    """``t.grad += g``: in place normally, out of place under create_graph."""
+    from ..tensor import Tensor
+    if isinstance(g, Tensor):
+        if t._grad is None:
+            t._grad = g if create_graph else Tensor._make(np.array(g._data))
+        elif create_graph:
+            t._grad = t._grad + g
+        else:
+            t._grad._data += g._data
+            t._grad._vc.value += 1
+        return
+    if t._grad is None:
+        t._grad = Tensor._make(np.array(g, dtype=t._data.dtype))
+    else:
+        if t._grad._grad_fn is not None:  # a grad made under create_graph: keep its graph
+            t._grad = t._grad + Tensor._make(np.asarray(g))
+        else:
+            np.add(t._grad._data, g, out=t._grad._data, casting="unsafe")
+            t._grad._vc.value += 1
+
+
+_node_classes: dict[str, type] = {}
+
+
+def node_class(name: str, base: type = OpNode) -> type:
+    """The Node subclass named ``name`` (``MulBackward0``...), made once."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (base,), {"__slots__": ()})
+        _node_classes[name] = cls
+    return cls

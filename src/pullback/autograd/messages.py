@@ -1,0 +1,116 @@
+"""Every error and warning text the runtime raises, worded as torch words them.
+
+Kept in one place so that tests, the eager engine and compiled code agree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+NO_GRAD_FN = "element {i} of tensors does not require grad and does not have a grad_fn"
+IMPLICIT_SCALAR = "grad can be implicitly created only for scalar outputs"
+IMPLICIT_REAL = "grad can be implicitly created only for real scalar outputs but got {dtype}"
+SHAPE_MISMATCH = ("Mismatch in shape: grad_output[{i}] has a shape of {g} and output[{i}] "
+                  "has a shape of {o}.")
+COUNT_MISMATCH = "got {n} tensors and {m} gradients"
+EMPTY_INPUTS = "`inputs` argument to `backward()` cannot be empty."
+UNUSED_INPUT = ("The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior.")
+INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
+MATERIALIZE_UNUSED = ("Expected allow_unused to be True or not passed when materialize_grads=True,"
+                      " but got: allow_unused=False.")
+FLOAT_ONLY_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
+FLOAT_ONLY_METHOD = "only Tensors of floating point dtype can require gradients"
+NONLEAF_REQUIRES_GRAD_OFF = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach().")
+NONLEAF_REQUIRES_GRAD = "you can only change requires_grad flags of leaf variables."
+NONLEAF_GRAD_ACCESS = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+GRAD_SIZE = ("attempting to assign a gradient of size '{g}' to a tensor of size '{t}'. "
+             "Please ensure that the gradient and the tensor are the same size")
+GRAD_DTYPE = (
+    "attempting to assign a gradient with dtype '{g}' to a tensor with grad_dtype '{t}'. The "
+    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype).")
+GRAD_TYPE = "assigned grad expected to be a Tensor or None but got grad of type {typ}"
+RETAIN_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+POST_ACC_NONLEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
+HOOK_SIZE = "hook '{name}' has changed the size of value"
+HOOK_TYPE = "hook '{name}' has changed the type of value (was {was} got {got})"
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                     "operation.")
+OUT_REQUIRES_GRAD = ("{op}(): functions with out=... arguments don't support automatic "
+                     "differentiation, but one of the arguments requires grad.")
+NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+    "be tracked).")
+MULTI_VIEW_INPLACE = (
+    "Output {i} of {op} is a view and is being modified inplace. This view is the output of a "
+    "function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one.")
+DETACH_VIEW_INPLACE = "Can't detach views in-place. Use detach() instead."
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak.")
+INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+INFERENCE_REQUIRES_GRAD = ("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
+ANOMALY_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def size_str(shape: tuple) -> str:
+    """torch's '[2, 3]' rendering of a shape."""
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def torch_size(shape: tuple) -> str:
+    return f"torch.Size({size_str(shape)})"
+
+
+def legacy_type(np_dtype: Any) -> str:
+    """'torch.FloatTensor' for float32 data (torch's legacy type names)."""
+    from ..dtypes import as_dtype
+    return "torch." + as_dtype(np_dtype)._legacy
+
+
+def node_short_name(node: Any) -> str:
+    """'Exp' for ExpBackward0: how 2.13 names a node in the in-place error."""
+    return re.sub(r"Backward\d*$", "", type(node).__name__)
+
+
+def modified_inplace(data: Any, version: int, expected: int, grad_fn: Any) -> str:
+    """The saved-value version error. A saved input names the tensor's current grad_fn;
+    a saved output names the node that saved it (as torch 2.13 does)."""
+    which = "" if grad_fn is None else f", which is output 0 of {node_short_name(grad_fn)}"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{legacy_type(data.dtype)} {size_str(data.shape)}]{which}, "
+            f"is at version {version}; expected version {expected} instead. {ANOMALY_HINT}")

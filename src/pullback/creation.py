@@ -1,0 +1,164 @@
+"""Making tensors: ``tensor``, ``zeros``, ``randn``, ``from_numpy`` and friends.
+
+>>> import pullback as pb
+>>> pb.tensor([1., 2.]).dtype, pb.tensor([1, 2]).dtype
+(pullback.float32, pullback.int64)
+>>> pb.zeros(2, 3).shape
+(2, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .autograd import messages
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed pullback's random number generator (rand, randn, randint, ...)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def as_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """A fresh numpy array with torch's dtype defaults (Python floats -> float32)."""
+    npd = dtypes.to_numpy_dtype(dtype)
+    if isinstance(data, Tensor):
+        return np.array(data._data, dtype=npd)
+    if isinstance(data, np.ndarray):
+        return np.array(data, dtype=npd)
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        data = [d._data if isinstance(d, Tensor) else d for d in data]
+    a = np.array(data, dtype=npd)
+    if npd is None and a.dtype == np.float64 and not isinstance(data, np.generic):
+        a = a.astype(dtypes.default_float.np)
+    if npd is None and a.dtype.kind == "c" and a.dtype != np.complex64:
+        a = a.astype(np.complex64)
+    return a
+
+
+def _flat(seq):
+    for s in seq:
+        if isinstance(s, (list, tuple)):
+            yield from _flat(s)
+        else:
+            yield s
+
+
+def _new(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
+    if requires_grad:
+        t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
+    return t
+
+
+def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False,
+           device: Any = None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``."""
+    return _new(as_array(data, dtype), requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtypes.as_dtype(dtype)):
+        return data
+    if isinstance(data, np.ndarray) and dtype is None:
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``a`` (no copy, keeps its dtype)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    return Tensor._make(a)
+
+
+def _size(size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    return dtypes.to_numpy_dtype(dtype) if dtype is not None else dtypes.default_float.np
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    npd = dtypes.to_numpy_dtype(dtype) or as_array(fill_value).dtype
+    return _new(np.full(_size((size,)), fill_value, npd), requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    npd = dtypes.to_numpy_dtype(dtype)
+    if npd is None:
+        floaty = any(isinstance(v, float) for v in (start, end, step))
+        npd = dtypes.default_float.np if floaty else np.dtype(np.int64)
+    return _new(np.arange(start, end, step, dtype=npd), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _new(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(_rng.random(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(_rng.standard_normal(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), *,
+            dtype: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    npd = dtypes.to_numpy_dtype(dtype) or np.dtype(np.int64)
+    return _new(_rng.integers(low, high, size=_size((size,))).astype(npd), False)
+
+
+def _like(fn):
+    def like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
+        return _new(fn(input._data.shape, npd), requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(np.zeros)
+ones_like = _like(np.ones)
+empty_like = _like(np.empty)
+rand_like = _like(lambda shape, d: _rng.random(shape).astype(d))
+randn_like = _like(lambda shape, d: _rng.standard_normal(shape).astype(d))
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
+    return _new(np.full(input._data.shape, fill_value, npd), requires_grad)

@@ -1,0 +1,300 @@
+"""The Tensor: a numpy array with torch's autograd attributes.
+
+>>> import pullback as pb
+>>> x = pb.tensor([1., 2.], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y
+tensor(5., grad_fn=<SumBackward0>)
+>>> y.backward()
+>>> x.grad
+tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dtypes
+from .autograd import messages, record
+from .autograd.graph import HookDict, RemovableHandle
+from .autograd.grad_mode import STATE
+from .autograd.record import VersionCounter, apply
+from .format import format_tensor
+from .ops.registry import dispatcher
+from .tensor_methods import TensorMethods
+
+
+class Tensor(TensorMethods):
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "_view_chain", "_view_no_grad", "_retains_grad", "_hooks", "_post_acc_hooks",
+                 "_accumulator", "_is_inference", "__weakref__", "__dict__")
+
+    _pb_dispatch = dispatcher(1)(apply)
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any = None, *, dtype: Any = None, requires_grad: bool = False):
+        from .creation import as_array
+        _init(self, as_array(data if data is not None else [], dtype), None)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: np.ndarray, grad_fn: Any = None, requires_grad: bool = False,
+              vc: VersionCounter | None = None) -> Tensor:
+        t = object.__new__(cls)
+        _init(t, data, grad_fn)
+        if requires_grad:
+            t._requires_grad = True
+        if vc is not None:
+            t._vc = vc
+        return t
+
+    # ------------------------------------------------------------ basic attributes
+    @property
+    def data(self) -> Tensor:
+        """The same storage without autograd history or the version counter."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.as_dtype(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self._data)
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        _notify_concrete(self, "item")
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        _notify_concrete(self, "tolist")
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        _notify_concrete(self, "numpy")
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        _notify_concrete(self, "__array__")
+        a = self._data
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return format_tensor(self)
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        _notify_concrete(self, "bool")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # --------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(messages.NONLEAF_REQUIRES_GRAD_OFF if not flag
+                               else messages.NONLEAF_REQUIRES_GRAD)
+        self._set_requires_grad(flag, messages.FLOAT_ONLY_METHOD)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(messages.NONLEAF_REQUIRES_GRAD_OFF)
+            return self
+        self._set_requires_grad(requires_grad, messages.FLOAT_ONLY_METHOD)
+        return self
+
+    def _set_requires_grad(self, flag: bool, float_only_message: str) -> None:
+        flag = bool(flag)
+        if flag and not dtypes.is_differentiable(self._data.dtype):
+            raise RuntimeError(float_only_message)
+        if flag and self._is_inference and not STATE.inference:
+            raise RuntimeError(messages.INFERENCE_REQUIRES_GRAD)
+        self._requires_grad = flag
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(messages.NONLEAF_GRAD_ACCESS, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(messages.GRAD_TYPE.format(typ=type(value).__name__))
+            if value.shape != self.shape:
+                raise RuntimeError(messages.GRAD_SIZE.format(
+                    g=messages.size_str(value.shape), t=messages.size_str(self.shape)))
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(messages.GRAD_DTYPE.format(
+                    g=value._data.dtype.name if value._data.dtype.kind != "f" else
+                    {4: "float", 8: "double", 2: "half"}[value._data.dtype.itemsize],
+                    t=messages.legacy_type(self._data.dtype)[6:-6]))
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError(messages.RETAIN_NO_GRAD)
+        if self._grad_fn is None or self._retains_grad:
+            return
+        node = self._grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    @property
+    def is_inference(self) -> Callable[[], bool]:
+        return lambda: self._is_inference
+
+    # ---------------------------------------------------------------- hooks
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad)`` runs when this tensor's gradient is computed; a returned
+        tensor replaces the gradient."""
+        if not self._requires_grad:
+            raise RuntimeError(messages.HOOK_NO_GRAD)
+        if self._grad_fn is None:
+            if self._hooks is None:
+                self._hooks = HookDict()
+            return self._hooks.add(hook)
+        return self._grad_fn.add_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(tensor)`` runs on a leaf after its ``.grad`` was accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError(messages.HOOK_NO_GRAD)
+        if self._grad_fn is not None:
+            raise RuntimeError(messages.POST_ACC_NONLEAF)
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = HookDict()
+        return self._post_acc_hooks.add(hook)
+
+    # -------------------------------------------------------- graph manipulation
+    def detach(self) -> Tensor:
+        """A leaf that shares storage and the version counter, with no history."""
+        t = Tensor._make(self._data, vc=self._vc)
+        t._is_inference = self._is_inference
+        return t
+
+    def detach_(self) -> Tensor:
+        if self._base is not None:
+            raise RuntimeError(messages.DETACH_VIEW_INPLACE)
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate this tensor's gradient into the leaves' ``.grad``."""
+        from .autograd.backward import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+
+def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
+    t._data = data
+    t._grad_fn = grad_fn
+    t._requires_grad = grad_fn is not None
+    t._grad = None
+    t._output_nr = 0
+    t._vc = VersionCounter()
+    t._base = None
+    t._view_chain = ()
+    t._view_no_grad = False
+    t._retains_grad = False
+    t._hooks = None
+    t._post_acc_hooks = None
+    t._accumulator = None
+    t._is_inference = STATE.inference
+
+
+#: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
+CONCRETE_HOOKS: list = []
+
+
+def _notify_concrete(t: Tensor, how: str) -> None:
+    for hook in CONCRETE_HOOKS:
+        hook(t, how)
+
+
+record.Tensor = Tensor
