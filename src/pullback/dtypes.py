@@ -3,7 +3,7 @@
 >>> import pullback as pb
 >>> pb.float32, pb.float32.is_floating_point
 (pullback.float32, True)
->>> pb.as_dtype('float64') is pb.float64
+>>> pb.dtypes.as_dtype("float64") is pb.float64
 True
 """
 
