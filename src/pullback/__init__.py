@@ -7,8 +7,8 @@
 tensor([2., 4., 6.])
 """
 
-from . import ops  # noqa: F401  (declares the op table first)
-from .tensor import Tensor  # noqa: I001
+from . import ops  # declares the op table first
+from .tensor import Tensor
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
@@ -18,17 +18,18 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,
                      float16, float32, float64, half, int8, int16, int32, int64, long, short,
                      uint8)
-from .dtypes import int as int  # noqa: PLC0414
+from .dtypes import int
 from .ops.api import (add, argmax, argmin, clamp, flatten, matmul, max, maximum, mean, min,
                       minimum, mm, permute, pow, reshape, squeeze, sub, sum, t, transpose,
                       unsqueeze, where)
-from .ops.math import (abs, cos, exp, log, mul, neg, relu, sigmoid, sign, sin, sqrt, tanh)
-from .ops.math import div  # noqa: I001
-from .ops.api import softmax, log_softmax  # noqa: I001
-from . import nn  # noqa: I001
+from .ops.math import abs, cos, div, exp, log, mul, neg, relu, sigmoid, sign, sin, sqrt, tanh
+from .ops.api import log_softmax, softmax
+from . import nn
 
 clip = clamp
 true_divide = divide = div
 multiply = mul
 
 __version__ = "0.1.0"
+
+from .compiler import compile, grad, value_and_grad, vjp

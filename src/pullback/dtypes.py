@@ -15,15 +15,21 @@ import numpy as np
 class dtype:
     """A tensor element type; wraps a numpy dtype under torch's name."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize", "_legacy")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize", "_legacy", "_cpp")
 
-    def __init__(self, name: str, np_dtype: type, legacy: str) -> None:
+    def __init__(self, name: str, np_dtype: type, legacy: str, cpp: str) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
         self.is_complex = self.np.kind == "c"
         self.itemsize = self.np.itemsize
         self._legacy = legacy  # torch's legacy type name, used in error texts
+        self._cpp = cpp  # the C++ element type name torch prints in some errors
+
+    @property
+    def _scalar_name(self) -> str:
+        """torch's ScalarType name: 'Float', 'ComplexDouble', 'Long'..."""
+        return self._legacy[:-len("Tensor")]
 
     def __repr__(self) -> str:
         return f"pullback.{self.name}"
@@ -32,17 +38,18 @@ class dtype:
         return (as_dtype, (self.name,))
 
 
-float16 = half = dtype("float16", np.float16, "HalfTensor")
-float32 = float = dtype("float32", np.float32, "FloatTensor")
-float64 = double = dtype("float64", np.float64, "DoubleTensor")
-complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor")
-complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDoubleTensor")
-int8 = dtype("int8", np.int8, "CharTensor")
-uint8 = dtype("uint8", np.uint8, "ByteTensor")
-int16 = short = dtype("int16", np.int16, "ShortTensor")
-int32 = int = dtype("int32", np.int32, "IntTensor")
-int64 = long = dtype("int64", np.int64, "LongTensor")
-bool = dtype("bool", np.bool_, "BoolTensor")
+float16 = half = dtype("float16", np.float16, "HalfTensor", "c10::Half")
+float32 = float = dtype("float32", np.float32, "FloatTensor", "float")
+float64 = double = dtype("float64", np.float64, "DoubleTensor", "double")
+complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor", "c10::complex<float>")
+complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDoubleTensor",
+                             "c10::complex<double>")
+int8 = dtype("int8", np.int8, "CharTensor", "signed char")
+uint8 = dtype("uint8", np.uint8, "ByteTensor", "unsigned char")
+int16 = short = dtype("int16", np.int16, "ShortTensor", "short int")
+int32 = int = dtype("int32", np.int32, "IntTensor", "int")
+int64 = long = dtype("int64", np.int64, "LongTensor", "long int")
+bool = dtype("bool", np.bool_, "BoolTensor", "bool")
 
 _ALL = (float16, float32, float64, complex64, complex128, int8, uint8, int16, int32, int64, bool)
 _BY_NP = {d.np: d for d in _ALL}

@@ -146,7 +146,7 @@ class Tensor(TensorMethods):
         if self._grad_fn is not None:
             raise RuntimeError(messages.NONLEAF_REQUIRES_GRAD_OFF if not flag
                                else messages.NONLEAF_REQUIRES_GRAD)
-        self._set_requires_grad(flag, messages.FLOAT_ONLY_METHOD)
+        self._set_requires_grad(flag, messages.FLOAT_ONLY_SETTER)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self._grad_fn is not None:
@@ -196,9 +196,7 @@ class Tensor(TensorMethods):
                     g=messages.size_str(value.shape), t=messages.size_str(self.shape)))
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(messages.GRAD_DTYPE.format(
-                    g=value._data.dtype.name if value._data.dtype.kind != "f" else
-                    {4: "float", 8: "double", 2: "half"}[value._data.dtype.itemsize],
-                    t=messages.legacy_type(self._data.dtype)[6:-6]))
+                    g=value.dtype._cpp, t=self.dtype._scalar_name))
         self._grad = value
 
     @grad.deleter
@@ -208,6 +206,10 @@ class Tensor(TensorMethods):
     @property
     def retains_grad(self) -> bool:
         return self._retains_grad
+
+    @retains_grad.setter
+    def retains_grad(self, value: bool) -> None:
+        raise AttributeError(messages.RETAINS_GRAD_READONLY)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:

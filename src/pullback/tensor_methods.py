@@ -41,7 +41,7 @@ class TensorMethods:
         return math.add(self, other)
 
     def __radd__(self, other):
-        return math.add(other, self)
+        return math.add(self, other)  # torch: other + x runs add(x, other)
 
     def __sub__(self, other):
         return math.sub(self, other)
@@ -53,12 +53,15 @@ class TensorMethods:
         return math.mul(self, other)
 
     def __rmul__(self, other):
-        return math.mul(other, self)
+        return math.mul(self, other)
 
     def __truediv__(self, other):
         return math.div(self, other)
 
     def __rtruediv__(self, other):
+        if isinstance(other, (int, float)) and self._data.dtype.kind in "fc":
+            # torch: reciprocal(x) * other
+            return math.mul(math.reciprocal(self), other)
         return math.div(other, self)
 
     def __neg__(self):
@@ -339,4 +342,4 @@ class TensorMethods:
         return apply_inplace(shape.fill, (self,), {"value": value})
 
     def zero_(self):
-        return apply_inplace(shape.fill, (self,), {"value": 0})
+        return apply_inplace(shape.zero, (self,), {})

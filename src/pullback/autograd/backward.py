@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from . import engine, messages
-from .graph import accumulate
 from .record import grad_edge
 
 
@@ -22,10 +21,9 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
-    """One seed gradient per output, checked as torch checks them."""
+    """One seed gradient per output, checked as torch checks them (each pair first,
+    then the counts)."""
     from ..tensor import Tensor
-    if len(grads) != len(outputs):
-        raise RuntimeError(messages.COUNT_MISMATCH.format(n=len(outputs), m=len(grads)))
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -36,19 +34,21 @@ def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                     raise RuntimeError(messages.IMPLICIT_REAL.format(
                         dtype=f"torch.{out.dtype.name}"))
             g = np.ones_like(out._data)
-        elif isinstance(g, Tensor):
+        elif isinstance(g, (Tensor, np.ndarray)):
             if g.shape != out.shape:
                 raise RuntimeError(messages.SHAPE_MISMATCH.format(
                     i=i, g=messages.torch_size(g.shape), o=messages.torch_size(out.shape)))
-            g = g if create_graph else g._data
+            if isinstance(g, Tensor):
+                g = g if create_graph else g._data
+            if g.dtype != out._data.dtype:  # torch casts the seed to the output's dtype
+                g = g.to(out.dtype) if isinstance(g, Tensor) else g.astype(out._data.dtype)
         else:
-            g = np.asarray(g, dtype=out._data.dtype)
-            if g.shape != out.shape:
-                raise RuntimeError(messages.SHAPE_MISMATCH.format(
-                    i=i, g=messages.torch_size(g.shape), o=messages.torch_size(out.shape)))
+            raise TypeError(messages.GRAD_NOT_TENSOR.format(typ=type(g).__name__))
         if create_graph and not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g))
         seeds.append(g)
+    if len(grads) != len(outputs):
+        raise RuntimeError(messages.COUNT_MISMATCH.format(n=len(outputs), m=len(grads)))
     return seeds
 
 
@@ -79,20 +79,26 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             raise RuntimeError(messages.EMPTY_INPUTS)
     if retain_graph is None:
         retain_graph = create_graph
-    if create_graph:
-        warnings.warn(messages.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     seeds = _root_grads(outputs, grads, create_graph)
     edges = _root_edges(outputs)
     task = engine.GraphTask(create_graph, retain_graph, accumulate=True)
     if inputs is not None:
+        for t in inputs:  # torch retains the grad of non-leaf inputs (a leaf: no-op)
+            t.retain_grad()
         task.targets = _capture(task, inputs)
-    captured = engine.execute(task, edges, seeds)
-    if inputs is not None:  # non-leaf inputs get .grad like retain_grad
-        for t in inputs:
-            if t._grad_fn is not None:
-                slot = task.captures.get((t._grad_fn, t._output_nr))
-                if slot is not None and captured[slot] is not None:
-                    accumulate(t, captured[slot], create_graph)
+    if create_graph:
+        _warn_create_graph()
+    engine.execute(task, edges, seeds)
+
+
+_warned = [False]
+
+
+def _warn_create_graph() -> None:
+    """torch warns once per process (TORCH_WARN_ONCE) about the grad <-> param cycle."""
+    if not _warned[0]:
+        _warned[0] = True
+        warnings.warn(messages.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=4)
 
 
 def _capture(task: engine.GraphTask, inputs: tuple) -> set:
@@ -108,10 +114,9 @@ def _capture(task: engine.GraphTask, inputs: tuple) -> set:
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs``, as a tuple; ``.grad``
-    is not touched."""
-    from ..tensor import Tensor
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> Any:
+    """The gradients of ``outputs`` with respect to ``inputs``, as a tuple (a dict when
+    ``inputs`` is a dict); ``.grad`` is not touched."""
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
                       "True). To accumulate gradient for other parts of the graph, please use "
@@ -120,29 +125,76 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         raise ValueError(messages.MATERIALIZE_UNUSED)
     if allow_unused is None:
         allow_unused = materialize_grads
-    if is_grads_batched:
-        raise RuntimeError("grad: is_grads_batched=True is not supported by pullback yet; "
-                           "call grad once per batch element")
+    if isinstance(inputs, dict):
+        result = grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph,
+                      create_graph, True, allow_unused, is_grads_batched, materialize_grads)
+        return dict(zip(inputs.keys(), result))
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     seeds = _root_grads(outs, gouts, create_graph)
     edges = _root_edges(outs)
     task = engine.GraphTask(create_graph, retain_graph, accumulate=False)
     task.targets = _capture(task, ins)
     captured = engine.execute(task, edges, seeds)
+    return tuple(_result(captured[task.captures[grad_edge(t)]], t, i, allow_unused,
+                         materialize_grads) for i, t in enumerate(ins))
+
+
+def _result(g: Any, t: Any, i: int, allow_unused: bool, materialize: bool) -> Any:
+    """One entry of grad()'s result: a Tensor of the input's dtype, or None/zeros."""
+    from ..tensor import Tensor
+    if g is None:
+        if materialize:
+            return Tensor._make(np.zeros_like(t._data))
+        if not allow_unused:
+            raise RuntimeError(messages.UNUSED_INPUT.format(i=i))
+        return None
+    if not isinstance(g, Tensor):
+        g = Tensor._make(np.array(g, dtype=t._data.dtype))
+    return g
+
+
+def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
+                  create_graph: bool, allow_unused: bool, materialize: bool) -> tuple:
+    """``is_grads_batched``: dim 0 of every grad_output indexes independent vector-Jacobian
+    products (torch vmaps the backward; here the backward runs once per batch element)."""
+    from ..tensor import Tensor
+    for i, (o, g) in enumerate(zip(outs, gouts)):
+        if g is None or len(g.shape) == 0:
+            raise ValueError(messages.BATCHED_NEEDS_DIM)
+        if tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(messages.BATCHED_SHAPE.format(
+                i=i, g=messages.torch_size(g.shape[1:]), o=messages.torch_size(o.shape)))
+    n = gouts[0].shape[0] if gouts else 0
+    rows = [grad(outs, ins, [g[b] for g in gouts], retain_graph or b < n - 1, create_graph,
+                 allow_unused=True) for b in range(n)]
     result = []
     for i, t in enumerate(ins):
-        g = captured[task.captures[grad_edge(t)]]
-        if g is None:
-            if materialize_grads:
-                g = np.zeros_like(t._data)
-            elif not allow_unused:
-                raise RuntimeError(messages.UNUSED_INPUT.format(i=i))
-        if g is not None and not isinstance(g, Tensor):
-            g = Tensor._make(np.array(g, dtype=t._data.dtype))
-        result.append(g)
+        col = [r[i] for r in rows]
+        if all(c is None for c in col):
+            result.append(_result(None, t, i, allow_unused, materialize))
+        else:
+            result.append(_stack(col, t, create_graph))
     return tuple(result)
 
+
+def _stack(col: list, t: Any, create_graph: bool) -> Any:
+    """Stack per-example gradients along a new dim 0 (differentiably under create_graph)."""
+    from ..ops.shape import index_backward
+    from ..tensor import Tensor
+    shape = (len(col),) + tuple(t.shape)
+    if not create_graph:
+        return Tensor._make(np.stack([np.zeros_like(t._data) if c is None else c._data
+                                      for c in col]))
+    out = None
+    for b, c in enumerate(col):
+        if c is not None:
+            part = index_backward(c, shape=shape, index=b)
+            out = part if out is None else out + part
+    return out

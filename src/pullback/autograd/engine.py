@@ -122,7 +122,7 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
         hooks = node.tensor_hooks(nr)
         if hooks:
             grads[nr] = _run_tensor_hooks(hooks, grads[nr], task.create_graph)
-        if node._retained is not None:
+        if node._retained is not None:  # torch fills retained grads under grad() too
             _retain(node, nr, grads[nr], task.create_graph)
         slot = task.captures.get((node, nr))
         if slot is not None:
@@ -190,5 +190,9 @@ def _retain(node: Node, nr: int, g: Any, create_graph: bool) -> None:
     t = ref() if ref is not None else None
     if t is None:
         return
-    from .graph import accumulate
-    accumulate(t, g, create_graph)
+    from ..ops.math import clone
+    from ..tensor import Tensor
+    if not isinstance(g, Tensor):
+        g = Tensor._make(np.asarray(g))
+    # torch's retain_grad hook: a copy first, then out-of-place sums (a new object)
+    t._grad = clone(g) if t._grad is None else t._grad + g

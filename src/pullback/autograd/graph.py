@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ops.registry import Meta
 from . import messages
 
 _seq = itertools.count()
@@ -101,14 +102,18 @@ class Node:
         return self._pre_hooks.add(fn)
 
     def __call__(self, *grads: Any) -> Any:
-        """Run the node on gradients directly (as torch allows)."""
+        """Run the node on gradients directly (as torch allows); in grad mode the
+        result is differentiable, like a backward with create_graph=True."""
         from ..tensor import Tensor
+        from .grad_mode import STATE
         n = self.num_outputs
         if len(grads) != n:
             raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
-        arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
-        out = self.apply(arrays, [e[0] is not None for e in self._edges], False)
-        out = tuple(None if o is None else Tensor._make(np.asarray(o)) for o in out)
+        create_graph = STATE.grad_enabled
+        grads = [g if create_graph or not isinstance(g, Tensor) else g._data for g in grads]
+        out = self.apply(list(grads), [e[0] is not None for e in self._edges], create_graph)
+        out = tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(np.asarray(o))
+                    for o in out)
         return out[0] if len(out) == 1 else out
 
     @property
@@ -213,10 +218,39 @@ class OpNode(Node):
         return result
 
     def release(self) -> None:
-        if any(type(s) is SavedTensor for s in self.saved) or self.saved_out is not None:
-            self._freed = True
-            self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
-            self.saved_out = None
+        """Free what was saved. torch also saves Python-scalar operands (as wrapped
+        tensors), so a node whose rules read anything counts as freed afterwards."""
+        if self._freed:
+            return
+        uses = self.op.uses
+        for i, e in enumerate(self._edges):
+            if e[0] is not None and uses[i]:
+                break
+        else:
+            return
+        self._freed = True
+        self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
+        self.saved_out = None
+
+    def __getattr__(self, name: str) -> Any:
+        """torch's ``_saved_self``/``_saved_other``/``_saved_result``... accessors."""
+        if not name.startswith("_saved_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        arg = name[len("_saved_"):]
+        names = _TORCH_ARG_NAMES.get(self.op.name, ("self", "other"))
+        if arg != "result" and arg not in names[:len(self.saved)]:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if self._freed:
+            raise RuntimeError(messages.SECOND_BACKWARD)
+        if arg == "result":
+            return None if self.saved_out is None else self.saved_out.unpack(True, self)
+        s = self.saved[names.index(arg)]
+        if type(s) is SavedTensor:
+            return s.unpack(True)
+        if s is None or isinstance(s, Meta):
+            return None
+        from ..tensor import Tensor
+        return Tensor._make(np.asarray(s))  # a wrapped Python scalar, as torch keeps it
 
 
 def fit_to(g: Any, like: Any) -> Any:
@@ -293,6 +327,11 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
             np.add(t._grad._data, g, out=t._grad._data, casting="unsafe")
             t._grad._vc.value += 1
 
+
+#: torch's argument names for ``_saved_<name>`` where they are not (self, other)
+_TORCH_ARG_NAMES = {"mm": ("self", "mat2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
+                    "where": ("condition", "self", "other"), "pow": ("self", "exponent"),
+                    "addmm": ("self", "mat1", "mat2"), "bmm": ("self", "mat2")}
 
 _node_classes: dict[str, type] = {}
 

@@ -19,6 +19,15 @@ IMPLICIT_SCALAR = "grad can be implicitly created only for scalar outputs"
 IMPLICIT_REAL = "grad can be implicitly created only for real scalar outputs but got {dtype}"
 SHAPE_MISMATCH = ("Mismatch in shape: grad_output[{i}] has a shape of {g} and output[{i}] "
                   "has a shape of {o}.")
+GRAD_NOT_TENSOR = "gradients can be either Tensors or None, but got {typ}"
+BATCHED_SHAPE = (
+    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+    "corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {g} and "
+    "output[{i}] has a shape of {o}. If you only want some tensors in `grad_output` to be "
+    "considered batched, consider using vmap.")
+BATCHED_NEEDS_DIM = ("is_grads_batched=True: every grad_output needs a leading batch "
+                     "dimension (got a 0-dim or missing grad_output)")
 COUNT_MISMATCH = "got {n} tensors and {m} gradients"
 EMPTY_INPUTS = "`inputs` argument to `backward()` cannot be empty."
 UNUSED_INPUT = ("The differentiated Tensor at index {i} appears to not have been used in the "
@@ -28,11 +37,13 @@ MATERIALIZE_UNUSED = ("Expected allow_unused to be True or not passed when mater
                       " but got: allow_unused=False.")
 FLOAT_ONLY_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
 FLOAT_ONLY_METHOD = "only Tensors of floating point dtype can require gradients"
+FLOAT_ONLY_SETTER = "only Tensors of floating point and complex dtype can require gradients"
 NONLEAF_REQUIRES_GRAD_OFF = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach().")
 NONLEAF_REQUIRES_GRAD = "you can only change requires_grad flags of leaf variables."
+RETAINS_GRAD_READONLY = "attribute 'retains_grad' of 'pullback.Tensor' objects is not writable"
 NONLEAF_GRAD_ACCESS = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -43,7 +54,10 @@ GRAD_SIZE = ("attempting to assign a gradient of size '{g}' to a tensor of size 
              "Please ensure that the gradient and the tensor are the same size")
 GRAD_DTYPE = (
     "attempting to assign a gradient with dtype '{g}' to a tensor with grad_dtype '{t}'. The "
-    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype).")
+    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+    "the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+    "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break "
+    "downstream systems that assume they match.")
 GRAD_TYPE = "assigned grad expected to be a Tensor or None but got grad of type {typ}"
 RETAIN_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"

@@ -83,7 +83,7 @@ def apply(op, args: tuple, params: dict) -> Any:
     if STATE.grad_enabled and op.differentiable:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
-                requires = True
+                requires = out.dtype.kind in "fc"  # integer results never require grad
                 break
     if requires:
         node = make_node(op, args, params, tuple(

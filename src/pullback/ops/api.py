@@ -185,9 +185,9 @@ def unsqueeze(input, dim):
 def squeeze(input, dim=None):
     if dim is None:
         dims = tuple(i for i, n in enumerate(input.shape) if n == 1)
-    else:
-        dims = tuple(d for d in _dims(dim, input.ndim) if input.shape[d] == 1)
-    return shape.squeeze(input, dim=dims)
+        return shape.squeeze_all(input, dim=dims)
+    op = shape.squeeze_dims if isinstance(dim, (tuple, list)) else shape.squeeze
+    return op(input, dim=tuple(d for d in _dims(dim, input.ndim) if input.shape[d] == 1))
 
 
 def expand(input, *size):
@@ -198,7 +198,7 @@ def expand(input, *size):
 
 
 def getitem(input, index):
-    kind = shape.basic_index_kind(index)
+    kind = shape.basic_index_kind(index, tuple(input.shape))
     op = shape.index if kind is None else getattr(shape, kind)
     return op(input, index=index)
 

@@ -24,6 +24,8 @@ div = defop("div", np.true_divide, "DivBackward0",
             vjp=(lambda g, out, x, y: g / y,
                  lambda g, out, x, y: -g * x / (y * y)),
             uses=("y", "x y"))
+reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
+                   vjp=(lambda g, out, x: -g * out * out,), uses=("out",))
 neg = defop("neg", np.negative, "NegBackward0",
             vjp=(lambda g, out, x: -g,))
 pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "PowBackward0",
@@ -77,8 +79,11 @@ minimum = defop("minimum", np.minimum, "MinimumBackward0",
                      lambda g, out, x, y: g * win_weight(x, y)),
                 uses=("x y", "x y"))
 
+# sign is differentiable in torch, with a zero gradient everywhere
+sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),))
+
 # ------------------------------------------------------ non-differentiable ops
-sign = defop("sign", np.sign)
+zeros_like = defop("zeros_like", np.zeros_like)
 gt = defop("gt", np.greater)
 ge = defop("ge", np.greater_equal)
 lt = defop("lt", np.less)

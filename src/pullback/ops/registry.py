@@ -101,6 +101,18 @@ class Meta:
     def __repr__(self) -> str:
         return f"Meta({self.shape}, {self.dtype})"
 
+    # Reading data from a Meta fails loudly instead of computing something silently wrong
+    # (numpy would otherwise treat it as an object scalar, and ``==`` as identity).
+    __array_ufunc__ = None
+    __hash__ = object.__hash__
+
+    def _no_data(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{self!r} holds no data: a VJP rule read a value its op's `uses` "
+                        "does not declare")
+
+    __array__ = __bool__ = __float__ = __int__ = __index__ = __len__ = __iter__ = _no_data
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __getitem__ = _no_data
+
 
 def call(op: OpDef, args: tuple, params: dict) -> Any:
     """Run ``op`` on whatever kind of values it gets.

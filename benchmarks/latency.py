@@ -1,0 +1,137 @@
+"""Compiler latency micro-benchmarks (issue 4's targets).
+
+* First call of a 500-equation function: trace + transforms + codegen + one run.
+  The function is ``h = tanh(h * w + h)`` 166 times (498 equations) then ``(h * h).sum()``
+  (2 more). Every repetition compiles a fresh function object from fresh source, so no
+  cache can answer it.
+* Cache-hit overhead: a compiled call of ``f(a0..a{n-1}) = a0 * 2 + a1 + ... `` on 4-float
+  arrays, minus the same statements run as a plain Python function on numpy arrays (the
+  code a generator should emit), for n = 1, 8, 64 arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LAYERS = 166           # 3 equations each, + mul + sum = 500
+ARG_COUNTS = (1, 8, 64)
+
+
+@dataclass
+class Latency:
+    """Results; ``missing`` says why a front door could not be measured."""
+
+    first_call: dict[str, list[float]] = field(default_factory=dict)
+    steady: dict[str, float] = field(default_factory=dict)
+    overhead: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def _fresh(source: str, name: str, env: dict) -> Callable:
+    """A new function object with its own code object, compiled from ``source``."""
+    _fresh.count = getattr(_fresh, "count", 0) + 1
+    namespace = dict(env)
+    exec(compile(source, f"<bench-{name}-{_fresh.count}>", "exec"), namespace)
+    return namespace[name]
+
+
+CHAIN_SRC = f"""
+def chain500(x, w):
+    h = x
+    for _ in range({LAYERS}):
+        h = pb.tanh(h * w + h)
+    return (h * h).sum()
+"""
+
+
+def _median_time(call: Callable[[], object], calls: int, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        times.append((time.perf_counter() - t0) / calls)
+    return statistics.median(times)
+
+
+def _doors(pb) -> dict[str, Callable]:
+    """Front doors: name -> (function -> callable running forward and backward once)."""
+    doors = {}
+    if hasattr(pb, "compile"):
+        def compiled(f):
+            cf = pb.compile(f)
+
+            def run(x, w):
+                xt, wt = pb.from_numpy(x), pb.from_numpy(w.copy()).requires_grad_()
+                out = cf(xt, wt)
+                out.backward()
+                return out
+            return run
+        doors["pb.compile + backward"] = compiled
+    if hasattr(pb, "value_and_grad"):
+        doors["pb.value_and_grad"] = lambda f: pb.value_and_grad(f, argnums=1)
+    return doors
+
+
+def first_call(result: Latency, repeats: int) -> None:
+    pb = importlib.import_module("pullback")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(16).astype(np.float32)
+    w = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    doors = _doors(pb)
+    for door in ("pb.compile + backward", "pb.value_and_grad"):
+        if door not in doors:
+            result.missing[door] = f"pullback.{door.split()[0][3:]} does not exist yet"
+    for door, make in doors.items():
+        try:
+            times = []
+            for _ in range(repeats):
+                run = make(_fresh(CHAIN_SRC, "chain500", {"pb": pb}))
+                t0 = time.perf_counter()
+                run(x, w)
+                times.append(time.perf_counter() - t0)
+            result.first_call[door] = times
+            result.steady[door] = _median_time(lambda: run(x, w), 3, 5)
+        except Exception as e:  # noqa: BLE001 - reported, not fatal
+            result.missing[door] = f"{type(e).__name__}: {e}"[:160]
+
+
+def _sum_source(n: int) -> tuple[str, str]:
+    args = ", ".join(f"a{i}" for i in range(n))
+    body = "".join(f"    out = out + a{i}\n" for i in range(1, n))
+    return f"def f({args}):\n    out = a0 * 2.0\n{body}    return out\n", "f"
+
+
+def cache_hit(result: Latency, calls: int, rounds: int) -> None:
+    pb = importlib.import_module("pullback")
+    if not hasattr(pb, "compile"):
+        result.missing["cache hit"] = "pullback.compile does not exist yet"
+        return
+    result.overhead["pb.compile"] = {}
+    for n in ARG_COUNTS:
+        source, name = _sum_source(n)
+        plain = _fresh(source, name, {})
+        arrays = [np.full(4, i, np.float32) for i in range(n)]
+        tensors = [pb.from_numpy(a) for a in arrays]
+        try:
+            cf = pb.compile(_fresh(source, name, {"pb": pb}))
+            cf(*tensors)
+            t_hit = _median_time(lambda: cf(*tensors), calls, rounds)
+        except Exception as e:  # noqa: BLE001 - reported, not fatal
+            result.missing["cache hit"] = f"{type(e).__name__}: {e}"[:160]
+            return
+        t_plain = _median_time(lambda: plain(*arrays), calls, rounds)
+        result.overhead["pb.compile"][n] = (t_hit, t_plain)
+
+
+def run(quick: bool) -> Latency:
+    result = Latency()
+    first_call(result, repeats=2 if quick else 7)
+    cache_hit(result, calls=200 if quick else 2000, rounds=5 if quick else 15)
+    return result

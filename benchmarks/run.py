@@ -1,0 +1,118 @@
+"""Side-by-side benchmark of pullback against hand-written numpy and the reference libraries.
+
+    python benchmarks/run.py              # full run (< 10 minutes on 2 cores)
+    python benchmarks/run.py --quick      # smoke run (< 1 minute)
+    python benchmarks/run.py --check      # only check every contender's gradients (fast)
+    python benchmarks/run.py --only mlp_small,chain --contenders pb_eager,torch
+
+Writes ``benchmark.md`` and ``benchmark.png`` to ``--out`` (default ``docs/``) and prints
+the report. ``--check`` exits 1 when a contender that is available fails or disagrees with
+the floor (a contender whose library or API is missing is "n/a", not a failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import contenders  # noqa: E402
+import latency  # noqa: E402
+import report  # noqa: E402
+import timing  # noqa: E402
+import workloads  # noqa: E402
+
+FULL_BUDGET, QUICK_BUDGET = 40.0, 2.0       # seconds of timed calls per workload
+FULL_ROUNDS, QUICK_ROUNDS = 25, 5
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fast smoke run (under a minute)")
+    p.add_argument("--check", action="store_true",
+                   help="only check every contender's gradients against the floor")
+    p.add_argument("--only", metavar="NAME", help="workloads (comma-separated names or "
+                   "prefixes; 'latency' for the compiler latency micro-benchmarks)")
+    p.add_argument("--contenders", metavar="NAME",
+                   help="contenders besides the floor: " + ", ".join(
+                       c.name for c in contenders.CONTENDERS[1:]))
+    p.add_argument("--out", type=Path, default=HERE.parent / "docs",
+                   help="folder for benchmark.md and benchmark.png (default: docs/)")
+    return p.parse_args(argv)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_workload(w: workloads.Workload, chosen: tuple, args: argparse.Namespace) -> dict:
+    """Check every contender on ``w``; unless ``--check``, time them and measure memory."""
+    t0 = time.perf_counter()
+    inputs = w.inputs()
+    ref = (w.floor(inputs.params, inputs.data, inputs.vectors) if w.hvp
+           else w.floor(inputs.params, inputs.data))
+    entries = {c.name: timing.check(c, w, inputs, ref) for c in chosen}
+    summary = ", ".join(f"{n} {e.status}" for n, e in entries.items())
+    log(f"[{w.name}] checked in {time.perf_counter() - t0:.1f}s: {summary}")
+    if not args.check:
+        budget = QUICK_BUDGET if args.quick else FULL_BUDGET
+        timing.interleaved(entries, budget, QUICK_ROUNDS if args.quick else FULL_ROUNDS)
+        for c in chosen:
+            e = entries[c.name]
+            if e.status == "ok" and c.tracemalloc_sees:
+                e.peak_bytes = timing.peak_memory(e.prepared.step)
+        log(f"[{w.name}] timed in {time.perf_counter() - t0:.1f}s: " + ", ".join(
+            f"{n} {report.fmt_time(e.median)}" for n, e in entries.items() if e.median))
+    for e in entries.values():
+        e.prepared = None                    # drop closures holding the inputs
+    gc.collect()
+    return entries
+
+
+def check_table(results: dict, names: list[str]) -> tuple[str, bool]:
+    header = ["workload"] + names
+    rows, failed = [], False
+    for w, row in results.items():
+        cells = []
+        for n in names:
+            e = row[n]
+            failed |= e.status in ("error", "mismatch")
+            cells.append(f"{e.status} ({e.detail})")
+        rows.append([w] + cells)
+    return "\n".join(report._table(header, rows)), failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    warnings.simplefilter("ignore")          # library warnings would bury the report
+    chosen = contenders.select(args.contenders)
+    names = [c.name for c in chosen]
+    start = time.perf_counter()
+    results = {w.name: run_workload(w, chosen, args) for w in workloads.select(args.only)}
+    if args.check:
+        text, failed = check_table(results, names)
+        print(text)
+        return 1 if failed else 0
+    lat = None
+    if not args.only or "latency" in args.only.split(","):
+        lat = latency.run(args.quick)
+        log(f"[latency] done at {time.perf_counter() - start:.1f}s")
+    text = report.markdown(results, names, lat, report.machine(), args.quick)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "benchmark.md").write_text(text)
+    if results:
+        report.chart(results, names, args.out / "benchmark.png")
+    print(text)
+    log(f"wrote {args.out / 'benchmark.md'} and benchmark.png in "
+        f"{time.perf_counter() - start:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""``pb.compile``: traced on the first call, then generated forward code; the
+outputs' grad_fn is one node for the whole compiled region, whose backward is the
+generated backward code.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.transforms import pipeline
+
+from ..autograd import messages
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import Node, SavedTensor
+from ..autograd.record import grad_edge
+from ..tensor import Tensor
+from .cache import Cache, UnhashableArgument, call_key
+from .interpret import evaluate
+from .ir import Var
+from .trace import Traced, gather_inputs, trace_call, unflatten
+from .tracer import TraceError, def_line
+
+RECOMPILE_LIMIT = 8
+
+
+class GuardFailed(Exception):
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def make_guard(guards: list) -> Callable:
+    expected = [g.expected for g in guards]
+
+    def guard(k: int, value: Any) -> None:
+        e = expected[k]
+        if isinstance(e, np.ndarray):
+            ok = np.array_equal(np.asarray(value), e)
+        else:
+            ok = bool(np.asarray(value) == e) if not isinstance(e, bool) else bool(value) == e
+        if not ok:
+            raise GuardFailed(k)
+
+    return guard
+
+
+@dataclass
+class Variant:
+    """One specialization of a compiled function: its traces and generated code."""
+
+    traced: Traced
+    wrt: list  # graph-input positions that get gradients
+    forward: Any  # codegen Module: inputs -> outputs (+ residuals when grad is needed)
+    split: Any = None  # pipeline.Split when gradients are needed
+    joint: Any = None
+    backwards: dict = field(default_factory=dict)  # needs mask -> Module
+
+    def check_captures(self) -> bool:
+        return all(t._data.shape == v.shape for t, v in zip(
+            self.traced.captures, self.traced.graph.inputs[len(self.traced.arg_slots):]))
+
+    def backward_module(self, needs: tuple) -> Any:
+        mod = self.backwards.get(needs)
+        if mod is None:
+            g = pipeline.backward_for(self.split.backward, needs)
+            mod = self.backwards[needs] = pipeline.codegen(
+                g, _ident(self.traced.graph.name) + "_backward")
+        return mod
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name).strip("_") or "f"
+
+
+def build_variant(fn: Callable, args: tuple) -> Variant:
+    grad_on = STATE.grad_enabled
+    grad_args = {i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad}
+    traced = trace_call(fn, args, grad_args if grad_on else set(), "compile")
+    g = traced.graph
+    n_args = len(traced.arg_slots)
+    wrt = [k for k, v in enumerate(g.inputs)
+           if (k < n_args and traced.arg_slots[k][0] in grad_args and not traced.arg_slots[k][1])
+           or (k >= n_args and traced.captures[k - n_args]._requires_grad)]
+    name = _ident(g.name)
+    float_outs = [v for v in g.outputs if v.dtype.kind in "fc"]
+    if not grad_on or not wrt or not float_outs:
+        fwd = pipeline.simplify(g)
+        mod = pipeline.codegen(fwd, name, traced.guards, guard_env(traced.guards))
+        strip_values(g)
+        return Variant(traced, [], mod)
+    seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=f"g_{v.name or 'out'}")
+             if v.dtype.kind in "fc" else None for v in g.outputs]
+    joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
+    sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
+    fwd = pipeline.codegen(sp.forward, name + "_forward", traced.guards,
+                           guard_env(traced.guards))
+    strip_values(joint)
+    return Variant(traced, wrt, fwd, sp, joint)
+
+
+def guard_env(guards: list) -> dict:
+    return {"guard": make_guard(guards)} if guards else {}
+
+
+def strip_values(graph: Any) -> None:
+    """Drop the trace-time values the Vars carry (only shapes and dtypes stay)."""
+    for v in graph.inputs:
+        v._data = None
+    for e in graph.eqns:
+        e.out._data = None
+
+
+class CompiledNode(Node):
+    """The grad_fn of a compiled region's outputs (torch.compile's name)."""
+
+    __slots__ = ("variant", "residuals", "saved_inputs", "n_out")
+    _qualname = None
+
+    def __init__(self, variant: Variant, edges: tuple, residuals: tuple, inputs: list) -> None:
+        Node.__init__(self, edges)
+        self.variant = variant
+        self.residuals = residuals
+        self.saved_inputs = [SavedTensor(t) if isinstance(t, Tensor) else t for t in inputs]
+        self.n_out = variant.traced.n_outputs
+
+    @property
+    def num_outputs(self) -> int:
+        return self.n_out
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if self._freed:
+            raise RuntimeError(messages.SECOND_BACKWARD)
+        inputs = [s.unpack(create_graph) if isinstance(s, SavedTensor) else s
+                  for s in self.saved_inputs]
+        outs = self.variant.traced.graph.outputs
+        seeds = [g if g is not None else np.zeros(v.shape, v.dtype)
+                 for g, v in zip(grads, outs) if v.dtype.kind in "fc"]
+        wrt = self.variant.wrt
+        if create_graph:  # recompute through the op table so the backward is differentiable
+            seeds = [s if isinstance(s, Tensor) else Tensor._make(np.asarray(s)) for s in seeds]
+            result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
+        else:
+            mask = tuple(bool(needs[k]) for k in wrt)
+            result = self.variant.backward_module(mask).fn(*self.residuals, *seeds)
+        per_edge = [None] * len(self._edges)
+        for k, g in zip(wrt, result):
+            per_edge[k] = g
+        return per_edge
+
+    def release(self) -> None:
+        self._freed = True
+        self.residuals = None
+
+
+CompiledNode.__name__ = "CompiledFunctionBackward"
+
+
+class CompiledFunction:
+    """A function traced on its first call and run as generated code afterwards."""
+
+    def __init__(self, fn: Callable, maxsize: int = 64) -> None:
+        self.fn = fn
+        self.cache = Cache(maxsize)
+        self._fallback_keys: set = set()
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            key = call_key(args)
+        except UnhashableArgument as e:
+            raise TypeError(f"compile: {def_line(self.fn)} got an unhashable static argument "
+                            f"of type {e}; pass arrays as Tensors or make it hashable") from None
+        if key in self._fallback_keys:
+            self.cache.info.fallbacks += 1
+            return self.fn(*args)
+        failed = None
+        for variant in self.cache.get(key) or ():
+            try:
+                if variant.check_captures():
+                    out = self._run(variant, args)
+                    self.cache.info.hits += 1
+                    return out
+            except GuardFailed as e:
+                failed = variant.traced.guards[e.index]
+        if failed is not None:
+            self.cache.info.recompiles += 1
+            if len(self.cache.get(key)) >= RECOMPILE_LIMIT:
+                warnings.warn(f"compile: {def_line(self.fn)} was traced {RECOMPILE_LIMIT} "
+                              f"times for the same argument types; the guard "
+                              f"{failed.describe()} keeps failing. Falling back to eager "
+                              "execution for these arguments.", UserWarning, stacklevel=2)
+                self._fallback_keys.add(key)
+                return self.fn(*args)
+        self.cache.info.misses += 1
+        variant = self.variant_for(args, key)
+        return self._run(variant, args)
+
+    def variant_for(self, args: tuple, key: tuple | None = None) -> Variant:
+        variant = build_variant(self.fn, args)
+        self.cache.add(call_key(args) if key is None else key, variant)
+        return variant
+
+    def _run(self, variant: Variant, args: tuple) -> Any:
+        arrays = gather_inputs(variant.traced, args)
+        result = variant.forward.fn(*arrays)
+        traced = variant.traced
+        outs = result[:traced.n_outputs]
+        if not variant.wrt:
+            return unflatten(traced.out_tree, [Tensor._make(np.asarray(o)) for o in outs])
+        inputs = _graph_input_tensors(traced, args)
+        edges = tuple(grad_edge(t) if k in variant.wrt else (None, 0)
+                      for k, t in enumerate(inputs))
+        node = CompiledNode(variant, edges, tuple(result[traced.n_outputs:]), inputs)
+        tensors = []
+        for nr, o in enumerate(outs):
+            o = np.asarray(o)
+            if o.dtype.kind in "fc":
+                t = Tensor._make(o, grad_fn=node)
+                t._output_nr = nr
+            else:
+                t = Tensor._make(o)
+            tensors.append(t)
+        return unflatten(traced.out_tree, tensors)
+
+
+def _graph_input_tensors(traced: Traced, args: tuple) -> list:
+    out = []
+    for i, path in traced.arg_slots:
+        a = args[i]
+        for k in path:
+            a = a[k]
+        out.append(a if isinstance(a, Tensor) else Tensor._make(np.asarray(a)))
+    return out + list(traced.captures)
+
+
+def compile(fn: Callable | None = None, *, maxsize: int = 64) -> Any:
+    """Decorate a function: traced on first call, then generated forward/backward code.
+
+    >>> import pullback as pb
+    >>> @pb.compile
+    ... def f(x):
+    ...     return (x * x).sum()
+    >>> x = pb.tensor([1., 2.], requires_grad=True)
+    >>> f(x).backward(); x.grad
+    tensor([2., 4.])
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, maxsize)
+    if isinstance(fn, CompiledFunction):
+        return fn
+    return CompiledFunction(fn, maxsize)
+
+
+__all__ = ["compile", "CompiledFunction", "CompiledNode", "TraceError", "GuardFailed"]

@@ -1,0 +1,203 @@
+"""``pb.grad``, ``pb.value_and_grad`` and ``pb.vjp``: gradient functions.
+
+A call with plain values runs one generated function that computes the value and
+the gradients together, with no graph and no nodes. A call inside another trace or
+on tensors that require grad runs eagerly with ``create_graph=True`` instead, so
+that ``pb.grad(pb.grad(f))`` and gradients of gradients work.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.transforms import pipeline
+
+from ..autograd import record
+from ..autograd.backward import grad as autograd_grad
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+from .cache import Cache, UnhashableArgument, call_key
+from .compiled import GuardFailed, guard_env, strip_values
+from .ir import Var
+from .trace import Traced, gather_inputs, proxy, trace_call, unflatten
+from .tracer import TraceError, def_line
+
+
+def _scalar_error(name: str, ndim: int) -> RuntimeError:
+    return RuntimeError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                        f"tensor with {ndim} dims. Maybe you wanted to use the vjp or jacrev "
+                        "APIs instead?")
+
+
+@dataclass
+class GradVariant:
+    traced: Traced
+    module: Any  # generated: (inputs..., seed) -> (value, aux..., grads...)
+
+
+class GradFunction:
+    """value_and_grad(f) (and grad(f), which drops the value)."""
+
+    def __init__(self, fn: Callable, argnums: Any, has_aux: bool, with_value: bool) -> None:
+        self.fn = fn
+        self.argnums = argnums
+        self.has_aux = has_aux
+        self.with_value = with_value
+        self.cache = Cache()
+        functools.update_wrapper(self, fn)
+
+    @property
+    def _name(self) -> str:
+        return "grad_and_value" if self.with_value else "grad"
+
+    def _argnums(self, n: int) -> tuple:
+        nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
+        for k in nums:
+            if not -n <= k < n:
+                raise ValueError(f"{self._name}: argnums {k} is out of range for "
+                                 f"{n} positional arguments")
+        return tuple(k % n for k in nums)
+
+    def __call__(self, *args: Any) -> Any:
+        nums = self._argnums(len(args))
+        if record.TRACE_HOOKS or any(isinstance(a, Tensor) and
+                                     (a._requires_grad or a._grad_fn) for a in args):
+            return self._eager(args, nums)
+        try:
+            key = call_key(args) + (nums,)
+        except UnhashableArgument as e:
+            raise TypeError(f"{self._name}: {def_line(self.fn)} got an unhashable static "
+                            f"argument of type {e}") from None
+        for variant in self.cache.get(key) or ():
+            try:
+                out = self._run(variant, args, nums)
+                self.cache.info.hits += 1
+                return out
+            except GuardFailed:
+                self.cache.info.recompiles += 1
+        self.cache.info.misses += 1
+        variant = self.build(args, nums)
+        self.cache.add(key, variant)
+        return self._run(variant, args, nums)
+
+    # ------------------------------------------------------------------ compiled
+    def build(self, args: tuple, nums: tuple) -> GradVariant:
+        traced = trace_call(self._value_fn, args, set(nums), self._name, self.fn)
+        g = traced.graph
+        value = g.outputs[0]
+        if value.shape != () and int(np.prod(value.shape)) != 1:
+            raise _scalar_error(self._name, len(value.shape))
+        if value.dtype.kind not in "fc":
+            raise TypeError(f"{self._name}: {def_line(self.fn)} returned a {value.dtype} "
+                            "value; only float outputs can be differentiated")
+        wrt = [g.inputs[[s[0] for s in traced.arg_slots].index(k)] for k in nums]
+        seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype), name="g_out")
+        joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
+        name = "".join(c if c.isalnum() else "_" for c in g.name) + "_value_and_grad"
+        module = pipeline.codegen(joint, name, traced.guards, guard_env(traced.guards))
+        strip_values(joint)
+        return GradVariant(traced, module)
+
+    def _value_fn(self, *args: Any) -> Any:
+        out = self.fn(*args)
+        if self.has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
+                                "(output, aux) when has_aux=True")
+            return out
+        return out
+
+    def _run(self, variant: GradVariant, args: tuple, nums: tuple) -> Any:
+        tr = variant.traced
+        arrays = gather_inputs(tr, args)
+        value_out = tr.graph.outputs[0]
+        seed = np.ones(value_out.shape, value_out.dtype)
+        result = variant.module.fn(*arrays, seed)
+        outs, grads = result[:tr.n_outputs], result[tr.n_outputs:]
+        slots = [s[0] for s in tr.arg_slots]
+        grads = tuple(_like(args[k], np.zeros_like(arrays[slots.index(k)]) if g is None else g)
+                      for k, g in zip(nums, grads))
+        return self._package(outs, grads, tr, args)
+
+    def _package(self, outs: list, grads: tuple, tr: Traced, args: tuple) -> Any:
+        g = grads if isinstance(self.argnums, tuple) else grads[0]
+        kind = args[self._argnums(len(args))[0]]
+        values = [_like(kind, o) for o in outs]
+        full = unflatten(tr.out_tree, values)
+        if self.has_aux:
+            value, aux = full
+            return ((value, aux), g) if self.with_value else (g, aux)
+        return (full, g) if self.with_value else g
+
+    # --------------------------------------------------------------------- eager
+    def _eager(self, args: tuple, nums: tuple) -> Any:
+        call_args = list(args)
+        for k in nums:
+            a = args[k]
+            if not (isinstance(a, Tensor) and a._requires_grad):
+                call_args[k] = proxy(a, True)
+        with enable_grad():
+            out = self._value_fn(*call_args)
+            value = out[0] if self.has_aux else out
+            if value.numel() != 1:
+                raise _scalar_error(self._name, value.ndim)
+            grads = autograd_grad(value, [call_args[k] for k in nums], create_graph=True,
+                                  allow_unused=True, materialize_grads=True)
+        g = grads if isinstance(self.argnums, tuple) else grads[0]
+        if self.has_aux:
+            return ((value, out[1]), g) if self.with_value else (g, out[1])
+        return (value, g) if self.with_value else g
+
+
+def _like(kind: Any, value: Any) -> Any:
+    """Return values as the kind the user passed: Tensor, ndarray or Python float."""
+    if isinstance(kind, Tensor):
+        return Tensor._make(np.asarray(value))
+    if isinstance(kind, np.ndarray):
+        return np.asarray(value)
+    if isinstance(kind, float) and np.ndim(value) == 0:
+        return float(value)
+    return np.asarray(value)
+
+
+def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+    """The gradient function of scalar-valued ``fn`` with respect to ``argnums``.
+
+    >>> import pullback as pb, numpy as np
+    >>> pb.grad(lambda x: (x ** 3).sum())(np.array([1., 2.]))
+    array([ 3., 12.])
+    >>> pb.grad(pb.grad(lambda x: x ** 3))(2.0)
+    12.0
+    """
+    return GradFunction(fn, argnums, has_aux, with_value=False)
+
+
+def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+    """``fn``'s value and gradient together: ``(value, grad)``, or
+    ``((value, aux), grad)`` with ``has_aux``."""
+    return GradFunction(fn, argnums, has_aux, with_value=True)
+
+
+def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(out, vjp_fn)``; ``vjp_fn(cotangent)`` returns one gradient per primal."""
+    from .compiled import compile as _compile
+    tensors = [proxy(p, True) for p in primals]
+    with enable_grad():
+        out = _compile(fn)(*tensors)
+    value = out[0] if has_aux else out
+
+    def vjp_fn(cotangent: Any) -> tuple:
+        ct = cotangent if isinstance(cotangent, Tensor) else Tensor._make(np.asarray(cotangent))
+        grads = autograd_grad(value, tensors, ct, retain_graph=True, allow_unused=True,
+                              materialize_grads=True)
+        return tuple(_like(p, g._data) for p, g in zip(primals, grads))
+
+    shown = _like(primals[0], value.detach()._data) if primals else value
+    return (shown, vjp_fn, out[1]) if has_aux else (shown, vjp_fn)
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "GradFunction", "TraceError"]

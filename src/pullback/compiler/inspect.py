@@ -1,0 +1,95 @@
+"""Looking inside compiled functions: IR, generated source, saved values, guards.
+
+>>> import pullback as pb
+>>> @pb.compile
+... def f(x, w):
+...     h = (x * w).tanh()
+...     return h.sum()
+>>> info = pb.compiler.inspect(f, pb.ones(3), pb.ones(3, requires_grad=True))
+>>> print(info.ir)
+{ lambda x:f32[3] w:f32[3] .
+  let t0:f32[3] = mul x w
+      h:f32[3] = tanh t0
+      t1:f32[] = sum_all h
+  in (t1) }
+>>> [s.name for s in info.saved]
+['x', 'h']
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .ir import type_str
+
+
+@dataclass
+class SavedValue:
+    """One value the forward keeps for the backward."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    nbytes: int
+    made_by: str  # the user's source line, or "argument"
+
+    def __str__(self) -> str:
+        return f"{self.name:12s} {self.dtype}{list(self.shape)!s:16s} {self.nbytes:>10d} B  " \
+               f"{self.made_by}"
+
+
+@dataclass
+class Inspection:
+    ir: str  # the traced forward, printed
+    forward: str  # generated forward source
+    backward: str | None  # generated backward source (None when no gradient is needed)
+    saved: list  # SavedValue per residual
+    guards: list  # descriptions of the guards
+
+    def saved_report(self) -> str:
+        total = sum(s.nbytes for s in self.saved)
+        lines = [str(s) for s in self.saved] + [f"total {total} bytes in {len(self.saved)} values"]
+        return "\n".join(lines)
+
+
+def _made_by(var: Any, graph: Any) -> str:
+    for e in graph.eqns:
+        if e.out is var:
+            src = e.src
+            return f"{os.path.basename(src.filename)}:{src.lineno}  {src.text}" if src else e.op.name
+    return "argument"
+
+
+def saved_values(residuals: list, graph: Any) -> list:
+    out = []
+    for v in residuals:
+        nbytes = int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize
+        out.append(SavedValue(v.name or f"v{v.id}", v.shape, type_str(v).split("[")[0], nbytes,
+                              _made_by(v, graph)))
+    return out
+
+
+def inspect(fn: Any, *args: Any) -> Inspection:
+    """IR, generated code, saved values and guards of ``fn`` (a ``pb.compile`` or
+    ``pb.grad``/``pb.value_and_grad`` function) for these example arguments."""
+    from .compiled import CompiledFunction
+    from .grad import GradFunction
+    if isinstance(fn, CompiledFunction):
+        v = fn.variant_for(args)
+        g = v.traced.graph
+        bwd = None
+        saved: list = []
+        if v.split is not None:
+            bwd = v.backward_module(tuple(True for _ in v.wrt)).source
+            saved = saved_values(v.split.residuals, v.split.forward)
+        return Inspection(str(g), v.forward.source, bwd, saved,
+                          [gd.describe() for gd in v.traced.guards])
+    if isinstance(fn, GradFunction):
+        v = fn.build(args, fn._argnums(len(args)))
+        return Inspection(str(v.traced.graph), v.module.source, None, [],
+                          [gd.describe() for gd in v.traced.guards])
+    raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")

@@ -1,0 +1,213 @@
+"""The IR: a flat SSA list of equations, one canonical printer, and a verifier.
+
+A ``Graph`` has input variables, equations ``out = op[params](inputs)`` in order,
+and output variables. Every ``Var`` knows its shape and dtype; while a trace is
+being recorded it also carries the concrete value it had (``_data``), so the VJP
+rules can run on Vars exactly as they run on arrays.
+
+>>> import numpy as np
+>>> from pullback.compiler.ir import Graph, Var, Eqn
+>>> from pullback.ops import OPS
+>>> x = Var((3,), np.float32, name="x")
+>>> y = Var((3,), np.float32, name="y")
+>>> g = Graph([x], [Eqn(OPS["exp"], (x,), y, {})], [y])
+>>> print(g)
+{ lambda x:f32[3] .
+  let y:f32[3] = exp x
+  in (y) }
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..ops.registry import OpDef, dispatcher
+from ..tensor_methods import TensorMethods
+
+_ids = itertools.count()
+_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int64": "i64", "int32": "i32",
+          "bool": "bool", "complex64": "c64", "complex128": "c128", "int8": "i8", "uint8": "u8",
+          "int16": "i16"}
+
+
+def _emit(op: OpDef, args: tuple, params: dict) -> Any:
+    from .builder import current
+    return current().emit(op, args, params)
+
+
+class Var(TensorMethods):
+    """An IR value: shape, dtype, a name hint, and (while tracing) its concrete value.
+
+    Vars support the Tensor operators and methods; each op on Vars records an
+    equation into the active builder (see builder.py).
+    """
+
+    __slots__ = ("id", "shape", "dtype", "name", "_data", "__weakref__")
+    _pb_dispatch = dispatcher(2)(_emit)
+
+    def __init__(self, shape: tuple, dtype: Any, value: Any = None, name: str | None = None):
+        self.id = next(_ids)
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.name = name
+        self._data = value
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __hash__(self) -> int:
+        return self.id
+
+    def __eq__(self, other: Any) -> Any:  # elementwise, like Tensor
+        return TensorMethods.__eq__(self, other)
+
+    def __bool__(self) -> bool:
+        raise TypeError("an IR value has no truth value: VJP rules must not branch on data")
+
+    def __repr__(self) -> str:
+        return f"Var({self.name or self.id}:{type_str(self)})"
+
+
+def type_str(v: Var) -> str:
+    return f"{_SHORT.get(v.dtype.name, v.dtype.name)}[{','.join(str(n) for n in v.shape)}]"
+
+
+class Eqn:
+    """``out = op[params](*inputs)``; inputs are Vars or Python/numpy constants."""
+
+    __slots__ = ("op", "inputs", "out", "params", "src", "block")
+
+    def __init__(self, op: OpDef, inputs: tuple, out: Var, params: dict,
+                 src: Any = None, block: Any = None) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.out = out
+        self.params = params
+        self.src = src  # SourceLine of the user's code that ran this op
+        self.block = block  # for backward equations: the forward Eqn whose grad this is
+
+    def __repr__(self) -> str:
+        return format_eqn(self, {})
+
+
+class Graph:
+    """inputs -> equations -> outputs; ``consts`` are arrays bound by reference."""
+
+    __slots__ = ("inputs", "eqns", "outputs", "consts", "name")
+
+    def __init__(self, inputs: list, eqns: list, outputs: list, consts: dict | None = None,
+                 name: str = "f") -> None:
+        self.inputs = list(inputs)
+        self.eqns = list(eqns)
+        self.outputs = list(outputs)
+        self.consts = dict(consts or {})
+        self.name = name
+
+    def __str__(self) -> str:
+        return format_graph(self)
+
+    def replace(self, **changes: Any) -> Graph:
+        new = Graph(self.inputs, self.eqns, self.outputs, self.consts, self.name)
+        for k, v in changes.items():
+            setattr(new, k, v)
+        return new
+
+
+# ------------------------------------------------------------------ the printer
+def _names(graph: Graph) -> dict:
+    """Readable, unique names for printing: name hints, else a, b, c, ..."""
+    from .naming import Namespace
+    ns = Namespace()
+    names: dict = {}
+    for v in _all_vars(graph):
+        if v.id not in names:
+            names[v.id] = ns.fresh(v.name)
+    return names
+
+
+def _all_vars(graph: Graph) -> Iterable[Var]:
+    yield from graph.inputs
+    yield from graph.consts
+    for e in graph.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                yield a
+        yield e.out
+
+
+def format_value(a: Any, names: dict) -> str:
+    if isinstance(a, Var):
+        return names.get(a.id) or a.name or f"v{a.id}"
+    return format_param(a)
+
+
+def format_param(p: Any) -> str:
+    if isinstance(p, np.ndarray):
+        return f"array<{type_str(Var(p.shape, p.dtype))}>" if p.size > 4 else repr(p.tolist())
+    if isinstance(p, np.dtype):
+        return p.name
+    if isinstance(p, float):
+        return repr(p)
+    if isinstance(p, tuple) and p and isinstance(p[0], tuple) and isinstance(p[0][0], OpDef):
+        return "(" + ", ".join(f"{op.name}{_fmt_params(kw)}" for op, kw in p) + ")"
+    if isinstance(p, slice):
+        return ":".join("" if s is None else str(s) for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
+    if isinstance(p, tuple):
+        return "(" + ", ".join(format_param(q) for q in p) + ("," if len(p) == 1 else "") + ")"
+    return repr(p)
+
+
+def _fmt_params(params: dict) -> str:
+    if not params:
+        return ""
+    return "[" + " ".join(f"{k}={format_param(v)}" for k, v in params.items()) + "]"
+
+
+def format_eqn(e: Eqn, names: dict) -> str:
+    args = " ".join(format_value(a, names) for a in e.inputs)
+    out = f"{format_value(e.out, names)}:{type_str(e.out)}"
+    return f"{out} = {e.op.name}{_fmt_params(e.params)} {args}".rstrip()
+
+
+def format_graph(graph: Graph) -> str:
+    names = _names(graph)
+    ins = " ".join(f"{format_value(v, names)}:{type_str(v)}" for v in graph.inputs)
+    lines = ["{ lambda " + ins + " ."]
+    if graph.consts:
+        consts = " ".join(f"{format_value(v, names)}:{type_str(v)}" for v in graph.consts)
+        lines[0] = "{ lambda " + consts + " ; " + ins + " ."
+    for i, e in enumerate(graph.eqns):
+        lines.append(("  let " if i == 0 else "      ") + format_eqn(e, names))
+    outs = " ".join(format_value(v, names) for v in graph.outputs)
+    lines.append(f"  in ({outs}) }}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the verifier
+class IRError(Exception):
+    """The IR broke an invariant (a bug in a pass, never in user code)."""
+
+
+def verify(graph: Graph) -> None:
+    """Check SSA form: every Var is defined once, before its uses; outputs defined."""
+    defined = set()
+    for v in list(graph.inputs) + list(graph.consts):
+        if v.id in defined:
+            raise IRError(f"{v!r} is bound twice")
+        defined.add(v.id)
+    for i, e in enumerate(graph.eqns):
+        if not isinstance(e.op, OpDef):
+            raise IRError(f"equation {i}: {e.op!r} is not an op")
+        for a in e.inputs:
+            if isinstance(a, Var) and a.id not in defined:
+                raise IRError(f"equation {i} ({e.op.name}) uses {a!r} before it is defined")
+        if e.out.id in defined:
+            raise IRError(f"equation {i} ({e.op.name}) redefines {e.out!r}")
+        defined.add(e.out.id)
+    for v in graph.outputs:
+        if isinstance(v, Var) and v.id not in defined:
+            raise IRError(f"output {v!r} is never defined")

@@ -1,0 +1,50 @@
+"""All naming conventions of generated code, in one place.
+
+>>> ns = Namespace()
+>>> ns.fresh("x"), ns.fresh("x"), ns.fresh(None), ns.fresh("lambda"), ns.grad_name("x")
+('x', 'x_1', 't0', 'lambda_', 'g_x')
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+#: names the generated module binds itself; user names never shadow them
+RESERVED = {"np", "ops", "guard", "saved", "grads", "consts"}
+GRAD_PREFIX = "g_"  # the gradient of ``x`` is ``g_x``
+TEMP_PREFIX = "t"  # values without a user name: t0, t1, ...
+
+
+class Namespace:
+    """Hands out unique Python identifiers, preferring the user's own names."""
+
+    def __init__(self, reserved: set | None = None) -> None:
+        self.used = set(RESERVED) | set(reserved or ())
+        self.counter = 0
+
+    def fresh(self, hint: str | None) -> str:
+        if hint:
+            base = sanitize(hint)
+        else:
+            base = f"{TEMP_PREFIX}{self.counter}"
+            self.counter += 1
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
+
+    def grad_name(self, forward_name: str) -> str:
+        return self.fresh(GRAD_PREFIX + forward_name)
+
+
+def sanitize(hint: str) -> str:
+    name = re.sub(r"\W", "_", hint)
+    if not name or name[0].isdigit():
+        name = "v_" + name
+    if keyword.iskeyword(name) or name in dir(builtins):
+        name += "_"
+    return name

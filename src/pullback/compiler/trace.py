@@ -1,0 +1,162 @@
+"""Tracing a call: proxies for the arguments, the recorded graph, and the outputs.
+
+Shared by ``compile`` (forward and backward as two functions around a graph node)
+and ``grad``/``value_and_grad`` (one function computing value and gradients).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+from .ir import Graph
+from .tracer import Guard, TraceError, Tracer, def_line
+
+
+@dataclass
+class Traced:
+    """What one traced call produced."""
+
+    graph: Graph  # inputs: traced args then captures; outputs: flat tensor outputs
+    arg_slots: list  # for each graph input from the args: (arg index, path)
+    captures: list  # tensors from outside the function, read on every call
+    guards: list[Guard]
+    out_tree: Any  # the output structure, with None where a tensor goes
+    n_outputs: int
+    aux_tree: Any = None
+
+
+def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
+    """Tensors (and arrays) out of nested tuples/lists/dicts; the rest stays in the tree."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return [(path, x)], None
+    if isinstance(x, (list, tuple)):
+        leaves, trees = [], []
+        for i, y in enumerate(x):
+            lv, tr = flatten(y, path + (i,))
+            leaves += lv
+            trees.append(tr)
+        return leaves, (type(x), trees)
+    if isinstance(x, dict):
+        leaves, trees = [], {}
+        for k, y in x.items():
+            lv, tr = flatten(y, path + (k,))
+            leaves += lv
+            trees[k] = tr
+        return leaves, (dict, trees)
+    return [], ("const", x)
+
+
+def unflatten(tree: Any, leaves: list) -> Any:
+    it = iter(leaves)
+
+    def build(tr: Any) -> Any:
+        if tr is None:
+            return next(it)
+        kind, sub = tr
+        if kind == "const":
+            return sub
+        if kind is dict:
+            return {k: build(v) for k, v in sub.items()}
+        items = [build(v) for v in sub]
+        return kind(items) if kind in (list, tuple) else kind(*items)
+
+    return build(tree)
+
+
+def param_names(fn: Callable, n: int) -> list:
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
+
+
+def proxy(a: Any, requires_grad: bool) -> Tensor:
+    """A fresh leaf sharing the argument's data (the trace never touches the caller's graph)."""
+    if isinstance(a, Tensor):
+        data = a._data
+    elif isinstance(a, np.ndarray):
+        data = a
+    else:
+        data = np.asarray(a, dtype=dtypes.default_float.np)
+    t = Tensor._make(data)
+    if requires_grad:
+        if not dtypes.is_differentiable(data.dtype):
+            raise TypeError(f"can only differentiate float arguments, got {data.dtype}")
+        t._requires_grad = True
+    return t
+
+
+def is_traced_arg(a: Any) -> bool:
+    return isinstance(a, (Tensor, np.ndarray, float))
+
+
+def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
+               user_fn: Callable | None = None) -> Traced:
+    """Run ``fn`` on proxies of ``args`` and record it. ``grad_args``: which args'
+    proxies require grad (all Tensor args that require grad, or argnums);
+    ``user_fn`` (default ``fn``) names the graph and its inputs."""
+    user_fn = user_fn or fn
+    names = param_names(user_fn, len(args))
+    tracer = Tracer(user_fn)
+    call_args, slots = [], []
+    with tracer:
+        for i, a in enumerate(args):
+            if is_traced_arg(a):
+                p = proxy(a, i in grad_args)
+                tracer.add_input(p, names[i])
+                slots.append((i, ()))
+                call_args.append(p)
+            else:
+                call_args.append(_proxy_tree(a, i, names[i], tracer, slots))
+        out = fn(*call_args)
+    if tracer.fail is not None:
+        raise tracer.fail
+    leaves, tree = flatten(out)
+    if not any(isinstance(x, Tensor) for _, x in leaves):
+        raise TraceError(f"{how}: {def_line(user_fn)} returned no tensor "
+                         f"(got {type(out).__name__}); a compiled function must return "
+                         "at least one Tensor")
+    outputs = [tracer.value_of(x if isinstance(x, Tensor) else Tensor._make(np.asarray(x)))
+               for _, x in leaves]
+    graph = tracer.graph(outputs)
+    return Traced(graph, slots, [t for t, _ in tracer.captures], tracer.guards, tree,
+                  len(outputs))
+
+
+def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list) -> Any:
+    """Tensors inside list/tuple/dict arguments are traced inputs too."""
+    if isinstance(a, (list, tuple)):
+        items = []
+        for k, x in enumerate(a):
+            if is_traced_arg(x):
+                p = proxy(x, False)
+                tracer.add_input(p, f"{name}_{k}")
+                slots.append((i, (k,)))
+                items.append(p)
+            else:
+                items.append(x)
+        return type(a)(items)
+    return a
+
+
+def gather_inputs(traced: Traced, args: tuple) -> list:
+    """The arrays to pass to generated code for one call, in graph-input order."""
+    arrays = []
+    for i, path in traced.arg_slots:
+        a = args[i]
+        for k in path:
+            a = a[k]
+        arrays.append(a._data if isinstance(a, Tensor) else
+                      a if isinstance(a, np.ndarray) else
+                      np.asarray(a, dtype=dtypes.default_float.np))
+    for t in traced.captures:
+        arrays.append(t._data)
+    return arrays

@@ -1,0 +1,184 @@
+"""The tracer: runs the user's function for real once and records every op into IR.
+
+Python control flow just runs. When the program turns a traced value into a Python
+value (``bool``, ``float``, ``.item()``, ``.tolist()``, ``.numpy()``, ``np.asarray``)
+the tracer records a guard: the generated code checks it on every later call, and a
+failed guard sends the call back to be traced again.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..autograd import record
+from ..tensor import CONCRETE_HOOKS, Tensor
+from .builder import Builder
+from .ir import Eqn, Graph, Var
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class TraceError(Exception):
+    """The function cannot be compiled; the message names the function and line."""
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    filename: str
+    lineno: int
+    function: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+
+@dataclass
+class Guard:
+    """A traced value that became a Python value: it must be the same next time."""
+
+    var: Var
+    how: str
+    expected: Any
+    src: SourceLine | None
+
+    def describe(self) -> str:
+        where = f" at {self.src} ({self.src.text})" if self.src else ""
+        return f"{self.how}() of a traced value was {self.expected!r}{where}"
+
+
+def user_frame() -> Any:
+    """The innermost frame that is not pullback's own code."""
+    f = sys._getframe(1)
+    while f is not None and (f.f_code.co_filename.startswith(_PKG_DIR) or
+                             "numpy" in f.f_code.co_filename.split(os.sep)[-3:-1]):
+        f = f.f_back
+    return f
+
+
+def source_of(frame: Any) -> SourceLine | None:
+    if frame is None:
+        return None
+    import linecache
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
+
+
+class Tracer:
+    """Records the ops run on Tensors while it is active (see ``trace``)."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.builder = Builder()
+        self.var_of: dict[int, Var] = {}
+        self.keep: list = []  # tensors kept alive so their ids stay unique
+        self.inputs: list[Var] = []
+        self.captures: list[tuple[Tensor, Var]] = []
+        self.guards: list[Guard] = []
+        self.viewed: set[int] = set()
+        self.fail: TraceError | None = None
+
+    # ------------------------------------------------------------ bookkeeping
+    def add_input(self, t: Tensor, name: str) -> Var:
+        v = Var(t._data.shape, t._data.dtype, t._data, name=name)
+        self._bind(t, v)
+        self.inputs.append(v)
+        return v
+
+    def _bind(self, t: Tensor, v: Var) -> None:
+        self.var_of[id(t)] = v
+        self.keep.append(t)
+
+    def value_of(self, a: Any) -> Any:
+        if isinstance(a, Tensor):
+            v = self.var_of.get(id(a))
+            if v is None:  # a tensor from outside the function: an implicit input
+                v = Var(a._data.shape, a._data.dtype, a._data, name="captured")
+                self._bind(a, v)
+                self.captures.append((a, v))
+            return v
+        if isinstance(a, np.ndarray):
+            return self.builder.const(a)
+        return a
+
+    # ------------------------------------------------------------------ hooks
+    def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
+              inplace: bool = False) -> None:
+        frame = user_frame()
+        src = source_of(frame)
+        if inplace:
+            self._check_inplace(op, result, src)
+            args = (result,) + tuple(args[1:])
+        inputs = tuple(self.value_of(a) for a in args)
+        out = Var(result._data.shape, result._data.dtype, result._data)
+        if inplace:  # the SSA form of an in-place op: a new value for the same tensor
+            out._data = result._data.copy()
+            out.name = self.var_of[id(result)].name
+        self.builder.eqns.append(Eqn(op, inputs, out, params, src))
+        self._bind(result, out)
+        if op.is_view and isinstance(args[0], Tensor):
+            self.viewed.add(id(args[0]))
+        if frame is not None:
+            self._name_locals(frame)
+
+    def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None) -> None:
+        where = f" at {src} ({src.text})" if src else ""
+        v = self.var_of.get(id(t))
+        if v is None or any(c is t for c, _ in self.captures):
+            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on a tensor captured "
+                             f"from outside the compiled function{where}; pass it as an "
+                             "argument and return the new value instead")
+        if any(v is i for i in self.inputs):
+            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on argument "
+                             f"'{v.name}'{where}; compiled functions must not mutate their "
+                             "inputs")
+        if t._base is not None or id(t) in self.viewed:
+            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view{where} "
+                             "is not supported by the compiler")
+
+    def on_concrete(self, t: Tensor, how: str) -> None:
+        if id(t) not in self.var_of and not t._requires_grad:
+            return  # a constant's value may be read freely
+        v = self.value_of(t)
+        value = t._data.copy() if how in ("numpy", "__array__", "tolist") else (
+            t._data.item() if how == "item" else bool(t._data))
+        self.guards.append(Guard(v, how, value, source_of(user_frame())))
+
+    def _name_locals(self, frame: Any) -> None:
+        """Adopt the user's variable names for traced values bound to locals."""
+        for name, val in frame.f_locals.items():
+            if type(val) is Tensor:
+                v = self.var_of.get(id(val))
+                if v is not None and v.name is None:
+                    v.name = name
+
+    # ------------------------------------------------------------------ running
+    def __enter__(self) -> Tracer:
+        record.TRACE_HOOKS.append(self.on_op)
+        CONCRETE_HOOKS.append(self.on_concrete)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        record.TRACE_HOOKS.remove(self.on_op)
+        CONCRETE_HOOKS.remove(self.on_concrete)
+
+    def graph(self, outputs: list) -> Graph:
+        return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
+                     outputs, self.builder.consts, name=_fname(self.fn))
+
+
+def _fname(fn: Callable) -> str:
+    return getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+
+
+def def_line(fn: Callable) -> str:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return _fname(fn)
+    return f"{_fname(fn)} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"

@@ -1,0 +1,1 @@
+"""Op-table tests. ``ops.cases`` is importable from every test (tests/ is on sys.path)."""

@@ -1,0 +1,411 @@
+"""The op-case table: every op in ``pullback.ops.OPS`` with inputs, params and torch's
+equivalent expression. One table serves the eager tests here and the compiler's tests.
+
+A ``Case`` calls one op: ``case.fn(*values)`` runs ``OPS[case.op](*args, **case.params)``
+with the case's constants filled in, where ``values = case.inputs(dtype, seed)`` are
+numpy arrays (or Tensors made from them) for its ``Arg`` positions, and
+``case.grad_argnums`` are the positions (among those values) that are differentiable.
+``case.torch(T, *tensors)`` is the same computation in torch (``T`` is the torch module),
+written so that its ``grad_fn`` is torch's node for this op.
+
+>>> from ops.cases import CASES, by_id
+>>> c = by_id("mul-3x4,4")
+>>> x, y = c.inputs(seed=0)
+>>> c.fn(x, y).shape, c.grad_argnums
+((3, 4), (0, 1))
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.ops import OPS
+from pullback.ops import shape as S
+
+DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A tensor input: its shape and where its values come from.
+
+    domain: real (normal), pos (0.5..2), unit (0.1..0.9), away (|x| in 0.25..2: no kink
+    at 0), grid (k/4 + 1/8: off 0 and +-0.5, with ties), ties (multiples of 1/2, on the
+    kinks), bool, int (0..high-1). ``values`` fixes the values instead.
+    """
+
+    shape: tuple = ()
+    domain: str = "real"
+    grad: bool = True
+    high: int = 3
+    values: Any = None
+
+    @property
+    def kind(self) -> str:
+        return self.domain if self.domain in ("bool", "int") else "float"
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind == "float" and self.grad
+
+    def sample(self, rng: np.random.Generator, dtype: Any) -> np.ndarray:
+        if self.values is not None:
+            return np.array(self.values, dtype=dtype if self.kind == "float" else None)
+        shape, d = self.shape, self.domain
+        if d == "bool":
+            return rng.random(shape) < 0.5
+        if d == "int":
+            return rng.integers(0, self.high, shape).astype(np.int64)
+        if d == "real":
+            v = rng.standard_normal(shape)
+        elif d == "pos":
+            v = rng.uniform(0.5, 2.0, shape)
+        elif d == "unit":
+            v = rng.uniform(0.1, 0.9, shape)
+        elif d == "away":
+            v = rng.uniform(0.25, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        elif d == "grid":
+            v = rng.integers(-8, 8, shape) / 4 + 0.125
+        elif d == "ties":
+            v = rng.integers(-3, 4, shape) / 2
+        else:
+            raise ValueError(f"unknown domain {d!r}; one of {DOMAINS}")
+        return np.asarray(v, dtype=dtype)
+
+    def __repr__(self) -> str:
+        if self.values is not None:
+            return "v" + "x".join(map(str, np.shape(self.values))) if np.ndim(
+                self.values) else f"v{self.values}"
+        prefix = {"bool": "b", "int": "i"}.get(self.domain, "")
+        return prefix + ("x".join(map(str, self.shape)) if self.shape else "0d")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of one op. Anything in ``args`` that is not an ``Arg`` is a constant
+    passed as is (a Python scalar)."""
+
+    op: str
+    args: tuple
+    params: dict = field(default_factory=dict)
+    torch: Callable | None = None
+    tag: str = ""
+    fd: bool = True            # finite differences are valid (inputs off any kink)
+    second_order: bool = True  # check grad of (grad . v) against finite differences
+    torch_name: bool = True    # torch's expression names its node like the op
+
+    @property
+    def id(self) -> str:
+        shapes = ",".join(repr(a) for a in self.args)
+        return f"{self.op}-{shapes}" + (f"-{self.tag}" if self.tag else "")
+
+    @property
+    def arg_specs(self) -> tuple:
+        return tuple(a for a in self.args if isinstance(a, Arg))
+
+    @property
+    def grad_argnums(self) -> tuple:
+        return tuple(i for i, a in enumerate(self.arg_specs) if a.differentiable)
+
+    @property
+    def differentiable(self) -> bool:
+        return OPS[self.op].differentiable and bool(self.grad_argnums)
+
+    def inputs(self, dtype: Any = np.float64, seed: int | None = None) -> list:
+        """Values for the Arg positions (float ones in ``dtype``); deterministic per case."""
+        if seed is None:
+            seed = zlib.crc32(self.id.encode())
+        rng = np.random.default_rng(seed)
+        return [a.sample(rng, dtype) for a in self.arg_specs]
+
+    def full_args(self, values: Any) -> tuple:
+        it = iter(values)
+        return tuple(next(it) if isinstance(a, Arg) else a for a in self.args)
+
+    def fn(self, *values: Any) -> Any:
+        """The op on these input values (numpy arrays, Tensors or IR values)."""
+        return OPS[self.op](*self.full_args(values), **self.params)
+
+
+def _c(op: str, *args: Any, torch: Callable | None = None, tag: str = "",
+       p: dict | None = None, **flags: Any) -> Case:
+    return Case(op, args, p or {}, torch, tag, **flags)
+
+
+A = Arg
+R34, R4 = A((3, 4)), A((4,))
+
+
+def _tvjp(fwd: Callable, shape: tuple) -> Callable:
+    """torch's backward of ``fwd`` at ``shape`` as a function of the incoming gradient:
+    the node torch records for it under create_graph."""
+    def run(T, g):
+        x0 = T.zeros(shape, dtype=g.dtype, requires_grad=True)
+        return T.autograd.grad(fwd(T, x0), x0, g, create_graph=True)[0]
+    return run
+
+
+def _copy_slices(T, base, src):
+    b = base.clone()
+    b[:, 1:3] = src
+    return b
+
+
+IDX = np.array([0, 2, 2])
+MASK = np.array([[True, False, True, False], [False, False, True, True],
+                 [True, True, False, False]])
+CHAIN_SLICE = ((S.slice, {"index": (slice(None), slice(1, 3))}),)
+CHAIN_SELECT_SLICE = ((S.select, {"index": 1}), (S.slice, {"index": slice(0, 2)}))
+
+SHAPE_CASES = [
+    _c("sum_to", R34, p={"shape": (1, 4)}, torch=lambda T, x: x.sum_to_size(1, 4)),
+    _c("sum_to", A((2, 3, 4)), p={"shape": (3, 1)}, torch=lambda T, x: x.sum_to_size(3, 1),
+       torch_name=False),  # torch: a keepdim sum then a view (ViewBackward0)
+    _c("sum_to", A((3,)), p={"shape": ()}, torch=lambda T, x: x.sum(), torch_name=False),
+    _c("expand", A((3, 1)), p={"shape": (2, 3, 4)}, torch=lambda T, x: x.expand(2, 3, 4)),
+    _c("expand", A(()), p={"shape": (2, 3)}, torch=lambda T, x: x.expand(2, 3)),
+    _c("view", R34, p={"shape": (2, 6)}, torch=lambda T, x: x.view(2, 6)),
+    _c("view", A(()), p={"shape": (1,)}, torch=lambda T, x: x.view(1)),
+    _c("reshape", R34, p={"shape": (12,)},
+       torch=lambda T, x: T.ops.aten._unsafe_view(x, [12])),
+    _c("unsqueeze", R34, p={"dim": 2}, torch=lambda T, x: x.unsqueeze(2)),
+    _c("unsqueeze", A(()), p={"dim": 0}, torch=lambda T, x: x.unsqueeze(0)),
+    _c("squeeze", A((3, 1, 4)), p={"dim": (1,)}, torch=lambda T, x: x.squeeze(1)),
+    _c("squeeze_all", A((1, 3, 1)), p={"dim": (0, 2)}, torch=lambda T, x: x.squeeze()),
+    _c("squeeze_dims", A((1, 3, 1)), p={"dim": (0, 2)},
+       torch=lambda T, x: x.squeeze((0, 2))),
+    _c("transpose", A((2, 3, 4)), p={"dim0": 0, "dim1": 2},
+       torch=lambda T, x: x.transpose(0, 2)),
+    _c("t", R34, torch=lambda T, x: x.t()),
+    _c("t", A((3,)), torch=lambda T, x: x.t()),
+    _c("permute", A((2, 3, 4)), p={"dims": (2, 0, 1)}, torch=lambda T, x: x.permute(2, 0, 1)),
+    _c("select", R34, p={"index": 1}, torch=lambda T, x: x[1]),
+    _c("select", R34, p={"index": (slice(None), 2)}, tag="col", torch=lambda T, x: x[:, 2]),
+    _c("select", A((2, 3, 4)), p={"index": (Ellipsis, 1)}, torch=lambda T, x: x[..., 1]),
+    _c("slice", R34, p={"index": (slice(None), slice(1, 3))}, torch=lambda T, x: x[:, 1:3]),
+    _c("slice", A((5,)), p={"index": slice(None, None, 2)}, torch=lambda T, x: x[::2]),
+    _c("slice", R34, p={"index": (0, slice(1, None))}, torch=lambda T, x: x[0, 1:]),
+    _c("index_unsqueeze", R34, p={"index": (slice(None), None)},
+       torch=lambda T, x: x[:, None]),
+    _c("alias", R34, p={"index": (Ellipsis,)}, torch=lambda T, x: x[...]),
+    _c("select_backward", R4, p={"shape": (3, 4), "index": 1},
+       torch=_tvjp(lambda T, x: x[1], (3, 4))),
+    _c("slice_backward", A((3, 2)), p={"shape": (3, 4), "index": (slice(None), slice(1, 3))},
+       torch=_tvjp(lambda T, x: x[:, 1:3], (3, 4))),
+    _c("index_unsqueeze_backward", A((3, 1, 4)), p={"shape": (3, 4),
+                                                    "index": (slice(None), None)},
+       torch=_tvjp(lambda T, x: x[:, None], (3, 4))),
+    _c("alias_backward", R34, p={"shape": (3, 4), "index": (Ellipsis,)},
+       torch=lambda T, g: g.clone(), torch_name=False),  # torch's alias backward is no node
+    _c("index", A((4, 3)), p={"index": IDX}, torch=lambda T, x: x[T.tensor(IDX)]),
+    _c("index", R34, p={"index": MASK}, tag="mask", torch=lambda T, x: x[T.tensor(MASK)]),
+    _c("index", R34, p={"index": (np.array([0, 2]), np.array([3, 3]))}, tag="pairs",
+       torch=lambda T, x: x[T.tensor([0, 2]), T.tensor([3, 3])]),
+    _c("index_backward", A((3, 3)), p={"shape": (4, 3), "index": IDX},
+       torch=_tvjp(lambda T, x: x[T.tensor(IDX)], (4, 3))),
+    _c("view_chain", R34, p={"chain": CHAIN_SLICE},
+       torch=lambda T, x: T.as_strided(x, (3, 2), (4, 1), 1)),
+    _c("view_chain", R34, p={"chain": CHAIN_SELECT_SLICE}, tag="select.slice",
+       torch=lambda T, x: T.as_strided(x, (2,), (1,), 4)),
+    _c("embed", A((3, 2)), p={"shape": (3, 4), "chain": CHAIN_SLICE},
+       torch=lambda T, g: T.as_strided_scatter(T.zeros(3, 4, dtype=g.dtype), g,
+                                               (3, 2), (4, 1), 1)),
+    _c("view_scatter", R34, A((3, 2)), p={"chain": CHAIN_SLICE}, torch=_copy_slices),
+    _c("view_scatter", R34, 0.0, p={"chain": CHAIN_SLICE}, torch=lambda T, b: _copy_slices(
+        T, b, 0.0)),
+    _c("index_put", A((4, 3)), A((2, 3)), p={"index": np.array([0, 2])},
+       torch=lambda T, x, v: x.index_put((T.tensor([0, 2]),), v)),
+    _c("index_put", A((4, 3)), A((3,)), p={"index": np.array([3, 1])},
+       torch=lambda T, x, v: x.index_put((T.tensor([3, 1]),), v)),
+    _c("index_put", A((4, 3)), 0.5, p={"index": np.array([1])},
+       torch=lambda T, x: x.index_put((T.tensor([1]),), T.tensor(0.5, dtype=x.dtype))),
+    _c("copy", R34, R4, torch=lambda T, d, s: d.clone().copy_(s)),
+    _c("fill", R34, p={"value": 2.5}, torch=lambda T, x: x.clone().fill_(2.5)),
+    _c("zero", R34, torch=lambda T, x: x.clone().zero_()),
+]
+
+LINALG_CASES = [
+    _c("mm", R34, A((4, 5)), torch=lambda T, x, y: T.mm(x, y)),
+    _c("mv", R34, R4, torch=lambda T, x, v: T.mv(x, v)),
+    _c("dot", R4, R4, torch=lambda T, x, y: T.dot(x, y)),
+    _c("bmm", A((2, 3, 4)), A((2, 4, 5)), torch=lambda T, x, y: T.bmm(x, y)),
+    # broadcast batches: torch's matmul folds them into mm and a view
+    _c("bmm", A((2, 3, 4)), A((4, 5)), torch=lambda T, x, y: x @ y, torch_name=False),
+    _c("bmm", A((2, 1, 3, 4)), A((3, 4, 2)), torch=lambda T, x, y: x @ y, torch_name=False),
+    _c("addmm", A((5,)), R34, A((4, 5)), torch=lambda T, b, x, w: T.addmm(b, x, w)),
+    _c("addmm", A((3, 5)), R34, A((4, 5)), torch=lambda T, b, x, w: T.addmm(b, x, w)),
+]
+
+_BIN = [(R34, R4), (A((2, 1, 3)), A((4, 1))), (A(()), A((3,)))]
+_KINK = [-1.0, 0.0, 0.5, 2.0]
+
+
+def _binary(op: str, tfn: Callable, **kw: Any) -> list:
+    second = kw.pop("second", None)
+    cases = []
+    for x, y in _BIN:
+        if second:
+            y = A(y.shape, second)
+        cases.append(_c(op, x, y, torch=tfn, **kw))
+    return cases
+
+
+MATH_CASES = [
+    *_binary("add", lambda T, x, y: T.add(x, y)),
+    _c("add", R34, 2.0, torch=lambda T, x: x + 2.0),
+    *_binary("sub", lambda T, x, y: T.sub(x, y)),
+    _c("sub", R34, 2.0, torch=lambda T, x: x - 2.0),
+    _c("rsub", R34, 2.0, torch=lambda T, x: 2.0 - x),
+    _c("rsub", R34, R4, torch=lambda T, x, y: T.rsub(x, y), torch_name=False),  # RsubBackward0
+    *_binary("mul", lambda T, x, y: T.mul(x, y)),
+    _c("mul", R34, 2.0, torch=lambda T, x: x * 2.0),
+    *_binary("div", lambda T, x, y: T.div(x, y), second="away"),
+    _c("div", R34, 2.0, torch=lambda T, x: x / 2.0),
+    _c("neg", R34, torch=lambda T, x: -x),
+    _c("neg", A(()), torch=lambda T, x: -x),
+    _c("pow_scalar", R34, p={"exponent": 2.0}, torch=lambda T, x: x ** 2.0),
+    _c("pow_scalar", R34, p={"exponent": 3}, torch=lambda T, x: x ** 3),
+    _c("pow_scalar", A((3, 4), "pos"), p={"exponent": 0.5}, torch=lambda T, x: x ** 0.5),
+    _c("pow_scalar", A((3, 4), "pos"), p={"exponent": -1.5}, torch=lambda T, x: x ** -1.5),
+    _c("pow_scalar", R34, p={"exponent": 0}, torch=lambda T, x: x ** 0),
+    _c("pow_scalar", A(values=[0.0, 1.0]), p={"exponent": 2.0}, torch=lambda T, x: x ** 2.0,
+       fd=False),
+    _c("pow_scalar", A(values=[0.0, 1.0]), p={"exponent": 0.5}, torch=lambda T, x: x ** 0.5,
+       fd=False),
+    _c("pow", A((3, 4), "pos"), R4, torch=lambda T, x, y: T.pow(x, y)),
+    _c("pow", A((), "pos"), A((3,)), torch=lambda T, x, y: T.pow(x, y)),
+    _c("rpow_scalar", R34, p={"base": 2.0}, torch=lambda T, x: 2.0 ** x),
+    _c("rpow_scalar", A(()), p={"base": 0.5}, torch=lambda T, x: 0.5 ** x),
+    _c("exp", R34, torch=lambda T, x: x.exp()),
+    _c("exp", A(()), torch=lambda T, x: x.exp()),
+    _c("log", A((3, 4), "pos"), torch=lambda T, x: x.log()),
+    _c("log", A(values=[0.0, 1.0]), torch=lambda T, x: x.log(), fd=False),
+    _c("sqrt", A((3, 4), "pos"), torch=lambda T, x: x.sqrt()),
+    _c("sqrt", A(values=[0.0, 4.0]), torch=lambda T, x: x.sqrt(), fd=False),
+    _c("sin", R34, torch=lambda T, x: x.sin()),
+    _c("cos", R34, torch=lambda T, x: x.cos()),
+    _c("tanh", R34, torch=lambda T, x: x.tanh()),
+    _c("tanh", A(()), torch=lambda T, x: x.tanh()),
+    _c("abs", A((3, 4), "away"), torch=lambda T, x: x.abs()),
+    _c("abs", A(values=_KINK), torch=lambda T, x: x.abs(), fd=False),
+    _c("sigmoid", R34, torch=lambda T, x: x.sigmoid()),
+    _c("relu", A((3, 4), "away"), torch=lambda T, x: x.relu()),
+    _c("relu", A(values=_KINK), torch=lambda T, x: x.relu(), fd=False),
+    _c("sign", A((3, 4), "away"), torch=lambda T, x: x.sign()),
+    _c("sign", A(values=_KINK), torch=lambda T, x: x.sign(), fd=False),
+    _c("clamp", A((3, 4), "grid"), p={"min": -0.5, "max": 0.5},
+       torch=lambda T, x: x.clamp(-0.5, 0.5)),
+    _c("clamp", A((3, 4), "grid"), p={"min": -0.5, "max": None}, tag="min",
+       torch=lambda T, x: x.clamp(min=-0.5)),
+    _c("clamp", A((3, 4), "grid"), p={"min": None, "max": 0.5}, tag="max",
+       torch=lambda T, x: x.clamp(max=0.5)),
+    _c("clamp", A(values=[-1.0, -0.5, 0.0, 0.5, 1.0]), p={"min": -0.5, "max": 0.5},
+       torch=lambda T, x: x.clamp(-0.5, 0.5), fd=False),
+    _c("where", A((3, 4), "bool"), R34, R34, torch=lambda T, c, x, y: T.where(c, x, y)),
+    _c("where", A((3, 1), "bool"), R4, A(()), torch=lambda T, c, x, y: T.where(c, x, y)),
+    _c("where", A((3, 4), "bool"), R34, 0.0, torch=lambda T, c, x: T.where(c, x, 0.0)),
+    _c("cast", R34, p={"dtype": np.dtype(np.float64)}, torch=lambda T, x: x.to(T.float64)),
+    _c("cast", A(()), p={"dtype": np.dtype(np.float64)}, torch=lambda T, x: x.to(T.float64)),
+    _c("clone", R34, torch=lambda T, x: x.clone()),
+    *_binary("maximum", lambda T, x, y: T.maximum(x, y)),
+    _c("maximum", A(values=[1.0, 1.0, 0.0]), A(values=[1.0, 0.0, 1.0]), fd=False,
+       torch=lambda T, x, y: T.maximum(x, y)),
+    *_binary("minimum", lambda T, x, y: T.minimum(x, y)),
+    _c("minimum", A(values=[1.0, 1.0, 0.0]), A(values=[1.0, 0.0, 1.0]), fd=False,
+       torch=lambda T, x, y: T.minimum(x, y)),
+]
+
+REDUCTION_CASES = [
+    _c("sum_all", R34, torch=lambda T, x: x.sum()),
+    _c("sum_all", A(()), torch=lambda T, x: x.sum()),
+    _c("sum_dim", R34, p={"dim": (1,), "keepdim": False}, torch=lambda T, x: x.sum(1)),
+    _c("sum_dim", A((2, 3, 4)), p={"dim": (0, 2), "keepdim": True},
+       torch=lambda T, x: x.sum((0, 2), keepdim=True)),
+    _c("mean_all", R34, torch=lambda T, x: x.mean()),
+    _c("mean_all", A(()), torch=lambda T, x: x.mean()),
+    _c("mean_dim", R34, p={"dim": (0,), "keepdim": False}, torch=lambda T, x: x.mean(0)),
+    _c("mean_dim", A((2, 3, 4)), p={"dim": (0, 2), "keepdim": True},
+       torch=lambda T, x: x.mean((0, 2), keepdim=True)),
+    _c("max_all", R34, torch=lambda T, x: x.max()),
+    _c("max_all", A(values=[1.0, 1.0, 0.0]), torch=lambda T, x: x.max(), fd=False),
+    _c("min_all", R34, torch=lambda T, x: x.min()),
+    _c("min_all", A(values=[0.0, 1.0, 0.0]), torch=lambda T, x: x.min(), fd=False),
+    _c("max_dim", R34, p={"dim": 1, "keepdim": False}, torch=lambda T, x: x.max(1).values),
+    _c("max_dim", A((2, 3, 4)), p={"dim": 0, "keepdim": True},
+       torch=lambda T, x: x.max(0, keepdim=True).values),
+    _c("max_dim", A(values=[[1.0, 1.0, 0.0], [2.0, 3.0, 3.0]]), p={"dim": 1, "keepdim": False},
+       torch=lambda T, x: x.max(1).values, fd=False),
+    _c("min_dim", R34, p={"dim": 0, "keepdim": False}, torch=lambda T, x: x.min(0).values),
+    _c("min_dim", A(values=[[1.0, 0.0, 0.0], [2.0, 3.0, 2.0]]), p={"dim": 1, "keepdim": True},
+       torch=lambda T, x: x.min(1, keepdim=True).values, fd=False),
+]
+
+
+def _losses(op: str, x: Arg, y: Arg, fname: str) -> list:
+    return [_c(op, x, y, p={"reduction": r}, tag=r,
+               torch=lambda T, a, b, r=r: getattr(T.nn.functional, fname)(a, b, reduction=r))
+            for r in ("mean", "sum", "none")]
+
+
+NN_CASES = [
+    _c("softmax", R34, p={"dim": 1}, torch=lambda T, x: T.softmax(x, 1)),
+    _c("softmax", A((2, 3, 4)), p={"dim": 0}, torch=lambda T, x: T.softmax(x, 0)),
+    _c("log_softmax", R34, p={"dim": 1}, torch=lambda T, x: T.log_softmax(x, 1)),
+    _c("log_softmax", A((2, 3, 4)), p={"dim": 2}, torch=lambda T, x: T.log_softmax(x, 2)),
+    *_losses("binary_cross_entropy_with_logits", R34, A((3, 4), "unit"),
+             "binary_cross_entropy_with_logits"),
+    *_losses("binary_cross_entropy", A((3, 4), "unit"), A((3, 4), "unit", grad=False),
+             "binary_cross_entropy"),
+    _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
+    *_losses("mse_loss", R34, R34, "mse_loss"),
+    *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
+]
+
+_TIES34, _TIES4 = A((3, 4), "ties"), A((4,), "ties")
+FORWARD_ONLY_CASES = [
+    _c("zeros_like", R34, torch=lambda T, x: T.zeros_like(x)),
+    *[_c(op, _TIES34, _TIES4, torch=lambda T, x, y, op=op: getattr(T, op)(x, y))
+      for op in ("gt", "ge", "lt", "le", "eq", "ne")],
+    _c("gt", R34, 0.5, torch=lambda T, x: x > 0.5),
+    _c("logical_not", A((3, 4), "bool"), torch=lambda T, x: T.logical_not(x)),
+    _c("logical_and", A((3, 4), "bool"), A((4,), "bool"),
+       torch=lambda T, x, y: T.logical_and(x, y)),
+    _c("logical_or", A((3, 4), "bool"), A((4,), "bool"),
+       torch=lambda T, x, y: T.logical_or(x, y)),
+    _c("in_range", _TIES34, p={"min": -0.5, "max": 0.5},
+       torch=lambda T, x: (x >= -0.5) & (x <= 0.5)),
+    _c("in_range", _TIES34, p={"min": None, "max": 0.5}, tag="max",
+       torch=lambda T, x: x <= 0.5),
+    _c("win_weight", _TIES34, _TIES4,
+       torch=lambda T, x, y: T.where(x > y, 1.0, T.where(x == y, 0.5, 0.0))),
+    _c("argmax", R34, p={"dim": 1, "keepdim": False}, torch=lambda T, x: x.argmax(1)),
+    _c("argmin", R34, p={"dim": 0, "keepdim": True}, torch=lambda T, x: x.argmin(0, True)),
+    _c("argmax_mask", _TIES34, p={"dim": 1},
+       torch=lambda T, x: T.nn.functional.one_hot(x.argmax(1), 4).bool()),
+    _c("argmin_mask", _TIES34, p={"dim": 0},
+       torch=lambda T, x: T.nn.functional.one_hot(x.argmin(0), 3).T.bool()),
+    _c("one_hot", A((5,), "int"), p={"num_classes": 3, "dtype": np.dtype(np.float32)},
+       torch=lambda T, t: T.nn.functional.one_hot(t, 3).float()),
+]
+
+CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES
+                     + FORWARD_ONLY_CASES)
+DIFF_CASES = [c for c in CASES if c.differentiable]
+FD_CASES = [c for c in DIFF_CASES if c.fd]
+SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]
+
+_BY_ID = {c.id: c for c in CASES}
+if len(_BY_ID) != len(CASES):  # pragma: no cover - a table edit gave two cases one id
+    raise ValueError("op cases with the same id: add a tag")
+
+
+def by_id(case_id: str) -> Case:
+    return _BY_ID[case_id]
+
+
+def ids(cases: list) -> list:
+    return [c.id for c in cases]

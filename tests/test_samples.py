@@ -1,0 +1,141 @@
+"""Every sample in samples/ runs, exits 0 and prints its key results.
+
+The samples are what a new user runs first, so they must not rot: each one
+runs in a subprocess (as a user would run it) and its output is checked for
+the numbers and names its walkthrough prints.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SECOND_TIME = "Trying to backward through the graph a second time"
+
+# Lines (or fragments of lines) each sample must print, in this order.
+EXPECTED: dict[str, list[str]] = {
+    "01_first_gradient.py": [
+        "Gradient function for z = <AddBackward0 object at 0x",
+        "Gradient function for loss = <BinaryCrossEntropyWithLogitsBackward0 object at 0x",
+        "each row of w.grad equals b.grad: True",
+        "True\nFalse\nFalse",
+    ],
+    "02_graph_anatomy.py": [
+        "True False True True\nTrue True False False",
+        "tensor([[1., 1., 1., 1.],",
+        "None None None",
+        "UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed.",
+        "<AddBackward0 object at", "<SumBackward0 object at",
+        ".is_leaf\nTrue True True False False",
+        ".requires_grad\nFalse True True True True",
+        "None None None <MulBackward0 object at",
+        "((<AccumulateGrad object at", "(None, 0))",
+        "((<MulBackward0 object at", "z.grad_fn.next_functions[0][0] == y.grad_fn\nTrue",
+        "AccumulateGrad.variable is w: True",
+    ],
+    "03_retain_graph_and_accumulation.py": [
+        "tensor([1., 1., 1.])\ntensor([2., 2., 2.])", f"RuntimeError: {SECOND_TIME}",
+        "tensor([3., 3., 3.])\ntensor([0., 0., 0.])",
+        "First call\ntensor([[4., 2., 2., 2., 2.],", "Second call\ntensor([[8., 4., 4., 4., 4.],",
+        "Call after zeroing gradients\ntensor([[4., 2., 2., 2., 2.],",
+    ],
+    "04_backward_with_grad_tensors.py": [
+        "tensor([2., 2.])\ntensor([3., 3.])\nNone\nUserWarning:", f"RuntimeError: {SECOND_TIME}",
+        "False True\ntensor([2., 2.])\ntensor([2., 2.])\ntensor([4., 4.])\ntensor([0., 0.])",
+    ],
+    "05_vector_jacobian_product.py": [
+        "tensor(7.5000, grad_fn=<MeanBackward0>)", "<MeanBackward0 object at",
+        "tensor([[0.5000, 1.0000],\n        [1.5000, 2.0000]])", "tensor([2., 2., 2.])",
+        "RuntimeError: grad can be implicitly created only for scalar outputs",
+    ],
+    "06_autograd_grad.py": [
+        "(tensor([4., 4.]), tensor([6., 6.]), tensor([2., 2.]))\n(None, None)",
+        f"RuntimeError: {SECOND_TIME}", "(tensor([4., 4.]),)\n(tensor([6., 6.]),)",
+        "appears to not have been used in the graph", "(tensor([2., 2.]), None)",
+    ],
+    "07_higher_order.py": [
+        "dy/dx    = tensor([ 3., 12., 27.], grad_fn=<MulBackward0>)",
+        "d2y/dx2  = tensor([ 6., 12., 18.], grad_fn=<MulBackward0>)",
+        "d3y/dx3  = tensor([6., 6., 6.])", "tensor([ 3., 12., 27.]) False",
+        "tensor([ 36., 288., 972.])",
+    ],
+    "08_hooks.py": [
+        "tensor([2., 2., 2.])\ntensor([1., 1., 1.])\ntensor([2., 2.])",
+        "RuntimeError: cannot register a hook on a tensor that doesn't require gradient",
+    ],
+    "09_retain_grad.py": [
+        "tensor([2., 2.])\nTrue False\ntensor([14., 24.])\nFalse True",
+        "RuntimeError: can't retain_grad on Tensor that has requires_grad=False",
+    ],
+    "10_detach.py": [
+        "False\ntensor([ 6., 11.])\nTrue\nFalse True\ntensor([ 6., 11.])",
+        "False\nTrue\ntensor(True)\nFalse\ntensor([0., 0., 0.], requires_grad=True)",
+    ],
+    "11_turning_gradients_off.py": [
+        "False\nFalse\nFalse\nTrue\nFalse\nTrue\nFalse\nFalse\nFalse True",
+        "RuntimeError: Inference tensors cannot be saved for backward.", "True\nTrue",
+    ],
+    "12_freezing_parameters.py": [
+        "True\nFalse\nTrue",
+        "hidden.weight  requires_grad=False grad: None",
+        "fc.weight      requires_grad=True  grad: (5, 8)",
+        "fc.bias        requires_grad=True  grad: (5,)",
+        "RuntimeError: you can only change requires_grad flags of leaf variables.",
+    ],
+    "13_in_place_checks.py": [
+        "0\n1\nRuntimeError: one of the variables needed for gradient computation has been "
+        "modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of Exp, "
+        "is at version 1; expected version 0 instead.",
+        "tensor([2., 2., 2.])",
+        "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
+        "tensor([0.8000, 1.8000, 2.8000], requires_grad=True) 1",
+        "tensor([0., 0., 0.], grad_fn=<SigmoidBackward0>) 1",
+        "which is output 0 of Sigmoid, is at version 1; expected version 0 instead.",
+    ],
+}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=SAMPLES, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_every_sample_has_expectations():
+    """A new sample must say here what it prints; a renamed one must be renamed here."""
+    names = sorted(p.name for p in SAMPLES.glob("[0-9][0-9]_*.py"))
+    assert names == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_sample_docstring_names_its_seed(name: str):
+    text = (SAMPLES / name).read_text(encoding="utf-8")
+    assert text.startswith('"""'), f"{name} has no module docstring"
+    docstring = text[3:text.index('"""', 3)]
+    assert re.search(r"Seeds?: 00[0-4]", docstring), f"{name}'s docstring names no seed"
+    assert "import pullback as pb" in text and "import torch" not in text
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_sample_runs_and_prints_its_results(name: str):
+    proc = _run(name)
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stderr}"
+    position = 0
+    for fragment in EXPECTED[name]:
+        found = proc.stdout.find(fragment, position)
+        assert found >= 0, (f"{name} did not print {fragment!r} (after offset {position});"
+                            f" it printed:\n{proc.stdout}")
+        position = found + len(fragment)
+
+
+def test_tour_runs_every_sample_under_a_header():
+    proc = _run("tour.py", "01_", "08_")
+    assert proc.returncode == 0, proc.stderr
+    assert "=== 01_first_gradient.py ===\nThe first gradient:" in proc.stdout
+    assert "=== 08_hooks.py ===\nTensor hooks:" in proc.stdout
+    assert "BinaryCrossEntropyWithLogitsBackward0" in proc.stdout
+    assert proc.stdout.rstrip().endswith("all 2 samples ran")

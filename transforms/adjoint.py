@@ -1,0 +1,72 @@
+"""adjoint: append the backward equations to a traced forward graph.
+
+Walks the forward equations in reverse and applies each op's VJP rules (the same
+rules the eager engine runs) to IR values inside a Builder, so every op a rule calls
+becomes a backward equation. Symbolic zeros: a value with no cotangent gets no
+equations, and rules run only for inputs that depend on a differentiated input.
+
+The result is a joint graph: inputs = forward inputs + one seed per forward output,
+outputs = forward outputs + one gradient per differentiated input (None where no
+gradient reaches it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pullback.autograd.graph import fit_to
+from pullback.compiler.builder import Builder
+from pullback.compiler.ir import Graph, Var
+from pullback.compiler.naming import GRAD_PREFIX
+
+
+def active_vars(graph: Graph, wrt: list) -> set:
+    """Values that depend on a differentiated input through differentiable ops."""
+    active = {v.id for v in wrt}
+    for e in graph.eqns:
+        if e.op.differentiable and any(isinstance(a, Var) and a.id in active for a in e.inputs):
+            active.add(e.out.id)
+    return active
+
+
+def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
+    """``seeds[i]`` is the cotangent Var of ``graph.outputs[i]`` (None: no gradient)."""
+    active = active_vars(graph, wrt)
+    ct: dict[int, Any] = {}
+    for out, s in zip(graph.outputs, seeds):
+        if s is not None and isinstance(out, Var) and out.id in active:
+            ct[out.id] = s if out.id not in ct else ct[out.id] + s
+    builder = Builder()
+    builder.consts = dict(graph.consts)
+    with builder:
+        for e in reversed(graph.eqns):
+            g = ct.pop(e.out.id, None)
+            if g is None:
+                continue
+            builder.src, builder.block = e.src, e
+            for i, rule in enumerate(e.op.vjp):
+                x = e.inputs[i]
+                if rule is None or not isinstance(x, Var) or x.id not in active:
+                    continue
+                gi = rule(g, e.out, *e.inputs, **e.params)
+                if gi is None:
+                    continue
+                gi = fit_to(_as_value(gi, x), x)
+                gi = gi if x.id not in ct else ct[x.id] + gi
+                if x.name and gi.name is None:
+                    gi.name = GRAD_PREFIX + x.name
+                ct[x.id] = gi
+    grads = [_as_value(ct.get(v.id), v) if v.id in ct else None for v in wrt]
+    seed_vars = [s for s in seeds if isinstance(s, Var)]
+    return Graph(graph.inputs + seed_vars, graph.eqns + builder.eqns,
+                 graph.outputs + grads, builder.consts, graph.name)
+
+
+def _as_value(g: Any, like: Var) -> Any:
+    """A rule may return a Python/numpy scalar: make it a full-shaped value."""
+    if g is None or isinstance(g, Var):
+        return g
+    from pullback.ops.shape import expand
+    return expand(like * 0 + np.asarray(g, like.dtype), shape=like.shape)

@@ -1,0 +1,240 @@
+"""codegen: an IR graph becomes Python source that reads like hand-written numpy.
+
+One statement per equation, the user's variable names where the tracer saw them,
+a comment per user source line (``# grad of: ...`` over each backward block), and
+``del`` of every value after its last use. The source is compiled once and kept in
+``linecache`` under its own file name, so tracebacks, pdb and inspect show it.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.compiler.ir import Graph, Var
+from pullback.compiler.naming import Namespace
+from pullback.ops import OPS
+from pullback.ops.registry import reduced_axes
+
+# How each op prints. {0}, {1}... are the inputs; {name} a static parameter.
+TEMPLATES: dict[str, str] = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}", "mul": "{0} * {1}",
+    "div": "{0} / {1}", "neg": "-{0}", "pow_scalar": "{0} ** {exponent}", "pow": "{0} ** {1}",
+    "rpow_scalar": "{base} ** {0}", "exp": "np.exp({0})", "log": "np.log({0})",
+    "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})", "tanh": "np.tanh({0})",
+    "abs": "np.abs({0})", "sign": "np.sign({0})", "relu": "np.maximum({0}, 0)",
+    "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})",
+    "clamp": "np.clip({0}, {min}, {max})", "where": "np.where({0}, {1}, {2})",
+    "cast": "{0}.astype({dtype})", "clone": "{0}.copy()",
+    "gt": "{0} > {1}", "ge": "{0} >= {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
+    "eq": "{0} == {1}", "ne": "{0} != {1}", "logical_not": "~{0}",
+    "logical_and": "{0} & {1}", "logical_or": "{0} | {1}",
+    "sum_all": "np.sum({0})", "sum_dim": "np.sum({0}, axis={dim}, keepdims={keepdim})",
+    "mean_all": "np.mean({0})", "mean_dim": "np.mean({0}, axis={dim}, keepdims={keepdim})",
+    "max_all": "np.max({0})", "min_all": "np.min({0})",
+    "max_dim": "np.max({0}, axis={dim}, keepdims={keepdim})",
+    "min_dim": "np.min({0}, axis={dim}, keepdims={keepdim})",
+    "argmax": "np.argmax({0}, axis={dim}, keepdims={keepdim})",
+    "argmin": "np.argmin({0}, axis={dim}, keepdims={keepdim})",
+    "mm": "{0} @ {1}", "mv": "{0} @ {1}", "dot": "{0} @ {1}", "bmm": "{0} @ {1}",
+    "addmm": "{0} + {1} @ {2}", "expand": "np.broadcast_to({0}, {shape})",
+    "view": "{0}.reshape({shape})", "reshape": "{0}.reshape({shape})",
+    "unsqueeze": "np.expand_dims({0}, {dim})", "squeeze": "np.squeeze({0}, {dim})",
+    "transpose": "np.swapaxes({0}, {dim0}, {dim1})", "t": "{0}.T",
+    "permute": "np.transpose({0}, {dims})", "select": "{0}[{index}]", "slice": "{0}[{index}]",
+    "index": "{0}[{index}]",
+}
+
+
+class Module:
+    """The generated source and its compiled function."""
+
+    def __init__(self, source: str, fn: Callable, filename: str) -> None:
+        self.source = source
+        self.fn = fn
+        self.filename = filename
+
+    def __repr__(self) -> str:
+        return self.source
+
+
+class _Emitter:
+    def __init__(self, graph: Graph, guards: list) -> None:
+        self.graph = graph
+        self.guards = {id(g.var): k for k, g in enumerate(guards)}
+        self.ns = Namespace()
+        self.names: dict[int, str] = {}
+        self.globals: dict[str, Any] = {"np": np, "ops": _OpsNamespace()}
+        self.lines: list[str] = []
+
+    # ---------------------------------------------------------------- values
+    def name(self, v: Var) -> str:
+        n = self.names.get(v.id)
+        if n is None:
+            n = self.names[v.id] = self.ns.fresh(v.name)
+        return n
+
+    def literal(self, p: Any) -> str:
+        if isinstance(p, Var):
+            return self.name(p)
+        if p is None or isinstance(p, (bool, int, str)):
+            return repr(p)
+        if isinstance(p, float):
+            return repr(p) if np.isfinite(p) else f"float('{p}')"
+        if isinstance(p, np.dtype):
+            return f"np.{p.name}"
+        if isinstance(p, np.generic) and np.isfinite(p):
+            return repr(p)
+        if isinstance(p, slice):
+            return ":".join("" if s is None else self.literal(s)
+                            for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
+        if p is Ellipsis:
+            return "..."
+        if isinstance(p, tuple) and not _is_chain(p):
+            inner = ", ".join(self.literal(q) for q in p)
+            return f"({inner},)" if len(p) == 1 else f"({inner})"
+        return self.bind(p)
+
+    def bind(self, value: Any) -> str:
+        for k, v in self.globals.items():
+            if v is value:
+                return k
+        name = self.ns.fresh("c")
+        self.globals[name] = value
+        return name
+
+    def subscript(self, index: Any) -> str:
+        parts = index if isinstance(index, tuple) else (index,)
+        return ", ".join("None" if p is None else self.literal(p) for p in parts) or "()"
+
+    # ------------------------------------------------------------ statements
+    def expr(self, e: Any) -> str:
+        args = [self.literal(a) for a in e.inputs]
+        op = e.op
+        if op.name.endswith("_into"):
+            return f"np.{op.doc}({', '.join(args)}, out={args[0]})"
+        if op.name == "sum_to":
+            return self._sum_to(e, args[0])
+        tpl = TEMPLATES.get(op.name)
+        params = {k: (self.subscript(v) if k == "index" and tpl else self.literal(v))
+                  for k, v in e.params.items()}
+        if tpl is not None:
+            return tpl.format(*args, **params)
+        kw = "".join(f", {k}={v}" for k, v in params.items())
+        return f"ops.{op.name}({', '.join(args)}{kw})"
+
+    def _sum_to(self, e: Any, arg: str) -> str:
+        src, target = e.inputs[0].shape, e.params["shape"]
+        axes = reduced_axes(src, target)
+        out = f"np.sum({arg}, axis={self.literal(axes)}, keepdims=True)" if axes else arg
+        if len(src) != len(target):
+            out += f".reshape({self.literal(tuple(target))})"
+        return out
+
+
+class _OpsNamespace:
+    """``ops.<name>`` in generated code: the forward of an op without a template."""
+
+    def __getattr__(self, name: str) -> Callable:
+        return OPS[name].forward
+
+
+def _is_chain(p: Any) -> bool:
+    return bool(p) and isinstance(p[0], tuple) and p[0] and hasattr(p[0][0], "forward")
+
+
+def _comment(e: Any, backward: bool) -> str | None:
+    src = e.block.src if backward and e.block is not None else e.src
+    if src is None:
+        return None
+    where = f"{os.path.basename(src.filename)}:{src.lineno}"
+    return f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+
+
+def generate(graph: Graph, fn_name: str, guards: list = (),
+             arg_names: list | None = None, env: dict | None = None) -> Module:
+    """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
+    Backward equations (those with a ``block``) get ``# grad of:`` comments."""
+    em = _Emitter(graph, list(guards))
+    em.globals.update(env or {})
+    for v, value in graph.consts.items():
+        em.names[v.id] = em.bind(value)
+    params = [em.name(v) for v in graph.inputs] if arg_names is None else arg_names
+    for v, n in zip(graph.inputs, params):
+        em.names[v.id] = n
+    last = _last_uses(graph)
+    body: list[str] = []
+    prev_comment = None
+    input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+    for i, e in enumerate(graph.eqns):
+        c = _comment(e, e.block is not None)
+        if c is not None and c != prev_comment:
+            body.append(c)
+            prev_comment = c
+        rhs = em.expr(e)
+        if e.op.name.endswith("_into"):
+            em.names[e.out.id] = em.literal(e.inputs[0])
+            body.append(rhs)
+        else:
+            body.append(f"{em.name(e.out)} = {rhs}")
+        if id(e.out) in em.guards:
+            body.append(f"guard({em.guards[id(e.out)]}, {em.name(e.out)})")
+        dead = [em.name(a) for a in _uniq(e.inputs)
+                if a.id not in input_ids and last.get(a.id) == i]
+        if dead:
+            body.append("del " + ", ".join(dead))
+    outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
+    body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
+    for k, g in enumerate(guards):  # guards on inputs are checked first
+        if g.var.id in {v.id for v in graph.inputs}:
+            body.insert(0, f"guard({k}, {em.name(g.var)})")
+    source = f"def {fn_name}({', '.join(params)}):\n" + "".join(
+        f"    {line}\n" for line in body)
+    return _compile(source, fn_name, em.globals)
+
+
+def _uniq(xs: tuple) -> list:
+    out = []
+    for x in xs:
+        if isinstance(x, Var) and all(x is not y for y in out):
+            out.append(x)
+    return out
+
+
+def _last_uses(graph: Graph) -> dict:
+    last: dict[int, int] = {}
+    for i, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if isinstance(a, Var):
+                last[a.id] = i
+    end = len(graph.eqns)
+    for v in graph.outputs:
+        if isinstance(v, Var):
+            last[v.id] = end
+    # an _into equation's result lives on under its input's name
+    for i, e in reversed(list(enumerate(graph.eqns))):
+        if e.op.name.endswith("_into"):
+            a = e.inputs[0]
+            last[a.id] = max(last.get(a.id, i), last.get(e.out.id, i))
+    return last
+
+
+_counter = [0]
+DUMP_DIR: list = [os.environ.get("PULLBACK_DUMP_DIR") or None]
+
+
+def _compile(source: str, fn_name: str, glb: dict) -> Module:
+    _counter[0] += 1
+    filename = f"<pullback:{fn_name}:{_counter[0]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    code = compile(source, filename, "exec")
+    exec(code, glb)
+    if DUMP_DIR[0]:
+        os.makedirs(DUMP_DIR[0], exist_ok=True)
+        path = os.path.join(DUMP_DIR[0], f"{fn_name}_{_counter[0]}.py")
+        with open(path, "w") as f:
+            f.write(source)
+    return Module(source, glb[fn_name], filename)

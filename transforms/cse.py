@@ -1,0 +1,46 @@
+"""cse: compute each (op, inputs, params) once; later copies reuse the first result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pullback.compiler.ir import Eqn, Graph, Var
+
+
+def _key(x: Any) -> Any:
+    """A hashable stand-in for an input or param (arrays and unhashables by identity)."""
+    if isinstance(x, Var):
+        return ("v", x.id)
+    if isinstance(x, np.ndarray):
+        return ("a", id(x))
+    if isinstance(x, (tuple, list)):
+        return tuple(_key(y) for y in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _key(v)) for k, v in x.items()))
+    if isinstance(x, slice):
+        return ("s", x.start, x.stop, x.step)
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x).__name__, x)
+
+
+def cse(graph: Graph) -> Graph:
+    seen: dict = {}
+    rename: dict[int, Var] = {}
+    eqns = []
+    for e in graph.eqns:
+        inputs = tuple(rename.get(a.id, a) if isinstance(a, Var) else a for a in e.inputs)
+        key = (e.op.name, _key(inputs), _key(e.params))
+        prev = seen.get(key)
+        if prev is not None:
+            rename[e.out.id] = prev
+            continue
+        seen[key] = e.out
+        eqns.append(Eqn(e.op, inputs, e.out, e.params, e.src, e.block) if any(a is not b for a, b in zip(inputs, e.inputs))
+                    else e)
+    outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
+    return graph.replace(eqns=eqns, outputs=outputs)

@@ -1,0 +1,17 @@
+"""dce: drop equations whose results no output needs."""
+
+from __future__ import annotations
+
+from pullback.compiler.ir import Graph, Var
+
+
+def dce(graph: Graph) -> Graph:
+    live = {v.id for v in graph.outputs if isinstance(v, Var)}
+    kept = []
+    for e in reversed(graph.eqns):
+        if e.out.id in live:
+            kept.append(e)
+            live.update(a.id for a in e.inputs if isinstance(a, Var))
+    kept.reverse()
+    consts = {v: a for v, a in graph.consts.items() if v.id in live}
+    return graph.replace(eqns=kept, consts=consts)

@@ -1,0 +1,86 @@
+"""The compiler's passes, in the order they run. Read this file to see the pipeline.
+
+    traced forward IR
+      -> cse, dce                      simplify what the program recorded
+      -> adjoint                       append backward equations (VJP rules on IR values)
+      -> cse, dce                      share work between forward and backward, drop unused
+      -> split                         (compile) forward + backward, residuals = saved values
+      -> inplace                       ufunc results into dead buffers the backward owns
+      -> codegen                       Python source, compiled once
+
+Every pass is IR -> IR except split and codegen. With ``CHECK_IR`` on (the tests turn
+it on), the verifier checks the IR after every pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pullback.compiler.ir import Graph, Var, verify
+
+from .adjoint import adjoint
+from .codegen import Module, generate
+from .cse import cse
+from .dce import dce
+from .inplace import inplace
+from .split import split
+
+CHECK_IR = [False]
+
+
+def run(graph: Graph, *passes: Any) -> Graph:
+    for p in passes:
+        graph = p(graph)
+        if CHECK_IR[0]:
+            verify(graph)
+    return graph
+
+
+def simplify(graph: Graph) -> Graph:
+    return run(graph, cse, dce)
+
+
+def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
+    """forward -> forward + backward in one graph (outputs: values, then grads)."""
+    joint = adjoint(simplify(forward), wrt, seeds)
+    if CHECK_IR[0]:
+        verify(joint)
+    return simplify(joint)
+
+
+@dataclass
+class Split:
+    forward: Graph
+    backward: Graph
+    residuals: list
+
+
+def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
+    fwd, bwd, res = split(joint, n_inputs, n_outputs)
+    if CHECK_IR[0]:
+        verify(fwd)
+        verify(bwd)
+    return Split(run(fwd, dce), run(bwd, inplace), res)
+
+
+def backward_for(bwd: Graph, needs: tuple) -> Graph:
+    """The backward graph restricted to the gradients that are needed."""
+    outs = [g if need else None for g, need in zip(bwd.outputs, needs)]
+    return run(bwd.replace(outputs=outs), dce, inplace)
+
+
+def codegen(graph: Graph, name: str, guards: list = (), env: dict | None = None) -> Module:
+    return generate(graph, name, guards, env=env)
+
+
+def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
+    """One graph computing the value and the gradients (pb.grad / value_and_grad)."""
+    joint = joint_graph(forward, wrt, seeds)
+    first_bwd = next((i for i, e in enumerate(joint.eqns) if e.block is not None),
+                     len(joint.eqns))
+    return run(joint, lambda g: inplace(g, owned_from=first_bwd))
+
+
+__all__ = ["run", "simplify", "joint_graph", "split_joint", "backward_for", "codegen",
+           "value_and_grad_graph", "Split", "Var", "CHECK_IR"]

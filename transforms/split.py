@@ -1,0 +1,44 @@
+"""split: cut a joint graph into a forward and a backward graph.
+
+Forward equations stay in the forward; every forward value the backward reads
+becomes a residual, returned by the forward and passed to the backward (the
+saved values). Rules already read shapes statically and prefer outputs where
+they allow, so only values a rule really needs are kept.
+"""
+
+from __future__ import annotations
+
+from pullback.compiler.ir import Graph, Var
+
+
+def residuals(joint: Graph, n_fwd_inputs: int) -> list:
+    """Forward values (inputs or results) that backward equations read."""
+    fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
+    fwd_ids.update(e.out.id for e in joint.eqns if e.block is None)
+    used: dict[int, Var] = {}
+    for e in joint.eqns:
+        if e.block is not None:
+            for a in e.inputs:
+                if isinstance(a, Var) and a.id in fwd_ids:
+                    used.setdefault(a.id, a)
+    return list(used.values())
+
+
+def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, Graph, list]:
+    """(forward, backward, residuals); backward inputs = residuals + seeds.
+    Forward equations are the traced ones; the adjoint's carry a ``block``."""
+    res = residuals(joint, n_fwd_inputs)
+    fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
+    fwd_ids.update(e.out.id for e in joint.eqns if e.block is None)
+    grads = joint.outputs[n_fwd_outputs:]
+    # a gradient that is itself a forward value (a rule returning a saved value)
+    res += [g for g in grads if isinstance(g, Var) and g.id in fwd_ids
+            and all(g is not r for r in res)]
+    fwd = joint.replace(inputs=joint.inputs[:n_fwd_inputs],
+                        eqns=[e for e in joint.eqns if e.block is None],
+                        outputs=joint.outputs[:n_fwd_outputs] + res,
+                        name=joint.name + "_forward")
+    bwd = joint.replace(inputs=res + joint.inputs[n_fwd_inputs:],
+                        eqns=[e for e in joint.eqns if e.block is not None], outputs=grads,
+                        name=joint.name + "_backward")
+    return fwd, bwd, res
