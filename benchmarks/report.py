@@ -15,6 +15,7 @@ from timing import Entry
 from workloads import OVERHEAD_BOUND, WORKLOADS
 
 Results = dict[str, dict[str, Entry]]      # workload name -> contender name -> Entry
+LOAD_AT_START = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
 LABEL = {c.name: c.label for c in CONTENDERS}
 TITLE = {w.name: w.title for w in WORKLOADS}
 
@@ -69,7 +70,8 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     info = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu,
-            "cores": f"{os.cpu_count()} (numpy BLAS threads: {numpy_threads()})",
+            "cores": f"{os.cpu_count()} (threads used: {numpy_threads()})",
+            "load average at start": LOAD_AT_START,
             "python": platform.python_version(), "numpy": numpy.__version__}
     for mod in ("torch", "autograd", "jax", "pullback"):
         try:
@@ -234,9 +236,12 @@ NOTES = """## How this was measured
   with respect to all four MLP parameters; HIPS autograd's `hessian_vector_product` takes
   one array, so its parameters are one flat vector sliced inside the loss.
 - Overhead-bound workloads (for the eager target): {overhead}.
-- PyTorch runs with `torch.set_num_threads({threads})`, the number of threads numpy's
-  OpenBLAS uses here, so matrix products get the same cores; note that PyTorch also
-  spreads large elementwise ops over those threads, which numpy never does.
+- Threads: numpy's OpenBLAS and PyTorch both run {threads} thread(s)
+  (`OPENBLAS_NUM_THREADS`/`OMP_NUM_THREADS` set before import, `torch.set_num_threads`).
+  The default is 1 (`--threads N` changes it): on a 2-core machine the two libraries' thread
+  pools spin-wait on the same cores, which made interleaved timings swing 10-100x; with one
+  thread each, every contender gets the same single core for its matrix products, and
+  PyTorch cannot spread elementwise ops over cores that numpy would leave idle.
 - Peak memory: tracemalloc around one call after warm-up (inputs excluded, results included).
 """
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import time
 import warnings
@@ -21,6 +22,27 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def set_threads(threads: int | None) -> None:
+    """Fix the BLAS/OpenMP thread count before numpy or torch is imported.
+
+    Default 1 unless the environment already says: on a 2-core machine, OpenBLAS's pool and
+    PyTorch's OpenMP pool spin-waiting on the same cores made interleaved timings swing by
+    10-100x; one thread each keeps every contender on equal, steady terms.
+    """
+    if threads is None:
+        if any(os.environ.get(v, "").isdigit() for v in THREAD_VARS):
+            return
+        threads = 1
+    for var in THREAD_VARS:
+        os.environ[var] = str(threads)
+
+
+_pre = argparse.ArgumentParser(add_help=False)
+_pre.add_argument("--threads", type=int)
+set_threads(_pre.parse_known_args()[0].threads)
 
 import contenders  # noqa: E402
 import latency  # noqa: E402
@@ -42,6 +64,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--contenders", metavar="NAME",
                    help="contenders besides the floor: " + ", ".join(
                        c.name for c in contenders.CONTENDERS[1:]))
+    p.add_argument("--threads", metavar="N", type=int,
+                   help="BLAS and PyTorch threads (default: OPENBLAS_NUM_THREADS or "
+                   "OMP_NUM_THREADS from the environment, else 1)")
     p.add_argument("--out", type=Path, default=HERE.parent / "docs",
                    help="folder for benchmark.md and benchmark.png (default: docs/)")
     return p.parse_args(argv)

@@ -1,1 +1,14 @@
-"""Op-table tests. ``ops.cases`` is importable from every test (tests/ is on sys.path)."""
+"""Op-table tests. ``ops.cases`` is importable from every test (tests/ is on sys.path).
+
+``numeric_grad`` is tests/conftest.py's, loaded by path: several test folders have a
+conftest.py, and the module name ``conftest`` means whichever pytest loaded last.
+"""
+
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "_pullback_tests_conftest", Path(__file__).resolve().parent.parent / "conftest.py")
+_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_conftest)
+numeric_grad = _conftest.numeric_grad

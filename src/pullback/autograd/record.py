@@ -111,7 +111,12 @@ def _mark_view(result: Any, src: Any, op, params: dict) -> None:
     result._base = base
     result._vc = src._vc
     result._view_chain = src._view_chain + ((op, params),)
-    result._view_no_grad = src._view_no_grad or not STATE.grad_enabled
+    if not STATE.grad_enabled:
+        result._view_no_grad = True
+        if src._requires_grad:  # torch: a view taken under no_grad keeps requires_grad
+            result._requires_grad = True
+    elif src._view_no_grad:
+        result._view_no_grad = True
 
 
 def check_inplace(t: Any) -> None:
@@ -125,10 +130,10 @@ def check_inplace(t: Any) -> None:
         if t._requires_grad and t._grad_fn is None:
             raise RuntimeError(messages.LEAF_INPLACE)
         return
-    if base._requires_grad and base._grad_fn is None:
-        raise RuntimeError(messages.VIEW_LEAF_INPLACE)
     if t._view_no_grad and base._requires_grad:
         raise RuntimeError(messages.NO_GRAD_VIEW_INPLACE)
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError(messages.VIEW_LEAF_INPLACE)
 
 
 def apply_inplace(op, args: tuple, params: dict) -> Any:

@@ -13,7 +13,7 @@
       t1:f32[] = sum_all h
   in (t1) }
 >>> [s.name for s in info.saved]
-['x', 'h']
+['h', 'x']
 """
 
 from __future__ import annotations
