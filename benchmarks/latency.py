@@ -50,12 +50,13 @@ def chain500(x, w):
 """
 
 
-def _median_time(call: Callable[[], object], calls: int, rounds: int) -> float:
+def _median_time(fn: Callable, args: tuple, calls: int, rounds: int) -> float:
+    """Median over ``rounds`` batches of the seconds per ``fn(*args)``."""
     times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(calls):
-            call()
+            fn(*args)
         times.append((time.perf_counter() - t0) / calls)
     return statistics.median(times)
 
@@ -97,7 +98,7 @@ def first_call(result: Latency, repeats: int) -> None:
                 run(x, w)
                 times.append(time.perf_counter() - t0)
             result.first_call[door] = times
-            result.steady[door] = _median_time(lambda: run(x, w), 3, 5)
+            result.steady[door] = _median_time(run, (x, w), 3, 5)
         except Exception as e:  # noqa: BLE001 - reported, not fatal
             result.missing[door] = f"{type(e).__name__}: {e}"[:160]
 
@@ -117,16 +118,16 @@ def cache_hit(result: Latency, calls: int, rounds: int) -> None:
     for n in ARG_COUNTS:
         source, name = _sum_source(n)
         plain = _fresh(source, name, {})
-        arrays = [np.full(4, i, np.float32) for i in range(n)]
-        tensors = [pb.from_numpy(a) for a in arrays]
+        arrays = tuple(np.full(4, i, np.float32) for i in range(n))
+        tensors = tuple(pb.from_numpy(a) for a in arrays)
         try:
             cf = pb.compile(_fresh(source, name, {"pb": pb}))
             cf(*tensors)
-            t_hit = _median_time(lambda: cf(*tensors), calls, rounds)
+            t_hit = _median_time(cf, tensors, calls, rounds)
         except Exception as e:  # noqa: BLE001 - reported, not fatal
             result.missing["cache hit"] = f"{type(e).__name__}: {e}"[:160]
             return
-        t_plain = _median_time(lambda: plain(*arrays), calls, rounds)
+        t_plain = _median_time(plain, arrays, calls, rounds)
         result.overhead["pb.compile"][n] = (t_hit, t_plain)
 
 

@@ -123,16 +123,16 @@ class _Emitter:
                   for k, v in e.params.items()}
         if tpl is not None:
             return tpl.format(*args, **params)
-        kw = "".join(f", {k}={v}" for k, v in params.items())
-        return f"ops.{op.name}({', '.join(args)}{kw})"
+        return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
 
     def _sum_to(self, e: Any, arg: str) -> str:
-        src, target = e.inputs[0].shape, e.params["shape"]
+        src, target = e.inputs[0].shape, tuple(e.params["shape"])
         axes = reduced_axes(src, target)
-        out = f"np.sum({arg}, axis={self.literal(axes)}, keepdims=True)" if axes else arg
-        if len(src) != len(target):
-            out += f".reshape({self.literal(tuple(target))})"
-        return out
+        lead = len(src) - len(target)
+        if all(a < lead for a in axes):  # only leading axes: a plain sum drops them
+            return f"np.sum({arg}, axis={self.literal(axes)})" if axes else arg
+        out = f"np.sum({arg}, axis={self.literal(axes)}, keepdims=True)"
+        return out + (f".reshape({self.literal(target)})" if lead else "")
 
 
 class _OpsNamespace:

@@ -28,6 +28,10 @@ def _key(x: Any) -> Any:
     return (type(x).__name__, x)
 
 
+#: ops whose every call differs (random draws): never merged
+IMPURE = {"uniform", "normal", "integers"}
+
+
 def cse(graph: Graph) -> Graph:
     seen: dict = {}
     rename: dict[int, Var] = {}
@@ -35,7 +39,7 @@ def cse(graph: Graph) -> Graph:
     for e in graph.eqns:
         inputs = tuple(rename.get(a.id, a) if isinstance(a, Var) else a for a in e.inputs)
         key = (e.op.name, _key(inputs), _key(e.params))
-        prev = seen.get(key)
+        prev = None if e.op.name in IMPURE else seen.get(key)
         if prev is not None:
             rename[e.out.id] = prev
             continue

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pullback.compiler.ir import Graph, Var, verify
+from pullback.compiler.naming import Namespace
 
 from .adjoint import adjoint
 from .codegen import Module, generate
@@ -43,7 +44,7 @@ def simplify(graph: Graph) -> Graph:
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """forward -> forward + backward in one graph (outputs: values, then grads)."""
-    joint = adjoint(simplify(forward), wrt, seeds)
+    joint = adjoint(unique_names(simplify(forward)), wrt, seeds)
     if CHECK_IR[0]:
         verify(joint)
     return simplify(joint)
@@ -56,8 +57,21 @@ class Split:
     residuals: list
 
 
+def unique_names(graph: Graph) -> Graph:
+    """Give every named value a unique name once, so the forward and backward
+    modules (and the saved-values report) call each value the same thing."""
+    ns = Namespace()
+    seen: set = set()
+    for v in list(graph.inputs) + list(graph.consts) + [e.out for e in graph.eqns]:
+        if v.name is not None and v.id not in seen:
+            seen.add(v.id)
+            v.name = ns.fresh(v.name)
+    return graph
+
+
 def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     fwd, bwd, res = split(joint, n_inputs, n_outputs)
+    unique_names(joint)
     if CHECK_IR[0]:
         verify(fwd)
         verify(bwd)
@@ -79,7 +93,7 @@ def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     joint = joint_graph(forward, wrt, seeds)
     first_bwd = next((i for i, e in enumerate(joint.eqns) if e.block is not None),
                      len(joint.eqns))
-    return run(joint, lambda g: inplace(g, owned_from=first_bwd))
+    return unique_names(run(joint, lambda g: inplace(g, owned_from=first_bwd)))
 
 
 __all__ = ["run", "simplify", "joint_graph", "split_joint", "backward_for", "codegen",

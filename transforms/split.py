@@ -28,6 +28,10 @@ def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, G
     """(forward, backward, residuals); backward inputs = residuals + seeds.
     Forward equations are the traced ones; the adjoint's carry a ``block``."""
     res = residuals(joint, n_fwd_inputs)
+    made_by = {e.out.id: e.op.name for e in joint.eqns}
+    for v in res:  # name saved values after the op that made them (report and code agree)
+        if v.name is None:
+            v.name = made_by.get(v.id, "saved")
     fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
     fwd_ids.update(e.out.id for e in joint.eqns if e.block is None)
     grads = joint.outputs[n_fwd_outputs:]

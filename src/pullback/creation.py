@@ -17,13 +17,17 @@ from . import dtypes
 from .autograd import messages
 from .tensor import Tensor
 
-_rng = np.random.default_rng()
+from .autograd import record
+from .ops import random
+from .ops.random import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
 
 
-def manual_seed(seed: int) -> None:
-    """Seed pullback's random number generator (rand, randn, randint, ...)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+def _random(op, requires_grad: bool, **params: Any) -> Tensor:
+    """A random tensor made by an op, so compiled code draws anew on every call."""
+    t = record.apply(op, (), params)  # the Tensor path: compiled code records it
+    if requires_grad:
+        t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
+    return t
 
 
 def as_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -128,11 +132,11 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(_rng.random(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+    return _random(random.uniform, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _new(_rng.standard_normal(_size(size)).astype(_float_dtype(dtype)), requires_grad)
+    return _random(random.normal, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
@@ -140,7 +144,7 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
     if high is None:
         low, high = 0, low
     npd = dtypes.to_numpy_dtype(dtype) or np.dtype(np.int64)
-    return _new(_rng.integers(low, high, size=_size((size,))).astype(npd), False)
+    return _random(random.integers, False, low=low, high=high, shape=_size((size,)), dtype=npd)
 
 
 def _like(fn):
@@ -154,8 +158,16 @@ def _like(fn):
 zeros_like = _like(np.zeros)
 ones_like = _like(np.ones)
 empty_like = _like(np.empty)
-rand_like = _like(lambda shape, d: _rng.random(shape).astype(d))
-randn_like = _like(lambda shape, d: _rng.standard_normal(shape).astype(d))
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
+    return _random(random.uniform, requires_grad, shape=input._data.shape, dtype=npd)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
+    return _random(random.normal, requires_grad, shape=input._data.shape, dtype=npd)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,

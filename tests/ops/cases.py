@@ -100,8 +100,9 @@ class Case:
 
     @property
     def id(self) -> str:
-        shapes = ",".join(repr(a) for a in self.args)
-        return f"{self.op}-{shapes}" + (f"-{self.tag}" if self.tag else "")
+        parts = [",".join(repr(a) for a in self.args)]
+        parts += [f"{k}={_short(v)}" for k, v in self.params.items() if _short(v) is not None]
+        return "-".join([self.op] + parts + ([self.tag] if self.tag else []))
 
     @property
     def arg_specs(self) -> tuple:
@@ -129,6 +130,15 @@ class Case:
     def fn(self, *values: Any) -> Any:
         """The op on these input values (numpy arrays, Tensors or IR values)."""
         return OPS[self.op](*self.full_args(values), **self.params)
+
+
+def _short(v: Any) -> str | None:
+    """A param value as it reads in a test id (None: leave it out)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return str(v)
+    if isinstance(v, tuple) and all(isinstance(n, int) for n in v):
+        return "x".join(map(str, v)) if v else "()"
+    return None
 
 
 def _c(op: str, *args: Any, torch: Callable | None = None, tag: str = "",
@@ -188,7 +198,7 @@ SHAPE_CASES = [
     _c("select", A((2, 3, 4)), p={"index": (Ellipsis, 1)}, torch=lambda T, x: x[..., 1]),
     _c("slice", R34, p={"index": (slice(None), slice(1, 3))}, torch=lambda T, x: x[:, 1:3]),
     _c("slice", A((5,)), p={"index": slice(None, None, 2)}, torch=lambda T, x: x[::2]),
-    _c("slice", R34, p={"index": (0, slice(1, None))}, torch=lambda T, x: x[0, 1:]),
+    _c("slice", R34, p={"index": (0, slice(1, None))}, tag="row", torch=lambda T, x: x[0, 1:]),
     _c("index_unsqueeze", R34, p={"index": (slice(None), None)},
        torch=lambda T, x: x[:, None]),
     _c("alias", R34, p={"index": (Ellipsis,)}, torch=lambda T, x: x[...]),
@@ -346,7 +356,7 @@ REDUCTION_CASES = [
 
 
 def _losses(op: str, x: Arg, y: Arg, fname: str) -> list:
-    return [_c(op, x, y, p={"reduction": r}, tag=r,
+    return [_c(op, x, y, p={"reduction": r},
                torch=lambda T, a, b, r=r: getattr(T.nn.functional, fname)(a, b, reduction=r))
             for r in ("mean", "sum", "none")]
 
@@ -398,10 +408,6 @@ DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]
 
-_BY_ID = {c.id: c for c in CASES}
-if len(_BY_ID) != len(CASES):  # pragma: no cover - a table edit gave two cases one id
-    raise ValueError("op cases with the same id: add a tag")
-
 
 def by_id(case_id: str) -> Case:
     return _BY_ID[case_id]
@@ -409,3 +415,9 @@ def by_id(case_id: str) -> Case:
 
 def ids(cases: list) -> list:
     return [c.id for c in cases]
+
+
+_BY_ID = {c.id: c for c in CASES}
+if len(_BY_ID) != len(CASES):  # pragma: no cover - a table edit gave two cases one id
+    raise ValueError("op cases with the same id (add a tag): "
+                     f"{sorted({c.id for c in CASES if ids(CASES).count(c.id) > 1})}")
