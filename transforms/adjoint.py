@@ -45,6 +45,7 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
             g = ct.pop(e.out.id, None)
             if g is None:
                 continue
+            _name_grad(g, e.out)
             builder.src, builder.block = e.src, e
             for i, rule in enumerate(e.op.vjp):
                 x = e.inputs[i]
@@ -54,14 +55,19 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
                 if gi is None:
                     continue
                 gi = fit_to(_as_value(gi, x), x)
-                gi = gi if x.id not in ct else ct[x.id] + gi
-                if x.name and gi.name is None:
-                    gi.name = GRAD_PREFIX + x.name
-                ct[x.id] = gi
+                ct[x.id] = gi if x.id not in ct else ct[x.id] + gi
     grads = [_as_value(ct.get(v.id), v) if v.id in ct else None for v in wrt]
+    for g, v in zip(grads, wrt):
+        _name_grad(g, v)
     seed_vars = [s for s in seeds if isinstance(s, Var)]
     return Graph(graph.inputs + seed_vars, graph.eqns + builder.eqns,
-                 graph.outputs + grads, builder.consts, graph.name)
+                 graph.outputs + grads, builder.consts, graph.name, graph.guards)
+
+
+def _name_grad(g: Any, x: Var) -> None:
+    """The finished cotangent of a named value is called g_<name>."""
+    if isinstance(g, Var) and g.name is None and x.name:
+        g.name = GRAD_PREFIX + x.name
 
 
 def _as_value(g: Any, like: Var) -> Any:

@@ -62,9 +62,11 @@ class Module:
 
 
 class _Emitter:
-    def __init__(self, graph: Graph, guards: list) -> None:
+    def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.guards = {id(g.var): k for k, g in enumerate(guards)}
+        self.guards: dict[int, list] = {}  # var id -> guard indices checked once it exists
+        for k, v in enumerate(graph.guards):
+            self.guards.setdefault(v.id, []).append(k)
         self.ns = Namespace()
         self.names: dict[int, str] = {}
         self.globals: dict[str, Any] = {"np": np, "ops": _OpsNamespace()}
@@ -154,11 +156,11 @@ def _comment(e: Any, backward: bool) -> str | None:
     return f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
 
 
-def generate(graph: Graph, fn_name: str, guards: list = (),
-             arg_names: list | None = None, env: dict | None = None) -> Module:
+def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
+             env: dict | None = None) -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
     Backward equations (those with a ``block``) get ``# grad of:`` comments."""
-    em = _Emitter(graph, list(guards))
+    em = _Emitter(graph)
     em.globals.update(env or {})
     for v, value in graph.consts.items():
         em.names[v.id] = em.bind(value)
@@ -175,22 +177,22 @@ def generate(graph: Graph, fn_name: str, guards: list = (),
             body.append(c)
             prev_comment = c
         rhs = em.expr(e)
-        if e.op.name.endswith("_into"):
+        if _reuses_name(e):  # the result lives on in its input's buffer and name
             em.names[e.out.id] = em.literal(e.inputs[0])
             body.append(rhs)
         else:
             body.append(f"{em.name(e.out)} = {rhs}")
-        if id(e.out) in em.guards:
-            body.append(f"guard({em.guards[id(e.out)]}, {em.name(e.out)})")
+        for k in em.guards.get(e.out.id, ()):
+            body.append(f"guard({k}, {em.name(e.out)})")
         dead = [em.name(a) for a in _uniq(e.inputs)
                 if a.id not in input_ids and last.get(a.id) == i]
         if dead:
             body.append("del " + ", ".join(dead))
     outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
-    for k, g in enumerate(guards):  # guards on inputs are checked first
-        if g.var.id in {v.id for v in graph.inputs}:
-            body.insert(0, f"guard({k}, {em.name(g.var)})")
+    for v in graph.inputs:  # guards on inputs are checked first
+        for k in em.guards.get(v.id, ()):
+            body.insert(0, f"guard({k}, {em.name(v)})")
     source = f"def {fn_name}({', '.join(params)}):\n" + "".join(
         f"    {line}\n" for line in body)
     return _compile(source, fn_name, em.globals)
@@ -204,6 +206,10 @@ def _uniq(xs: tuple) -> list:
     return out
 
 
+def _reuses_name(e: Any) -> bool:
+    return e.op.name.endswith("_into") and e.out.name is None
+
+
 def _last_uses(graph: Graph) -> dict:
     last: dict[int, int] = {}
     for i, e in enumerate(graph.eqns):
@@ -214,16 +220,22 @@ def _last_uses(graph: Graph) -> dict:
     for v in graph.outputs:
         if isinstance(v, Var):
             last[v.id] = end
-    # an _into equation's result lives on under its input's name
+    # an unnamed _into result lives on under its input's name
     for i, e in reversed(list(enumerate(graph.eqns))):
-        if e.op.name.endswith("_into"):
+        if _reuses_name(e):
             a = e.inputs[0]
             last[a.id] = max(last.get(a.id, i), last.get(e.out.id, i))
     return last
 
 
 _counter = [0]
+#: where every generated module is also written (PULLBACK_DUMP_DIR, or set_dump_dir)
 DUMP_DIR: list = [os.environ.get("PULLBACK_DUMP_DIR") or None]
+
+
+def set_dump_dir(path: Any) -> None:
+    """Write every generated module to ``path`` as a .py file (None: stop)."""
+    DUMP_DIR[0] = None if path is None else os.fspath(path)
 
 
 def _compile(source: str, fn_name: str, glb: dict) -> Module:

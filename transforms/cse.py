@@ -47,4 +47,5 @@ def cse(graph: Graph) -> Graph:
         eqns.append(Eqn(e.op, inputs, e.out, e.params, e.src, e.block) if any(a is not b for a, b in zip(inputs, e.inputs))
                     else e)
     outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
-    return graph.replace(eqns=eqns, outputs=outputs)
+    guards = [rename.get(v.id, v) for v in graph.guards]
+    return graph.replace(eqns=eqns, outputs=outputs, guards=guards)

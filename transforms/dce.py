@@ -6,7 +6,7 @@ from pullback.compiler.ir import Graph, Var
 
 
 def dce(graph: Graph) -> Graph:
-    live = {v.id for v in graph.outputs if isinstance(v, Var)}
+    live = {v.id for v in list(graph.outputs) + graph.guards if isinstance(v, Var)}
     kept = []
     for e in reversed(graph.eqns):
         if e.out.id in live:

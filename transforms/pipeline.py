@@ -78,14 +78,22 @@ def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     return Split(run(fwd, dce), run(bwd, inplace), res)
 
 
-def backward_for(bwd: Graph, needs: tuple) -> Graph:
-    """The backward graph restricted to the gradients that are needed."""
-    outs = [g if need else None for g, need in zip(bwd.outputs, needs)]
+def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
+    """The backward graph restricted to the gradients that are needed, given which
+    output gradients arrive (``present``, one flag per seed; absent seeds are zeros).
+    A gradient no arriving seed reaches is None: a symbolic zero, as in eager."""
+    seeds = bwd.inputs[len(bwd.inputs) - len(present):]
+    reach = {s.id for s, p in zip(seeds, present) if p}
+    for e in bwd.eqns:
+        if any(isinstance(a, Var) and a.id in reach for a in e.inputs):
+            reach.add(e.out.id)
+    outs = [g if need and isinstance(g, Var) and g.id in reach else None
+            for g, need in zip(bwd.outputs, needs)]
     return run(bwd.replace(outputs=outs), dce, inplace)
 
 
-def codegen(graph: Graph, name: str, guards: list = (), env: dict | None = None) -> Module:
-    return generate(graph, name, guards, env=env)
+def codegen(graph: Graph, name: str, env: dict | None = None) -> Module:
+    return generate(graph, name, env=env)
 
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:

@@ -44,5 +44,5 @@ def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, G
                         name=joint.name + "_forward")
     bwd = joint.replace(inputs=res + joint.inputs[n_fwd_inputs:],
                         eqns=[e for e in joint.eqns if e.block is not None], outputs=grads,
-                        name=joint.name + "_backward")
+                        name=joint.name + "_backward", guards=[])
     return fwd, bwd, res

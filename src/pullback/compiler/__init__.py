@@ -7,6 +7,7 @@ from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad, vjp
 from .inspect import Inspection, inspect
 from .tracer import TraceError
+from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "CompiledFunction", "TraceError",
-           "inspect", "Inspection"]
+           "inspect", "Inspection", "set_dump_dir"]

@@ -63,11 +63,11 @@ class Variant:
         return all(t._data.shape == v.shape for t, v in zip(
             self.traced.captures, self.traced.graph.inputs[len(self.traced.arg_slots):]))
 
-    def backward_module(self, needs: tuple) -> Any:
-        mod = self.backwards.get(needs)
+    def backward_module(self, needs: tuple, present: tuple) -> Any:
+        mod = self.backwards.get((needs, present))
         if mod is None:
-            g = pipeline.backward_for(self.split.backward, needs)
-            mod = self.backwards[needs] = pipeline.codegen(
+            g = pipeline.backward_for(self.split.backward, needs, present)
+            mod = self.backwards[needs, present] = pipeline.codegen(
                 g, _ident(self.traced.graph.name) + "_backward")
         return mod
 
@@ -89,15 +89,14 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
     float_outs = [v for v in g.outputs if v.dtype.kind in "fc"]
     if not grad_on or not wrt or not float_outs:
         fwd = pipeline.simplify(g)
-        mod = pipeline.codegen(fwd, name, traced.guards, guard_env(traced.guards))
+        mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
         return Variant(traced, [], mod)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=f"g_{v.name or 'out'}")
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
     sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
-    fwd = pipeline.codegen(sp.forward, name + "_forward", traced.guards,
-                           guard_env(traced.guards))
+    fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
     strip_values(joint)
     return Variant(traced, wrt, fwd, sp, joint)
 
@@ -137,15 +136,16 @@ class CompiledNode(Node):
         inputs = [s.unpack(create_graph) if isinstance(s, SavedTensor) else s
                   for s in self.saved_inputs]
         outs = self.variant.traced.graph.outputs
-        seeds = [g if g is not None else np.zeros(v.shape, v.dtype)
-                 for g, v in zip(grads, outs) if v.dtype.kind in "fc"]
+        floats = [(g, v) for g, v in zip(grads, outs) if v.dtype.kind in "fc"]
+        present = tuple(g is not None for g, _ in floats)
+        seeds = [g if g is not None else np.zeros(v.shape, v.dtype) for g, v in floats]
         wrt = self.variant.wrt
         if create_graph:  # recompute through the op table so the backward is differentiable
             seeds = [s if isinstance(s, Tensor) else Tensor._make(np.asarray(s)) for s in seeds]
             result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
         else:
             mask = tuple(bool(needs[k]) for k in wrt)
-            result = self.variant.backward_module(mask).fn(*self.residuals, *seeds)
+            result = self.variant.backward_module(mask, present).fn(*self.residuals, *seeds)
         per_edge = [None] * len(self._edges)
         for k, g in zip(wrt, result):
             per_edge[k] = g

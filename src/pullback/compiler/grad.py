@@ -98,7 +98,7 @@ class GradFunction:
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype), name="g_out")
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
         name = "".join(c if c.isalnum() else "_" for c in g.name) + "_value_and_grad"
-        module = pipeline.codegen(joint, name, traced.guards, guard_env(traced.guards))
+        module = pipeline.codegen(joint, name, guard_env(traced.guards))
         strip_values(joint)
         return GradVariant(traced, module)
 

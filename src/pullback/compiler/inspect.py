@@ -84,7 +84,9 @@ def inspect(fn: Any, *args: Any) -> Inspection:
         bwd = None
         saved: list = []
         if v.split is not None:
-            bwd = v.backward_module(tuple(True for _ in v.wrt)).source
+            bwd = v.backward_module(tuple(True for _ in v.wrt),
+                                    tuple(True for _ in v.split.backward.inputs[
+                                        len(v.split.residuals):])).source
             saved = saved_values(v.split.residuals, v.split.forward)
         return Inspection(str(g), v.forward.source, bwd, saved,
                           [gd.describe() for gd in v.traced.guards])

@@ -97,21 +97,22 @@ class Eqn:
 class Graph:
     """inputs -> equations -> outputs; ``consts`` are arrays bound by reference."""
 
-    __slots__ = ("inputs", "eqns", "outputs", "consts", "name")
+    __slots__ = ("inputs", "eqns", "outputs", "consts", "name", "guards")
 
     def __init__(self, inputs: list, eqns: list, outputs: list, consts: dict | None = None,
-                 name: str = "f") -> None:
+                 name: str = "f", guards: list | None = None) -> None:
         self.inputs = list(inputs)
         self.eqns = list(eqns)
         self.outputs = list(outputs)
         self.consts = dict(consts or {})
         self.name = name
+        self.guards = list(guards or [])  # values whose Python value a call must reproduce
 
     def __str__(self) -> str:
         return format_graph(self)
 
     def replace(self, **changes: Any) -> Graph:
-        new = Graph(self.inputs, self.eqns, self.outputs, self.consts, self.name)
+        new = Graph(self.inputs, self.eqns, self.outputs, self.consts, self.name, self.guards)
         for k, v in changes.items():
             setattr(new, k, v)
         return new
@@ -182,6 +183,8 @@ def format_graph(graph: Graph) -> str:
         lines[0] = "{ lambda " + consts + " ; " + ins + " ."
     for i, e in enumerate(graph.eqns):
         lines.append(("  let " if i == 0 else "      ") + format_eqn(e, names))
+    if graph.guards:
+        lines.append("  guard " + " ".join(format_value(v, names) for v in graph.guards))
     outs = " ".join(format_value(v, names) for v in graph.outputs)
     lines.append(f"  in ({outs}) }}")
     return "\n".join(lines)
@@ -208,6 +211,6 @@ def verify(graph: Graph) -> None:
         if e.out.id in defined:
             raise IRError(f"equation {i} ({e.op.name}) redefines {e.out!r}")
         defined.add(e.out.id)
-    for v in graph.outputs:
+    for v in list(graph.outputs) + graph.guards:
         if isinstance(v, Var) and v.id not in defined:
-            raise IRError(f"output {v!r} is never defined")
+            raise IRError(f"output or guard {v!r} is never defined")

@@ -170,7 +170,8 @@ class Tracer:
 
     def graph(self, outputs: list) -> Graph:
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
-                     outputs, self.builder.consts, name=_fname(self.fn))
+                     outputs, self.builder.consts, name=_fname(self.fn),
+                     guards=[g.var for g in self.guards])
 
 
 def _fname(fn: Callable) -> str:
