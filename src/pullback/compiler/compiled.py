@@ -166,7 +166,7 @@ class CompiledFunction:
         self.fn = fn
         self.cache = Cache(maxsize)
         self._fallback_keys: set = set()
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
         try:

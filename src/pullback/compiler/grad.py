@@ -48,7 +48,7 @@ class GradFunction:
         self.has_aux = has_aux
         self.with_value = with_value
         self.cache = Cache()
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())
 
     @property
     def _name(self) -> str:
