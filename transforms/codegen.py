@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -32,19 +33,21 @@ TEMPLATES: dict[str, str] = {
     "gt": "{0} > {1}", "ge": "{0} >= {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
     "eq": "{0} == {1}", "ne": "{0} != {1}", "logical_not": "~{0}",
     "logical_and": "{0} & {1}", "logical_or": "{0} | {1}",
-    "sum_all": "np.sum({0})", "sum_dim": "np.sum({0}, axis={dim}, keepdims={keepdim})",
-    "mean_all": "np.mean({0})", "mean_dim": "np.mean({0}, axis={dim}, keepdims={keepdim})",
-    "max_all": "np.max({0})", "min_all": "np.min({0})",
-    "max_dim": "np.max({0}, axis={dim}, keepdims={keepdim})",
-    "min_dim": "np.min({0}, axis={dim}, keepdims={keepdim})",
-    "argmax": "np.argmax({0}, axis={dim}, keepdims={keepdim})",
-    "argmin": "np.argmin({0}, axis={dim}, keepdims={keepdim})",
+    # methods, not np.sum(...): numpy's function wrappers cost microseconds per call
+    "sum_all": "{0}.sum()", "sum_dim": "{0}.sum(axis={dim}, keepdims={keepdim})",
+    "mean_all": "{0}.mean()", "mean_dim": "{0}.mean(axis={dim}, keepdims={keepdim})",
+    "max_all": "{0}.max()", "min_all": "{0}.min()",
+    "max_dim": "{0}.max(axis={dim}, keepdims={keepdim})",
+    "min_dim": "{0}.min(axis={dim}, keepdims={keepdim})",
+    "argmax": "{0}.argmax(axis={dim}, keepdims={keepdim})",
+    "argmin": "{0}.argmin(axis={dim}, keepdims={keepdim})",
     "mm": "{0} @ {1}", "mv": "{0} @ {1}", "dot": "{0} @ {1}", "bmm": "{0} @ {1}",
-    "addmm": "{0} + {1} @ {2}", "expand": "np.broadcast_to({0}, {shape})",
-    "view": "{0}.reshape({shape})", "reshape": "{0}.reshape({shape})",
-    "unsqueeze": "np.expand_dims({0}, {dim})", "squeeze": "np.squeeze({0}, {dim})",
-    "transpose": "np.swapaxes({0}, {dim0}, {dim1})", "t": "{0}.T",
-    "permute": "np.transpose({0}, {dims})", "select": "{0}[{index}]", "slice": "{0}[{index}]",
+    "addmm": "{0} + {1} @ {2}",
+    # shapes are static: every reshaping view is a reshape to the known result shape
+    "view": "{0}.reshape({out_shape})", "reshape": "{0}.reshape({out_shape})",
+    "unsqueeze": "{0}.reshape({out_shape})", "squeeze": "{0}.reshape({out_shape})",
+    "transpose": "{0}.swapaxes({dim0}, {dim1})", "t": "{0}.T",
+    "permute": "{0}.transpose({dims})", "select": "{0}[{index}]", "slice": "{0}[{index}]",
     "index": "{0}[{index}]",
 }
 
@@ -69,7 +72,7 @@ class _Emitter:
             self.guards.setdefault(v.id, []).append(k)
         self.ns = Namespace()
         self.names: dict[int, str] = {}
-        self.globals: dict[str, Any] = {"np": np, "ops": _OpsNamespace()}
+        self.globals: dict[str, Any] = {"np": np, "ops": _ops_namespace()}
         self.lines: list[str] = []
 
     # ---------------------------------------------------------------- values
@@ -120,28 +123,35 @@ class _Emitter:
             return f"np.{op.doc}({', '.join(args)}, out={args[0]})"
         if op.name == "sum_to":
             return self._sum_to(e, args[0])
+        if op.name == "expand":
+            return self._expand(e, args[0])
         tpl = TEMPLATES.get(op.name)
         params = {k: (self.subscript(v) if k == "index" and tpl else self.literal(v))
                   for k, v in e.params.items()}
         if tpl is not None:
-            return tpl.format(*args, **params)
+            return tpl.format(*args, out_shape=self.literal(e.out.shape), **params)
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
+
+    def _expand(self, e: Any, arg: str) -> str:
+        shape = self.literal(tuple(e.params["shape"]))
+        if e.inputs[0].shape == ():  # a scalar filled out is cheaper than a broadcast view
+            return f"np.full({shape}, {arg})"
+        return f"np.broadcast_to({arg}, {shape})"
 
     def _sum_to(self, e: Any, arg: str) -> str:
         src, target = e.inputs[0].shape, tuple(e.params["shape"])
         axes = reduced_axes(src, target)
         lead = len(src) - len(target)
+        ax = self.literal(axes[0] if len(axes) == 1 else axes)
         if all(a < lead for a in axes):  # only leading axes: a plain sum drops them
-            return f"np.sum({arg}, axis={self.literal(axes)})" if axes else arg
-        out = f"np.sum({arg}, axis={self.literal(axes)}, keepdims=True)"
+            return f"{arg}.sum(axis={ax})" if axes else arg
+        out = f"{arg}.sum(axis={ax}, keepdims=True)"
         return out + (f".reshape({self.literal(target)})" if lead else "")
 
 
-class _OpsNamespace:
+def _ops_namespace() -> types.SimpleNamespace:
     """``ops.<name>`` in generated code: the forward of an op without a template."""
-
-    def __getattr__(self, name: str) -> Callable:
-        return OPS[name].forward
+    return types.SimpleNamespace(**{name: op.forward for name, op in OPS.items()})
 
 
 def _is_chain(p: Any) -> bool:

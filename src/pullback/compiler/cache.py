@@ -50,7 +50,7 @@ def arg_key(a: Any) -> Any:
 
 
 def call_key(args: tuple) -> tuple:
-    return (STATE.grad_enabled,) + tuple(arg_key(a) for a in args)
+    return (STATE.grad_enabled, *[arg_key(a) for a in args])
 
 
 @dataclass

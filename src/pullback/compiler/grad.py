@@ -9,7 +9,6 @@ that ``pb.grad(pb.grad(f))`` and gradients of gradients work.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -33,10 +32,46 @@ def _scalar_error(name: str, ndim: int) -> RuntimeError:
                         "APIs instead?")
 
 
-@dataclass
 class GradVariant:
-    traced: Traced
-    module: Any  # generated: (inputs..., seed) -> (value, aux..., grads...)
+    """One specialization: the generated function and how to call and unpack it."""
+
+    def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
+        self.traced = traced
+        self.module = module
+        value = traced.graph.outputs[0]
+        self.seed = np.ones(value.shape, value.dtype)
+        slots = [s[0] for s in traced.arg_slots]
+        self.grad_slots = [slots.index(k) for k in nums]
+        self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
+            and len(slots) == len(args)
+        self.out_kind = _kind(args[nums[0]])
+        self.grad_kinds = [_kind(args[k]) for k in nums]
+
+    def run(self, args: tuple) -> tuple:
+        """(outputs, grads) as numpy values, for a call whose key matched."""
+        if self.simple:  # the common case: every argument is a traced array
+            arrays = [a._data if type(a) is Tensor else a if type(a) is np.ndarray
+                      else np.asarray(a, np.float32) for a in args]
+        else:
+            arrays = gather_inputs(self.traced, args)
+        result = self.module.fn(*arrays, self.seed)
+        n = self.traced.n_outputs
+        grads = [np.zeros_like(arrays[s]) if g is None else g
+                 for s, g in zip(self.grad_slots, result[n:])]
+        return result[:n], grads
+
+
+def _kind(a: Any) -> str:
+    return "tensor" if isinstance(a, Tensor) else "float" if isinstance(a, float) else "array"
+
+
+def _as_kind(kind: str, value: Any) -> Any:
+    """Return a value as the kind the user passed: Tensor, ndarray or Python float."""
+    if kind == "tensor":
+        return Tensor._make(np.asarray(value))
+    if kind == "float" and np.ndim(value) == 0:
+        return float(value)
+    return np.asarray(value)
 
 
 class GradFunction:
@@ -48,6 +83,7 @@ class GradFunction:
         self.has_aux = has_aux
         self.with_value = with_value
         self.cache = Cache()
+        self._nums: dict[int, tuple] = {}
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -55,6 +91,12 @@ class GradFunction:
         return "grad_and_value" if self.with_value else "grad"
 
     def _argnums(self, n: int) -> tuple:
+        nums = self._nums.get(n)
+        if nums is None:
+            nums = self._nums[n] = self._check_argnums(n)
+        return nums
+
+    def _check_argnums(self, n: int) -> tuple:
         nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
         for k in nums:
             if not -n <= k < n:
@@ -63,26 +105,30 @@ class GradFunction:
         return tuple(k % n for k in nums)
 
     def __call__(self, *args: Any) -> Any:
-        nums = self._argnums(len(args))
-        if record.TRACE_HOOKS or any(isinstance(a, Tensor) and
-                                     (a._requires_grad or a._grad_fn) for a in args):
-            return self._eager(args, nums)
+        if record.TRACE_HOOKS:
+            return self._eager(args, self._argnums(len(args)))
+        for a in args:
+            if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
+                return self._eager(args, self._argnums(len(args)))
         try:
-            key = call_key(args) + (nums,)
+            key = call_key(args)
         except UnhashableArgument as e:
             raise TypeError(f"{self._name}: {def_line(self.fn)} got an unhashable static "
                             f"argument of type {e}") from None
-        for variant in self.cache.get(key) or ():
-            try:
-                out = self._run(variant, args, nums)
-                self.cache.info.hits += 1
-                return out
-            except GuardFailed:
-                self.cache.info.recompiles += 1
+        variants = self.cache.entries.get(key)
+        if variants is not None:  # the hot path: a cache hit
+            for variant in variants:
+                try:
+                    out = self._package(variant, *variant.run(args))
+                    self.cache.info.hits += 1
+                    return out
+                except GuardFailed:
+                    self.cache.info.recompiles += 1
+        nums = self._argnums(len(args))
         self.cache.info.misses += 1
         variant = self.build(args, nums)
         self.cache.add(key, variant)
-        return self._run(variant, args, nums)
+        return self._package(variant, *variant.run(args))
 
     # ------------------------------------------------------------------ compiled
     def build(self, args: tuple, nums: tuple) -> GradVariant:
@@ -100,7 +146,7 @@ class GradFunction:
         name = "".join(c if c.isalnum() else "_" for c in g.name) + "_value_and_grad"
         module = pipeline.codegen(joint, name, guard_env(traced.guards))
         strip_values(joint)
-        return GradVariant(traced, module)
+        return GradVariant(traced, module, nums, args)
 
     def _value_fn(self, *args: Any) -> Any:
         out = self.fn(*args)
@@ -111,23 +157,18 @@ class GradFunction:
             return out
         return out
 
-    def _run(self, variant: GradVariant, args: tuple, nums: tuple) -> Any:
-        tr = variant.traced
-        arrays = gather_inputs(tr, args)
-        value_out = tr.graph.outputs[0]
-        seed = np.ones(value_out.shape, value_out.dtype)
-        result = variant.module.fn(*arrays, seed)
-        outs, grads = result[:tr.n_outputs], result[tr.n_outputs:]
-        slots = [s[0] for s in tr.arg_slots]
-        grads = tuple(_like(args[k], np.zeros_like(arrays[slots.index(k)]) if g is None else g)
-                      for k, g in zip(nums, grads))
-        return self._package(outs, grads, tr, args)
-
-    def _package(self, outs: list, grads: tuple, tr: Traced, args: tuple) -> Any:
-        g = grads if isinstance(self.argnums, tuple) else grads[0]
-        kind = args[self._argnums(len(args))[0]]
-        values = [_like(kind, o) for o in outs]
-        full = unflatten(tr.out_tree, values)
+    def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
+        if variant.out_kind == "array" and variant.traced.out_tree is None and not \
+                self.has_aux and not isinstance(self.argnums, tuple) and \
+                variant.grad_kinds[0] == "array":  # numpy in, numpy out: nothing to convert
+            return (outs[0], grads[0]) if self.with_value else grads[0]
+        gs = tuple(_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads))
+        g = gs if isinstance(self.argnums, tuple) else gs[0]
+        kind = variant.out_kind
+        if variant.traced.out_tree is None:  # a single value: no tree to rebuild
+            full = _as_kind(kind, outs[0])
+        else:
+            full = unflatten(variant.traced.out_tree, [_as_kind(kind, o) for o in outs])
         if self.has_aux:
             value, aux = full
             return ((value, aux), g) if self.with_value else (g, aux)
@@ -151,17 +192,6 @@ class GradFunction:
         if self.has_aux:
             return ((value, out[1]), g) if self.with_value else (g, out[1])
         return (value, g) if self.with_value else g
-
-
-def _like(kind: Any, value: Any) -> Any:
-    """Return values as the kind the user passed: Tensor, ndarray or Python float."""
-    if isinstance(kind, Tensor):
-        return Tensor._make(np.asarray(value))
-    if isinstance(kind, np.ndarray):
-        return np.asarray(value)
-    if isinstance(kind, float) and np.ndim(value) == 0:
-        return float(value)
-    return np.asarray(value)
 
 
 def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
@@ -194,9 +224,9 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         ct = cotangent if isinstance(cotangent, Tensor) else Tensor._make(np.asarray(cotangent))
         grads = autograd_grad(value, tensors, ct, retain_graph=True, allow_unused=True,
                               materialize_grads=True)
-        return tuple(_like(p, g._data) for p, g in zip(primals, grads))
+        return tuple(_as_kind(_kind(p), g._data) for p, g in zip(primals, grads))
 
-    shown = _like(primals[0], value.detach()._data) if primals else value
+    shown = _as_kind(_kind(primals[0]), value.detach()._data) if primals else value
     return (shown, vjp_fn, out[1]) if has_aux else (shown, vjp_fn)
 
 

@@ -116,7 +116,15 @@ def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
                 call_args.append(p)
             else:
                 call_args.append(_proxy_tree(a, i, names[i], tracer, slots))
-        out = fn(*call_args)
+        try:
+            out = fn(*call_args)
+        except Exception as e:
+            if hasattr(e, "add_note") and not isinstance(e, TraceError):
+                src = getattr(tracer.builder.eqns[-1], "src", None) if tracer.builder.eqns \
+                    else None
+                last = f"; the last traced op was at {src} ({src.text})" if src else ""
+                e.add_note(f"while tracing {def_line(user_fn)} for {how}{last}")
+            raise
     if tracer.fail is not None:
         raise tracer.fail
     leaves, tree = flatten(out)
