@@ -94,8 +94,7 @@ class _Emitter:
         if isinstance(p, np.generic) and np.isfinite(p):
             return repr(p)
         if isinstance(p, slice):
-            return ":".join("" if s is None else self.literal(s)
-                            for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
+            return f"slice({self.literal(p.start)}, {self.literal(p.stop)}, {self.literal(p.step)})"
         if p is Ellipsis:
             return "..."
         if isinstance(p, tuple) and not _is_chain(p):
@@ -113,7 +112,13 @@ class _Emitter:
 
     def subscript(self, index: Any) -> str:
         parts = index if isinstance(index, tuple) else (index,)
-        return ", ".join("None" if p is None else self.literal(p) for p in parts) or "()"
+        return ", ".join(self._colon(p) if isinstance(p, slice) else self.literal(p)
+                         for p in parts) or "()"
+
+    def _colon(self, p: slice) -> str:
+        """``a:b:c`` for a slice inside a subscript."""
+        return ":".join("" if s is None else self.literal(s)
+                        for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
 
     # ------------------------------------------------------------ statements
     def expr(self, e: Any) -> str:
