@@ -104,6 +104,7 @@ def rnn(params: Arrays, data: Arrays) -> tuple[float, Arrays]:
 def logreg(params: Arrays, data: Arrays) -> tuple[float, Arrays]:
     """``mean(softplus(z) - y * z)`` with ``z = X @ w + b`` (binary cross-entropy with logits).
 
+    softplus(z) = max(z, 0) + log1p(exp(-|z|)) never overflows (np.logaddexp is ~4x slower).
     dL/dz = (sigmoid(z) - y) / n; sigmoid(z) = (1 + tanh(z / 2)) / 2 never overflows.
     """
     w, b = params
@@ -111,10 +112,14 @@ def logreg(params: Arrays, data: Arrays) -> tuple[float, Arrays]:
     n = X.shape[0]
     z = X @ w
     z += b
-    per_row = np.logaddexp(0, z)
-    per_row -= y * z
-    loss = per_row.mean()
-    dz = np.multiply(z, 0.5, out=per_row)       # reuse the buffer
+    t = np.abs(z)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    np.log1p(t, out=t)
+    t += np.maximum(z, 0)
+    t -= y * z
+    loss = t.mean()
+    dz = np.multiply(z, 0.5, out=t)             # reuse the buffer
     np.tanh(dz, out=dz)
     dz += 1
     dz *= 0.5

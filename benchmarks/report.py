@@ -24,6 +24,8 @@ TITLE = {w.name: w.title for w in WORKLOADS}
 def fmt_time(s: float | None) -> str:
     if s is None:
         return "-"
+    if s < 0:
+        return "-" + fmt_time(-s)
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if s >= scale:
             return f"{s / scale:.3g} {unit}"

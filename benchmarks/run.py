@@ -50,8 +50,8 @@ import report  # noqa: E402
 import timing  # noqa: E402
 import workloads  # noqa: E402
 
-FULL_BUDGET, QUICK_BUDGET = 40.0, 2.0       # seconds of timed calls per workload
-FULL_ROUNDS, QUICK_ROUNDS = 25, 5
+FULL_BUDGET, QUICK_BUDGET = 30.0, 2.0       # seconds of timed calls per workload
+FULL_ROUNDS, QUICK_ROUNDS = 41, 9
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

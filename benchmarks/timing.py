@@ -101,8 +101,10 @@ def interleaved(entries: dict[str, Entry], budget: float, rounds: int,
     """Median seconds per call of every ready entry, batches interleaved round by round.
 
     Each contender gets an equal share of ``budget``; a batch repeats the call enough times
-    to take about ``share / rounds`` seconds (at least once), and the order of contenders
-    rotates each round so drift in the machine hits them all alike.
+    to take about ``share / rounds`` seconds (at least once; the count follows the latest
+    estimate of the call's cost), and the contenders' order rotates each round so drift in
+    the machine hits them all alike. Past 1.5x the budget, no new round starts once three
+    are done.
     """
     ready = [(name, e) for name, e in entries.items() if e.status == "ok"]
     if not ready:
@@ -112,13 +114,15 @@ def interleaved(entries: dict[str, Entry], budget: float, rounds: int,
         for _ in range(warmup):
             e.prepared.step()
         estimate[name] = max(_per_call(e.prepared.step, 1), 1e-7)
-    share = budget / len(ready)
-    calls = {n: max(1, int(share / rounds / t)) for n, t in estimate.items()}
-    round_time = sum(calls[n] * estimate[n] for n, _ in ready)
-    rounds = max(3, min(rounds, int(budget / max(round_time, 1e-9))))
+    target = budget / len(ready) / rounds
+    t0 = time.perf_counter()
     for r in range(rounds):
+        if r >= 3 and time.perf_counter() - t0 > 1.5 * budget:
+            break
         for name, e in ready[r % len(ready):] + ready[:r % len(ready)]:
-            e.samples.append(_per_call(e.prepared.step, calls[name]))
-            e.calls += calls[name]
+            calls = max(1, int(target / estimate[name]))
+            e.samples.append(_per_call(e.prepared.step, calls))
+            e.calls += calls
+            estimate[name] = statistics.median(e.samples)
     for _, e in ready:
         e.median = statistics.median(e.samples)
