@@ -20,6 +20,8 @@ from pullback.compiler.naming import Namespace
 from pullback.ops import OPS
 from pullback.ops.registry import reduced_axes
 
+from .inplace import IntoOp
+
 # How each op prints. {0}, {1}... are the inputs; {name} a static parameter.
 TEMPLATES: dict[str, str] = {
     "add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}", "mul": "{0} * {1}",
@@ -124,8 +126,8 @@ class _Emitter:
     def expr(self, e: Any) -> str:
         args = [self.literal(a) for a in e.inputs]
         op = e.op
-        if op.name.endswith("_into"):
-            return f"np.{op.doc}({', '.join(args)}, out={args[0]})"
+        if isinstance(op, IntoOp):
+            return f"np.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
         if op.name == "sum_to":
             return self._sum_to(e, args[0])
         if op.name == "expand":
@@ -193,7 +195,7 @@ def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
             prev_comment = c
         rhs = em.expr(e)
         if _reuses_name(e):  # the result lives on in its input's buffer and name
-            em.names[e.out.id] = em.literal(e.inputs[0])
+            em.names[e.out.id] = em.literal(e.inputs[e.op.out_arg])
             body.append(rhs)
         else:
             body.append(f"{em.name(e.out)} = {rhs}")
@@ -222,7 +224,7 @@ def _uniq(xs: tuple) -> list:
 
 
 def _reuses_name(e: Any) -> bool:
-    return e.op.name.endswith("_into") and e.out.name is None
+    return isinstance(e.op, IntoOp) and e.out.name is None
 
 
 def _last_uses(graph: Graph) -> dict:
@@ -238,7 +240,7 @@ def _last_uses(graph: Graph) -> dict:
     # an unnamed _into result lives on under its input's name
     for i, e in reversed(list(enumerate(graph.eqns))):
         if _reuses_name(e):
-            a = e.inputs[0]
+            a = e.inputs[e.op.out_arg]
             last[a.id] = max(last.get(a.id, i), last.get(e.out.id, i))
     return last
 

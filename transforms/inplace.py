@@ -1,8 +1,10 @@
-"""inplace: write a ufunc's result into a dead input buffer the backward owns.
+"""inplace: write a ufunc's result into a dead input buffer the function owns.
 
-``g2 = g1 * t`` becomes ``np.multiply(g1, t, out=g1)`` when ``g1`` was made by the
-backward itself (not a view, not a saved or input value), is not read afterwards,
-and has the result's shape and dtype. This removes an allocation per statement.
+``g2 = g1 * t`` becomes ``np.multiply(g1, t, out=g1)`` (and ``1 - d`` becomes
+``np.subtract(1, d, out=d)``) when that input was made by the function itself (not
+an argument, not a view, not a value something took a view of), is not read
+afterwards, and has the result's shape and dtype. numpy allows ``out`` to alias
+any input of a ufunc. This removes an allocation per statement.
 """
 
 from __future__ import annotations
@@ -10,21 +12,27 @@ from __future__ import annotations
 import numpy as np
 
 from pullback.compiler.ir import Eqn, Graph, Var
+from pullback.ops import OPS
 from pullback.ops.registry import OpDef
 
 _VIEWISH = {"reshape", "view_chain", "expand", "squeeze", "unsqueeze", "select", "slice"}
-_COMMUTATIVE = {"add", "mul", "maximum", "minimum"}
-_INTO: dict[str, OpDef] = {}
+_INTO: dict[tuple, IntoOp] = {}
 
 
-def into_op(op: OpDef) -> OpDef:
-    """The out= form of a ufunc op (codegen-only; not in the op table)."""
-    v = _INTO.get(op.name)
+class IntoOp(OpDef):
+    """The out= form of a ufunc op, writing into input ``out_arg`` (codegen-only;
+    not in the op table)."""
+
+    __slots__ = ("ufunc", "out_arg")
+
+
+def into_op(op: OpDef, k: int) -> IntoOp:
+    v = _INTO.get((op.name, k))
     if v is None:
         ufunc = op.forward
-        v = _INTO[op.name] = OpDef(op.name + "_into", lambda *a: ufunc(*a, out=a[0]),
-                                   None, None, None, False)
-        v.doc = ufunc.__name__
+        v = _INTO[op.name, k] = IntoOp(f"{op.name}_into", lambda *a: ufunc(*a, out=a[k]),
+                                       None, None, None, False)
+        v.ufunc, v.out_arg = ufunc, k
     return v
 
 
@@ -34,13 +42,15 @@ _FRESH = {"sum_dim", "mean_dim", "mm", "bmm", "mv", "addmm", "cast", "index_back
 
 def _owned(e: Eqn) -> bool:
     """Whether the equation's result is a fresh array nothing else refers to."""
+    if e.op.name == "expand" and e.inputs[0].shape == ():
+        return e.out.shape != ()  # codegen fills a new array from a scalar
     if e.op.is_view or e.out.shape == ():
         return False
-    return isinstance(e.op.forward, np.ufunc) or e.op.name in _FRESH or e.op.name.endswith("_into")
+    return isinstance(e.op.forward, np.ufunc) or e.op.name in _FRESH or isinstance(e.op, IntoOp)
 
 
-def inplace(graph: Graph, owned_from: int = 0) -> Graph:
-    """Rewrite eligible ufunc equations at index >= ``owned_from`` (the backward part)."""
+def inplace(graph: Graph) -> Graph:
+    """Rewrite every eligible ufunc equation to write into a dead input."""
     last_use: dict[int, int] = {}
     for i, e in enumerate(graph.eqns):
         for a in e.inputs:
@@ -52,20 +62,19 @@ def inplace(graph: Graph, owned_from: int = 0) -> Graph:
     # a buffer something takes a view of is shared from then on: never written into
     viewed = {a.id for e in graph.eqns if e.op.is_view or e.op.name in _VIEWISH
               for a in e.inputs if isinstance(a, Var)}
-    owner = {e.out.id: e for e in graph.eqns[owned_from:] if _owned(e) and e.out.id not in viewed}
-    eqns = list(graph.eqns)
-    for i in range(owned_from, len(eqns)):
+    owner = {e.out.id: e for e in graph.eqns if _owned(e) and e.out.id not in viewed}
+    # 1 - d is rsub(d, 1): as sub(1, d) it is the ufunc np.subtract
+    eqns = [Eqn(OPS["sub"], e.inputs[::-1], e.out, e.params, e.src, e.block)
+            if e.op.name == "rsub" else e for e in graph.eqns]
+    for i in range(len(eqns)):
         e = eqns[i]
         if not isinstance(e.op.forward, np.ufunc) or e.op.forward.nout != 1:
             continue
-        order = range(len(e.inputs)) if e.op.name in _COMMUTATIVE else range(1)
-        for k in order:
-            a = e.inputs[k]
+        for k, a in enumerate(e.inputs):
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i
                     and a.shape == e.out.shape and a.dtype == e.out.dtype
                     and sum(x is a for x in e.inputs) == 1):
-                inputs = (a,) + tuple(x for j, x in enumerate(e.inputs) if j != k)
-                eqns[i] = Eqn(into_op(e.op), inputs, e.out, e.params, e.src, e.block)
+                eqns[i] = Eqn(into_op(e.op, k), e.inputs, e.out, e.params, e.src, e.block)
                 owner[e.out.id] = eqns[i]
                 break
     return graph.replace(eqns=eqns)

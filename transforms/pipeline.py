@@ -75,7 +75,7 @@ def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     if CHECK_IR[0]:
         verify(fwd)
         verify(bwd)
-    return Split(run(fwd, dce), run(bwd, inplace), res)
+    return Split(run(fwd, dce, inplace), run(bwd, inplace), res)
 
 
 def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
@@ -98,10 +98,7 @@ def codegen(graph: Graph, name: str, env: dict | None = None) -> Module:
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """One graph computing the value and the gradients (pb.grad / value_and_grad)."""
-    joint = joint_graph(forward, wrt, seeds)
-    first_bwd = next((i for i, e in enumerate(joint.eqns) if e.block is not None),
-                     len(joint.eqns))
-    return unique_names(run(joint, lambda g: inplace(g, owned_from=first_bwd)))
+    return unique_names(run(joint_graph(forward, wrt, seeds), inplace))
 
 
 __all__ = ["run", "simplify", "joint_graph", "split_joint", "backward_for", "codegen",
