@@ -202,7 +202,7 @@ def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
         for k in em.guards.get(e.out.id, ()):
             body.append(f"guard({k}, {em.name(e.out)})")
         dead = [em.name(a) for a in _uniq(e.inputs)
-                if a.id not in input_ids and last.get(a.id) == i]
+                if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
         if dead:
             body.append("del " + ", ".join(dead))
     outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
@@ -221,6 +221,14 @@ def _uniq(xs: tuple) -> list:
         if isinstance(x, Var) and all(x is not y for y in out):
             out.append(x)
     return out
+
+
+#: values smaller than this are not released early: a ``del`` costs more than it saves
+FREE_BYTES = 4096
+
+
+def _worth_freeing(v: Var) -> bool:
+    return int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize >= FREE_BYTES
 
 
 def _reuses_name(e: Any) -> bool:

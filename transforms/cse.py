@@ -32,13 +32,24 @@ def _key(x: Any) -> Any:
 IMPURE = {"uniform", "normal", "integers"}
 
 
+def _params_key(params: dict) -> Any:
+    """Most params are ints and tuples: hash them as they are; else build a key."""
+    items = tuple(params.items())
+    try:
+        hash(items)
+        return items
+    except TypeError:
+        return _key(params)
+
+
 def cse(graph: Graph) -> Graph:
     seen: dict = {}
     rename: dict[int, Var] = {}
     eqns = []
     for e in graph.eqns:
         inputs = tuple(rename.get(a.id, a) if isinstance(a, Var) else a for a in e.inputs)
-        key = (e.op.name, _key(inputs), _key(e.params))
+        key = (e.op.name, tuple(a.id if isinstance(a, Var) else _key(a) for a in inputs),
+               _params_key(e.params))
         prev = None if e.op.name in IMPURE else seen.get(key)
         if prev is not None:
             rename[e.out.id] = prev

@@ -1,7 +1,7 @@
 """The compiler's passes, in the order they run. Read this file to see the pipeline.
 
     traced forward IR
-      -> cse, dce                      simplify what the program recorded
+      -> dce                           drop what no output needs
       -> adjoint                       append backward equations (VJP rules on IR values)
       -> cse, dce                      share work between forward and backward, drop unused
       -> split                         (compile) forward + backward, residuals = saved values
@@ -44,7 +44,7 @@ def simplify(graph: Graph) -> Graph:
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """forward -> forward + backward in one graph (outputs: values, then grads)."""
-    joint = adjoint(unique_names(simplify(forward)), wrt, seeds)
+    joint = adjoint(unique_names(run(forward, dce)), wrt, seeds)
     if CHECK_IR[0]:
         verify(joint)
     return simplify(joint)

@@ -13,6 +13,7 @@ import re
 
 #: names the generated module binds itself; user names never shadow them
 RESERVED = {"np", "ops", "guard", "saved", "grads", "consts"}
+_BUILTINS = frozenset(dir(builtins))
 GRAD_PREFIX = "g_"  # the gradient of ``x`` is ``g_x``
 TEMP_PREFIX = "t"  # values without a user name: t0, t1, ...
 
@@ -42,9 +43,11 @@ class Namespace:
 
 
 def sanitize(hint: str) -> str:
+    if hint.isidentifier() and hint not in _BUILTINS and not keyword.iskeyword(hint):
+        return hint
     name = re.sub(r"\W", "_", hint)
     if not name or name[0].isdigit():
         name = "v_" + name
-    if keyword.iskeyword(name) or name in dir(builtins):
+    if keyword.iskeyword(name) or name in _BUILTINS:
         name += "_"
     return name

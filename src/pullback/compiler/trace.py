@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .ir import Graph
 from .tracer import Guard, TraceError, Tracer, def_line
@@ -107,7 +108,8 @@ def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots = [], []
-    with tracer:
+    # recorded under no_grad: the tracer sees every op, and no eager graph is built
+    with tracer, no_grad():
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 p = proxy(a, i in grad_args)

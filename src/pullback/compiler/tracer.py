@@ -8,6 +8,7 @@ failed guard sends the call back to be traced again.
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 from dataclasses import dataclass
@@ -61,13 +62,21 @@ def user_frame() -> Any:
     return f
 
 
+_LINES: dict[tuple, SourceLine] = {}
+
+
 def source_of(frame: Any) -> SourceLine | None:
     if frame is None:
         return None
-    import linecache
     code = frame.f_code
-    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    return SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
+    key = (code, frame.f_lineno)
+    line = _LINES.get(key)
+    if line is None:
+        if len(_LINES) > 100_000:
+            _LINES.clear()
+        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        line = _LINES[key] = SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
+    return line
 
 
 class Tracer:
