@@ -22,6 +22,18 @@ def _index(idx: Any) -> Any:
     return idx
 
 
+def _whole(idx: Any, shp: tuple) -> bool:
+    """Whether an index selects the whole tensor by full slices (``x[:]``, ``x[...]``)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    dims = [p for p in parts if p is not Ellipsis]
+    if len(dims) > len(shp) or len(parts) - len(dims) > 1:
+        return False
+    for p, n in zip(dims, shp):
+        if not isinstance(p, slice) or p.indices(n) != (0, n, 1):
+            return False
+    return True
+
+
 def _inplace(name: str) -> Any:
     """``t.<name>_(other)``: the op ``name`` written into ``t``."""
     op = OPS[name]
@@ -112,12 +124,23 @@ class TensorMethods:
     def __invert__(self):
         return math.logical_not(self)
 
+    # numpy's protocols: numpy functions on Tensors run pullback ops (numpy_interop.py)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_interop import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_interop import array_function
+        return array_function(func, types, args, kwargs)
+
     def __getitem__(self, idx):
         return api.getitem(self, _index(idx))
 
     def __setitem__(self, idx, value):
         idx = _index(idx)
-        if shape.basic_index_kind(idx) is not None:
+        if _whole(idx, self.shape):  # torch writes into the tensor itself, not a view
+            apply_inplace(shape.copy, (self, value), {})
+        elif shape.basic_index_kind(idx) is not None:
             apply_inplace(shape.copy, (api.getitem(self, idx), value), {})
         else:
             apply_inplace(shape.index_put, (self, value), {"index": idx})

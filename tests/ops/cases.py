@@ -25,6 +25,7 @@ import numpy as np
 
 from pullback.ops import OPS
 from pullback.ops import shape as S
+from pullback.ops.random import manual_seed
 
 DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int")
 
@@ -97,10 +98,12 @@ class Case:
     fd: bool = True            # finite differences are valid (inputs off any kink)
     second_order: bool = True  # check grad of (grad . v) against finite differences
     torch_name: bool = True    # torch's expression names its node like the op
+    reference: Callable | None = None  # numpy's result, for ops torch cannot reproduce
+    rng_seed: int | None = None  # seed pullback's generator with this before the call
 
     @property
     def id(self) -> str:
-        parts = [",".join(repr(a) for a in self.args)]
+        parts = [",".join(repr(a) for a in self.args)] if self.args else []
         parts += [f"{k}={_short(v)}" for k, v in self.params.items() if _short(v) is not None]
         return "-".join([self.op] + parts + ([self.tag] if self.tag else []))
 
@@ -129,6 +132,8 @@ class Case:
 
     def fn(self, *values: Any) -> Any:
         """The op on these input values (numpy arrays, Tensors or IR values)."""
+        if self.rng_seed is not None:
+            manual_seed(self.rng_seed)
         return OPS[self.op](*self.full_args(values), **self.params)
 
 
@@ -275,6 +280,8 @@ MATH_CASES = [
     _c("mul", R34, 2.0, torch=lambda T, x: x * 2.0),
     *_binary("div", lambda T, x, y: T.div(x, y), second="away"),
     _c("div", R34, 2.0, torch=lambda T, x: x / 2.0),
+    _c("reciprocal", A((3, 4), "away"), torch=lambda T, x: x.reciprocal()),
+    _c("reciprocal", A(()), torch=lambda T, x: x.reciprocal()),
     _c("neg", R34, torch=lambda T, x: -x),
     _c("neg", A(()), torch=lambda T, x: -x),
     _c("pow_scalar", R34, p={"exponent": 2.0}, torch=lambda T, x: x ** 2.0),
@@ -402,8 +409,18 @@ FORWARD_ONLY_CASES = [
        torch=lambda T, t: T.nn.functional.one_hot(t, 3).float()),
 ]
 
+F32 = np.dtype(np.float32)
+RANDOM_CASES = [
+    _c("uniform", p={"shape": (3, 4), "dtype": F32}, rng_seed=7,
+       reference=lambda: np.random.default_rng(7).random((3, 4)).astype(F32)),
+    _c("normal", p={"shape": (2, 3), "dtype": F32}, rng_seed=7,
+       reference=lambda: np.random.default_rng(7).standard_normal((2, 3)).astype(F32)),
+    _c("integers", p={"low": 2, "high": 9, "shape": (5,), "dtype": np.dtype(np.int64)},
+       rng_seed=7, reference=lambda: np.random.default_rng(7).integers(2, 9, size=(5,))),
+]
+
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES
-                     + FORWARD_ONLY_CASES)
+                     + FORWARD_ONLY_CASES + RANDOM_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

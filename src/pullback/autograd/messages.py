@@ -29,6 +29,10 @@ BATCHED_SHAPE = (
 BATCHED_NEEDS_DIM = ("is_grads_batched=True: every grad_output needs a leading batch "
                      "dimension (got a 0-dim or missing grad_output)")
 COUNT_MISMATCH = "got {n} tensors and {m} gradients"
+EMPTY_GRAD_INPUTS = "`inputs` argument to `grad()` cannot be empty."
+COMPLEX_SEED_DTYPE = (
+    "For complex Tensors, both grad_output and output are required to have the same dtype. "
+    "Mismatch in dtype: grad_output[{i}] has a dtype of {g} and output[{i}] has a dtype of {o}.")
 EMPTY_INPUTS = "`inputs` argument to `backward()` cannot be empty."
 UNUSED_INPUT = ("The differentiated Tensor at index {i} appears to not have been used in the "
                 "graph. Set allow_unused=True if this is the desired behavior.")
@@ -62,11 +66,19 @@ GRAD_TYPE = "assigned grad expected to be a Tensor or None but got grad of type 
 RETAIN_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
 POST_ACC_NONLEAF = "post accumulate grad hooks cannot be registered on non-leaf tensors"
+HOOK_NOT_TENSOR = "expected Variable, but hook returned '{typ}'"
+HOOK_NOT_TUPLE = "expected tuple, but hook returned '{typ}'"
+HOOK_COUNT = ("hook '{name}' has returned an incorrect number of values (got {got}, but "
+              "expected {expected})")
 HOOK_SIZE = "hook '{name}' has changed the size of value"
 HOOK_TYPE = "hook '{name}' has changed the type of value (was {was} got {got})"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an in-place "
                      "operation.")
+NUMPY_NOT_DIFFERENTIABLE = (
+    "numpy.{name} is not differentiable in pullback yet, and one of its arguments requires "
+    "grad. Call it on tensor.detach() or under pullback.no_grad() if no gradient should flow "
+    "through it")
 OUT_REQUIRES_GRAD = ("{op}(): functions with out=... arguments don't support automatic "
                      "differentiation, but one of the arguments requires grad.")
 NO_GRAD_VIEW_INPLACE = (
@@ -75,6 +87,12 @@ NO_GRAD_VIEW_INPLACE = (
     "your code by moving both the view and the inplace either both inside the no_grad block "
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
     "be tracked).")
+NO_GRAD_VIEW_BASE_MODIFIED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
 MULTI_VIEW_INPLACE = (
     "Output {i} of {op} is a view and is being modified inplace. This view is the output of a "
     "function that returns multiple views. Such functions do not allow the output views to be "
@@ -124,7 +142,7 @@ def node_short_name(node: Any) -> str:
 def modified_inplace(data: Any, version: int, expected: int, grad_fn: Any) -> str:
     """The saved-value version error. A saved input names the tensor's current grad_fn;
     a saved output names the node that saved it (as torch 2.13 does)."""
-    which = "" if grad_fn is None else f", which is output 0 of {node_short_name(grad_fn)}"
+    which = "" if grad_fn is None else f", which is output 0 of {node_short_name(grad_fn)},"
     return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{legacy_type(data.dtype)} {size_str(data.shape)}]{which}, "
+            f"inplace operation: [{legacy_type(data.dtype)} {size_str(data.shape)}]{which} "
             f"is at version {version}; expected version {expected} instead. {ANOMALY_HINT}")

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from . import linalg, math, nn, shape
-from .registry import call
 
 _max = builtins.max
 return_types_max = namedtuple("max", ["values", "indices"])
@@ -73,7 +72,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = to_dtype(input, dtype)
-    if not np.dtype(_np_dtype(input)).kind in "fc":
+    if np.dtype(_np_dtype(input)).kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_dtype_name(input)}")

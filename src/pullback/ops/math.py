@@ -29,8 +29,8 @@ reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
 neg = defop("neg", np.negative, "NegBackward0",
             vjp=(lambda g, out, x: -g,))
 pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "PowBackward0",
-                   vjp=(lambda g, out, x, exponent:
-                        g * exponent * x ** (exponent - 1) if exponent != 0 else g * 0,),
+                   vjp=(lambda g, out, x, exponent: zeros_like(g) if exponent == 0
+                        else g * exponent * x ** (exponent - 1),),
                    uses=("x",))
 pow = defop("pow", np.power, "PowBackward1",
             vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
