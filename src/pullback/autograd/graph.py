@@ -152,9 +152,15 @@ class SavedTensor:
     def unpack(self, create_graph: bool) -> Any:
         t = self.tensor
         if t._vc.value != self.version:
-            raise RuntimeError(messages.modified_inplace(
-                t._data, t._vc.value, self.version, t._grad_fn))
+            SavedTensor.check(t, self.version)
         return t if create_graph else t._data
+
+    @staticmethod
+    def check(t: Any, version: int) -> None:
+        """Raise torch's error if ``t`` was modified in place since ``version``."""
+        if t._vc.value != version:
+            raise RuntimeError(messages.modified_inplace(
+                t._data, t._vc.value, version, t._grad_fn))
 
 
 class SavedOutput:
@@ -265,7 +271,7 @@ def fit_to(g: Any, like: Any) -> Any:
         return g
     if type(shape) is not tuple:
         shape = tuple(shape)
-    if np.shape(g) != shape:
+    if getattr(g, "shape", ()) != shape:
         g = sum_to(g, shape=shape)
     dtype = like.dtype
     if hasattr(dtype, "np"):
@@ -307,25 +313,27 @@ class AccumulateGrad(Node):
 
 
 def accumulate(t: Any, g: Any, create_graph: bool) -> None:
-    """``t.grad += g``: in place normally, out of place under create_graph."""
+    """``t.grad += g`` as torch's AccumulateGrad does it: the first gradient is copied
+    (under create_graph through a differentiable copy, CopyBackwards); later ones are
+    added in place, or out of place under create_graph."""
     from ..tensor import Tensor
-    if isinstance(g, Tensor):
-        if t._grad is None:
-            t._grad = g if create_graph else Tensor._make(np.array(g._data))
-        elif create_graph:
-            t._grad = t._grad + g
+    old = t._grad
+    if create_graph:
+        if not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g))
+        if old is None:
+            from ..ops.shape import copy
+            t._grad = copy(Tensor._make(np.empty_like(t._data)), g)
+            t._grad._vc.value = 1  # torch writes it with copy_
         else:
-            t._grad._data += g._data
-            t._grad._vc.value += 1
+            t._grad = old + g
         return
-    if t._grad is None:
-        t._grad = Tensor._make(np.array(g, dtype=t._data.dtype))
+    data = g._data if isinstance(g, Tensor) else g
+    if old is None:
+        t._grad = Tensor._make(np.array(data, dtype=t._data.dtype))
     else:
-        if t._grad._grad_fn is not None:  # a grad made under create_graph: keep its graph
-            t._grad = t._grad + Tensor._make(np.asarray(g))
-        else:
-            np.add(t._grad._data, g, out=t._grad._data, casting="unsafe")
-            t._grad._vc.value += 1
+        np.add(old._data, data, out=old._data, casting="unsafe")
+        old._vc.value += 1
 
 
 #: torch's argument names for ``_saved_<name>`` where they are not (self, other)
@@ -334,12 +342,14 @@ _TORCH_ARG_NAMES = {"mm": ("self", "mat2"), "mv": ("self", "vec"), "dot": ("self
                     "addmm": ("self", "mat1", "mat2"), "bmm": ("self", "mat2")}
 
 _node_classes: dict[str, type] = {}
+#: name() of nodes torch implements in C++ by hand (their type name is the short one)
+_QUALNAMES = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
 def node_class(name: str, base: type = OpNode) -> type:
     """The Node subclass named ``name`` (``MulBackward0``...), made once."""
     cls = _node_classes.get(name)
     if cls is None:
-        cls = type(name, (base,), {"__slots__": ()})
+        cls = type(name, (base,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
         _node_classes[name] = cls
     return cls

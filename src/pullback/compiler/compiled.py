@@ -59,6 +59,15 @@ class Variant:
     joint: Any = None
     backwards: dict = field(default_factory=dict)  # needs mask -> Module
 
+    def __post_init__(self) -> None:
+        tr = self.traced
+        self.wrt_set = frozenset(self.wrt)
+        self.simple = False  # set by build_variant: every argument is a top-level tensor
+        self.n_args = len(tr.arg_slots)
+        saved = {v.id for v in self.split.residuals} if self.split is not None else set()
+        # inputs the backward reads: their versions are checked like eager saved tensors
+        self.checked = tuple(k for k, v in enumerate(tr.graph.inputs) if v.id in saved)
+
     def check_captures(self) -> bool:
         return all(t._data.shape == v.shape for t, v in zip(
             self.traced.captures, self.traced.graph.inputs[len(self.traced.arg_slots):]))
@@ -77,6 +86,12 @@ def _ident(name: str) -> str:
 
 
 def build_variant(fn: Callable, args: tuple) -> Variant:
+    variant = _build_variant(fn, args)
+    variant.simple = [s for s in variant.traced.arg_slots] == [(i, ()) for i in range(len(args))]
+    return variant
+
+
+def _build_variant(fn: Callable, args: tuple) -> Variant:
     grad_on = STATE.grad_enabled
     grad_args = {i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad}
     traced = trace_call(fn, args, grad_args if grad_on else set(), "compile")
@@ -116,14 +131,15 @@ def strip_values(graph: Any) -> None:
 class CompiledNode(Node):
     """The grad_fn of a compiled region's outputs (torch.compile's name)."""
 
-    __slots__ = ("variant", "residuals", "saved_inputs", "n_out")
+    __slots__ = ("variant", "residuals", "inputs", "versions", "n_out")
     _qualname = None
 
     def __init__(self, variant: Variant, edges: tuple, residuals: tuple, inputs: list) -> None:
         Node.__init__(self, edges)
         self.variant = variant
         self.residuals = residuals
-        self.saved_inputs = [SavedTensor(t) if isinstance(t, Tensor) else t for t in inputs]
+        self.inputs = inputs
+        self.versions = tuple(inputs[k]._vc.value for k in variant.checked)
         self.n_out = variant.traced.n_outputs
 
     @property
@@ -133,8 +149,9 @@ class CompiledNode(Node):
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
-        inputs = [s.unpack(create_graph) if isinstance(s, SavedTensor) else s
-                  for s in self.saved_inputs]
+        inputs = self.inputs
+        for k, version in zip(self.variant.checked, self.versions):
+            SavedTensor.check(inputs[k], version)
         outs = self.variant.traced.graph.outputs
         floats = [(g, v) for g, v in zip(grads, outs) if v.dtype.kind in "fc"]
         present = tuple(g is not None for g, _ in floats)
@@ -205,16 +222,19 @@ class CompiledFunction:
         return variant
 
     def _run(self, variant: Variant, args: tuple) -> Any:
-        arrays = gather_inputs(variant.traced, args)
-        result = variant.forward.fn(*arrays)
         traced = variant.traced
+        if variant.simple:
+            inputs = [a if type(a) is Tensor else Tensor._make(np.asarray(a)) for a in args]
+            inputs += traced.captures
+        else:
+            inputs = _graph_input_tensors(traced, args)
+        result = variant.forward.fn(*[t._data for t in inputs])
         outs = result[:traced.n_outputs]
         if not variant.wrt:
             return unflatten(traced.out_tree, [Tensor._make(np.asarray(o)) for o in outs])
-        inputs = _graph_input_tensors(traced, args)
-        edges = tuple(grad_edge(t) if k in variant.wrt else (None, 0)
-                      for k, t in enumerate(inputs))
-        node = CompiledNode(variant, edges, tuple(result[traced.n_outputs:]), inputs)
+        wrt = variant.wrt_set
+        edges = tuple(grad_edge(t) if k in wrt else _NO_EDGE for k, t in enumerate(inputs))
+        node = CompiledNode(variant, edges, result[traced.n_outputs:], inputs)
         tensors = []
         for nr, o in enumerate(outs):
             o = np.asarray(o)
@@ -225,6 +245,9 @@ class CompiledFunction:
                 t = Tensor._make(o)
             tensors.append(t)
         return unflatten(traced.out_tree, tensors)
+
+
+_NO_EDGE = (None, 0)
 
 
 def _graph_input_tensors(traced: Traced, args: tuple) -> list:

@@ -54,6 +54,8 @@ def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
 
 
 def unflatten(tree: Any, leaves: list) -> Any:
+    if tree is None:
+        return leaves[0]
     it = iter(leaves)
 
     def build(tr: Any) -> Any:
