@@ -133,7 +133,9 @@ class _Emitter:
         if op.name == "expand":
             return self._expand(e, args[0])
         tpl = TEMPLATES.get(op.name)
-        params = {k: (self.subscript(v) if k == "index" and tpl else self.literal(v))
+        params = {k: (self.subscript(v) if k == "index" and tpl else
+                      self.literal(v[0] if k == "dim" and isinstance(v, tuple) and len(v) == 1
+                                   else v))
                   for k, v in e.params.items()}
         if tpl is not None:
             return tpl.format(*args, out_shape=self.literal(e.out.shape), **params)

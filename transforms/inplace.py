@@ -68,8 +68,9 @@ def inplace(graph: Graph) -> Graph:
             if e.op.name == "rsub" else e for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
-        if not isinstance(e.op.forward, np.ufunc) or e.op.forward.nout != 1:
-            continue
+        f = e.op.forward
+        if not isinstance(f, np.ufunc) or f.nout != 1 or f.signature is not None:
+            continue  # elementwise ufuncs only: not gufuncs such as matmul
         for k, a in enumerate(e.inputs):
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i
                     and a.shape == e.out.shape and a.dtype == e.out.dtype

@@ -380,6 +380,10 @@ NN_CASES = [
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
     *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
+    _c("take_rows", A((5, 3)), A((5,), "int"),
+       torch=lambda T, x, t: x[T.arange(5), t]),
+    _c("put_rows", A((5,)), A((5,), "int"), p={"num_classes": 3}, torch_name=False,
+       torch=lambda T, v, t: T.zeros(5, 3, dtype=v.dtype).index_put((T.arange(5), t), v)),
 ]
 
 _TIES34, _TIES4 = A((3, 4), "ties"), A((4,), "ties")

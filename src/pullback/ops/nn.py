@@ -9,13 +9,15 @@ from .registry import defop
 
 
 def _softmax(x, dim):
-    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-    return e / np.sum(e, axis=dim, keepdims=True)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    e /= e.sum(axis=dim, keepdims=True)
+    return e
 
 
 def _log_softmax(x, dim):
-    s = x - np.max(x, axis=dim, keepdims=True)
-    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+    s = x - x.max(axis=dim, keepdims=True)
+    s -= np.log(np.exp(s).sum(axis=dim, keepdims=True))
+    return s
 
 
 softmax = defop("softmax", _softmax, "SoftmaxBackward0",
@@ -30,9 +32,9 @@ log_softmax = defop("log_softmax", _log_softmax, "LogSoftmaxBackward0",
 
 def _reduce(v, reduction):
     if reduction == "mean":
-        return np.mean(v)
+        return v.mean()
     if reduction == "sum":
-        return np.sum(v)
+        return v.sum()
     return v
 
 
@@ -74,9 +76,12 @@ mse_loss = defop("mse_loss", lambda x, y, reduction: _reduce((x - y) ** 2, reduc
                  uses=("x y", "x y"))
 
 
+def _rows(target):
+    return np.arange(target.shape[0])
+
+
 def _nll(logp, target, reduction):
-    picked = -np.take_along_axis(logp, np.expand_dims(target, 1), axis=1).squeeze(1)
-    return _reduce(picked, reduction)
+    return _reduce(-logp[_rows(target), target], reduction)
 
 
 def _onehot(target, num_classes, dtype):
@@ -86,11 +91,24 @@ def _onehot(target, num_classes, dtype):
 one_hot = defop("one_hot", _onehot)
 
 
+def _put_rows(g, target, num_classes):
+    out = np.zeros((target.shape[0], num_classes), dtype=np.result_type(g))
+    out[_rows(target), target] = g
+    return out
+
+
+# x[i, target[i]] for every row, and its adjoint: scatter into zeros (each other's VJP)
+take_rows = defop("take_rows", lambda x, target: x[_rows(target), target], "IndexBackward0",
+                  vjp=(lambda g, out, x, target: put_rows(g, target, num_classes=x.shape[1]),
+                       None),
+                  uses=("target", ""))
+put_rows = defop("put_rows", _put_rows, "IndexPutBackward0",
+                 vjp=(lambda g, out, v, target, num_classes: take_rows(g, target), None),
+                 uses=("target", ""))
+
+
 def _nll_rule(g, out, logp, target, reduction):
-    if reduction == "none":
-        g = g.reshape(g.shape + (1,)) if hasattr(g, "reshape") else g
-    oh = one_hot(target, num_classes=logp.shape[1], dtype=logp.dtype)
-    return -g * oh * _scale(target.shape, reduction)
+    return put_rows(-g * _scale(target.shape, reduction), target, num_classes=logp.shape[1])
 
 
 nll_loss = defop("nll_loss", _nll, "NllLossBackward0",
