@@ -3,6 +3,7 @@
     traced forward IR
       -> dce                           drop what no output needs
       -> adjoint                       append backward equations (VJP rules on IR values)
+      -> peephole                      undo transposes of transposes, broadcast instead of fill
       -> cse, dce                      share work between forward and backward, drop unused
       -> split                         (compile) forward + backward, residuals = saved values
       -> inplace                       ufunc results into dead buffers the backward owns
@@ -25,6 +26,7 @@ from .codegen import Module, generate
 from .cse import cse
 from .dce import dce
 from .inplace import inplace
+from .peephole import peephole
 from .split import split
 
 CHECK_IR = [False]
@@ -47,7 +49,7 @@ def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     joint = adjoint(unique_names(run(forward, dce)), wrt, seeds)
     if CHECK_IR[0]:
         verify(joint)
-    return simplify(joint)
+    return run(joint, peephole, cse, dce)
 
 
 @dataclass

@@ -1,0 +1,64 @@
+"""peephole: local rewrites that remove work the VJP rules leave behind.
+
+- ``t(t(x))`` and a transpose of the same transpose are ``x``;
+- an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
+  another input already has that shape, takes ``s`` itself: numpy broadcasts it with
+  no filled array (the rules of sum and mean expand their gradient this way).
+"""
+
+from __future__ import annotations
+
+from pullback.compiler.ir import Eqn, Graph, Var
+
+_ELEMENTWISE = {"add", "sub", "mul", "div", "maximum", "minimum", "where", "pow"}
+
+
+def _undo_transpose(e: Eqn, made: dict) -> Var | None:
+    """x when ``e`` transposes back a transpose of x."""
+    a = e.inputs[0]
+    src = made.get(a.id) if isinstance(a, Var) else None
+    if src is None or src.op.name != e.op.name:
+        return None
+    if e.op.name == "t" or (e.op.name == "transpose" and src.params == e.params):
+        return src.inputs[0]
+    return None
+
+
+def _unexpand(e: Eqn, made: dict) -> tuple:
+    shape = e.out.shape
+    full = [isinstance(a, Var) and a.shape == shape and
+            (made.get(a.id) is None or made[a.id].op.name != "expand") for a in e.inputs]
+    if not any(full):
+        return e.inputs
+    inputs = []
+    for a in e.inputs:
+        src = made.get(a.id) if isinstance(a, Var) else None
+        if src is not None and src.op.name == "expand" and a.shape == shape \
+                and src.inputs[0].dtype == a.dtype:
+            a = src.inputs[0]
+        inputs.append(a)
+    return tuple(inputs)
+
+
+def peephole(graph: Graph) -> Graph:
+    made: dict[int, Eqn] = {}
+    alias: dict[int, Var] = {}
+    eqns = []
+    for e in graph.eqns:
+        if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
+            e = Eqn(e.op, tuple(alias.get(a.id, a) if isinstance(a, Var) else a
+                                for a in e.inputs), e.out, e.params, e.src, e.block)
+        if e.op.name in ("t", "transpose"):
+            x = _undo_transpose(e, made)
+            if x is not None:
+                alias[e.out.id] = x
+                continue
+        if e.op.name in _ELEMENTWISE:
+            inputs = _unexpand(e, made)
+            if any(a is not b for a, b in zip(inputs, e.inputs)):
+                e = Eqn(e.op, inputs, e.out, e.params, e.src, e.block)
+        made[e.out.id] = e
+        eqns.append(e)
+    outputs = [alias.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
+    guards = [alias.get(v.id, v) for v in graph.guards]
+    return graph.replace(eqns=eqns, outputs=outputs, guards=guards)
