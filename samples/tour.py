@@ -1,4 +1,4 @@
-"""Run every sample in order, each under a header: a tour of pullback's autograd.
+"""Run every sample in order, each under a header: a tour of pullback's autograd and compiler.
 
     python samples/tour.py            # all samples
     python samples/tour.py hooks      # only the samples whose name contains "hooks"

@@ -97,6 +97,24 @@ EXPECTED: dict[str, list[str]] = {
         "tensor([0., 0., 0.], grad_fn=<SigmoidBackward0>) 1",
         "which is output 0 of Sigmoid, is at version 1; expected version 0 instead.",
     ],
+    "20_compile_and_grad.py": [
+        "loss: tensor(0.2011, grad_fn=<CompiledFunctionBackward>)",
+        "cache: CacheInfo(hits=1, misses=1, recompiles=0, fallbacks=0, size=1)",
+        "b.grad: tensor([0.0193, 0.0828, 0.0758])", "same as eager: True True",
+        "MLP call 2: loss 1.6175, grad_fn CompiledFunctionBackward",
+        "cache: CacheInfo(hits=1, misses=1, recompiles=0, fallbacks=0, size=1)",
+        "MLP grads same as eager: True",
+        "seed example: 0.2011 ndarray ndarray same as .backward(): True True",
+        "value: 1.6175 float32",
+        "grads: [('ndarray', (6, 8)), ('ndarray', (8,)), ('ndarray', (8, 3)), ('ndarray', (3,))]",
+        "same as .backward(): True",
+        "{ lambda x:f32[5] w:f32[5,3] b:f32[3] y:f32[3] .",
+        "def seed_loss_forward(x, w, b, y):", "# 20_compile_and_grad.py:", ": z = x @ w + b",
+        "return t2, z, y, unsqueeze", "def seed_loss_backward(z, y, unsqueeze, g_out):",
+        "# grad of: loss = F.binary_cross_entropy_with_logits(z, y)", "return g_w, g_z",
+        "total 44 bytes in 3 values", "hidden       f32[4, 8]",
+        "total 400 bytes in 5 values",
+    ],
 }
 
 
@@ -139,3 +157,11 @@ def test_tour_runs_every_sample_under_a_header():
     assert "=== 08_hooks.py ===\nTensor hooks:" in proc.stdout
     assert "BinaryCrossEntropyWithLogitsBackward0" in proc.stdout
     assert proc.stdout.rstrip().endswith("all 2 samples ran")
+
+
+def test_tour_includes_the_compiler_samples():
+    proc = _run("tour.py", "compile")
+    assert proc.returncode == 0, proc.stderr
+    assert "=== 20_compile_and_grad.py ===\nCompiling a function:" in proc.stdout
+    assert "CompiledFunctionBackward" in proc.stdout
+    assert proc.stdout.rstrip().endswith("all 1 samples ran")
