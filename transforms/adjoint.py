@@ -26,7 +26,8 @@ def active_vars(graph: Graph, wrt: list) -> set:
     """Values that depend on a differentiated input through differentiable ops."""
     active = {v.id for v in wrt}
     for e in graph.eqns:
-        if e.op.differentiable and any(isinstance(a, Var) and a.id in active for a in e.inputs):
+        if e.op.differentiable and not e.nograd and any(
+                isinstance(a, Var) and a.id in active for a in e.inputs):
             active.add(e.out.id)
     return active
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.compiler.ir import Eqn, Graph, Var
+from pullback.compiler.ir import Graph, Var
 
 
 def _key(x: Any) -> Any:
@@ -55,7 +55,7 @@ def cse(graph: Graph) -> Graph:
             rename[e.out.id] = prev
             continue
         seen[key] = e.out
-        eqns.append(Eqn(e.op, inputs, e.out, e.params, e.src, e.block) if any(a is not b for a, b in zip(inputs, e.inputs))
+        eqns.append(e.replace(inputs=inputs) if any(a is not b for a, b in zip(inputs, e.inputs))
                     else e)
     outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
     guards = [rename.get(v.id, v) for v in graph.guards]

@@ -64,8 +64,8 @@ def inplace(graph: Graph) -> Graph:
               for a in e.inputs if isinstance(a, Var)}
     owner = {e.out.id: e for e in graph.eqns if _owned(e) and e.out.id not in viewed}
     # 1 - d is rsub(d, 1): as sub(1, d) it is the ufunc np.subtract
-    eqns = [Eqn(OPS["sub"], e.inputs[::-1], e.out, e.params, e.src, e.block)
-            if e.op.name == "rsub" else e for e in graph.eqns]
+    eqns = [e.replace(OPS["sub"], e.inputs[::-1]) if e.op.name == "rsub" else e
+            for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
         f = e.op.forward
@@ -75,7 +75,7 @@ def inplace(graph: Graph) -> Graph:
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i
                     and a.shape == e.out.shape and a.dtype == e.out.dtype
                     and sum(x is a for x in e.inputs) == 1):
-                eqns[i] = Eqn(into_op(e.op, k), e.inputs, e.out, e.params, e.src, e.block)
+                eqns[i] = e.replace(into_op(e.op, k))
                 owner[e.out.id] = eqns[i]
                 break
     return graph.replace(eqns=eqns)

@@ -46,8 +46,8 @@ def peephole(graph: Graph) -> Graph:
     eqns = []
     for e in graph.eqns:
         if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
-            e = Eqn(e.op, tuple(alias.get(a.id, a) if isinstance(a, Var) else a
-                                for a in e.inputs), e.out, e.params, e.src, e.block)
+            e = e.replace(inputs=tuple(alias.get(a.id, a) if isinstance(a, Var) else a
+                                       for a in e.inputs))
         if e.op.name in ("t", "transpose"):
             x = _undo_transpose(e, made)
             if x is not None:
@@ -56,7 +56,7 @@ def peephole(graph: Graph) -> Graph:
         if e.op.name in _ELEMENTWISE:
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
-                e = Eqn(e.op, inputs, e.out, e.params, e.src, e.block)
+                e = e.replace(inputs=inputs)
         made[e.out.id] = e
         eqns.append(e)
     outputs = [alias.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]

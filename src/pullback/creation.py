@@ -9,21 +9,29 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
-from .autograd import messages
-from .tensor import Tensor
-
-from .autograd import record
+from .autograd import messages, record
 from .ops import random
 from .ops.random import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
+from .tensor import Tensor, _notify_concrete
+
+
+def _check_flag(flag: Any, name: str | None) -> None:
+    """torch's argument parser refuses a requires_grad that is not a bool."""
+    if type(flag) is not bool and flag is not None:  # None means the default
+        name = name or sys._getframe(2).f_code.co_name
+        raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not "
+                        f"{type(flag).__name__}")
 
 
 def _random(op, requires_grad: bool, **params: Any) -> Tensor:
     """A random tensor made by an op, so compiled code draws anew on every call."""
+    _check_flag(requires_grad, None)
     t = record.apply(op, (), params)  # the Tensor path: compiled code records it
     if requires_grad:
         t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
@@ -34,6 +42,7 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """A fresh numpy array with torch's dtype defaults (Python floats -> float32)."""
     npd = dtypes.to_numpy_dtype(dtype)
     if isinstance(data, Tensor):
+        _notify_concrete(data, "tensor")  # a guard when traced: the copy is a constant
         return np.array(data._data, dtype=npd)
     if isinstance(data, np.ndarray):
         return np.array(data, dtype=npd)
@@ -55,7 +64,8 @@ def _flat(seq):
             yield s
 
 
-def _new(data: np.ndarray, requires_grad: bool) -> Tensor:
+def _new(data: np.ndarray, requires_grad: bool, name: str | None = None) -> Tensor:
+    _check_flag(requires_grad, name)
     t = Tensor._make(data)
     if requires_grad:
         t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
@@ -150,7 +160,7 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
 def _like(fn):
     def like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
-        return _new(fn(input._data.shape, npd), requires_grad)
+        return _new(fn(input._data.shape, npd), requires_grad, like.__name__)
     like.__name__ = fn.__name__ + "_like"
     return like
 

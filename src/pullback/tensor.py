@@ -20,8 +20,8 @@ import numpy as np
 
 from . import dtypes
 from .autograd import messages, record
-from .autograd.graph import HookDict, RemovableHandle
 from .autograd.grad_mode import STATE
+from .autograd.graph import HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply
 from .format import format_tensor
 from .ops.registry import dispatcher
@@ -30,8 +30,8 @@ from .tensor_methods import TensorMethods
 
 class Tensor(TensorMethods):
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
-                 "_view_chain", "_view_no_grad", "_retains_grad", "_hooks", "_post_acc_hooks",
-                 "_accumulator", "_is_inference", "__weakref__", "__dict__")
+                 "_view_chain", "_view_no_grad", "_view_version", "_retains_grad", "_hooks",
+                 "_post_acc_hooks", "_accumulator", "_is_inference", "__weakref__", "__dict__")
 
     _pb_dispatch = dispatcher(1)(apply)
     __array_priority__ = 1000
@@ -57,7 +57,10 @@ class Tensor(TensorMethods):
     @property
     def data(self) -> Tensor:
         """The same storage without autograd history or the version counter."""
-        return Tensor._make(self._data)
+        t = Tensor._make(self._data)
+        if record.TRACE_HOOKS:
+            _traced_detach(self, t)
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -117,7 +120,7 @@ class Tensor(TensorMethods):
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         _notify_concrete(self, "bool")
         return bool(self._data)
 
@@ -137,19 +140,33 @@ class Tensor(TensorMethods):
         return id(self)
 
     # --------------------------------------------------------------- autograd state
+    def _fresh(self) -> Any:
+        """This tensor's grad_fn, renewed first if it is a view whose base was
+        modified in place since (see record.refresh_view)."""
+        if self._base is not None and self._view_version != self._vc.value:
+            record.refresh_view(self)
+        return self._grad_fn
+
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            self._fresh()
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        if self._grad_fn is not None:
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if self._fresh() is not None:
             raise RuntimeError(messages.NONLEAF_REQUIRES_GRAD_OFF if not flag
                                else messages.NONLEAF_REQUIRES_GRAD)
         self._set_requires_grad(flag, messages.FLOAT_ONLY_SETTER)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if self._grad_fn is not None:
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {_type_name(requires_grad)}")
+        if self._fresh() is not None:
             if not requires_grad:
                 raise RuntimeError(messages.NONLEAF_REQUIRES_GRAD_OFF)
             return self
@@ -166,11 +183,11 @@ class Tensor(TensorMethods):
 
     @property
     def grad_fn(self) -> Any:
-        return self._grad_fn
+        return self._fresh()
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self._fresh() is None
 
     @property
     def output_nr(self) -> int:
@@ -182,7 +199,7 @@ class Tensor(TensorMethods):
 
     @property
     def grad(self) -> Tensor | None:
-        if self._grad_fn is not None and not self._retains_grad:
+        if self._fresh() is not None and not self._retains_grad:
             warnings.warn(messages.NONLEAF_GRAD_ACCESS, UserWarning, stacklevel=2)
         return self._grad
 
@@ -212,7 +229,8 @@ class Tensor(TensorMethods):
         raise AttributeError(messages.RETAINS_GRAD_READONLY)
 
     def retain_grad(self) -> None:
-        if not self._requires_grad:
+        _refuse_while_tracing("retain_grad()")
+        if not self.requires_grad:
             raise RuntimeError(messages.RETAIN_NO_GRAD)
         if self._grad_fn is None or self._retains_grad:
             return
@@ -230,7 +248,8 @@ class Tensor(TensorMethods):
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned
         tensor replaces the gradient."""
-        if not self._requires_grad:
+        _refuse_while_tracing("register_hook()")
+        if not self.requires_grad:
             raise RuntimeError(messages.HOOK_NO_GRAD)
         if self._grad_fn is None:
             if self._hooks is None:
@@ -240,7 +259,8 @@ class Tensor(TensorMethods):
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(tensor)`` runs on a leaf after its ``.grad`` was accumulated."""
-        if not self._requires_grad:
+        _refuse_while_tracing("register_post_accumulate_grad_hook()")
+        if not self.requires_grad:
             raise RuntimeError(messages.HOOK_NO_GRAD)
         if self._grad_fn is not None:
             raise RuntimeError(messages.POST_ACC_NONLEAF)
@@ -253,6 +273,8 @@ class Tensor(TensorMethods):
         """A leaf that shares storage and the version counter, with no history."""
         t = Tensor._make(self._data, vc=self._vc)
         t._is_inference = self._is_inference
+        if record.TRACE_HOOKS:
+            _traced_detach(self, t)
         return t
 
     def detach_(self) -> Tensor:
@@ -273,6 +295,12 @@ class Tensor(TensorMethods):
         return self._base is not None
 
 
+def _type_name(v: Any) -> str:
+    """How torch's argument parser names a Python value's type ('int', 'numpy.bool')."""
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
     t._data = data
     t._grad_fn = grad_fn
@@ -283,11 +311,27 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
     t._base = None
     t._view_chain = ()
     t._view_no_grad = False
+    t._view_version = 0
     t._retains_grad = False
     t._hooks = None
     t._post_acc_hooks = None
     t._accumulator = None
     t._is_inference = STATE.inference
+
+
+def _traced_detach(src: Tensor, t: Tensor) -> None:
+    """Tell the tracer that ``t`` is ``src`` with the gradient stopped."""
+    from .ops.shape import detach
+    for hook in record.TRACE_HOOKS:
+        hook(detach, (src,), {}, t)
+
+
+def _refuse_while_tracing(what: str) -> None:
+    """Hooks would not run in compiled code: refuse them inside a traced function."""
+    if record.TRACE_HOOKS:
+        raise RuntimeError(f"{what} inside a function being compiled is not supported: the "
+                           "generated backward would not run it. Register hooks on the "
+                           "compiled function's outputs or inputs instead.")
 
 
 #: callbacks told when a tensor's value becomes a Python value (the tracer's guards)

@@ -124,6 +124,32 @@ class TensorMethods:
     def __invert__(self):
         return math.logical_not(self)
 
+    # ------------------------------------------------------------- comparisons
+    def eq(self, other):
+        return math.eq(self, other)
+
+    def ne(self, other):
+        return math.ne(self, other)
+
+    def gt(self, other):
+        return math.gt(self, other)
+
+    def ge(self, other):
+        return math.ge(self, other)
+
+    def lt(self, other):
+        return math.lt(self, other)
+
+    def le(self, other):
+        return math.le(self, other)
+
+    def all(self, dim=None, keepdim=False):
+        """True where no element is zero (composed: no element of ``not x`` is true)."""
+        return math.eq(api.sum(math.logical_not(self), dim, keepdim), 0)
+
+    def any(self, dim=None, keepdim=False):
+        return math.ne(api.sum(math.ne(self, 0), dim, keepdim), 0)
+
     # numpy's protocols: numpy functions on Tensors run pullback ops (numpy_interop.py)
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from .numpy_interop import array_ufunc

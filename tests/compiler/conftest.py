@@ -1,7 +1,6 @@
 """Compiler tests run with the IR verifier after every pass."""
 
 import pytest
-
 from pullback.transforms import pipeline
 
 

@@ -389,6 +389,7 @@ NN_CASES = [
 _TIES34, _TIES4 = A((3, 4), "ties"), A((4,), "ties")
 FORWARD_ONLY_CASES = [
     _c("zeros_like", R34, torch=lambda T, x: T.zeros_like(x)),
+    _c("detach", R34, torch=lambda T, x: x.detach()),
     *[_c(op, _TIES34, _TIES4, torch=lambda T, x, y, op=op: getattr(T, op)(x, y))
       for op in ("gt", "ge", "lt", "le", "eq", "ne")],
     _c("gt", R34, 0.5, torch=lambda T, x: x > 0.5),

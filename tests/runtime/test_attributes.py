@@ -63,8 +63,8 @@ def test_propagation(both):
         w = T.ones(2, 2, requires_grad=True)
         a = x + y
         b = a + w
-        return (a, b, (w > 0), w.argmax(), w * 0, w.long(), (w == w), w.sum().item(), w.double(), w.float() is w,
-                w.to(T.float32) is w)
+        return (a, b, (w > 0), w.argmax(), w * 0, w.long(), (w == w), w.sum().item(),
+                w.double(), w.float() is w, w.to(T.float32) is w)
     both.same(snippet)
 
 
@@ -142,8 +142,8 @@ def test_non_leaf_grad_warns_every_access(both):
         y = x * 2
         y.sum().backward()
         got = [y.grad, y.grad]
-        T.ones(2).grad  # plain tensor: no warning
-        x.grad  # leaf: no warning
+        got.append(T.ones(2).grad)  # plain tensor: no warning
+        got.append(x.grad)  # leaf: no warning
         y.retain_grad()
         got.append(y.grad)  # retained: no warning
         return got
@@ -356,4 +356,25 @@ def test_output_nr_and_version_attributes(both):
         x = T.tensor([1., 2., 3., 4.], requires_grad=True)
         a, b = x.view(2, 2).max(1)
         return x._version, a.output_nr, b.output_nr, (x * 2).output_nr
+    both.same(snippet)
+
+
+@pytest.mark.parametrize("factory", [
+    lambda T: T.ones(2, requires_grad=1),
+    lambda T: T.tensor([1.], requires_grad=1),
+    lambda T: T.zeros_like(T.ones(2), requires_grad=1),
+    lambda T: T.full((2,), 1., requires_grad="yes"),
+])
+def test_factory_requires_grad_must_be_bool(both, factory):
+    both.raises(factory, exc=TypeError)
+    both.raises(lambda T: T.randn(2, requires_grad=1), r"^randn\(\)", exc=TypeError)
+    both.same(lambda T: T.zeros(2, requires_grad=None))
+
+
+def test_comparison_methods_do_not_require_grad(both):
+    def snippet(T):
+        x = T.tensor([[1., 2.], [0., 4.]], requires_grad=True)
+        y = x.detach()
+        return (x.eq(y), x.ne(y), x.gt(1), x.ge(1), x.lt(2), x.le(2), x.eq(y).all(),
+                x.all(), x.any(), x.all(1), x.any(0, keepdim=True), (x * 0).any())
     both.same(snippet)

@@ -424,3 +424,36 @@ def test_leaf_used_as_root(both):
         x.backward(T.tensor(3.))
         return x.grad
     both.same(snippet)
+
+
+def test_only_nodes_that_ran_are_freed(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        w = T.tensor([3., 4.], requires_grad=True)
+        y = (x.exp() + w.exp()).sum()
+        y.backward(inputs=[x])
+        y.backward(inputs=[w])  # w's exp did not run the first time: still has its values
+        return x.grad, w.grad
+    both.same(snippet)
+
+    def again(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        w = T.tensor([3., 4.], requires_grad=True)
+        y = (x.exp() + w.exp()).sum()
+        y.backward(inputs=[x])
+        y.backward(inputs=[x])
+    both.raises(again, SECOND_TIME)
+
+
+def test_failed_backward_frees_what_ran(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        a = x.exp()
+        c = a.sin() * 2
+        a.add_(0)
+        try:
+            c.sum().backward()
+        except RuntimeError:
+            pass
+        c.sum().backward()
+    both.raises(snippet, SECOND_TIME)

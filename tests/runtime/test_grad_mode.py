@@ -289,3 +289,109 @@ def test_backward_inside_no_grad_and_create_graph(both):
             inside = T.is_grad_enabled()
         return g, inside
     both.same(snippet)
+
+
+def test_generator_send_and_throw_keep_mode(both):
+    def snippet(T):
+        @T.no_grad()
+        def gen():
+            x = yield T.is_grad_enabled()
+            out = [x]
+            try:
+                yield T.is_grad_enabled()
+            except KeyError:
+                out.append(("caught", T.is_grad_enabled()))
+                yield T.is_grad_enabled()
+            return out
+        it = gen()
+        a = next(it)
+        b = it.send(5)
+        c = it.throw(KeyError("k"))
+        try:
+            next(it)
+        except StopIteration as e:
+            d = e.value
+        return a, b, c, d, T.is_grad_enabled()
+    both.same(snippet)
+
+
+def test_decorators_on_methods_and_shared_instances(both):
+    def snippet(T):
+        class M:
+            @T.no_grad()
+            def f(self, x):
+                return x * 2
+
+        ng = T.no_grad()
+
+        @ng
+        def f():
+            return T.is_grad_enabled()
+
+        @ng
+        def g():
+            return f()
+
+        @T.set_grad_enabled(False)
+        def gen():
+            yield T.is_grad_enabled()
+
+        return (M().f(T.ones(2, requires_grad=True)).requires_grad, f(), g(), list(gen()),
+                T.is_grad_enabled())
+    both.same(snippet)
+
+
+def test_inference_mode_nesting(both):
+    def snippet(T):
+        x = T.ones(2, requires_grad=True)
+        with T.inference_mode():
+            with T.inference_mode(False):
+                a = (T.is_inference_mode_enabled(), T.is_grad_enabled(), (x * 2).requires_grad)
+            with T.no_grad():
+                b = T.is_inference_mode_enabled()
+            with T.enable_grad():
+                y = x * 2
+                c = (T.is_grad_enabled(), T.is_inference_mode_enabled(), y.requires_grad)
+                x.add_(0)  # in-place on a leaf: allowed in inference mode
+        return a, b, c, T.is_grad_enabled(), T.is_inference_mode_enabled(), x._version
+    both.same(snippet)
+
+
+def test_inference_mode_is_thread_local(both):
+    def snippet(T):
+        res = []
+
+        def worker():
+            res.append((T.is_inference_mode_enabled(), T.is_grad_enabled()))
+
+        with T.inference_mode():
+            t = threading.Thread(target=worker)
+            t.start()
+            t.join()
+        return res
+    both.same(snippet)
+
+
+def test_inference_tensors_outside_the_mode(both):
+    def snippet(T):
+        x = T.ones(2, requires_grad=True)
+        with T.inference_mode():
+            y = T.ones(2)
+        v = y[0]
+        return ((x + y).requires_grad, (y * 1).is_inference(), v.is_inference(),
+                y.detach().is_inference(), y.clone().requires_grad)
+    both.same(snippet)
+
+    def saved(T):
+        with T.inference_mode():
+            y = T.ones(2)
+        return T.ones(2, requires_grad=True) * y
+    both.raises(saved, INFERENCE_SAVE)
+
+    def inplace_no_grad(T):
+        x = T.ones(2, requires_grad=True)
+        with T.inference_mode():
+            y = x * 2
+        with T.no_grad():
+            y.add_(1)
+    both.raises(inplace_no_grad, r"^Inplace update to inference tensor outside InferenceMode")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_hook_replaces_or_keeps_grad(both):
     def snippet(T):
@@ -346,4 +348,77 @@ def test_hook_removed_during_backward_still_fires_this_pass(both):
         handles[0] = y.register_hook(lambda g: log.append("second"))
         y.sum().backward()
         return log
+    both.same(snippet)
+
+
+def test_hooks_stay_with_old_value_retain_grad_moves_on_in_place(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * 2
+        log = []
+        y.register_hook(lambda g: log.append(("before", g.clone())))
+        y.retain_grad()
+        y.mul_(3)
+        y.register_hook(lambda g: log.append(("after", g.clone())))
+        (y * y).sum().backward()
+        return log, y.grad, x.grad, y.retains_grad
+    both.same(snippet)
+
+
+def test_retained_view_after_base_modified(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        b = x * 1
+        v = b[:2]
+        v.retain_grad()
+        b.mul_(2)
+        (v * 1).sum().backward()
+        return v.grad, x.grad, v.grad_fn.name()
+    both.same(snippet)
+
+
+def _mul_node(T):
+    a = T.tensor([1., 2.], requires_grad=True)
+    return a * 2
+
+
+@pytest.mark.parametrize("register", [
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: (gO[0] * 2, gO[0])),
+    lambda T, b: b.grad_fn.register_hook(lambda gI, gO: (gI[0],)),
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: (T.ones(3),)),
+    lambda T, b: b.grad_fn.register_hook(lambda gI, gO: (T.ones(3), None)),
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: (gO[0].double(),)),
+])
+def test_node_hook_results_are_checked(both, register):
+    def snippet(T):
+        b = _mul_node(T)
+        register(T, b)
+        b.sum().backward()
+    both.raises(snippet)
+
+
+@pytest.mark.parametrize("register", [
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: (5,)),
+    lambda T, b: b.grad_fn.register_hook(lambda gI, gO: (5, None)),
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: 5),
+    lambda T, b: b.grad_fn.register_prehook(lambda gO: [gO[0]]),
+    lambda T, b: b.register_hook(lambda g: 5),
+    lambda T, b: b.register_hook(lambda g: [g]),
+])
+def test_hook_returning_non_tensor(both, register):
+    def snippet(T):
+        b = _mul_node(T)
+        register(T, b)
+        b.sum().backward()
+    both.raises(snippet, exc=TypeError)
+
+
+def test_node_hooks_returning_none_entries(both):
+    def snippet(T):
+        a = T.tensor([1., 2.], requires_grad=True)
+        w = T.tensor([3., 4.], requires_grad=True)
+        b = a * w
+        b.grad_fn.register_hook(lambda gI, gO: (None, gI[1] * 10))
+        b.sum().backward()
+        return a.grad, w.grad
     both.same(snippet)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from . import engine, messages
 from .record import grad_edge
 
@@ -26,6 +27,8 @@ def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     from ..tensor import Tensor
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"Expected output {i} to be a Tensor, got {type(out).__name__}")
         if g is None:
             if out._requires_grad:
                 if out._data.size != 1:
@@ -38,9 +41,13 @@ def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             if g.shape != out.shape:
                 raise RuntimeError(messages.SHAPE_MISMATCH.format(
                     i=i, g=messages.torch_size(g.shape), o=messages.torch_size(out.shape)))
+            gd = g._data.dtype if isinstance(g, Tensor) else g.dtype
+            if (gd.kind == "c") != (out._data.dtype.kind == "c"):
+                raise RuntimeError(messages.COMPLEX_SEED_DTYPE.format(
+                    i=i, g=f"torch.{dtypes.as_dtype(gd).name}", o=f"torch.{out.dtype.name}"))
             if isinstance(g, Tensor):
                 g = g if create_graph else g._data
-            if g.dtype != out._data.dtype:  # torch casts the seed to the output's dtype
+            if gd != out._data.dtype:  # torch casts the seed to the output's dtype
                 g = g.to(out.dtype) if isinstance(g, Tensor) else g.astype(out._data.dtype)
         else:
             raise TypeError(messages.GRAD_NOT_TENSOR.format(typ=type(g).__name__))
@@ -102,8 +109,12 @@ def _warn_create_graph() -> None:
 
 
 def _capture(task: engine.GraphTask, inputs: tuple) -> set:
+    from ..tensor import Tensor
     targets = set()
-    for i, t in enumerate(inputs):
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         e = grad_edge(t)
         if e[0] is None:
             raise RuntimeError(messages.INPUT_NO_GRAD)
@@ -131,6 +142,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         return dict(zip(inputs.keys(), result))
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError(messages.EMPTY_GRAD_INPUTS)
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -164,7 +177,6 @@ def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
                   create_graph: bool, allow_unused: bool, materialize: bool) -> tuple:
     """``is_grads_batched``: dim 0 of every grad_output indexes independent vector-Jacobian
     products (torch vmaps the backward; here the backward runs once per batch element)."""
-    from ..tensor import Tensor
     for i, (o, g) in enumerate(zip(outs, gouts)):
         if g is None or len(g.shape) == 0:
             raise ValueError(messages.BATCHED_NEEDS_DIM)

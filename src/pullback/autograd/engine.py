@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from . import messages
-from .graph import AccumulateGrad, Node
 from .grad_mode import STATE
+from .graph import AccumulateGrad, Node
 
 
 class GraphTask:
@@ -88,10 +88,12 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
             while ready:
                 node = heapq.heappop(ready)[2]
                 grads = buffers.pop(node, None)
-                if grads is not None and (task.needed is None or task.needed.get(node)):
-                    out = _run_node(task, node, grads, captured)
-                else:
-                    out = None
+                out = None
+                if task.needed is None or task.needed.get(node):
+                    if grads is not None:
+                        out = _run_node(task, node, grads, captured)
+                    if not task.retain_graph:  # torch frees a node's saved values once
+                        node.release()         # it ran; nodes not run keep theirs
                 for i, (nxt, nr) in enumerate(node._edges):
                     if nxt is None:
                         continue
@@ -102,9 +104,6 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
                         heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
     finally:
         STATE.grad_enabled = prev_mode
-    if not task.retain_graph:
-        for node in order:
-            node.release()
     return captured
 
 
@@ -158,30 +157,49 @@ def _run_tensor_hooks(hooks: dict, g: Any, create_graph: bool) -> Any:
     for fn in list(hooks.values()):
         new = fn(t)
         if new is not None:
-            _check_hook_result(fn, t, new)
+            _check_hook_value(fn, t, new)
             t = new
     return _unwrap(t, create_graph)
 
 
-def _check_hook_result(fn: Any, old: Any, new: Any) -> None:
-    name = getattr(fn, "__name__", repr(fn))
+def _hook_name(fn: Any) -> str:
+    return getattr(fn, "__name__", repr(fn))
+
+
+def _check_hook_value(fn: Any, old: Any, new: Any) -> None:
+    """torch's checks on a gradient a hook returned: a Tensor of the same size and type."""
+    from ..tensor import Tensor
+    if not isinstance(new, Tensor):
+        raise TypeError(messages.HOOK_NOT_TENSOR.format(typ=type(new).__name__))
+    if old is None:
+        return
     if tuple(new.shape) != tuple(old.shape):
-        raise RuntimeError(messages.HOOK_SIZE.format(name=name))
+        raise RuntimeError(messages.HOOK_SIZE.format(name=_hook_name(fn)))
     if new._data.dtype != old._data.dtype:
         raise RuntimeError(messages.HOOK_TYPE.format(
-            name=name, was=messages.legacy_type(old._data.dtype),
+            name=_hook_name(fn), was=messages.legacy_type(old._data.dtype),
             got=messages.legacy_type(new._data.dtype)))
 
 
 def _run_node_hooks(hooks: dict, args: tuple, grads: list) -> list:
-    """Node hooks see and may replace the gradients as tuples of Tensors."""
+    """Node hooks see and may replace the gradients as tuples of Tensors (pre-hooks the
+    grad_outputs, post-hooks the grad_inputs)."""
     create_graph = STATE.grad_enabled
     wrapped = [tuple(_wrap(g, create_graph) for g in a) for a in args]
     result = wrapped[0]
     for fn in list(hooks.values()):
         new = fn(*([result] + wrapped[1:]))
-        if new is not None:
-            result = tuple(new)
+        if new is None:
+            continue
+        if not isinstance(new, tuple):
+            raise TypeError(messages.HOOK_NOT_TUPLE.format(typ=type(new).__name__))
+        if len(new) != len(result):
+            raise RuntimeError(messages.HOOK_COUNT.format(
+                name=_hook_name(fn), got=len(new), expected=len(result)))
+        for old, g in zip(result, new):
+            if g is not None:
+                _check_hook_value(fn, old, g)
+        result = new
     return [_unwrap(g, create_graph) for g in result]
 
 

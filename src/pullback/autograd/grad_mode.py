@@ -148,11 +148,8 @@ class inference_mode(_DecoratorContext):
 
     def __enter__(self) -> None:
         self.prev = (STATE.grad_enabled, STATE.inference)
-        if self.mode:
-            STATE.grad_enabled = False
-            STATE.inference = True
-        else:
-            STATE.inference = False
+        STATE.grad_enabled = not self.mode  # torch: inference_mode(False) enables grad
+        STATE.inference = self.mode
 
     def __exit__(self, *exc: object) -> None:
         STATE.grad_enabled, STATE.inference = self.prev

@@ -133,7 +133,9 @@ class Node:
         return self._tensor_hooks.setdefault(output_nr, HookDict()).add(fn)
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
-        raise NotImplementedError(f"{self.name()} does not implement apply")
+        """The gradients for ``next_functions`` given those of the outputs (``needs[i]``
+        says whether edge i wants one). Every concrete node class overrides this."""
+        raise TypeError(f"{self.name()} is an abstract node: it has no backward")
 
     def release(self) -> None:
         """Free saved values after a backward without retain_graph."""

@@ -6,14 +6,15 @@ is the in-place form with torch's leaf, view and version-counter rules.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
 from ..ops.registry import Meta
 from . import messages
-from .graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, node_class
 from .grad_mode import STATE
+from .graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, node_class
 
 Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 TRACE_HOOKS: list = []  # active tracers (compiler): each gets (op, args, params, out)
@@ -30,9 +31,13 @@ class VersionCounter:
 
 def grad_edge(t: Any) -> tuple:
     """The (node, output_nr) a gradient for ``t`` flows into; (None, 0) if none."""
+    if t._base is not None and t._view_version != t._vc.value:
+        refresh_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
+        if t._view_no_grad and t._base is not None:
+            return (None, 0)  # torch: requires grad through its base, but has no sink
         return (accumulator(t), 0)
     return (None, 0)
 
@@ -42,10 +47,24 @@ def accumulator(t: Any) -> AccumulateGrad:
     ref = t._accumulator
     acc = ref() if ref is not None else None
     if acc is None:
-        import weakref
         acc = AccumulateGrad(t)
         t._accumulator = weakref.ref(acc)
     return acc
+
+
+def refresh_view(t: Any) -> None:
+    """A view whose base (or a sibling view) was modified in place since its grad_fn
+    was set gets a new one reading the base's current history (torch:
+    AsStridedBackward0). Callers check ``t._view_version != t._vc.value`` first."""
+    t._view_version = t._vc.value
+    base = t._base
+    if t._grad_fn is None and not base._requires_grad:
+        return
+    if t._view_no_grad:
+        raise RuntimeError(messages.NO_GRAD_VIEW_BASE_MODIFIED)
+    from .copyslices import view_node
+    set_grad_fn(t, view_node(base, t._view_chain))
+    t._requires_grad = True
 
 
 def _save(a: Any, i: int, needed: set) -> Any:
@@ -76,27 +95,32 @@ def make_node(op, args: tuple, params: dict, edges: tuple) -> OpNode:
 def apply(op, args: tuple, params: dict) -> Any:
     """Run ``op`` on Tensors (and scalars/arrays), recording a node if grad is needed."""
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    out = op.forward(*arrays, **params)
+    try:
+        out = op.forward(*arrays, **params)
+    except ValueError as e:
+        raise _forward_error(e, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     requires = False
     if STATE.grad_enabled and op.differentiable:
         for a in args:
-            if isinstance(a, Tensor) and a._requires_grad:
-                requires = out.dtype.kind in "fc"  # integer results never require grad
+            # (a stale view of a base that came to require grad has _requires_grad False)
+            if isinstance(a, Tensor) and (a._requires_grad or (
+                    a._base is not None and a._base._requires_grad)):
+                # integer results never require grad; inference mode never records
+                requires = out.dtype.kind in "fc" and not STATE.inference
                 break
     if requires:
         node = make_node(op, args, params, tuple(
             grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args))
         result = Tensor._make(out, grad_fn=node)
-        if node.saved_out:
-            node.saved_out = SavedOutput(result)
-        else:
-            node.saved_out = None
+        if op.is_view:
+            _mark_view(result, args[0], op, params)
+        node.saved_out = SavedOutput(result) if node.saved_out else None
     else:
         result = Tensor._make(out)
-    if op.is_view:
-        _mark_view(result, args[0], op, params)
+        if op.is_view:
+            _mark_view(result, args[0], op, params)
     if TRACE_HOOKS:
         for hook in TRACE_HOOKS:
             hook(op, args, params, result)
@@ -111,6 +135,9 @@ def _mark_view(result: Any, src: Any, op, params: dict) -> None:
     result._base = base
     result._vc = src._vc
     result._view_chain = src._view_chain + ((op, params),)
+    result._view_version = src._vc.value
+    if src._is_inference:
+        result._is_inference = True
     if not STATE.grad_enabled:
         result._view_no_grad = True
         if src._requires_grad:  # torch: a view taken under no_grad keeps requires_grad
@@ -123,7 +150,7 @@ def check_inplace(t: Any) -> None:
     """torch's refusals for an in-place op on ``t`` (before any data is written)."""
     if t._is_inference and not STATE.inference:
         raise RuntimeError(messages.INFERENCE_INPLACE)
-    if not STATE.grad_enabled:
+    if not STATE.grad_enabled or STATE.inference:
         return
     base = t._base
     if base is None:
@@ -139,24 +166,26 @@ def check_inplace(t: Any) -> None:
 def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
+    if self._base is not None and self._view_version != self._vc.value:
+        refresh_view(self)
     check_inplace(self)
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    new = op.forward(*arrays, **params)
-    record = STATE.grad_enabled and op.differentiable and any(
+    try:
+        new = np.asarray(op.forward(*arrays, **params))
+    except ValueError as e:
+        raise _forward_error(e, arrays) from None
+    record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     if record:
-        # the value before the write, at the graph position it had
-        old = Tensor._make(self._data.copy(), grad_fn=self._grad_fn,
-                           requires_grad=self._requires_grad)
+        # the value before the write, at the graph position it had (copied only if a
+        # rule of an input that needs grad reads it)
+        reads_self = any(0 in op.uses[i] for i, a in enumerate(args)
+                         if isinstance(a, Tensor) and a._requires_grad)
+        old = Tensor._make(self._data.copy() if reads_self else self._data,
+                           grad_fn=self._grad_fn, requires_grad=self._requires_grad)
         old._output_nr = self._output_nr
         args = (old,) + tuple(args[1:])
-    try:
-        np.copyto(self._data, new, casting="same_kind")
-    except TypeError:
-        raise RuntimeError(f"result type {np.result_type(new).name} can't be cast to the "
-                           f"desired output type {self._data.dtype.name}") from None
-    except ValueError as e:
-        raise RuntimeError(f"{op.name}_(): {e}") from None
+    _write(self, new)
     self._vc.value += 1
     if record:
         edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
@@ -171,9 +200,59 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     return self
 
 
-def _rebase(t: Any, node: OpNode) -> None:
+def set_grad_fn(t: Any, node: Any) -> None:
+    """Give ``t`` a new history (in-place rebase, view refresh). Tensor hooks stay
+    with the old node; retain_grad moves to the new one, as in torch."""
+    if t._retains_grad:
+        old = t._grad_fn
+        if old is not None and old._retained is not None:
+            old._retained.pop(t._output_nr, None)
+        if node._retained is None:
+            node._retained = {}
+        node._retained[0] = weakref.ref(t)
     t._grad_fn = node
     t._output_nr = 0
+
+
+def _write(t: Any, new: np.ndarray) -> None:
+    """Copy an in-place op's result into ``t``'s storage, with torch's checks."""
+    dst = t._data
+    if new.shape != dst.shape and _broadcast(new.shape, dst.shape) != dst.shape:
+        raise RuntimeError(f"output with shape {messages.size_str(dst.shape)} doesn't match "
+                           f"the broadcast shape {messages.size_str(new.shape)}")
+    if new.dtype != dst.dtype and not np.can_cast(new.dtype, dst.dtype, "same_kind"):
+        from ..dtypes import as_dtype
+        raise RuntimeError(f"result type {as_dtype(new.dtype)._scalar_name} can't be cast to "
+                           f"the desired output type {as_dtype(dst.dtype)._scalar_name}")
+    np.copyto(dst, new, casting="unsafe")
+
+
+def _forward_error(e: ValueError, arrays: list) -> Exception:
+    """numpy's broadcasting failure worded as torch words it (other errors unchanged)."""
+    if "broadcast" not in str(e):
+        return e
+    shapes = [a.shape for a in arrays if isinstance(a, np.ndarray)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return RuntimeError(f"The size of tensor a ({sa}) must match the size of "
+                                        f"tensor b ({sb}) at non-singleton dimension {d}")
+    return e
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple | None:
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        return None
+
+
+def _rebase(t: Any, node: OpNode) -> None:
+    set_grad_fn(t, node)
     t._requires_grad = True
     node.saved_out = SavedOutput(t) if node.saved_out else None
 
@@ -184,9 +263,8 @@ def _rebase_view(view: Any, inner: OpNode) -> None:
     base = view._base
     inner.saved_out = SavedOutput(view) if inner.saved_out else None
     node = CopySlices(grad_edge(base), inner, view._view_chain, base._data)
-    base._grad_fn = node
-    base._output_nr = 0
+    set_grad_fn(base, node)
     base._requires_grad = True
-    view._grad_fn = view_node(base, view._view_chain)
-    view._output_nr = 0
+    set_grad_fn(view, view_node(base, view._view_chain))
     view._requires_grad = True
+    view._view_version = view._vc.value

@@ -22,7 +22,8 @@ from ..tensor import Tensor
 from .cache import Cache, UnhashableArgument, call_key
 from .interpret import evaluate
 from .ir import Var
-from .trace import Traced, gather_inputs, trace_call, unflatten
+from .naming import sanitize
+from .trace import Traced, trace_call, unflatten
 from .tracer import TraceError, def_line
 
 RECOMPILE_LIMIT = 8
@@ -82,7 +83,7 @@ class Variant:
 
 
 def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name).strip("_") or "f"
+    return sanitize("".join(c if c.isalnum() else "_" for c in name).strip("_") or "f")
 
 
 def build_variant(fn: Callable, args: tuple) -> Variant:
@@ -113,6 +114,7 @@ def _build_variant(fn: Callable, args: tuple) -> Variant:
     sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
     fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
     strip_values(joint)
+    strip_values(g)
     return Variant(traced, wrt, fwd, sp, joint)
 
 
@@ -211,15 +213,22 @@ class CompiledFunction:
                               f"{failed.describe()} keeps failing. Falling back to eager "
                               "execution for these arguments.", UserWarning, stacklevel=2)
                 self._fallback_keys.add(key)
+                self.cache.info.fallbacks += 1
                 return self.fn(*args)
         self.cache.info.misses += 1
         variant = self.variant_for(args, key)
         return self._run(variant, args)
 
     def variant_for(self, args: tuple, key: tuple | None = None) -> Variant:
+        """A new variant for these arguments (traced now), added to the cache."""
         variant = build_variant(self.fn, args)
         self.cache.add(call_key(args) if key is None else key, variant)
         return variant
+
+    def lookup(self, args: tuple) -> Variant:
+        """The cached variant for these arguments, tracing one if there is none."""
+        variants = self.cache.get(call_key(args))
+        return variants[-1] if variants else self.variant_for(args)
 
     def _run(self, variant: Variant, args: tuple) -> Any:
         traced = variant.traced

@@ -20,7 +20,7 @@ from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 from .cache import Cache, UnhashableArgument, call_key
-from .compiled import GuardFailed, guard_env, strip_values
+from .compiled import GuardFailed, _ident, guard_env, strip_values
 from .ir import Var
 from .trace import Traced, gather_inputs, proxy, trace_call, unflatten
 from .tracer import TraceError, def_line
@@ -143,9 +143,10 @@ class GradFunction:
         wrt = [g.inputs[[s[0] for s in traced.arg_slots].index(k)] for k in nums]
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype), name="g_out")
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
-        name = "".join(c if c.isalnum() else "_" for c in g.name) + "_value_and_grad"
+        name = _ident(g.name) + "_value_and_grad"
         module = pipeline.codegen(joint, name, guard_env(traced.guards))
         strip_values(joint)
+        strip_values(g)
         return GradVariant(traced, module, nums, args)
 
     def _value_fn(self, *args: Any) -> Any:

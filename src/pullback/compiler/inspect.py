@@ -60,7 +60,9 @@ def _made_by(var: Any, graph: Any) -> str:
     for e in graph.eqns:
         if e.out is var:
             src = e.src
-            return f"{os.path.basename(src.filename)}:{src.lineno}  {src.text}" if src else e.op.name
+            if src is None:
+                return e.op.name
+            return f"{os.path.basename(src.filename)}:{src.lineno}  {src.text}"
     return "argument"
 
 
@@ -79,7 +81,7 @@ def inspect(fn: Any, *args: Any) -> Inspection:
     from .compiled import CompiledFunction
     from .grad import GradFunction
     if isinstance(fn, CompiledFunction):
-        v = fn.variant_for(args)
+        v = fn.lookup(args)
         g = v.traced.graph
         bwd = None
         saved: list = []

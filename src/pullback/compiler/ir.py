@@ -79,16 +79,22 @@ def type_str(v: Var) -> str:
 class Eqn:
     """``out = op[params](*inputs)``; inputs are Vars or Python/numpy constants."""
 
-    __slots__ = ("op", "inputs", "out", "params", "src", "block")
+    __slots__ = ("op", "inputs", "out", "params", "src", "block", "nograd")
 
     def __init__(self, op: OpDef, inputs: tuple, out: Var, params: dict,
-                 src: Any = None, block: Any = None) -> None:
+                 src: Any = None, block: Any = None, nograd: bool = False) -> None:
         self.op = op
         self.inputs = inputs
         self.out = out
         self.params = params
         self.src = src  # SourceLine of the user's code that ran this op
         self.block = block  # for backward equations: the forward Eqn whose grad this is
+        self.nograd = nograd  # the program ran it with grad disabled: no gradient flows
+
+    def replace(self, op: OpDef | None = None, inputs: tuple | None = None) -> Eqn:
+        """A copy with another op and/or inputs (every other field kept)."""
+        return Eqn(op or self.op, self.inputs if inputs is None else inputs, self.out,
+                   self.params, self.src, self.block, self.nograd)
 
     def __repr__(self) -> str:
         return format_eqn(self, {})
@@ -156,7 +162,8 @@ def format_param(p: Any) -> str:
     if isinstance(p, tuple) and p and isinstance(p[0], tuple) and isinstance(p[0][0], OpDef):
         return "(" + ", ".join(f"{op.name}{_fmt_params(kw)}" for op, kw in p) + ")"
     if isinstance(p, slice):
-        return ":".join("" if s is None else str(s) for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
+        parts = ("" if s is None else str(s) for s in (p.start, p.stop, p.step))
+        return ":".join(parts).rstrip(":") or ":"
     if isinstance(p, tuple):
         return "(" + ", ".join(format_param(q) for q in p) + ("," if len(p) == 1 else "") + ")"
     return repr(p)
@@ -171,7 +178,8 @@ def _fmt_params(params: dict) -> str:
 def format_eqn(e: Eqn, names: dict) -> str:
     args = " ".join(format_value(a, names) for a in e.inputs)
     out = f"{format_value(e.out, names)}:{type_str(e.out)}"
-    return f"{out} = {e.op.name}{_fmt_params(e.params)} {args}".rstrip()
+    mark = " # no_grad" if e.nograd else ""
+    return f"{out} = {e.op.name}{_fmt_params(e.params)} {args}".rstrip() + mark
 
 
 def format_graph(graph: Graph) -> str:

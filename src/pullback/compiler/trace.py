@@ -13,7 +13,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .ir import Graph
 from .tracer import Guard, TraceError, Tracer, def_line
@@ -110,8 +109,9 @@ def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots = [], []
-    # recorded under no_grad: the tracer sees every op, and no eager graph is built
-    with tracer, no_grad():
+    # run in the caller's grad mode: ops the program runs under no_grad are recorded
+    # as such, and stop gradients in the adjoint as they do in eager mode
+    with tracer:
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 p = proxy(a, i in grad_args)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import record
+from ..autograd.grad_mode import STATE
 from ..tensor import CONCRETE_HOOKS, Tensor
 from .builder import Builder
 from .ir import Eqn, Graph, Var
@@ -108,7 +109,7 @@ class Tracer:
         if isinstance(a, Tensor):
             v = self.var_of.get(id(a))
             if v is None:  # a tensor from outside the function: an implicit input
-                v = Var(a._data.shape, a._data.dtype, a._data, name="captured")
+                v = Var(a._data.shape, a._data.dtype, a._data, name=_outer_name(a))
                 self._bind(a, v)
                 self.captures.append((a, v))
             return v
@@ -129,7 +130,8 @@ class Tracer:
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
             out._data = result._data.copy()
             out.name = self.var_of[id(result)].name
-        self.builder.eqns.append(Eqn(op, inputs, out, params, src))
+        self.builder.eqns.append(Eqn(op, inputs, out, params, src,
+                                     nograd=not STATE.grad_enabled))
         self._bind(result, out)
         if op.is_view and isinstance(args[0], Tensor):
             self.viewed.add(id(args[0]))
@@ -155,7 +157,7 @@ class Tracer:
         if id(t) not in self.var_of and not t._requires_grad:
             return  # a constant's value may be read freely
         v = self.value_of(t)
-        value = t._data.copy() if how in ("numpy", "__array__", "tolist") else (
+        value = t._data.copy() if how in ("numpy", "__array__", "tolist", "tensor") else (
             t._data.item() if how == "item" else bool(t._data))
         self.guards.append(Guard(v, how, value, source_of(user_frame())))
 
@@ -181,6 +183,17 @@ class Tracer:
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
                      outputs, self.builder.consts, name=_fname(self.fn),
                      guards=[g.var for g in self.guards])
+
+
+def _outer_name(t: Tensor) -> str:
+    """The name the user's code knows a captured tensor by (closure or global)."""
+    frame = user_frame()
+    if frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for name, value in scope.items():
+                if value is t:
+                    return name
+    return "captured"
 
 
 def _fname(fn: Callable) -> str:

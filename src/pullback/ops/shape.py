@@ -179,3 +179,6 @@ fill = defop("fill", lambda x, value: np.full_like(x, value), "FillBackward2",
 zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),))
 
 from .math import zeros_like  # noqa: E402  (math imports this module's expand/reshape)
+
+# x.detach() / x.data inside a traced function: the value, with no gradient through it
+detach = defop("detach", lambda x: x)

@@ -1,0 +1,177 @@
+"""Writes through views and setitem (CopySlices), views whose base changed, and views
+made under no_grad (reference 6.8-6.10), compared with torch."""
+
+from __future__ import annotations
+
+MODIFIED = (r"^one of the variables needed for gradient computation has been modified by an "
+            r"inplace operation: ")
+VERSION_1_0 = r"is at version 1; expected version 0 instead\. Hint: "
+
+
+# ------------------------------------------------------------------- views [6.8-6.10]
+def test_in_place_on_view_of_non_leaf(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        v = y[:2]
+        first = (v._is_view(), v._base is y)
+        v.mul_(10)
+        names = (y.grad_fn.name(), type(y.grad_fn).__name__, v.grad_fn.name())
+        y.sum().backward()
+        return first, names, y, v, x.grad
+    both.same(snippet)
+
+
+def test_setitem_masks_gradient(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        y[0] = 0.
+        names = y.grad_fn.name()
+        y.sum().backward()
+        return names, y, x.grad
+    both.same(snippet)
+
+
+def test_setitem_with_tensor_value(both):
+    def snippet(T):
+        x = T.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+        w = T.tensor([10., 20.], requires_grad=True)
+        y = x * 2
+        y[:, 1] = w * w
+        y[1, 2] = w[0]
+        (y * T.tensor([[1., 2., 3.], [4., 5., 6.]])).sum().backward()
+        return y, x.grad, w.grad
+    both.same(snippet)
+
+
+def test_setitem_advanced_index(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3., 4.], requires_grad=True)
+        w = T.tensor([7., 8.], requires_grad=True)
+        y = x * 1
+        y[[0, 2]] = w
+        m = y > 7.5
+        y[m] = 0.
+        (y * T.tensor([1., 2., 3., 4.])).sum().backward()
+        return y, x.grad, w.grad, y.grad_fn.name()
+    both.same(snippet)
+
+
+def test_write_through_nested_views(both):
+    def snippet(T):
+        x = T.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+        y = x * 1
+        v = y.t()[1:]          # a view of a view
+        v.mul_(T.tensor([[2., 3.], [4., 5.]]))
+        y.exp_()
+        (y * y).sum().backward()
+        return y, x.grad, v._base is y, v._version, y._version
+    both.same(snippet, rtol=1e-5)
+
+
+def test_view_of_view_grad_fn_after_base_write(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3., 4.], requires_grad=True)
+        y = x * 1
+        v = y.view(2, 2)
+        w = v[0]
+        y.mul_(2)
+        w2 = w * 1
+        w2.sum().backward()
+        return w, x.grad
+    both.same(snippet)
+
+
+def test_view_read_after_base_modified(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        v = y[1:]
+        y.mul_(x)
+        out = (v * v).sum()
+        out.backward()
+        return v, v.grad_fn.name(), x.grad
+    both.same(snippet)
+
+
+def test_view_created_in_no_grad_modified_in_grad_mode(both):
+    def leaf(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        with T.no_grad():
+            v = x[:1]
+        v.mul_(2)
+    both.raises(leaf, r"^A view was created in no_grad mode and is being modified inplace "
+                      r"with grad mode enabled\.")
+
+    def non_leaf(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * 1
+        with T.no_grad():
+            vy = y[:1]
+        vy.mul_(2)
+    both.raises(non_leaf, r"^A view was created in no_grad mode")
+
+    def allowed(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        with T.no_grad():
+            v = x[:1]
+            v.mul_(2)
+        p = T.ones(2)
+        with T.no_grad():
+            pv = p[:1]
+        pv.mul_(3)
+        return x, p, pv
+    both.same(allowed)
+
+    def stale_grad_fn(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        with T.no_grad():
+            v = x[:1]
+            x.mul_(2)
+        return v.grad_fn
+    both.raises(stale_grad_fn, r"^A view was created in no_grad mode and its base or another "
+                               r"view of its base has been modified inplace")
+
+
+def test_view_of_plain_tensor_after_base_comes_to_require_grad(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        p = T.zeros(3)
+        pv = p[1:]
+        p.add_(x.sum())
+        first = (pv.requires_grad, pv.is_leaf, pv.grad_fn.name())
+        (pv * 2).sum().backward()
+        return first, x.grad
+    both.same(snippet)
+
+
+def test_no_grad_view_of_leaf_is_a_requiring_leaf(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        with T.no_grad():
+            v = x[:1]
+        z = v * 2
+        z.sum().backward()
+        return v, z, x.grad, v.grad
+    both.same(snippet)
+
+
+def test_view_of_plain_tensor_written_with_requiring_value(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        p = T.zeros(3)
+        p[1:] = x * 2
+        first = (p.requires_grad, p.is_leaf, p.grad_fn.name())
+        (p * T.tensor([1., 2., 3.])).sum().backward()
+        return first, p, x.grad
+    both.same(snippet)
+
+
+def test_reading_saved_tensor_modified_through_view(both):
+    def snippet(T):
+        x = T.tensor([1., 2., 3.], requires_grad=True)
+        y = x.exp()
+        y[0] = 0.
+        y.sum().backward()
+    both.raises(snippet, MODIFIED + r".*" + VERSION_1_0)
