@@ -119,8 +119,9 @@ class _Emitter:
 
     def _colon(self, p: slice) -> str:
         """``a:b:c`` for a slice inside a subscript."""
-        return ":".join("" if s is None else self.literal(s)
-                        for s in (p.start, p.stop, p.step)).rstrip(":") or ":"
+        text = lambda s: "" if s is None else self.literal(s)
+        out = f"{text(p.start)}:{text(p.stop)}"
+        return out if p.step is None else f"{out}:{text(p.step)}"
 
     # ------------------------------------------------------------ statements
     def expr(self, e: Any) -> str:

@@ -181,3 +181,34 @@ def test_dump_dir_writes_every_module(tmp_path):
         pb.compiler.set_dump_dir(None)
     names = sorted(p.name for p in tmp_path.iterdir())
     assert any("forward" in n for n in names) and all(n.endswith(".py") for n in names)
+
+
+def test_open_ended_slices_in_generated_code():
+    f = pb.grad(lambda x: (x[1:] * 2).sum() + (x[::2] ** 2).sum() + x[:-1].sum())
+    x = np.arange(5.0)
+    want = np.array([1.0, 3.0, 7.0, 3.0, 10.0])
+    np.testing.assert_allclose(f(x), want)
+    np.testing.assert_allclose(f(x), want)  # generated code
+
+
+def test_writes_through_views_inside_compiled_functions_match_eager(torch):
+    def f(m, x):
+        y = x * 1
+        y[0] = 0.0
+        v = y[1:]
+        v.mul_(10)
+        z = y * 2
+        y.add_(1)
+        return (v * z[1:]).sum() + y.sum()
+    cf = pb.compile(lambda x: f(pb, x))
+    for _ in range(2):
+        x = pb.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out = cf(x)
+        out.backward()
+    tx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    tout = f(torch, tx)
+    tout.backward()
+    assert out.item() == pytest.approx(tout.item())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    ir = pb.compiler.inspect(cf, x).ir
+    assert "view_scatter" in ir and "view_chain" in ir

@@ -162,8 +162,9 @@ def format_param(p: Any) -> str:
     if isinstance(p, tuple) and p and isinstance(p[0], tuple) and isinstance(p[0][0], OpDef):
         return "(" + ", ".join(f"{op.name}{_fmt_params(kw)}" for op, kw in p) + ")"
     if isinstance(p, slice):
-        parts = ("" if s is None else str(s) for s in (p.start, p.stop, p.step))
-        return ":".join(parts).rstrip(":") or ":"
+        text = lambda s: "" if s is None else str(s)
+        out = f"{text(p.start)}:{text(p.stop)}"
+        return out if p.step is None else f"{out}:{text(p.step)}"
     if isinstance(p, tuple):
         return "(" + ", ".join(format_param(q) for q in p) + ("," if len(p) == 1 else "") + ")"
     return repr(p)

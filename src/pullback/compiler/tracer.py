@@ -20,6 +20,7 @@ from ..autograd import record
 from ..autograd.grad_mode import STATE
 from ..tensor import CONCRETE_HOOKS, Tensor
 from .builder import Builder
+from ..ops.shape import view_chain, view_scatter
 from .ir import Eqn, Graph, Var
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,7 +92,8 @@ class Tracer:
         self.inputs: list[Var] = []
         self.captures: list[tuple[Tensor, Var]] = []
         self.guards: list[Guard] = []
-        self.viewed: set[int] = set()
+        self.views: dict[int, list] = {}  # base id -> the views taken of it
+        self.stale: set[int] = set()  # views whose base was written since they were read
         self.fail: TraceError | None = None
 
     # ------------------------------------------------------------ bookkeeping
@@ -107,6 +109,8 @@ class Tracer:
 
     def value_of(self, a: Any) -> Any:
         if isinstance(a, Tensor):
+            if id(a) in self.stale:
+                self._refresh(a)
             v = self.var_of.get(id(a))
             if v is None:  # a tensor from outside the function: an implicit input
                 v = Var(a._data.shape, a._data.dtype, a._data, name=_outer_name(a))
@@ -117,6 +121,19 @@ class Tracer:
             return self.builder.const(a)
         return a
 
+    def _emit(self, op: Any, inputs: tuple, params: dict, value: Any, src: Any) -> Var:
+        out = Var(value.shape, value.dtype, value)
+        self.builder.eqns.append(Eqn(op, inputs, out, params, src,
+                                     nograd=not STATE.grad_enabled))
+        return out
+
+    def _refresh(self, view: Tensor) -> None:
+        """A view read after its base was written in place: take it from the base anew."""
+        self.stale.discard(id(view))
+        base = self.value_of(view._base)
+        self._bind(view, self._emit(view_chain, (base,), {"chain": view._view_chain},
+                                    view._data.copy(), source_of(user_frame())))
+
     # ------------------------------------------------------------------ hooks
     def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
               inplace: bool = False) -> None:
@@ -126,17 +143,31 @@ class Tracer:
             self._check_inplace(op, result, src)
             args = (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
-        out = Var(result._data.shape, result._data.dtype, result._data)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
-            out._data = result._data.copy()
+            out = self._emit(op, inputs, params, result._data.copy(), src)
             out.name = self.var_of[id(result)].name
-        self.builder.eqns.append(Eqn(op, inputs, out, params, src,
-                                     nograd=not STATE.grad_enabled))
-        self._bind(result, out)
-        if op.is_view and isinstance(args[0], Tensor):
-            self.viewed.add(id(args[0]))
+            self._bind(result, out)
+            self._written(result, out, src)
+        else:
+            self._bind(result, self._emit(op, inputs, params, result._data, src))
+            if op.is_view and isinstance(args[0], Tensor):
+                base = args[0]._base if args[0]._base is not None else args[0]
+                self.views.setdefault(id(base), []).append(result)
         if frame is not None:
             self._name_locals(frame)
+
+    def _written(self, t: Tensor, new: Var, src: Any) -> None:
+        """After an in-place write to ``t``: a written view updates its base (as
+        view_scatter of the new view value), and every other view of the base goes stale."""
+        base = t._base if t._base is not None else t
+        if base is not t:
+            old = self.value_of(base)
+            value = base._data.copy()
+            self._bind(base, self._emit(view_scatter, (old, new), {"chain": t._view_chain},
+                                        value, src))
+        for v in self.views.get(id(base), ()):
+            if v is not t:
+                self.stale.add(id(v))
 
     def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None) -> None:
         where = f" at {src} ({src.text})" if src else ""
@@ -149,9 +180,13 @@ class Tracer:
             raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on argument "
                              f"'{v.name}'{where}; compiled functions must not mutate their "
                              "inputs")
-        if t._base is not None or id(t) in self.viewed:
-            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view{where} "
-                             "is not supported by the compiler")
+        base = t._base
+        if base is not None and (id(base) not in self.var_of or any(
+                c is base for c, _ in self.captures) or any(
+                self.var_of[id(base)] is i for i in self.inputs)):
+            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view of an "
+                             f"argument or captured tensor{where}; compiled functions must not "
+                             "mutate their inputs")
 
     def on_concrete(self, t: Tensor, how: str) -> None:
         if id(t) not in self.var_of and not t._requires_grad:
