@@ -18,9 +18,9 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import STATE
+from ..ops.shape import view_chain, view_scatter
 from ..tensor import CONCRETE_HOOKS, Tensor
 from .builder import Builder
-from ..ops.shape import view_chain, view_scatter
 from .ir import Eqn, Graph, Var
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
