@@ -111,6 +111,9 @@ class Tensor(TensorMethods):
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._requires_grad:  # the array would silently drop the gradient: refuse, as torch
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         _notify_concrete(self, "__array__")
         a = self._data
         return a if dtype is None else a.astype(dtype, copy=False)
