@@ -65,6 +65,11 @@ class Cache:
             self.entries.move_to_end(key)
         return variants
 
+    def hit(self, key: tuple) -> None:
+        """Count a hit and mark the key as the most recently used."""
+        self.info.hits += 1
+        self.entries.move_to_end(key)
+
     def add(self, key: tuple, variant: Any) -> None:
         self.entries.setdefault(key, []).append(variant)
         self.entries.move_to_end(key)

@@ -197,11 +197,11 @@ class CompiledFunction:
             self.cache.info.fallbacks += 1
             return self.fn(*args)
         failed = None
-        for variant in self.cache.get(key) or ():
+        for variant in self.cache.entries.get(key) or ():
             try:
-                if variant.check_captures():
+                if not variant.traced.captures or variant.check_captures():
                     out = self._run(variant, args)
-                    self.cache.info.hits += 1
+                    self.cache.hit(key)
                     return out
             except GuardFailed as e:
                 failed = variant.traced.guards[e.index]

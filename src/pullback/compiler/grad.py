@@ -120,7 +120,7 @@ class GradFunction:
             for variant in variants:
                 try:
                     out = self._package(variant, *variant.run(args))
-                    self.cache.info.hits += 1
+                    self.cache.hit(key)
                     return out
                 except GuardFailed:
                     self.cache.info.recompiles += 1
