@@ -8,7 +8,9 @@ a comment per user source line (``# grad of: ...`` over each backward block), an
 
 from __future__ import annotations
 
+import functools
 import linecache
+import math
 import os
 import types
 from typing import Any, Callable
@@ -168,12 +170,15 @@ def _is_chain(p: Any) -> bool:
     return bool(p) and isinstance(p[0], tuple) and p[0] and hasattr(p[0][0], "forward")
 
 
-def _comment(e: Any, backward: bool) -> str | None:
-    src = e.block.src if backward and e.block is not None else e.src
-    if src is None:
-        return None
+@functools.lru_cache(maxsize=4096)
+def _comment_text(src: Any, backward: bool) -> str:
     where = f"{os.path.basename(src.filename)}:{src.lineno}"
     return f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+
+
+def _comment(e: Any, backward: bool) -> str | None:
+    src = e.block.src if backward and e.block is not None else e.src
+    return None if src is None else _comment_text(src, backward)
 
 
 def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
@@ -219,11 +224,7 @@ def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
 
 
 def _uniq(xs: tuple) -> list:
-    out = []
-    for x in xs:
-        if isinstance(x, Var) and all(x is not y for y in out):
-            out.append(x)
-    return out
+    return list({x.id: x for x in xs if type(x) is Var}.values())
 
 
 #: values smaller than this are not released early: a ``del`` costs more than it saves
@@ -231,7 +232,7 @@ FREE_BYTES = 4096
 
 
 def _worth_freeing(v: Var) -> bool:
-    return int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize >= FREE_BYTES
+    return math.prod(v.shape) * v.dtype.itemsize >= FREE_BYTES
 
 
 def _reuses_name(e: Any) -> bool:
