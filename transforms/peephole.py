@@ -1,6 +1,7 @@
 """peephole: local rewrites that remove work the VJP rules leave behind.
 
-- ``t(t(x))`` and a transpose of the same transpose are ``x``;
+- ``t(t(x))`` and a transpose of the same transpose are ``x``; so is ``x ** 1``
+  (the power rule leaves it for squares) and ``x * 1``;
 - an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
   another input already has that shape, takes ``s`` itself: numpy broadcasts it with
   no filled array (the rules of sum and mean expand their gradient this way).
@@ -22,6 +23,18 @@ def _undo_transpose(e: Eqn, made: dict) -> Var | None:
     if e.op.name == "t" or (e.op.name == "transpose" and src.params == e.params):
         return src.inputs[0]
     return None
+
+
+def _identity(e: Eqn) -> Var | None:
+    """x for ``x ** 1`` and ``x * 1`` (same shape and dtype as the result)."""
+    if e.op.name == "pow_scalar" and e.params.get("exponent") == 1:
+        x = e.inputs[0]
+    elif e.op.name == "mul" and any(type(a) in (int, float) and a == 1 for a in e.inputs):
+        x = next(a for a in e.inputs if isinstance(a, Var))
+    else:
+        return None
+    same = isinstance(x, Var) and x.shape == e.out.shape and x.dtype == e.out.dtype
+    return x if same else None
 
 
 def _unexpand(e: Eqn, made: dict) -> tuple:
@@ -53,6 +66,10 @@ def peephole(graph: Graph) -> Graph:
             if x is not None:
                 alias[e.out.id] = x
                 continue
+        x = _identity(e)
+        if x is not None:
+            alias[e.out.id] = x
+            continue
         if e.op.name in _ELEMENTWISE:
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
