@@ -23,7 +23,7 @@ from .cache import Cache, UnhashableArgument, call_key
 from .interpret import evaluate
 from .ir import Var
 from .naming import sanitize
-from .trace import Traced, trace_call, unflatten
+from .trace import Traced, slot_values, trace_call, unflatten
 from .tracer import TraceError, def_line
 
 RECOMPILE_LIMIT = 8
@@ -260,13 +260,9 @@ _NO_EDGE = (None, 0)
 
 
 def _graph_input_tensors(traced: Traced, args: tuple) -> list:
-    out = []
-    for i, path in traced.arg_slots:
-        a = args[i]
-        for k in path:
-            a = a[k]
-        out.append(a if isinstance(a, Tensor) else Tensor._make(np.asarray(a)))
-    return out + list(traced.captures)
+    tensors = [a if isinstance(a, Tensor) else Tensor._make(np.asarray(a))
+               for a in slot_values(traced, args)]
+    return tensors + list(traced.captures)
 
 
 def compile(fn: Callable | None = None, *, maxsize: int = 64) -> Any:

@@ -159,16 +159,21 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list) -> Any:
     return a
 
 
-def gather_inputs(traced: Traced, args: tuple) -> list:
-    """The arrays to pass to generated code for one call, in graph-input order."""
-    arrays = []
+def slot_values(traced: Traced, args: tuple) -> list:
+    """The call's values for the traced argument slots (Tensors, arrays or floats)."""
+    values = []
     for i, path in traced.arg_slots:
         a = args[i]
         for k in path:
             a = a[k]
-        arrays.append(a._data if isinstance(a, Tensor) else
-                      a if isinstance(a, np.ndarray) else
-                      np.asarray(a, dtype=dtypes.default_float.np))
+        values.append(a)
+    return values
+
+
+def gather_inputs(traced: Traced, args: tuple) -> list:
+    """The arrays to pass to generated code for one call, in graph-input order."""
+    arrays = [a._data if isinstance(a, Tensor) else a if isinstance(a, np.ndarray) else
+              np.asarray(a, dtype=dtypes.default_float.np) for a in slot_values(traced, args)]
     for t in traced.captures:
         arrays.append(t._data)
     return arrays
