@@ -39,7 +39,8 @@ TEMPLATES: dict[str, str] = {
     "logical_and": "{0} & {1}", "logical_or": "{0} | {1}",
     # methods, not np.sum(...): numpy's function wrappers cost microseconds per call
     "sum_all": "{0}.sum()", "sum_dim": "{0}.sum(axis={dim}, keepdims={keepdim})",
-    "mean_all": "{0}.mean()", "mean_dim": "{0}.mean(axis={dim}, keepdims={keepdim})",
+    # float means as sum / count (numpy's mean wrapper costs microseconds); see _mean
+    "mean_all": "ops.mean_all({0})", "mean_dim": "ops.mean_dim({0}, dim={dim}, keepdim={keepdim})",
     "max_all": "{0}.max()", "min_all": "{0}.min()",
     "max_dim": "{0}.max(axis={dim}, keepdims={keepdim})",
     "min_dim": "{0}.min(axis={dim}, keepdims={keepdim})",
@@ -135,6 +136,9 @@ class _Emitter:
             return self._sum_to(e, args[0])
         if op.name == "expand":
             return self._expand(e, args[0])
+        if op.name in ("mean_all", "mean_dim") and e.inputs[0].dtype.kind == "f" \
+                and e.inputs[0].dtype.itemsize >= 4:
+            return self._mean(e, args[0])
         tpl = TEMPLATES.get(op.name)
         params = {k: (self.subscript(v) if k == "index" and tpl else
                       self.literal(v[0] if k == "dim" and isinstance(v, tuple) and len(v) == 1
@@ -143,6 +147,16 @@ class _Emitter:
         if tpl is not None:
             return tpl.format(*args, out_shape=self.literal(e.out.shape), **params)
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
+
+    def _mean(self, e: Any, arg: str) -> str:
+        shape = e.inputs[0].shape
+        if e.op.name == "mean_all":
+            return f"{arg}.sum() / {max(math.prod(shape), 1)}"
+        dims = e.params["dim"]
+        count = max(math.prod(shape[d] for d in dims), 1)
+        ax = self.literal(dims[0] if len(dims) == 1 else dims)
+        keep = ", keepdims=True" if e.params["keepdim"] else ""
+        return f"{arg}.sum(axis={ax}{keep}) / {count}"
 
     def _expand(self, e: Any, arg: str) -> str:
         shape = self.literal(tuple(e.params["shape"]))

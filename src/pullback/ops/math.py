@@ -154,9 +154,20 @@ sum_dim = defop("sum_dim", lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=
                 "SumBackward1",
                 vjp=(lambda g, out, x, dim, keepdim:
                      expand(reshape(g, shape=_keep_shape(x.shape, dim)), shape=x.shape),))
-mean_all = defop("mean_all", lambda x: np.mean(x), "MeanBackward0",
+def fast_mean(x, axis=None, keepdims=False):
+    """np.mean's value; for float32/float64 as sum / count, which skips numpy's
+    Python-level mean wrapper (several microseconds per call on small arrays)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    count = x.size if axis is None else _numel(
+        x.shape, axis if isinstance(axis, tuple) else (axis,))
+    return x.sum(axis=axis, keepdims=keepdims) / max(count, 1) if count else np.mean(x, axis)
+
+
+mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
                  vjp=(lambda g, out, x: expand(g / _numel(x.shape), shape=x.shape),))
-mean_dim = defop("mean_dim", lambda x, dim, keepdim: np.mean(x, axis=dim, keepdims=keepdim),
+mean_dim = defop("mean_dim", lambda x, dim, keepdim: fast_mean(x, axis=dim, keepdims=keepdim),
                  "MeanBackward1",
                  vjp=(lambda g, out, x, dim, keepdim:
                       expand(reshape(g / _numel(x.shape, dim), shape=_keep_shape(x.shape, dim)),

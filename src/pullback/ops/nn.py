@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .math import exp, sigmoid, sum_dim
+from .math import exp, fast_mean, sigmoid, sum_dim
 from .registry import defop
 
 
@@ -32,7 +32,7 @@ log_softmax = defop("log_softmax", _log_softmax, "LogSoftmaxBackward0",
 
 def _reduce(v, reduction):
     if reduction == "mean":
-        return v.mean()
+        return fast_mean(v)
     if reduction == "sum":
         return v.sum()
     return v
