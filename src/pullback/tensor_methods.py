@@ -6,16 +6,20 @@ from typing import Any
 
 import numpy as np
 
-from .autograd.record import apply_inplace
+from .autograd.record import CONCRETE_HOOKS, apply_inplace
 from .ops import api, math, shape
 from .ops.registry import OPS
 
 
 def _index(idx: Any) -> Any:
-    """Tensors and lists inside an index become numpy arrays (static index values)."""
+    """Tensors and lists inside an index become numpy arrays (static index values;
+    a traced index tensor becomes a guard on its value)."""
     if isinstance(idx, tuple):
         return tuple(_index(i) for i in idx)
     if hasattr(idx, "_data"):
+        if CONCRETE_HOOKS:
+            for hook in CONCRETE_HOOKS:
+                hook(idx, "index")
         return idx._data
     if isinstance(idx, list):
         return np.asarray([_index(i) for i in idx])

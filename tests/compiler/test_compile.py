@@ -212,3 +212,13 @@ def test_writes_through_views_inside_compiled_functions_match_eager(torch):
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
     ir = pb.compiler.inspect(cf, x).ir
     assert "view_scatter" in ir and "view_chain" in ir
+
+
+def test_index_tensors_are_guarded_not_frozen():
+    f = pb.compile(lambda x, i: x[i].sum())
+    x = pb.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    assert f(x, pb.tensor([0, 1])).item() == 3.0
+    out = f(x, pb.tensor([2, 2]))
+    assert out.item() == 6.0
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 2.0])

@@ -192,7 +192,8 @@ class Tracer:
         if id(t) not in self.var_of and not t._requires_grad:
             return  # a constant's value may be read freely
         v = self.value_of(t)
-        value = t._data.copy() if how in ("numpy", "__array__", "tolist", "tensor") else (
+        value = t._data.copy() if how in ("numpy", "__array__", "tolist", "tensor",
+                                          "index") else (
             t._data.item() if how == "item" else bool(t._data))
         self.guards.append(Guard(v, how, value, source_of(user_frame())))
 
