@@ -338,7 +338,7 @@ def _refuse_while_tracing(what: str) -> None:
 
 
 #: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
-CONCRETE_HOOKS: list = []
+CONCRETE_HOOKS = record.CONCRETE_HOOKS
 
 
 def _notify_concrete(t: Tensor, how: str) -> None:

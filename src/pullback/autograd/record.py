@@ -18,6 +18,8 @@ from .graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, node_class
 
 Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 TRACE_HOOKS: list = []  # active tracers (compiler): each gets (op, args, params, out)
+#: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
+CONCRETE_HOOKS: list = []
 
 
 class VersionCounter:
