@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -216,9 +217,26 @@ class Tracer:
         CONCRETE_HOOKS.remove(self.on_concrete)
 
     def graph(self, outputs: list) -> Graph:
+        _name_assignments(self.builder.eqns)
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
                      outputs, self.builder.consts, name=_fname(self.fn),
                      guards=[g.var for g in self.guards])
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
+
+
+def _name_assignments(eqns: list) -> None:
+    """``loss = f(z)``: the last op of that line made ``loss`` (for values no later
+    op saw in the caller's locals, such as the returned one)."""
+    last: dict = {}
+    for e in eqns:
+        if e.src is not None:
+            last[e.src] = e
+    for src, e in last.items():
+        m = _ASSIGN.match(src.text)
+        if m and e.out.name is None:
+            e.out.name = m.group(1)
 
 
 def _outer_name(t: Tensor) -> str:
