@@ -110,7 +110,7 @@ EXPECTED: dict[str, list[str]] = {
         "same as .backward(): True",
         "{ lambda x:f32[5] w:f32[5,3] b:f32[3] y:f32[3] .",
         "def seed_loss_forward(x, w, b, y):", "# 20_compile_and_grad.py:", ": z = x @ w + b",
-        "return t2, z, y, unsqueeze", "def seed_loss_backward(z, y, unsqueeze, g_out):",
+        "return loss, z, y, unsqueeze", "def seed_loss_backward(z, y, unsqueeze, g_loss):",
         "# grad of: loss = F.binary_cross_entropy_with_logits(z, y)", "return g_w, g_z",
         "total 44 bytes in 3 values", "hidden       f32[4, 8]",
         "total 400 bytes in 5 values",
