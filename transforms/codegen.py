@@ -53,7 +53,8 @@ TEMPLATES: dict[str, str] = {
     "unsqueeze": "{0}.reshape({out_shape})", "squeeze": "{0}.reshape({out_shape})",
     "transpose": "{0}.swapaxes({dim0}, {dim1})", "t": "{0}.T",
     "permute": "{0}.transpose({dims})", "select": "{0}[{index}]", "slice": "{0}[{index}]",
-    "index": "{0}[{index}]", "detach": "{0}",
+    "index": "{0}[{index}]", "detach": "{0}", "conj": "np.conjugate({0})",
+    "real": "{0}.real", "imag": "{0}.imag",
 }
 
 

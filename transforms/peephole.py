@@ -1,6 +1,6 @@
 """peephole: local rewrites that remove work the VJP rules leave behind.
 
-- ``t(t(x))`` and a transpose of the same transpose are ``x``; so is ``x ** 1``
+- ``t(t(x))`` and a transpose of the same transpose are ``x``; so are ``x ** 1``
   (the power rule leaves it for squares) and ``x * 1``;
 - an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
   another input already has that shape, takes ``s`` itself: numpy broadcasts it with

@@ -22,7 +22,8 @@ from .dtypes import int
 from .ops.api import (add, argmax, argmin, clamp, flatten, matmul, max, maximum, mean, min,
                       minimum, mm, permute, pow, reshape, squeeze, sub, sum, t, transpose,
                       unsqueeze, where)
-from .ops.math import abs, cos, div, exp, log, mul, neg, relu, sigmoid, sign, sin, sqrt, tanh
+from .ops.math import (abs, complex, conj, cos, div, exp, imag, log, mul, neg, real, relu,
+                       sigmoid, sign, sin, sqrt, tanh)
 from .ops.api import log_softmax, softmax
 from . import nn
 

@@ -164,6 +164,8 @@ class TensorMethods:
         return array_function(func, types, args, kwargs)
 
     def __getitem__(self, idx):
+        if type(idx) is int:  # x[i]: always a select (what api.getitem would pick)
+            return shape.select(self, index=idx)
         return api.getitem(self, _index(idx))
 
     def __setitem__(self, idx, value):
@@ -366,6 +368,17 @@ class TensorMethods:
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
+
+    def conj(self):
+        return math.conj(self)
+
+    @property
+    def real(self):
+        return math.real(self)
+
+    @property
+    def imag(self):
+        return math.imag(self)
 
     def is_complex(self):
         return self._data.dtype.kind == "c"

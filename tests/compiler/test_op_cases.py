@@ -12,7 +12,8 @@ DIFF = [c for c in CASES if c.differentiable and c.rng_seed is None]
 
 def _loss(case, weights):
     def loss(*values):
-        return (case.fn(*values) * weights).sum()
+        out = case.fn(*values)
+        return ((out.real if out.dtype.is_complex else out) * weights).sum()
     return loss
 
 

@@ -380,6 +380,10 @@ NN_CASES = [
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
     *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
+    _c("complex", R34, A((4,)), torch_name=False,
+       torch=lambda T, x, y: T.complex(x, y.expand(3, 4))),
+    _c("imag", R34, torch_name=False,
+       torch=lambda T, x: T.complex(x, T.zeros_like(x)).imag),
     _c("take_rows", A((5, 3)), A((5,), "int"),
        torch=lambda T, x, t: x[T.arange(5), t]),
     _c("put_rows", A((5,)), A((5,), "int"), p={"num_classes": 3}, torch_name=False,
@@ -389,6 +393,8 @@ NN_CASES = [
 _TIES34, _TIES4 = A((3, 4), "ties"), A((4,), "ties")
 FORWARD_ONLY_CASES = [
     _c("zeros_like", R34, torch=lambda T, x: T.zeros_like(x)),
+    _c("conj", R34, torch_name=False, torch=lambda T, x: x.conj()),
+    _c("real", R34, torch_name=False, torch=lambda T, x: x.real),
     _c("detach", R34, torch=lambda T, x: x.detach()),
     *[_c(op, _TIES34, _TIES4, torch=lambda T, x, y, op=op: getattr(T, op)(x, y))
       for op in ("gt", "ge", "lt", "le", "eq", "ne")],

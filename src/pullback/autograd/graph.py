@@ -282,6 +282,11 @@ def fit_to(g: Any, like: Any) -> Any:
     if gd is not None and hasattr(gd, "np"):
         gd = gd.np
     if gd is not None and gd != dtype:
+        if gd.kind == "c" and dtype.kind != "c":  # a real input takes the real part
+            from ..ops.math import real
+            g = real(g)
+            if g.dtype == dtype:
+                return g
         g = cast(g, dtype=dtype)
     return g
 

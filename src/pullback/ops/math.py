@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .registry import defop
+
+# Complex values follow torch's conjugate Wirtinger convention: a holomorphic op's
+# rule is g * conj(f'(z)). conj of a real value is the value itself, so the real
+# rules are unchanged (and codegen drops the no-op).
+
+
+def is_complex(x) -> bool:
+    """Whether a value (array, Tensor, IR value or scalar) holds complex numbers."""
+    d = getattr(x, "dtype", None)
+    if d is None:
+        return isinstance(x, builtins.complex)
+    return bool(getattr(d, "is_complex", False)) or getattr(d, "kind", "") == "c"
+
+
+def conj(x):
+    """The complex conjugate; a real value is returned as it is (no op, no node)."""
+    return conj_op(x) if is_complex(x) else x
+
+
+conj_op = defop("conj", np.conjugate, "ConjBackward0", vjp=(lambda g, out, x: conj(g),))
+real = defop("real", np.real, "RealBackward0", vjp=(lambda g, out, x: g,))
+imag = defop("imag", np.imag, "ImagBackward0", vjp=(lambda g, out, x: g * 1j,))
+complex = defop("complex", lambda re, im: re + 1j * im if re.dtype != np.float32 else
+                (re + 1j * im).astype(np.complex64), "ComplexBackward0",
+                vjp=(lambda g, out, re, im: real(g),
+                     lambda g, out, re, im: imag(g)))
 
 # ---------------------------------------------------------------- elementwise
 add = defop("add", np.add, "AddBackward0",
@@ -17,20 +45,20 @@ rsub = defop("rsub", lambda x, y: np.subtract(y, x), "RsubBackward1",
              vjp=(lambda g, out, x, y: -g,
                   lambda g, out, x, y: g))
 mul = defop("mul", np.multiply, "MulBackward0",
-            vjp=(lambda g, out, x, y: g * y,
-                 lambda g, out, x, y: g * x),
+            vjp=(lambda g, out, x, y: g * conj(y),
+                 lambda g, out, x, y: g * conj(x)),
             uses=("y", "x"))
 div = defop("div", np.true_divide, "DivBackward0",
-            vjp=(lambda g, out, x, y: g / y,
-                 lambda g, out, x, y: -g * x / (y * y)),
+            vjp=(lambda g, out, x, y: g / conj(y),
+                 lambda g, out, x, y: -g * conj(x / (y * y))),
             uses=("y", "x y"))
 reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
-                   vjp=(lambda g, out, x: -g * out * out,), uses=("out",))
+                   vjp=(lambda g, out, x: -g * conj(out * out),), uses=("out",))
 neg = defop("neg", np.negative, "NegBackward0",
             vjp=(lambda g, out, x: -g,))
 pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "PowBackward0",
                    vjp=(lambda g, out, x, exponent: zeros_like(g) if exponent == 0
-                        else g * exponent * x ** (exponent - 1),),
+                        else g * conj(exponent * x ** (exponent - 1)),),
                    uses=("x",))
 pow = defop("pow", np.power, "PowBackward1",
             vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
@@ -39,14 +67,17 @@ pow = defop("pow", np.power, "PowBackward1",
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
                     vjp=(lambda g, out, x, base: g * out * float(np.log(base)),),
                     uses=("out",))
-exp = defop("exp", np.exp, "ExpBackward0", vjp=(lambda g, out, x: g * out,), uses=("out",))
-log = defop("log", np.log, "LogBackward0", vjp=(lambda g, out, x: g / x,), uses=("x",))
+exp = defop("exp", np.exp, "ExpBackward0", vjp=(lambda g, out, x: g * conj(out),),
+            uses=("out",))
+log = defop("log", np.log, "LogBackward0", vjp=(lambda g, out, x: g / conj(x),), uses=("x",))
 sqrt = defop("sqrt", np.sqrt, "SqrtBackward0",
-             vjp=(lambda g, out, x: g / (2 * out),), uses=("out",))
-sin = defop("sin", np.sin, "SinBackward0", vjp=(lambda g, out, x: g * cos(x),), uses=("x",))
-cos = defop("cos", np.cos, "CosBackward0", vjp=(lambda g, out, x: -g * sin(x),), uses=("x",))
+             vjp=(lambda g, out, x: g / (2 * conj(out)),), uses=("out",))
+sin = defop("sin", np.sin, "SinBackward0", vjp=(lambda g, out, x: g * conj(cos(x)),),
+            uses=("x",))
+cos = defop("cos", np.cos, "CosBackward0", vjp=(lambda g, out, x: -g * conj(sin(x)),),
+            uses=("x",))
 tanh = defop("tanh", np.tanh, "TanhBackward0",
-             vjp=(lambda g, out, x: g * (1 - out * out),), uses=("out",))
+             vjp=(lambda g, out, x: g * conj(1 - out * out),), uses=("out",))
 abs = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(x),), uses=("x",))
 
 
@@ -55,7 +86,7 @@ def _sigmoid(x):
 
 
 sigmoid = defop("sigmoid", _sigmoid, "SigmoidBackward0",
-                vjp=(lambda g, out, x: g * out * (1 - out),), uses=("out",))
+                vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",))
 relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
              vjp=(lambda g, out, x: g * (out > 0),), uses=("out",))
 clamp = defop("clamp", lambda x, min, max: np.clip(x, min, max), "ClampBackward1",
