@@ -58,13 +58,12 @@ class Variant:
     forward: Any  # codegen Module: inputs -> outputs (+ residuals when grad is needed)
     split: Any = None  # pipeline.Split when gradients are needed
     joint: Any = None
-    backwards: dict = field(default_factory=dict)  # needs mask -> Module
+    backwards: dict = field(default_factory=dict)  # (needs, present) -> Module
+    simple: bool = False  # every call argument is a traced top-level value, in order
 
     def __post_init__(self) -> None:
         tr = self.traced
         self.wrt_set = frozenset(self.wrt)
-        self.simple = False  # set by build_variant: every argument is a top-level tensor
-        self.n_args = len(tr.arg_slots)
         saved = {v.id for v in self.split.residuals} if self.split is not None else set()
         # inputs the backward reads: their versions are checked like eager saved tensors
         self.checked = tuple(k for k, v in enumerate(tr.graph.inputs) if v.id in saved)
@@ -87,12 +86,6 @@ def _ident(name: str) -> str:
 
 
 def build_variant(fn: Callable, args: tuple) -> Variant:
-    variant = _build_variant(fn, args)
-    variant.simple = [s for s in variant.traced.arg_slots] == [(i, ()) for i in range(len(args))]
-    return variant
-
-
-def _build_variant(fn: Callable, args: tuple) -> Variant:
     grad_on = STATE.grad_enabled
     grad_args = {i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad}
     traced = trace_call(fn, args, grad_args if grad_on else set(), "compile")
@@ -102,12 +95,13 @@ def _build_variant(fn: Callable, args: tuple) -> Variant:
            if (k < n_args and traced.arg_slots[k][0] in grad_args and not traced.arg_slots[k][1])
            or (k >= n_args and traced.captures[k - n_args]._requires_grad)]
     name = _ident(g.name)
+    simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
     float_outs = [v for v in g.outputs if v.dtype.kind in "fc"]
     if not grad_on or not wrt or not float_outs:
         fwd = pipeline.simplify(g)
         mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
-        return Variant(traced, [], mod)
+        return Variant(traced, [], mod, simple=simple)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=f"g_{v.name or 'out'}")
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
@@ -115,7 +109,7 @@ def _build_variant(fn: Callable, args: tuple) -> Variant:
     fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
     strip_values(joint)
     strip_values(g)
-    return Variant(traced, wrt, fwd, sp, joint)
+    return Variant(traced, wrt, fwd, sp, joint, simple=simple)
 
 
 def guard_env(guards: list) -> dict:
