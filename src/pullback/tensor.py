@@ -19,9 +19,10 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes
+from .autograd import graph as _graph
 from .autograd import messages, record
 from .autograd.grad_mode import STATE
-from .autograd.graph import HookDict, RemovableHandle
+from .autograd.graph import HOOKS_SEEN, HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply
 from .format import format_tensor
 from .ops.registry import dispatcher
@@ -29,9 +30,20 @@ from .tensor_methods import TensorMethods
 
 
 class Tensor(TensorMethods):
-    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base",
-                 "_view_chain", "_view_no_grad", "_view_version", "_retains_grad", "_hooks",
-                 "_post_acc_hooks", "_accumulator", "_is_inference", "__weakref__", "__dict__")
+    # Fields every op reads are slots; the rarely set ones are class-level defaults that
+    # an instance overrides in its own dict only when it sets them (an op's result then
+    # costs six attribute writes, not fifteen).
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "__weakref__", "__dict__")
+    _grad: Tensor | None = None
+    _view_chain: tuple = ()  # ((op, params), ...) from the base, for views
+    _view_no_grad = False    # a view taken under no_grad (torch's CreationMeta)
+    _view_version = 0        # the version counter value when the view's grad_fn was set
+    _retains_grad = False
+    _hooks: HookDict | None = None           # a leaf's tensor hooks (non-leaves: on grad_fn)
+    _post_acc_hooks: HookDict | None = None
+    _accumulator: Any = None  # weakref to the leaf's AccumulateGrad
+    _is_inference = False
 
     _pb_dispatch = dispatcher(1)(apply)
     __array_priority__ = 1000
@@ -238,6 +250,7 @@ class Tensor(TensorMethods):
         if self._grad_fn is None or self._retains_grad:
             return
         node = self._grad_fn
+        HOOKS_SEEN[0] = True
         if node._retained is None:
             node._retained = {}
         node._retained[self._output_nr] = weakref.ref(self)
@@ -275,7 +288,8 @@ class Tensor(TensorMethods):
     def detach(self) -> Tensor:
         """A leaf that shares storage and the version counter, with no history."""
         t = Tensor._make(self._data, vc=self._vc)
-        t._is_inference = self._is_inference
+        if self._is_inference:
+            t._is_inference = True
         if record.TRACE_HOOKS:
             _traced_detach(self, t)
         return t
@@ -305,21 +319,15 @@ def _type_name(v: Any) -> str:
 
 
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
+    """The per-instance fields of a new tensor (the others keep their class defaults)."""
     t._data = data
     t._grad_fn = grad_fn
     t._requires_grad = grad_fn is not None
-    t._grad = None
     t._output_nr = 0
     t._vc = VersionCounter()
     t._base = None
-    t._view_chain = ()
-    t._view_no_grad = False
-    t._view_version = 0
-    t._retains_grad = False
-    t._hooks = None
-    t._post_acc_hooks = None
-    t._accumulator = None
-    t._is_inference = STATE.inference
+    if STATE.inference:
+        t._is_inference = True
 
 
 def _traced_detach(src: Tensor, t: Tensor) -> None:
@@ -346,4 +354,4 @@ def _notify_concrete(t: Tensor, how: str) -> None:
         hook(t, how)
 
 
-record.Tensor = Tensor
+record.Tensor = _graph.Tensor = Tensor

@@ -115,6 +115,20 @@ def test_wide_graph(both):
     both.same(snippet)
 
 
+def test_root_given_twice(both):
+    """backward([a, b, a]): the seeds of a repeated root add up (the walk from the
+    roots must count the edges below it once)."""
+    def snippet(T):
+        x = T.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+        y = T.tensor([.5, -1., 2.], requires_grad=True)
+        a, b = x * y, (x + y).exp()
+        T.autograd.backward([a, b, a], [T.ones(2, 3), T.full((2, 3), .5), T.full((2, 3), 2.)])
+        s = (x * y).sum()
+        (ga,) = T.autograd.grad([s, s], [y])
+        return x.grad, y.grad, ga
+    both.same(snippet)
+
+
 def test_graph_released_after_backward():
     x = pb.tensor([1., 2.], requires_grad=True)
     h = x.exp()

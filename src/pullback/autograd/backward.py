@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from . import engine, messages
+from . import engine, messages, record, replay
 from .record import grad_edge
 
 
 def _as_tuple(x: Any) -> tuple:
-    from ..tensor import Tensor
+    Tensor = record.Tensor
     if x is None:
         return ()
     if isinstance(x, Tensor):
@@ -24,7 +24,7 @@ def _as_tuple(x: Any) -> tuple:
 def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     """One seed gradient per output, checked as torch checks them (each pair first,
     then the counts)."""
-    from ..tensor import Tensor
+    Tensor = record.Tensor
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
@@ -95,6 +95,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         task.targets = _capture(task, inputs)
     if create_graph:
         _warn_create_graph()
+    elif inputs is None and replay.run(edges, seeds, retain_graph) is not None:
+        return  # a graph seen before: its cached generated backward ran
     engine.execute(task, edges, seeds)
 
 
@@ -109,7 +111,7 @@ def _warn_create_graph() -> None:
 
 
 def _capture(task: engine.GraphTask, inputs: tuple) -> set:
-    from ..tensor import Tensor
+    Tensor = record.Tensor
     targets = set()
     for t in inputs:
         if not isinstance(t, Tensor):
@@ -154,14 +156,16 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     edges = _root_edges(outs)
     task = engine.GraphTask(create_graph, retain_graph, accumulate=False)
     task.targets = _capture(task, ins)
-    captured = engine.execute(task, edges, seeds)
+    captured = None if create_graph else replay.run(edges, seeds, retain_graph, task.captures)
+    if captured is None:
+        captured = engine.execute(task, edges, seeds)
     return tuple(_result(captured[task.captures[grad_edge(t)]], t, i, allow_unused,
                          materialize_grads) for i, t in enumerate(ins))
 
 
 def _result(g: Any, t: Any, i: int, allow_unused: bool, materialize: bool) -> Any:
     """One entry of grad()'s result: a Tensor of the input's dtype, or None/zeros."""
-    from ..tensor import Tensor
+    Tensor = record.Tensor
     if g is None:
         if materialize:
             return Tensor._make(np.zeros_like(t._data))

@@ -35,8 +35,8 @@ def discover(roots: list) -> tuple[dict, list]:
     """Count, for every node reachable from ``roots``, the edges that feed it."""
     deps: dict[Node, int] = {}
     order: list[Node] = []
-    stack = [n for n in roots if n is not None]
-    seen = set(id(n) for n in stack)
+    stack = list({id(n): n for n in roots if n is not None}.values())  # a root given twice
+    seen = set(id(n) for n in stack)                                    # is walked once
     for n in stack:
         deps.setdefault(n, 0)
     while stack:

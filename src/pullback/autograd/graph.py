@@ -12,10 +12,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ops.math import cast
 from ..ops.registry import Meta
+from ..ops.shape import sum_to
 from . import messages
 
 _seq = itertools.count()
+Tensor: Any = None  # set by pullback.tensor (which imports this module)
 
 
 class RemovableHandle:
@@ -48,12 +51,18 @@ def _weakrefable(obj: object) -> bool:
         return False
 
 
+#: set once any hook or retain_grad was registered in this process (until then the
+#: cached backward's walk skips looking for hooks on every node)
+HOOKS_SEEN = [False]
+
+
 class HookDict(dict):
     """A dict of hooks in registration order (weak-referenceable for handles)."""
 
     __slots__ = ("__weakref__",)
 
     def add(self, fn: Callable) -> RemovableHandle:
+        HOOKS_SEEN[0] = True
         handle = RemovableHandle(self)
         self[handle.id] = fn
         return handle
@@ -144,12 +153,11 @@ class Node:
 class SavedTensor:
     """A tensor kept for backward, with the version it had when it was saved."""
 
-    __slots__ = ("tensor", "version", "is_output")
+    __slots__ = ("tensor", "version")
 
-    def __init__(self, tensor: Any, is_output: bool = False) -> None:
+    def __init__(self, tensor: Any) -> None:
         self.tensor = tensor
         self.version = tensor._vc.value
-        self.is_output = is_output
 
     def unpack(self, create_graph: bool) -> Any:
         t = self.tensor
@@ -196,7 +204,11 @@ class OpNode(Node):
     __slots__ = ("op", "params", "saved", "saved_out")
 
     def __init__(self, op, edges: tuple, params: dict, saved: tuple, saved_out) -> None:
-        Node.__init__(self, edges)
+        self._edges = edges  # Node.__init__ inlined: one node per recorded op
+        self._seq = next(_seq)
+        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retained = None
+        self._metadata = self._anomaly_trace = None
+        self._freed = False
         self.op = op
         self.params = params
         self.saved = saved
@@ -240,14 +252,12 @@ class OpNode(Node):
         self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
         self.saved_out = None
 
-    def __getattr__(self, name: str) -> Any:
-        """torch's ``_saved_self``/``_saved_other``/``_saved_result``... accessors."""
-        if not name.startswith("_saved_"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        arg = name[len("_saved_"):]
+    def _saved(self, arg: str) -> Any:
+        """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
         names = _TORCH_ARG_NAMES.get(self.op.name, ("self", "other"))
         if arg != "result" and arg not in names[:len(self.saved)]:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '_saved_{arg}'")
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
         if arg == "result":
@@ -264,8 +274,6 @@ class OpNode(Node):
 def fit_to(g: Any, like: Any) -> Any:
     """Reduce a broadcast gradient to the shape of its input and cast it to its dtype
     (``like`` is the saved input: a Tensor, array, Meta or Python scalar)."""
-    from ..ops.math import cast
-    from ..ops.shape import sum_to
     if type(like) is SavedTensor:
         like = like.tensor._data
     shape = getattr(like, "shape", None)
@@ -323,7 +331,6 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
     """``t.grad += g`` as torch's AccumulateGrad does it: the first gradient is copied
     (under create_graph through a differentiable copy, CopyBackwards); later ones are
     added in place, or out of place under create_graph."""
-    from ..tensor import Tensor
     old = t._grad
     if create_graph:
         if not isinstance(g, Tensor):
@@ -335,7 +342,7 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
         else:
             t._grad = old + g
         return
-    data = g._data if isinstance(g, Tensor) else g
+    data = g if type(g) is np.ndarray else getattr(g, "_data", g)
     if old is None:
         t._grad = Tensor._make(np.array(data, dtype=t._data.dtype))
     else:
@@ -347,6 +354,11 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
 _TORCH_ARG_NAMES = {"mm": ("self", "mat2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
                     "where": ("condition", "self", "other"), "pow": ("self", "exponent"),
                     "addmm": ("self", "mat1", "mat2"), "bmm": ("self", "mat2")}
+
+# torch's ``_saved_<name>`` accessors, as properties: a ``__getattr__`` on the node class
+# would slow down every attribute read of every node (the engine's and the recorder's)
+for _arg in {"self", "other", "result"}.union(*_TORCH_ARG_NAMES.values()):
+    setattr(OpNode, "_saved_" + _arg, property(lambda node, _a=_arg: node._saved(_a)))
 
 _node_classes: dict[str, type] = {}
 #: name() of nodes torch implements in C++ by hand (their type name is the short one)

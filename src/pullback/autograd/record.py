@@ -15,6 +15,7 @@ from ..ops.registry import Meta
 from . import messages
 from .grad_mode import STATE
 from .graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, node_class
+from .graph import _seq as _node_seq
 
 Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 TRACE_HOOKS: list = []  # active tracers (compiler): each gets (op, args, params, out)
@@ -23,12 +24,14 @@ CONCRETE_HOOKS: list = []
 
 
 class VersionCounter:
-    """Shared by a tensor, its views and detach(); bumped by every in-place op."""
+    """Shared by a tensor, its views and detach(); bumped by every in-place op.
 
-    __slots__ = ("value",)
+    ``value`` starts as the class default, so making one is a bare allocation (every
+    op's result gets one); the first bump stores it on the instance.
+    """
 
-    def __init__(self) -> None:
-        self.value = 0
+    __slots__ = ("__dict__",)
+    value = 0
 
 
 def grad_edge(t: Any) -> tuple:
@@ -69,63 +72,185 @@ def refresh_view(t: Any) -> None:
     t._requires_grad = True
 
 
-def _save(a: Any, i: int, needed: set) -> Any:
-    if type(a) is not Tensor and not isinstance(a, Tensor):
+def _save(a: Any, i: int, needed: frozenset) -> Any:
+    """What a node keeps of input ``i``: the tensor if a rule reads it, else its shape."""
+    if not isinstance(a, Tensor):
         return a
     if i not in needed:
-        return Meta(a._data.shape, a._data.dtype)
+        return _meta(a._data)
     if a._is_inference:
         raise RuntimeError(messages.INFERENCE_SAVE)
     return SavedTensor(a)
 
 
+def _meta(x: np.ndarray) -> Meta:
+    """Meta(x.shape, x.dtype), shared: a Meta never changes, and most nodes keep one."""
+    k = (x.shape, x.dtype)
+    m = _METAS.get(k)
+    if m is None:
+        if len(_METAS) > 4096:
+            _METAS.clear()
+        m = _METAS[k] = Meta(*k)
+    return m
+
+
+_METAS: dict = {}
+
+
+#: op -> {mask of inputs that need grad: what the node saves (input positions, 'out')}
+_NEEDED: dict = {}
+
+
+def _needed(op, mask: int) -> frozenset:
+    """What a node of ``op`` saves when the inputs in ``mask`` (bit i: input i) need grad."""
+    table = _NEEDED.get(op)
+    if table is None:
+        table = _NEEDED[op] = {}
+    needed = table.get(mask)
+    if needed is None:
+        uses = op.uses
+        needed = table[mask] = frozenset().union(
+            *(uses[i] for i in range(len(uses)) if mask >> i & 1))
+    return needed
+
+
 def make_node(op, args: tuple, params: dict, edges: tuple) -> OpNode:
-    """A node for ``op`` saving what the rules of the inputs that need grad read."""
-    uses = op.uses
-    needed: set = set()
+    """A node for ``op`` saving what the rules of the inputs that need grad read
+    (``saved_out`` is True when the rules read the output: the caller saves it)."""
+    mask = 0
     for i, e in enumerate(edges):
         if e[0] is not None:
-            needed |= uses[i]
+            mask |= 1 << i
+    needed = _needed(op, mask)
     cls = op.node_cls
     if cls is None:
         cls = op.node_cls = node_class(op.grad_fn)
-    node = cls(op, edges, params, tuple(_save(a, i, needed) for i, a in enumerate(args)), None)
-    node.saved_out = "out" in needed  # replaced by the SavedOutput once the output exists
-    return node
+    saved = tuple([_save(a, i, needed) for i, a in enumerate(args)])
+    return cls(op, edges, params, saved, "out" in needed)
+
+
+_NO_EDGE = (None, 0)
+_new = object.__new__
+_weakref = weakref.ref
+_next_seq = _node_seq.__next__
 
 
 def apply(op, args: tuple, params: dict) -> Any:
     """Run ``op`` on Tensors (and scalars/arrays), recording a node if grad is needed."""
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    arrays = []
+    wants = False  # some input requires grad
+    for a in args:
+        if isinstance(a, Tensor):
+            arrays.append(a._data)
+            # (a stale view of a base that came to require grad has _requires_grad False)
+            if a._requires_grad or (a._base is not None and a._base._requires_grad):
+                wants = True
+        else:
+            arrays.append(a)
     try:
         out = op.forward(*arrays, **params)
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    requires = False
-    if STATE.grad_enabled and op.differentiable:
-        for a in args:
-            # (a stale view of a base that came to require grad has _requires_grad False)
-            if isinstance(a, Tensor) and (a._requires_grad or (
-                    a._base is not None and a._base._requires_grad)):
-                # integer results never require grad; inference mode never records
-                requires = out.dtype.kind in "fc" and not STATE.inference
-                break
-    if requires:
-        node = make_node(op, args, params, tuple(
-            grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args))
-        result = Tensor._make(out, grad_fn=node)
-        if op.is_view:
-            _mark_view(result, args[0], op, params)
-        node.saved_out = SavedOutput(result) if node.saved_out else None
+    # integer results never require grad; inference mode never records
+    if (wants and op.differentiable and STATE.grad_enabled and out.dtype.kind in "fc"
+            and not STATE.inference):
+        result = _record(op, args, params, out)
     else:
-        result = Tensor._make(out)
+        result = _new(Tensor)  # new_tensor(out, None), inlined: every op makes one
+        result._data = out
+        result._grad_fn = None
+        result._requires_grad = False
+        result._output_nr = 0
+        result._vc = VersionCounter()
+        result._base = None
+        if STATE.inference:
+            result._is_inference = True
         if op.is_view:
             _mark_view(result, args[0], op, params)
     if TRACE_HOOKS:
         for hook in TRACE_HOOKS:
             hook(op, args, params, result)
+    return result
+
+
+def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
+    """The result of ``op`` with its node: edges, saved values, then the output.
+    (grad_edge, make_node and Tensor._make inlined: this runs once per recorded op.)"""
+    edges = []
+    mask = 0
+    bit = 1
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._base is not None:
+                e = grad_edge(a)
+                edges.append(e)
+                if e[0] is not None:
+                    mask |= bit
+            elif a._grad_fn is not None:
+                edges.append((a._grad_fn, a._output_nr))
+                mask |= bit
+            elif a._requires_grad:  # a leaf: its AccumulateGrad, alive while a graph holds it
+                ref = a._accumulator
+                acc = ref() if ref is not None else None
+                edges.append((accumulator(a) if acc is None else acc, 0))
+                mask |= bit
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            edges.append(_NO_EDGE)
+        bit <<= 1
+    table = _NEEDED.get(op)
+    needed = table.get(mask) if table is not None else None
+    if needed is None:
+        needed = _needed(op, mask)
+    saved = []
+    i = 0
+    for a in args:
+        if not isinstance(a, Tensor):
+            saved.append(a)
+        elif needed and i in needed:
+            if a._is_inference:
+                raise RuntimeError(messages.INFERENCE_SAVE)
+            st = _new(SavedTensor)
+            st.tensor = a
+            st.version = a._vc.value
+            saved.append(st)
+        else:  # a rule reads only its shape
+            d = a._data
+            k = (d.shape, d.dtype)
+            m = _METAS.get(k)
+            saved.append(_meta(d) if m is None else m)
+        i += 1
+    cls = op.node_cls
+    if cls is None:
+        cls = op.node_cls = node_class(op.grad_fn)
+    node = _new(cls)  # cls(op, edges, params, saved, None), inlined
+    node._edges = tuple(edges)
+    node._seq = _next_seq()
+    node._pre_hooks = node._post_hooks = node._tensor_hooks = node._retained = None
+    node._metadata = node._anomaly_trace = None
+    node._freed = False
+    node.op = op
+    node.params = params
+    node.saved = tuple(saved)
+    node.saved_out = None
+    result = _new(Tensor)
+    result._data = out
+    result._grad_fn = node
+    result._requires_grad = True
+    result._output_nr = 0
+    result._vc = VersionCounter()
+    result._base = None
+    if op.is_view:
+        _mark_view(result, args[0], op, params)
+    if "out" in needed:  # SavedOutput(result), inlined
+        so = node.saved_out = _new(SavedOutput)
+        so.data = out
+        so.vc = result._vc
+        so.version = 0
+        so.ref = _weakref(result)
     return result
 
 

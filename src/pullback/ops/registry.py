@@ -60,7 +60,17 @@ class OpDef:
         return f"<op {self.name}>"
 
     def __call__(self, *args: Any, **params: Any) -> Any:
-        return call(self, args, params)
+        handler = None  # call() inlined: this is every op's entry point
+        for a in args:
+            h = _HANDLERS.get(type(a), _UNSEEN)
+            if h is _UNSEEN:
+                h = _handler_of(type(a))
+            if h is not None and h is not handler and (
+                    handler is None or h.priority > handler.priority):
+                handler = h
+        if handler is None:
+            return self.forward(*args, **params)
+        return handler(self, args, params)
 
 
 def _parse_uses(spec: str, arg_names: tuple) -> frozenset:
@@ -122,12 +132,23 @@ def call(op: OpDef, args: tuple, params: dict) -> Any:
     """
     handler = None
     for a in args:
-        h = getattr(type(a), "_pb_dispatch", None)
+        h = _HANDLERS.get(type(a), _UNSEEN)
+        if h is _UNSEEN:
+            h = _handler_of(type(a))
         if h is not None and (handler is None or h.priority > handler.priority):
             handler = h
     if handler is None:
         return op.forward(*args, **params)
     return handler(op, args, params)
+
+
+_HANDLERS: dict = {}  # type -> its _pb_dispatch (None for plain values), looked up once
+_UNSEEN = object()
+
+
+def _handler_of(kind: type) -> Any:
+    h = _HANDLERS[kind] = getattr(kind, "_pb_dispatch", None)
+    return h
 
 
 def dispatcher(priority: int) -> Callable:

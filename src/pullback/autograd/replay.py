@@ -1,0 +1,467 @@
+"""The cached backward: a graph whose structure the engine has seen before runs
+generated code instead of walking its nodes.
+
+Every plain backward (no hooks anywhere, no create_graph, no ``inputs=``, only
+primitive-op nodes and leaf sinks) first walks the graph once to compute its
+*structure key*: per node, the op, its params, its edges as node positions, the
+shapes and dtypes of what it saved (Python scalars by value), the leaves' shapes and
+dtypes, and the order the engine would run the nodes in. The walk also gathers the
+saved arrays, checking their versions as the engine would. Then:
+
+- first sighting of a key: the engine interprets the graph, as it always did;
+- second sighting: the nodes' VJP rules run once more, on compiler IR values, in the
+  engine's exact order (so gradients are summed in the same order); the equations go
+  through the compiler's passes and become a Python function of the saved arrays and
+  the seeds, returning one gradient per leaf (or per captured input of ``grad()``);
+- later sightings: the walk and one call of that function.
+
+A graph that changes every step never pays for code generation, only for the walk.
+Anything unusual (a modified or freed saved value, a hook, an unhashable param, a rule
+that does not build) leaves the graph to the interpreter, which raises torch's errors
+at the same point and with the same side effects as ever.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..ops.registry import Meta
+from .graph import HOOKS_SEEN, AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate, fit_to
+
+#: switch the cached path off (``ENABLED[0] = False``) to always interpret
+ENABLED = [True]
+#: how many keys are remembered (least recently used ones are forgotten)
+CACHE_SIZE = 64
+#: counters, for tests and curious users: backward passes by the way they ran
+STATS = {"interpreted": 0, "built": 0, "cached": 0}
+
+#: sightings interpreted before a key's backward is generated (tests set 0: build at once)
+BUILD_AFTER = [1]
+
+_CACHE: OrderedDict = OrderedDict()  # key -> sightings so far (int), a Plan, or _FAILED
+_LOCK = threading.Lock()
+_FAILED = object()  # a key whose backward did not build: always interpreted
+
+# markers of the kinds of saved values in a key (unique objects: never equal to data)
+_T, _M, _A, _S, _O, _L, _N = (object() for _ in range(7))
+
+
+class Walk:
+    """One graph's structure key, its nodes in discovery order, their saved arrays,
+    and ``order``: the positions of the nodes in the order the engine runs them."""
+
+    __slots__ = ("key", "nodes", "arrays", "order")
+
+    def __init__(self, key: tuple, nodes: list, arrays: list, order: list) -> None:
+        self.key = key
+        self.nodes = nodes
+        self.arrays = arrays
+        self.order = order
+
+
+class Plan:
+    """A generated backward: ``fn(*saved_arrays, *seeds)`` -> one gradient per
+    ``sinks`` entry (node position, slot); ``release``: nodes whose saved values go."""
+
+    __slots__ = ("fn", "sinks", "release", "source")
+
+    def __init__(self, fn: Any, sinks: list, release: list, source: str) -> None:
+        self.fn = fn
+        self.sinks = sinks
+        self.release = release
+        self.source = source
+
+
+def clear() -> None:
+    """Forget every cached backward (and the counters)."""
+    _CACHE.clear()
+    for k in STATS:
+        STATS[k] = 0
+
+
+# --------------------------------------------------------------------- the walk
+_KINDS: dict = {}
+_OP, _LEAF, _OTHER = 1, 2, 0
+_OPNODE_API = ("apply", "unpack", "release", "num_outputs", "tensor_hooks")
+
+
+def _kind(cls: type) -> int:
+    k = _KINDS.get(cls)
+    if k is None:
+        if cls is AccumulateGrad:
+            k = _LEAF
+        elif issubclass(cls, OpNode) and all(
+                getattr(cls, n) is getattr(OpNode, n) for n in _OPNODE_API):
+            k = _OP  # node_class() made it: torch's name on OpNode's behaviour
+        else:
+            k = _OTHER
+        _KINDS[cls] = k
+    return k
+
+
+def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
+    """The structure key of the graph behind ``root_edges``, or None when the graph
+    must be interpreted. ``captures``: grad()'s (node, output_nr) -> slot.
+
+    One pass in discovery order (breadth first from the roots; edges name nodes by
+    discovery position), then the order the engine runs them in: by sequence number.
+    """
+    index: dict = {None: -1}  # node -> discovery position
+    nodes: list = []
+    for n, _ in root_edges:
+        if n not in index:
+            index[n] = len(nodes)
+            nodes.append(n)
+    key: list = []
+    arrays: list = []
+    params_at: list = []
+    kinds = _KINDS
+    hooked = HOOKS_SEEN[0]
+    i = 0
+    while i < len(nodes):
+        n = nodes[i]
+        i += 1
+        kind = kinds.get(type(n)) or _kind(type(n))
+        if hooked and (n._pre_hooks or n._post_hooks or n._tensor_hooks or n._retained):
+            return None
+        if kind == _OP:
+            if n._freed:
+                return None
+            p = n.params
+            if p:
+                params_at.append(len(key) + 1)
+                p = tuple(p.items())
+            else:
+                p = ()
+            edges = n._edges
+            saved = n.saved
+            key += (n.op, p, len(edges), len(saved))
+            for e in edges:
+                nxt = e[0]
+                j = index.get(nxt)
+                if j is None:
+                    j = index[nxt] = len(nodes)
+                    nodes.append(nxt)
+                key += (j, e[1])
+            for s in saved:
+                ts = type(s)
+                if ts is SavedTensor:
+                    t = s.tensor
+                    if t._vc.value != s.version:
+                        return None  # the interpreter raises torch's error
+                    a = t._data
+                    key += (_T, a.shape, a.dtype)
+                    arrays.append(a)
+                elif ts is Meta:
+                    key += (_M, s.shape, s.dtype)
+                elif ts is np.ndarray:
+                    key += (_A, s.shape, s.dtype)
+                    arrays.append(s)
+                elif s is None:
+                    key.append(_N)
+                elif ts is int or ts is bool:  # its value is part of the code
+                    key += (_S, ts, s)
+                elif ts is float or ts is complex or isinstance(s, np.generic):
+                    key += (_S, ts, repr(s))  # exact: tells -0.0 from 0.0, nan == nan
+                else:
+                    key += (_S, ts, s)
+            so = n.saved_out
+            if so is None:
+                key.append(_N)
+            elif type(so) is SavedOutput:
+                if so.vc.value != so.version:
+                    return None
+                a = so.data
+                key += (_O, a.shape, a.dtype)
+                arrays.append(a)
+            else:
+                return None
+        elif kind == _LEAF:
+            v = n.variable
+            if hooked and (v._hooks or v._post_acc_hooks):
+                return None
+            a = v._data
+            key += (_L, a.shape, a.dtype)
+        else:
+            return None
+    seqs = [n._seq for n in nodes]
+    order = sorted(range(len(nodes)), key=seqs.__getitem__, reverse=True)
+    key.append(tuple(order))  # the engine runs the latest-made ready node first
+    for (n, nr), s in zip(root_edges, seeds):
+        if type(s) is not np.ndarray:
+            return None
+        key += (index[n], nr, s.shape, s.dtype)
+    if captures is not None:
+        key.append(_N)
+        for (n, nr), slot in captures.items():
+            key += (index.get(n, -2), nr, slot)  # -2: an input the graph does not reach
+    return _hashable(key, params_at, nodes, arrays, order)
+
+
+def _hashable(key: list, params_at: list, nodes: list, arrays: list,
+              order: list) -> Walk | None:
+    k = tuple(key)
+    try:
+        hash(k)
+    except TypeError:  # params or scalars holding slices, lists, dicts or arrays
+        for i in params_at:
+            try:
+                key[i] = _freeze(key[i])
+            except TypeError:
+                return None
+        k = tuple(key)
+        try:
+            hash(k)
+        except TypeError:
+            return None
+    return Walk(k, nodes, arrays, order)
+
+
+_SLICE, _LIST, _DICT = object(), object(), object()
+
+
+def _freeze(x: Any) -> Any:
+    """A hashable stand-in for a param equal exactly when the params are; TypeError
+    for arrays and anything else unhashable (those graphs are interpreted)."""
+    tx = type(x)
+    if tx is tuple:
+        return tuple(_freeze(y) for y in x)
+    if tx is slice:
+        return (_SLICE, _freeze(x.start), _freeze(x.stop), _freeze(x.step))
+    if tx is list:
+        return (_LIST,) + tuple(_freeze(y) for y in x)
+    if tx is dict:
+        return (_DICT,) + tuple((k, _freeze(v)) for k, v in x.items())
+    if tx is np.ndarray:
+        raise TypeError("an array param")
+    hash(x)
+    return x
+
+
+# ----------------------------------------------------------------- the front end
+def run(root_edges: list, seeds: list, retain_graph: bool,
+        captures: dict | None = None) -> list | None:
+    """Run a plain backward through the cache, or return None for the interpreter.
+
+    ``captures`` is None for ``backward()`` (gradients accumulate into the leaves) and
+    grad()'s capture slots otherwise (the result then holds the captured gradients)."""
+    if not ENABLED[0]:
+        return None
+    w = walk(root_edges, seeds, captures)
+    if w is None:
+        STATS["interpreted"] += 1
+        return None
+    key = w.key
+    try:
+        entry = _CACHE.get(key, 0)
+    except Exception:  # a param whose == is not a bool (a Tensor, say): interpret
+        STATS["interpreted"] += 1
+        return None
+    if type(entry) is int:
+        if entry < BUILD_AFTER[0]:  # a first sighting: interpreted
+            _remember(key, entry + 1)
+            STATS["interpreted"] += 1
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                entry = build(w, root_edges, seeds, captures)
+        except Exception:  # a rule that does not run on IR values: interpret it always
+            _remember(key, _FAILED)
+            STATS["interpreted"] += 1
+            return None
+        _remember(key, entry)
+        STATS["built"] += 1
+    else:
+        _remember(key, entry)
+        if entry is _FAILED:
+            STATS["interpreted"] += 1
+            return None
+        STATS["cached"] += 1
+    return execute(entry, w, seeds, retain_graph, captures)
+
+
+def _remember(key: tuple, entry: Any) -> None:
+    """Store ``entry`` as the most recently used; forget the least recently used."""
+    with _LOCK:
+        _CACHE[key] = entry
+        _CACHE.move_to_end(key)
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+
+
+def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
+            captures: dict | None) -> list | None:
+    """Call the generated backward and deliver its gradients as the engine would
+    (None: it failed before any side effect; the interpreter takes over)."""
+    try:
+        with np.errstate(all="ignore"):
+            grads = plan.fn(*w.arrays, *seeds)
+    except Exception:
+        return None
+    nodes = w.nodes
+    captured: list = [None] * (len(captures) if captures is not None else 0)
+    for (i, slot), g in zip(plan.sinks, grads):
+        if captures is None:
+            accumulate(nodes[i].variable, g, False)
+        else:
+            captured[slot] = g
+    if not retain_graph:  # OpNode.release of each node that ran, precomputed
+        for i, blank in plan.release:
+            n = nodes[i]
+            n._freed = True
+            n.saved_out = None
+            if blank is _MIXED:
+                n.saved = tuple([None if type(s) is SavedTensor else s for s in n.saved])
+            elif blank is not None:
+                n.saved = blank
+    return captured
+
+
+_MIXED = object()      # a node saving tensors and other values: release rebuilds `saved`
+_NOT_FREED = object()  # a node whose rules read nothing: release leaves it as it is
+
+
+def _release_plan(node: OpNode) -> Any:
+    """What OpNode.release does to ``node``: _NOT_FREED, or what its ``saved`` becomes
+    (a tuple of Nones, _MIXED for a rebuilt tuple, None when it keeps it)."""
+    uses = node.op.uses
+    if not any(e[0] is not None and uses[k] for k, e in enumerate(node._edges)):
+        return _NOT_FREED
+    kinds = [type(s) is SavedTensor for s in node.saved]
+    if not any(kinds):
+        return None
+    return (None,) * len(kinds) if all(kinds) else _MIXED
+
+
+# ----------------------------------------------------------------- the build
+def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan:
+    """Run the nodes' VJP rules on IR values in the engine's order; generate code."""
+    from pullback.transforms import pipeline
+    from pullback.transforms.cse import cse
+    from pullback.transforms.dce import dce
+    from pullback.transforms.inplace import inplace
+    from pullback.transforms.peephole import peephole
+
+    from ..compiler.builder import Builder
+    from ..compiler.ir import Graph, Var
+
+    inputs = [Var(a.shape, a.dtype, a) for a in w.arrays]
+    seed_vars = [Var(s.shape, s.dtype, s, name="seed") for s in seeds]
+    with Builder() as builder:
+        sinks, outputs, release = _replay(w, _saved_values(w.nodes, inputs),
+                                          root_edges, seed_vars, captures)
+    graph = Graph(inputs + seed_vars, builder.eqns, outputs, builder.consts, "backward")
+    graph = pipeline.run(graph, peephole, cse, dce, inplace)
+    module = pipeline.codegen(graph, "cached_backward")
+    return Plan(module.fn, sinks, release, module.source)
+
+
+def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
+            captures: dict | None) -> tuple:
+    """engine.execute on IR values: the same order (a heap of ranks, as the engine's
+    heap of sequence numbers) and the same sums. Returns the sinks (node position,
+    slot), their gradients and the release plan."""
+    from .engine import discover, mark_needed
+    nodes, order = w.nodes, w.order
+    index = {n: i for i, n in enumerate(nodes)}
+    rank = [0] * len(nodes)
+    for r, i in enumerate(order):
+        rank[i] = r
+    needed = None
+    if captures is not None:  # grad(): only nodes leading to an input run
+        deps_, found = discover([e[0] for e in root_edges])
+        needed = mark_needed(found, deps_, {n for n, _ in captures})
+    deps = [0] * len(nodes)
+    for n in nodes:
+        for nxt, nr in n._edges:
+            if nxt is not None:
+                if nr != 0:
+                    raise ValueError("every node here has one output")
+                deps[index[nxt]] += 1
+    buffers: dict = {}
+    for (n, _), s in zip(root_edges, seed_vars):
+        _add(buffers, index[n], s)
+    ready = sorted({rank[index[n]] for n, _ in root_edges if deps[index[n]] == 0})
+    sinks, outputs, release = [], [], []
+    while ready:
+        i = order[heapq.heappop(ready)]
+        node = nodes[i]
+        g = buffers.pop(i, None)
+        run_it = needed is None or needed.get(node)
+        if run_it and type(node) is not AccumulateGrad:
+            blank = _release_plan(node)
+            if blank is not _NOT_FREED:
+                release.append((i, blank))
+        if g is not None and run_it:
+            slot = None if captures is None else captures.get((node, 0))
+            if slot is None and captures is None and type(node) is AccumulateGrad:
+                slot = 0  # backward(): the leaf accumulates it
+            if slot is not None:
+                sinks.append((i, slot))
+                outputs.append(_as_var(g))
+            if type(node) is not AccumulateGrad:
+                _run_rules(node, g, saved_vars[i], buffers, index, needed)
+        for nxt, _ in node._edges:
+            if nxt is not None:
+                j = index[nxt]
+                deps[j] -= 1
+                if deps[j] == 0:
+                    heapq.heappush(ready, rank[j])
+    return sinks, outputs, release
+
+
+def _saved_values(nodes: list, inputs: list) -> list:
+    """Per node, ``(out, values)`` as the rules see them, with IR values in place of
+    the gathered arrays (consumed in the walk's order)."""
+    it = iter(inputs)
+    result = []
+    for n in nodes:
+        if type(n) is AccumulateGrad:
+            result.append(None)
+            continue
+        vals = []
+        for j, s in enumerate(n.saved):
+            if type(s) is SavedTensor or type(s) is np.ndarray:
+                v = next(it)
+                names = n.op.arg_names
+                v.name = names[j] if j < len(names) else None
+                vals.append(v)
+            else:
+                vals.append(s)
+        out = None
+        if n.saved_out is not None:
+            out = next(it)
+            out.name = "out"
+        result.append((out, tuple(vals)))
+    return result
+
+
+def _run_rules(node: OpNode, g: Any, saved: tuple, buffers: dict, index: dict,
+               needed: dict | None) -> None:
+    """OpNode.apply on IR values: each rule's gradient, fitted, into its edge's buffer."""
+    out, vals = saved
+    params = node.params
+    for i, rule in enumerate(node.op.vjp):
+        nxt = node._edges[i][0]
+        if nxt is None or rule is None or (needed is not None and not needed.get(nxt, False)):
+            continue
+        gi = rule(g, out, *vals, **params)
+        if gi is not None:
+            _add(buffers, index[nxt], fit_to(gi, vals[i]))
+
+
+def _add(buffers: dict, i: int, g: Any) -> None:
+    prev = buffers.get(i)
+    buffers[i] = g if prev is None else prev + g
+
+
+def _as_var(g: Any) -> Any:
+    from ..compiler.ir import Var
+    if not isinstance(g, Var):
+        raise TypeError("a gradient that is a constant: left to the interpreter")
+    return g
