@@ -25,6 +25,9 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import HOOKS_SEEN, HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply
 from .format import format_tensor
+from .ops import linalg as _linalg
+from .ops import math as _math
+from .ops import shape as _shape
 from .ops.registry import dispatcher
 from .tensor_methods import TensorMethods
 
@@ -64,6 +67,37 @@ class Tensor(TensorMethods):
         if vc is not None:
             t._vc = vc
         return t
+
+    # ------------------------------------------------ the operators programs use most
+    # With no IR value among the operands (a tracer's Vars dispatch first) these go
+    # straight to the recorder, past the op table's generic dispatch.
+    def __add__(self, other: Any) -> Tensor:
+        if type(other) in _PLAIN:
+            return apply(_math.add, (self, other), {})
+        return _math.add(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        if type(other) in _PLAIN:
+            return apply(_math.sub, (self, other), {})
+        return _math.sub(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        if type(other) in _PLAIN:
+            return apply(_math.mul, (self, other), {})
+        return _math.mul(self, other)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        if type(other) is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
+            return apply(_linalg.mm, (self, other), {})  # what matmul picks for 2-d x 2-d
+        return TensorMethods.__matmul__(self, other)
+
+    def tanh(self) -> Tensor:
+        return apply(_math.tanh, (self,), {})
+
+    def __getitem__(self, idx: Any) -> Tensor:
+        if type(idx) is int:  # x[i]: always a select (what api.getitem would pick)
+            return apply(_shape.select, (self,), {"index": idx})
+        return TensorMethods.__getitem__(self, idx)
 
     # ------------------------------------------------------------ basic attributes
     @property
@@ -310,6 +344,9 @@ class Tensor(TensorMethods):
 
     def _is_view(self) -> bool:
         return self._base is not None
+
+
+_PLAIN = frozenset({Tensor, float, int})
 
 
 def _type_name(v: Any) -> str:

@@ -121,7 +121,7 @@ def test_cached_backward_equals_interpreter(name):
 def test_generated_source_is_straight_line_numpy():
     fn, shapes = PROGRAMS["chain"]
     _backward_grads(fn, shapes, cached=True, repeats=2)
-    plans = [e for e in replay._CACHE.values() if isinstance(e, replay.Plan)]
+    plans = [e.plan for e in replay._CACHE.values() if isinstance(e.plan, replay.Plan)]
     assert len(plans) == 1
     src = plans[0].source
     assert src.startswith("def cached_backward(") and "np.tanh" not in src
@@ -351,3 +351,23 @@ def test_advanced_index_params_are_interpreted():
         x[np.array([0, 2, 2])].sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), [1, 0, 2, 0, 0])
     assert replay.STATS == {"interpreted": 3, "built": 0, "cached": 0}
+
+
+def test_a_backward_that_does_not_build_stays_interpreted(monkeypatch):
+    def fail(*args):
+        raise TypeError("a rule that does not run on IR values")
+    monkeypatch.setattr(replay, "build", fail)
+    for _ in range(4):
+        x, w = _leaves([(3,), (3,)])
+        (x * w).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), w.detach().numpy())
+    assert replay.STATS == {"interpreted": 4, "built": 0, "cached": 0}
+
+
+def test_switched_off():
+    replay.ENABLED[0] = False
+    for _ in range(3):
+        x, w = _leaves([(3,), (3,)])
+        (x * w).sum().backward()
+    assert replay.STATS == {"interpreted": 0, "built": 0, "cached": 0}
+    assert not replay._CACHE

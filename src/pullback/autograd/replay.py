@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import heapq
 import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from ..ops.registry import Meta
+from . import graph as _graph
 from .graph import HOOKS_SEEN, AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate, fit_to
 
 #: switch the cached path off (``ENABLED[0] = False``) to always interpret
@@ -43,30 +43,33 @@ STATS = {"interpreted": 0, "built": 0, "cached": 0}
 #: sightings interpreted before a key's backward is generated (tests set 0: build at once)
 BUILD_AFTER = [1]
 
-_CACHE: OrderedDict = OrderedDict()  # key -> sightings so far (int), a Plan, or _FAILED
+_CACHE: dict = {}  # structure key -> _Entry
 _LOCK = threading.Lock()
-_FAILED = object()  # a key whose backward did not build: always interpreted
 
 # markers of the kinds of saved values in a key (unique objects: never equal to data)
-_T, _M, _A, _S, _O, _L, _N = (object() for _ in range(7))
+_M, _A, _S, _O, _L, _N = (object() for _ in range(6))
 
 
 class Walk:
     """One graph's structure key, its nodes in discovery order, their saved arrays,
-    and ``order``: the positions of the nodes in the order the engine runs them."""
+    ``order``: the positions of the nodes in the order the engine runs them, and
+    ``params_at``: where the key holds params (to freeze if they are unhashable)."""
 
-    __slots__ = ("key", "nodes", "arrays", "order")
+    __slots__ = ("key", "nodes", "arrays", "order", "params_at")
 
-    def __init__(self, key: tuple, nodes: list, arrays: list, order: list) -> None:
+    def __init__(self, key: tuple, nodes: list, arrays: list, order: list,
+                 params_at: list) -> None:
         self.key = key
         self.nodes = nodes
         self.arrays = arrays
         self.order = order
+        self.params_at = params_at
 
 
 class Plan:
     """A generated backward: ``fn(*saved_arrays, *seeds)`` -> one gradient per
-    ``sinks`` entry (node position, slot); ``release``: nodes whose saved values go."""
+    ``sinks`` entry: (node position, capture slot) for grad(), (node position, whether
+    the array is fresh) for backward(); ``release``: nodes whose saved values go."""
 
     __slots__ = ("fn", "sinks", "release", "source")
 
@@ -122,10 +125,7 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
     params_at: list = []
     kinds = _KINDS
     hooked = HOOKS_SEEN[0]
-    i = 0
-    while i < len(nodes):
-        n = nodes[i]
-        i += 1
+    for n in nodes:  # (the loop also visits the nodes appended while it runs)
         kind = kinds.get(type(n)) or _kind(type(n))
         if hooked and (n._pre_hooks or n._post_hooks or n._tensor_hooks or n._retained):
             return None
@@ -140,22 +140,24 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
                 p = ()
             edges = n._edges
             saved = n.saved
-            key += (n.op, p, len(edges), len(saved))
-            for e in edges:
+            if len(saved) != len(edges):
+                return None  # (make_node saves one entry per input, as it makes edges)
+            key += (n.op, p, len(edges))
+            for e in edges:  # (every node here has one output: output_nr is 0)
                 nxt = e[0]
                 j = index.get(nxt)
                 if j is None:
                     j = index[nxt] = len(nodes)
                     nodes.append(nxt)
-                key += (j, e[1])
-            for s in saved:
+                key.append(j)
+            for s in saved:  # a saved tensor is (shape, dtype); the rest is marked
                 ts = type(s)
                 if ts is SavedTensor:
                     t = s.tensor
                     if t._vc.value != s.version:
                         return None  # the interpreter raises torch's error
                     a = t._data
-                    key += (_T, a.shape, a.dtype)
+                    key += (a.shape, a.dtype)
                     arrays.append(a)
                 elif ts is Meta:
                     key += (_M, s.shape, s.dtype)
@@ -200,26 +202,24 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
         key.append(_N)
         for (n, nr), slot in captures.items():
             key += (index.get(n, -2), nr, slot)  # -2: an input the graph does not reach
-    return _hashable(key, params_at, nodes, arrays, order)
+    return Walk(tuple(key), nodes, arrays, order, params_at)
 
 
-def _hashable(key: list, params_at: list, nodes: list, arrays: list,
-              order: list) -> Walk | None:
-    k = tuple(key)
-    try:
-        hash(k)
-    except TypeError:  # params or scalars holding slices, lists, dicts or arrays
-        for i in params_at:
-            try:
-                key[i] = _freeze(key[i])
-            except TypeError:
-                return None
-        k = tuple(key)
+def _frozen(key: tuple, params_at: list) -> tuple | None:
+    """``key`` with params that hold slices, lists or dicts made hashable (None when
+    something in it stays unhashable: an array param, say)."""
+    key = list(key)
+    for i in params_at:
         try:
-            hash(k)
+            key[i] = _freeze(key[i])
         except TypeError:
             return None
-    return Walk(k, nodes, arrays, order)
+    key = tuple(key)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 _SLICE, _LIST, _DICT = object(), object(), object()
@@ -256,42 +256,72 @@ def run(root_edges: list, seeds: list, retain_graph: bool,
     if w is None:
         STATS["interpreted"] += 1
         return None
-    key = w.key
-    try:
-        entry = _CACHE.get(key, 0)
-    except Exception:  # a param whose == is not a bool (a Tensor, say): interpret
-        STATS["interpreted"] += 1
-        return None
-    if type(entry) is int:
-        if entry < BUILD_AFTER[0]:  # a first sighting: interpreted
-            _remember(key, entry + 1)
+    entry = _lookup(w)
+    _TICK[0] += 1
+    entry.used = _TICK[0]
+    plan = entry.plan
+    if plan is None:
+        entry.seen += 1
+        if entry.seen <= BUILD_AFTER[0]:  # a first sighting: interpreted
             STATS["interpreted"] += 1
             return None
         try:
             with np.errstate(all="ignore"):
-                entry = build(w, root_edges, seeds, captures)
+                plan = entry.plan = build(w, root_edges, seeds, captures)
         except Exception:  # a rule that does not run on IR values: interpret it always
-            _remember(key, _FAILED)
+            entry.plan = _FAILED
             STATS["interpreted"] += 1
             return None
-        _remember(key, entry)
         STATS["built"] += 1
+    elif plan is _FAILED:
+        STATS["interpreted"] += 1
+        return None
     else:
-        _remember(key, entry)
-        if entry is _FAILED:
-            STATS["interpreted"] += 1
-            return None
         STATS["cached"] += 1
-    return execute(entry, w, seeds, retain_graph, captures)
+    return execute(plan, w, seeds, retain_graph, captures)
 
 
-def _remember(key: tuple, entry: Any) -> None:
-    """Store ``entry`` as the most recently used; forget the least recently used."""
+def _lookup(w: Walk) -> _Entry:
+    """The cache entry of the walk's key (a new one for a first sighting)."""
+    try:
+        try:
+            entry = _CACHE.get(w.key)
+        except TypeError:  # params holding slices, lists or dicts (arrays: interpreted)
+            w.key = _frozen(w.key, w.params_at)
+            if w.key is None:
+                return _FAILED_ENTRY
+            entry = _CACHE.get(w.key)
+    except Exception:  # a param whose == is not a bool (a Tensor, say): interpreted
+        return _FAILED_ENTRY
+    return _remember(w.key) if entry is None else entry
+
+
+class _Entry:
+    """A key's sightings, its Plan once built (or _FAILED), and when it was last used."""
+
+    __slots__ = ("seen", "plan", "used")
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.plan: Any = None
+        self.used = 0
+
+
+_FAILED_ENTRY = _Entry()
+_FAILED_ENTRY.plan = _FAILED = object()  # a backward that does not build: interpreted
+_TICK = [0]
+
+
+def _remember(key: tuple) -> _Entry:
+    """A new entry for ``key``; the least recently used one goes when the cache is full
+    (a hit only stamps its entry: no dict work on the hot path)."""
+    entry = _Entry()
     with _LOCK:
+        if len(_CACHE) >= CACHE_SIZE:
+            old = min(_CACHE.items(), key=lambda item: item[1].used)[0]
+            del _CACHE[old]
         _CACHE[key] = entry
-        _CACHE.move_to_end(key)
-        if len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    return entry
 
 
 def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
@@ -306,10 +336,14 @@ def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
     nodes = w.nodes
     captured: list = [None] * (len(captures) if captures is not None else 0)
     for (i, slot), g in zip(plan.sinks, grads):
-        if captures is None:
-            accumulate(nodes[i].variable, g, False)
-        else:
+        if captures is not None:
             captured[slot] = g
+            continue
+        t = nodes[i].variable
+        if slot and t._grad is None and g.dtype == t._data.dtype:  # slot: a fresh array
+            t._grad = _graph.Tensor._make(g)
+        else:
+            accumulate(t, g, False)
     if not retain_graph:  # OpNode.release of each node that ran, precomputed
         for i, blank in plan.release:
             n = nodes[i]
@@ -358,7 +392,20 @@ def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan
     graph = Graph(inputs + seed_vars, builder.eqns, outputs, builder.consts, "backward")
     graph = pipeline.run(graph, peephole, cse, dce, inplace)
     module = pipeline.codegen(graph, "cached_backward")
+    if captures is None:  # a leaf may keep a fresh gradient array instead of a copy
+        sinks = [(i, _fresh(graph, k)) for k, (i, _) in enumerate(sinks)]
     return Plan(module.fn, sinks, release, module.source)
+
+
+def _fresh(graph: Any, k: int) -> bool:
+    """Whether output ``k`` is an array the generated code made and returns once, which
+    a leaf's first ``.grad`` can own (AccumulateGrad would copy it, for nothing)."""
+    from pullback.transforms.inplace import _owned
+    v = graph.outputs[k]
+    if sum(o is v for o in graph.outputs) != 1:
+        return False
+    made = [e for e in graph.eqns if e.out is v]
+    return len(made) == 1 and _owned(made[0])
 
 
 def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,

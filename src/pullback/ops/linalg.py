@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defop
 from .math import conj
+from .registry import defop
 from .shape import t, transpose, unsqueeze
 
 mm = defop("mm", np.matmul, "MmBackward0",
