@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.compiler.ir import Graph, Var
+from pullback.compiler.ir import Graph, Var, last_uses
 from pullback.compiler.naming import Namespace
 from pullback.ops import OPS
 from pullback.ops.registry import reduced_axes
@@ -255,15 +255,7 @@ def _reuses_name(e: Any) -> bool:
 
 
 def _last_uses(graph: Graph) -> dict:
-    last: dict[int, int] = {}
-    for i, e in enumerate(graph.eqns):
-        for a in e.inputs:
-            if isinstance(a, Var):
-                last[a.id] = i
-    end = len(graph.eqns)
-    for v in graph.outputs:
-        if isinstance(v, Var):
-            last[v.id] = end
+    last = last_uses(graph)
     # an unnamed _into result lives on under its input's name
     for i, e in reversed(list(enumerate(graph.eqns))):
         if _reuses_name(e):

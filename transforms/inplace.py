@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pullback.compiler.ir import Eqn, Graph, Var
+from pullback.compiler.ir import Eqn, Graph, Var, last_uses
 from pullback.ops import OPS
 from pullback.ops.registry import OpDef
 
@@ -51,14 +51,7 @@ def _owned(e: Eqn) -> bool:
 
 def inplace(graph: Graph) -> Graph:
     """Rewrite every eligible ufunc equation to write into a dead input."""
-    last_use: dict[int, int] = {}
-    for i, e in enumerate(graph.eqns):
-        for a in e.inputs:
-            if isinstance(a, Var):
-                last_use[a.id] = i
-    for v in graph.outputs:
-        if isinstance(v, Var):
-            last_use[v.id] = len(graph.eqns)
+    last_use = last_uses(graph)
     # a buffer something takes a view of is shared from then on: never written into
     viewed = {a.id for e in graph.eqns if e.op.is_view or e.op.name in _VIEWISH
               for a in e.inputs if isinstance(a, Var)}

@@ -199,6 +199,19 @@ def format_graph(graph: Graph) -> str:
     return "\n".join(lines)
 
 
+def last_uses(graph: Graph) -> dict[int, int]:
+    """Var id -> index of the last equation that reads it (outputs: one past the end)."""
+    last: dict[int, int] = {}
+    for i, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if isinstance(a, Var):
+                last[a.id] = i
+    for v in graph.outputs:
+        if isinstance(v, Var):
+            last[v.id] = len(graph.eqns)
+    return last
+
+
 # ------------------------------------------------------------------ the verifier
 class IRError(Exception):
     """The IR broke an invariant (a bug in a pass, never in user code)."""
