@@ -260,22 +260,19 @@ def _min(a, axis=None, out=None, keepdims=False, **rest):
     return _extreme(a, axis, keepdims, math.min_all, math.min_dim)
 
 
-@implements(np.argmax)
-def _argmax(a, axis=None, out=None, *, keepdims=False):
-    _plain(out)
-    x = _val(a)
-    if axis is None:
-        return _keep_all(api.argmax(x), x.ndim, keepdims)
-    return api.argmax(x, axis, keepdims)
+def _arg_extreme(fn: Callable) -> Callable:
+    """np.argmax / np.argmin (numpy's signature) over api.argmax / api.argmin."""
+    def impl(a, axis=None, out=None, *, keepdims=False):
+        _plain(out)
+        x = _val(a)
+        if axis is None:
+            return _keep_all(fn(x), x.ndim, keepdims)
+        return fn(x, axis, keepdims)
+    return impl
 
 
-@implements(np.argmin)
-def _argmin(a, axis=None, out=None, *, keepdims=False):
-    _plain(out)
-    x = _val(a)
-    if axis is None:
-        return _keep_all(api.argmin(x), x.ndim, keepdims)
-    return api.argmin(x, axis, keepdims)
+implements(np.argmax)(_arg_extreme(api.argmax))
+implements(np.argmin)(_arg_extreme(api.argmin))
 
 
 @implements(np.dot)
