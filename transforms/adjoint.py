@@ -14,12 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from pullback.autograd.graph import fit_to
-from pullback.compiler.builder import Builder
-from pullback.compiler.ir import Graph, Var
-from pullback.compiler.naming import GRAD_PREFIX
+from pullback.ir import GRAD_PREFIX, Builder, Graph, Var
+from pullback.ops import apply_vjp
 
 
 def active_vars(graph: Graph, wrt: list) -> set:
@@ -48,16 +44,11 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
                 continue
             _name_grad(g, e.out)
             builder.src, builder.block = e.src, e
-            for i, rule in enumerate(e.op.vjp):
+            needs = [isinstance(x, Var) and x.id in active for x in e.inputs]
+            for i, gi in apply_vjp(e.op, g, e.out, e.inputs, e.params, needs):
                 x = e.inputs[i]
-                if rule is None or not isinstance(x, Var) or x.id not in active:
-                    continue
-                gi = rule(g, e.out, *e.inputs, **e.params)
-                if gi is None:
-                    continue
-                gi = fit_to(_as_value(gi, x), x)
                 ct[x.id] = gi if x.id not in ct else ct[x.id] + gi
-    grads = [_as_value(ct.get(v.id), v) if v.id in ct else None for v in wrt]
+    grads = [ct.get(v.id) for v in wrt]
     for g, v in zip(grads, wrt):
         _name_grad(g, v)
     seed_vars = [s for s in seeds if isinstance(s, Var)]
@@ -69,11 +60,3 @@ def _name_grad(g: Any, x: Var) -> None:
     """The finished cotangent of a named value is called g_<name>."""
     if isinstance(g, Var) and g.name is None and x.name:
         g.name = GRAD_PREFIX + x.name
-
-
-def _as_value(g: Any, like: Var) -> Any:
-    """A rule may return a Python/numpy scalar: make it a full-shaped value."""
-    if g is None or isinstance(g, Var):
-        return g
-    from pullback.ops.shape import expand
-    return expand(like * 0 + np.asarray(g, like.dtype), shape=like.shape)

@@ -9,6 +9,7 @@ a comment per user source line (``# grad of: ...`` over each backward block), an
 from __future__ import annotations
 
 import functools
+import itertools
 import linecache
 import math
 import os
@@ -17,45 +18,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.compiler.ir import Graph, Var, last_uses
-from pullback.compiler.naming import Namespace
+from pullback.ir import Graph, Namespace, Var, last_uses
 from pullback.ops import OPS
-from pullback.ops.registry import reduced_axes
+from pullback.settings import config
 
 from .inplace import IntoOp
-
-# How each op prints. {0}, {1}... are the inputs; {name} a static parameter.
-TEMPLATES: dict[str, str] = {
-    "add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}", "mul": "{0} * {1}",
-    "div": "{0} / {1}", "neg": "-{0}", "pow_scalar": "{0} ** {exponent}", "pow": "{0} ** {1}",
-    "rpow_scalar": "{base} ** {0}", "exp": "np.exp({0})", "log": "np.log({0})",
-    "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})", "tanh": "np.tanh({0})",
-    "abs": "np.abs({0})", "sign": "np.sign({0})", "relu": "np.maximum({0}, 0)",
-    "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})",
-    "clamp": "np.clip({0}, {min}, {max})", "where": "np.where({0}, {1}, {2})",
-    "cast": "{0}.astype({dtype})", "clone": "{0}.copy()",
-    "gt": "{0} > {1}", "ge": "{0} >= {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
-    "eq": "{0} == {1}", "ne": "{0} != {1}", "logical_not": "~{0}",
-    "logical_and": "{0} & {1}", "logical_or": "{0} | {1}",
-    # methods, not np.sum(...): numpy's function wrappers cost microseconds per call
-    "sum_all": "{0}.sum()", "sum_dim": "{0}.sum(axis={dim}, keepdims={keepdim})",
-    # float means as sum / count (numpy's mean wrapper costs microseconds); see _mean
-    "mean_all": "ops.mean_all({0})", "mean_dim": "ops.mean_dim({0}, dim={dim}, keepdim={keepdim})",
-    "max_all": "{0}.max()", "min_all": "{0}.min()",
-    "max_dim": "{0}.max(axis={dim}, keepdims={keepdim})",
-    "min_dim": "{0}.min(axis={dim}, keepdims={keepdim})",
-    "argmax": "{0}.argmax(axis={dim}, keepdims={keepdim})",
-    "argmin": "{0}.argmin(axis={dim}, keepdims={keepdim})",
-    "mm": "{0} @ {1}", "mv": "{0} @ {1}", "dot": "{0} @ {1}", "bmm": "{0} @ {1}",
-    "addmm": "{0} + {1} @ {2}",
-    # shapes are static: every reshaping view is a reshape to the known result shape
-    "view": "{0}.reshape({out_shape})", "reshape": "{0}.reshape({out_shape})",
-    "unsqueeze": "{0}.reshape({out_shape})", "squeeze": "{0}.reshape({out_shape})",
-    "transpose": "{0}.swapaxes({dim0}, {dim1})", "t": "{0}.T",
-    "permute": "{0}.transpose({dims})", "select": "{0}[{index}]", "slice": "{0}[{index}]",
-    "index": "{0}[{index}]", "detach": "{0}", "conj": "np.conjugate({0})",
-    "real": "{0}.real", "imag": "{0}.imag",
-}
 
 
 class Module:
@@ -129,18 +96,14 @@ class _Emitter:
 
     # ------------------------------------------------------------ statements
     def expr(self, e: Any) -> str:
+        """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
         args = [self.literal(a) for a in e.inputs]
         op = e.op
         if isinstance(op, IntoOp):
             return f"np.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
-        if op.name == "sum_to":
-            return self._sum_to(e, args[0])
-        if op.name == "expand":
-            return self._expand(e, args[0])
-        if op.name in ("mean_all", "mean_dim") and e.inputs[0].dtype.kind == "f" \
-                and e.inputs[0].dtype.itemsize >= 4:
-            return self._mean(e, args[0])
-        tpl = TEMPLATES.get(op.name)
+        tpl = op.template
+        if callable(tpl):
+            return tpl(e, args, self.literal)
         params = {k: (self.subscript(v) if k == "index" and tpl else
                       self.literal(v[0] if k == "dim" and isinstance(v, tuple) and len(v) == 1
                                    else v))
@@ -148,32 +111,6 @@ class _Emitter:
         if tpl is not None:
             return tpl.format(*args, out_shape=self.literal(e.out.shape), **params)
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
-
-    def _mean(self, e: Any, arg: str) -> str:
-        shape = e.inputs[0].shape
-        if e.op.name == "mean_all":
-            return f"{arg}.sum() / {max(math.prod(shape), 1)}"
-        dims = e.params["dim"]
-        count = max(math.prod(shape[d] for d in dims), 1)
-        ax = self.literal(dims[0] if len(dims) == 1 else dims)
-        keep = ", keepdims=True" if e.params["keepdim"] else ""
-        return f"{arg}.sum(axis={ax}{keep}) / {count}"
-
-    def _expand(self, e: Any, arg: str) -> str:
-        shape = self.literal(tuple(e.params["shape"]))
-        if e.inputs[0].shape == ():  # a scalar filled out is cheaper than a broadcast view
-            return f"np.full({shape}, {arg})"
-        return f"np.broadcast_to({arg}, {shape})"
-
-    def _sum_to(self, e: Any, arg: str) -> str:
-        src, target = e.inputs[0].shape, tuple(e.params["shape"])
-        axes = reduced_axes(src, target)
-        lead = len(src) - len(target)
-        ax = self.literal(axes[0] if len(axes) == 1 else axes)
-        if all(a < lead for a in axes):  # only leading axes: a plain sum drops them
-            return f"{arg}.sum(axis={ax})" if axes else arg
-        out = f"{arg}.sum(axis={ax}, keepdims=True)"
-        return out + (f".reshape({self.literal(target)})" if lead else "")
 
 
 def ops_namespace() -> types.SimpleNamespace:
@@ -196,17 +133,14 @@ def _comment(e: Any, backward: bool) -> str | None:
     return None if src is None else _comment_text(src, backward)
 
 
-def generate(graph: Graph, fn_name: str, arg_names: list | None = None,
-             env: dict | None = None) -> Module:
+def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
     Backward equations (those with a ``block``) get ``# grad of:`` comments."""
     em = _Emitter(graph)
     em.globals.update(env or {})
     for v, value in graph.consts.items():
         em.names[v.id] = em.bind(value)
-    params = [em.name(v) for v in graph.inputs] if arg_names is None else arg_names
-    for v, n in zip(graph.inputs, params):
-        em.names[v.id] = n
+    params = [em.name(v) for v in graph.inputs]
     last = _last_uses(graph)
     body: list[str] = []
     prev_comment = None
@@ -242,12 +176,9 @@ def _uniq(xs: tuple) -> list:
     return list({x.id: x for x in xs if type(x) is Var}.values())
 
 
-#: values smaller than this are not released early: a ``del`` costs more than it saves
-FREE_BYTES = 4096
-
-
 def _worth_freeing(v: Var) -> bool:
-    return math.prod(v.shape) * v.dtype.itemsize >= FREE_BYTES
+    """Smaller values are not released early: a ``del`` costs more than it saves."""
+    return math.prod(v.shape) * v.dtype.itemsize >= config.free_bytes
 
 
 def _reuses_name(e: Any) -> bool:
@@ -264,26 +195,25 @@ def _last_uses(graph: Graph) -> dict:
     return last
 
 
-_counter = [0]
+_counter = itertools.count(1)
 _STD = {"np", "ops", "__builtins__"}
-#: where every generated module is also written (PULLBACK_DUMP_DIR, or set_dump_dir)
-DUMP_DIR: list = [os.environ.get("PULLBACK_DUMP_DIR") or None]
 
 
 def set_dump_dir(path: Any) -> None:
-    """Write every generated module to ``path`` as a .py file (None: stop)."""
-    DUMP_DIR[0] = None if path is None else os.fspath(path)
+    """Write every generated module to ``path`` as a .py file (None: stop); the same
+    as setting ``pullback.config.dump_dir`` (or ``PULLBACK_DUMP_DIR``)."""
+    config.dump_dir = None if path is None else os.fspath(path)
 
 
 def _compile(source: str, fn_name: str, glb: dict) -> Module:
-    _counter[0] += 1
-    filename = f"<pullback:{fn_name}:{_counter[0]}>"
+    n = next(_counter)
+    filename = f"<pullback:{fn_name}:{n}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
     exec(code, glb)
-    if DUMP_DIR[0]:
-        os.makedirs(DUMP_DIR[0], exist_ok=True)
-        path = os.path.join(DUMP_DIR[0], f"{fn_name}_{_counter[0]}.py")
+    if config.dump_dir:
+        os.makedirs(config.dump_dir, exist_ok=True)
+        path = os.path.join(config.dump_dir, f"{fn_name}_{n}.py")
         header = ("# generated by pullback; the names it uses besides numpy:\n"
                   "import numpy as np  # noqa: F401\n"
                   "from pullback.transforms.codegen import ops_namespace\n"

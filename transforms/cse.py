@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.compiler.ir import Graph, Var
+from pullback.ir import Graph, Var
 
 
 def _key(x: Any) -> Any:
@@ -28,10 +28,6 @@ def _key(x: Any) -> Any:
     return (type(x).__name__, x)
 
 
-#: ops whose every call differs (random draws): never merged
-IMPURE = {"uniform", "normal", "integers"}
-
-
 def _params_key(params: dict) -> Any:
     """Most params are ints and tuples: hash them as they are; else build a key."""
     items = tuple(params.items())
@@ -50,7 +46,7 @@ def cse(graph: Graph) -> Graph:
         inputs = tuple(rename.get(a.id, a) if isinstance(a, Var) else a for a in e.inputs)
         key = (e.op.name, tuple(a.id if isinstance(a, Var) else _key(a) for a in inputs),
                _params_key(e.params))
-        prev = None if e.op.name in IMPURE else seen.get(key)
+        prev = seen.get(key) if e.op.pure else None  # random draws are never merged
         if prev is not None:
             rename[e.out.id] = prev
             continue

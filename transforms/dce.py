@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pullback.compiler.ir import Graph, Var
+from pullback.ir import Graph, Var
 
 
 def dce(graph: Graph) -> Graph:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pullback.compiler.ir import Eqn, Graph, Var, last_uses
-from pullback.ops import OPS
-from pullback.ops.registry import OpDef
+from pullback.ir import Eqn, Graph, Var, last_uses
+from pullback.ops import OpDef
+from pullback.ops.elementwise import rsub, sub_op
 
-_VIEWISH = {"reshape", "view_chain", "expand", "squeeze", "unsqueeze", "select", "slice"}
 _INTO: dict[tuple, IntoOp] = {}
 
 
@@ -31,34 +30,27 @@ def into_op(op: OpDef, k: int) -> IntoOp:
     if v is None:
         ufunc = op.forward
         v = _INTO[op.name, k] = IntoOp(f"{op.name}_into", lambda *a: ufunc(*a, out=a[k]),
-                                       None, None, None, False)
+                                       fresh=True)
         v.ufunc, v.out_arg = ufunc, k
     return v
 
 
-_FRESH = {"sum_dim", "mean_dim", "mm", "bmm", "mv", "addmm", "cast", "index_backward", "embed",
-          "view_scatter", "softmax", "log_softmax", "where", "clone", "one_hot"}
-
-
-def _owned(e: Eqn) -> bool:
+def owned(e: Eqn) -> bool:
     """Whether the equation's result is a fresh array nothing else refers to."""
-    if e.op.name == "expand" and e.inputs[0].shape == ():
-        return e.out.shape != ()  # codegen fills a new array from a scalar
-    if e.op.is_view or e.out.shape == ():
-        return False
-    return isinstance(e.op.forward, np.ufunc) or e.op.name in _FRESH or isinstance(e.op, IntoOp)
+    fresh = e.op.fresh
+    if callable(fresh):
+        return fresh(e)
+    return fresh and e.out.shape != ()
 
 
 def inplace(graph: Graph) -> Graph:
     """Rewrite every eligible ufunc equation to write into a dead input."""
     last_use = last_uses(graph)
     # a buffer something takes a view of is shared from then on: never written into
-    viewed = {a.id for e in graph.eqns if e.op.is_view or e.op.name in _VIEWISH
-              for a in e.inputs if isinstance(a, Var)}
-    owner = {e.out.id: e for e in graph.eqns if _owned(e) and e.out.id not in viewed}
+    viewed = {a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
+    owner = {e.out.id: e for e in graph.eqns if owned(e) and e.out.id not in viewed}
     # 1 - d is rsub(d, 1): as sub(1, d) it is the ufunc np.subtract
-    eqns = [e.replace(OPS["sub"], e.inputs[::-1]) if e.op.name == "rsub" else e
-            for e in graph.eqns]
+    eqns = [e.replace(sub_op, e.inputs[::-1]) if e.op is rsub else e for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
         f = e.op.forward

@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-from pullback.compiler.ir import Eqn, Graph, Var
-
-_ELEMENTWISE = {"add", "sub", "mul", "div", "maximum", "minimum", "where", "pow"}
+from pullback.ir import Eqn, Graph, Var
 
 
 def _undo_transpose(e: Eqn, made: dict) -> Var | None:
@@ -70,7 +68,7 @@ def peephole(graph: Graph) -> Graph:
         if x is not None:
             alias[e.out.id] = x
             continue
-        if e.op.name in _ELEMENTWISE:
+        if e.op.elementwise and len(e.inputs) > 1:
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
                 e = e.replace(inputs=inputs)

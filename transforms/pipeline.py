@@ -9,8 +9,8 @@
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
 
-Every pass is IR -> IR except split and codegen. With ``CHECK_IR`` on (the tests turn
-it on), the verifier checks the IR after every pass.
+Every pass is IR -> IR except split and codegen. With ``config.check_ir`` on (the tests
+turn it on), the verifier checks the IR after every pass.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pullback.compiler.ir import Graph, Var, verify
-from pullback.compiler.naming import Namespace
+from pullback.ir import Graph, Namespace, Var, verify
+from pullback.settings import config
 
 from .adjoint import adjoint
 from .codegen import Module, generate
@@ -29,13 +29,11 @@ from .inplace import inplace
 from .peephole import peephole
 from .split import split
 
-CHECK_IR = [False]
-
 
 def run(graph: Graph, *passes: Any) -> Graph:
     for p in passes:
         graph = p(graph)
-        if CHECK_IR[0]:
+        if config.check_ir:
             verify(graph)
     return graph
 
@@ -47,7 +45,7 @@ def simplify(graph: Graph) -> Graph:
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """forward -> forward + backward in one graph (outputs: values, then grads)."""
     joint = adjoint(unique_names(run(forward, dce)), wrt, seeds)
-    if CHECK_IR[0]:
+    if config.check_ir:
         verify(joint)
     return run(joint, peephole, cse, dce)
 
@@ -74,7 +72,7 @@ def unique_names(graph: Graph) -> Graph:
 def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     fwd, bwd, res = split(joint, n_inputs, n_outputs)
     unique_names(joint)
-    if CHECK_IR[0]:
+    if config.check_ir:
         verify(fwd)
         verify(bwd)
     return Split(run(fwd, dce, inplace), run(bwd, inplace), res)
@@ -104,4 +102,4 @@ def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
 
 
 __all__ = ["run", "simplify", "joint_graph", "split_joint", "backward_for", "codegen",
-           "value_and_grad_graph", "Split", "Var", "CHECK_IR"]
+           "value_and_grad_graph", "Split", "Var"]

@@ -8,7 +8,7 @@ they allow, so only values a rule really needs are kept.
 
 from __future__ import annotations
 
-from pullback.compiler.ir import Graph, Var
+from pullback.ir import Graph, Var
 
 
 def residuals(joint: Graph, n_fwd_inputs: int) -> list:

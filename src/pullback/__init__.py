@@ -5,8 +5,12 @@
 >>> (x ** 2).sum().backward()
 >>> x.grad
 tensor([2., 4., 6.])
+
+The functions ``pb.<name>`` (``pb.exp``, ``pb.sum``, ``pb.matmul``...) are every op-table
+binding declared with ``function=`` (see ``pullback.ops``).
 """
 
+from .settings import config
 from . import ops  # declares the op table first
 from .tensor import Tensor
 from . import autograd
@@ -19,17 +23,15 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      float16, float32, float64, half, int8, int16, int32, int64, long, short,
                      uint8)
 from .dtypes import int
-from .ops.api import (add, argmax, argmin, clamp, flatten, matmul, max, maximum, mean, min,
-                      minimum, mm, permute, pow, reshape, squeeze, sub, sum, t, transpose,
-                      unsqueeze, where)
-from .ops.math import (abs, complex, conj, cos, div, exp, imag, log, mul, neg, real, relu,
-                       sigmoid, sign, sin, sqrt, tanh)
-from .ops.api import log_softmax, softmax
 from . import nn
 
-clip = clamp
-true_divide = divide = div
-multiply = mul
+
+def _install(entry: ops.Public) -> None:
+    for name in entry.functions:
+        globals()[name] = entry.fn
+
+
+ops.subscribe(_install)
 
 __version__ = "0.1.0"
 

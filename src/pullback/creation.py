@@ -16,9 +16,9 @@ import numpy as np
 
 from . import dtypes
 from .autograd import messages, record
-from .ops import random
-from .ops.random import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
-from .tensor import Tensor, _notify_concrete
+from .ops import sampling
+from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
+from .tensor import Tensor, as_array
 
 
 def _check_flag(flag: Any, name: str | None) -> None:
@@ -36,32 +36,6 @@ def _random(op, requires_grad: bool, **params: Any) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
     return t
-
-
-def as_array(data: Any, dtype: Any = None) -> np.ndarray:
-    """A fresh numpy array with torch's dtype defaults (Python floats -> float32)."""
-    npd = dtypes.to_numpy_dtype(dtype)
-    if isinstance(data, Tensor):
-        _notify_concrete(data, "tensor")  # a guard when traced: the copy is a constant
-        return np.array(data._data, dtype=npd)
-    if isinstance(data, np.ndarray):
-        return np.array(data, dtype=npd)
-    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
-        data = [d._data if isinstance(d, Tensor) else d for d in data]
-    a = np.array(data, dtype=npd)
-    if npd is None and a.dtype == np.float64 and not isinstance(data, np.generic):
-        a = a.astype(dtypes.default_float.np)
-    if npd is None and a.dtype.kind == "c" and a.dtype != np.complex64:
-        a = a.astype(np.complex64)
-    return a
-
-
-def _flat(seq):
-    for s in seq:
-        if isinstance(s, (list, tuple)):
-            yield from _flat(s)
-        else:
-            yield s
 
 
 def _new(data: np.ndarray, requires_grad: bool, name: str | None = None) -> Tensor:
@@ -142,11 +116,11 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _random(random.uniform, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
+    return _random(sampling.uniform, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _random(random.normal, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
+    return _random(sampling.normal, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
@@ -154,7 +128,7 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
     if high is None:
         low, high = 0, low
     npd = dtypes.to_numpy_dtype(dtype) or np.dtype(np.int64)
-    return _random(random.integers, False, low=low, high=high, shape=_size((size,)), dtype=npd)
+    return _random(sampling.integers, False, low=low, high=high, shape=_size((size,)), dtype=npd)
 
 
 def _like(fn):
@@ -172,12 +146,12 @@ empty_like = _like(np.empty)
 
 def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
-    return _random(random.uniform, requires_grad, shape=input._data.shape, dtype=npd)
+    return _random(sampling.uniform, requires_grad, shape=input._data.shape, dtype=npd)
 
 
 def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
-    return _random(random.normal, requires_grad, shape=input._data.shape, dtype=npd)
+    return _random(sampling.normal, requires_grad, shape=input._data.shape, dtype=npd)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,

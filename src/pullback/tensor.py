@@ -21,18 +21,20 @@ import numpy as np
 from . import dtypes
 from .autograd import graph as _graph
 from .autograd import messages, record
+from .autograd.backward import backward as _backward
 from .autograd.grad_mode import STATE
-from .autograd.graph import HOOKS_SEEN, HookDict, RemovableHandle
-from .autograd.record import VersionCounter, apply
+from .autograd.graph import HookDict, RemovableHandle
+from .autograd.record import VersionCounter, apply, notify_concrete
 from .format import format_tensor
+from .ops import elementwise as _ew
 from .ops import linalg as _linalg
-from .ops import math as _math
 from .ops import shape as _shape
+from .ops.methods import ValueMethods
 from .ops.registry import dispatcher
 from .tensor_methods import TensorMethods
 
 
-class Tensor(TensorMethods):
+class Tensor(TensorMethods, ValueMethods):
     # Fields every op reads are slots; the rarely set ones are class-level defaults that
     # an instance overrides in its own dict only when it sets them (an op's result then
     # costs six attribute writes, not fifteen).
@@ -52,7 +54,6 @@ class Tensor(TensorMethods):
     __array_priority__ = 1000
 
     def __init__(self, data: Any = None, *, dtype: Any = None, requires_grad: bool = False):
-        from .creation import as_array
         _init(self, as_array(data if data is not None else [], dtype), None)
         if requires_grad:
             self.requires_grad_(True)
@@ -73,26 +74,26 @@ class Tensor(TensorMethods):
     # straight to the recorder, past the op table's generic dispatch.
     def __add__(self, other: Any) -> Tensor:
         if type(other) in _PLAIN:
-            return apply(_math.add, (self, other), {})
-        return _math.add(self, other)
+            return apply(_ew.add_op, (self, other), {})
+        return _ew.add_op(self, other)
 
     def __sub__(self, other: Any) -> Tensor:
         if type(other) in _PLAIN:
-            return apply(_math.sub, (self, other), {})
-        return _math.sub(self, other)
+            return apply(_ew.sub_op, (self, other), {})
+        return _ew.sub_op(self, other)
 
     def __mul__(self, other: Any) -> Tensor:
         if type(other) in _PLAIN:
-            return apply(_math.mul, (self, other), {})
-        return _math.mul(self, other)
+            return apply(_ew.mul, (self, other), {})
+        return _ew.mul(self, other)
 
     def __matmul__(self, other: Any) -> Tensor:
         if type(other) is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
-            return apply(_linalg.mm, (self, other), {})  # what matmul picks for 2-d x 2-d
-        return TensorMethods.__matmul__(self, other)
+            return apply(_linalg.mm_op, (self, other), {})  # what matmul picks for 2-d x 2-d
+        return ValueMethods.__matmul__(self, other)
 
     def tanh(self) -> Tensor:
-        return apply(_math.tanh, (self,), {})
+        return apply(_ew.tanh, (self,), {})
 
     def __getitem__(self, idx: Any) -> Tensor:
         if type(idx) is int:  # x[i]: always a select (what api.getitem would pick)
@@ -142,25 +143,25 @@ class Tensor(TensorMethods):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        _notify_concrete(self, "item")
+        notify_concrete(self, "item")
         return self._data.item()
 
     def tolist(self) -> Any:
-        _notify_concrete(self, "tolist")
+        notify_concrete(self, "tolist")
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        _notify_concrete(self, "numpy")
+        notify_concrete(self, "numpy")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._requires_grad:  # the array would silently drop the gradient: refuse, as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        _notify_concrete(self, "__array__")
+        notify_concrete(self, "__array__")
         a = self._data
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -170,7 +171,7 @@ class Tensor(TensorMethods):
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        _notify_concrete(self, "bool")
+        notify_concrete(self, "bool")
         return bool(self._data)
 
     def __float__(self) -> float:
@@ -284,7 +285,7 @@ class Tensor(TensorMethods):
         if self._grad_fn is None or self._retains_grad:
             return
         node = self._grad_fn
-        HOOKS_SEEN[0] = True
+        _graph.note_hooks()
         if node._retained is None:
             node._retained = {}
         node._retained[self._output_nr] = weakref.ref(self)
@@ -339,11 +340,36 @@ class Tensor(TensorMethods):
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate this tensor's gradient into the leaves' ``.grad``."""
-        from .autograd.backward import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _is_view(self) -> bool:
         return self._base is not None
+
+
+def as_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """A fresh numpy array with torch's dtype defaults (Python floats -> float32)."""
+    npd = dtypes.to_numpy_dtype(dtype)
+    if isinstance(data, Tensor):
+        notify_concrete(data, "tensor")  # a guard when traced: the copy is a constant
+        return np.array(data._data, dtype=npd)
+    if isinstance(data, np.ndarray):
+        return np.array(data, dtype=npd)
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        data = [d._data if isinstance(d, Tensor) else d for d in data]
+    a = np.array(data, dtype=npd)
+    if npd is None and a.dtype == np.float64 and not isinstance(data, np.generic):
+        a = a.astype(dtypes.default_float.np)
+    if npd is None and a.dtype.kind == "c" and a.dtype != np.complex64:
+        a = a.astype(np.complex64)
+    return a
+
+
+def _flat(seq):
+    for s in seq:
+        if isinstance(s, (list, tuple)):
+            yield from _flat(s)
+        else:
+            yield s
 
 
 _PLAIN = frozenset({Tensor, float, int})
@@ -369,9 +395,8 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
 
 def _traced_detach(src: Tensor, t: Tensor) -> None:
     """Tell the tracer that ``t`` is ``src`` with the gradient stopped."""
-    from .ops.shape import detach
     for hook in record.TRACE_HOOKS:
-        hook(detach, (src,), {}, t)
+        hook(_shape.detach, (src,), {}, t)
 
 
 def _refuse_while_tracing(what: str) -> None:
@@ -380,15 +405,6 @@ def _refuse_while_tracing(what: str) -> None:
         raise RuntimeError(f"{what} inside a function being compiled is not supported: the "
                            "generated backward would not run it. Register hooks on the "
                            "compiled function's outputs or inputs instead.")
-
-
-#: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
-CONCRETE_HOOKS = record.CONCRETE_HOOKS
-
-
-def _notify_concrete(t: Tensor, how: str) -> None:
-    for hook in CONCRETE_HOOKS:
-        hook(t, how)
 
 
 record.Tensor = _graph.Tensor = Tensor

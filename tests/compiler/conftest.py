@@ -1,11 +1,12 @@
 """Compiler tests run with the IR verifier after every pass."""
 
 import pytest
-from pullback.transforms import pipeline
+
+from pullback.settings import config
 
 
 @pytest.fixture(autouse=True)
 def check_ir():
-    pipeline.CHECK_IR[0] = True
+    config.check_ir = True
     yield
-    pipeline.CHECK_IR[0] = False
+    config.check_ir = False

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from pullback import config
 
 from . import programs
 
@@ -39,8 +40,7 @@ def _render(name):
 
 @pytest.mark.parametrize("name", ["seed_example", "mlp", "loop"])
 def test_golden(name, monkeypatch):
-    from pullback.transforms import codegen
-    monkeypatch.setattr(codegen, "FREE_BYTES", 0)  # show every release point, however small
+    monkeypatch.setattr(config, "free_bytes", 0)  # show every release point, however small
     text = _render(name)
     path = GOLDEN / f"{name}.txt"
     if UPDATE or not path.exists():

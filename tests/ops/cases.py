@@ -25,7 +25,7 @@ import numpy as np
 
 from pullback.ops import OPS
 from pullback.ops import shape as S
-from pullback.ops.random import manual_seed
+from pullback.ops.sampling import manual_seed
 
 DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int")
 
@@ -173,8 +173,8 @@ def _copy_slices(T, base, src):
 IDX = np.array([0, 2, 2])
 MASK = np.array([[True, False, True, False], [False, False, True, True],
                  [True, True, False, False]])
-CHAIN_SLICE = ((S.slice, {"index": (slice(None), slice(1, 3))}),)
-CHAIN_SELECT_SLICE = ((S.select, {"index": 1}), (S.slice, {"index": slice(0, 2)}))
+CHAIN_SLICE = ((S.slice_view, {"index": (slice(None), slice(1, 3))}),)
+CHAIN_SELECT_SLICE = ((S.select, {"index": 1}), (S.slice_view, {"index": slice(0, 2)}))
 
 SHAPE_CASES = [
     _c("sum_to", R34, p={"shape": (1, 4)}, torch=lambda T, x: x.sum_to_size(1, 4)),

@@ -9,8 +9,8 @@ import pytest
 import pullback as pb
 from pullback.autograd import record
 from pullback.ops import OPS
-from pullback.ops.random import manual_seed
 from pullback.ops.registry import Meta
+from pullback.ops.sampling import manual_seed
 
 from . import numeric_grad
 from .cases import CASES, DIFF_CASES, FD_CASES, SECOND_ORDER_CASES, Arg, Case, ids

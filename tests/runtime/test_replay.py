@@ -1,4 +1,4 @@
-"""The cached backward (autograd/replay.py): a graph seen before runs generated code.
+"""The cached backward (compiler/replay.py): a graph seen before runs generated code.
 
 Every program here runs several times: the first backward is interpreted, the second
 builds the generated backward, later ones only call it. The gradients must equal the
@@ -12,15 +12,15 @@ import pytest
 
 import pullback as pb
 import pullback.nn.functional as F
-from pullback.autograd import replay
+from pullback import config
+from pullback.compiler import replay
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
     replay.clear()
-    enabled, after = replay.ENABLED[0], replay.BUILD_AFTER[0]
-    yield
-    replay.ENABLED[0], replay.BUILD_AFTER[0] = enabled, after
+    with config.override(replay=config.replay, replay_after=config.replay_after):
+        yield
     replay.clear()
 
 
@@ -87,7 +87,7 @@ def _leaves(shapes: list, dtype=np.float32, seed: int = 3) -> list:
 
 
 def _backward_grads(fn, shapes, cached: bool, repeats: int = 4) -> list:
-    replay.ENABLED[0] = cached
+    config.replay = cached
     result = []
     for _ in range(repeats):
         leaves = _leaves(shapes)
@@ -130,7 +130,7 @@ def test_generated_source_is_straight_line_numpy():
 
 def test_accumulates_into_existing_grads_like_the_interpreter():
     def run(cached: bool) -> tuple:
-        replay.ENABLED[0] = cached
+        config.replay = cached
         x, w = _leaves([(3,), (3,)])
         for _ in range(4):                     # .grad accumulates in place across steps
             (pb.tanh(x * w) * x).sum().backward()
@@ -144,7 +144,7 @@ def test_accumulates_into_existing_grads_like_the_interpreter():
 
 def test_several_roots_with_grad_tensors():
     def run(cached: bool) -> list:
-        replay.ENABLED[0] = cached
+        config.replay = cached
         out = []
         for _ in range(3):
             x, y = _leaves([(2, 3), (3,)])
@@ -164,7 +164,7 @@ def test_retain_graph_runs_the_cached_backward_again():
     for _ in range(3):
         y.backward(retain_graph=True)
     assert replay.STATS == {"interpreted": 1, "built": 1, "cached": 1}
-    replay.ENABLED[0] = False
+    config.replay = False
     x2, w2 = (pb.tensor(t.detach().numpy(), requires_grad=True) for t in (x, w))
     y2 = (x2 * w2).tanh().sum()
     for _ in range(3):
@@ -176,7 +176,7 @@ def test_retain_graph_runs_the_cached_backward_again():
 # ------------------------------------------------------------------- grad()
 def test_grad_captures_equal_interpreter():
     def run(cached: bool) -> list:
-        replay.ENABLED[0] = cached
+        config.replay = cached
         out = []
         for _ in range(3):
             x, w, unused = _leaves([(3,), (3,), (2,)])
@@ -194,7 +194,7 @@ def test_grad_captures_equal_interpreter():
 def test_grad_of_grad_second_backward_is_cached():
     """The HVP pattern: a create_graph gradient (interpreted), then a plain grad of it."""
     def run(cached: bool) -> list:
-        replay.ENABLED[0] = cached
+        config.replay = cached
         out = []
         for _ in range(3):
             w1, b1, w2, b2 = _leaves(PROGRAMS["mlp"][1])
@@ -209,7 +209,7 @@ def test_grad_of_grad_second_backward_is_cached():
 
 # ------------------------------------------------------------------- errors
 def _second_backward_message(cached: bool) -> str:
-    replay.ENABLED[0] = cached
+    config.replay = cached
     for _ in range(3):
         x, w = _leaves([(3,), (3,)])
         y = (x * w).sum()
@@ -228,7 +228,7 @@ def test_second_backward_raises_as_interpreted():
 
 
 def _inplace_message(cached: bool) -> tuple:
-    replay.ENABLED[0] = cached
+    config.replay = cached
     for _ in range(3):
         x = pb.tensor([1., 2., 3.], requires_grad=True)
         y = x * 2
@@ -336,7 +336,7 @@ def test_alternating_shapes_each_get_their_own_backward():
 
 
 def test_the_cache_forgets_the_least_recently_used(monkeypatch):
-    monkeypatch.setattr(replay, "CACHE_SIZE", 2)
+    monkeypatch.setattr(config, "replay_cache_size", 2)
     for n in (2, 3, 4, 2):  # 2 is forgotten when 4 arrives
         for _ in range(2):
             x = pb.ones(n, requires_grad=True)
@@ -365,7 +365,7 @@ def test_a_backward_that_does_not_build_stays_interpreted(monkeypatch):
 
 
 def test_switched_off():
-    replay.ENABLED[0] = False
+    config.replay = False
     for _ in range(3):
         x, w = _leaves([(3,), (3,)])
         (x * w).sum().backward()

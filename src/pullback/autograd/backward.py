@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from . import engine, messages, record, replay
+from ..ops.shape import index_backward
+from . import engine, messages, record
 from .record import grad_edge
 
 
@@ -95,7 +96,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         task.targets = _capture(task, inputs)
     if create_graph:
         _warn_create_graph()
-    elif inputs is None and replay.run(edges, seeds, retain_graph) is not None:
+    elif inputs is None and engine.replay(edges, seeds, retain_graph) is not None:
         return  # a graph seen before: its cached generated backward ran
     engine.execute(task, edges, seeds)
 
@@ -156,7 +157,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     edges = _root_edges(outs)
     task = engine.GraphTask(create_graph, retain_graph, accumulate=False)
     task.targets = _capture(task, ins)
-    captured = None if create_graph else replay.run(edges, seeds, retain_graph, task.captures)
+    captured = None if create_graph else engine.replay(edges, seeds, retain_graph,
+                                                         task.captures)
     if captured is None:
         captured = engine.execute(task, edges, seeds)
     return tuple(_result(captured[task.captures[grad_edge(t)]], t, i, allow_unused,
@@ -202,8 +204,7 @@ def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
 
 def _stack(col: list, t: Any, create_graph: bool) -> Any:
     """Stack per-example gradients along a new dim 0 (differentiably under create_graph)."""
-    from ..ops.shape import index_backward
-    from ..tensor import Tensor
+    Tensor = record.Tensor
     shape = (len(col),) + tuple(t.shape)
     if not create_graph:
         return Tensor._make(np.stack([np.zeros_like(t._data) if c is None else c._data

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import messages
+from ..ops.elementwise import clone
+from . import graph, messages
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
 
@@ -69,42 +70,81 @@ def mark_needed(order: list, deps: dict, targets: set) -> dict:
     return needed
 
 
-def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
-    """Run backward from ``root_edges`` seeded with ``root_grads``; returns captures."""
+def needed_nodes(root_edges: list, targets: set | None) -> dict | None:
+    """With ``targets``, which nodes lead to one (only those run); None: all run."""
+    if targets is None:
+        return None
     deps, order = discover([e[0] for e in root_edges])
-    if task.targets is not None:
-        task.needed = mark_needed(order, deps, task.targets)
-    captured: list = [None] * len(task.captures)
+    return mark_needed(order, deps, targets)
+
+
+def schedule(root_edges: list, root_grads: list, visit: Any) -> None:
+    """Walk the graph behind ``root_edges`` in torch's order, summing gradients per node:
+    a node is visited once every node that feeds it has been, the most recently made
+    ready node first. ``visit(node, grads)`` gets the node's summed output gradients
+    (None when none reached it) and returns one gradient per edge (or None).
+
+    The interpreter (``execute``) and the compiler's replay of eager graphs both walk
+    with this, so they sum gradients in the same order."""
+    deps, _ = discover([e[0] for e in root_edges])
     buffers: dict[Node, list] = {}
     for (node, nr), g in zip(root_edges, root_grads):
         _add_to_buffer(buffers, node, nr, g)
     ready = [(-n._seq, id(n), n) for n in {id(e[0]): e[0] for e in root_edges}.values()
              if deps[n] == 0]
     heapq.heapify(ready)
+    while ready:
+        node = heapq.heappop(ready)[2]
+        out = visit(node, buffers.pop(node, None))
+        for i, (nxt, nr) in enumerate(node._edges):
+            if nxt is None:
+                continue
+            if out is not None and out[i] is not None:
+                _add_to_buffer(buffers, nxt, nr, out[i])
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+
+
+def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
+    """Run backward from ``root_edges`` seeded with ``root_grads``; returns captures."""
+    task.needed = needed_nodes(root_edges, task.targets)
+    captured: list = [None] * len(task.captures)
+
+    def visit(node: Node, grads: list | None) -> list | None:
+        if task.needed is not None and not task.needed.get(node):
+            return None
+        out = None if grads is None else _run_node(task, node, grads, captured)
+        if not task.retain_graph:  # torch frees a node's saved values once it ran;
+            node.release()         # nodes not run keep theirs
+        return out
+
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = task.create_graph
     try:
         with np.errstate(all="ignore"):
-            while ready:
-                node = heapq.heappop(ready)[2]
-                grads = buffers.pop(node, None)
-                out = None
-                if task.needed is None or task.needed.get(node):
-                    if grads is not None:
-                        out = _run_node(task, node, grads, captured)
-                    if not task.retain_graph:  # torch frees a node's saved values once
-                        node.release()         # it ran; nodes not run keep theirs
-                for i, (nxt, nr) in enumerate(node._edges):
-                    if nxt is None:
-                        continue
-                    if out is not None and out[i] is not None:
-                        _add_to_buffer(buffers, nxt, nr, out[i])
-                    deps[nxt] -= 1
-                    if deps[nxt] == 0:
-                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+            schedule(root_edges, root_grads, visit)
     finally:
         STATE.grad_enabled = prev_mode
     return captured
+
+
+_replay: Any = None
+
+
+def set_replay(fn: Any) -> None:
+    """Register a faster runner for plain backward passes: ``fn(root_edges, seeds,
+    retain_graph, captures)`` returns the captured gradients (an empty list for
+    ``backward()``), or None to leave the graph to ``execute``. The compiler registers
+    its replay of generated code for graphs seen before."""
+    global _replay
+    _replay = fn
+
+
+def replay(root_edges: list, seeds: list, retain_graph: bool,
+           captures: dict | None = None) -> list | None:
+    """The registered runner's result, or None (no runner, or it declined)."""
+    return None if _replay is None else _replay(root_edges, seeds, retain_graph, captures)
 
 
 def _add_to_buffer(buffers: dict, node: Node, nr: int, g: Any) -> None:
@@ -139,7 +179,7 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
 
 
 def _wrap(g: Any, create_graph: bool) -> Any:
-    from ..tensor import Tensor
+    Tensor = graph.Tensor
     if g is None or isinstance(g, Tensor):
         return g
     return Tensor._make(np.asarray(g))
@@ -168,8 +208,7 @@ def _hook_name(fn: Any) -> str:
 
 def _check_hook_value(fn: Any, old: Any, new: Any) -> None:
     """torch's checks on a gradient a hook returned: a Tensor of the same size and type."""
-    from ..tensor import Tensor
-    if not isinstance(new, Tensor):
+    if not isinstance(new, graph.Tensor):
         raise TypeError(messages.HOOK_NOT_TENSOR.format(typ=type(new).__name__))
     if old is None:
         return
@@ -208,9 +247,7 @@ def _retain(node: Node, nr: int, g: Any, create_graph: bool) -> None:
     t = ref() if ref is not None else None
     if t is None:
         return
-    from ..ops.math import clone
-    from ..tensor import Tensor
-    if not isinstance(g, Tensor):
-        g = Tensor._make(np.asarray(g))
+    if not isinstance(g, graph.Tensor):
+        g = graph.Tensor._make(np.asarray(g))
     # torch's retain_grad hook: a copy first, then out-of-place sums (a new object)
     t._grad = clone(g) if t._grad is None else t._grad + g

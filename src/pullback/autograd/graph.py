@@ -12,10 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops.math import cast
-from ..ops.registry import Meta
-from ..ops.shape import sum_to
+from ..ops import Meta, OpDef, apply_vjp
+from ..ops.shape import copy, view_chain, view_scatter
 from . import messages
+from .grad_mode import STATE
 
 _seq = itertools.count()
 Tensor: Any = None  # set by pullback.tensor (which imports this module)
@@ -52,8 +52,14 @@ def _weakrefable(obj: object) -> bool:
 
 
 #: set once any hook or retain_grad was registered in this process (until then the
-#: cached backward's walk skips looking for hooks on every node)
-HOOKS_SEEN = [False]
+#: cached backward's walk skips looking for hooks on every node); see note_hooks
+hooks_seen = False
+
+
+def note_hooks() -> None:
+    """Record that a hook or retain_grad exists somewhere from now on."""
+    global hooks_seen
+    hooks_seen = True
 
 
 class HookDict(dict):
@@ -62,7 +68,7 @@ class HookDict(dict):
     __slots__ = ("__weakref__",)
 
     def add(self, fn: Callable) -> RemovableHandle:
-        HOOKS_SEEN[0] = True
+        note_hooks()
         handle = RemovableHandle(self)
         self[handle.id] = fn
         return handle
@@ -72,7 +78,7 @@ class Node:
     """Base of every grad_fn. Subclasses implement ``apply(grads, needs, create_graph)``."""
 
     __slots__ = ("_edges", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
-                 "_retained", "_metadata", "_freed", "_anomaly_trace", "__weakref__")
+                 "_retained", "_metadata", "_freed", "__weakref__")
     _qualname: str | None = None  # torch's namespaced name() for special C++ nodes
 
     def __init__(self, edges: tuple) -> None:
@@ -82,7 +88,6 @@ class Node:
         self._tensor_hooks = self._retained = None
         self._metadata = None
         self._freed = False
-        self._anomaly_trace = None
 
     # --- torch's Node API ------------------------------------------------------------
     def name(self) -> str:
@@ -113,8 +118,6 @@ class Node:
     def __call__(self, *grads: Any) -> Any:
         """Run the node on gradients directly (as torch allows); in grad mode the
         result is differentiable, like a backward with create_graph=True."""
-        from ..tensor import Tensor
-        from .grad_mode import STATE
         n = self.num_outputs
         if len(grads) != n:
             raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
@@ -193,7 +196,6 @@ class SavedOutput:
         if not create_graph:
             return self.data
         if t is None or t._grad_fn is not node:
-            from ..tensor import Tensor
             t = Tensor._make(self.data, grad_fn=node, vc=self.vc)
         return t
 
@@ -207,7 +209,7 @@ class OpNode(Node):
         self._edges = edges  # Node.__init__ inlined: one node per recorded op
         self._seq = next(_seq)
         self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retained = None
-        self._metadata = self._anomaly_trace = None
+        self._metadata = None
         self._freed = False
         self.op = op
         self.params = params
@@ -225,16 +227,10 @@ class OpNode(Node):
         return out, vals
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
-        g = grads[0]
         out, vals = self.unpack(create_graph)
-        params = self.params
-        result = []
-        for i, rule in enumerate(self.op.vjp):
-            if not needs[i] or rule is None:
-                result.append(None)
-                continue
-            gi = rule(g, out, *vals, **params)
-            result.append(None if gi is None else fit_to(gi, self.saved[i]))
+        result = [None] * len(self._edges)
+        for i, gi in apply_vjp(self.op, grads[0], out, vals, self.params, needs):
+            result[i] = gi
         return result
 
     def release(self) -> None:
@@ -254,7 +250,7 @@ class OpNode(Node):
 
     def _saved(self, arg: str) -> Any:
         """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
-        names = _TORCH_ARG_NAMES.get(self.op.name, ("self", "other"))
+        names = self.op.torch_args
         if arg != "result" and arg not in names[:len(self.saved)]:
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '_saved_{arg}'")
@@ -267,36 +263,7 @@ class OpNode(Node):
             return s.unpack(True)
         if s is None or isinstance(s, Meta):
             return None
-        from ..tensor import Tensor
         return Tensor._make(np.asarray(s))  # a wrapped Python scalar, as torch keeps it
-
-
-def fit_to(g: Any, like: Any) -> Any:
-    """Reduce a broadcast gradient to the shape of its input and cast it to its dtype
-    (``like`` is the saved input: a Tensor, array, Meta or Python scalar)."""
-    if type(like) is SavedTensor:
-        like = like.tensor._data
-    shape = getattr(like, "shape", None)
-    if shape is None:  # a Python scalar input: nothing flows to it
-        return g
-    if type(shape) is not tuple:
-        shape = tuple(shape)
-    if getattr(g, "shape", ()) != shape:
-        g = sum_to(g, shape=shape)
-    dtype = like.dtype
-    if hasattr(dtype, "np"):
-        dtype = dtype.np
-    gd = getattr(g, "dtype", None)
-    if gd is not None and hasattr(gd, "np"):
-        gd = gd.np
-    if gd is not None and gd != dtype:
-        if gd.kind == "c" and dtype.kind != "c":  # a real input takes the real part
-            from ..ops.math import real
-            g = real(g)
-            if g.dtype == dtype:
-                return g
-        g = cast(g, dtype=dtype)
-    return g
 
 
 class AccumulateGrad(Node):
@@ -336,7 +303,6 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
         if not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g))
         if old is None:
-            from ..ops.shape import copy
             t._grad = copy(Tensor._make(np.empty_like(t._data)), g)
             t._grad._vc.value = 1  # torch writes it with copy_
         else:
@@ -350,25 +316,60 @@ def accumulate(t: Any, g: Any, create_graph: bool) -> None:
         old._vc.value += 1
 
 
-#: torch's argument names for ``_saved_<name>`` where they are not (self, other)
-_TORCH_ARG_NAMES = {"mm": ("self", "mat2"), "mv": ("self", "vec"), "dot": ("self", "tensor"),
-                    "where": ("condition", "self", "other"), "pow": ("self", "exponent"),
-                    "addmm": ("self", "mat1", "mat2"), "bmm": ("self", "mat2")}
-
 # torch's ``_saved_<name>`` accessors, as properties: a ``__getattr__`` on the node class
 # would slow down every attribute read of every node (the engine's and the recorder's)
-for _arg in {"self", "other", "result"}.union(*_TORCH_ARG_NAMES.values()):
-    setattr(OpNode, "_saved_" + _arg, property(lambda node, _a=_arg: node._saved(_a)))
+def _saved_accessors(names: tuple) -> None:
+    """``_saved_<arg>`` for torch argument names (properties: a ``__getattr__`` on the
+    node class would slow down every attribute read of every node)."""
+    for arg in names:
+        if not hasattr(OpNode, "_saved_" + arg):
+            setattr(OpNode, "_saved_" + arg, property(lambda node, _a=arg: node._saved(_a)))
+
+
+_saved_accessors(("result", "self", "other"))
 
 _node_classes: dict[str, type] = {}
 #: name() of nodes torch implements in C++ by hand (their type name is the short one)
 _QUALNAMES = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
-def node_class(name: str, base: type = OpNode) -> type:
-    """The Node subclass named ``name`` (``MulBackward0``...), made once."""
-    cls = _node_classes.get(name)
+def node_class(op: OpDef) -> type:
+    """The node class of ``op``'s nodes, named as torch names it (``MulBackward0``...),
+    with ``_saved_<arg>`` accessors for torch's names of its arguments; made once."""
+    cls = op.node_cls
     if cls is None:
-        cls = type(name, (base,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
-        _node_classes[name] = cls
+        name = op.grad_fn
+        cls = _node_classes.get(name)
+        if cls is None:
+            cls = type(name, (OpNode,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
+            _node_classes[name] = cls
+        _saved_accessors(op.torch_args)
+        op.node_cls = cls
     return cls
+
+
+class CopySlices(Node):
+    """The node a base gets when it is written through one of its views: the view's
+    region of the incoming gradient goes through the write's own node (``inner``),
+    the rest passes to the old base."""
+
+    __slots__ = ("inner", "chain")
+    _qualname = "torch::autograd::CopySlices"
+
+    def __init__(self, base_edge: tuple, inner: OpNode, chain: tuple) -> None:
+        Node.__init__(self, (base_edge,) + inner._edges[1:])
+        self.inner = inner
+        self.chain = chain
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        g = grads[0]
+        g_view = view_chain(g, chain=self.chain)
+        inner = self.inner.apply([g_view], [True] + list(needs[1:]), create_graph)
+        g_old = inner[0]
+        g_base = None
+        if needs[0]:
+            g_base = view_scatter(g, 0 if g_old is None else g_old, chain=self.chain)
+        return [g_base] + inner[1:]
+
+    def release(self) -> None:
+        self.inner.release()

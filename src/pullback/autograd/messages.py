@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import dtypes
+
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -135,8 +137,7 @@ def torch_size(shape: tuple) -> str:
 
 def legacy_type(np_dtype: Any) -> str:
     """'torch.FloatTensor' for float32 data (torch's legacy type names)."""
-    from ..dtypes import as_dtype
-    return "torch." + as_dtype(np_dtype)._legacy
+    return "torch." + dtypes.as_dtype(np_dtype)._legacy
 
 
 def node_short_name(node: Any) -> str:

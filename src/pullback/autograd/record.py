@@ -11,16 +11,24 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.registry import Meta
+from .. import dtypes
+from ..ops import Meta
+from ..ops.shape import view_chain
 from . import messages
 from .grad_mode import STATE
-from .graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, node_class
+from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class
 from .graph import _seq as _node_seq
 
 Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 TRACE_HOOKS: list = []  # active tracers (compiler): each gets (op, args, params, out)
 #: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
 CONCRETE_HOOKS: list = []
+
+
+def notify_concrete(t: Any, how: str) -> None:
+    """Tell the tracers that ``t``'s value leaves the graph (``how``: item, numpy...)."""
+    for hook in CONCRETE_HOOKS:
+        hook(t, how)
 
 
 class VersionCounter:
@@ -67,7 +75,6 @@ def refresh_view(t: Any) -> None:
         return
     if t._view_no_grad:
         raise RuntimeError(messages.NO_GRAD_VIEW_BASE_MODIFIED)
-    from .copyslices import view_node
     set_grad_fn(t, view_node(base, t._view_chain))
     t._requires_grad = True
 
@@ -122,9 +129,7 @@ def make_node(op, args: tuple, params: dict, edges: tuple) -> OpNode:
         if e[0] is not None:
             mask |= 1 << i
     needed = _needed(op, mask)
-    cls = op.node_cls
-    if cls is None:
-        cls = op.node_cls = node_class(op.grad_fn)
+    cls = op.node_cls or node_class(op)
     saved = tuple([_save(a, i, needed) for i, a in enumerate(args)])
     return cls(op, edges, params, saved, "out" in needed)
 
@@ -223,14 +228,12 @@ def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
             m = _METAS.get(k)
             saved.append(_meta(d) if m is None else m)
         i += 1
-    cls = op.node_cls
-    if cls is None:
-        cls = op.node_cls = node_class(op.grad_fn)
+    cls = op.node_cls or node_class(op)
     node = _new(cls)  # cls(op, edges, params, saved, None), inlined
     node._edges = tuple(edges)
     node._seq = _next_seq()
     node._pre_hooks = node._post_hooks = node._tensor_hooks = node._retained = None
-    node._metadata = node._anomaly_trace = None
+    node._metadata = None
     node._freed = False
     node.op = op
     node.params = params
@@ -348,9 +351,9 @@ def _write(t: Any, new: np.ndarray) -> None:
         raise RuntimeError(f"output with shape {messages.size_str(dst.shape)} doesn't match "
                            f"the broadcast shape {messages.size_str(new.shape)}")
     if new.dtype != dst.dtype and not np.can_cast(new.dtype, dst.dtype, "same_kind"):
-        from ..dtypes import as_dtype
-        raise RuntimeError(f"result type {as_dtype(new.dtype)._scalar_name} can't be cast to "
-                           f"the desired output type {as_dtype(dst.dtype)._scalar_name}")
+        raise RuntimeError(f"result type {dtypes.as_dtype(new.dtype)._scalar_name} can't be "
+                           "cast to the desired output type "
+                           f"{dtypes.as_dtype(dst.dtype)._scalar_name}")
     np.copyto(dst, new, casting="unsafe")
 
 
@@ -386,12 +389,18 @@ def _rebase(t: Any, node: OpNode) -> None:
 
 def _rebase_view(view: Any, inner: OpNode) -> None:
     """An in-place write through a view: the base's grad_fn becomes CopySlices."""
-    from .copyslices import CopySlices, view_node
     base = view._base
     inner.saved_out = SavedOutput(view) if inner.saved_out else None
-    node = CopySlices(grad_edge(base), inner, view._view_chain, base._data)
+    node = CopySlices(grad_edge(base), inner, view._view_chain)
     set_grad_fn(base, node)
     base._requires_grad = True
     set_grad_fn(view, view_node(base, view._view_chain))
     view._requires_grad = True
     view._view_version = view._vc.value
+
+
+def view_node(base: Any, chain: tuple) -> OpNode:
+    """The grad_fn of a view after its base was rebased (torch: AsStridedBackward0)."""
+    cls = view_chain.node_cls or node_class(view_chain)
+    return cls(view_chain, (grad_edge(base),), {"chain": chain},
+               (_meta(base._data),), None)

@@ -1,11 +1,14 @@
-"""The compiler's runtime side: IR, tracer, cache and the front doors.
+"""The compiler's runtime side: tracer, cache, front doors, and the replay of eager
+graphs as generated code (registered with the engine on import).
 
-The passes themselves live in ``pullback.transforms`` (top-level ``transforms/``).
+The IR lives in ``pullback.ir``; the passes in ``pullback.transforms`` (top-level
+``transforms/``).
 """
 
+from . import replay
 from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad, vjp
-from .inspect import Inspection, inspect
+from .inspection import Inspection, inspect
 from .tracer import TraceError
 from pullback.transforms.codegen import set_dump_dir
 

@@ -18,11 +18,10 @@ from ..autograd import messages
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge
+from ..ir import Var, evaluate, grad_of
+from ..ir.naming import sanitize
 from ..tensor import Tensor
 from .cache import Cache, UnhashableArgument, call_key
-from .interpret import evaluate
-from .ir import Var
-from .naming import sanitize
 from .trace import Traced, slot_values, trace_call, unflatten
 from .tracer import TraceError, def_line
 
@@ -102,7 +101,7 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
         mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
         return Variant(traced, [], mod, simple=simple)
-    seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=f"g_{v.name or 'out'}")
+    seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
     sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))

@@ -18,10 +18,10 @@ from pullback.transforms import pipeline
 from ..autograd import record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
+from ..ir import Var, grad_of
 from ..tensor import Tensor
 from .cache import Cache, UnhashableArgument, call_key
-from .compiled import GuardFailed, _ident, guard_env, strip_values
-from .ir import Var
+from .compiled import CompiledFunction, GuardFailed, _ident, guard_env, strip_values
 from .trace import Traced, gather_inputs, proxy, trace_call, unflatten
 from .tracer import TraceError, def_line
 
@@ -141,7 +141,8 @@ class GradFunction:
             raise TypeError(f"{self._name}: {def_line(self.fn)} returned a {value.dtype} "
                             "value; only float outputs can be differentiated")
         wrt = [g.inputs[[s[0] for s in traced.arg_slots].index(k)] for k in nums]
-        seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype), name="g_out")
+        seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
+                   name=grad_of(None))
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
         name = _ident(g.name) + "_value_and_grad"
         module = pipeline.codegen(joint, name, guard_env(traced.guards))
@@ -215,10 +216,9 @@ def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Gra
 
 def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(out, vjp_fn)``; ``vjp_fn(cotangent)`` returns one gradient per primal."""
-    from .compiled import compile as _compile
     tensors = [proxy(p, True) for p in primals]
     with enable_grad():
-        out = _compile(fn)(*tensors)
+        out = (fn if isinstance(fn, CompiledFunction) else CompiledFunction(fn))(*tensors)
     value = out[0] if has_aux else out
 
     def vjp_fn(cotangent: Any) -> tuple:

@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes
+from ..ir import Graph
 from ..tensor import Tensor
-from .ir import Graph
 from .tracer import Guard, TraceError, Tracer, def_line
 
 
@@ -28,7 +28,6 @@ class Traced:
     guards: list[Guard]
     out_tree: Any  # the output structure, with None where a tensor goes
     n_outputs: int
-    aux_tree: Any = None
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:

@@ -19,10 +19,9 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import STATE
+from ..ir import Builder, Eqn, Graph, Var
 from ..ops.shape import view_chain, view_scatter
-from ..tensor import CONCRETE_HOOKS, Tensor
-from .builder import Builder
-from .ir import Eqn, Graph, Var
+from ..tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -209,12 +208,12 @@ class Tracer:
     # ------------------------------------------------------------------ running
     def __enter__(self) -> Tracer:
         record.TRACE_HOOKS.append(self.on_op)
-        CONCRETE_HOOKS.append(self.on_concrete)
+        record.CONCRETE_HOOKS.append(self.on_concrete)
         return self
 
     def __exit__(self, *exc: object) -> None:
         record.TRACE_HOOKS.remove(self.on_op)
-        CONCRETE_HOOKS.remove(self.on_concrete)
+        record.CONCRETE_HOOKS.remove(self.on_concrete)
 
     def graph(self, outputs: list) -> Graph:
         _name_assignments(self.builder.eqns)

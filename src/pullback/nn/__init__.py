@@ -1,4 +1,4 @@
-"""pullback.nn: torch.nn's functional API (modules and optimizers come with their issue)."""
+"""pullback.nn: torch.nn's functional API (modules come with their issue)."""
 
 from . import functional
 

@@ -1,18 +1,21 @@
-"""torch.nn.functional names over pullback's ops."""
+"""torch.nn.functional: every op-table binding declared with ``functional=``.
 
-from ..ops.api import (
-                       binary_cross_entropy,
-                       binary_cross_entropy_with_logits,
-                       cross_entropy,
-                       linear,
-                       log_softmax,
-                       mse_loss,
-                       nll_loss,
-                       relu,
-                       sigmoid,
-                       softmax,
-                       tanh,
-)
+>>> import pullback as pb
+>>> import pullback.nn.functional as F
+>>> F.relu(pb.tensor([-1., 2.]))
+tensor([0., 2.])
+"""
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "linear",
-           "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh"]
+from ..ops import Public, subscribe
+
+__all__: list = []
+
+
+def _install(entry: Public) -> None:
+    for name in entry.functional:
+        globals()[name] = entry.fn
+        if name not in __all__:
+            __all__.append(name)
+
+
+subscribe(_install)

@@ -1,6 +1,13 @@
-"""The op table (registry) and the primitives it holds, by family."""
+"""The op table: primitives with their VJP rules, and the public functions over them.
 
-from . import linalg, math, nn, random, shape  # noqa: F401  (importing declares the ops)
-from .registry import OPS, OpDef, call, defop
+``OPS`` maps a primitive's name to its ``OpDef``; ``PUBLIC`` lists every public
+binding (functions, methods, in-place methods, nn.functional and numpy names).
+Importing this package declares them all, family by family.
+"""
 
-__all__ = ["OPS", "OpDef", "call", "defop"]
+from . import elementwise, linalg, methods, nn, reductions, sampling, shape  # noqa: F401
+from .registry import OPS, PUBLIC, Meta, OpDef, Public, call, defop, public, subscribe
+from .vjp import apply_vjp, fit_to
+
+__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "call", "defop",
+           "fit_to", "public", "subscribe"]

@@ -1,11 +1,14 @@
-"""Neural-network primitives: softmax family and losses (torch.nn.functional names)."""
+"""Neural-network primitives (the softmax family, losses) and their torch.nn.functional
+functions."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .math import exp, fast_mean, sigmoid, sum_dim
-from .registry import defop
+from . import args
+from .elementwise import exp, sigmoid, to_dtype
+from .reductions import fast_mean, sum_dim
+from .registry import defop, public
 
 
 def _softmax(x, dim):
@@ -23,11 +26,11 @@ def _log_softmax(x, dim):
 softmax = defop("softmax", _softmax, "SoftmaxBackward0",
                 vjp=(lambda g, out, x, dim:
                      out * (g - sum_dim(g * out, dim=(dim,), keepdim=True)),),
-                uses=("out",))
+                uses=("out",), fresh=True)
 log_softmax = defop("log_softmax", _log_softmax, "LogSoftmaxBackward0",
                     vjp=(lambda g, out, x, dim:
                          g - exp(out) * sum_dim(g, dim=(dim,), keepdim=True),),
-                    uses=("out",))
+                    uses=("out",), fresh=True)
 
 
 def _reduce(v, reduction):
@@ -88,7 +91,7 @@ def _onehot(target, num_classes, dtype):
     return (np.arange(num_classes) == np.expand_dims(target, 1)).astype(dtype)
 
 
-one_hot = defop("one_hot", _onehot)
+one_hot = defop("one_hot", _onehot, fresh=True)
 
 
 def _put_rows(g, target, num_classes):
@@ -113,3 +116,60 @@ def _nll_rule(g, out, logp, target, reduction):
 
 nll_loss = defop("nll_loss", _nll, "NllLossBackward0",
                  vjp=(_nll_rule, None), uses=("target", ""))
+
+
+# ------------------------------------------------------------- public functions
+def _softmax_dim(input, dim):
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return int(dim) % max(input.ndim, 1)
+
+
+@public("softmax", function=True, method=True, functional=True)
+def softmax_fn(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = to_dtype(input, dtype)
+    return softmax(input, dim=_softmax_dim(input, dim))
+
+
+@public("log_softmax", function=True, method=True, functional=True)
+def log_softmax_fn(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = to_dtype(input, dtype)
+    return log_softmax(input, dim=_softmax_dim(input, dim))
+
+
+@public("binary_cross_entropy_with_logits", functional=True)
+def bce_with_logits_fn(input, target, weight=None, reduction="mean", pos_weight=None):
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"Target size ({args.size_str(target)}) must be the same as input size "
+                         f"({args.size_str(input)})")
+    if weight is not None or pos_weight is not None:
+        raise TypeError("binary_cross_entropy_with_logits: weight and pos_weight are not "
+                        "supported yet")
+    return binary_cross_entropy_with_logits(input, target,
+                                            reduction=args.reduction(reduction))
+
+
+@public("binary_cross_entropy", functional=True)
+def bce_fn(input, target, weight=None, reduction="mean"):
+    if weight is not None:
+        raise TypeError("binary_cross_entropy: weight is not supported yet")
+    return binary_cross_entropy(input, target, reduction=args.reduction(reduction))
+
+
+@public("mse_loss", functional=True)
+def mse_loss_fn(input, target, reduction="mean"):
+    return mse_loss(input, target, reduction=args.reduction(reduction))
+
+
+@public("nll_loss", functional=True)
+def nll_loss_fn(input, target, reduction="mean"):
+    if input.ndim != 2:
+        raise ValueError(f"nll_loss: expected 2D input (batch, classes), got {input.ndim}D")
+    return nll_loss(input, target, reduction=args.reduction(reduction))
+
+
+@public("cross_entropy", functional=True)
+def cross_entropy(input, target, reduction="mean"):
+    return nll_loss_fn(log_softmax_fn(input, 1), target, reduction=reduction)

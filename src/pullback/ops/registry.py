@@ -1,63 +1,89 @@
-"""The op table: every primitive op, its numpy forward and its VJP rules.
+"""The op table: every primitive op and every public function, declared once.
 
-An op is declared once, beside its forward, with one rule per input:
+A primitive is declared with ``defop`` beside its numpy forward, with one VJP rule
+per input and every other fact about it:
 
-    mul = defop("mul", np.multiply, "MulBackward0",
-                vjp=(lambda g, out, x, y: g * y,
-                     lambda g, out, x, y: g * x),
-                uses=("y", "x"))
+    tanh = defop("tanh", np.tanh, "TanhBackward0",
+                 vjp=(lambda g, out, x: g * conj(1 - out * out),), uses=("out",),
+                 template="np.tanh({0})", function=True, method=True, inplace=True,
+                 functional=True, numpy=np.tanh)
 
-Every rule has the signature ``rule(g, out, *inputs, **params)``. ``uses`` says,
-per rule, which of ``out`` and the inputs it reads; the runtime saves exactly
-those (torch saves ``other`` for the grad of ``self``, and nothing more). The
-rules are written with pullback's ops and operators only, so the same rule runs
+Every rule has the signature ``rule(g, out, *inputs, **params)``: the first
+``len(vjp)`` names after ``g, out`` are the op's inputs, the rest its static params.
+``uses`` says, per rule, which of ``out`` and the inputs it reads; the runtime saves
+exactly those. The rules are written with pullback's ops only, so the same rule runs
+on numpy arrays (eager backward), on Tensors (``create_graph=True``) and on IR values
+(the compiler's adjoint pass).
 
-- on numpy arrays in the eager engine (``call`` runs the forward directly),
-- on Tensors when ``create_graph=True`` (``call`` records graph nodes), and
-- on IR values in the compiler's adjoint pass (``call`` emits equations).
-
-A rule's result may be broadcast larger than its input: the caller reduces it
-with ``sum_to`` (static axes in generated code) and casts to the input's dtype.
+A public function that chooses among primitives (``sum`` is ``sum_all`` or ``sum_dim``)
+is declared with ``@public`` on its torch-signature implementation. Either way the
+names given (``function``, ``method``, ``inplace``, ``functional``, ``numpy``) are all
+it takes: ``pullback.<name>``, ``Tensor.<name>``, ``Tensor.<name>_``,
+``pullback.nn.functional.<name>`` and numpy's dispatch are derived from ``PUBLIC``
+by whoever ``subscribe``s to it, for ops declared before or after they subscribe.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable
 
 import numpy as np
 
+#: name -> OpDef: every primitive
 OPS: dict[str, OpDef] = {}
+#: every public binding, in declaration order
+PUBLIC: list[Public] = []
+_SUBSCRIBERS: list[Callable] = []
 
 
 class OpDef:
-    """One primitive: forward on numpy values, VJP rules, torch's grad_fn name."""
+    """One primitive: forward on numpy values, VJP rules, and its properties.
 
-    __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "is_view",
-                 "differentiable", "node_cls", "doc")
+    - ``grad_fn``: torch's node name; ``torch_args``: torch's input names (``_saved_*``)
+    - ``is_view``: torch treats the result as a view (version counter, CopySlices)
+    - ``aliases``: numpy's result may share memory with an input (views, reshapes)
+    - ``elementwise``: inputs broadcast against each other, position by position
+    - ``pure``: the same inputs give the same result (random draws are not)
+    - ``fresh``: the result is a new array nothing else refers to (or a predicate on
+      the IR equation, where that depends on how generated code spells it)
+    - ``template``: how generated code spells it: ``"np.tanh({0})"`` (``{0}`` inputs,
+      ``{name}`` params, ``{out_shape}``), or ``template(eqn, args, literal) -> str``
+    """
 
-    def __init__(self, name: str, forward: Callable, grad_fn: str | None,
-                 vjp: tuple | None, uses: tuple | None, is_view: bool) -> None:
+    __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "n_inputs",
+                 "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
+                 "template", "differentiable", "node_cls")
+
+    def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
+                 vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
+                 aliases: bool | None = None, elementwise: bool | None = None,
+                 pure: bool = True, fresh: bool | None = None, template: str | None = None,
+                 torch_args: tuple = ("self", "other")) -> None:
+        ufunc = isinstance(forward, np.ufunc)
+        elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
         self.forward = forward
         self.grad_fn = grad_fn
         self.vjp = vjp
+        self.torch_args = torch_args
         self.is_view = is_view
+        self.aliases = is_view if aliases is None else aliases
+        self.elementwise = elementwise_ufunc if elementwise is None else elementwise
+        self.pure = pure
+        self.fresh = (ufunc and not self.aliases) if fresh is None else fresh
+        self.template = template
         self.differentiable = vjp is not None
-        self.node_cls = None  # set by autograd.graph when the first node is made
-        if vjp is None:
-            self.arg_names = ()
-            self.uses = ()
-            return
-        first = next(r for r in vjp if r is not None)
-        params = list(inspect.signature(first).parameters)
-        self.arg_names = tuple(p for p in params[2:] if not p.startswith("_"))
-        self.uses = tuple(_parse_uses(u, self.arg_names) for u in (uses or ("",) * len(vjp)))
-        if len(self.uses) != len(vjp):
-            raise ValueError(f"op {name}: {len(vjp)} rules but {len(self.uses)} uses entries")
+        self.node_cls = None  # set by the runtime when the first node is made
+        self.arg_names, self.n_inputs, self.uses = _signature(name, forward, vjp, uses)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        """An op stored on a class is a method: ``Tensor.tanh = OPS['tanh']``."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         handler = None  # call() inlined: this is every op's entry point
@@ -73,6 +99,25 @@ class OpDef:
         return handler(self, args, params)
 
 
+def _signature(name: str, forward: Callable, vjp: tuple | None, uses: tuple | None) -> tuple:
+    """(arg_names, n_inputs, uses): names from the rules (or the forward), the inputs
+    being the first ``len(vjp)``; ``uses`` parsed into input positions and 'out'."""
+    if vjp is None:
+        try:
+            names = tuple(inspect.signature(forward).parameters)
+        except (TypeError, ValueError):  # a ufunc
+            names = tuple(f"x{i}" for i in range(getattr(forward, "nin", 1)))
+        return names, None, ()
+    first = next(r for r in vjp if r is not None)
+    params = [p for p in inspect.signature(first).parameters.values()
+              if p.kind is p.POSITIONAL_OR_KEYWORD][2:]
+    names = tuple(p.name for p in params if not p.name.startswith("_"))
+    parsed = tuple(_parse_uses(u, names) for u in (uses or ("",) * len(vjp)))
+    if len(parsed) != len(vjp):
+        raise ValueError(f"op {name}: {len(vjp)} rules but {len(parsed)} uses entries")
+    return names, len(vjp), parsed
+
+
 def _parse_uses(spec: str, arg_names: tuple) -> frozenset:
     """'x out' -> frozenset({0, 'out'}): input positions and/or the output."""
     names = spec.split()
@@ -82,16 +127,93 @@ def _parse_uses(spec: str, arg_names: tuple) -> frozenset:
     return frozenset("out" if n == "out" else arg_names.index(n) for n in names)
 
 
+class Public:
+    """Where one callable is reachable: ``pullback.<functions>``, ``Tensor.<methods>``,
+    ``Tensor.<inplace>`` (a primitive written into its first input), the
+    ``nn.functional`` names, and numpy functions (``{np_fn: implementation}``)."""
+
+    __slots__ = ("fn", "functions", "methods", "inplace", "functional", "numpy")
+
+    def __init__(self, fn: Callable, functions: tuple, methods: tuple, inplace: str | None,
+                 functional: tuple, numpy: dict) -> None:
+        self.fn = fn
+        self.functions = functions
+        self.methods = methods
+        self.inplace = inplace
+        self.functional = functional
+        self.numpy = numpy
+
+    def __repr__(self) -> str:
+        return f"<public {self.functions or self.methods or self.functional}>"
+
+
+def _names(spec: Any, name: str) -> tuple:
+    """True -> (name,); a string -> (it,); a tuple as it is; False/None -> ()."""
+    if spec is True:
+        return (name,)
+    if not spec:
+        return ()
+    return (spec,) if isinstance(spec, str) else tuple(spec)
+
+
+def _numpy(spec: Any, fn: Callable) -> dict:
+    """numpy=np.tanh means numpy's call maps onto ``fn`` as it is; a dict gives an
+    implementation with numpy's signature per numpy function."""
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        return dict(spec)
+    return {f: fn for f in (spec if isinstance(spec, tuple) else (spec,))}
+
+
+def declare(fn: Callable, name: str, *, function: Any = False, method: Any = False,
+            inplace: Any = False, functional: Any = False, numpy: Any = None) -> None:
+    """Make ``fn`` reachable under the given names (see ``Public``)."""
+    inplace_name = (name + "_") if inplace is True else (inplace or None)
+    entry = Public(fn, _names(function, name), _names(method, name), inplace_name,
+                   _names(functional, name), _numpy(numpy, fn))
+    if not (entry.functions or entry.methods or entry.inplace or entry.functional
+            or entry.numpy):
+        return
+    PUBLIC.append(entry)
+    for callback in _SUBSCRIBERS:
+        callback(entry)
+
+
 def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
-          vjp: tuple | None = None, uses: tuple | None = None,
-          is_view: bool = False) -> OpDef:
-    """Declare a primitive op and put it in the table (an op without vjp is
-    non-differentiable: its outputs never require grad)."""
+          function: Any = False, method: Any = False, inplace: Any = False,
+          functional: Any = False, numpy: Any = None, **facts: Any) -> OpDef:
+    """Declare a primitive op and put it in the table (an op without ``vjp`` is
+    non-differentiable: its outputs never require grad). ``facts`` are OpDef's."""
     if name in OPS:
         raise ValueError(f"op {name!r} is declared twice")
-    op = OpDef(name, forward, grad_fn, vjp, uses, is_view)
-    OPS[name] = op
+    op = OPS[name] = OpDef(name, forward, grad_fn, **facts)
+    declare(op, name, function=function, method=method, inplace=inplace,
+            functional=functional, numpy=numpy)
     return op
+
+
+def public(name: str, **names: Any) -> Callable:
+    """Declare a torch-signature function that chooses among primitives::
+
+        @public("sum", function=True, method=True, numpy={np.sum: numpy_sum})
+        def reduce_sum(input, dim=None, keepdim=False, *, dtype=None): ...
+
+    The function takes the public name (``pullback.sum.__name__ == 'sum'``)."""
+
+    def register(fn: Callable) -> Callable:
+        fn.__name__ = fn.__qualname__ = name
+        declare(fn, name, **names)
+        return fn
+
+    return register
+
+
+def subscribe(callback: Callable) -> None:
+    """Call ``callback(entry)`` for every public binding, now and when declared later."""
+    _SUBSCRIBERS.append(callback)
+    for entry in PUBLIC:
+        callback(entry)
 
 
 class Meta:
@@ -130,16 +252,7 @@ def call(op: OpDef, args: tuple, params: dict) -> Any:
     Tensors and IR values carry a ``_pb_dispatch`` class attribute that knows how
     to record the op; plain numpy values and Python scalars run the forward.
     """
-    handler = None
-    for a in args:
-        h = _HANDLERS.get(type(a), _UNSEEN)
-        if h is _UNSEEN:
-            h = _handler_of(type(a))
-        if h is not None and (handler is None or h.priority > handler.priority):
-            handler = h
-    if handler is None:
-        return op.forward(*args, **params)
-    return handler(op, args, params)
+    return op(*args, **params)
 
 
 _HANDLERS: dict = {}  # type -> its _pb_dispatch (None for plain values), looked up once
@@ -159,6 +272,11 @@ def dispatcher(priority: int) -> Callable:
         return staticmethod(fn)
 
     return mark
+
+
+def is_traced(x: Any) -> bool:
+    """Whether ``x`` is a value an op records on (a Tensor or an IR value)."""
+    return getattr(type(x), "_pb_dispatch", None) is not None
 
 
 def reduced_axes(shape: tuple, target: tuple) -> tuple:

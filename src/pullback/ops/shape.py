@@ -1,12 +1,15 @@
-"""Shape primitives: views, broadcasting, indexing and the broadcast reduction."""
+"""Shape primitives: views, broadcasting, indexing, writes through views and the
+broadcast reduction; and the public functions that choose among them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .registry import defop, reduced_axes
-
-_SLICE = slice  # the builtin; this module declares an op named slice
+from . import args
+from .elementwise import zeros_like
+from .registry import defop, public, reduced_axes
 
 
 def _sum_to(x, shape):
@@ -16,35 +19,69 @@ def _sum_to(x, shape):
     return x.reshape(shape) if np.ndim(x) != len(shape) else x
 
 
+#: ops whose gradient is reshaped back: generated code spells them as a reshape to the
+#: (static) result shape, which numpy may return as a view
+_RESHAPING = dict(template="{0}.reshape({out_shape})", aliases=True)
+
+
+def _print_sum_to(e: Any, a: list, lit: Any) -> str:
+    """Static axes: a plain sum when only leading axes go, else keepdims and reshape."""
+    src, target = e.inputs[0].shape, tuple(e.params["shape"])
+    axes = reduced_axes(src, target)
+    lead = len(src) - len(target)
+    ax = lit(axes[0] if len(axes) == 1 else axes)
+    if all(k < lead for k in axes):
+        return f"{a[0]}.sum(axis={ax})" if axes else a[0]
+    out = f"{a[0]}.sum(axis={ax}, keepdims=True)"
+    return out + (f".reshape({lit(target)})" if lead else "")
+
+
+def _print_expand(e: Any, a: list, lit: Any) -> str:
+    shape = lit(tuple(e.params["shape"]))
+    if e.inputs[0].shape == ():  # a scalar filled out is cheaper than a broadcast view
+        return f"np.full({shape}, {a[0]})"
+    return f"np.broadcast_to({a[0]}, {shape})"
+
+
 # the one broadcast reduction every binary rule's result goes through (torch's sum_to is
 # a keepdim sum, named SumBackward1, followed by a view when leading dims go away)
 sum_to = defop("sum_to", _sum_to, "SumBackward1",
-               vjp=(lambda g, out, x, shape: expand(g, shape=x.shape),))
+               vjp=(lambda g, out, x, shape: expand(g, shape=x.shape),),
+               template=_print_sum_to)
+# a broadcast view, except that generated code fills a new array from a scalar
 expand = defop("expand", lambda x, shape: np.broadcast_to(x, shape), "ExpandBackward0",
-               vjp=(lambda g, out, x, shape: g,), is_view=True)
+               vjp=(lambda g, out, x, shape: g,), is_view=True, template=_print_expand,
+               fresh=lambda e: e.inputs[0].shape == () and e.out.shape != ())
 view = defop("view", lambda x, shape: np.reshape(x, shape), "ViewBackward0",
-             vjp=(lambda g, out, x, shape: reshape(g, shape=x.shape),), is_view=True)
-reshape = defop("reshape", lambda x, shape: np.reshape(x, shape), "UnsafeViewBackward0",
-                vjp=(lambda g, out, x, shape: reshape(g, shape=x.shape),))
-unsqueeze = defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim), "UnsqueezeBackward0",
-                  vjp=(lambda g, out, x, dim: reshape(g, shape=x.shape),), is_view=True)
+             vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), is_view=True,
+             **_RESHAPING)
+reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape), "UnsafeViewBackward0",
+                   vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING)
+unsqueeze_op = defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim), "UnsqueezeBackward0",
+                     vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
+                     **_RESHAPING)
 # squeeze(dim) / squeeze() / squeeze(dims): torch names the three forms differently
-squeeze = defop("squeeze", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward1",
-                vjp=(lambda g, out, x, dim: reshape(g, shape=x.shape),), is_view=True)
+squeeze_dim = defop("squeeze", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward1",
+                    vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
+                    **_RESHAPING)
 squeeze_all = defop("squeeze_all", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward0",
-                    vjp=(lambda g, out, x, dim: reshape(g, shape=x.shape),), is_view=True)
+                    vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
+                    **_RESHAPING)
 squeeze_dims = defop("squeeze_dims", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward2",
-                     vjp=(lambda g, out, x, dim: reshape(g, shape=x.shape),), is_view=True)
-transpose = defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
-                  "TransposeBackward0",
-                  vjp=(lambda g, out, x, dim0, dim1: transpose(g, dim0=dim0, dim1=dim1),),
-                  is_view=True)
-t = defop("t", np.transpose, "TBackward0", vjp=(lambda g, out, x: t(g),), is_view=True)
-permute = defop("permute", lambda x, dims: np.transpose(x, dims), "PermuteBackward0",
-                vjp=(lambda g, out, x, dims: permute(g, dims=tuple(np.argsort(dims))),),
-                is_view=True)
+                     vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
+                     **_RESHAPING)
+transpose_op = defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+                     "TransposeBackward0",
+                     vjp=(lambda g, out, x, dim0, dim1: transpose_op(g, dim0=dim0, dim1=dim1),),
+                     is_view=True, template="{0}.swapaxes({dim0}, {dim1})")
+t_op = defop("t", np.transpose, "TBackward0", vjp=(lambda g, out, x: t_op(g),), is_view=True,
+             template="{0}.T")
+permute_op = defop("permute", lambda x, dims: np.transpose(x, dims), "PermuteBackward0",
+                   vjp=(lambda g, out, x, dims: permute_op(g, dims=tuple(np.argsort(dims))),),
+                   is_view=True, template="{0}.transpose({dims})")
 
 
+# ------------------------------------------------------------------------ indexing
 def _index_backward(g, shape, index):
     """Advanced indexing's backward: repeated indices add up."""
     out = np.zeros(shape, dtype=np.result_type(g))
@@ -67,52 +104,57 @@ def _view_get(x, index):
     return x[parts]
 
 
-def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str) -> tuple:
+def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: Any) -> tuple:
     """``x[index]`` for basic indices (a view) and its backward, each the other's rule;
     torch names both after the last view op the index applies."""
-    fwd = defop(name, _view_get, grad_fn, is_view=True,
+    fwd = defop(name, _view_get, grad_fn, is_view=True, template=template,
                 vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),))
     bwd = defop(name + "_backward", _view_backward, backward_grad_fn,
                 vjp=(lambda g, out, x, shape, index: fwd(g, index=index),))
     return fwd, bwd
 
 
-select, select_backward = _basic_index_op("select", "SelectBackward0", "SelectBackwardBackward0")
-slice, slice_backward = _basic_index_op("slice", "SliceBackward0", "SliceBackwardBackward0")
+select, select_backward = _basic_index_op("select", "SelectBackward0",
+                                          "SelectBackwardBackward0", "{0}[{index}]")
+slice_view, slice_backward = _basic_index_op("slice", "SliceBackward0",
+                                             "SliceBackwardBackward0", "{0}[{index}]")
 index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
-    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1")
-alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0")
-index = defop("index", lambda x, index: x[index], "IndexBackward0",
-              vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),))
-index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0",
-                       vjp=(lambda g, out, x, shape, index:
-                            globals()["index"](g, index=index),))
+    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", None)
+alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
+                                        None)
+take_index = defop("index", lambda x, index: x[index], "IndexBackward0",
+                   vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),),
+                   template="{0}[{index}]")
+index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0", fresh=True,
+                       vjp=(lambda g, out, x, shape, index: take_index(g, index=index),))
+BASIC_INDEX_OPS = {"select": select, "slice": slice_view, "index_unsqueeze": index_unsqueeze,
+                   "alias": alias}
 
 
-def _is_full(p, shape: tuple | None, dim: int) -> bool:
-    if p == _SLICE(None):
+def _is_full(p: Any, shape: tuple | None, dim: int) -> bool:
+    if p == slice(None):
         return True
     return shape is not None and dim < len(shape) and p.indices(shape[dim]) == (0, shape[dim], 1)
 
 
-def basic_index_kind(idx, shape: tuple | None = None) -> str | None:
+def basic_index_kind(idx: Any, shape: tuple | None = None) -> str | None:
     """The view op torch names ``x[idx]`` after (the last one the index applies:
     'select', 'slice', 'index_unsqueeze' or 'alias'), or None for advanced indexing.
     A lone slice is always a slice; in a tuple, full slices apply nothing.
 
-    >>> basic_index_kind(0), basic_index_kind((_SLICE(None), 1)), basic_index_kind([0, 1])
+    >>> basic_index_kind(0), basic_index_kind((slice(None), 1)), basic_index_kind([0, 1])
     ('select', 'select', None)
-    >>> basic_index_kind((0, _SLICE(1, None))), basic_index_kind((1, None))
+    >>> basic_index_kind((0, slice(1, None))), basic_index_kind((1, None))
     ('slice', 'index_unsqueeze')
-    >>> basic_index_kind((_SLICE(None),)), basic_index_kind(_SLICE(None))
+    >>> basic_index_kind((slice(None),)), basic_index_kind(slice(None))
     ('alias', 'slice')
     """
-    if isinstance(idx, _SLICE):
+    if isinstance(idx, slice):
         return "slice"
     parts = idx if isinstance(idx, tuple) else (idx,)
     for p in parts:
         if isinstance(p, (bool, np.bool_)) or not (
-                p is None or p is Ellipsis or isinstance(p, (int, np.integer, _SLICE))):
+                p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))):
             return None
     kind, dim = "alias", 0
     consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
@@ -122,13 +164,20 @@ def basic_index_kind(idx, shape: tuple | None = None) -> str | None:
         elif p is None:
             kind = "index_unsqueeze"
         else:
-            if isinstance(p, _SLICE):
+            if isinstance(p, slice):
                 if not _is_full(p, shape, dim):
                     kind = "slice"
             else:
                 kind = "select"
             dim += 1
     return kind
+
+
+def getitem(input: Any, index: Any) -> Any:
+    """``input[index]``: the basic-index view torch would name, or advanced indexing."""
+    kind = basic_index_kind(index, tuple(input.shape))
+    return take_index(input, index=index) if kind is None else BASIC_INDEX_OPS[kind](
+        input, index=index)
 
 
 # ---- writes through views: a view is its base's chain of view ops -----------------
@@ -150,12 +199,12 @@ def _view_scatter(base, src, chain):
     return out
 
 
-view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0",
+view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0", aliases=True,
                    vjp=(lambda g, out, x, chain: embed(g, shape=x.shape, chain=chain),))
-embed = defop("embed", _embed, "AsStridedScatterBackward0",
+embed = defop("embed", _embed, "AsStridedScatterBackward0", fresh=True,
               vjp=(lambda g, out, x, shape, chain: view_chain(g, chain=chain),))
 # torch's node for a write through a view is CopySlices (no "Backward" suffix)
-view_scatter = defop("view_scatter", _view_scatter, "CopySlices",
+view_scatter = defop("view_scatter", _view_scatter, "CopySlices", fresh=True,
                      vjp=(lambda g, out, base, src, chain: view_scatter(g, 0, chain=chain),
                           lambda g, out, base, src, chain: view_chain(g, chain=chain)))
 
@@ -168,17 +217,132 @@ def _index_put(x, v, index):
 
 index_put = defop("index_put", _index_put, "IndexPutBackward0",
                   vjp=(lambda g, out, x, v, index: index_put(g, 0, index=index),
-                       lambda g, out, x, v, index: globals()["index"](g, index=index)))
+                       lambda g, out, x, v, index: take_index(g, index=index)))
 copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype(
     np.result_type(dst)), "CopyBackwards",
              vjp=(lambda g, out, dst, src: zeros_like(g),
-                  lambda g, out, dst, src: g))
+                  lambda g, out, dst, src: g), inplace="copy_")
 # the in-place x.fill_(value) and x.zero_(): the old value gets a zero gradient
 fill = defop("fill", lambda x, value: np.full_like(x, value), "FillBackward2",
-             vjp=(lambda g, out, x, value: zeros_like(g),))
-zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),))
-
-from .math import zeros_like  # noqa: E402  (math imports this module's expand/reshape)
-
+             vjp=(lambda g, out, x, value: zeros_like(g),), inplace="fill_")
+zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+             inplace="zero_")
 # x.detach() / x.data inside a traced function: the value, with no gradient through it
-detach = defop("detach", lambda x: x)
+detach = defop("detach", lambda x: x, template="{0}", aliases=True)
+
+
+# ------------------------------------------------------------- public functions
+def _is_contiguous(x: Any) -> bool:
+    flags = getattr(getattr(x, "_data", x), "flags", None)
+    return flags is None or flags.c_contiguous
+
+
+def _numpy_reshape(a, *rest, **kw):
+    shape = rest[0] if rest else kw.pop("shape", kw.pop("newshape", None))
+    order = rest[1] if len(rest) > 1 else kw.pop("order", "C")
+    if shape is None or order != "C" or kw.pop("copy", None) is not None or kw:
+        raise args.Unsupported
+    return reshape(args.value(a), (shape,) if isinstance(shape, (int, np.integer)) else shape)
+
+
+def _numpy_ravel(a, order="C"):
+    if order != "C":
+        raise args.Unsupported
+    return reshape(args.value(a), -1)
+
+
+@public("reshape", function=True, method=True,
+        numpy={np.reshape: _numpy_reshape, np.ravel: _numpy_ravel})
+def reshape(input, *size):
+    shp = args.resolve_shape(args.shape_arg(size), input.shape)
+    if _is_contiguous(input):
+        return view(input, shape=shp)
+    return reshape_op(input, shape=shp)
+
+
+@public("view", method=True)
+def view_as_shape(input, *size):
+    if not _is_contiguous(input):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return view(input, shape=args.resolve_shape(args.shape_arg(size), input.shape))
+
+
+@public("flatten", function=True, method=True)
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input.ndim
+    if nd == 0:
+        return reshape(input, 1)
+    s, e = start_dim % nd, end_dim % nd
+    return reshape(input, tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:]))
+
+
+@public("transpose", function=True, method=True,
+        numpy={np.swapaxes: lambda a, axis1, axis2: transpose(args.value(a), axis1, axis2)})
+def transpose(input, dim0, dim1):
+    return transpose_op(input, dim0=int(dim0), dim1=int(dim1))
+
+
+@public("t", function=True, method=True)
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return t_op(input)
+
+
+def _numpy_transpose(a, axes=None):
+    x = args.value(a)
+    return permute(x, tuple(range(x.ndim - 1, -1, -1)) if axes is None else tuple(axes))
+
+
+@public("permute", function=True, method=True, numpy={np.transpose: _numpy_transpose})
+def permute(input, *dims):
+    dims = args.shape_arg(dims)
+    return permute_op(input, dims=tuple(d % input.ndim for d in dims))
+
+
+def _numpy_expand_dims(a, axis):
+    x = args.value(a)
+    n = len(axis) if isinstance(axis, (tuple, list)) else 1
+    for d in args.axes(axis, x.ndim + n):
+        x = unsqueeze(x, d)
+    return x
+
+
+@public("unsqueeze", function=True, method=True, numpy={np.expand_dims: _numpy_expand_dims})
+def unsqueeze(input, dim):
+    return unsqueeze_op(input, dim=int(dim) % (input.ndim + 1))
+
+
+def _numpy_squeeze(a, axis=None):
+    x = args.value(a)
+    found = args.axes(axis, x.ndim)
+    if found is not None and any(x.shape[d] != 1 for d in found):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return squeeze(x, found)
+
+
+@public("squeeze", function=True, method=True, numpy={np.squeeze: _numpy_squeeze})
+def squeeze(input, dim=None):
+    if dim is None:
+        return squeeze_all(input, dim=tuple(i for i, n in enumerate(input.shape) if n == 1))
+    op = squeeze_dims if isinstance(dim, (tuple, list)) else squeeze_dim
+    return op(input, dim=tuple(d for d in args.dims(dim, input.ndim) if input.shape[d] == 1))
+
+
+def _numpy_broadcast_to(array, shape, subok=False):
+    x = args.value(array)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    np.broadcast_shapes(x.shape, shape)  # numpy's error for shapes that do not broadcast
+    if len(shape) < x.ndim:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    return expand_to(x, shape)
+
+
+@public("expand", method=True, numpy={np.broadcast_to: _numpy_broadcast_to})
+def expand_to(input, *size):
+    size = args.shape_arg(size)
+    lead = len(size) - input.ndim
+    full = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(size))
+    return expand(input, shape=full)

@@ -1,12 +1,13 @@
-"""The IR: a flat SSA list of equations, one canonical printer, and a verifier.
+"""The IR's values and equations: a flat SSA list of ``out = op[params](inputs)``.
 
-A ``Graph`` has input variables, equations ``out = op[params](inputs)`` in order,
-and output variables. Every ``Var`` knows its shape and dtype; while a trace is
-being recorded it also carries the concrete value it had (``_data``), so the VJP
-rules can run on Vars exactly as they run on arrays.
+A ``Graph`` has input variables, equations in order, and output variables. Every
+``Var`` knows its shape and dtype; while a trace is being recorded it also carries
+the concrete value it had (``_data``), so the VJP rules can run on Vars exactly as
+they run on arrays: an op applied to a Var appends an equation to the active
+builder (see builder.py).
 
 >>> import numpy as np
->>> from pullback.compiler.ir import Graph, Var, Eqn
+>>> from pullback.ir import Graph, Var, Eqn
 >>> from pullback.ops import OPS
 >>> x = Var((3,), np.float32, name="x")
 >>> y = Var((3,), np.float32, name="y")
@@ -20,12 +21,14 @@ rules can run on Vars exactly as they run on arrays.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, Iterable
 
 import numpy as np
 
+from ..ops.methods import ValueMethods
 from ..ops.registry import OpDef, dispatcher
-from ..tensor_methods import TensorMethods
+from .naming import Namespace
 
 _ids = itertools.count()
 _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int64": "i64", "int32": "i32",
@@ -33,12 +36,22 @@ _SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int64": "i64", 
           "int16": "i16"}
 
 
+#: the builder that ops on Vars record into, per thread (see builder.py)
+ACTIVE = threading.local()
+
+
+def current() -> Any:
+    b = getattr(ACTIVE, "builder", None)
+    if b is None:
+        raise RuntimeError("an op was applied to an IR value outside of a trace")
+    return b
+
+
 def _emit(op: OpDef, args: tuple, params: dict) -> Any:
-    from .builder import current
     return current().emit(op, args, params)
 
 
-class Var(TensorMethods):
+class Var(ValueMethods):
     """An IR value: shape, dtype, a name hint, and (while tracing) its concrete value.
 
     Vars support the Tensor operators and methods; each op on Vars records an
@@ -63,7 +76,7 @@ class Var(TensorMethods):
         return self.id
 
     def __eq__(self, other: Any) -> Any:  # elementwise, like Tensor
-        return TensorMethods.__eq__(self, other)
+        return ValueMethods.__eq__(self, other)
 
     def __bool__(self) -> bool:
         raise TypeError("an IR value has no truth value: VJP rules must not branch on data")
@@ -126,8 +139,7 @@ class Graph:
 
 # ------------------------------------------------------------------ the printer
 def _names(graph: Graph) -> dict:
-    """Readable, unique names for printing: name hints, else a, b, c, ..."""
-    from .naming import Namespace
+    """Readable, unique names for printing: name hints, else t0, t1, ..."""
     ns = Namespace()
     names: dict = {}
     for v in _all_vars(graph):
@@ -210,29 +222,3 @@ def last_uses(graph: Graph) -> dict[int, int]:
         if isinstance(v, Var):
             last[v.id] = len(graph.eqns)
     return last
-
-
-# ------------------------------------------------------------------ the verifier
-class IRError(Exception):
-    """The IR broke an invariant (a bug in a pass, never in user code)."""
-
-
-def verify(graph: Graph) -> None:
-    """Check SSA form: every Var is defined once, before its uses; outputs defined."""
-    defined = set()
-    for v in list(graph.inputs) + list(graph.consts):
-        if v.id in defined:
-            raise IRError(f"{v!r} is bound twice")
-        defined.add(v.id)
-    for i, e in enumerate(graph.eqns):
-        if not isinstance(e.op, OpDef):
-            raise IRError(f"equation {i}: {e.op!r} is not an op")
-        for a in e.inputs:
-            if isinstance(a, Var) and a.id not in defined:
-                raise IRError(f"equation {i} ({e.op.name}) uses {a!r} before it is defined")
-        if e.out.id in defined:
-            raise IRError(f"equation {i} ({e.op.name}) redefines {e.out!r}")
-        defined.add(e.out.id)
-    for v in list(graph.outputs) + graph.guards:
-        if isinstance(v, Var) and v.id not in defined:
-            raise IRError(f"output or guard {v!r} is never defined")

@@ -7,21 +7,11 @@ that shapes and dtypes are exact.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
-from .ir import Eqn, Var
-
-_local = threading.local()
-
-
-def current() -> Builder:
-    b = getattr(_local, "builder", None)
-    if b is None:
-        raise RuntimeError("an op was applied to an IR value outside of a trace")
-    return b
+from .graph import ACTIVE, Eqn, Var
 
 
 class Builder:
@@ -35,12 +25,12 @@ class Builder:
         self._prev: Builder | None = None
 
     def __enter__(self) -> Builder:
-        self._prev = getattr(_local, "builder", None)
-        _local.builder = self
+        self._prev = getattr(ACTIVE, "builder", None)
+        ACTIVE.builder = self
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _local.builder = self._prev
+        ACTIVE.builder = self._prev
 
     def const(self, value: Any) -> Any:
         """Large constants become named constant Vars; scalars stay inline."""

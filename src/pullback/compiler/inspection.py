@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from .ir import type_str
+from ..ir import type_str
+from .compiled import CompiledFunction
+from .grad import GradFunction
 
 
 @dataclass
@@ -78,8 +80,6 @@ def saved_values(residuals: list, graph: Any) -> list:
 def inspect(fn: Any, *args: Any) -> Inspection:
     """IR, generated code, saved values and guards of ``fn`` (a ``pb.compile`` or
     ``pb.grad``/``pb.value_and_grad`` function) for these example arguments."""
-    from .compiled import CompiledFunction
-    from .grad import GradFunction
     if isinstance(fn, CompiledFunction):
         v = fn.lookup(args)
         g = v.traced.graph

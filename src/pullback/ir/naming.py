@@ -1,7 +1,7 @@
 """All naming conventions of generated code, in one place.
 
 >>> ns = Namespace()
->>> ns.fresh("x"), ns.fresh("x"), ns.fresh(None), ns.fresh("lambda"), ns.grad_name("x")
+>>> ns.fresh("x"), ns.fresh("x"), ns.fresh(None), ns.fresh("lambda"), grad_of("x")
 ('x', 'x_1', 't0', 'lambda_', 'g_x')
 """
 
@@ -38,9 +38,6 @@ class Namespace:
         self.used.add(name)
         return name
 
-    def grad_name(self, forward_name: str) -> str:
-        return self.fresh(GRAD_PREFIX + forward_name)
-
 
 def sanitize(hint: str) -> str:
     if hint.isidentifier() and hint not in _BUILTINS and not keyword.iskeyword(hint):
@@ -51,3 +48,8 @@ def sanitize(hint: str) -> str:
     if keyword.iskeyword(name) or name in _BUILTINS:
         name += "_"
     return name
+
+
+def grad_of(name: str | None) -> str:
+    """The name hint of the gradient of a value named ``name`` (``g_out`` unnamed)."""
+    return GRAD_PREFIX + (name or "out")

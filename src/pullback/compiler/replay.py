@@ -23,25 +23,27 @@ at the same point and with the same side effects as ever.
 
 from __future__ import annotations
 
-import heapq
+import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
-from ..ops.registry import Meta
-from . import graph as _graph
-from .graph import HOOKS_SEEN, AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate, fit_to
+from pullback.transforms import pipeline
+from pullback.transforms.cse import cse
+from pullback.transforms.dce import dce
+from pullback.transforms.inplace import inplace, owned
+from pullback.transforms.peephole import peephole
 
-#: switch the cached path off (``ENABLED[0] = False``) to always interpret
-ENABLED = [True]
-#: how many keys are remembered (least recently used ones are forgotten)
-CACHE_SIZE = 64
+from ..autograd import engine
+from ..autograd import graph as _graph
+from ..autograd.graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate
+from ..ir import Builder, Graph, Var
+from ..ops import Meta, apply_vjp
+from ..settings import config
+
 #: counters, for tests and curious users: backward passes by the way they ran
 STATS = {"interpreted": 0, "built": 0, "cached": 0}
-
-#: sightings interpreted before a key's backward is generated (tests set 0: build at once)
-BUILD_AFTER = [1]
 
 _CACHE: dict = {}  # structure key -> _Entry
 _LOCK = threading.Lock()
@@ -52,17 +54,14 @@ _M, _A, _S, _O, _L, _N = (object() for _ in range(6))
 
 class Walk:
     """One graph's structure key, its nodes in discovery order, their saved arrays,
-    ``order``: the positions of the nodes in the order the engine runs them, and
-    ``params_at``: where the key holds params (to freeze if they are unhashable)."""
+    and ``params_at``: where the key holds params (to freeze if they are unhashable)."""
 
-    __slots__ = ("key", "nodes", "arrays", "order", "params_at")
+    __slots__ = ("key", "nodes", "arrays", "params_at")
 
-    def __init__(self, key: tuple, nodes: list, arrays: list, order: list,
-                 params_at: list) -> None:
+    def __init__(self, key: tuple, nodes: list, arrays: list, params_at: list) -> None:
         self.key = key
         self.nodes = nodes
         self.arrays = arrays
-        self.order = order
         self.params_at = params_at
 
 
@@ -124,7 +123,7 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
     arrays: list = []
     params_at: list = []
     kinds = _KINDS
-    hooked = HOOKS_SEEN[0]
+    hooked = _graph.hooks_seen
     for n in nodes:  # (the loop also visits the nodes appended while it runs)
         kind = kinds.get(type(n)) or _kind(type(n))
         if hooked and (n._pre_hooks or n._post_hooks or n._tensor_hooks or n._retained):
@@ -202,7 +201,7 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
         key.append(_N)
         for (n, nr), slot in captures.items():
             key += (index.get(n, -2), nr, slot)  # -2: an input the graph does not reach
-    return Walk(tuple(key), nodes, arrays, order, params_at)
+    return Walk(tuple(key), nodes, arrays, params_at)
 
 
 def _frozen(key: tuple, params_at: list) -> tuple | None:
@@ -250,19 +249,18 @@ def run(root_edges: list, seeds: list, retain_graph: bool,
 
     ``captures`` is None for ``backward()`` (gradients accumulate into the leaves) and
     grad()'s capture slots otherwise (the result then holds the captured gradients)."""
-    if not ENABLED[0]:
+    if not config.replay:
         return None
     w = walk(root_edges, seeds, captures)
     if w is None:
         STATS["interpreted"] += 1
         return None
     entry = _lookup(w)
-    _TICK[0] += 1
-    entry.used = _TICK[0]
+    entry.used = next(_TICK)
     plan = entry.plan
     if plan is None:
         entry.seen += 1
-        if entry.seen <= BUILD_AFTER[0]:  # a first sighting: interpreted
+        if entry.seen <= config.replay_after:  # a first sighting: interpreted
             STATS["interpreted"] += 1
             return None
         try:
@@ -309,7 +307,7 @@ class _Entry:
 
 _FAILED_ENTRY = _Entry()
 _FAILED_ENTRY.plan = _FAILED = object()  # a backward that does not build: interpreted
-_TICK = [0]
+_TICK = itertools.count(1)
 
 
 def _remember(key: tuple) -> _Entry:
@@ -317,7 +315,7 @@ def _remember(key: tuple) -> _Entry:
     (a hit only stamps its entry: no dict work on the hot path)."""
     entry = _Entry()
     with _LOCK:
-        if len(_CACHE) >= CACHE_SIZE:
+        while _CACHE and len(_CACHE) >= config.replay_cache_size:
             old = min(_CACHE.items(), key=lambda item: item[1].used)[0]
             del _CACHE[old]
         _CACHE[key] = entry
@@ -375,15 +373,6 @@ def _release_plan(node: OpNode) -> Any:
 # ----------------------------------------------------------------- the build
 def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan:
     """Run the nodes' VJP rules on IR values in the engine's order; generate code."""
-    from pullback.transforms import pipeline
-    from pullback.transforms.cse import cse
-    from pullback.transforms.dce import dce
-    from pullback.transforms.inplace import inplace
-    from pullback.transforms.peephole import peephole
-
-    from ..compiler.builder import Builder
-    from ..compiler.ir import Graph, Var
-
     inputs = [Var(a.shape, a.dtype, a) for a in w.arrays]
     seed_vars = [Var(s.shape, s.dtype, s, name="seed") for s in seeds]
     with Builder() as builder:
@@ -400,65 +389,50 @@ def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan
 def _fresh(graph: Any, k: int) -> bool:
     """Whether output ``k`` is an array the generated code made and returns once, which
     a leaf's first ``.grad`` can own (AccumulateGrad would copy it, for nothing)."""
-    from pullback.transforms.inplace import _owned
     v = graph.outputs[k]
     if sum(o is v for o in graph.outputs) != 1:
         return False
     made = [e for e in graph.eqns if e.out is v]
-    return len(made) == 1 and _owned(made[0])
+    return len(made) == 1 and owned(made[0])
 
 
 def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
             captures: dict | None) -> tuple:
-    """engine.execute on IR values: the same order (a heap of ranks, as the engine's
-    heap of sequence numbers) and the same sums. Returns the sinks (node position,
-    slot), their gradients and the release plan."""
-    from .engine import discover, mark_needed
-    nodes, order = w.nodes, w.order
-    index = {n: i for i, n in enumerate(nodes)}
-    rank = [0] * len(nodes)
-    for r, i in enumerate(order):
-        rank[i] = r
-    needed = None
-    if captures is not None:  # grad(): only nodes leading to an input run
-        deps_, found = discover([e[0] for e in root_edges])
-        needed = mark_needed(found, deps_, {n for n, _ in captures})
-    deps = [0] * len(nodes)
-    for n in nodes:
-        for nxt, nr in n._edges:
-            if nxt is not None:
-                if nr != 0:
-                    raise ValueError("every node here has one output")
-                deps[index[nxt]] += 1
-    buffers: dict = {}
-    for (n, _), s in zip(root_edges, seed_vars):
-        _add(buffers, index[n], s)
-    ready = sorted({rank[index[n]] for n, _ in root_edges if deps[index[n]] == 0})
+    """engine.execute on IR values, walking with the engine's own scheduler (so gradients
+    are summed in the same order). Returns the sinks (node position, slot), their
+    gradients and the release plan."""
+    index = {n: i for i, n in enumerate(w.nodes)}
+    targets = None if captures is None else {n for n, _ in captures}
+    needed = engine.needed_nodes(root_edges, targets)  # grad(): only those lead to inputs
     sinks, outputs, release = [], [], []
-    while ready:
-        i = order[heapq.heappop(ready)]
-        node = nodes[i]
-        g = buffers.pop(i, None)
-        run_it = needed is None or needed.get(node)
-        if run_it and type(node) is not AccumulateGrad:
+
+    def visit(node: Any, grads: list | None) -> list | None:
+        if needed is not None and not needed.get(node):
+            return None
+        i = index[node]
+        leaf = type(node) is AccumulateGrad
+        if not leaf:
             blank = _release_plan(node)
             if blank is not _NOT_FREED:
                 release.append((i, blank))
-        if g is not None and run_it:
-            slot = None if captures is None else captures.get((node, 0))
-            if slot is None and captures is None and type(node) is AccumulateGrad:
-                slot = 0  # backward(): the leaf accumulates it
-            if slot is not None:
-                sinks.append((i, slot))
-                outputs.append(_as_var(g))
-            if type(node) is not AccumulateGrad:
-                _run_rules(node, g, saved_vars[i], buffers, index, needed)
-        for nxt, _ in node._edges:
-            if nxt is not None:
-                j = index[nxt]
-                deps[j] -= 1
-                if deps[j] == 0:
-                    heapq.heappush(ready, rank[j])
+        if grads is None:
+            return None
+        slot = 0 if leaf and captures is None else (  # backward(): the leaf accumulates it
+            None if captures is None else captures.get((node, 0)))
+        if slot is not None:
+            sinks.append((i, slot))
+            outputs.append(_as_var(grads[0]))
+        if leaf:
+            return None
+        out, vals = saved_vars[i]
+        needs = [e[0] is not None and (needed is None or needed.get(e[0], False))
+                 for e in node._edges]
+        result = [None] * len(needs)
+        for k, gi in apply_vjp(node.op, grads[0], out, vals, node.params, needs):
+            result[k] = gi
+        return result
+
+    engine.schedule(root_edges, seed_vars, visit)
     return sinks, outputs, release
 
 
@@ -488,27 +462,10 @@ def _saved_values(nodes: list, inputs: list) -> list:
     return result
 
 
-def _run_rules(node: OpNode, g: Any, saved: tuple, buffers: dict, index: dict,
-               needed: dict | None) -> None:
-    """OpNode.apply on IR values: each rule's gradient, fitted, into its edge's buffer."""
-    out, vals = saved
-    params = node.params
-    for i, rule in enumerate(node.op.vjp):
-        nxt = node._edges[i][0]
-        if nxt is None or rule is None or (needed is not None and not needed.get(nxt, False)):
-            continue
-        gi = rule(g, out, *vals, **params)
-        if gi is not None:
-            _add(buffers, index[nxt], fit_to(gi, vals[i]))
-
-
-def _add(buffers: dict, i: int, g: Any) -> None:
-    prev = buffers.get(i)
-    buffers[i] = g if prev is None else prev + g
-
-
 def _as_var(g: Any) -> Any:
-    from ..compiler.ir import Var
     if not isinstance(g, Var):
         raise TypeError("a gradient that is a constant: left to the interpreter")
     return g
+
+
+engine.set_replay(run)

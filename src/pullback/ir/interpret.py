@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.registry import call
-from .ir import Graph, Var
+from .graph import Graph, Var
 
 
 def evaluate(graph: Graph, inputs: list, consts: dict | None = None) -> list:

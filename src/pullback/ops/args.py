@@ -1,0 +1,94 @@
+"""Argument conventions shared by the public functions: torch's (``dim``, sizes,
+dtypes) and numpy's (``axis``, ``keepdims``, ``out``), with their error messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from .registry import is_traced
+
+AxisError = getattr(np, "exceptions", np).AxisError
+
+
+class Unsupported(Exception):
+    """A numpy-signature implementation got arguments it does not cover: numpy's
+    own function runs instead (and refuses if a gradient would be lost)."""
+
+
+# ----------------------------------------------------------------------- torch's
+def dims(dim: Any, ndim: int) -> tuple:
+    """``dim`` (an int or a sequence) as a tuple of non-negative dims."""
+    n = max(ndim, 1)
+    if isinstance(dim, (list, tuple)):
+        return tuple(d % n for d in dim)
+    return (dim % n,)
+
+
+def shape_arg(size: tuple) -> tuple:
+    """``view(2, 3)`` and ``view((2, 3))`` both mean shape (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def resolve_shape(shp: tuple, shape: tuple) -> tuple:
+    """Fill in a -1 and check the element count against ``shape``, with torch's message."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if -1 in shp:
+        known = int(np.prod([s for s in shp if s != -1], dtype=np.int64))
+        shp = tuple(n // known if s == -1 and known else s for s in shp)
+    if int(np.prod(shp, dtype=np.int64)) != n:
+        raise RuntimeError(f"shape '{list(shp)}' is invalid for input of size {n}")
+    return shp
+
+
+def np_dtype(x: Any) -> np.dtype:
+    """The numpy dtype of a Tensor, IR value, array or Python scalar."""
+    d = getattr(x, "dtype", None)
+    if d is None:
+        return np.result_type(x)
+    return getattr(d, "np", d)
+
+
+def dtype_name(x: Any) -> str:
+    """torch's capitalized dtype name ('Long', 'Float')."""
+    return dtypes.as_dtype(np_dtype(x)).name.capitalize()
+
+
+def size_str(x: Any) -> str:
+    return f"torch.Size([{', '.join(str(n) for n in x.shape)}])"
+
+
+def reduction(reduction: str) -> str:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+# ----------------------------------------------------------------------- numpy's
+def value(x: Any) -> Any:
+    """Tensors, IR values and scalars as they are; anything array-like as an ndarray."""
+    if is_traced(x) or isinstance(x, (np.ndarray, int, float, bool, np.generic)):
+        return x
+    return np.asarray(x)
+
+
+def axes(axis: Any, ndim: int) -> tuple | None:
+    """numpy's axis argument as a sorted tuple of non-negative axes (None: all)."""
+    if axis is None:
+        return None
+    found = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    n = max(ndim, 1)
+    for a in found:
+        if not -n <= a < n:
+            raise AxisError(a, ndim)
+    return tuple(sorted(a % n for a in found))
+
+
+def plain(out: Any = None, **rest: Any) -> None:
+    """Refuse ``out=`` and keywords the pullback form does not take."""
+    if out is not None or rest:
+        raise Unsupported

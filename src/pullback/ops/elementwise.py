@@ -1,0 +1,259 @@
+"""Elementwise primitives (arithmetic, unary functions, comparisons, complex parts)
+and the public functions that choose among them.
+
+Complex values follow torch's conjugate Wirtinger convention: a holomorphic op's
+rule is g * conj(f'(z)). conj of a real value is the value itself, so the real rules
+are unchanged (and codegen drops the no-op).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from . import args
+from .registry import defop, is_traced, public
+
+
+def is_complex(x: Any) -> bool:
+    """Whether a value (array, Tensor, IR value or scalar) holds complex numbers."""
+    d = getattr(x, "dtype", None)
+    if d is None:
+        return isinstance(x, complex)
+    return bool(getattr(d, "is_complex", False)) or getattr(d, "kind", "") == "c"
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate; a real value is returned as it is (no op, no node)."""
+    return conj_op(x) if is_complex(x) else x
+
+
+# ------------------------------------------------------------------ complex parts
+conj_op = defop("conj", np.conjugate, "ConjBackward0", vjp=(lambda g, out, x: conj(g),),
+                template="np.conjugate({0})")
+real = defop("real", np.real, "RealBackward0", vjp=(lambda g, out, x: g,), template="{0}.real",
+             function=True, aliases=True)
+imag = defop("imag", np.imag, "ImagBackward0", vjp=(lambda g, out, x: g * 1j,),
+             template="{0}.imag", function=True, aliases=True)
+
+
+def _complex(re, im):
+    z = re + 1j * im
+    return z if re.dtype != np.float32 else z.astype(np.complex64)
+
+
+make_complex = defop("complex", _complex, "ComplexBackward0",
+                     vjp=(lambda g, out, re, im: real(g),
+                          lambda g, out, re, im: imag(g)),
+                     elementwise=True, function=True)
+public("conj", function=True, method=True, numpy=np.conjugate)(conj)
+
+# --------------------------------------------------------------------- arithmetic
+add_op = defop("add", np.add, "AddBackward0",
+               vjp=(lambda g, out, x, y: g,
+                    lambda g, out, x, y: g),
+               template="{0} + {1}", inplace=True, numpy=np.add)
+sub_op = defop("sub", np.subtract, "SubBackward0",
+               vjp=(lambda g, out, x, y: g,
+                    lambda g, out, x, y: -g),
+               template="{0} - {1}", inplace=True, numpy=np.subtract)
+rsub = defop("rsub", lambda x, y: np.subtract(y, x), "RsubBackward1",
+             vjp=(lambda g, out, x, y: -g,
+                  lambda g, out, x, y: g),
+             template="{1} - {0}", elementwise=True)
+mul = defop("mul", np.multiply, "MulBackward0",
+            vjp=(lambda g, out, x, y: g * conj(y),
+                 lambda g, out, x, y: g * conj(x)),
+            uses=("y", "x"), template="{0} * {1}",
+            function=("mul", "multiply"), method=True, inplace=True, numpy=np.multiply)
+div = defop("div", np.true_divide, "DivBackward0",
+            vjp=(lambda g, out, x, y: g / conj(y),
+                 lambda g, out, x, y: -g * conj(x / (y * y))),
+            uses=("y", "x y"), template="{0} / {1}",
+            function=("div", "divide", "true_divide"), method=True, inplace=True,
+            numpy=np.true_divide)
+reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
+                   vjp=(lambda g, out, x: -g * conj(out * out),), uses=("out",),
+                   numpy=np.reciprocal)
+neg = defop("neg", np.negative, "NegBackward0", vjp=(lambda g, out, x: -g,), template="-{0}",
+            function=True, method=True, inplace=True, numpy=np.negative)
+
+
+@public("add", function=True, method=True)
+def add(input, other, *, alpha=1):
+    return add_op(input, other if alpha == 1 else other * alpha)
+
+
+@public("sub", function=True, method=True)
+def sub(input, other, *, alpha=1):
+    return sub_op(input, other if alpha == 1 else other * alpha)
+
+
+# ----------------------------------------------------------------------- powers
+pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "PowBackward0",
+                   vjp=(lambda g, out, x, exponent: zeros_like(g) if exponent == 0
+                        else g * conj(exponent * x ** (exponent - 1)),),
+                   uses=("x",), template="{0} ** {exponent}", elementwise=True,
+                   inplace="pow_", torch_args=("self", "exponent"))
+power_op = defop("pow", np.power, "PowBackward1",
+                 vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
+                      lambda g, out, x, y: g * out * log(x)),
+                 uses=("x y", "x out"), template="{0} ** {1}",
+                 torch_args=("self", "exponent"))
+rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
+                    vjp=(lambda g, out, x, base: g * out * float(np.log(base)),),
+                    uses=("out",), template="{base} ** {0}", elementwise=True)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+
+
+@public("pow", function=True, method=True,
+        numpy={np.power: lambda x, y: power(x, y), np.square: lambda x: power(x, 2)})
+def power(input, exponent):
+    if _is_number(exponent):
+        return pow_scalar(input, exponent=exponent)
+    if _is_number(input):
+        return rpow_scalar(exponent, base=input)
+    return power_op(input, exponent)
+
+
+# -------------------------------------------------------------- unary functions
+def _unary(name: str, forward: Any, grad_fn: str, rule: Any, uses: str, **names: Any) -> Any:
+    """A holomorphic unary op reachable as pb.<name>, Tensor.<name>(_) and numpy's."""
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,),
+                 template=f"np.{forward.__name__}({{0}})", function=True, method=True,
+                 inplace=True, numpy=forward, **names)
+
+
+exp = _unary("exp", np.exp, "ExpBackward0", lambda g, out, x: g * conj(out), "out")
+log = _unary("log", np.log, "LogBackward0", lambda g, out, x: g / conj(x), "x")
+sqrt = _unary("sqrt", np.sqrt, "SqrtBackward0", lambda g, out, x: g / (2 * conj(out)), "out")
+sin = _unary("sin", np.sin, "SinBackward0", lambda g, out, x: g * conj(cos(x)), "x")
+cos = _unary("cos", np.cos, "CosBackward0", lambda g, out, x: -g * conj(sin(x)), "x")
+tanh = _unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - out * out),
+              "out", functional=True)
+absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(x),),
+                 uses=("x",), template="np.abs({0})", function=True, method=True,
+                 inplace=True, numpy=np.absolute)
+sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
+                vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
+                elementwise=True, function=True, method=True, inplace=True, functional=True)
+relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
+             vjp=(lambda g, out, x: g * (out > 0),), uses=("out",),
+             template="np.maximum({0}, 0)", elementwise=True,
+             function=True, method=True, inplace=True, functional=True)
+# sign is differentiable in torch, with a zero gradient everywhere
+sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+             template="np.sign({0})", function=True, method=True, numpy=np.sign)
+clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
+                 vjp=(lambda g, out, x, min, max: g * in_range(x, min=min, max=max),),
+                 uses=("x",), template="np.clip({0}, {min}, {max})", elementwise=True,
+                 inplace="clamp_")
+
+
+_NOVALUE = getattr(np, "_NoValue", None)
+
+
+def _numpy_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVALUE,
+                **kw):
+    args.plain(out, **kw)
+    lo = None if a_min is _NOVALUE else a_min
+    hi = None if a_max is _NOVALUE else a_max
+    lo = lo if min is _NOVALUE else min
+    hi = hi if max is _NOVALUE else max
+    if lo is None and hi is None:
+        raise ValueError("One of max or min must be given")
+    x = args.value(a)
+    if all(v is None or np.ndim(v) == 0 and not is_traced(v) for v in (lo, hi)):
+        return clamp(x, lo, hi)
+    if lo is not None:
+        x = maximum(x, args.value(lo))
+    return x if hi is None else minimum(x, args.value(hi))
+
+
+@public("clamp", function=("clamp", "clip"), method=("clamp", "clip"),
+        numpy={np.clip: _numpy_clip})
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    return clamp_op(input, min=min, max=max)
+
+
+maximum = defop("maximum", np.maximum, "MaximumBackward0",
+                vjp=(lambda g, out, x, y: g * win_weight(x, y),
+                     lambda g, out, x, y: g * win_weight(y, x)),
+                uses=("x y", "x y"), template="np.maximum({0}, {1})",
+                function=True, method=True, numpy=np.maximum)
+minimum = defop("minimum", np.minimum, "MinimumBackward0",
+                vjp=(lambda g, out, x, y: g * win_weight(y, x),
+                     lambda g, out, x, y: g * win_weight(x, y)),
+                uses=("x y", "x y"), template="np.minimum({0}, {1})",
+                function=True, method=True, numpy=np.minimum)
+
+
+def _numpy_where(condition, *xy):
+    if len(xy) != 2:
+        raise args.Unsupported  # np.where(condition): indices, not values
+    return where(args.value(condition), args.value(xy[0]), args.value(xy[1]))
+
+
+where = defop("where", np.where, "WhereBackward0",
+              vjp=(None,
+                   lambda g, out, cond, x, y: where(cond, g, 0),
+                   lambda g, out, cond, x, y: where(cond, 0, g)),
+              uses=("", "cond", "cond"), template="np.where({0}, {1}, {2})",
+              elementwise=True, fresh=True, torch_args=("condition", "self", "other"),
+              function=True, numpy={np.where: _numpy_where})
+
+# -------------------------------------------------------------- copies and dtypes
+cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",
+             vjp=(lambda g, out, x, dtype: g,), template="{0}.astype({dtype})", fresh=True)
+clone = defop("clone", np.copy, "CloneBackward0", vjp=(lambda g, out, x: g,),
+              template="{0}.copy()", fresh=True, method=True,
+              numpy={np.copy: lambda a, order="K", subok=False: clone(args.value(a)),
+                     np.positive: lambda x: clone(x) if is_traced(x) else x})
+
+
+def to_dtype(input: Any, dtype: Any) -> Any:
+    """``input`` as ``dtype`` (the value itself when it already is)."""
+    npd = dtypes.to_numpy_dtype(dtype)
+    if args.np_dtype(input) == npd:
+        return input
+    return cast(input, dtype=npd)
+
+
+# ----------------------------------------------------- non-differentiable ops
+zeros_like = defop("zeros_like", np.zeros_like)
+gt = defop("gt", np.greater, template="{0} > {1}", method=True, numpy=np.greater)
+ge = defop("ge", np.greater_equal, template="{0} >= {1}", method=True, numpy=np.greater_equal)
+lt = defop("lt", np.less, template="{0} < {1}", method=True, numpy=np.less)
+le = defop("le", np.less_equal, template="{0} <= {1}", method=True, numpy=np.less_equal)
+eq = defop("eq", np.equal, template="{0} == {1}", method=True, numpy=np.equal)
+ne = defop("ne", np.not_equal, template="{0} != {1}", method=True, numpy=np.not_equal)
+logical_not = defop("logical_not", np.logical_not, template="~{0}", numpy=np.logical_not)
+logical_and = defop("logical_and", np.logical_and, template="{0} & {1}",
+                    numpy=np.logical_and)
+logical_or = defop("logical_or", np.logical_or, template="{0} | {1}", numpy=np.logical_or)
+
+
+def _in_range(x, min, max):
+    lo = True if min is None else x >= min
+    hi = True if max is None else x <= max
+    return np.logical_and(lo, hi)
+
+
+in_range = defop("in_range", _in_range, elementwise=True)
+
+
+def _win_weight(x, y):
+    """1 where x wins, 1/2 on ties (ties split the gradient evenly), 0 where it loses."""
+    dt = np.result_type(x, y)
+    return np.where(np.greater(x, y), dt.type(1), np.where(np.equal(x, y), dt.type(0.5),
+                                                          dt.type(0)))
+
+
+win_weight = defop("win_weight", _win_weight, elementwise=True)

@@ -1,0 +1,129 @@
+"""The operators and methods every value kind shares (Tensors and IR values), so that a
+VJP rule such as ``g * (1 - out * out)`` means the same on both.
+
+The named methods are derived from the op table: every public binding with
+``method=...`` becomes one here (``subscribe`` installs those declared later too).
+Only the Python operators, which choose an op by their operands, are written out.
+"""
+
+from __future__ import annotations
+
+from . import args
+from . import elementwise as ew
+from .linalg import matmul
+from .registry import Public, subscribe
+from .shape import expand_to, getitem, permute, transpose, view_as_shape
+
+
+class ValueMethods:
+    """Operators and methods of Tensors and IR values."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return ew.add_op(self, other)
+
+    def __radd__(self, other):
+        return ew.add_op(self, other)  # torch: other + x runs add(x, other)
+
+    def __sub__(self, other):
+        return ew.sub_op(self, other)
+
+    def __rsub__(self, other):
+        return ew.rsub(self, other)
+
+    def __mul__(self, other):
+        return ew.mul(self, other)
+
+    def __rmul__(self, other):
+        return ew.mul(self, other)
+
+    def __truediv__(self, other):
+        return ew.div(self, other)
+
+    def __rtruediv__(self, other):
+        if isinstance(other, (int, float)) and args.np_dtype(self).kind in "fc":
+            return ew.mul(ew.reciprocal(self), other)  # torch: reciprocal(x) * other
+        return ew.div(other, self)
+
+    def __neg__(self):
+        return ew.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return ew.absolute(self)
+
+    def __pow__(self, exponent):
+        return ew.power(self, exponent)
+
+    def __rpow__(self, base):
+        return ew.power(base, self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __gt__(self, other):
+        return ew.gt(self, other)
+
+    def __ge__(self, other):
+        return ew.ge(self, other)
+
+    def __lt__(self, other):
+        return ew.lt(self, other)
+
+    def __le__(self, other):
+        return ew.le(self, other)
+
+    def __eq__(self, other):
+        return ew.eq(self, other)
+
+    def __ne__(self, other):
+        return ew.ne(self, other)
+
+    def __and__(self, other):
+        return ew.logical_and(self, other)
+
+    def __or__(self, other):
+        return ew.logical_or(self, other)
+
+    def __invert__(self):
+        return ew.logical_not(self)
+
+    def __getitem__(self, idx):
+        return getitem(self, idx)
+
+    # methods torch spells around the op's own arguments
+    def view_as(self, other):
+        return view_as_shape(self, other.shape)
+
+    def expand_as(self, other):
+        return expand_to(self, other.shape)
+
+    @property
+    def T(self):
+        return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return transpose(self, -2, -1)
+
+    @property
+    def real(self):
+        return ew.real(self)
+
+    @property
+    def imag(self):
+        return ew.imag(self)
+
+
+def _install(entry: Public) -> None:
+    for name in entry.methods:
+        setattr(ValueMethods, name, entry.fn)
+
+
+subscribe(_install)
