@@ -30,7 +30,7 @@ from .ops import elementwise as _ew
 from .ops import linalg as _linalg
 from .ops import shape as _shape
 from .ops.methods import ValueMethods
-from .ops.registry import dispatcher
+from .ops.registry import OpDef, Public, dispatcher, subscribe
 from .tensor_methods import TensorMethods
 
 
@@ -91,9 +91,6 @@ class Tensor(TensorMethods, ValueMethods):
         if type(other) is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
             return apply(_linalg.mm_op, (self, other), {})  # what matmul picks for 2-d x 2-d
         return ValueMethods.__matmul__(self, other)
-
-    def tanh(self) -> Tensor:
-        return apply(_ew.tanh, (self,), {})
 
     def __getitem__(self, idx: Any) -> Tensor:
         if type(idx) is int:  # x[i]: always a select (what api.getitem would pick)
@@ -407,4 +404,24 @@ def _refuse_while_tracing(what: str) -> None:
                            "compiled function's outputs or inputs instead.")
 
 
+def _fast_method(op: OpDef, name: str) -> Callable:
+    """``Tensor.<name>`` for a primitive: with only Tensors and numbers among the operands
+    (no IR value, which dispatches first) it goes straight to the recorder."""
+    def method(self: Tensor, *args: Any, **params: Any) -> Any:
+        for a in args:
+            if type(a) not in _PLAIN:
+                return op(self, *args, **params)
+        return apply(op, (self, *args), params)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _install(entry: Public) -> None:
+    if isinstance(entry.fn, OpDef):
+        for name in entry.methods:
+            setattr(Tensor, name, _fast_method(entry.fn, name))
+
+
+subscribe(_install)
 record.Tensor = _graph.Tensor = Tensor

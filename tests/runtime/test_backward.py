@@ -374,7 +374,7 @@ def test_create_graph_warning_once_per_process(both):
         return x.grad
 
     both.same(snippet)
-    pb_backward._warned[0] = False
+    pb_backward._warned_create_graph = False
     for lib, most in ((both.torch, 1), (pb, 1)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -101,13 +101,14 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     engine.execute(task, edges, seeds)
 
 
-_warned = [False]
+_warned_create_graph = False
 
 
 def _warn_create_graph() -> None:
     """torch warns once per process (TORCH_WARN_ONCE) about the grad <-> param cycle."""
-    if not _warned[0]:
-        _warned[0] = True
+    global _warned_create_graph
+    if not _warned_create_graph:
+        _warned_create_graph = True
         warnings.warn(messages.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=4)
 
 

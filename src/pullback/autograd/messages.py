@@ -81,8 +81,6 @@ NUMPY_NOT_DIFFERENTIABLE = (
     "numpy.{name} is not differentiable in pullback yet, and one of its arguments requires "
     "grad. Call it on tensor.detach() or under pullback.no_grad() if no gradient should flow "
     "through it")
-OUT_REQUIRES_GRAD = ("{op}(): functions with out=... arguments don't support automatic "
-                     "differentiation, but one of the arguments requires grad.")
 NO_GRAD_VIEW_INPLACE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
@@ -95,10 +93,6 @@ NO_GRAD_VIEW_BASE_MODIFIED = (
     "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
     "inplace either both inside the no_grad block (if you don't want the inplace to be "
     "tracked) or both outside (if you want the inplace to be tracked).")
-MULTI_VIEW_INPLACE = (
-    "Output {i} of {op} is a view and is being modified inplace. This view is the output of a "
-    "function that returns multiple views. Such functions do not allow the output views to be "
-    "modified inplace. You should replace the inplace operation by an out-of-place one.")
 DETACH_VIEW_INPLACE = (
     "Can't detach views in-place. Use detach() instead. If you are using "
     "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
