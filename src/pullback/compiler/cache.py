@@ -1,29 +1,99 @@
-"""The trace cache: key -> compiled variants, bounded (LRU), with counters.
+"""The trace cache and the one loop every compiler front door runs calls through.
 
 The key is the function's arguments reduced to what the generated code depends on:
 each tensor's shape, dtype and requires_grad, the grad mode, and non-tensor
-arguments by value (they must be hashable). Guards inside a variant cover the rest.
+arguments by value (they must be hashable). Guards inside a variant cover the rest:
+generated code raises ``GuardFailed`` when a value the trace turned into a Python
+value (``bool``, ``.item()``, ...) differs, and the loop tries the key's next
+variant or traces a new one. A key whose guards keep failing falls back to eager.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from ..autograd.grad_mode import STATE
+from ..settings import config
 from ..tensor import Tensor
+from .trace import Traced
+from .tracer import def_line
+
+CAPTURES = -1  # GuardFailed's index when a captured tensor changed shape since the trace
+
+
+class GuardFailed(Exception):
+    """A variant does not apply to this call: its guard ``index`` failed."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def make_guard(guards: list) -> Callable:
+    """The ``guard(k, value)`` function generated code calls for each guard."""
+    expected = [g.expected for g in guards]
+
+    def guard(k: int, value: Any) -> None:
+        e = expected[k]
+        if isinstance(e, np.ndarray):
+            ok = np.array_equal(np.asarray(value), e)
+        else:
+            ok = bool(np.asarray(value) == e) if not isinstance(e, bool) else bool(value) == e
+        if not ok:
+            raise GuardFailed(k)
+
+    return guard
+
+
+def guard_env(guards: list) -> dict:
+    """The names generated code needs for its guards."""
+    return {"guard": make_guard(guards)} if guards else {}
+
+
+def check_captures(traced: Traced) -> None:
+    """Raise ``GuardFailed(CAPTURES)`` when a captured tensor's shape changed."""
+    for t, v in zip(traced.captures, traced.graph.inputs[len(traced.arg_slots):]):
+        if t._data.shape != v.shape:
+            raise GuardFailed(CAPTURES)
+
+
+def _describe_failure(variant: Any, index: int) -> str:
+    if index == CAPTURES:
+        return "that captured tensors keep their traced shapes"
+    return variant.traced.guards[index].describe()
+
+
+class FrontDoor(Protocol):
+    """What ``Cache.call`` needs from ``pb.compile`` and ``pb.grad`` functions.
+    Variants are whatever ``build`` returns; they have ``.traced.guards``."""
+
+    fn: Callable  # the user's function, named in messages
+    how: str  # the front door's name in messages: "compile", "grad", ...
+
+    def run(self, variant: Any, args: tuple) -> Any:
+        """The variant's generated code on ``args``; raises GuardFailed if a guard fails."""
+
+    def build(self, args: tuple) -> Any:
+        """A new variant for ``args``, traced now."""
+
+    def fallback(self, args: tuple) -> Any:
+        """The user's function run eagerly, returned as ``run`` would return it."""
 
 
 @dataclass
 class CacheInfo:
+    """Each call through the cache is a hit, a miss (traced a new variant) or a fallback
+    (ran eagerly). ``recompiles``: the misses whose key's variants all failed a guard."""
+
     hits: int = 0
     misses: int = 0
     recompiles: int = 0
     fallbacks: int = 0
-    size: int = 0
+    size: int = 0  # variants held
 
 
 class UnhashableArgument(TypeError):
@@ -55,9 +125,55 @@ def call_key(args: tuple) -> tuple:
 
 @dataclass
 class Cache:
-    maxsize: int = 64
-    entries: OrderedDict = field(default_factory=OrderedDict)
+    maxsize: int = field(default_factory=lambda: config.cache_size)
+    entries: OrderedDict = field(default_factory=OrderedDict)  # key -> [variant, ...]
     info: CacheInfo = field(default_factory=CacheInfo)
+    eager: set = field(default_factory=set)  # keys that fell back (their variants dropped)
+
+    def call(self, door: FrontDoor, args: tuple) -> Any:
+        """One call of ``door``'s function: the first of the key's variants whose guards
+        hold, else a new variant, else (after ``config.recompile_limit`` of them) eager
+        execution."""
+        try:
+            key = call_key(args)
+        except UnhashableArgument as e:
+            raise TypeError(f"{door.how}: {def_line(door.fn)} got an unhashable static "
+                            f"argument of type {e}; pass arrays as Tensors or make it "
+                            "hashable") from None
+        variants = self.entries.get(key)
+        if variants is not None:  # the hot path: a cache hit
+            for variant in variants:
+                try:
+                    out = door.run(variant, args)
+                except GuardFailed as e:
+                    failed = e.index
+                    continue
+                self.info.hits += 1
+                self.entries.move_to_end(key)
+                return out
+            if len(variants) >= config.recompile_limit:  # every variant's guard failed
+                return self._give_up(door, args, key, _describe_failure(variants[-1], failed))
+            self.info.recompiles += 1
+        elif key in self.eager:
+            self.info.fallbacks += 1
+            return door.fallback(args)
+        self.info.misses += 1
+        variant = door.build(args)
+        self.add(key, variant)
+        return door.run(variant, args)
+
+    def _give_up(self, door: FrontDoor, args: tuple, key: tuple, guard: str) -> Any:
+        """Warn, drop the key's variants and run it eagerly from now on."""
+        # stacklevel 4: _give_up, call, the front door's __call__, the user's line
+        warnings.warn(f"{door.how}: {def_line(door.fn)} was traced {len(self.entries[key])} "
+                      f"times for the same argument types; the guard {guard} keeps failing. "
+                      "Falling back to eager execution for these arguments.", UserWarning,
+                      stacklevel=4)
+        self.eager.add(key)
+        del self.entries[key]
+        self._resize()
+        self.info.fallbacks += 1
+        return door.fallback(args)
 
     def get(self, key: tuple) -> list | None:
         variants = self.entries.get(key)
@@ -65,16 +181,16 @@ class Cache:
             self.entries.move_to_end(key)
         return variants
 
-    def hit(self, key: tuple) -> None:
-        """Count a hit and mark the key as the most recently used."""
-        self.info.hits += 1
-        self.entries.move_to_end(key)
-
     def add(self, key: tuple, variant: Any) -> None:
+        if key in self.eager:  # traced for inspect only: these arguments stay eager
+            return
         self.entries.setdefault(key, []).append(variant)
         self.entries.move_to_end(key)
         while len(self.entries) > self.maxsize:
             self.entries.popitem(last=False)
+        self._resize()
+
+    def _resize(self) -> None:
         self.info.size = sum(len(v) for v in self.entries.values())
 
     def variants(self) -> list:

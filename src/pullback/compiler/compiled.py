@@ -6,7 +6,6 @@ generated backward code.
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,31 +20,9 @@ from ..autograd.record import grad_edge
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..tensor import Tensor
-from .cache import Cache, UnhashableArgument, call_key
+from .cache import Cache, call_key, check_captures, guard_env
 from .trace import Traced, slot_values, trace_call, unflatten
-from .tracer import TraceError, def_line
-
-RECOMPILE_LIMIT = 8
-
-
-class GuardFailed(Exception):
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-def make_guard(guards: list) -> Callable:
-    expected = [g.expected for g in guards]
-
-    def guard(k: int, value: Any) -> None:
-        e = expected[k]
-        if isinstance(e, np.ndarray):
-            ok = np.array_equal(np.asarray(value), e)
-        else:
-            ok = bool(np.asarray(value) == e) if not isinstance(e, bool) else bool(value) == e
-        if not ok:
-            raise GuardFailed(k)
-
-    return guard
+from .tracer import TraceError
 
 
 @dataclass
@@ -66,10 +43,6 @@ class Variant:
         saved = {v.id for v in self.split.residuals} if self.split is not None else set()
         # inputs the backward reads: their versions are checked like eager saved tensors
         self.checked = tuple(k for k, v in enumerate(tr.graph.inputs) if v.id in saved)
-
-    def check_captures(self) -> bool:
-        return all(t._data.shape == v.shape for t, v in zip(
-            self.traced.captures, self.traced.graph.inputs[len(self.traced.arg_slots):]))
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
@@ -109,10 +82,6 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
     strip_values(joint)
     strip_values(g)
     return Variant(traced, wrt, fwd, sp, joint, simple=simple)
-
-
-def guard_env(guards: list) -> dict:
-    return {"guard": make_guard(guards)} if guards else {}
 
 
 def strip_values(graph: Any) -> None:
@@ -174,48 +143,26 @@ CompiledNode.__name__ = "CompiledFunctionBackward"
 class CompiledFunction:
     """A function traced on its first call and run as generated code afterwards."""
 
-    def __init__(self, fn: Callable, maxsize: int = 64) -> None:
+    how = "compile"
+
+    def __init__(self, fn: Callable, maxsize: int | None = None) -> None:
         self.fn = fn
-        self.cache = Cache(maxsize)
-        self._fallback_keys: set = set()
+        self.cache = Cache() if maxsize is None else Cache(maxsize)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
-        try:
-            key = call_key(args)
-        except UnhashableArgument as e:
-            raise TypeError(f"compile: {def_line(self.fn)} got an unhashable static argument "
-                            f"of type {e}; pass arrays as Tensors or make it hashable") from None
-        if key in self._fallback_keys:
-            self.cache.info.fallbacks += 1
-            return self.fn(*args)
-        failed = None
-        for variant in self.cache.entries.get(key) or ():
-            try:
-                if not variant.traced.captures or variant.check_captures():
-                    out = self._run(variant, args)
-                    self.cache.hit(key)
-                    return out
-            except GuardFailed as e:
-                failed = variant.traced.guards[e.index]
-        if failed is not None:
-            self.cache.info.recompiles += 1
-            if len(self.cache.get(key)) >= RECOMPILE_LIMIT:
-                warnings.warn(f"compile: {def_line(self.fn)} was traced {RECOMPILE_LIMIT} "
-                              f"times for the same argument types; the guard "
-                              f"{failed.describe()} keeps failing. Falling back to eager "
-                              "execution for these arguments.", UserWarning, stacklevel=2)
-                self._fallback_keys.add(key)
-                self.cache.info.fallbacks += 1
-                return self.fn(*args)
-        self.cache.info.misses += 1
-        variant = self.variant_for(args, key)
-        return self._run(variant, args)
+        return self.cache.call(self, args)
 
-    def variant_for(self, args: tuple, key: tuple | None = None) -> Variant:
+    def build(self, args: tuple) -> Variant:
+        return build_variant(self.fn, args)
+
+    def fallback(self, args: tuple) -> Any:
+        return self.fn(*args)
+
+    def variant_for(self, args: tuple) -> Variant:
         """A new variant for these arguments (traced now), added to the cache."""
-        variant = build_variant(self.fn, args)
-        self.cache.add(call_key(args) if key is None else key, variant)
+        variant = self.build(args)
+        self.cache.add(call_key(args), variant)
         return variant
 
     def lookup(self, args: tuple) -> Variant:
@@ -223,8 +170,12 @@ class CompiledFunction:
         variants = self.cache.get(call_key(args))
         return variants[-1] if variants else self.variant_for(args)
 
-    def _run(self, variant: Variant, args: tuple) -> Any:
+    def run(self, variant: Variant, args: tuple) -> Any:
+        """The variant's generated forward on ``args``: outputs whose grad_fn is one
+        CompiledNode. Raises GuardFailed when the variant does not apply."""
         traced = variant.traced
+        if traced.captures:
+            check_captures(traced)
         if variant.simple:
             inputs = [a if type(a) is Tensor else Tensor._make(np.asarray(a)) for a in args]
             inputs += traced.captures
@@ -258,7 +209,7 @@ def _graph_input_tensors(traced: Traced, args: tuple) -> list:
     return tensors + list(traced.captures)
 
 
-def compile(fn: Callable | None = None, *, maxsize: int = 64) -> Any:
+def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
     """Decorate a function: traced on first call, then generated forward/backward code.
 
     >>> import pullback as pb
@@ -276,4 +227,4 @@ def compile(fn: Callable | None = None, *, maxsize: int = 64) -> Any:
     return CompiledFunction(fn, maxsize)
 
 
-__all__ = ["compile", "CompiledFunction", "CompiledNode", "TraceError", "GuardFailed"]
+__all__ = ["compile", "CompiledFunction", "CompiledNode", "TraceError"]

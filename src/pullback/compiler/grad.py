@@ -9,7 +9,7 @@ that ``pb.grad(pb.grad(f))`` and gradients of gradients work.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -20,9 +20,9 @@ from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
 from ..tensor import Tensor
-from .cache import Cache, UnhashableArgument, call_key
-from .compiled import CompiledFunction, GuardFailed, _ident, guard_env, strip_values
-from .trace import Traced, gather_inputs, proxy, trace_call, unflatten
+from .cache import Cache, check_captures, guard_env
+from .compiled import CompiledFunction, _ident, strip_values
+from .trace import Traced, flatten, gather_inputs, is_traced_arg, proxy, trace_call, unflatten
 from .tracer import TraceError, def_line
 
 
@@ -33,7 +33,8 @@ def _scalar_error(name: str, ndim: int) -> RuntimeError:
 
 
 class GradVariant:
-    """One specialization: the generated function and how to call and unpack it."""
+    """One specialization: the generated function and how to call and unpack it
+    (``GradFunction.run`` calls it)."""
 
     def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
         self.traced = traced
@@ -47,22 +48,13 @@ class GradVariant:
         self.out_kind = _kind(args[nums[0]])
         self.grad_kinds = [_kind(args[k]) for k in nums]
 
-    def run(self, args: tuple) -> tuple:
-        """(outputs, grads) as numpy values, for a call whose key matched."""
-        if self.simple:  # the common case: every argument is a traced array
-            arrays = [a._data if type(a) is Tensor else a if type(a) is np.ndarray
-                      else np.asarray(a, np.float32) for a in args]
-        else:
-            arrays = gather_inputs(self.traced, args)
-        result = self.module.fn(*arrays, self.seed)
-        n = self.traced.n_outputs
-        grads = [np.zeros_like(arrays[s]) if g is None else g
-                 for s, g in zip(self.grad_slots, result[n:])]
-        return result[:n], grads
-
 
 def _kind(a: Any) -> str:
     return "tensor" if isinstance(a, Tensor) else "float" if isinstance(a, float) else "array"
+
+
+def _array(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _as_kind(kind: str, value: Any) -> Any:
@@ -87,7 +79,12 @@ class GradFunction:
         functools.update_wrapper(self, fn, updated=())
 
     @property
-    def _name(self) -> str:
+    def how(self) -> str:
+        """The front door's name in the cache's messages."""
+        return "value_and_grad" if self.with_value else "grad"
+
+    @property
+    def _name(self) -> str:  # torch.func's name, for its wording of errors
         return "grad_and_value" if self.with_value else "grad"
 
     def _argnums(self, n: int) -> tuple:
@@ -110,28 +107,11 @@ class GradFunction:
         for a in args:
             if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
                 return self._eager(args, self._argnums(len(args)))
-        try:
-            key = call_key(args)
-        except UnhashableArgument as e:
-            raise TypeError(f"{self._name}: {def_line(self.fn)} got an unhashable static "
-                            f"argument of type {e}") from None
-        variants = self.cache.entries.get(key)
-        if variants is not None:  # the hot path: a cache hit
-            for variant in variants:
-                try:
-                    out = self._package(variant, *variant.run(args))
-                    self.cache.hit(key)
-                    return out
-                except GuardFailed:
-                    self.cache.info.recompiles += 1
-        nums = self._argnums(len(args))
-        self.cache.info.misses += 1
-        variant = self.build(args, nums)
-        self.cache.add(key, variant)
-        return self._package(variant, *variant.run(args))
+        return self.cache.call(self, args)
 
     # ------------------------------------------------------------------ compiled
-    def build(self, args: tuple, nums: tuple) -> GradVariant:
+    def build(self, args: tuple) -> GradVariant:
+        nums = self._argnums(len(args))
         traced = trace_call(self._value_fn, args, set(nums), self._name, self.fn)
         g = traced.graph
         value = g.outputs[0]
@@ -150,13 +130,27 @@ class GradFunction:
         strip_values(g)
         return GradVariant(traced, module, nums, args)
 
+    def run(self, variant: GradVariant, args: tuple) -> Any:
+        """The generated function on ``args``, its results of the kinds passed in.
+        Raises GuardFailed when the variant does not apply."""
+        if variant.simple:  # the common case: every argument is a traced array
+            arrays = [a._data if type(a) is Tensor else a if type(a) is np.ndarray
+                      else np.asarray(a, np.float32) for a in args]
+        else:
+            check_captures(variant.traced)
+            arrays = gather_inputs(variant.traced, args)
+        result = variant.module.fn(*arrays, variant.seed)
+        n = variant.traced.n_outputs
+        grads = [np.zeros_like(arrays[s]) if g is None else g
+                 for s, g in zip(variant.grad_slots, result[n:])]
+        return self._package(variant, result[:n], grads)
+
     def _value_fn(self, *args: Any) -> Any:
         out = self.fn(*args)
         if self.has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
-            return out
         return out
 
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
@@ -164,36 +158,53 @@ class GradFunction:
                 self.has_aux and not isinstance(self.argnums, tuple) and \
                 variant.grad_kinds[0] == "array":  # numpy in, numpy out: nothing to convert
             return (outs[0], grads[0]) if self.with_value else grads[0]
-        gs = tuple(_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads))
-        g = gs if isinstance(self.argnums, tuple) else gs[0]
+        gs = [_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)]
         kind = variant.out_kind
         if variant.traced.out_tree is None:  # a single value: no tree to rebuild
             full = _as_kind(kind, outs[0])
         else:
             full = unflatten(variant.traced.out_tree, [_as_kind(kind, o) for o in outs])
+        return self._result(full, gs)
+
+    def _result(self, out: Any, grads: Sequence) -> Any:
+        """What the caller gets, from ``fn``'s output (or (output, aux)) and the gradients."""
+        g = tuple(grads) if isinstance(self.argnums, tuple) else grads[0]
         if self.has_aux:
-            value, aux = full
+            value, aux = out
             return ((value, aux), g) if self.with_value else (g, aux)
-        return (full, g) if self.with_value else g
+        return (out, g) if self.with_value else g
 
     # --------------------------------------------------------------------- eager
     def _eager(self, args: tuple, nums: tuple) -> Any:
+        """Inside a trace or on tensors that require grad: differentiable results."""
         call_args = list(args)
         for k in nums:
             a = args[k]
             if not (isinstance(a, Tensor) and a._requires_grad):
                 call_args[k] = proxy(a, True)
+        return self._result(*self._autograd(call_args, nums, create_graph=True))
+
+    def fallback(self, args: tuple) -> Any:
+        """Eager autograd for arguments whose guards keep failing, with results of the
+        kinds ``run`` returns: numpy in, numpy out; Tensor in, Tensor out; float, float."""
+        nums = self._argnums(len(args))
+        call_args = [proxy(a, k in nums) if is_traced_arg(a) else a for k, a in enumerate(args)]
+        out, grads = self._autograd(call_args, nums, create_graph=False)
+        leaves, tree = flatten(out)
+        kind = _kind(args[nums[0]])
+        out = unflatten(tree, [_as_kind(kind, _array(x)) for _, x in leaves])
+        return self._result(out, [_as_kind(_kind(args[k]), g._data) for k, g in zip(nums, grads)])
+
+    def _autograd(self, call_args: list, nums: tuple, create_graph: bool) -> tuple:
+        """``fn``'s output and its value's gradients for ``call_args[k]``, k in ``nums``."""
         with enable_grad():
             out = self._value_fn(*call_args)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
-            grads = autograd_grad(value, [call_args[k] for k in nums], create_graph=True,
+            grads = autograd_grad(value, [call_args[k] for k in nums], create_graph=create_graph,
                                   allow_unused=True, materialize_grads=True)
-        g = grads if isinstance(self.argnums, tuple) else grads[0]
-        if self.has_aux:
-            return ((value, out[1]), g) if self.with_value else (g, out[1])
-        return (value, g) if self.with_value else g
+        return out, grads
 
 
 def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:

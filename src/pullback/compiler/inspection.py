@@ -93,7 +93,7 @@ def inspect(fn: Any, *args: Any) -> Inspection:
         return Inspection(str(g), v.forward.source, bwd, saved,
                           [gd.describe() for gd in v.traced.guards])
     if isinstance(fn, GradFunction):
-        v = fn.build(args, fn._argnums(len(args)))
+        v = fn.build(args)
         return Inspection(str(v.traced.graph), v.module.source, None, [],
                           [gd.describe() for gd in v.traced.guards])
     raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")

@@ -1,0 +1,186 @@
+"""The one cache-and-guard loop behind pb.compile, pb.grad and pb.value_and_grad:
+the same counters, the same retrace limit, the same warning and the same eager fallback."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback import config
+
+
+def scaled(x):
+    """sum(x^2) * sum(x); .item() makes sum(x) a constant (a guard), so the gradient is
+    2 x sum(x), and the guard fails whenever sum(x) changes."""
+    return (x * x).sum() * x.sum().item()
+
+
+def branchy(x):
+    if x.sum() > 0:
+        return (x * x).sum()
+    return (x * x * x).sum()
+
+
+def via_compile(f):
+    cf = pb.compile(f)
+
+    def call(x):
+        t = pb.tensor(x, requires_grad=True)
+        out = cf(t)
+        out.backward()
+        return out.item(), t.grad.numpy()
+    return cf, call
+
+
+def via_grad(f):
+    g = pb.grad(f)
+    return g, lambda x: (None, g(x))
+
+
+def via_value_and_grad(f):
+    vg = pb.value_and_grad(f)
+
+    def call(x):
+        value, grad = vg(x)
+        return float(value), grad
+    return vg, call
+
+
+DOORS = [via_compile, via_grad, via_value_and_grad]
+
+
+def data(k):
+    return np.array([1.0, 2.0 + k])
+
+
+def check_scaled(x, value, grad):
+    s = x.sum()
+    if value is not None:
+        assert value == pytest.approx((x * x).sum() * s)
+    np.testing.assert_allclose(grad, 2 * x * s)
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_a_guard_that_always_fails_falls_back_to_eager_after_the_limit(door):
+    fn, call = door(scaled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning while it still retraces
+        for k in range(config.recompile_limit):
+            check_scaled(data(k), *call(data(k)))
+    x = data(config.recompile_limit)
+    with pytest.warns(UserWarning, match=r"scaled \(test_cache_loop.py:\d+\) was traced 8 "
+                      r"times .*item\(\) of a traced value .* keeps failing\. Falling back "
+                      r"to eager") as caught:
+        check_scaled(x, *call(x))
+    assert len(caught) == 1
+    assert caught[0].filename == __file__  # the warning points at the user's call
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once: later calls run eagerly, quietly
+        for k in range(config.recompile_limit + 1, config.recompile_limit + 3):
+            check_scaled(data(k), *call(data(k)))
+    info = fn.cache.info
+    assert (info.hits, info.misses, info.recompiles, info.fallbacks, info.size) == \
+        (0, config.recompile_limit, config.recompile_limit - 1, 3, 0)
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_repeated_calls_hit_and_a_flipped_branch_counts_one_recompile(door):
+    fn, call = door(branchy)
+    for x in ([1.0, 2.0], [3.0, 4.0], [-1.0, -2.0], [5.0, 6.0], [-3.0, -4.0]):
+        x = np.array(x)
+        value, grad = call(x)
+        positive = x.sum() > 0
+        np.testing.assert_allclose(grad, 2 * x if positive else 3 * x * x)
+        if value is not None:
+            assert value == pytest.approx((x ** 2 if positive else x ** 3).sum())
+    info = fn.cache.info
+    assert (info.hits, info.misses, info.recompiles, info.fallbacks, info.size) == (3, 2, 1, 0, 2)
+
+
+def fall_back(fn, make_args):
+    """Call ``fn`` until it has fallen back to eager; return the results of a
+    compiled call (the first) and of an eager one (the last)."""
+    first = fn(*make_args(0))
+    with pytest.warns(UserWarning, match="Falling back to eager"):
+        for k in range(1, config.recompile_limit + 1):
+            fn(*make_args(k))
+    last_args = make_args(config.recompile_limit + 1)
+    last = fn(*last_args)
+    assert fn.cache.info.fallbacks == 2
+    return first, last, last_args
+
+
+def kinds(r):
+    """The result's structure, with each leaf's type (and shape and dtype for arrays)."""
+    if isinstance(r, (tuple, list, dict)):
+        items = r.values() if isinstance(r, dict) else r
+        return type(r), [kinds(x) for x in items]
+    if isinstance(r, (np.ndarray, pb.Tensor)):
+        return type(r), tuple(r.shape), r.dtype
+    return type(r)
+
+
+@pytest.mark.parametrize("wrap", [np.asarray, pb.tensor], ids=["numpy", "tensor"])
+def test_grad_fallback_returns_the_kinds_the_compiled_path_returns(wrap):
+    first, last, _ = fall_back(pb.grad(scaled), lambda k: (wrap(data(k)),))
+    assert kinds(last) == kinds(first)
+    assert isinstance(last, np.ndarray if wrap is np.asarray else pb.Tensor)
+    last = last.numpy() if wrap is pb.tensor else last
+    check_scaled(data(config.recompile_limit + 1), None, last)
+
+
+def test_grad_fallback_numpy_in_numpy_out():
+    _, gx, (x,) = fall_back(pb.grad(scaled), lambda k: (data(k),))
+    assert type(gx) is np.ndarray and gx.dtype == np.float64
+    check_scaled(x, None, gx)
+
+
+def test_value_and_grad_fallback_floats_in_floats_out():
+    def cube_ish(a):
+        return a * a * a.item()
+    first, (value, grad), (a,) = fall_back(pb.value_and_grad(cube_ish),
+                                           lambda k: (float(k + 1),))
+    assert kinds((value, grad)) == kinds(first) == (tuple, [float, float])
+    assert value == pytest.approx(a ** 3) and grad == pytest.approx(2 * a * a)
+
+
+def test_value_and_grad_fallback_keeps_has_aux_and_tuple_argnums():
+    def loss(w, x):
+        s = x.sum().item()
+        return (w * w * x).sum() * s, {"sum": x.sum(), "n": 3}
+
+    def make(k):
+        return np.array([1.0, -2.0]), np.array([0.5, float(k)])
+    vg = pb.value_and_grad(loss, argnums=(0, 1), has_aux=True)
+    first, last, (w, x) = fall_back(vg, make)
+    assert kinds(last) == kinds(first)
+    (value, aux), (gw, gx) = last
+    s = x.sum()
+    assert float(value) == pytest.approx((w * w * x).sum() * s)
+    assert float(aux["sum"]) == pytest.approx(s) and aux["n"] == 3
+    np.testing.assert_allclose(gw, 2 * w * x * s)
+    np.testing.assert_allclose(gx, w * w * s)
+
+
+@pytest.mark.parametrize("make", [pb.grad, pb.value_and_grad, pb.compile])
+def test_unhashable_static_arguments_are_refused_by_every_front_door(make):
+    def f(x, options):
+        return (x * x).sum()
+    with pytest.raises(TypeError, match=r"f \(test_cache_loop.py:\d+\) got an unhashable "
+                                        "static argument of type set"):
+        make(f)(pb.ones(2), {"fast"})
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_a_captured_tensor_that_changes_shape_is_retraced(door):
+    c = pb.ones(3)
+
+    def f(x):
+        return (x * c).sum() * c.sum()
+    fn, call = door(f)
+    x = np.ones(3)
+    np.testing.assert_allclose(call(x)[1], np.full(3, 3.0))
+    c.data = pb.full((1,), 2.0)
+    np.testing.assert_allclose(call(x)[1], np.full(3, 4.0))
+    assert (fn.cache.info.misses, fn.cache.info.recompiles) == (2, 1)
