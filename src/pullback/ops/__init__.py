@@ -5,7 +5,7 @@ binding (functions, methods, in-place methods, nn.functional and numpy names).
 Importing this package declares them all, family by family.
 """
 
-from . import elementwise, linalg, methods, nn, reductions, sampling, shape  # noqa: F401
+from . import elementwise, linalg, methods, neural, reductions, sampling, shape  # noqa: F401
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, call, defop, public, subscribe
 from .vjp import apply_vjp, fit_to
 

@@ -35,20 +35,20 @@ def fit_to(g: Any, like: Any) -> Any:
     shape = getattr(like, "shape", None)
     if shape is None:
         return g
-    if type(shape) is not tuple:
-        shape = tuple(shape)
     dtype = like.dtype
-    dtype = getattr(dtype, "np", dtype)
-    gd = getattr(g, "dtype", None)
-    if gd is None:  # a number
-        return expand(np.asarray(g, dtype), shape=shape)
-    if g.shape != shape:
-        g = sum_to(g, shape=shape)
-    gd = getattr(g.dtype, "np", g.dtype)
+    dtype = getattr(dtype, "np", dtype)  # a Tensor's dtype wraps numpy's
+    g_shape = getattr(g, "shape", None)
+    if g_shape is None:  # a number
+        return expand(np.asarray(g, dtype), shape=tuple(shape))
+    if g_shape != shape:
+        g = sum_to(g, shape=tuple(shape))
+    gd = g.dtype
+    gd = getattr(gd, "np", gd)
     if gd != dtype:
         if gd.kind == "c" and dtype.kind != "c":  # a real input takes the real part
             g = real(g)
-            if getattr(g.dtype, "np", g.dtype) == dtype:
+            gd = g.dtype
+            if getattr(gd, "np", gd) == dtype:
                 return g
         g = cast(g, dtype=dtype)
     return g
