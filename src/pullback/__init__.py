@@ -28,10 +28,17 @@ from . import nn
 
 def _install(entry: ops.Public) -> None:
     for name in entry.functions:
-        globals()[name] = entry.fn
+        globals()[name] = ops.bindings.public_callable(entry.fn, name)
 
 
-ops.subscribe(_install)
+def _check(entry: ops.Public) -> None:
+    for name in entry.functions:
+        if name in globals():
+            raise ValueError(f"pullback.{name} exists already; choose another function name")
+
+
+ops.subscribe(_install, _check)
+del _install, _check
 
 __version__ = "0.1.0"
 

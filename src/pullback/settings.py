@@ -58,6 +58,8 @@ class Config:
             want = kind.__name__ if isinstance(kind, type) else " or ".join(
                 k.__name__ for k in kind)
             raise TypeError(f"config.{name} must be {want}, not {type(value).__name__}")
+        if kind is int and value < 0:
+            raise ValueError(f"config.{name} must be at least 0, got {value}")
         object.__setattr__(self, name, value)
 
     @contextlib.contextmanager

@@ -26,6 +26,7 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply, notify_concrete
 from .format import format_tensor
+from .ops import bindings
 from .ops import elementwise as _ew
 from .ops import linalg as _linalg
 from .ops import shape as _shape
@@ -404,24 +405,20 @@ def _refuse_while_tracing(what: str) -> None:
                            "compiled function's outputs or inputs instead.")
 
 
-def _fast_method(op: OpDef, name: str) -> Callable:
-    """``Tensor.<name>`` for a primitive: with only Tensors and numbers among the operands
-    (no IR value, which dispatches first) it goes straight to the recorder."""
-    def method(self: Tensor, *args: Any, **params: Any) -> Any:
-        for a in args:
-            if type(a) not in _PLAIN:
-                return op(self, *args, **params)
-        return apply(op, (self, *args), params)
-
-    method.__name__ = method.__qualname__ = name
-    return method
-
-
 def _install(entry: Public) -> None:
+    """``Tensor.<name>`` of a primitive: with only Tensors and numbers among the operands
+    (no IR value, which dispatches first) it goes straight to the recorder."""
     if isinstance(entry.fn, OpDef):
         for name in entry.methods:
-            setattr(Tensor, name, _fast_method(entry.fn, name))
+            setattr(Tensor, name, bindings.method(entry.fn, name, apply, _PLAIN))
 
 
-subscribe(_install)
+def _check(entry: Public) -> None:
+    """New methods may not replace Tensor's own attributes (``grad``, ``backward``...)."""
+    for name in entry.methods + ((entry.inplace,) if entry.inplace else ()):
+        if hasattr(Tensor, name):
+            raise ValueError(f"Tensor.{name} exists already; choose another method name")
+
+
+subscribe(_install, _check)
 record.Tensor = _graph.Tensor = Tensor

@@ -2,13 +2,12 @@
 in-place ops, item assignment, numpy's protocols and dtype conversions.
 
 The in-place methods are derived from the op table: a primitive declared with
-``inplace=`` becomes ``Tensor.<name>_``, whose positional arguments fill the op's
-other inputs and then its params (``x.clamp_(0, 1)``, ``x.add_(y)``).
+``inplace=`` becomes ``Tensor.<name>_`` with torch's signature (``x.clamp_(0, 1)``,
+``x.add_(y)``; see ops/bindings.py).
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from . import numpy_interop
 from .autograd.messages import legacy_type
 from .autograd.record import CONCRETE_HOOKS, apply_inplace
-from .ops import OpDef, Public, subscribe
+from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
 
@@ -45,25 +44,6 @@ def _whole(idx: Any, shp: tuple) -> bool:
         if not isinstance(p, slice) or p.indices(n) != (0, n, 1):
             return False
     return True
-
-
-def inplace_method(op: OpDef, name: str) -> Any:
-    """``t.<name>(*rest, **params)``: ``op`` written into ``t``; ``rest`` fills the op's
-    other inputs, then its params (params left out take the forward's defaults)."""
-    n = op.n_inputs
-    param_names = op.arg_names[n:]
-    try:
-        defaults = {p.name: p.default for p in inspect.signature(op.forward).parameters.values()
-                    if p.default is not p.empty and p.name in param_names}
-    except (TypeError, ValueError):
-        defaults = {}
-
-    def method(self, *rest: Any, **params: Any) -> Any:
-        params = {**defaults, **dict(zip(param_names, rest[n - 1:])), **params}
-        return apply_inplace(op, (self,) + rest[:n - 1], params)
-
-    method.__name__ = method.__qualname__ = name
-    return method
 
 
 class TensorMethods:
@@ -148,7 +128,8 @@ class TensorMethods:
 
 def _install(entry: Public) -> None:
     if entry.inplace:
-        setattr(TensorMethods, entry.inplace, inplace_method(entry.fn, entry.inplace))
+        setattr(TensorMethods, entry.inplace,
+                bindings.inplace(entry.fn, entry.inplace, apply_inplace))
 
 
 subscribe(_install)

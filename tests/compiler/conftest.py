@@ -7,6 +7,5 @@ from pullback.settings import config
 
 @pytest.fixture(autouse=True)
 def check_ir():
-    config.check_ir = True
-    yield
-    config.check_ir = False
+    with config.override(check_ir=True):
+        yield

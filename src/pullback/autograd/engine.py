@@ -70,23 +70,26 @@ def mark_needed(order: list, deps: dict, targets: set) -> dict:
     return needed
 
 
-def needed_nodes(root_edges: list, targets: set | None) -> dict | None:
+def needed_nodes(order: list, deps: dict, targets: set | None) -> dict | None:
     """With ``targets``, which nodes lead to one (only those run); None: all run."""
-    if targets is None:
-        return None
-    deps, order = discover([e[0] for e in root_edges])
-    return mark_needed(order, deps, targets)
+    return None if targets is None else mark_needed(order, deps, targets)
 
 
-def schedule(root_edges: list, root_grads: list, visit: Any) -> None:
+def needs_of(node: Node, needed: dict | None) -> list:
+    """Per edge of ``node``, whether a gradient should flow into it."""
+    return [e[0] is not None and (needed is None or needed.get(e[0], False))
+            for e in node._edges]
+
+
+def schedule(root_edges: list, root_grads: list, visit: Any, deps: dict) -> None:
     """Walk the graph behind ``root_edges`` in torch's order, summing gradients per node:
     a node is visited once every node that feeds it has been, the most recently made
     ready node first. ``visit(node, grads)`` gets the node's summed output gradients
     (None when none reached it) and returns one gradient per edge (or None).
 
     The interpreter (``execute``) and the compiler's replay of eager graphs both walk
-    with this, so they sum gradients in the same order."""
-    deps, _ = discover([e[0] for e in root_edges])
+    with this, so they sum gradients in the same order. ``deps`` (from ``discover``)
+    is used up."""
     buffers: dict[Node, list] = {}
     for (node, nr), g in zip(root_edges, root_grads):
         _add_to_buffer(buffers, node, nr, g)
@@ -108,7 +111,8 @@ def schedule(root_edges: list, root_grads: list, visit: Any) -> None:
 
 def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
     """Run backward from ``root_edges`` seeded with ``root_grads``; returns captures."""
-    task.needed = needed_nodes(root_edges, task.targets)
+    deps, order = discover([e[0] for e in root_edges])
+    task.needed = needed_nodes(order, deps, task.targets)
     captured: list = [None] * len(task.captures)
 
     def visit(node: Node, grads: list | None) -> list | None:
@@ -123,7 +127,7 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
     STATE.grad_enabled = task.create_graph
     try:
         with np.errstate(all="ignore"):
-            schedule(root_edges, root_grads, visit)
+            schedule(root_edges, root_grads, visit, deps)
     finally:
         STATE.grad_enabled = prev_mode
     return captured
@@ -170,8 +174,7 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
         grads = _run_node_hooks(node._pre_hooks, (grads,), grads)
     if type(node) is AccumulateGrad and not task.accumulate:
         return None  # autograd.grad: captured above, .grad untouched
-    needs = [e[0] is not None and (task.needed is None or task.needed.get(e[0], False))
-             for e in node._edges]
+    needs = needs_of(node, task.needed)
     out = node.apply(grads, needs, task.create_graph)
     if node._post_hooks:
         out = _run_node_hooks(node._post_hooks, (out, grads), out)

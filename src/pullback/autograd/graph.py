@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import Meta, OpDef, apply_vjp
+from ..ops import Meta, OpDef, vjp_per_input
 from ..ops.shape import copy, view_chain, view_scatter
 from . import messages
 from .grad_mode import STATE
@@ -228,10 +228,7 @@ class OpNode(Node):
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         out, vals = self.unpack(create_graph)
-        result = [None] * len(self._edges)
-        for i, gi in apply_vjp(self.op, grads[0], out, vals, self.params, needs):
-            result[i] = gi
-        return result
+        return vjp_per_input(self.op, grads[0], out, vals, self.params, needs)
 
     def release(self) -> None:
         """Free what was saved. torch also saves Python-scalar operands (as wrapped

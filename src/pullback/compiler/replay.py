@@ -39,7 +39,7 @@ from ..autograd import engine
 from ..autograd import graph as _graph
 from ..autograd.graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate
 from ..ir import Builder, Graph, Var
-from ..ops import Meta, apply_vjp
+from ..ops import Meta, vjp_per_input
 from ..settings import config
 
 #: counters, for tests and curious users: backward passes by the way they ran
@@ -403,7 +403,8 @@ def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
     gradients and the release plan."""
     index = {n: i for i, n in enumerate(w.nodes)}
     targets = None if captures is None else {n for n, _ in captures}
-    needed = engine.needed_nodes(root_edges, targets)  # grad(): only those lead to inputs
+    deps, order = engine.discover([e[0] for e in root_edges])
+    needed = engine.needed_nodes(order, deps, targets)  # grad(): only those lead to inputs
     sinks, outputs, release = [], [], []
 
     def visit(node: Any, grads: list | None) -> list | None:
@@ -425,14 +426,10 @@ def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
         if leaf:
             return None
         out, vals = saved_vars[i]
-        needs = [e[0] is not None and (needed is None or needed.get(e[0], False))
-                 for e in node._edges]
-        result = [None] * len(needs)
-        for k, gi in apply_vjp(node.op, grads[0], out, vals, node.params, needs):
-            result[k] = gi
-        return result
+        return vjp_per_input(node.op, grads[0], out, vals, node.params,
+                             engine.needs_of(node, needed))
 
-    engine.schedule(root_edges, seed_vars, visit)
+    engine.schedule(root_edges, seed_vars, visit, deps)
     return sinks, outputs, release
 
 

@@ -56,12 +56,17 @@ class Guard:
 
 
 def user_frame() -> Any:
-    """The innermost frame that is not pullback's own code."""
+    """The innermost frame that is not pullback's own code (nor code it generated,
+    such as the op bindings, whose file names start with ``<pullback``)."""
     f = sys._getframe(1)
-    while f is not None and (f.f_code.co_filename.startswith(_PKG_DIR) or
-                             "numpy" in f.f_code.co_filename.split(os.sep)[-3:-1]):
+    while f is not None and _is_ours(f.f_code.co_filename):
         f = f.f_back
     return f
+
+
+def _is_ours(filename: str) -> bool:
+    return (filename.startswith(_PKG_DIR) or filename.startswith("<pullback")
+            or "numpy" in filename.split(os.sep)[-3:-1])
 
 
 _LINES: dict[tuple, SourceLine] = {}

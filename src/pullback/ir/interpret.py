@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.registry import call
 from .graph import Graph, Var
 
 
@@ -19,5 +18,5 @@ def evaluate(graph: Graph, inputs: list, consts: dict | None = None) -> list:
         env[v.id] = value if consts is None else consts.get(v.id, value)
     for e in graph.eqns:
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
-        env[e.out.id] = call(e.op, args, e.params)
+        env[e.out.id] = e.op(*args, **e.params)
     return [env[v.id] if isinstance(v, Var) else v for v in graph.outputs]

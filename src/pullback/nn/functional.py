@@ -6,16 +6,25 @@
 tensor([0., 2.])
 """
 
-from ..ops import Public, subscribe
+from ..ops import Public as _Public
+from ..ops import subscribe as _subscribe
+from ..ops.bindings import public_callable as _public_callable
 
 __all__: list = []
 
 
-def _install(entry: Public) -> None:
+def _install(entry: _Public) -> None:
     for name in entry.functional:
-        globals()[name] = entry.fn
+        globals()[name] = _public_callable(entry.fn, name)
         if name not in __all__:
             __all__.append(name)
 
 
-subscribe(_install)
+def _check(entry: _Public) -> None:
+    for name in entry.functional:
+        if name in globals():
+            raise ValueError(f"pullback.nn.functional.{name} exists already")
+
+
+_subscribe(_install, _check)
+del _install, _check

@@ -5,9 +5,9 @@ binding (functions, methods, in-place methods, nn.functional and numpy names).
 Importing this package declares them all, family by family.
 """
 
-from . import elementwise, linalg, methods, neural, reductions, sampling, shape  # noqa: F401
-from .registry import OPS, PUBLIC, Meta, OpDef, Public, call, defop, public, subscribe
-from .vjp import apply_vjp, fit_to
+from . import bindings, elementwise, linalg, methods, neural, reductions, sampling, shape  # noqa: F401
+from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
+from .vjp import apply_vjp, fit_to, vjp_per_input
 
-__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "call", "defop",
-           "fit_to", "public", "subscribe"]
+__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "defop", "fit_to",
+           "public", "subscribe", "vjp_per_input"]

@@ -8,10 +8,10 @@ Only the Python operators, which choose an op by their operands, are written out
 
 from __future__ import annotations
 
-from . import args
+from . import args, bindings
 from . import elementwise as ew
 from .linalg import matmul
-from .registry import Public, subscribe
+from .registry import OpDef, Public, subscribe
 from .shape import expand_to, getitem, permute, transpose, view_as_shape
 
 
@@ -123,7 +123,8 @@ class ValueMethods:
 
 def _install(entry: Public) -> None:
     for name in entry.methods:
-        setattr(ValueMethods, name, entry.fn)
+        fn = bindings.method(entry.fn, name) if isinstance(entry.fn, OpDef) else entry.fn
+        setattr(ValueMethods, name, fn)
 
 
 subscribe(_install)

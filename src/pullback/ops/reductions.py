@@ -210,33 +210,35 @@ def reduce_min(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, min_all, min_dim, argmin_op, minimum, return_types_min)
 
 
-def _numpy_arg_extreme(fn: Any) -> Any:
+def _numpy_arg_extreme(fn: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> Any:
     """np.argmax / np.argmin (numpy's signature) over the torch-signature function."""
-    def impl(a, axis=None, out=None, *, keepdims=False):
-        args.plain(out)
-        x = args.value(a)
-        if axis is None:
-            return _keep_all(fn(x), x.ndim, keepdims)
-        return fn(x, axis, keepdims)
-    return impl
+    args.plain(out)
+    x = args.value(a)
+    if axis is None:
+        return _keep_all(fn(x), x.ndim, keepdims)
+    return fn(x, axis, keepdims)
 
 
-@public("argmax", function=True, method=True)
+def _numpy_argmax(a, axis=None, out=None, *, keepdims=False):
+    return _numpy_arg_extreme(argmax, a, axis, out, keepdims)
+
+
+def _numpy_argmin(a, axis=None, out=None, *, keepdims=False):
+    return _numpy_arg_extreme(argmin, a, axis, out, keepdims)
+
+
+@public("argmax", function=True, method=True, numpy={np.argmax: _numpy_argmax})
 def argmax(input, dim=None, keepdim=False):
     if dim is None:
         return argmax_op(reshape(input, -1), dim=0, keepdim=False)
     return argmax_op(input, dim=int(dim), keepdim=bool(keepdim))
 
 
-@public("argmin", function=True, method=True)
+@public("argmin", function=True, method=True, numpy={np.argmin: _numpy_argmin})
 def argmin(input, dim=None, keepdim=False):
     if dim is None:
         return argmin_op(reshape(input, -1), dim=0, keepdim=False)
     return argmin_op(input, dim=int(dim), keepdim=bool(keepdim))
-
-
-public("argmax", numpy={np.argmax: _numpy_arg_extreme(argmax)})(argmax)
-public("argmin", numpy={np.argmin: _numpy_arg_extreme(argmin)})(argmin)
 
 
 @public("all", method=True)

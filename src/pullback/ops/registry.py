@@ -35,7 +35,7 @@ import numpy as np
 OPS: dict[str, OpDef] = {}
 #: every public binding, in declaration order
 PUBLIC: list[Public] = []
-_SUBSCRIBERS: list[Callable] = []
+_SUBSCRIBERS: list[tuple] = []  # (check or None, install)
 
 
 class OpDef:
@@ -81,6 +81,9 @@ class OpDef:
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
+    def __reduce__(self) -> tuple:
+        return (_op_named, (self.name,))  # pickled by name: the table holds one per name
+
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
         """An op stored on a class is a method: ``Tensor.tanh = OPS['tanh']``."""
         return self if obj is None else types.MethodType(self, obj)
@@ -99,15 +102,17 @@ class OpDef:
         return handler(self, args, params)
 
 
+def _op_named(name: str) -> OpDef:
+    return OPS[name]
+
+
 def _signature(name: str, forward: Callable, vjp: tuple | None, uses: tuple | None) -> tuple:
     """(arg_names, n_inputs, uses): names from the rules (or the forward), the inputs
     being the first ``len(vjp)``; ``uses`` parsed into input positions and 'out'."""
     if vjp is None:
-        try:
-            names = tuple(inspect.signature(forward).parameters)
-        except (TypeError, ValueError):  # a ufunc
-            names = tuple(f"x{i}" for i in range(getattr(forward, "nin", 1)))
-        return names, None, ()
+        if isinstance(forward, np.ufunc):  # its inputs only, not numpy's keywords
+            return tuple(f"x{i}" for i in range(forward.nin)), None, ()
+        return tuple(inspect.signature(forward).parameters), None, ()
     first = next(r for r in vjp if r is not None)
     params = [p for p in inspect.signature(first).parameters.values()
               if p.kind is p.POSITIONAL_OR_KEYWORD][2:]
@@ -168,16 +173,38 @@ def _numpy(spec: Any, fn: Callable) -> dict:
 
 def declare(fn: Callable, name: str, *, function: Any = False, method: Any = False,
             inplace: Any = False, functional: Any = False, numpy: Any = None) -> None:
-    """Make ``fn`` reachable under the given names (see ``Public``)."""
+    """Make ``fn`` reachable under the given names (see ``Public``). A name another
+    binding has, or one a surface refuses (``pb.grad``...), raises before anything
+    is registered."""
     inplace_name = (name + "_") if inplace is True else (inplace or None)
+    if inplace_name is not None and not isinstance(inplace_name, str):
+        raise TypeError(f"{name}: inplace= takes True or one method name, not {inplace!r}")
     entry = Public(fn, _names(function, name), _names(method, name), inplace_name,
                    _names(functional, name), _numpy(numpy, fn))
     if not (entry.functions or entry.methods or entry.inplace or entry.functional
             or entry.numpy):
         return
+    _check_unique(entry)
+    for check, _ in _SUBSCRIBERS:
+        if check is not None:
+            check(entry)
     PUBLIC.append(entry)
-    for callback in _SUBSCRIBERS:
-        callback(entry)
+    for _, install in _SUBSCRIBERS:
+        install(entry)
+
+
+def _check_unique(entry: Public) -> None:
+    taken = [(kind, n) for e in PUBLIC for kind, n in _keys(e)]
+    for key in _keys(entry):
+        if key in taken:
+            raise ValueError(f"the {key[0]} name {key[1]!r} is declared twice")
+
+
+def _keys(e: Public) -> list:
+    return ([("function", n) for n in e.functions] + [("method", n) for n in e.methods]
+            + [("method", e.inplace)] * bool(e.inplace)
+            + [("functional", n) for n in e.functional]
+            + [("numpy", getattr(f, "__name__", f)) for f in e.numpy])
 
 
 def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
@@ -187,9 +214,10 @@ def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
     non-differentiable: its outputs never require grad). ``facts`` are OpDef's."""
     if name in OPS:
         raise ValueError(f"op {name!r} is declared twice")
-    op = OPS[name] = OpDef(name, forward, grad_fn, **facts)
+    op = OpDef(name, forward, grad_fn, **facts)
     declare(op, name, function=function, method=method, inplace=inplace,
             functional=functional, numpy=numpy)
+    OPS[name] = op
     return op
 
 
@@ -199,21 +227,26 @@ def public(name: str, **names: Any) -> Callable:
         @public("sum", function=True, method=True, numpy={np.sum: numpy_sum})
         def reduce_sum(input, dim=None, keepdim=False, *, dtype=None): ...
 
-    The function takes the public name (``pullback.sum.__name__ == 'sum'``)."""
+    The function takes the public name (``pullback.sum.__name__ == 'sum'``; it
+    pickles as ``pullback.sum`` when it is one)."""
 
     def register(fn: Callable) -> Callable:
-        fn.__name__ = fn.__qualname__ = name
+        fn.__name__ = name
+        if names.get("function"):
+            fn.__qualname__, fn.__module__ = name, "pullback"
         declare(fn, name, **names)
         return fn
 
     return register
 
 
-def subscribe(callback: Callable) -> None:
-    """Call ``callback(entry)`` for every public binding, now and when declared later."""
-    _SUBSCRIBERS.append(callback)
+def subscribe(install: Callable, check: Callable | None = None) -> None:
+    """Call ``install(entry)`` for every public binding, now and when declared later;
+    ``check(entry)`` first, which may raise to refuse a binding before anything of
+    it is registered anywhere."""
+    _SUBSCRIBERS.append((check, install))
     for entry in PUBLIC:
-        callback(entry)
+        install(entry)
 
 
 class Meta:
@@ -244,15 +277,6 @@ class Meta:
 
     __array__ = __bool__ = __float__ = __int__ = __index__ = __len__ = __iter__ = _no_data
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __getitem__ = _no_data
-
-
-def call(op: OpDef, args: tuple, params: dict) -> Any:
-    """Run ``op`` on whatever kind of values it gets.
-
-    Tensors and IR values carry a ``_pb_dispatch`` class attribute that knows how
-    to record the op; plain numpy values and Python scalars run the forward.
-    """
-    return op(*args, **params)
 
 
 _HANDLERS: dict = {}  # type -> its _pb_dispatch (None for plain values), looked up once

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-import numpy as np
-
 from .elementwise import cast, real
 from .registry import OpDef
-from .shape import expand, sum_to
+from .shape import sum_to
 
 
 def apply_vjp(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,
@@ -28,18 +26,29 @@ def apply_vjp(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,
                 yield i, fit_to(gi, inputs[i])
 
 
+def vjp_per_input(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,
+                  needs: Any) -> list:
+    """``apply_vjp`` as a list with one entry per input (None where no gradient)."""
+    result = [None] * len(needs)
+    for i, gi in apply_vjp(op, g, out, inputs, params, needs):
+        result[i] = gi
+    return result
+
+
 def fit_to(g: Any, like: Any) -> Any:
     """Reduce a broadcast gradient to the shape of its input and cast it to its dtype
     (``like``: the input, a ``Meta`` of it, or a Python scalar, which takes nothing).
-    A rule's Python-scalar result is filled out to the input's shape."""
+    A rule returns a value of the gradient's kind: a Python number (which could not be
+    linear in ``g``) is refused."""
     shape = getattr(like, "shape", None)
     if shape is None:
         return g
     dtype = like.dtype
     dtype = getattr(dtype, "np", dtype)  # a Tensor's dtype wraps numpy's
     g_shape = getattr(g, "shape", None)
-    if g_shape is None:  # a number
-        return expand(np.asarray(g, dtype), shape=tuple(shape))
+    if g_shape is None:
+        raise TypeError(f"a VJP rule returned {g!r}, not a value like its gradient; return "
+                        "zeros_like(g) for a zero gradient")
     if g_shape != shape:
         g = sum_to(g, shape=tuple(shape))
     gd = g.dtype
