@@ -46,7 +46,7 @@ class _Emitter:
         self.ns = Namespace()
         self.names: dict[int, str] = {}
         self.globals: dict[str, Any] = {"np": np, "ops": ops_namespace()}
-        self.lines: list[str] = []
+        self.bound: dict[int, str] = {}  # id of a bound constant -> its name
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -76,11 +76,11 @@ class _Emitter:
         return self.bind(p)
 
     def bind(self, value: Any) -> str:
-        for k, v in self.globals.items():
-            if v is value:
-                return k
-        name = self.ns.fresh("c")
-        self.globals[name] = value
+        """The name of ``value`` as a constant of the module (one name per object)."""
+        name = self.bound.get(id(value))  # (the module's globals keep the object alive)
+        if name is None:
+            name = self.bound[id(value)] = self.ns.fresh("c")
+            self.globals[name] = value
         return name
 
     def subscript(self, index: Any) -> str:
