@@ -56,24 +56,21 @@ class _Emitter:
         return n
 
     def literal(self, p: Any) -> str:
-        if isinstance(p, Var):
+        """``p`` as source text: a Var's name, a literal of a known type, else the name
+        of a constant bound in the module. No user object's ``repr`` is ever written."""
+        tp = type(p)
+        if tp is Var:
             return self.name(p)
-        if p is None or isinstance(p, (bool, int, str)):
-            return repr(p)
-        if isinstance(p, float):
-            return repr(p) if np.isfinite(p) else f"float('{p}')"
-        if isinstance(p, np.dtype):
-            return f"np.{p.name}"
-        if isinstance(p, np.generic) and np.isfinite(p):
-            return repr(p)
-        if isinstance(p, slice):
+        if tp is slice:
             return f"slice({self.literal(p.start)}, {self.literal(p.stop)}, {self.literal(p.step)})"
-        if p is Ellipsis:
-            return "..."
-        if isinstance(p, tuple) and not _is_chain(p):
+        if tp is tuple and not _is_chain(p):
             inner = ", ".join(self.literal(q) for q in p)
             return f"({inner},)" if len(p) == 1 else f"({inner})"
-        return self.bind(p)
+        if tp in _NP_SCALARS:  # np.float32(...) stays a float32: not a weak Python float
+            return f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+        if issubclass(tp, np.dtype):
+            return _dtype_literal(p) or self.bind(p)
+        return _plain_literal(p) or self.bind(p)
 
     def bind(self, value: Any) -> str:
         """The name of ``value`` as a constant of the module (one name per object)."""
@@ -84,8 +81,8 @@ class _Emitter:
         return name
 
     def subscript(self, index: Any) -> str:
-        parts = index if isinstance(index, tuple) else (index,)
-        return ", ".join(self._colon(p) if isinstance(p, slice) else self.literal(p)
+        parts = index if type(index) is tuple else (index,)
+        return ", ".join(self._colon(p) if type(p) is slice else self.literal(p)
                          for p in parts) or "()"
 
     def _colon(self, p: slice) -> str:
@@ -113,6 +110,49 @@ class _Emitter:
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
 
 
+#: numpy scalar types written inline, as ``np.<type>(<its Python value>)``
+_NP_SCALARS = {t: f"np.{t.__name__}" for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)}
+_PLAIN = (type(None), type(Ellipsis), bool, int, float, complex, str, bytes)
+#: subclasses of these are written as their base value (an IntEnum as its int), taken by
+#: the base's own conversion, which runs no code of the subclass
+_TO_BASE = {int: int.__int__, float: float.__float__, str: str.__str__}
+_MAX_INT_BITS = 64  # larger ints are bound: their text can be long (or over str's limit)
+
+
+def _plain_literal(p: Any) -> str | None:
+    """Source text for a value of a ``_PLAIN`` type (or a subclass in ``_TO_BASE``);
+    None for anything else and for values better bound as constants."""
+    tp = type(p)
+    if tp not in _PLAIN:
+        base = next((b for b in _TO_BASE if issubclass(tp, b)), None)
+        if base is None or issubclass(tp, np.generic):  # (numpy's floats: _NP_SCALARS)
+            return None
+        p = _TO_BASE[base](p)
+        tp = type(p)
+        if tp is not base:
+            return None
+    if p is None or tp is bool or tp is str or tp is bytes:
+        return repr(p)
+    if p is Ellipsis:
+        return "..."
+    if tp is int:
+        return repr(p) if p.bit_length() <= _MAX_INT_BITS else None
+    if tp is float:
+        return repr(p) if math.isfinite(p) else f"float('{p}')"
+    # complex: not its repr, whose "(-0-0j)" loses the sign of the real zero
+    return f"complex({_plain_literal(p.real)}, {_plain_literal(p.imag)})"
+
+
+def _dtype_literal(d: np.dtype) -> str | None:
+    """``np.float32`` for a plain numpy dtype; None for others (byte-swapped, with
+    metadata, structured, ...)."""
+    t = getattr(np, d.name, None)
+    ok = d.name.isidentifier() and isinstance(t, type) and d.metadata is None
+    return f"np.{d.name}" if ok and np.dtype(t) == d else None
+
+
 def ops_namespace() -> types.SimpleNamespace:
     """``ops.<name>`` in generated code: the forward of an op without a template."""
     return types.SimpleNamespace(**{name: op.forward for name, op in OPS.items()})
@@ -125,7 +165,8 @@ def _is_chain(p: Any) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _comment_text(src: Any, backward: bool) -> str:
     where = f"{os.path.basename(src.filename)}:{src.lineno}"
-    return f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+    text = f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+    return "".join(c if c.isprintable() else " " for c in text)  # one line, however read
 
 
 def _comment(e: Any, backward: bool) -> str | None:

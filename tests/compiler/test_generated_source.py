@@ -3,12 +3,133 @@
 
 from __future__ import annotations
 
+import enum
 import random
 
 import numpy as np
+import pytest
+from pullback.transforms import codegen
 
 import pullback as pb
+from pullback.compiler.tracer import SourceLine
+from pullback.ir import Graph
 from pullback.ir.naming import RESERVED, TEMP_PREFIX, Namespace, sanitize
+
+RAN: list = []  # what the malicious reprs below would append to, if their text were run
+_HOOK = f"__import__('sys').modules[{__name__!r}].RAN.append(1)"
+
+
+@pytest.fixture(autouse=True)
+def no_runs_yet():
+    RAN.clear()
+
+
+class Malicious(int):
+    def __repr__(self) -> str:
+        return f"({_HOOK} or 1)"
+
+
+class Scale(float):
+    def __repr__(self) -> str:
+        return f"({_HOOK} or 2.0)"
+
+
+class Color(enum.IntEnum):
+    RED = 1
+    BLUE = 3
+
+
+def _both(fn, x: np.ndarray) -> tuple:
+    """fn's value through pb.compile (second call: the generated code) and its gradient
+    through pb.grad (second call too), each checked against eager autograd."""
+    t = pb.tensor(x, requires_grad=True)
+    fn(t).backward()
+    want_value, want_grad = fn(pb.tensor(x)).item(), t.grad.numpy()
+    cf, g = pb.compile(fn), pb.grad(fn)
+    for _ in range(2):
+        t = pb.tensor(x, requires_grad=True)
+        out = cf(t)
+        out.backward()
+        assert out.item() == pytest.approx(want_value)
+        np.testing.assert_allclose(t.grad.numpy(), want_grad)
+        np.testing.assert_allclose(g(x), want_grad)
+    return cf, g
+
+
+# ------------------------------------------------------------ literals in source
+def test_a_malicious_int_repr_never_runs():
+    cf, _ = _both(lambda x: (x[Malicious(1)] * 3).sum() + x[:Malicious(2)].sum(),
+                  np.arange(6.0).reshape(3, 2))
+    assert RAN == []
+    assert "RAN" not in cf.cache.variants()[0].forward.source
+
+
+def test_a_float_subclass_param_is_written_as_its_float():
+    cf, _ = _both(lambda x: (x * Scale(2.5)).sum(), np.arange(4.0))
+    assert RAN == []
+    assert "2.5" in cf.cache.variants()[0].forward.source
+
+
+def test_an_int_enum_index_in_compile_and_grad():
+    cf, g = _both(lambda x: (x[Color.RED] * 2).sum(), np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(g(np.zeros((3, 2))), [[0, 0], [2, 2], [0, 0]])
+    assert "t0 = x[1]\n" in cf.cache.variants()[0].forward.source
+
+
+def test_slices_with_int_enum_bounds():
+    _, g = _both(lambda x: (x[Color.RED:Color.BLUE] ** 2).sum() + x[::Color.BLUE].sum(),
+                 np.arange(5.0))
+    np.testing.assert_array_equal(g(np.ones(5)), [1, 2, 2, 1, 0])
+
+
+@pytest.mark.parametrize("value", [
+    None, ..., True, -3, 2**63 - 1, 0.1, -0.0, float("inf"), float("nan"), complex(-0.0, -0.0),
+    complex(float("inf"), 1), "mean", b"\x00'", np.float32(0.1), np.float64(-0.0),
+    np.int64(7), np.uint8(255), np.bool_(True), np.complex64(1 - 2j), np.float16(np.nan),
+    (1, (2, slice(None, -1, 2))), np.dtype("float32"), np.dtype("int64"), np.dtype(">f8"),
+    2**200, [1, 2], Color.RED, Malicious(5), Scale(0.5)])
+def test_a_literal_evaluates_to_its_value_of_the_same_type(value):
+    em = codegen._Emitter(Graph([], [], []))
+    got = eval(em.literal(value), em.globals)  # noqa: S307 - the generated text
+    if isinstance(value, np.dtype):  # written as its scalar type where readable
+        assert np.dtype(got) == value
+    else:
+        assert type(got) is {Color: int, Malicious: int, Scale: float}.get(type(value),
+                                                                          type(value))
+        assert _same(got, value)
+    assert RAN == []
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, complex, np.inexact)):
+        return np.array(a).tobytes() == np.array(b).tobytes() or (np.isnan(a) and np.isnan(b))
+    return a == b
+
+
+def test_only_plain_dtypes_and_known_numbers_are_written_inline():
+    em = codegen._Emitter(Graph([], [], []))
+    assert em.literal(np.dtype(">f8")).startswith("c")  # byte-swapped: bound
+    assert em.literal(2**200).startswith("c")           # long: bound
+    assert em.literal([1, 2]).startswith("c")
+    assert em.literal(np.float32(0.5)) == "np.float32(0.5)"
+    assert em.literal(Color.BLUE) == "3"
+
+
+def test_function_names_python_reads_differently_still_compile():
+    def f(x):
+        return (x * 2).sum()
+
+    for name in ["a-b²", "ﬁ", "0 abc", "x\ny"]:
+        f.__name__ = f.__qualname__ = name
+        np.testing.assert_array_equal(pb.grad(f)(np.ones(2)), [2.0, 2.0])
+    assert [sanitize(s) for s in ["ﬁ", "x²", "ｉｆ", "·x", "é"]] == ["fi", "x2", "if_", "v_·x", "é"]
+
+
+def test_comments_stay_one_line():
+    text = codegen._comment_text(SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r"), True)
+    assert len(text.splitlines()) == 1 and text.startswith("# grad of:")
 
 
 # ---------------------------------------------------------------------- naming

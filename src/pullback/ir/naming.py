@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
-import re
+import unicodedata
 
 #: names the generated module binds itself; user names never shadow them
 RESERVED = {"np", "ops", "guard", "saved", "grads", "consts"}
@@ -48,10 +48,14 @@ class Namespace:
 
 
 def sanitize(hint: str) -> str:
-    if hint.isidentifier() and hint not in _BUILTINS and not keyword.iskeyword(hint):
+    """A Python identifier for ``hint``, in the form Python itself reads it (NFKC:
+    two hints that Python would read as one name never share one)."""
+    if hint.isascii() and hint.isidentifier() and hint not in _BUILTINS \
+            and not keyword.iskeyword(hint):
         return hint
-    name = re.sub(r"\W", "_", hint)
-    if not name or name[0].isdigit():
+    name = "".join(c if ("_" + c).isidentifier() else "_"
+                   for c in unicodedata.normalize("NFKC", hint))
+    if not name.isidentifier():  # empty, or a digit (or a mark) first
         name = "v_" + name
     if keyword.iskeyword(name) or name in _BUILTINS:
         name += "_"
