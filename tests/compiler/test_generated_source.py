@@ -4,13 +4,20 @@
 from __future__ import annotations
 
 import enum
+import gc
+import linecache
+import os
 import random
+import re
+import warnings
 
 import numpy as np
 import pytest
 from pullback.transforms import codegen
 
 import pullback as pb
+from pullback import config
+from pullback.compiler import replay
 from pullback.compiler.tracer import SourceLine
 from pullback.ir import Graph
 from pullback.ir.naming import RESERVED, TEMP_PREFIX, Namespace, sanitize
@@ -130,6 +137,102 @@ def test_function_names_python_reads_differently_still_compile():
 def test_comments_stay_one_line():
     text = codegen._comment_text(SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r"), True)
     assert len(text.splitlines()) == 1 and text.startswith("# grad of:")
+
+
+# ------------------------------------------------------------------ dump files
+def _dumped(tmp_path, monkeypatch, names: list) -> list:
+    """Compile a few functions with dumping on; the warnings it gave."""
+    monkeypatch.setattr(config, "dump_dir", os.fspath(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k, name in enumerate(names):
+            def f(x, k=k):
+                return (x * k).exp().sum()
+            f.__name__ = f.__qualname__ = name
+            x = pb.ones(2, requires_grad=True)
+            pb.compile(f)(x).backward()
+            np.testing.assert_allclose(x.grad.numpy(), k * np.exp([k, k]))
+    return [w for w in caught if "dump_dir" in str(w.message)]
+
+
+def test_dump_files_are_new_files_with_unguessable_names(tmp_path, monkeypatch):
+    assert _dumped(tmp_path, monkeypatch, ["f", "f"]) == []
+    paths = sorted(tmp_path.iterdir())
+    assert len(paths) == 4  # two forward and two backward modules, none overwritten
+    assert all(re.fullmatch(r"f_(forward|backward)_[0-9a-f]{8}\.py", p.name) for p in paths)
+    assert sum("def f_forward(" in p.read_text() for p in paths) == 2
+
+
+def test_a_planted_symlink_is_not_followed(tmp_path, monkeypatch):
+    target = tmp_path / "target.txt"
+    target.write_text("precious")
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "f_forward_deadbeef.py").symlink_to(target)
+    tokens = iter(["deadbeef", "00000001", "00000002"])
+    monkeypatch.setattr(codegen.secrets, "token_hex", lambda n: next(tokens))
+    assert _dumped(dump, monkeypatch, ["f"]) == []
+    assert target.read_text() == "precious"
+    assert sorted(p.name for p in dump.iterdir()) == [
+        "f_backward_00000002.py", "f_forward_00000001.py", "f_forward_deadbeef.py"]
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_an_unusable_dump_dir_warns_once_and_compiles_on(tmp_path, monkeypatch, where):
+    (tmp_path / "file").write_text("")
+    bad = tmp_path / "file" if where == "a file" else tmp_path / "file" / "sub"
+    warned = _dumped(bad, monkeypatch, ["f", "g", "h"])
+    assert len(warned) == 1
+    message = str(warned[0].message)
+    assert repr(os.fspath(bad)) in message and "pb.config.dump_dir" in message
+
+
+# ----------------------------------------------------------- linecache, caches
+def _entries() -> set:
+    return {k for k in linecache.cache if k.startswith("<pullback:")}
+
+
+def test_source_is_in_linecache_while_the_module_lives():
+    cf = pb.compile(lambda x: pb.log(x).sum())
+    cf(pb.ones(2))
+    filename = cf.cache.variants()[0].forward.filename
+    linecache.checkcache()
+    assert linecache.getline(filename, 1).startswith("def ")
+    cf.cache.entries.clear()  # evicted
+    gc.collect()
+    assert filename not in linecache.cache
+
+
+def test_changing_int_arguments_keep_linecache_bounded(monkeypatch):
+    monkeypatch.setattr(config, "cache_size", 16)
+    before = _entries()
+    cf = pb.compile(lambda x, k: x * k)
+    x = pb.ones(3)
+    for k in range(3000):
+        cf(x, k)
+    g = pb.grad(lambda x, k: (x * k).sum())
+    cf2 = pb.compile(lambda x, k: (x * k).sum())
+    x = pb.ones(3, requires_grad=True)
+    for k in range(300):
+        g(np.ones(3), k)
+        cf2(x, k).backward()  # a forward and a backward module per variant
+    gc.collect()
+    assert cf.cache.info.size == g.cache.info.size == cf2.cache.info.size == 16
+    assert len(_entries() - before) <= 16 + 16 + 2 * 16
+
+
+def test_replay_keeps_linecache_bounded(monkeypatch):
+    monkeypatch.setattr(config, "replay_cache_size", 16)
+    replay.clear()
+    before = _entries()
+    for n in range(1, 401):  # 400 graph structures, each run twice: built once
+        for _ in range(2):
+            x = pb.ones(n, requires_grad=True)
+            (x * 2).sum().backward()
+    assert replay.STATS["built"] == 400
+    gc.collect()
+    assert len(_entries() - before) <= 16
+    replay.clear()
 
 
 # ---------------------------------------------------------------------- naming
