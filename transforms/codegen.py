@@ -3,7 +3,9 @@
 One statement per equation, the user's variable names where the tracer saw them,
 a comment per user source line (``# grad of: ...`` over each backward block), and
 ``del`` of every value after its last use. The source is compiled once and kept in
-``linecache`` under its own file name, so tracebacks, pdb and inspect show it.
+``linecache`` under its own file name while the function lives, so tracebacks, pdb
+and inspect show it. No text of a user object's ``repr`` goes into the source: values
+of other than a few known types are constants bound in the module's globals.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import itertools
 import linecache
 import math
 import os
+import secrets
 import types
+import warnings
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -46,7 +51,7 @@ class _Emitter:
         self.ns = Namespace()
         self.names: dict[int, str] = {}
         self.globals: dict[str, Any] = {"np": np, "ops": ops_namespace()}
-        self.lines: list[str] = []
+        self.bound: dict[int, str] = {}  # id of a bound constant -> its name
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -56,36 +61,33 @@ class _Emitter:
         return n
 
     def literal(self, p: Any) -> str:
-        if isinstance(p, Var):
+        """``p`` as source text: a Var's name, a literal of a known type, else the name
+        of a constant bound in the module. No user object's ``repr`` is ever written."""
+        tp = type(p)
+        if tp is Var:
             return self.name(p)
-        if p is None or isinstance(p, (bool, int, str)):
-            return repr(p)
-        if isinstance(p, float):
-            return repr(p) if np.isfinite(p) else f"float('{p}')"
-        if isinstance(p, np.dtype):
-            return f"np.{p.name}"
-        if isinstance(p, np.generic) and np.isfinite(p):
-            return repr(p)
-        if isinstance(p, slice):
+        if tp is slice:
             return f"slice({self.literal(p.start)}, {self.literal(p.stop)}, {self.literal(p.step)})"
-        if p is Ellipsis:
-            return "..."
-        if isinstance(p, tuple) and not _is_chain(p):
+        if tp is tuple and not _is_chain(p):
             inner = ", ".join(self.literal(q) for q in p)
             return f"({inner},)" if len(p) == 1 else f"({inner})"
-        return self.bind(p)
+        if tp in _NP_SCALARS:  # np.float32(...) stays a float32: not a weak Python float
+            return f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+        if issubclass(tp, np.dtype):
+            return _dtype_literal(p) or self.bind(p)
+        return _plain_literal(p) or self.bind(p)
 
     def bind(self, value: Any) -> str:
-        for k, v in self.globals.items():
-            if v is value:
-                return k
-        name = self.ns.fresh("c")
-        self.globals[name] = value
+        """The name of ``value`` as a constant of the module (one name per object)."""
+        name = self.bound.get(id(value))  # (the module's globals keep the object alive)
+        if name is None:
+            name = self.bound[id(value)] = self.ns.fresh("c")
+            self.globals[name] = value
         return name
 
     def subscript(self, index: Any) -> str:
-        parts = index if isinstance(index, tuple) else (index,)
-        return ", ".join(self._colon(p) if isinstance(p, slice) else self.literal(p)
+        parts = index if type(index) is tuple else (index,)
+        return ", ".join(self._colon(p) if type(p) is slice else self.literal(p)
                          for p in parts) or "()"
 
     def _colon(self, p: slice) -> str:
@@ -113,6 +115,49 @@ class _Emitter:
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
 
 
+#: numpy scalar types written inline, as ``np.<type>(<its Python value>)``
+_NP_SCALARS = {t: f"np.{t.__name__}" for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)}
+_PLAIN = (type(None), type(Ellipsis), bool, int, float, complex, str, bytes)
+#: subclasses of these are written as their base value (an IntEnum as its int), taken by
+#: the base's own conversion, which runs no code of the subclass
+_TO_BASE = {int: int.__int__, float: float.__float__, str: str.__str__}
+_MAX_INT_BITS = 64  # larger ints are bound: their text can be long (or over str's limit)
+
+
+def _plain_literal(p: Any) -> str | None:
+    """Source text for a value of a ``_PLAIN`` type (or a subclass in ``_TO_BASE``);
+    None for anything else and for values better bound as constants."""
+    tp = type(p)
+    if tp not in _PLAIN:
+        base = next((b for b in _TO_BASE if issubclass(tp, b)), None)
+        if base is None or issubclass(tp, np.generic):  # (numpy's floats: _NP_SCALARS)
+            return None
+        p = _TO_BASE[base](p)
+        tp = type(p)
+        if tp is not base:
+            return None
+    if p is None or tp is bool or tp is str or tp is bytes:
+        return repr(p)
+    if p is Ellipsis:
+        return "..."
+    if tp is int:
+        return repr(p) if p.bit_length() <= _MAX_INT_BITS else None
+    if tp is float:
+        return repr(p) if math.isfinite(p) else f"float('{p}')"
+    # complex: not its repr, whose "(-0-0j)" loses the sign of the real zero
+    return f"complex({_plain_literal(p.real)}, {_plain_literal(p.imag)})"
+
+
+def _dtype_literal(d: np.dtype) -> str | None:
+    """``np.float32`` for a plain numpy dtype; None for others (byte-swapped, with
+    metadata, structured, ...)."""
+    t = getattr(np, d.name, None)
+    ok = d.name.isidentifier() and isinstance(t, type) and d.metadata is None
+    return f"np.{d.name}" if ok and np.dtype(t) == d else None
+
+
 def ops_namespace() -> types.SimpleNamespace:
     """``ops.<name>`` in generated code: the forward of an op without a template."""
     return types.SimpleNamespace(**{name: op.forward for name, op in OPS.items()})
@@ -125,7 +170,8 @@ def _is_chain(p: Any) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _comment_text(src: Any, backward: bool) -> str:
     where = f"{os.path.basename(src.filename)}:{src.lineno}"
-    return f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+    text = f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+    return "".join(c if c.isprintable() else " " for c in text)  # one line, however read
 
 
 def _comment(e: Any, backward: bool) -> str | None:
@@ -197,6 +243,12 @@ def _last_uses(graph: Graph) -> dict:
 
 _counter = itertools.count(1)
 _STD = {"np", "ops", "__builtins__"}
+#: a new file, never an existing one or a symlink's target
+_DUMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+_DUMP_TRIES = 8  # random names tried before giving up (a clash is a 1 in 2**32 event)
+_DUMP_PREFIX_CHARS = 60  # of the function name in a file name: under 255 bytes in UTF-8
+_dump_warned: set = set()  # dump directories already warned about
 
 
 def set_dump_dir(path: Any) -> None:
@@ -206,19 +258,47 @@ def set_dump_dir(path: Any) -> None:
 
 
 def _compile(source: str, fn_name: str, glb: dict) -> Module:
-    n = next(_counter)
-    filename = f"<pullback:{fn_name}:{n}>"
+    """Compile ``source`` and keep it in ``linecache`` for as long as its function lives
+    (tracebacks and pdb show it; an evicted variant's source goes with it)."""
+    filename = f"<pullback:{fn_name}:{next(_counter)}>"
+    exec(compile(source, filename, "exec"), glb)
+    fn = glb.pop(fn_name)  # not in its own globals: no cycle, it dies with its last holder
+    # mtime None: linecache.checkcache keeps the entry although no such file exists
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    code = compile(source, filename, "exec")
-    exec(code, glb)
-    if config.dump_dir:
-        os.makedirs(config.dump_dir, exist_ok=True)
-        path = os.path.join(config.dump_dir, f"{fn_name}_{n}.py")
-        header = ("# generated by pullback; the names it uses besides numpy:\n"
-                  "import numpy as np  # noqa: F401\n"
-                  "from pullback.transforms.codegen import ops_namespace\n"
-                  "ops = ops_namespace()\n"
-                  f"# bound at compile time: {sorted(k for k in glb if k not in _STD)}\n\n")
-        with open(path, "w") as f:
+    weakref.finalize(fn, linecache.cache.pop, filename, None).atexit = False
+    directory = config.dump_dir
+    if directory:
+        _dump(directory, fn_name, source, glb)
+    return Module(source, fn, filename)
+
+
+def _dump(directory: str, fn_name: str, source: str, glb: dict) -> None:
+    """Write the module to a new file ``<fn_name>_<random>.py`` in ``directory``; a
+    directory that cannot take it gets one warning, and compilation goes on."""
+    header = ("# generated by pullback; the names it uses besides numpy:\n"
+              "import numpy as np  # noqa: F401\n"
+              "from pullback.transforms.codegen import ops_namespace\n"
+              "ops = ops_namespace()\n"
+              f"# bound at compile time: {sorted(k for k in glb if k not in _STD)}\n\n")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd = _create_new(directory, fn_name[:_DUMP_PREFIX_CHARS])
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(header + source)
-    return Module(source, glb[fn_name], filename)
+    except OSError as e:
+        if directory not in _dump_warned:
+            _dump_warned.add(directory)
+            warnings.warn(f"pullback cannot write generated code to the dump directory "
+                          f"{directory!r} (pb.config.dump_dir): {e}; compiling on without "
+                          "dumping", UserWarning, stacklevel=2)
+
+
+def _create_new(directory: str, prefix: str) -> int:
+    """A file descriptor of a file made now, under a name no one could guess."""
+    for _ in range(_DUMP_TRIES):
+        path = os.path.join(directory, f"{prefix}_{secrets.token_hex(4)}.py")
+        try:
+            return os.open(path, _DUMP_FLAGS, 0o600)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{_DUMP_TRIES} random file names in {directory!r} were taken")

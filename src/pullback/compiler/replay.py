@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -382,18 +383,19 @@ def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan
     graph = pipeline.run(graph, peephole, cse, dce, inplace)
     module = pipeline.codegen(graph, "cached_backward")
     if captures is None:  # a leaf may keep a fresh gradient array instead of a copy
-        sinks = [(i, _fresh(graph, k)) for k, (i, _) in enumerate(sinks)]
+        sinks = [(i, fresh) for (i, _), fresh in zip(sinks, _fresh(graph))]
     return Plan(module.fn, sinks, release, module.source)
 
 
-def _fresh(graph: Any, k: int) -> bool:
-    """Whether output ``k`` is an array the generated code made and returns once, which
+def _fresh(graph: Any) -> list:
+    """Per output, whether it is an array the generated code made and returns once, which
     a leaf's first ``.grad`` can own (AccumulateGrad would copy it, for nothing)."""
-    v = graph.outputs[k]
-    if sum(o is v for o in graph.outputs) != 1:
-        return False
-    made = [e for e in graph.eqns if e.out is v]
-    return len(made) == 1 and owned(made[0])
+    returned = Counter(id(v) for v in graph.outputs)
+    made: dict = {}  # id of a Var -> the equations that make it
+    for e in graph.eqns:
+        made.setdefault(id(e.out), []).append(e)
+    return [returned[id(v)] == 1 and len(made.get(id(v), ())) == 1 and owned(made[id(v)][0])
+            for v in graph.outputs]
 
 
 def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
