@@ -97,14 +97,30 @@ pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "Pow
                         else g * conj(exponent * x ** (exponent - 1)),),
                    uses=("x",), template="{0} ** {exponent}", elementwise=True,
                    inplace="pow_", torch_args=("self", "exponent"))
+# torch's rules, zero where the plain formula is 0 * inf: x ** 0 has no x-gradient, and
+# 0 ** y (y >= 0) no y-gradient
 power_op = defop("pow", np.power, "PowBackward1",
-                 vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
-                      lambda g, out, x, y: g * out * log(x)),
-                 uses=("x y", "x out"), template="{0} ** {1}",
+                 vjp=(lambda g, out, x, y: where(y == 0, 0, g * (y * x ** (y - 1))),
+                      lambda g, out, x, y: g * where(logical_and(x == 0, y >= 0), 0,
+                                                     out * log(x))),
+                 uses=("x y", "x y out"), template="{0} ** {1}",
                  torch_args=("self", "exponent"))
+
+
+def _log_of(base: float) -> float:
+    """log(base) as numpy gives it (-inf at 0, NaN below), without its warnings."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(base))
+
+
+def _rpow_rule(g, out, x, base):
+    d = out * _log_of(base)
+    return g * (where(x >= 0, 0, d) if base == 0 else d)
+
+
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
-                    vjp=(lambda g, out, x, base: g * out * float(np.log(base)),),
-                    uses=("out",), template="{base} ** {0}", elementwise=True)
+                    vjp=(_rpow_rule,), uses=("x out",), template="{base} ** {0}",
+                    elementwise=True)
 
 
 def _is_number(v: Any) -> bool:
@@ -142,8 +158,9 @@ absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(
 sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
                 vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
                 elementwise=True, function=True, method=True, inplace=True, functional=True)
+# torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes)
 relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
-             vjp=(lambda g, out, x: g * (out > 0),), uses=("out",),
+             vjp=(lambda g, out, x: where(out <= 0, 0, g),), uses=("out",),
              template="np.maximum({0}, 0)", elementwise=True,
              function=True, method=True, inplace=True, functional=True)
 # sign is differentiable in torch, with a zero gradient everywhere
@@ -183,14 +200,20 @@ def clamp(input, min=None, max=None):
     return clamp_op(input, min=min, max=max)
 
 
+def _unless_less(g, a, b):
+    """torch's maximum rule for ``a``: none where a < b, half on ties, else all of it (a
+    NaN on either side takes all: it is the result)."""
+    return where(a < b, 0, where(a == b, g / 2, g))
+
+
 maximum = defop("maximum", np.maximum, "MaximumBackward0",
-                vjp=(lambda g, out, x, y: g * win_weight(x, y),
-                     lambda g, out, x, y: g * win_weight(y, x)),
+                vjp=(lambda g, out, x, y: _unless_less(g, x, y),
+                     lambda g, out, x, y: _unless_less(g, y, x)),
                 uses=("x y", "x y"), template="np.maximum({0}, {1})",
                 function=True, method=True, numpy=np.maximum)
 minimum = defop("minimum", np.minimum, "MinimumBackward0",
-                vjp=(lambda g, out, x, y: g * win_weight(y, x),
-                     lambda g, out, x, y: g * win_weight(x, y)),
+                vjp=(lambda g, out, x, y: _unless_less(g, y, x),
+                     lambda g, out, x, y: _unless_less(g, x, y)),
                 uses=("x y", "x y"), template="np.minimum({0}, {1})",
                 function=True, method=True, numpy=np.minimum)
 
@@ -234,6 +257,8 @@ lt = defop("lt", np.less, template="{0} < {1}", method=True, numpy=np.less)
 le = defop("le", np.less_equal, template="{0} <= {1}", method=True, numpy=np.less_equal)
 eq = defop("eq", np.equal, template="{0} == {1}", method=True, numpy=np.equal)
 ne = defop("ne", np.not_equal, template="{0} != {1}", method=True, numpy=np.not_equal)
+isnan = defop("isnan", np.isnan, template="np.isnan({0})", function=True, method=True,
+              numpy=np.isnan)
 logical_not = defop("logical_not", np.logical_not, template="~{0}", numpy=np.logical_not)
 logical_and = defop("logical_and", np.logical_and, template="{0} & {1}",
                     numpy=np.logical_and)
@@ -247,13 +272,3 @@ def _in_range(x, min, max):
 
 
 in_range = defop("in_range", _in_range, elementwise=True)
-
-
-def _win_weight(x, y):
-    """1 where x wins, 1/2 on ties (ties split the gradient evenly), 0 where it loses."""
-    dt = np.result_type(x, y)
-    return np.where(np.greater(x, y), dt.type(1), np.where(np.equal(x, y), dt.type(0.5),
-                                                          dt.type(0)))
-
-
-win_weight = defop("win_weight", _win_weight, elementwise=True)
