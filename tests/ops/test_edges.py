@@ -178,6 +178,18 @@ def test_error_matches_torch_eager_and_compiled(name, torch):
     assert _error(lambda: pb.grad(lambda x: fn(pb, x).sum())(a)) == want
 
 
+
+def test_numpy_spellings_keep_numpys_meaning():
+    """numpy's axis=() reduces nothing (torch's dim=() everything), and numpy's functions
+    raise numpy's errors."""
+    t = pb.tensor(M34)
+    assert np.sum(t, axis=()).shape == (3, 4) and np.mean(t, axis=()).shape == (3, 4)
+    assert t.sum(()).shape == () and np.argmax(t, keepdims=True).shape == (1, 1)
+    with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+        np.argmax(pb.tensor(E03))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        np.max(pb.tensor(E03))
+
 # ------------------------------------------------- float32 sums over a long axis
 @pytest.fixture(scope="module")
 def tall():

@@ -18,7 +18,6 @@ from .elementwise import (
     minimum,
     ne,
     to_dtype,
-    where,
 )
 from .registry import defop, public
 from .shape import expand, reshape, reshape_op
@@ -89,7 +88,7 @@ def _split(g, out, x):
     """torch's gradient of a full max/min: split evenly over the elements equal to the
     result (NaN ones, when it is NaN), zero elsewhere."""
     mask = logical_or(x == out, logical_and(isnan(x), isnan(out)))
-    return where(mask, g / sum_all(mask), 0)
+    return mask * (g / sum_all(mask))
 
 
 def _first_extreme_mask(x, dim, argfn):
@@ -101,10 +100,9 @@ def _first_extreme_mask(x, dim, argfn):
 
 
 def _pick(mask_op):
-    """max(dim)'s rule: the gradient goes to the index the forward returned (torch's
-    scatter into zeros)."""
-    return lambda g, out, x, dim, keepdim: where(
-        mask_op(x, dim=dim), reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
+    """max(dim)'s rule: the gradient goes to the index the forward returned."""
+    return lambda g, out, x, dim, keepdim: reshape_op(
+        g, shape=_keep_shape(x.shape, dim)) * mask_op(x, dim=dim)
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
@@ -249,14 +247,13 @@ def reduce_min(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, min_all, min_dim, argmin_op, minimum, return_types_min)
 
 
-def _numpy_arg_extreme(fn: Any) -> Any:
-    """np.argmax / np.argmin (numpy's signature) over the torch-signature function."""
+def _numpy_arg_extreme(op: Any) -> Any:
+    """np.argmax / np.argmin (numpy's signature and errors) on the primitive."""
     def impl(a, axis=None, out=None, *, keepdims=False):
         args.plain(out)
         x = args.value(a)
-        if axis is None:
-            return _keep_all(fn(x), x.ndim, keepdims)
-        return fn(x, args.axes(axis, x.ndim)[0], keepdims)
+        found = None if axis is None else args.axes(axis, x.ndim)[0]
+        return op(x, dim=found, keepdim=bool(keepdims))
     return impl
 
 
@@ -270,8 +267,8 @@ def argmin(input, dim=None, keepdim=False):
     return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
-public("argmax", numpy={np.argmax: _numpy_arg_extreme(argmax)})(argmax)
-public("argmin", numpy={np.argmin: _numpy_arg_extreme(argmin)})(argmin)
+public("argmax", numpy={np.argmax: _numpy_arg_extreme(argmax_op)})(argmax)
+public("argmin", numpy={np.argmin: _numpy_arg_extreme(argmin_op)})(argmin)
 
 
 @public("all", method=True)
