@@ -193,6 +193,7 @@ SHAPE_CASES = [
     _c("squeeze_all", A((1, 3, 1)), p={"dim": (0, 2)}, torch=lambda T, x: x.squeeze()),
     _c("squeeze_dims", A((1, 3, 1)), p={"dim": (0, 2)},
        torch=lambda T, x: x.squeeze((0, 2))),
+    _c("squeeze", A(()), p={"dim": ()}, torch=lambda T, x: x.squeeze(-1)),
     _c("transpose", A((2, 3, 4)), p={"dim0": 0, "dim1": 2},
        torch=lambda T, x: x.transpose(0, 2)),
     _c("t", R34, torch=lambda T, x: x.t()),
@@ -257,6 +258,11 @@ LINALG_CASES = [
 
 _BIN = [(R34, R4), (A((2, 1, 3)), A((4, 1))), (A(()), A((3,)))]
 _KINK = [-1.0, 0.0, 0.5, 2.0]
+NAN = float("nan")
+# torch's NaN rules: the gradient passes a NaN of relu, goes to the NaN of a max/min (to
+# the first along a dim) and to both sides of maximum/minimum where either is NaN
+_NAN_ROWS = [[1.0, NAN, 3.0], [NAN, NAN, 0.0], [2.0, 2.0, 1.0]]
+_NAN_X, _NAN_Y = [NAN, 1.0, NAN, 1.0, 2.0], [1.0, NAN, NAN, 1.0, 1.0]
 
 
 def _binary(op: str, tfn: Callable, **kw: Any) -> list:
@@ -293,10 +299,22 @@ MATH_CASES = [
        fd=False),
     _c("pow_scalar", A(values=[0.0, 1.0]), p={"exponent": 0.5}, torch=lambda T, x: x ** 0.5,
        fd=False),
+    _c("pow_scalar", A(values=[0.0, -1.0, NAN]), p={"exponent": 0},
+       torch=lambda T, x: x ** 0, fd=False),
+    _c("pow_scalar", A(values=[0.0, 2.0]), p={"exponent": -1.0}, torch=lambda T, x: x ** -1.0,
+       fd=False),
     _c("pow", A((3, 4), "pos"), R4, torch=lambda T, x, y: T.pow(x, y)),
     _c("pow", A((), "pos"), A((3,)), torch=lambda T, x, y: T.pow(x, y)),
+    # at x = 0: no y-gradient where y >= 0 (0 ** 0 included), no x-gradient where y == 0
+    _c("pow", A(values=[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 2.0]),
+       A(values=[2.0, 0.0, -1.0, 0.5, -0.5, 0.0, 2.0, 0.5]),
+       torch=lambda T, x, y: T.pow(x, y), fd=False),
+    _c("pow", A(values=[0.0, 0.0, 3.0]), A(()), tag="zero-y", torch=lambda T, x, y: T.pow(x, y),
+       fd=False),
     _c("rpow_scalar", R34, p={"base": 2.0}, torch=lambda T, x: 2.0 ** x),
     _c("rpow_scalar", A(()), p={"base": 0.5}, torch=lambda T, x: 0.5 ** x),
+    *[_c("rpow_scalar", A(values=[-1.0, 0.0, 0.5, 2.0]), p={"base": b},
+         torch=lambda T, x, b=b: b ** x, fd=False) for b in (0.0, -0.0, 1.0, -2.0)],
     _c("exp", R34, torch=lambda T, x: x.exp()),
     _c("exp", A(()), torch=lambda T, x: x.exp()),
     _c("log", A((3, 4), "pos"), torch=lambda T, x: x.log()),
@@ -312,6 +330,8 @@ MATH_CASES = [
     _c("sigmoid", R34, torch=lambda T, x: x.sigmoid()),
     _c("relu", A((3, 4), "away"), torch=lambda T, x: x.relu()),
     _c("relu", A(values=_KINK), torch=lambda T, x: x.relu(), fd=False),
+    _c("relu", A(values=[NAN, -1.0, 0.0, 1.0]), tag="nan", torch=lambda T, x: x.relu(),
+       fd=False),
     _c("sign", A((3, 4), "away"), torch=lambda T, x: x.sign()),
     _c("sign", A(values=_KINK), torch=lambda T, x: x.sign(), fd=False),
     _c("clamp", A((3, 4), "grid"), p={"min": -0.5, "max": 0.5},
@@ -321,6 +341,8 @@ MATH_CASES = [
     _c("clamp", A((3, 4), "grid"), p={"min": None, "max": 0.5}, tag="max",
        torch=lambda T, x: x.clamp(max=0.5)),
     _c("clamp", A(values=[-1.0, -0.5, 0.0, 0.5, 1.0]), p={"min": -0.5, "max": 0.5},
+       torch=lambda T, x: x.clamp(-0.5, 0.5), fd=False),
+    _c("clamp", A(values=[NAN, 1.0, 0.0]), p={"min": -0.5, "max": 0.5}, tag="nan",
        torch=lambda T, x: x.clamp(-0.5, 0.5), fd=False),
     _c("where", A((3, 4), "bool"), R34, R34, torch=lambda T, c, x, y: T.where(c, x, y)),
     _c("where", A((3, 1), "bool"), R4, A(()), torch=lambda T, c, x, y: T.where(c, x, y)),
@@ -333,6 +355,10 @@ MATH_CASES = [
        torch=lambda T, x, y: T.maximum(x, y)),
     *_binary("minimum", lambda T, x, y: T.minimum(x, y)),
     _c("minimum", A(values=[1.0, 1.0, 0.0]), A(values=[1.0, 0.0, 1.0]), fd=False,
+       torch=lambda T, x, y: T.minimum(x, y)),
+    _c("maximum", A(values=_NAN_X), A(values=_NAN_Y), fd=False,
+       torch=lambda T, x, y: T.maximum(x, y)),
+    _c("minimum", A(values=_NAN_X), A(values=_NAN_Y), fd=False,
        torch=lambda T, x, y: T.minimum(x, y)),
 ]
 
@@ -359,6 +385,37 @@ REDUCTION_CASES = [
     _c("min_dim", R34, p={"dim": 0, "keepdim": False}, torch=lambda T, x: x.min(0).values),
     _c("min_dim", A(values=[[1.0, 0.0, 0.0], [2.0, 3.0, 2.0]]), p={"dim": 1, "keepdim": True},
        torch=lambda T, x: x.min(1, keepdim=True).values, fd=False),
+    # NaN
+    _c("max_all", A(values=[NAN, 1.0, 2.0]), tag="nan", torch=lambda T, x: x.max(), fd=False),
+    _c("max_all", A(values=[1.0, NAN, NAN, 2.0]), tag="nan", torch=lambda T, x: x.max(),
+       fd=False),
+    _c("min_all", A(values=[1.0, NAN, 2.0]), tag="nan", torch=lambda T, x: x.min(), fd=False),
+    _c("max_dim", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": False}, tag="nan",
+       torch=lambda T, x: x.max(1).values, fd=False),
+    _c("min_dim", A(values=_NAN_ROWS), p={"dim": 0, "keepdim": False}, tag="nan",
+       torch=lambda T, x: x.min(0).values, fd=False),
+    # 0-d inputs (dim 0 and -1 name no axis: a sum over none, a max over all, None)
+    _c("sum_dim", A(()), p={"dim": (), "keepdim": False}, torch=lambda T, x: x.sum(0)),
+    _c("mean_dim", A(()), p={"dim": (), "keepdim": True},
+       torch=lambda T, x: x.mean(-1, keepdim=True)),
+    _c("max_dim", A(()), p={"dim": None, "keepdim": False}, torch=lambda T, x: x.max(0).values),
+    _c("min_dim", A(()), p={"dim": None, "keepdim": True},
+       torch=lambda T, x: x.min(-1, keepdim=True).values),
+    # the softmax rules' sums: over one dim, or every axis
+    _c("sum_dim", R34, p={"dim": 1, "keepdim": True}, torch=lambda T, x: x.sum(1, True)),
+    _c("sum_dim", R34, p={"dim": None, "keepdim": True},
+       torch=lambda T, x: x.sum((0, 1), keepdim=True)),
+    # empty inputs: a sum is 0 and a mean NaN over no elements; empty gradients
+    _c("sum_all", A((0, 3)), torch=lambda T, x: x.sum()),
+    _c("sum_dim", A((0, 3)), p={"dim": (0,), "keepdim": False}, torch=lambda T, x: x.sum(0)),
+    _c("mean_all", A((0,)), torch=lambda T, x: x.mean()),
+    _c("mean_all", A((0, 3)), torch=lambda T, x: x.mean()),
+    _c("mean_dim", A((0, 3)), p={"dim": (0,), "keepdim": True},
+       torch=lambda T, x: x.mean(0, keepdim=True)),
+    _c("mean_dim", A((2, 0, 3)), p={"dim": (1,), "keepdim": False},
+       torch=lambda T, x: x.mean(1)),
+    _c("mean_dim", A((2, 0, 3)), p={"dim": (2,), "keepdim": False},
+       torch=lambda T, x: x.mean(2)),
 ]
 
 
@@ -373,6 +430,10 @@ NN_CASES = [
     _c("softmax", A((2, 3, 4)), p={"dim": 0}, torch=lambda T, x: T.softmax(x, 0)),
     _c("log_softmax", R34, p={"dim": 1}, torch=lambda T, x: T.log_softmax(x, 1)),
     _c("log_softmax", A((2, 3, 4)), p={"dim": 2}, torch=lambda T, x: T.log_softmax(x, 2)),
+    _c("softmax", A(()), p={"dim": None}, torch=lambda T, x: T.softmax(x, 0)),
+    _c("log_softmax", A(()), p={"dim": None}, torch=lambda T, x: T.log_softmax(x, -1)),
+    _c("softmax", A((0, 3)), p={"dim": 0}, torch=lambda T, x: T.softmax(x, 0)),
+    _c("log_softmax", A((2, 0, 3)), p={"dim": 1}, torch=lambda T, x: T.log_softmax(x, 1)),
     *_losses("binary_cross_entropy_with_logits", R34, A((3, 4), "unit"),
              "binary_cross_entropy_with_logits"),
     *_losses("binary_cross_entropy", A((3, 4), "unit"), A((3, 4), "unit", grad=False),
@@ -408,10 +469,23 @@ FORWARD_ONLY_CASES = [
        torch=lambda T, x: (x >= -0.5) & (x <= 0.5)),
     _c("in_range", _TIES34, p={"min": None, "max": 0.5}, tag="max",
        torch=lambda T, x: x <= 0.5),
+    _c("isnan", A(values=[NAN, 1.0, float("inf")]), torch=lambda T, x: x.isnan()),
     _c("win_weight", _TIES34, _TIES4,
-       torch=lambda T, x, y: T.where(x > y, 1.0, T.where(x == y, 0.5, 0.0))),
+       torch=lambda T, x, y: T.where(x < y, 0.0, T.where(x == y, 0.5, 1.0))),
+    _c("win_weight", A(values=_NAN_X), A(values=_NAN_Y),
+       torch=lambda T, x, y: T.where(x < y, 0.0, T.where(x == y, 0.5, 1.0))),
     _c("argmax", R34, p={"dim": 1, "keepdim": False}, torch=lambda T, x: x.argmax(1)),
     _c("argmin", R34, p={"dim": 0, "keepdim": True}, torch=lambda T, x: x.argmin(0, True)),
+    _c("argmax", R34, p={"dim": None, "keepdim": True},
+       torch=lambda T, x: x.argmax(keepdim=True)),
+    _c("argmax", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": False},
+       torch=lambda T, x: x.argmax(1)),
+    _c("argmin", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": False},
+       torch=lambda T, x: x.argmin(1)),
+    _c("argmax", A(()), p={"dim": None, "keepdim": False}, torch=lambda T, x: x.argmax(0)),
+    _c("argmax_mask", A(()), p={"dim": None}, torch=lambda T, x: T.ones_like(x, dtype=T.bool)),
+    _c("argmax_mask", A(values=_NAN_ROWS), p={"dim": None},
+       torch=lambda T, x: T.nn.functional.one_hot(x.argmax(), 9).reshape(3, 3).bool()),
     _c("argmax_mask", _TIES34, p={"dim": 1},
        torch=lambda T, x: T.nn.functional.one_hot(x.argmax(1), 4).bool()),
     _c("argmin_mask", _TIES34, p={"dim": 0},

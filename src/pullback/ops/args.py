@@ -19,12 +19,33 @@ class Unsupported(Exception):
 
 
 # ----------------------------------------------------------------------- torch's
-def dims(dim: Any, ndim: int) -> tuple:
-    """``dim`` (an int or a sequence) as a tuple of non-negative dims."""
+def wrap_dim(dim: Any, ndim: int) -> int:
+    """One ``dim`` as a non-negative dim, with torch's IndexError out of range; a 0-d
+    tensor takes -1 and 0, as if it had one dim."""
     n = max(ndim, 1)
-    if isinstance(dim, (list, tuple)):
-        return tuple(d % n for d in dim)
-    return (dim % n,)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return int(dim) % n
+
+
+def dims(dim: Any, ndim: int) -> tuple:
+    """``dim`` (an int or a sequence) as a tuple of distinct non-negative dims, checked as
+    torch checks them; () on a 0-d tensor, whose dims -1 and 0 name no axis."""
+    found = tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+    seen: list = []
+    for d in (wrap_dim(d, ndim) for d in found):
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    return tuple(seen) if ndim else ()
+
+
+def dim_or_all(dim: Any, ndim: int) -> int | None:
+    """One ``dim`` for the ops that take one (max, argmax, softmax): None on a 0-d tensor,
+    meaning every axis, which there numpy's axis=None reduces over."""
+    d = wrap_dim(dim, ndim)
+    return d if ndim else None
 
 
 def shape_arg(size: tuple) -> tuple:

@@ -97,14 +97,30 @@ pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "Pow
                         else g * conj(exponent * x ** (exponent - 1)),),
                    uses=("x",), template="{0} ** {exponent}", elementwise=True,
                    inplace="pow_", torch_args=("self", "exponent"))
+# torch's rules, zero where the plain formula is 0 * inf: x ** 0 has no x-gradient, and
+# 0 ** y (y >= 0) no y-gradient
 power_op = defop("pow", np.power, "PowBackward1",
-                 vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
-                      lambda g, out, x, y: g * out * log(x)),
-                 uses=("x y", "x out"), template="{0} ** {1}",
+                 vjp=(lambda g, out, x, y: where(y == 0, 0, g * (y * x ** (y - 1))),
+                      lambda g, out, x, y: g * where(logical_and(x == 0, y >= 0), 0,
+                                                     out * log(x))),
+                 uses=("x y", "x y out"), template="{0} ** {1}",
                  torch_args=("self", "exponent"))
+
+
+def _log_of(base: float) -> float:
+    """log(base) as numpy gives it (-inf at 0, NaN below), without its warnings."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(base))
+
+
+def _rpow_rule(g, out, x, base):
+    d = out * _log_of(base)
+    return g * (where(x >= 0, 0, d) if base == 0 else d)
+
+
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
-                    vjp=(lambda g, out, x, base: g * out * float(np.log(base)),),
-                    uses=("out",), template="{base} ** {0}", elementwise=True)
+                    vjp=(_rpow_rule,), uses=("x out",), template="{base} ** {0}",
+                    elementwise=True)
 
 
 def _is_number(v: Any) -> bool:
@@ -142,8 +158,11 @@ absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(
 sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
                 vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
                 elementwise=True, function=True, method=True, inplace=True, functional=True)
+# torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes).
+# Masks multiply, here and in the extremes' rules (numpy's where is several times slower):
+# an inf or NaN incoming gradient gives NaN where torch writes 0.
 relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
-             vjp=(lambda g, out, x: g * (out > 0),), uses=("out",),
+             vjp=(lambda g, out, x: g * logical_not(out <= 0),), uses=("out",),
              template="np.maximum({0}, 0)", elementwise=True,
              function=True, method=True, inplace=True, functional=True)
 # sign is differentiable in torch, with a zero gradient everywhere
@@ -234,6 +253,8 @@ lt = defop("lt", np.less, template="{0} < {1}", method=True, numpy=np.less)
 le = defop("le", np.less_equal, template="{0} <= {1}", method=True, numpy=np.less_equal)
 eq = defop("eq", np.equal, template="{0} == {1}", method=True, numpy=np.equal)
 ne = defop("ne", np.not_equal, template="{0} != {1}", method=True, numpy=np.not_equal)
+isnan = defop("isnan", np.isnan, template="np.isnan({0})", function=True, method=True,
+              numpy=np.isnan)
 logical_not = defop("logical_not", np.logical_not, template="~{0}", numpy=np.logical_not)
 logical_and = defop("logical_and", np.logical_and, template="{0} & {1}",
                     numpy=np.logical_and)
@@ -250,10 +271,10 @@ in_range = defop("in_range", _in_range, elementwise=True)
 
 
 def _win_weight(x, y):
-    """1 where x wins, 1/2 on ties (ties split the gradient evenly), 0 where it loses."""
+    """torch's maximum rule as x's share of the gradient: 0 where x < y, 1/2 on ties,
+    else 1 (a NaN on either side is the result)."""
     dt = np.result_type(x, y)
-    return np.where(np.greater(x, y), dt.type(1), np.where(np.equal(x, y), dt.type(0.5),
-                                                          dt.type(0)))
+    return np.logical_not(np.less(x, y)).astype(dt) - np.equal(x, y) * dt.type(0.5)
 
 
 win_weight = defop("win_weight", _win_weight, elementwise=True)

@@ -9,27 +9,33 @@ from . import args
 from .elementwise import exp, sigmoid, to_dtype
 from .reductions import fast_mean, sum_dim
 from .registry import defop, public
+from .summation import sum_of
 
 
 def _softmax(x, dim):
+    if not x.size:  # nothing to normalize (numpy has no max of nothing)
+        return x.copy()
     e = np.exp(x - x.max(axis=dim, keepdims=True))
-    e /= e.sum(axis=dim, keepdims=True)
+    e /= sum_of(e, axis=dim, keepdims=True)
     return e
 
 
 def _log_softmax(x, dim):
+    if not x.size:
+        return x.copy()
     s = x - x.max(axis=dim, keepdims=True)
-    s -= np.log(np.exp(s).sum(axis=dim, keepdims=True))
+    s -= np.log(sum_of(np.exp(s), axis=dim, keepdims=True))
     return s
 
 
+# dim: an int, or None (every axis: a 0-d input's only dim)
 softmax = defop("softmax", _softmax, "SoftmaxBackward0",
                 vjp=(lambda g, out, x, dim:
-                     out * (g - sum_dim(g * out, dim=(dim,), keepdim=True)),),
+                     out * (g - sum_dim(g * out, dim=dim, keepdim=True)),),
                 uses=("out",), fresh=True)
 log_softmax = defop("log_softmax", _log_softmax, "LogSoftmaxBackward0",
                     vjp=(lambda g, out, x, dim:
-                         g - exp(out) * sum_dim(g, dim=(dim,), keepdim=True),),
+                         g - exp(out) * sum_dim(g, dim=dim, keepdim=True),),
                     uses=("out",), fresh=True)
 
 
@@ -37,7 +43,7 @@ def _reduce(v, reduction):
     if reduction == "mean":
         return fast_mean(v)
     if reduction == "sum":
-        return v.sum()
+        return sum_of(v)
     return v
 
 
@@ -120,9 +126,9 @@ nll_loss = defop("nll_loss", _nll, "NllLossBackward0",
 
 # ------------------------------------------------------------- public functions
 def _softmax_dim(input, dim):
-    if dim is None:
+    if dim is None:  # torch's implicit choice
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    return int(dim) % max(input.ndim, 1)
+    return args.dim_or_all(dim, input.ndim)
 
 
 @public("softmax", function=True, method=True, functional=True)

@@ -3,111 +3,122 @@ that choose among them, with numpy's spellings (``axis``, ``keepdims``)."""
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from . import args
-from .elementwise import logical_not, maximum, minimum, ne, to_dtype
+from .elementwise import (
+    isnan,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    ne,
+    to_dtype,
+)
 from .registry import defop, public
 from .shape import expand, reshape, reshape_op
+from .summation import count, mean_of, print_mean, print_sum, sum_of
 
 return_types_max = namedtuple("max", ["values", "indices"])
 return_types_min = namedtuple("min", ["values", "indices"])
 
 
-def _keep_shape(shape: tuple, dim: tuple) -> tuple:
-    """``shape`` with the reduced ``dim`` axes kept as 1 (for un-reducing a gradient)."""
-    found = {d % len(shape) for d in dim}
+def _keep_shape(shape: tuple, dim: Any) -> tuple:
+    """``shape`` with the reduced ``dim`` axes (a tuple, an int, or None: every axis) kept
+    as 1 (for un-reducing a gradient)."""
+    found = range(len(shape)) if dim is None else {
+        d % len(shape) for d in ((dim,) if isinstance(dim, int) else dim)}
     return tuple(1 if i in found else n for i, n in enumerate(shape))
 
 
-def _numel(shape: tuple, dim: tuple | None = None) -> int:
-    idx = range(len(shape)) if dim is None else dim
-    return int(np.prod([shape[d] for d in idx], dtype=np.int64))
+def _per_result(shape: tuple, dim: Any = None) -> int:
+    """A mean's divisor in its gradient: 1 for an empty input (no 0/0: the gradient
+    of an empty input is empty)."""
+    return max(count(shape, dim), 1)
+
+
+def _plain_mean(dtype: np.dtype) -> bool:
+    """np.mean itself (float16 accumulates in float32 there), not sum / count."""
+    return dtype.kind not in "fc" or dtype.itemsize < 4
 
 
 def fast_mean(x, axis=None, keepdims=False):
-    """np.mean's value; for float32/float64 as sum / count, which skips numpy's
-    Python-level mean wrapper (several microseconds per call on small arrays)."""
+    """A mean as ``mean_of`` computes it (sum / count, accurate, NaN over nothing)."""
     x = np.asarray(x)
-    if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+    if _plain_mean(x.dtype):
         return np.mean(x, axis=axis, keepdims=keepdims)
-    count = x.size if axis is None else _numel(
-        x.shape, axis if isinstance(axis, tuple) else (axis,))
-    return x.sum(axis=axis, keepdims=keepdims) / max(count, 1) if count else np.mean(x, axis)
+    return mean_of(x, axis, keepdims)
 
 
 def _print_mean(e: Any, a: list, lit: Any) -> str:
-    """Float means as sum / count with the count known at codegen."""
     x = e.inputs[0]
-    if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+    if _plain_mean(x.dtype):
         params = "".join(f", {k}={lit(v)}" for k, v in e.params.items())
         return f"ops.{e.op.name}({a[0]}{params})"
-    if "dim" not in e.params:
-        return f"{a[0]}.sum() / {max(math.prod(x.shape), 1)}"
-    found = e.params["dim"]
-    count = max(math.prod(x.shape[d] for d in found), 1)
-    keep = ", keepdims=True" if e.params["keepdim"] else ""
-    return f"{a[0]}.sum(axis={lit(found[0] if len(found) == 1 else found)}{keep}) / {count}"
+    return print_mean(x, a[0], lit, e.params.get("dim"), e.params.get("keepdim", False))
 
 
-def _axis(e: Any, lit: Any) -> str:
-    found = e.params["dim"]
-    return lit(found[0] if isinstance(found, tuple) and len(found) == 1 else found)
-
-
-sum_all = defop("sum_all", lambda x: np.sum(x), "SumBackward0",
-                vjp=(lambda g, out, x: expand(g, shape=x.shape),), template="{0}.sum()")
-sum_dim = defop("sum_dim", lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=keepdim),
+# sum_dim's dim: a tuple of axes; the softmax rules pass their own dim, an int or None
+# (every axis)
+sum_all = defop("sum_all", lambda x: sum_of(x), "SumBackward0",
+                vjp=(lambda g, out, x: expand(g, shape=x.shape),),
+                template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit))
+sum_dim = defop("sum_dim", lambda x, dim, keepdim: sum_of(x, axis=dim, keepdims=keepdim),
                 "SumBackward1",
                 vjp=(lambda g, out, x, dim, keepdim:
                      expand(reshape_op(g, shape=_keep_shape(x.shape, dim)), shape=x.shape),),
-                template=lambda e, a, lit:
-                f"{a[0]}.sum(axis={_axis(e, lit)}, keepdims={e.params['keepdim']})", fresh=True)
+                template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit, e.params["dim"],
+                                                     e.params["keepdim"]), fresh=True)
 mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
-                 vjp=(lambda g, out, x: expand(g / _numel(x.shape), shape=x.shape),),
+                 vjp=(lambda g, out, x: expand(g / _per_result(x.shape), shape=x.shape),),
                  template=_print_mean)
 mean_dim = defop("mean_dim", lambda x, dim, keepdim: fast_mean(x, axis=dim, keepdims=keepdim),
                  "MeanBackward1",
                  vjp=(lambda g, out, x, dim, keepdim:
-                      expand(reshape_op(g / _numel(x.shape, dim),
+                      expand(reshape_op(g / _per_result(x.shape, dim),
                                         shape=_keep_shape(x.shape, dim)), shape=x.shape),),
                  template=_print_mean, fresh=True)
 
 
-def _ties(x, out):
-    """The even split of a full max/min's gradient over tied elements."""
-    mask = x == out
-    return mask / sum_all(mask)
+def _split(g, out, x):
+    """torch's gradient of a full max/min: split evenly over the elements equal to the
+    result (NaN ones, when it is NaN), zero elsewhere."""
+    mask = logical_or(x == out, logical_and(isnan(x), isnan(out)))
+    return mask * (g / sum_all(mask))
 
 
 def _first_extreme_mask(x, dim, argfn):
+    """True at the first extreme along ``dim`` (None: over every axis), NaN first."""
+    if dim is None:
+        return np.arange(x.size).reshape(x.shape) == argfn(x)
     idx = argfn(x, axis=dim, keepdims=True)
-    return np.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - 1 - dim % x.ndim)) == idx
+    return np.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - 1 - dim)) == idx
 
 
+def _pick(mask_op):
+    """max(dim)'s rule: the gradient goes to the index the forward returned."""
+    return lambda g, out, x, dim, keepdim: reshape_op(
+        g, shape=_keep_shape(x.shape, dim)) * mask_op(x, dim=dim)
+
+
+# the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
 argmax_mask = defop("argmax_mask", lambda x, dim: _first_extreme_mask(x, dim, np.argmax))
 argmin_mask = defop("argmin_mask", lambda x, dim: _first_extreme_mask(x, dim, np.argmin))
 _BY_AXIS = "{0}.%s(axis={dim}, keepdims={keepdim})"
 max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
-                vjp=(lambda g, out, x: g * _ties(x, out),), uses=("x out",),
-                template="{0}.max()")
+                vjp=(_split,), uses=("x out",), template="{0}.max()")
 min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
-                vjp=(lambda g, out, x: g * _ties(x, out),), uses=("x out",),
-                template="{0}.min()")
+                vjp=(_split,), uses=("x out",), template="{0}.min()")
 max_dim = defop("max_dim", lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim),
-                "MaxBackward0",
-                vjp=(lambda g, out, x, dim, keepdim: reshape_op(
-                    g, shape=_keep_shape(x.shape, (dim,))) * argmax_mask(x, dim=dim),),
-                uses=("x",), template=_BY_AXIS % "max")
+                "MaxBackward0", vjp=(_pick(argmax_mask),), uses=("x",),
+                template=_BY_AXIS % "max")
 min_dim = defop("min_dim", lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim),
-                "MinBackward0",
-                vjp=(lambda g, out, x, dim, keepdim: reshape_op(
-                    g, shape=_keep_shape(x.shape, (dim,))) * argmin_mask(x, dim=dim),),
-                uses=("x",), template=_BY_AXIS % "min")
+                "MinBackward0", vjp=(_pick(argmin_mask),), uses=("x",),
+                template=_BY_AXIS % "min")
 argmax_op = defop("argmax", lambda x, dim, keepdim: np.argmax(x, axis=dim, keepdims=keepdim),
                   template=_BY_AXIS % "argmax")
 argmin_op = defop("argmin", lambda x, dim, keepdim: np.argmin(x, axis=dim, keepdims=keepdim),
@@ -120,22 +131,30 @@ def _keep_all(x: Any, ndim: int, keepdims: bool) -> Any:
     return reshape(x, (1,) * ndim) if keepdims and ndim else x
 
 
+def _as_dtype(x: Any, dtype: Any) -> Any:
+    return x if dtype is None else to_dtype(x, dtype)
+
+
 def _numpy_sum(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
     args.plain(out, **rest)
     x = args.value(a)
     found = args.axes(axis, x.ndim)
     if found is None:
         return _keep_all(reduce_sum(x, dtype=dtype), x.ndim, keepdims)
-    return reduce_sum(x, found, bool(keepdims), dtype=dtype)
+    return sum_dim(_as_dtype(x, dtype), dim=found, keepdim=bool(keepdims))  # axis=(): none
+
+
+def _torch_dims(dim: Any, ndim: int) -> tuple:
+    """The dims a sum or mean reduces: an empty list means every dim, as in torch."""
+    return args.dims(dim, ndim) or tuple(range(ndim))
 
 
 @public("sum", function=True, method=True, numpy={np.sum: _numpy_sum})
 def reduce_sum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = to_dtype(input, dtype)
+    input = _as_dtype(input, dtype)
     if dim is None:
         return sum_all(input)
-    return sum_dim(input, dim=args.dims(dim, input.ndim), keepdim=bool(keepdim))
+    return sum_dim(input, dim=_torch_dims(dim, input.ndim), keepdim=bool(keepdim))
 
 
 def _numpy_mean(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
@@ -146,28 +165,46 @@ def _numpy_mean(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
     found = args.axes(axis, x.ndim)
     if found is None:
         return _keep_all(mean(x, dtype=dtype), x.ndim, keepdims)
-    return mean(x, found, bool(keepdims), dtype=dtype)
+    return mean_dim(_as_dtype(x, dtype), dim=found, keepdim=bool(keepdims))
 
 
 @public("mean", function=True, method=True, numpy={np.mean: _numpy_mean})
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = to_dtype(input, dtype)
+    input = _as_dtype(input, dtype)
     if np.dtype(args.np_dtype(input)).kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {args.dtype_name(input)}")
     if dim is None:
         return mean_all(input)
-    return mean_dim(input, dim=args.dims(dim, input.ndim), keepdim=bool(keepdim))
+    return mean_dim(input, dim=_torch_dims(dim, input.ndim), keepdim=bool(keepdim))
+
+
+def _reduction_dim(name: str, input: Any, dim: Any) -> int | None:
+    """The one dim max, min, argmax or argmin(dim) reduce (None on a 0-d input), with
+    torch's IndexError for an empty one."""
+    if dim is None:
+        if not count(input.shape):
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        return None
+    d = args.dim_or_all(dim, input.ndim)
+    if d is not None and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
 
 
 def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
+    name = result.__name__  # max or min
     if dim is None:
+        if not count(input.shape):
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.")
         return all_op(input)
     if not isinstance(dim, (int, np.integer)):  # max(a, b): elementwise
         return pair(input, dim)
-    d = int(dim) % max(input.ndim, 1)
+    d = _reduction_dim(name, input, dim)
     values = dim_op(input, dim=d, keepdim=bool(keepdim))
     return result(values, arg_op(input, dim=d, keepdim=bool(keepdim)))
 
@@ -210,35 +247,30 @@ def reduce_min(input, dim=None, keepdim=False):
     return _extreme(input, dim, keepdim, min_all, min_dim, argmin_op, minimum, return_types_min)
 
 
-def _numpy_arg_extreme(fn: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> Any:
-    """np.argmax / np.argmin (numpy's signature) over the torch-signature function."""
+def _numpy_arg_extreme(op: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> Any:
+    """np.argmax / np.argmin (numpy's signature and errors) on the primitive."""
     args.plain(out)
     x = args.value(a)
-    if axis is None:
-        return _keep_all(fn(x), x.ndim, keepdims)
-    return fn(x, axis, keepdims)
+    found = None if axis is None else args.axes(axis, x.ndim)[0]
+    return op(x, dim=found, keepdim=bool(keepdims))
 
 
 def _numpy_argmax(a, axis=None, out=None, *, keepdims=False):
-    return _numpy_arg_extreme(argmax, a, axis, out, keepdims)
+    return _numpy_arg_extreme(argmax_op, a, axis, out, keepdims)
 
 
 def _numpy_argmin(a, axis=None, out=None, *, keepdims=False):
-    return _numpy_arg_extreme(argmin, a, axis, out, keepdims)
+    return _numpy_arg_extreme(argmin_op, a, axis, out, keepdims)
 
 
 @public("argmax", function=True, method=True, numpy={np.argmax: _numpy_argmax})
 def argmax(input, dim=None, keepdim=False):
-    if dim is None:
-        return argmax_op(reshape(input, -1), dim=0, keepdim=False)
-    return argmax_op(input, dim=int(dim), keepdim=bool(keepdim))
+    return argmax_op(input, dim=_reduction_dim("argmax", input, dim), keepdim=bool(keepdim))
 
 
 @public("argmin", function=True, method=True, numpy={np.argmin: _numpy_argmin})
 def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        return argmin_op(reshape(input, -1), dim=0, keepdim=False)
-    return argmin_op(input, dim=int(dim), keepdim=bool(keepdim))
+    return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
 @public("all", method=True)

@@ -10,12 +10,13 @@ import numpy as np
 from . import args
 from .elementwise import zeros_like
 from .registry import defop, public, reduced_axes
+from .summation import print_sum, sum_of
 
 
 def _sum_to(x, shape):
     axes = reduced_axes(np.shape(x), shape)
     if axes:
-        x = np.sum(x, axis=axes, keepdims=True)
+        x = sum_of(x, axis=axes, keepdims=True)
     return x.reshape(shape) if np.ndim(x) != len(shape) else x
 
 
@@ -26,13 +27,12 @@ _RESHAPING = dict(template="{0}.reshape({out_shape})", aliases=True)
 
 def _print_sum_to(e: Any, a: list, lit: Any) -> str:
     """Static axes: a plain sum when only leading axes go, else keepdims and reshape."""
-    src, target = e.inputs[0].shape, tuple(e.params["shape"])
-    axes = reduced_axes(src, target)
-    lead = len(src) - len(target)
-    ax = lit(axes[0] if len(axes) == 1 else axes)
+    x, target = e.inputs[0], tuple(e.params["shape"])
+    axes = reduced_axes(x.shape, target)
+    lead = x.ndim - len(target)
     if all(k < lead for k in axes):
-        return f"{a[0]}.sum(axis={ax})" if axes else a[0]
-    out = f"{a[0]}.sum(axis={ax}, keepdims=True)"
+        return print_sum(x, a[0], lit, axes) if axes else a[0]
+    out = print_sum(x, a[0], lit, axes, keepdims=True)
     return out + (f".reshape({lit(target)})" if lead else "")
 
 
@@ -312,7 +312,7 @@ def _numpy_expand_dims(a, axis):
 
 @public("unsqueeze", function=True, method=True, numpy={np.expand_dims: _numpy_expand_dims})
 def unsqueeze(input, dim):
-    return unsqueeze_op(input, dim=int(dim) % (input.ndim + 1))
+    return unsqueeze_op(input, dim=args.wrap_dim(dim, input.ndim + 1))
 
 
 def _numpy_squeeze(a, axis=None):
