@@ -2,9 +2,11 @@
 thread's ops only, cache updates are locked, and a variant one thread traced is the
 one the others run. Overlap is forced with Events and Barriers, never with sleeps."""
 
+import sys
 import threading
 
 import numpy as np
+import pytest
 
 import pullback as pb
 from pullback import config
@@ -12,6 +14,16 @@ from pullback.compiler import replay
 
 N_THREADS = 8
 TIMEOUT = 60  # seconds: a deadlock fails the test instead of hanging it
+
+
+@pytest.fixture(autouse=True)
+def switch_often():
+    """Threads take turns every microsecond (not every 5 ms), so that they interleave
+    inside traces and cache updates: the old races showed up on every run."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
 
 
 def run_threads(target, n: int = N_THREADS) -> None:
@@ -149,27 +161,52 @@ def test_eager_work_and_grad_in_another_thread_while_a_trace_is_open():
     check_cube(np.array([1.0, 3.0]), *other["compiled"])
 
 
-def test_replay_cache_under_threads_counts_every_backward_once(monkeypatch):
-    """Eager backward passes of a few graph structures in eight threads, with a replay
-    cache smaller than the structures (evictions while others look up)."""
-    monkeypatch.setattr(config, "replay_cache_size", 2)
+def power_backward(k: int, depth: int) -> None:
+    """x^(depth+1) summed, backward eagerly: the gradient is (depth+1) x^depth."""
+    x0 = data(4, k)
+    x = pb.tensor(x0, requires_grad=True)
+    y = x
+    for _ in range(depth):
+        y = y * x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (depth + 1) * x0 ** depth, rtol=1e-5)
+
+
+@pytest.fixture
+def fresh_replay():
     replay.clear()
+    yield
+    replay.clear()
+
+
+@pytest.mark.usefixtures("fresh_replay")
+def test_replay_builds_a_structure_once_for_all_threads():
+    """One graph structure, backward in eight threads at once: one sighting is
+    interpreted, one thread builds its code, every other backward runs it."""
+    start = threading.Barrier(N_THREADS, timeout=TIMEOUT)
+    rounds = 10
+
+    def work(k):
+        start.wait()
+        for _ in range(rounds):
+            power_backward(k, 2)
+
+    run_threads(work)
+    assert replay.STATS == {"interpreted": 1, "built": 1, "cached": N_THREADS * rounds - 2}
+
+
+@pytest.mark.usefixtures("fresh_replay")
+def test_replay_cache_evicting_under_threads_counts_every_backward(monkeypatch):
+    """Three structures and room for two: entries are evicted while other threads
+    look them up; gradients stay right and every backward is counted once."""
+    monkeypatch.setattr(config, "replay_cache_size", 2)
     start = threading.Barrier(N_THREADS, timeout=TIMEOUT)
     rounds = 10
 
     def work(k):
         start.wait()
         for r in range(rounds):
-            depth = 1 + (k + r) % 3  # three structures
-            x = pb.tensor(data(4, k), requires_grad=True)
-            y = x
-            for _ in range(depth):
-                y = y * x
-            y.sum().backward()
-            np.testing.assert_allclose(x.grad.numpy(), (depth + 1) * data(4, k) ** depth,
-                                       rtol=1e-5)
+            power_backward(k, 1 + (k + r) % 3)
 
     run_threads(work)
     assert sum(replay.STATS.values()) == N_THREADS * rounds
-    assert replay.STATS["cached"] > 0
-    replay.clear()

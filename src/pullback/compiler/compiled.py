@@ -16,7 +16,7 @@ from pullback.transforms import pipeline
 from ..autograd import messages
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
-from ..autograd.record import grad_edge
+from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..tensor import Tensor
@@ -176,6 +176,8 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
+        if trace_hooks():  # inside another function's trace: inlined, that trace records it
+            return self.fn(*args)
         return self.cache.call(self, args)
 
     def build(self, args: tuple) -> Variant:
