@@ -172,6 +172,20 @@ def test_compile_returns_a_captured_tensor_and_only_its_argument():
     np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0])
 
 
+def test_compiled_outputs_require_grad_as_in_eager():
+    """A detached or no_grad output had the compiled region's grad_fn."""
+    def f(x):
+        with pb.no_grad():
+            quiet = x * 4
+        return x * 2, x.detach(), (x * 3).detach(), quiet, (x * 5).argmax()
+
+    x = pb.tensor([1.0, 2.0], requires_grad=True)
+    compiled = pb.compile(f)(x)
+    assert [t.requires_grad for t in compiled] == [t.requires_grad for t in f(x)] == \
+        [True, False, False, False, False]
+    np.testing.assert_allclose(compiled[2].numpy(), [3.0, 6.0])
+
+
 def test_value_and_grad_with_the_value_and_an_argument_in_aux():
     def f(x):
         loss = (x * x).sum()

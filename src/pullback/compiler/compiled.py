@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.transforms import pipeline
+from pullback.transforms.adjoint import active_vars
 
 from ..autograd import messages
 from ..autograd.grad_mode import STATE
@@ -37,6 +38,7 @@ class Variant:
     backwards: dict = field(default_factory=dict)  # (needs, present) -> Module
     simple: bool = False  # every call argument is a traced top-level value, in order
     returned: tuple | None = None  # see returned_slots; None: the outputs, in order
+    tracked: tuple = ()  # per output: whether it gets the CompiledNode (requires grad)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -93,8 +95,9 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
            or (k >= n_args and traced.captures[k - n_args]._requires_grad)]
     name = _ident(g.name)
     simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
-    float_outs = [v for v in g.outputs if v.dtype.kind in "fc"]
-    if not grad_on or not wrt or not float_outs:
+    active = active_vars(g, [g.inputs[k] for k in wrt])
+    tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
+    if not grad_on or not any(tracked):
         fwd = pipeline.simplify(g)
         mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
@@ -106,7 +109,8 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
     fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
     strip_values(joint)
     strip_values(g)
-    return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned)
+    return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
+                   tracked=tracked)
 
 
 def strip_values(graph: Any) -> None:
@@ -220,7 +224,7 @@ class CompiledFunction:
             tensors = []
             for nr, o in enumerate(outs):
                 o = np.asarray(o)
-                if o.dtype.kind in "fc":
+                if variant.tracked[nr]:  # (a detached or integer output has no grad_fn)
                     t = Tensor._make(o, grad_fn=node)
                     t._output_nr = nr
                 else:
