@@ -224,3 +224,15 @@ def test_a_config_cache_size_below_one_is_named():
     with config.override(cache_size=0):
         with pytest.raises(ValueError, match=r"config.cache_size must be at least 1 .*got 0"):
             pb.compile(lambda x: x)
+
+
+@pytest.mark.parametrize("door, name", [(pb.grad, "grad"), (pb.value_and_grad, "grad_and_value")])
+def test_grad_of_a_function_returning_a_pair_without_has_aux_is_refused(door, name):
+    """As torch.func: the value and its copy came back as a pair, silently."""
+    def f(x):
+        loss = (x * x).sum()
+        return loss, loss
+
+    with pytest.raises(RuntimeError, match=rf"^{name}\(f\)\(\*args\): Expected f\(\*args\) to "
+                       r"return a Tensor, got <class 'tuple'>"):
+        door(f)(np.array([1.0, 2.0]))

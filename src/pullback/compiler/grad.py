@@ -160,6 +160,10 @@ class GradFunction:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
+        value = out[0] if self.has_aux else out
+        if not isinstance(value, Tensor):  # torch.func's words (a tuple needs has_aux)
+            raise RuntimeError(f"{self._name}(f)(*args): Expected f(*args) to return a "
+                               f"Tensor, got {type(value)}")
         return out
 
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
