@@ -190,8 +190,10 @@ class Cache:
     def _hit(self, key: tuple) -> None:
         with self.lock:
             self.info.hits += 1
-            if key in self.entries:
+            try:
                 self.entries.move_to_end(key)
+            except KeyError:  # another thread evicted it meanwhile
+                pass
 
     def _miss(self, door: FrontDoor, args: tuple, key: tuple, tried: list,
               failed: tuple | None) -> Any:
