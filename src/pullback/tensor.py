@@ -103,7 +103,7 @@ class Tensor(TensorMethods, ValueMethods):
     def data(self) -> Tensor:
         """The same storage without autograd history or the version counter."""
         t = Tensor._make(self._data)
-        if record.TRACE_HOOKS:
+        if record.TRACING:
             _traced_detach(self, t)
         return t
 
@@ -323,7 +323,7 @@ class Tensor(TensorMethods, ValueMethods):
         t = Tensor._make(self._data, vc=self._vc)
         if self._is_inference:
             t._is_inference = True
-        if record.TRACE_HOOKS:
+        if record.TRACING:
             _traced_detach(self, t)
         return t
 
@@ -393,13 +393,13 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
 
 def _traced_detach(src: Tensor, t: Tensor) -> None:
     """Tell the tracer that ``t`` is ``src`` with the gradient stopped."""
-    for hook in record.TRACE_HOOKS:
+    for hook in record.trace_hooks():
         hook(_shape.detach, (src,), {}, t)
 
 
 def _refuse_while_tracing(what: str) -> None:
     """Hooks would not run in compiled code: refuse them inside a traced function."""
-    if record.TRACE_HOOKS:
+    if record.trace_hooks():
         raise RuntimeError(f"{what} inside a function being compiled is not supported: the "
                            "generated backward would not run it. Register hooks on the "
                            "compiled function's outputs or inputs instead.")

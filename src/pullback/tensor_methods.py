@@ -14,7 +14,7 @@ import numpy as np
 
 from . import numpy_interop
 from .autograd.messages import legacy_type
-from .autograd.record import CONCRETE_HOOKS, apply_inplace
+from .autograd.record import apply_inplace, notify_concrete
 from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
@@ -26,8 +26,7 @@ def _index(idx: Any) -> Any:
     if isinstance(idx, tuple):
         return tuple(_index(i) for i in idx)
     if hasattr(idx, "_data"):
-        for hook in CONCRETE_HOOKS:
-            hook(idx, "index")
+        notify_concrete(idx, "index")
         return idx._data
     if isinstance(idx, list):
         return np.asarray([_index(i) for i in idx])

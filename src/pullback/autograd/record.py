@@ -6,6 +6,7 @@ is the in-place form with torch's leaf, view and version-counter rules.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
@@ -20,15 +21,51 @@ from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor,
 from .graph import _seq as _node_seq
 
 Tensor: Any = None  # set by pullback.tensor (the class imports this module)
-TRACE_HOOKS: list = []  # active tracers (compiler): each gets (op, args, params, out)
-#: callbacks told when a tensor's value becomes a Python value (the tracer's guards)
-CONCRETE_HOOKS: list = []
+
+
+class _Hooks(threading.local):
+    """This thread's tracers (the compiler): ``ops`` each get (op, args, params, out),
+    ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value."""
+
+    def __init__(self) -> None:
+        self.ops: list = []
+        self.concrete: list = []
+
+
+HOOKS = _Hooks()
+#: threads tracing now. Ops read HOOKS (a thread-local lookup) only while it is not 0:
+#: a trace records its own thread's ops and no other thread's.
+TRACING = 0
+_TRACING_LOCK = threading.Lock()
+
+
+def start_tracing(on_op: Any, on_concrete: Any) -> None:
+    """Send this thread's ops and conversions to a tracer until ``stop_tracing``."""
+    global TRACING
+    HOOKS.ops.append(on_op)
+    HOOKS.concrete.append(on_concrete)
+    with _TRACING_LOCK:
+        TRACING += 1
+
+
+def stop_tracing(on_op: Any, on_concrete: Any) -> None:
+    global TRACING
+    with _TRACING_LOCK:
+        TRACING -= 1
+    HOOKS.ops.remove(on_op)
+    HOOKS.concrete.remove(on_concrete)
+
+
+def trace_hooks() -> list:
+    """This thread's tracers' op hooks (empty when it is not tracing)."""
+    return HOOKS.ops if TRACING else []
 
 
 def notify_concrete(t: Any, how: str) -> None:
-    """Tell the tracers that ``t``'s value leaves the graph (``how``: item, numpy...)."""
-    for hook in CONCRETE_HOOKS:
-        hook(t, how)
+    """Tell this thread's tracers that ``t``'s value leaves the graph (``how``: item...)."""
+    if TRACING:
+        for hook in HOOKS.concrete:
+            hook(t, how)
 
 
 class VersionCounter:
@@ -174,8 +211,8 @@ def apply(op, args: tuple, params: dict) -> Any:
             result._is_inference = True
         if op.is_view:
             _mark_view(result, args[0], op, params)
-    if TRACE_HOOKS:
-        for hook in TRACE_HOOKS:
+    if TRACING:
+        for hook in HOOKS.ops:
             hook(op, args, params, result)
     return result
 
@@ -324,8 +361,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
             _rebase(self, node)
         else:
             _rebase_view(self, node)
-    if TRACE_HOOKS:
-        for hook in TRACE_HOOKS:
+    if TRACING:
+        for hook in HOOKS.ops:
             hook(op, args, params, self, inplace=True)
     return self
 

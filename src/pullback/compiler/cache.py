@@ -10,6 +10,7 @@ variant or traces a new one. A key whose guards keep failing falls back to eager
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -38,15 +39,23 @@ def make_guard(guards: list) -> Callable:
     expected = [g.expected for g in guards]
 
     def guard(k: int, value: Any) -> None:
-        e = expected[k]
-        if isinstance(e, np.ndarray):
-            ok = np.array_equal(np.asarray(value), e)
-        else:
-            ok = bool(np.asarray(value) == e) if not isinstance(e, bool) else bool(value) == e
-        if not ok:
+        if not same_value(value, expected[k]):
             raise GuardFailed(k)
 
     return guard
+
+
+def same_value(value: Any, expected: Any) -> bool:
+    """Whether a guarded value is the one the trace saw. NaN is the same as NaN: a
+    loss that went NaN while it was logged takes the traced path again."""
+    if isinstance(expected, bool):
+        return bool(value) == expected
+    a = np.asarray(value)
+    if isinstance(expected, np.ndarray):
+        return a.shape == expected.shape and np.array_equal(
+            a, expected, equal_nan=expected.dtype.kind in "fc")
+    return bool(a == expected) or (a.dtype.kind in "fc" and bool(np.isnan(a))
+                                   and expected != expected)
 
 
 def guard_env(guards: list) -> dict:
@@ -86,8 +95,9 @@ class FrontDoor(Protocol):
 
 @dataclass
 class CacheInfo:
-    """Each call through the cache is a hit, a miss (traced a new variant) or a fallback
-    (ran eagerly). ``recompiles``: the misses whose key's variants all failed a guard."""
+    """Each call through the cache is a hit, a miss (traced a new variant; one more per
+    retrace when a guard fails on the call that traced it) or a fallback (ran eagerly).
+    ``recompiles``: the misses whose key's variants all failed a guard."""
 
     hits: int = 0
     misses: int = 0
@@ -123,12 +133,34 @@ def call_key(args: tuple) -> tuple:
     return (STATE.grad_enabled, *[arg_key(a) for a in args])
 
 
+def check_maxsize(maxsize: Any, name: str) -> None:
+    """Refuse a cache size that is not a positive int (``name`` says whose it is)."""
+    if type(maxsize) is not int:
+        raise TypeError(f"{name} must be an int, not {type(maxsize).__name__}")
+    if maxsize < 1:
+        raise ValueError(f"{name} must be at least 1 (the argument signatures to keep "
+                         f"traced variants for), got {maxsize}")
+
+
 @dataclass
 class Cache:
-    maxsize: int = field(default_factory=lambda: config.cache_size)
+    """Thread-safe: ``lock`` guards the entries and counters for a moment, never while
+    generated code runs; ``building`` lets one thread at a time trace, so a variant one
+    thread traced is the one the others use."""
+
+    maxsize: int | None = None  # None: config.cache_size
     entries: OrderedDict = field(default_factory=OrderedDict)  # key -> [variant, ...]
     info: CacheInfo = field(default_factory=CacheInfo)
     eager: set = field(default_factory=set)  # keys that fell back (their variants dropped)
+    lock: Any = field(default_factory=threading.Lock, repr=False)
+    building: Any = field(default_factory=threading.RLock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.maxsize is None:
+            self.maxsize = config.cache_size
+            check_maxsize(self.maxsize, "config.cache_size")
+        else:
+            check_maxsize(self.maxsize, "maxsize")
 
     def call(self, door: FrontDoor, args: tuple) -> Any:
         """One call of ``door``'s function: the first of the key's variants whose guards
@@ -141,57 +173,99 @@ class Cache:
                             f"argument of type {e}; pass arrays as Tensors or make it "
                             "hashable") from None
         variants = self.entries.get(key)
+        failed = None
         if variants is not None:  # the hot path: a cache hit
             for variant in variants:
                 try:
                     out = door.run(variant, args)
                 except GuardFailed as e:
-                    failed = e.index
+                    failed = (variant, e.index)
                     continue
-                self.info.hits += 1
-                self.entries.move_to_end(key)
+                self._hit(key)
                 return out
-            if len(variants) >= config.recompile_limit:  # every variant's guard failed
-                return self._give_up(door, args, key, _describe_failure(variants[-1], failed))
-            self.info.recompiles += 1
         elif key in self.eager:
-            self.info.fallbacks += 1
-            return door.fallback(args)
-        self.info.misses += 1
-        variant = door.build(args)
-        self.add(key, variant)
-        return door.run(variant, args)
+            return self._fallback(door, args)
+        return self._miss(door, args, key, list(variants or ()), failed)
 
-    def _give_up(self, door: FrontDoor, args: tuple, key: tuple, guard: str) -> Any:
-        """Warn, drop the key's variants and run it eagerly from now on."""
-        # stacklevel 4: _give_up, call, the front door's __call__, the user's line
-        warnings.warn(f"{door.how}: {def_line(door.fn)} was traced {len(self.entries[key])} "
-                      f"times for the same argument types; the guard {guard} keeps failing. "
-                      "Falling back to eager execution for these arguments.", UserWarning,
-                      stacklevel=4)
-        self.eager.add(key)
-        del self.entries[key]
-        self._resize()
-        self.info.fallbacks += 1
+    def _hit(self, key: tuple) -> None:
+        with self.lock:
+            self.info.hits += 1
+            try:
+                self.entries.move_to_end(key)
+            except KeyError:  # another thread evicted it meanwhile
+                pass
+
+    def _miss(self, door: FrontDoor, args: tuple, key: tuple, tried: list,
+              failed: tuple | None) -> Any:
+        """Trace variants for ``key`` until one's guards hold on this call: a guard can
+        fail on the very call that traced it (a NaN logged, a branch on random numbers).
+        Variants that other threads traced meanwhile are tried first."""
+        with self.building:
+            if key in self.eager:  # another thread gave up on these arguments
+                return self._fallback(door, args)
+            pending = [v for v in self.entries.get(key, ()) if not any(v is t for t in tried)]
+            tried += pending
+            traced = False
+            while True:
+                for variant in pending:
+                    try:
+                        out = door.run(variant, args)
+                    except GuardFailed as e:
+                        failed = (variant, e.index)
+                        continue
+                    if not traced:
+                        self._hit(key)
+                    return out
+                if tried and len(tried) >= config.recompile_limit:
+                    return self._give_up(door, args, key, len(tried),
+                                         _describe_failure(*failed))
+                with self.lock:
+                    self.info.misses += 1
+                    self.info.recompiles += bool(tried)
+                variant = door.build(args)
+                self.add(key, variant)
+                tried.append(variant)
+                pending = [variant]
+                traced = True
+
+    def _fallback(self, door: FrontDoor, args: tuple) -> Any:
+        with self.lock:
+            self.info.fallbacks += 1
         return door.fallback(args)
 
+    def _give_up(self, door: FrontDoor, args: tuple, key: tuple, traced: int,
+                 guard: str) -> Any:
+        """Warn, drop the key's variants and run it eagerly from now on."""
+        # stacklevel 5: _give_up, _miss, call, the front door's __call__, the user's line
+        warnings.warn(f"{door.how}: {def_line(door.fn)} was traced {traced} times for the "
+                      f"same argument types; the guard {guard} keeps failing. Falling back "
+                      "to eager execution for these arguments.", UserWarning, stacklevel=5)
+        with self.lock:
+            self.eager.add(key)
+            self.entries.pop(key, None)
+            self._resize()
+        return self._fallback(door, args)
+
     def get(self, key: tuple) -> list | None:
-        variants = self.entries.get(key)
-        if variants is not None:
-            self.entries.move_to_end(key)
+        with self.lock:
+            variants = self.entries.get(key)
+            if variants is not None:
+                self.entries.move_to_end(key)
         return variants
 
     def add(self, key: tuple, variant: Any) -> None:
-        if key in self.eager:  # traced for inspect only: these arguments stay eager
-            return
-        self.entries.setdefault(key, []).append(variant)
-        self.entries.move_to_end(key)
-        while len(self.entries) > self.maxsize:
-            self.entries.popitem(last=False)
-        self._resize()
+        with self.lock:
+            if key in self.eager:  # traced for inspect only: these arguments stay eager
+                return
+            self.entries.setdefault(key, []).append(variant)
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.maxsize:
+                self.entries.popitem(last=False)
+            self._resize()
 
     def _resize(self) -> None:
         self.info.size = sum(len(v) for v in self.entries.values())
 
     def variants(self) -> list:
-        return [v for vs in self.entries.values() for v in vs]
+        with self.lock:
+            return [v for vs in self.entries.values() for v in vs]

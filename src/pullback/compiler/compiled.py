@@ -12,16 +12,17 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.transforms import pipeline
+from pullback.transforms.adjoint import active_vars
 
 from ..autograd import messages
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
-from ..autograd.record import grad_edge
+from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..tensor import Tensor
-from .cache import Cache, call_key, check_captures, guard_env
-from .trace import Traced, slot_values, trace_call, unflatten
+from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
+from .trace import Traced, arg_array, slot_values, trace_call, unflatten
 from .tracer import TraceError
 
 
@@ -36,6 +37,8 @@ class Variant:
     joint: Any = None
     backwards: dict = field(default_factory=dict)  # (needs, present) -> Module
     simple: bool = False  # every call argument is a traced top-level value, in order
+    returned: tuple | None = None  # see returned_slots; None: the outputs, in order
+    tracked: tuple = ()  # per output: whether it gets the CompiledNode (requires grad)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -57,10 +60,34 @@ def _ident(name: str) -> str:
     return sanitize("".join(c if c.isalnum() else "_" for c in name).strip("_") or "f")
 
 
+def returned_slots(traced: Traced) -> tuple | None:
+    """Make the graph's outputs the distinct values it computes; return, per tensor the
+    function returned, ``(True, j)`` for output j or ``(False, k)`` for graph input k.
+    As in torch, a tensor returned twice is one tensor, and a returned argument or
+    captured tensor is that tensor itself (None: the outputs are returned as they are)."""
+    g = traced.graph
+    input_at = {v.id: k for k, v in enumerate(g.inputs)}
+    computed: list = []
+    slots = []
+    for v in g.outputs:
+        if v.id in input_at:
+            slots.append((False, input_at[v.id]))
+            continue
+        if all(v is not c for c in computed):
+            computed.append(v)
+        slots.append((True, next(j for j, c in enumerate(computed) if c is v)))
+    if len(computed) == len(g.outputs):
+        return None
+    traced.graph = g.replace(outputs=computed)
+    traced.n_outputs = len(computed)
+    return tuple(slots)
+
+
 def build_variant(fn: Callable, args: tuple) -> Variant:
     grad_on = STATE.grad_enabled
     grad_args = {i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad}
     traced = trace_call(fn, args, grad_args if grad_on else set(), "compile")
+    returned = returned_slots(traced)
     g = traced.graph
     n_args = len(traced.arg_slots)
     wrt = [k for k, v in enumerate(g.inputs)
@@ -68,12 +95,13 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
            or (k >= n_args and traced.captures[k - n_args]._requires_grad)]
     name = _ident(g.name)
     simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
-    float_outs = [v for v in g.outputs if v.dtype.kind in "fc"]
-    if not grad_on or not wrt or not float_outs:
+    active = active_vars(g, [g.inputs[k] for k in wrt])
+    tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
+    if not grad_on or not any(tracked):
         fwd = pipeline.simplify(g)
         mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
-        return Variant(traced, [], mod, simple=simple)
+        return Variant(traced, [], mod, simple=simple, returned=returned)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
@@ -81,7 +109,8 @@ def build_variant(fn: Callable, args: tuple) -> Variant:
     fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
     strip_values(joint)
     strip_values(g)
-    return Variant(traced, wrt, fwd, sp, joint, simple=simple)
+    return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
+                   tracked=tracked)
 
 
 def strip_values(graph: Any) -> None:
@@ -147,10 +176,12 @@ class CompiledFunction:
 
     def __init__(self, fn: Callable, maxsize: int | None = None) -> None:
         self.fn = fn
-        self.cache = Cache() if maxsize is None else Cache(maxsize)
+        self.cache = Cache(maxsize)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
+        if trace_hooks():  # inside another function's trace: inlined, that trace records it
+            return self.fn(*args)
         return self.cache.call(self, args)
 
     def build(self, args: tuple) -> Variant:
@@ -177,26 +208,30 @@ class CompiledFunction:
         if traced.captures:
             check_captures(traced)
         if variant.simple:
-            inputs = [a if type(a) is Tensor else Tensor._make(np.asarray(a)) for a in args]
+            inputs = [a if type(a) is Tensor else Tensor._make(arg_array(a, v))
+                      for a, v in zip(args, traced.graph.inputs)]
             inputs += traced.captures
         else:
             inputs = _graph_input_tensors(traced, args)
         result = variant.forward.fn(*[t._data for t in inputs])
         outs = result[:traced.n_outputs]
         if not variant.wrt:
-            return unflatten(traced.out_tree, [Tensor._make(np.asarray(o)) for o in outs])
-        wrt = variant.wrt_set
-        edges = tuple(grad_edge(t) if k in wrt else _NO_EDGE for k, t in enumerate(inputs))
-        node = CompiledNode(variant, edges, result[traced.n_outputs:], inputs)
-        tensors = []
-        for nr, o in enumerate(outs):
-            o = np.asarray(o)
-            if o.dtype.kind in "fc":
-                t = Tensor._make(o, grad_fn=node)
-                t._output_nr = nr
-            else:
-                t = Tensor._make(o)
-            tensors.append(t)
+            tensors = [Tensor._make(np.asarray(o)) for o in outs]
+        else:
+            wrt = variant.wrt_set
+            edges = tuple(grad_edge(t) if k in wrt else _NO_EDGE for k, t in enumerate(inputs))
+            node = CompiledNode(variant, edges, result[traced.n_outputs:], inputs)
+            tensors = []
+            for nr, o in enumerate(outs):
+                o = np.asarray(o)
+                if variant.tracked[nr]:  # (a detached or integer output has no grad_fn)
+                    t = Tensor._make(o, grad_fn=node)
+                    t._output_nr = nr
+                else:
+                    t = Tensor._make(o)
+                tensors.append(t)
+        if variant.returned is not None:
+            tensors = [tensors[j] if made else inputs[j] for made, j in variant.returned]
         return unflatten(traced.out_tree, tensors)
 
 
@@ -204,8 +239,8 @@ _NO_EDGE = (None, 0)
 
 
 def _graph_input_tensors(traced: Traced, args: tuple) -> list:
-    tensors = [a if isinstance(a, Tensor) else Tensor._make(np.asarray(a))
-               for a in slot_values(traced, args)]
+    tensors = [a if isinstance(a, Tensor) else Tensor._make(arg_array(a, v))
+               for a, v in zip(slot_values(traced, args), traced.graph.inputs)]
     return tensors + list(traced.captures)
 
 
@@ -220,6 +255,8 @@ def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
     >>> f(x).backward(); x.grad
     tensor([2., 4.])
     """
+    if maxsize is not None:
+        check_maxsize(maxsize, "compile: maxsize")
     if fn is None:
         return lambda f: CompiledFunction(f, maxsize)
     if isinstance(fn, CompiledFunction):

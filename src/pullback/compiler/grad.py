@@ -22,7 +22,16 @@ from ..ir import Var, grad_of
 from ..tensor import Tensor
 from .cache import Cache, check_captures, guard_env
 from .compiled import CompiledFunction, _ident, strip_values
-from .trace import Traced, flatten, gather_inputs, is_traced_arg, proxy, trace_call, unflatten
+from .trace import (
+    Traced,
+    arg_array,
+    flatten,
+    gather_inputs,
+    is_traced_arg,
+    proxy,
+    trace_call,
+    unflatten,
+)
 from .tracer import TraceError, def_line
 
 
@@ -102,7 +111,7 @@ class GradFunction:
         return tuple(k % n for k in nums)
 
     def __call__(self, *args: Any) -> Any:
-        if record.TRACE_HOOKS:
+        if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         for a in args:
             if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
@@ -135,7 +144,7 @@ class GradFunction:
         Raises GuardFailed when the variant does not apply."""
         if variant.simple:  # the common case: every argument is a traced array
             arrays = [a._data if type(a) is Tensor else a if type(a) is np.ndarray
-                      else np.asarray(a, np.float32) for a in args]
+                      else arg_array(a, v) for a, v in zip(args, variant.traced.graph.inputs)]
         else:
             check_captures(variant.traced)
             arrays = gather_inputs(variant.traced, args)
@@ -151,6 +160,10 @@ class GradFunction:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
+        value = out[0] if self.has_aux else out
+        if not isinstance(value, Tensor):  # torch.func's words (a tuple needs has_aux)
+            raise RuntimeError(f"{self._name}(f)(*args): Expected f(*args) to return a "
+                               f"Tensor, got {type(value)}")
         return out
 
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:

@@ -47,7 +47,8 @@ from ..settings import config
 STATS = {"interpreted": 0, "built": 0, "cached": 0}
 
 _CACHE: dict = {}  # structure key -> _Entry
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # _CACHE's entries, their sightings, STATS: held for a moment
+_BUILDING = threading.Lock()  # held while a backward is built (generated code runs unheld)
 
 # markers of the kinds of saved values in a key (unique objects: never equal to data)
 _M, _A, _S, _O, _L, _N = (object() for _ in range(6))
@@ -82,9 +83,10 @@ class Plan:
 
 def clear() -> None:
     """Forget every cached backward (and the counters)."""
-    _CACHE.clear()
-    for k in STATS:
-        STATS[k] = 0
+    with _LOCK:
+        _CACHE.clear()
+        for k in STATS:
+            STATS[k] = 0
 
 
 # --------------------------------------------------------------------- the walk
@@ -254,30 +256,46 @@ def run(root_edges: list, seeds: list, retain_graph: bool,
         return None
     w = walk(root_edges, seeds, captures)
     if w is None:
-        STATS["interpreted"] += 1
+        _count("interpreted")
         return None
     entry = _lookup(w)
     entry.used = next(_TICK)
     plan = entry.plan
     if plan is None:
-        entry.seen += 1
-        if entry.seen <= config.replay_after:  # a first sighting: interpreted
-            STATS["interpreted"] += 1
+        with _LOCK:
+            entry.seen += 1
+            first = entry.seen <= config.replay_after
+        if first:  # a first sighting: interpreted
+            _count("interpreted")
             return None
+        plan = _plan(entry, w, root_edges, seeds, captures)
+    else:
+        _count("interpreted" if plan is _FAILED else "cached")
+    return None if plan is _FAILED else execute(plan, w, seeds, retain_graph, captures)
+
+
+def _plan(entry: _Entry, w: Walk, root_edges: list, seeds: list,
+          captures: dict | None) -> Any:
+    """The entry's Plan, built now unless another thread built it meanwhile (one
+    thread builds at a time); _FAILED when a rule does not run on IR values."""
+    with _BUILDING:
+        if entry.plan is not None:
+            _count("interpreted" if entry.plan is _FAILED else "cached")
+            return entry.plan
         try:
             with np.errstate(all="ignore"):
-                plan = entry.plan = build(w, root_edges, seeds, captures)
+                entry.plan = build(w, root_edges, seeds, captures)
         except Exception:  # a rule that does not run on IR values: interpret it always
             entry.plan = _FAILED
-            STATS["interpreted"] += 1
-            return None
-        STATS["built"] += 1
-    elif plan is _FAILED:
-        STATS["interpreted"] += 1
-        return None
-    else:
-        STATS["cached"] += 1
-    return execute(plan, w, seeds, retain_graph, captures)
+            _count("interpreted")
+        else:
+            _count("built")
+        return entry.plan
+
+
+def _count(kind: str) -> None:
+    with _LOCK:
+        STATS[kind] += 1
 
 
 def _lookup(w: Walk) -> _Entry:
@@ -290,9 +308,9 @@ def _lookup(w: Walk) -> _Entry:
             if w.key is None:
                 return _FAILED_ENTRY
             entry = _CACHE.get(w.key)
+        return _remember(w.key) if entry is None else entry
     except Exception:  # a param whose == is not a bool (a Tensor, say): interpreted
         return _FAILED_ENTRY
-    return _remember(w.key) if entry is None else entry
 
 
 class _Entry:
@@ -314,12 +332,13 @@ _TICK = itertools.count(1)
 def _remember(key: tuple) -> _Entry:
     """A new entry for ``key``; the least recently used one goes when the cache is full
     (a hit only stamps its entry: no dict work on the hot path)."""
-    entry = _Entry()
     with _LOCK:
-        while _CACHE and len(_CACHE) >= config.replay_cache_size:
-            old = min(_CACHE.items(), key=lambda item: item[1].used)[0]
-            del _CACHE[old]
-        _CACHE[key] = entry
+        entry = _CACHE.get(key)  # another thread's first sighting of the same key
+        if entry is None:
+            while _CACHE and len(_CACHE) >= config.replay_cache_size:
+                old = min(_CACHE.items(), key=lambda item: item[1].used)[0]
+                del _CACHE[old]
+            entry = _CACHE[key] = _Entry()
     return entry
 
 

@@ -169,10 +169,19 @@ def slot_values(traced: Traced, args: tuple) -> list:
     return values
 
 
+def arg_array(a: Any, var: Any) -> np.ndarray:
+    """A call's array for traced argument ``a`` (graph input ``var``): a Python float in
+    the dtype the trace gave it, so that results and guards see what the trace saw."""
+    if isinstance(a, Tensor):
+        return a._data
+    if isinstance(a, float):
+        return np.asarray(a, var.dtype)
+    return a
+
+
 def gather_inputs(traced: Traced, args: tuple) -> list:
     """The arrays to pass to generated code for one call, in graph-input order."""
-    arrays = [a._data if isinstance(a, Tensor) else a if isinstance(a, np.ndarray) else
-              np.asarray(a, dtype=dtypes.default_float.np) for a in slot_values(traced, args)]
+    arrays = [arg_array(a, v) for a, v in zip(slot_values(traced, args), traced.graph.inputs)]
     for t in traced.captures:
         arrays.append(t._data)
     return arrays

@@ -212,13 +212,11 @@ class Tracer:
 
     # ------------------------------------------------------------------ running
     def __enter__(self) -> Tracer:
-        record.TRACE_HOOKS.append(self.on_op)
-        record.CONCRETE_HOOKS.append(self.on_concrete)
+        record.start_tracing(self.on_op, self.on_concrete)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        record.TRACE_HOOKS.remove(self.on_op)
-        record.CONCRETE_HOOKS.remove(self.on_concrete)
+        record.stop_tracing(self.on_op, self.on_concrete)
 
     def graph(self, outputs: list) -> Graph:
         _name_assignments(self.builder.eqns)
