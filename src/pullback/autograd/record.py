@@ -1,6 +1,6 @@
 """Running an op on Tensors: compute it on numpy, and record a node when grad is on.
 
-``apply`` is the Tensor kind's dispatcher (see ops.registry.call); ``apply_inplace``
+``apply`` is the Tensor kind's dispatcher (see ops.registry.OpDef.__call__); ``apply_inplace``
 is the in-place form with torch's leaf, view and version-counter rules.
 """
 
