@@ -150,7 +150,8 @@ relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
 sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
              template="np.sign({0})", function=True, method=True, numpy=np.sign)
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
-                 vjp=(lambda g, out, x, min, max: g * in_range(x, min=min, max=max),),
+                 # where, not g * mask: torch's gradient is 0 outside [min, max], NaN g or not
+                 vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),
                  uses=("x",), template="np.clip({0}, {min}, {max})", elementwise=True,
                  inplace="clamp_")
 

@@ -12,12 +12,16 @@ from .registry import defop, public
 
 
 def _softmax(x, dim):
+    if x.size == 0:  # (max over an empty dim has no value)
+        return np.exp(x)
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     e /= e.sum(axis=dim, keepdims=True)
     return e
 
 
 def _log_softmax(x, dim):
+    if x.size == 0:
+        return np.exp(x)
     s = x - x.max(axis=dim, keepdims=True)
     s -= np.log(np.exp(s).sum(axis=dim, keepdims=True))
     return s

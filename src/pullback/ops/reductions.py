@@ -37,7 +37,8 @@ def fast_mean(x, axis=None, keepdims=False):
         return np.mean(x, axis=axis, keepdims=keepdims)
     count = x.size if axis is None else _numel(
         x.shape, axis if isinstance(axis, tuple) else (axis,))
-    return x.sum(axis=axis, keepdims=keepdims) / max(count, 1) if count else np.mean(x, axis)
+    return x.sum(axis=axis, keepdims=keepdims) / max(count, 1) if count else np.mean(
+        x, axis, keepdims=keepdims)
 
 
 def _print_mean(e: Any, a: list, lit: Any) -> str:

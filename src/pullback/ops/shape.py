@@ -275,7 +275,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     if nd == 0:
         return reshape(input, 1)
     s, e = start_dim % nd, end_dim % nd
-    return reshape(input, tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:]))
+    if s == e:  # torch returns the tensor itself
+        return input
+    n = int(np.prod(input.shape[s:e + 1]))  # (not -1: that is ambiguous for empty tensors)
+    return reshape(input, tuple(input.shape[:s]) + (n,) + tuple(input.shape[e + 1:]))
 
 
 @public("transpose", function=True, method=True,
