@@ -39,7 +39,9 @@ def _whole(idx: Any, shp: tuple) -> bool:
     dims = [p for p in parts if p is not Ellipsis]
     if len(dims) > len(shp) or len(parts) - len(dims) > 1:
         return False
-    for p, n in zip(dims, shp):
+    k = next((i for i, p in enumerate(parts) if p is Ellipsis), len(parts))
+    after = parts[k + 1:]  # (the parts after an Ellipsis index the last dims)
+    for p, n in zip(parts[:k] + after, shp[:k] + shp[len(shp) - len(after):]):
         if not isinstance(p, slice) or p.indices(n) != (0, n, 1):
             return False
     return True

@@ -158,18 +158,18 @@ absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(
 sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
                 vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
                 elementwise=True, function=True, method=True, inplace=True, functional=True)
-# torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes).
-# Masks multiply, here and in the extremes' rules (numpy's where is several times slower):
-# an inf or NaN incoming gradient gives NaN where torch writes 0.
+# torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes), and
+# is 0 elsewhere even when it is inf or NaN (a select, not a product with a mask)
 relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
-             vjp=(lambda g, out, x: g * logical_not(out <= 0),), uses=("out",),
+             vjp=(lambda g, out, x: where(out <= 0, 0, g),), uses=("out",),
              template="np.maximum({0}, 0)", elementwise=True,
              function=True, method=True, inplace=True, functional=True)
 # sign is differentiable in torch, with a zero gradient everywhere
 sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
              template="np.sign({0})", function=True, method=True, numpy=np.sign)
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
-                 vjp=(lambda g, out, x, min, max: g * in_range(x, min=min, max=max),),
+                 # where, not g * mask: torch's gradient is 0 outside [min, max], NaN g or not
+                 vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),
                  uses=("x",), template="np.clip({0}, {min}, {max})", elementwise=True,
                  inplace="clamp_")
 
@@ -203,13 +203,13 @@ def clamp(input, min=None, max=None):
 
 
 maximum = defop("maximum", np.maximum, "MaximumBackward0",
-                vjp=(lambda g, out, x, y: g * win_weight(x, y),
-                     lambda g, out, x, y: g * win_weight(y, x)),
+                vjp=(lambda g, out, x, y: _weighted(g, win_weight(x, y)),
+                     lambda g, out, x, y: _weighted(g, win_weight(y, x))),
                 uses=("x y", "x y"), template="np.maximum({0}, {1})",
                 function=True, method=True, numpy=np.maximum)
 minimum = defop("minimum", np.minimum, "MinimumBackward0",
-                vjp=(lambda g, out, x, y: g * win_weight(y, x),
-                     lambda g, out, x, y: g * win_weight(x, y)),
+                vjp=(lambda g, out, x, y: _weighted(g, win_weight(y, x)),
+                     lambda g, out, x, y: _weighted(g, win_weight(x, y))),
                 uses=("x y", "x y"), template="np.minimum({0}, {1})",
                 function=True, method=True, numpy=np.minimum)
 
@@ -268,6 +268,12 @@ def _in_range(x, min, max):
 
 
 in_range = defop("in_range", _in_range, elementwise=True)
+
+
+def _weighted(g, weight):
+    """``g * weight``, and exactly 0 where ``weight`` is 0 even when ``g`` is inf or NaN
+    (torch's masked_fill)."""
+    return where(weight == 0, 0, g * weight)
 
 
 def _win_weight(x, y):

@@ -18,6 +18,7 @@ from .elementwise import (
     minimum,
     ne,
     to_dtype,
+    where,
 )
 from .registry import defop, public
 from .shape import expand, reshape, reshape_op
@@ -88,7 +89,7 @@ def _split(g, out, x):
     """torch's gradient of a full max/min: split evenly over the elements equal to the
     result (NaN ones, when it is NaN), zero elsewhere."""
     mask = logical_or(x == out, logical_and(isnan(x), isnan(out)))
-    return mask * (g / sum_all(mask))
+    return where(mask, g / sum_all(mask), 0)  # 0 elsewhere, even for an inf g
 
 
 def _first_extreme_mask(x, dim, argfn):
@@ -101,8 +102,8 @@ def _first_extreme_mask(x, dim, argfn):
 
 def _pick(mask_op):
     """max(dim)'s rule: the gradient goes to the index the forward returned."""
-    return lambda g, out, x, dim, keepdim: reshape_op(
-        g, shape=_keep_shape(x.shape, dim)) * mask_op(x, dim=dim)
+    return lambda g, out, x, dim, keepdim: where(
+        mask_op(x, dim=dim), reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)

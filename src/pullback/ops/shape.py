@@ -70,10 +70,19 @@ squeeze_all = defop("squeeze_all", lambda x, dim: np.squeeze(x, dim), "SqueezeBa
 squeeze_dims = defop("squeeze_dims", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward2",
                      vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
                      **_RESHAPING)
-transpose_op = defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
-                     "TransposeBackward0",
+def _swapaxes(x, dim0, dim1):
+    return np.swapaxes(x, dim0, dim1) if np.ndim(x) else x[...]  # a 0-d tensor: itself
+
+
+def _print_swapaxes(e: Any, a: list, lit: Any) -> str:
+    if not e.inputs[0].shape:
+        return f"{a[0]}[...]"
+    return f"{a[0]}.swapaxes({lit(e.params['dim0'])}, {lit(e.params['dim1'])})"
+
+
+transpose_op = defop("transpose", _swapaxes, "TransposeBackward0",
                      vjp=(lambda g, out, x, dim0, dim1: transpose_op(g, dim0=dim0, dim1=dim1),),
-                     is_view=True, template="{0}.swapaxes({dim0}, {dim1})")
+                     is_view=True, template=_print_swapaxes)
 t_op = defop("t", np.transpose, "TBackward0", vjp=(lambda g, out, x: t_op(g),), is_view=True,
              template="{0}.T")
 permute_op = defop("permute", lambda x, dims: np.transpose(x, dims), "PermuteBackward0",
@@ -272,16 +281,20 @@ def view_as_shape(input, *size):
 @public("flatten", function=True, method=True)
 def flatten(input, start_dim=0, end_dim=-1):
     nd = input.ndim
+    s, e = args.wrap_dim(start_dim, nd), args.wrap_dim(end_dim, nd)
     if nd == 0:
         return reshape(input, 1)
-    s, e = start_dim % nd, end_dim % nd
-    return reshape(input, tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:]))
+    if s == e:  # torch returns the tensor itself
+        return input
+    n = int(np.prod(input.shape[s:e + 1]))  # (not -1: that is ambiguous for empty tensors)
+    return reshape(input, tuple(input.shape[:s]) + (n,) + tuple(input.shape[e + 1:]))
 
 
 @public("transpose", function=True, method=True,
         numpy={np.swapaxes: lambda a, axis1, axis2: transpose(args.value(a), axis1, axis2)})
 def transpose(input, dim0, dim1):
-    return transpose_op(input, dim0=int(dim0), dim1=int(dim1))
+    nd = input.ndim
+    return transpose_op(input, dim0=args.wrap_dim(dim0, nd), dim1=args.wrap_dim(dim1, nd))
 
 
 @public("t", function=True, method=True)
@@ -298,8 +311,14 @@ def _numpy_transpose(a, axes=None):
 
 @public("permute", function=True, method=True, numpy={np.transpose: _numpy_transpose})
 def permute(input, *dims):
-    dims = args.shape_arg(dims)
-    return permute_op(input, dims=tuple(d % input.ndim for d in dims))
+    dims = tuple(args.wrap_dim(d, input.ndim) for d in args.shape_arg(dims))
+    if len(dims) != input.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}")
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return permute_op(input, dims=dims)
 
 
 def _numpy_expand_dims(a, axis):

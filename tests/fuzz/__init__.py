@@ -1,0 +1,1 @@
+"""The random-program fuzzer: generator.py draws programs, oracle.py checks them."""

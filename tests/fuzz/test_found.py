@@ -1,0 +1,172 @@
+"""Programs the fuzzer found, shrunk by hand, each run in torch and in pullback.
+
+``FIXED``: defects fixed since (regression tests). ``OPEN``: defects not fixed yet,
+strict xfails; each is one of the ``FOUND:`` exclusions in generator.py / oracle.py,
+so when one starts passing, remove its exclusion and its xfail mark.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch as _torch
+
+import pullback as pb
+import pullback.nn.functional as pbF
+
+
+def run(src: str, lib: str, data: dict, how: str = "eager") -> tuple:
+    """(value, {name: grad}) or ("raises", exception type name) of ``f`` in ``src``,
+    on ``data`` (inputs named x* require grad); ``how``: eager or compile."""
+    T, F = (_torch, _torch.nn.functional) if lib == "torch" else (pb, pbF)
+    env = {"T": T, "F": F, "np": np}
+    exec(src, env)
+    f = env["f"]
+    if how == "compile":
+        f = pb.compile(f)
+    args = {k: T.tensor(v, requires_grad=k.startswith("x")) for k, v in data.items()}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            out = f(*args.values())
+            out = out[0] + (out[1] * out[1]).sum() if isinstance(out, tuple) else out
+            if out.requires_grad:
+                out.backward()
+        except Exception as e:  # noqa: BLE001
+            return "raises", type(e).__name__
+    grads = {k: None if a.grad is None else a.grad.numpy() for k, a in args.items()}
+    return (out.detach().numpy(), str(out.dtype).split(".")[-1], out.requires_grad), grads
+
+
+def agree(src: str, data: dict, how: str = "eager") -> None:
+    want, got = run(src, "torch", data), run(src, "pb", data, how)
+    if want[0] == "raises" or got[0] == "raises":
+        assert got == want
+        return
+    (wv, wdt, wreq), wg = want
+    (gv, gdt, greq), gg = got
+    np.testing.assert_allclose(gv, wv, rtol=1e-12, atol=1e-12)
+    assert (gdt, greq) == (wdt, wreq)
+    for k, w in wg.items():
+        assert (gg[k] is None) == (w is None), k
+        if w is not None:
+            np.testing.assert_allclose(gg[k], w, rtol=1e-12, atol=1e-12)
+
+
+NAN = np.nan
+FIXED = {
+    # the clamp's gradient was g * mask, NaN where g is inf or NaN outside [min, max]
+    "clamp grad of inf": ("def f(x0, c1):\n    return (x0.clamp(0.0, 0.5) / c1).sum()",
+                          dict(x0=np.array([-0.3, 0.2]), c1=np.array([0.0, 1.0]))),
+    # softmax over a size-0 dim raised numpy's ValueError (max of an empty array)
+    "softmax of empty": ("def f(x0):\n    return T.softmax(x0, dim=0).sum() + "
+                         "T.log_softmax(x0, 0).sum()", dict(x0=np.zeros((0, 3)))),
+    # flatten(0, 1) of an empty tensor reshaped to (-1, ...): ambiguous for numpy
+    "flatten of empty": ("def f(x0):\n    return x0.flatten(0, 1).sum()",
+                         dict(x0=np.zeros((2, 3, 0)))),
+    # mean over an empty dim with keepdim=True lost the kept dims
+    "mean keepdim of empty": ("def f(x0):\n    y = x0.mean(dim=(0, -1), keepdim=True)\n"
+                              "    return T.zeros_like(y).sum() + y.dim()",
+                              dict(x0=np.zeros((2, 3, 0)))),
+    # y[..., :1] = v wrote all of y (the whole-tensor test read the slice as dim 0's)
+    "setitem after ellipsis": ("def f(x0, x1):\n    y = x0 * 1\n    y[..., :1] = x1\n"
+                               "    return (y * T.tensor([[1.0, 10.0]])).sum()",
+                               dict(x0=np.array([[-1.0, -0.75]]), x1=np.array([[5.0]]))),
+    # every float output of a compiled function requires grad, also one that does not
+    # depend on a differentiable input
+    "compile: requires_grad of outputs": (
+        "def f(x0, c1):\n    return (x0.detach() * c1).sum()",
+        dict(x0=np.array([1.0, 2.0]), c1=np.array([3.0, 4.0])), "compile"),
+    # torch saves the exponent of 2.0 ** v and raises after a write to v; pullback not
+    "eager: 2.0 ** v and a later write": (
+        "def f(x0):\n    v = x0 * 1\n    p = 2.0 ** v\n    v -= 1\n    return p.sum()",
+        dict(x0=np.array([0.5, 1.0])), "eager"),
+    # the gradient of x ** y wrt x where y = 0 and the incoming gradient is inf:
+    # torch 0, pullback NaN (near the KNOWN x ** y at x = 0)
+    "eager: x ** 0 under an inf gradient": (
+        "def f(x0, x1):\n    return (x0 ** x1 * T.tensor([float('inf')], "
+        "dtype=T.float64)).sum()", dict(x0=np.array([1.5]), x1=np.array([0.0])), "eager"),
+}
+
+@pytest.mark.parametrize("name", FIXED)
+def test_fixed(name):
+    src, data, *how = FIXED[name]  # (an entry found in one mode names it)
+    for mode in how or ("eager", "compile"):
+        agree(src, data, mode)
+
+
+def test_flatten_of_one_dim_returns_the_tensor_itself(torch):
+    """torch's flatten returns the tensor itself when start_dim == end_dim."""
+    for T in (torch, pb):
+        x = T.tensor(np.ones(3), requires_grad=True) * 2
+        assert x.flatten() is x and x.flatten(0, 0) is x
+
+
+OPEN = {
+    # pb.compile: TraceError "in-place mul_() on a tensor captured from outside"
+    "compile: write into zeros_like": (
+        "def f(x0):\n    y = T.zeros_like(x0)\n    y.mul_(2)\n    y += x0\n    return y.sum()",
+        dict(x0=np.array([1.0, 2.0])), "compile"),
+    # transforms/inplace.py: the out= result of `v0 = x * 2 + 1` becomes an owned
+    # buffer though v6 views it; (v0 * w) is written into it before v6 is read
+    "compile: inplace pass and a view": (
+        "def f(x0, c1, c2):\n    v0 = x0 * 2 + 1\n    v6 = v0[:]\n"
+        "    return (v0 * c1).sum() + (v6 * c2).sum()",
+        dict(x0=np.array([1.0, 2.0]), c1=np.array([1.0, 10.0]), c2=np.array([100., 1000.])),
+        "compile"),
+    # an in-place op under no_grad drops the intermediate's gradient when compiled
+    "compile: in-place under no_grad": (
+        "def f(x0):\n    v = x0.clone()\n    with T.no_grad():\n        v.exp_()\n"
+        "    return (v * T.tensor([1.0, 2.0], dtype=T.float64)).sum()",
+        dict(x0=np.array([0.5, -0.25])), "compile"),
+    # float32 -= float64 in place gives float64 when compiled (float32 in torch)
+    "compile: in-place keeps the dtype": (
+        "def f(x0, x1):\n    v = x0 + 0\n    v -= x1\n    return v.sum()",
+        dict(x0=np.array(0.25, np.float32), x1=np.array(-1.75)), "compile"),
+    # a write to v after d = v.detach() is not seen by d when compiled
+    "compile: detach alias": (
+        "def f(x0):\n    v = x0 * 2\n    d = v.detach()\n    v += 1\n    return d.sum() + v.sum()",
+        dict(x0=np.array([1.0, 2.0])), "compile"),
+    # torch: "modified by an inplace operation" (mul saved y, which y *= y changed)
+    "eager: y *= y": ("def f(x0):\n    y = x0 + 0\n    y *= y\n    return y.sum()",
+                      dict(x0=np.array([1.0, 2.0])), "eager"),
+    # backward: ValueError "assignment destination is read-only"
+    "eager: write into the base of an expand": (
+        "def f(x0):\n    v = x0 * 1\n    e = v.expand(3, 2)\n    v.mul_(3)\n    return e.sum()",
+        dict(x0=np.array([[-0.5, 0.25]])), "eager"),
+    # backward: TypeError ... 'numpy.ndarray' and 'Meta'
+    "eager: y[0].mul_(x), y without grad": (
+        "def f(c0, x1):\n    y = c0 + 0\n    y[0].mul_(x1)\n    return y.sum()",
+        dict(c0=np.ones((3, 4)), x1=np.full(4, 2.0)), "eager"),
+    # max/min over a dim save their input (torch saves the indices): pullback raises
+    # "modified by an inplace operation" where torch does not
+    "eager: max(dim) and a later write": (
+        "def f(x0):\n    v = x0 * 1\n    m = v.max(dim=0).values\n    v -= 1\n    return m.sum()",
+        dict(x0=np.array([[0.9, 1.6], [0.8, 2.0]])), "eager"),
+    # torch saves the result of x ** y (PowBackward1) and raises after a write to it
+    "eager: x ** y and a later write": (
+        "def f(x0, c1):\n    p = (x0 * x0 + 0.25).pow(c1)\n    p.sub_(1)\n    return p.sum()",
+        dict(x0=np.array([0.5]), c1=np.array([1.75])), "eager"),
+    # a 0-d float64 times a float32 vector is float32 in torch, float64 in pullback
+    "eager: 0-d tensor promotion": (
+        "def f(x0, x1):\n    return (x0 * x1).sum()",
+        dict(x0=np.array(1.5), x1=np.array([1.0, 2.0], np.float32)), "eager"),
+    # torch's view (and reshape) of a non-contiguous tensor is a view where the strides
+    # allow one; pullback's view raises
+    "eager: view of a transposed tensor": (
+        "def f(x0):\n    return (x0.t().view(2, 2, 4) * T.arange(16.).reshape(2, 2, 4)).sum()",
+        dict(x0=np.arange(16.0).reshape(4, 4)), "eager"),
+    # sign(NaN) is 0 in torch (and so is abs's gradient at NaN), NaN in pullback
+    "eager: sign and abs at NaN": (
+        "def f(x0):\n    return T.sign(x0).sum() + x0.abs().sum()",
+        dict(x0=np.array([NAN, -1.0])), "eager"),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True))
+                                  for n in OPEN])
+def test_open(name):
+    src, data, how = OPEN[name]
+    agree(src, data, how)
