@@ -147,6 +147,52 @@ def recurrence_in_buffer(x):
     return np.sum(h[1:] ** 2)
 
 
+def _filled(h, x):
+    for t in range(x.shape[0]):
+        h[t] = x[t] * (t + 1)
+    return np.sum(np.tanh(h) ** 2)
+
+
+def fill_zeros(x):
+    h = np.zeros((x.shape[0], 3))
+    return _filled(h, x)
+
+
+def fill_ones(x):
+    h = np.ones((x.shape[0], 3))
+    return _filled(h, x)
+
+
+def fill_empty(x):
+    h = np.empty((x.shape[0], 3))
+    return _filled(h, x)
+
+
+def fill_full(x):
+    h = np.full((x.shape[0], 3), 2.0)
+    return _filled(h, x)
+
+
+def fill_zeros_like(x):
+    h = np.zeros_like(x)
+    return _filled(h, x)
+
+
+def fill_ones_like(x):
+    h = np.ones_like(x)
+    return _filled(h, x)
+
+
+def fill_empty_like(x):
+    h = np.empty_like(x)
+    return _filled(h, x)
+
+
+def fill_full_like(x):
+    h = np.full_like(x, 0.5)
+    return _filled(h, x)
+
+
 # ---------------------------------------------------------------- control flow
 def branches(x):
     if x[0] > 0:
@@ -267,6 +313,9 @@ CASES = [
     (empty_then_filled, (3,)), (full_buffer, (3,)), (running_sums, (4,)),
     (slices_written, (3,)), (columns_written, (3, 2)), (augmented_cells, (3,)),
     (recurrence_in_buffer, (3, 2)),
+    (fill_zeros, (2, 3)), (fill_ones, (2, 3)), (fill_empty, (2, 3)), (fill_full, (2, 3)),
+    (fill_zeros_like, (2, 3)), (fill_ones_like, (2, 3)), (fill_empty_like, (2, 3)),
+    (fill_full_like, (2, 3)),
     (branches, (3,)), (while_loop, (3,)), (early_return, (3,)),
     (rnn, (4, 3)), (helper_fills_buffer, (3,)), (helper_builds_array, (3,)),
     (helper_chain, (3,)), (method_helper, (3,)),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler import source
+from pullback.compiler import source, source_runtime
 
 from . import source_corpus as corpus
 
@@ -52,7 +52,10 @@ def line_of(fn, text):
 
 # ---------------------------------------------------------- the failures it fixes
 QUOTED = [corpus.array_of_products, corpus.asarray_of_products, corpus.stack_of_products,
-          corpus.sum_of_list, corpus.rows_into_buffer, corpus.zeros_like_scaled]
+          corpus.sum_of_list, corpus.rows_into_buffer, corpus.zeros_like_scaled,
+          corpus.fill_zeros, corpus.fill_ones, corpus.fill_empty, corpus.fill_full,
+          corpus.fill_zeros_like, corpus.fill_ones_like, corpus.fill_empty_like,
+          corpus.fill_full_like, corpus.writes_argument]
 
 
 @pytest.mark.parametrize("fn", QUOTED, ids=lambda f: f.__name__)
@@ -61,7 +64,7 @@ def test_what_numpy_refused_now_differentiates(fn, monkeypatch):
     check(fn, shape)
     monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)  # the tracer alone
     with pytest.raises((RuntimeError, TypeError, pb.compiler.TraceError),
-                       match="Can.t call numpy|not differentiable|mutate their inputs"):
+                       match="Can.t call numpy|not differentiable|mutate their inputs|in-place"):
         pb.grad(fn)(np.ones(shape))
 
 
@@ -77,6 +80,30 @@ def test_compile_builds_arrays_of_traced_values():
     f(x).backward()  # the cached variant
     np.testing.assert_allclose(x.grad.numpy(), 2 * numeric_grad(
         corpus.array_of_products, x.detach().numpy()), rtol=1e-6)
+
+
+def test_lists_become_one_stack_in_generated_code():
+    forward = pb.compiler.inspect(pb.grad(corpus.array_of_products), np.ones(3)).forward
+    assert "t4 = np.stack([t2, t3], axis=0)" in forward
+    forward = pb.compiler.inspect(pb.grad(corpus.concatenate_pieces), np.ones(3)).forward
+    assert "np.concatenate([t1, t3, c], axis=0)" in forward
+
+
+def test_helpers_are_differentiable_twice_outside_a_trace():
+    a = pb.tensor([1.0, 2.0], dtype=pb.float64, requires_grad=True)
+    y = source_runtime.numpy_call(np.stack, [a * a, a], axis=1)
+    assert y.grad_fn.name() == "StackBackward0"
+    (g,) = pb.autograd.grad(y.sum(), a, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [3.0, 5.0])
+    np.testing.assert_allclose(pb.autograd.grad(g.sum(), a)[0].numpy(), [2.0, 2.0])
+
+
+def test_compiled_create_graph_through_concatenate():
+    f = pb.compile(lambda x: np.sum(np.concatenate([x[:1] ** 3, x[1:] * x[0]])))
+    x = pb.tensor([1.0, 2.0, 3.0], dtype=pb.float64, requires_grad=True)
+    (g,) = pb.autograd.grad(f(x), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [8.0, 1.0, 1.0])
+    np.testing.assert_allclose(pb.autograd.grad(g.sum(), x)[0].numpy(), [8.0, 1.0, 1.0])
 
 
 # ----------------------------------------------------------- writes into arguments
@@ -191,6 +218,15 @@ def test_untraced_calls_are_numpys_own():
     for a, b in zip(out, expected):
         assert type(a) is type(b)
         np.testing.assert_array_equal(a, b)
+
+
+def test_arrays_nothing_writes_into_stay_numpy_arrays_in_a_trace():
+    def f(x):
+        w = np.ones(3)
+        assert type(w) is np.ndarray
+        return np.sum(x * w.copy()) * w.size
+
+    np.testing.assert_allclose(pb.grad(f)(np.array([1.0, 2.0, 3.0])), [3.0, 3.0, 3.0])
 
 
 def test_integer_buffers_stay_numpy_arrays_in_a_trace():

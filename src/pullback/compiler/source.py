@@ -28,6 +28,10 @@ calls (each converted once per code object, when its first call is traced):
   ``__pb_rt__.call(f, ...)``, which looks at ``f`` when it runs: a numpy function
   goes to ``source_runtime.numpy_call``, a user function is converted first, and
   anything else is called as it is;
+- ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms), when
+  the function writes into ``h`` or hands it to a function, becomes
+  ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a trace, a local Tensor that
+  traced values may be written into (other arrays stay numpy's);
 - an argument the function writes into (``x[0] = ...``, ``x += ...``) is taken through
   ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the function writes into a
   copy, and the generated code copies the result back into the caller's array.
@@ -58,7 +62,7 @@ import numpy as np
 
 from pullback import transforms
 
-from .source_runtime import Entry, numpy_call, writable
+from .source_runtime import Entry, is_creation, new_buffer, numpy_call, writable
 
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
@@ -100,7 +104,16 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return _callee(f)(*args, **kwargs)
 
 
-_RUNTIME = types.SimpleNamespace(call=call, writable=writable)
+def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """``name = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms)
+    from rewritten code, where the function writes into ``name`` (or hands it to a
+    function that may): a buffer traced values can be written into."""
+    if is_creation(f):
+        return new_buffer(f, *args, **kwargs)
+    return call(f, *args, **kwargs)
+
+
+_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -183,7 +196,8 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     if node is None:
         return None
     _strip_signature(node)
-    rewriter = _Rewriter(_Scope(fn, node))
+    scope = _Scope(fn, node)
+    rewriter = _Rewriter(scope, _written(node) | _passed(node, scope))
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= _add_prologue(node)
@@ -199,7 +213,7 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
 def _same_names(old: types.CodeType, new: types.CodeType) -> bool:
     """Whether ``new`` reads the globals and attributes, and binds the locals, that
     ``old`` does (plus the runtime's): a check that the source is the code's."""
-    names, added = set(old.co_names), {"call", "writable"}
+    names, added = set(old.co_names), set(vars(_RUNTIME))
     return (old.co_varnames == new.co_varnames and old.co_cellvars == new.co_cellvars
             and names <= set(new.co_names) <= names | added
             and set(new.co_freevars) <= set(old.co_freevars) | {RUNTIME_NAME})
@@ -344,18 +358,63 @@ def _call_method(f: Any) -> Any:
 
 
 class _Rewriter(gast.NodeTransformer):
-    def __init__(self, scope: _Scope) -> None:
+    """Routes calls through the runtime: ``name = np.zeros(...)`` through ``buffer``
+    when ``name`` is one of ``buffers`` (written into, or handed to a function)."""
+
+    def __init__(self, scope: _Scope, buffers: set) -> None:
         self.scope = scope
+        self.buffers = buffers
+        self.buffer_calls: set[int] = set()
         self.changed = False
 
+    def visit_Assign(self, node: Any) -> Any:
+        if len(node.targets) == 1:
+            self._creation(node.targets[0], node.value)
+        return self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: Any) -> Any:
+        self._creation(node.target, node.value)
+        return self.generic_visit(node)
+
+    def _creation(self, target: Any, value: Any) -> None:
+        if (isinstance(target, gast.Name) and target.id in self.buffers
+                and isinstance(value, gast.Call) and is_creation(self.scope.resolve(value.func))):
+            self.buffer_calls.add(id(value))
+
     def visit_Call(self, node: Any) -> Any:
+        helper = "buffer" if id(node) in self.buffer_calls else "call"
         self.generic_visit(node)
         if not self.scope.routed(node.func):
             return node
         self.changed = True
-        new = gast.Call(func=_at(_runtime("call"), node.func), args=[node.func] + node.args,
+        new = gast.Call(func=_at(_runtime(helper), node.func), args=[node.func] + node.args,
                         keywords=node.keywords)
         return gast.copy_location(new, node)
+
+
+def _written(node: Any) -> set:
+    """The names the function writes into: ``x[...] = ...``, ``x[...] += ...``,
+    ``x.attr[...] = ...``, ``x += ...``."""
+    written = set()
+    for n in gast.walk(node):
+        target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
+            else n.target if isinstance(n, gast.AugAssign) else None
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name):
+            written.add(target.id)
+    return written
+
+
+def _passed(node: Any, scope: _Scope) -> set:
+    """The names the function hands to calls other than numpy's (which may write)."""
+    passed = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call) and scope.routed(n.func) \
+                and not is_numpy(scope.resolve(n.func)):
+            args = n.args + [k.value for k in n.keywords]
+            passed.update(a.id for a in args if isinstance(a, gast.Name))
+    return passed
 
 
 def _at(new: Any, where: Any) -> Any:
@@ -377,16 +436,9 @@ def _name(name: str, ctx: Any = None) -> Any:
 
 def _add_prologue(node: Any) -> bool:
     """``x = __pb_rt__.writable(x)`` first (after the docstring) for each argument ``x``
-    the function writes into: ``x[...] = ...``, ``x[...] += ...``, ``x += ...``."""
+    the function writes into (``_written``)."""
     params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    written = set()
-    for n in gast.walk(node):
-        target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
-            else n.target if isinstance(n, gast.AugAssign) else None
-        while isinstance(target, (gast.Subscript, gast.Attribute)):
-            target = target.value
-        if isinstance(target, gast.Name):
-            written.add(target.id)
+    written = _written(node)
     where = gast.Pass()  # the prologue stands on the ``def`` line (its first three columns)
     where.lineno = where.end_lineno = node.lineno
     where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 3

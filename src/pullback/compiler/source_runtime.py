@@ -6,12 +6,13 @@ function, so numpy's behaviour is kept exactly; otherwise it builds the value wi
 pullback's ops, which the tracer records:
 
 - ``np.array([...])``, ``np.asarray``, ``np.stack``, ``np.concatenate``, ``np.hstack``,
-  ``np.vstack`` of lists holding traced values: a fresh local buffer with each traced
-  element written into its place (the tracer turns those writes into SSA values);
+  ``np.vstack`` of lists holding traced values: one ``stack`` or ``concatenate`` op
+  of the elements (``np.stack([t0, t1], axis=0)`` in generated code);
 - any other numpy function given such a list (``np.sum([1.0, a * a])``): the list
   becomes a traced array first, then numpy's protocols dispatch to pullback;
-- ``np.zeros`` & co. inside a trace (float and complex dtypes): a fresh local Tensor,
-  so that ``h[t] = x[t]`` later is an in-place write on a local value;
+- ``new_buffer``: ``np.zeros`` & co. whose result the function writes into, inside a
+  trace (float and complex dtypes): a fresh local Tensor, so that ``h[t] = x[t]``
+  later is an in-place write on a local value;
 - ``writable(x)`` at the top of a function that writes into its argument ``x``
   (under ``pb.grad``): the function writes into a copy, and the value it leaves is
   copied back into the caller's array at the end of the generated code.
@@ -20,12 +21,14 @@ pullback's ops, which the tracer records:
 >>> a = pb.tensor(2.0, requires_grad=True)
 >>> numpy_call(np.sum, [1.0, a * a])
 tensor(5., dtype=pullback.float64, grad_fn=<SumBackward0>)
->>> numpy_call(np.zeros, 2)  # no trace: numpy's result
+>>> new_buffer(np.zeros, 2)  # no trace: numpy's result
 array([0., 0.])
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 from contextvars import ContextVar
 from typing import Any, Callable
 
@@ -179,33 +182,57 @@ def _data(x: Any) -> Any:
     return x
 
 
-def _place(ref: np.ndarray, parts: list) -> Any:
-    """``ref`` (numpy's result, computed from the values) with each traced
-    ``(index, value)`` of ``parts`` written into a fresh buffer in its place."""
-    traced = [(i, v) for i, v in parts if is_traced(v)]
-    base = ref.copy()
-    for i, _ in traced:
-        base[i] = 0  # (the constant keeps no trace-time values)
-    buf = fresh(base)
-    for i, v in traced:
-        buf[i] = v
-    return buf
+def _operand(x: Any) -> Any:
+    """``x`` as an op's input: a traced Tensor as it is, a number as it is (a literal
+    in generated code), anything else as the constant array it stands for."""
+    if is_traced(x) or isinstance(x, (int, float, complex)):
+        return x
+    return np.asarray(_data(x))
 
 
-def _leaves(x: Any, index: tuple, out: list) -> None:
-    """``(index, tensor)`` for every traced value in the nested lists ``x``."""
-    if is_traced(x):
-        out.append((index, x))
-    elif isinstance(x, (list, tuple)):
-        for i, y in enumerate(x):
-            _leaves(y, index + (i,), out)
+# ------------------------------------ stack and concatenate of n values, as n-ary ops
+# (the op table has no n-ary ops: an op has one rule per input; these are made per
+# count of inputs, and spelled as numpy spells them)
+@functools.cache
+def _stack_op(n: int) -> OpDef:
+    return OpDef("stack", lambda *xs, axis: np.stack(xs, axis), "StackBackward0",
+                 vjp=tuple(_stack_rule(i) for i in range(n)), fresh=True,
+                 template=_spelled("np.stack"))
+
+
+def _stack_rule(i: int) -> Callable:
+    return lambda g, out, *xs, axis: g[(slice(None),) * axis + (i,)]
+
+
+@functools.cache
+def _concatenate_op(n: int) -> OpDef:
+    return OpDef("concatenate", lambda *xs, axis, bounds: np.concatenate(xs, axis),
+                 "CatBackward0", vjp=tuple(_concatenate_rule(i) for i in range(n)), fresh=True,
+                 template=_spelled("np.concatenate"))
+
+
+def _concatenate_rule(i: int) -> Callable:
+    return lambda g, out, *xs, axis, bounds: g[
+        (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)]
+
+
+def _spelled(name: str) -> Callable:
+    """The codegen template ``np.stack([a, b], axis=0)``."""
+    return lambda e, args, _: f"{name}([{', '.join(args)}], axis={e.params['axis']})"
+
+
+def _stacked(items: list, axis: int, ref: np.ndarray) -> Tensor:
+    """``np.stack(items, axis)`` recorded, as ``ref`` (numpy's result) has it."""
+    out = record.apply(_stack_op(len(items)), tuple(_operand(a) for a in items),
+                       {"axis": axis % ref.ndim})
+    return _cast(out, ref.dtype)
 
 
 def traced_array(obj: Any, dtype: Any = None) -> Any:
-    """``np.array(obj, dtype)`` for nested lists holding traced values."""
-    parts: list = []
-    _leaves(obj, (), parts)
-    return _place(np.array(_data(obj), dtype=dtype), parts)
+    """``np.array(obj, dtype)`` for nested lists holding traced values: a stack of
+    its elements (each a traced value, a traced array, or a constant)."""
+    ref = np.array(_data(obj), dtype=dtype)  # numpy's shape and dtype (and errors)
+    return _stacked([traced_array(x) if holds_traced(x) else x for x in obj], 0, ref)
 
 
 def _as_array(x: Any) -> Any:
@@ -255,8 +282,7 @@ def _stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
         return np.stack(arrays, axis, out, dtype=dtype, casting=casting)
     items = [_as_array(a) for a in arrays]
     ref = np.stack([_data(a) for a in items], axis, dtype=dtype, casting=casting)
-    lead = (slice(None),) * (axis % ref.ndim)
-    return _place(ref, [(lead + (i,), a) for i, a in enumerate(items)])
+    return _stacked(items, axis, ref)
 
 
 def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
@@ -267,15 +293,12 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = No
     if axis is None:
         items = [a.reshape(-1) if isinstance(a, Tensor) else np.ravel(a) for a in items]
         axis = 0
-    values = [np.asarray(_data(a)) for a in items]
-    ref = np.concatenate(values, axis, dtype=dtype, casting=casting)
-    lead = (slice(None),) * (axis % ref.ndim)
-    parts, start = [], 0
-    for a, v in zip(items, values):
-        n = v.shape[axis]
-        parts.append((lead + (slice(start, start + n),), a))
-        start += n
-    return _place(ref, parts)
+    ref = np.concatenate([_data(a) for a in items], axis, dtype=dtype, casting=casting)
+    axis %= ref.ndim
+    bounds = (0, *itertools.accumulate(np.shape(_data(a))[axis] for a in items))
+    out = record.apply(_concatenate_op(len(items)), tuple(_operand(a) for a in items),
+                       {"axis": axis, "bounds": bounds})
+    return _cast(out, ref.dtype)
 
 
 def _atleast(a: Any, ndim: int) -> Any:
@@ -303,18 +326,19 @@ _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarr
 
 #: creation function -> what computes its value (``empty``: zeros, so that generated
 #: code holds no uninitialized memory)
-_CREATE: dict = {np.zeros: np.zeros, np.ones: np.ones, np.empty: np.zeros, np.full: np.full,
+CREATION: dict = {np.zeros: np.zeros, np.ones: np.ones, np.empty: np.zeros, np.full: np.full,
                  np.zeros_like: np.zeros_like, np.ones_like: np.ones_like,
                  np.empty_like: np.zeros_like, np.full_like: np.full_like}
 
 
-def _create(fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """Inside a trace, a new float buffer is a local Tensor that traced values may be
-    written into; elsewhere (and for other dtypes) it is numpy's array."""
+def new_buffer(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` for a creation function of ``CREATION`` whose result the
+    function writes into: inside a trace, a float buffer is a local Tensor that traced
+    values may be written into; elsewhere (and for other dtypes) numpy's array."""
     if _tracer() is None:
         return fn(*args, **kwargs)
     plain = lambda x: x._data if isinstance(x, Tensor) else x
-    value = _CREATE[fn](*[plain(a) for a in args], **{k: plain(v) for k, v in kwargs.items()})
+    value = CREATION[fn](*[plain(a) for a in args], **{k: plain(v) for k, v in kwargs.items()})
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
         return value
     buf = fresh(value)
@@ -322,6 +346,11 @@ def _create(fn: Callable, args: tuple, kwargs: dict) -> Any:
     if fn in (np.full, np.full_like) and is_traced(fill):
         buf[...] = fill
     return buf
+
+
+def is_creation(fn: Any) -> bool:
+    """A numpy function that makes a new array from a shape (``CREATION``)."""
+    return _lookup(CREATION, fn) is not None
 
 
 def _lookup(table: dict, fn: Any) -> Any:
@@ -333,9 +362,7 @@ def _lookup(table: dict, fn: Any) -> Any:
 
 def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` for a numpy function ``fn``: numpy's own call unless a
-    traced value is inside a list argument (or ``fn`` makes a buffer in a trace)."""
-    if _lookup(_CREATE, fn) is not None:
-        return _create(fn, args, kwargs)
+    traced value is inside a list argument."""
     if not (_traced_inside(args) or _traced_inside(kwargs.values())):
         return fn(*args, **kwargs)
     build = _lookup(_BUILDERS, fn)
