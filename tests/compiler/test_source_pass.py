@@ -323,6 +323,20 @@ def test_lambdas_and_recursion():
     np.testing.assert_allclose(g(np.array([2.0, 3.0])), [3.0, 3.0])
 
 
+def test_functions_defined_in_rewritten_code_are_traced_with_the_pass():
+    made = []
+
+    def outer(x):
+        def inner(v):
+            return np.sum(np.stack([v, v * 2.0]))
+        made.append(inner)
+        return inner(x)
+
+    np.testing.assert_allclose(pb.grad(outer)(np.ones(2)), [3.0, 3.0])
+    info = pb.compiler.inspect(pb.compile(made[0]), pb.ones(2))
+    assert info.guards == [] and "np.stack([v, t0], axis=0)" in info.forward
+
+
 def test_decorated_functions():
     def logged(fn):
         @functools.wraps(fn)
