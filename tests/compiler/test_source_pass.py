@@ -337,6 +337,18 @@ def test_functions_defined_in_rewritten_code_are_traced_with_the_pass():
     assert info.guards == [] and "np.stack([v, t0], axis=0)" in info.forward
 
 
+def test_the_modules_own_future_imports_apply():
+    def f(x):
+        def inner(v: float) -> float:
+            return v * 2.0
+        return np.sum(np.array([inner(x[0]), x[1]])), inner.__annotations__
+
+    g, notes = pb.grad(f, has_aux=True)(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g, [2.0, 1.0])
+    assert notes == {"v": float, "return": float}  # not strings: this file has no
+    # ``from __future__ import annotations``, though source.py has
+
+
 def test_decorated_functions():
     def logged(fn):
         @functools.wraps(fn)

@@ -45,6 +45,7 @@ nothing to rewrite runs as it is.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
@@ -72,6 +73,9 @@ _UNKNOWN = object()
 _NOT_DONE = object()
 _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                | inspect.CO_ITERABLE_COROUTINE)
+#: the ``from __future__`` flags a code object carries (compiled again with its own)
+_FUTURE = functools.reduce(lambda a, b: a | b, (getattr(__future__, f).compiler_flag
+                                                for f in __future__.all_feature_names))
 
 #: code object -> its rewritten code (None: no source, or nothing to rewrite)
 _CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -479,7 +483,9 @@ def _compile(node: Any, fn: types.FunctionType) -> types.CodeType:
         decorator_list=[], returns=None, type_comment=None, type_params=[])
     module = gast.Module(body=[gast.copy_location(factory, node)], type_ignores=[])
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
-    new = _child(_child(compile(tree, code.co_filename, "exec"), _FACTORY), cls)
+    module_code = compile(tree, code.co_filename, "exec", flags=code.co_flags & _FUTURE,
+                          dont_inherit=True)
+    new = _child(_child(module_code, _FACTORY), cls)
     new = _child(new, code.co_name)
     if hasattr(new, "co_qualname"):
         new = new.replace(co_qualname=code.co_qualname)
