@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..ir import Graph
 from ..tensor import Tensor
+from . import source
 from .tracer import Guard, TraceError, Tracer, def_line
 
 
@@ -105,6 +106,9 @@ def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
     proxies require grad (all Tensor args that require grad, or argnums);
     ``user_fn`` (default ``fn``) names the graph and its inputs."""
     user_fn = user_fn or fn
+    # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
+    # into arguments are functionalized under pb.grad, refused by pb.compile
+    fn = source.rewrite(fn, writable_inputs=how != "compile")
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots = [], []
