@@ -63,7 +63,7 @@ MODES = {
 
 #: which excluded programs to draw after all: "known" (defects being fixed elsewhere,
 #: marked KNOWN: below), "found" (defects this fuzzer found, marked FOUND:), or both
-INCLUDE = frozenset(filter(None, os.environ.get("PULLBACK_FUZZ_INCLUDE", "").split(",")))
+INCLUDE = frozenset(filter(None, os.environ.get("PULLBACK_FUZZ_INCLUDE", "known").split(",")))
 
 #: the largest magnitude a value may reach (beyond it, ops that grow values are not drawn)
 LIMIT = {"float64": 1e6, "float32": 1e3}
