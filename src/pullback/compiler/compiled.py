@@ -85,14 +85,13 @@ def returned_slots(traced: Traced) -> tuple | None:
 
 def build_variant(fn: Callable, args: tuple) -> Variant:
     grad_on = STATE.grad_enabled
-    grad_args = {i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad}
-    traced = trace_call(fn, args, grad_args if grad_on else set(), "compile")
+    traced = trace_call(fn, args, lambda i, a: grad_on and isinstance(a, Tensor)
+                        and a._requires_grad, "compile")
     returned = returned_slots(traced)
     g = traced.graph
     n_args = len(traced.arg_slots)
-    wrt = [k for k, v in enumerate(g.inputs)
-           if (k < n_args and traced.arg_slots[k][0] in grad_args and not traced.arg_slots[k][1])
-           or (k >= n_args and traced.captures[k - n_args]._requires_grad)]
+    wrt = [k for k in range(n_args) if traced.requires[k]] + [
+        n_args + j for j, t in enumerate(traced.captures) if grad_on and t._requires_grad]
     name = _ident(g.name)
     simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
     active = active_vars(g, [g.inputs[k] for k in wrt])

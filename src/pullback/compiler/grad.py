@@ -19,6 +19,7 @@ from ..autograd import record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
+from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from .cache import Cache, check_captures, guard_env
 from .compiled import CompiledFunction, _ident, strip_values
@@ -29,6 +30,7 @@ from .trace import (
     gather_inputs,
     is_traced_arg,
     proxy,
+    slot_values,
     trace_call,
     unflatten,
 )
@@ -50,12 +52,41 @@ class GradVariant:
         self.module = module
         value = traced.graph.outputs[0]
         self.seed = np.ones(value.shape, value.dtype)
-        slots = [s[0] for s in traced.arg_slots]
-        self.grad_slots = [slots.index(k) for k in nums]
+        self.grad_slots = grad_slots(traced, nums)
+        values = slot_values(traced, args)
+        self.grad_kinds = [_kind(values[s]) for s in self.grad_slots]
+        # per argnums target: None for an array, else its structure (gradients rebuilt in it)
+        self.grad_trees = [None if not traced.arg_slots[s][1] else tree_structure(args[k])
+                           for k, s in zip(nums, self._first_slots(nums))]
         self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
-            and len(slots) == len(args)
+            and len(traced.arg_slots) == len(args)
         self.out_kind = _kind(args[nums[0]])
-        self.grad_kinds = [_kind(args[k]) for k in nums]
+
+    def _first_slots(self, nums: tuple) -> list:
+        return [next(j for j, (i, _) in enumerate(self.traced.arg_slots) if i == k)
+                for k in nums]
+
+
+def grad_slots(traced: Traced, nums: tuple) -> list:
+    """The arg slots of the ``argnums`` targets, target by target, leaf by leaf."""
+    return [j for k in nums for j, (i, _) in enumerate(traced.arg_slots) if i == k]
+
+
+def _check_target(name: str, k: int, a: Any) -> None:
+    """An ``argnums`` target must hold only float arrays, Tensors or floats (JAX's rule)."""
+    leaves = [a] if is_traced_arg(a) else tree_leaves(a)
+    bad = [x for x in leaves if not is_traced_arg(x)] or ([] if leaves else [a])
+    if bad:
+        raise TypeError(f"{name}: argument {k} (argnums) must be a float array, Tensor or "
+                        f"float, or a list, tuple or dict of them; it holds "
+                        f"{type(bad[0]).__name__} {bad[0]!r}")
+
+
+def _map_traced(f: Any, a: Any, *rest: Any) -> Any:
+    """``f`` on ``a`` if it is a traced value, else on each traced leaf of the pytree."""
+    if is_traced_arg(a):
+        return f(a, *rest)
+    return tree_map(lambda x, *r: f(x, *r) if is_traced_arg(x) else x, a, *rest)
 
 
 def _kind(a: Any) -> str:
@@ -121,7 +152,9 @@ class GradFunction:
     # ------------------------------------------------------------------ compiled
     def build(self, args: tuple) -> GradVariant:
         nums = self._argnums(len(args))
-        traced = trace_call(self._value_fn, args, set(nums), self._name, self.fn)
+        for k in nums:
+            _check_target(self._name, k, args[k])
+        traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name, self.fn)
         g = traced.graph
         value = g.outputs[0]
         if value.shape != () and int(np.prod(value.shape)) != 1:
@@ -129,7 +162,7 @@ class GradFunction:
         if value.dtype.kind not in "fc":
             raise TypeError(f"{self._name}: {def_line(self.fn)} returned a {value.dtype} "
                             "value; only float outputs can be differentiated")
-        wrt = [g.inputs[[s[0] for s in traced.arg_slots].index(k)] for k in nums]
+        wrt = [g.inputs[j] for j in grad_slots(traced, nums)]
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
                    name=grad_of(None))
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
@@ -169,9 +202,11 @@ class GradFunction:
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
         if variant.out_kind == "array" and variant.traced.out_tree is None and not \
                 self.has_aux and not isinstance(self.argnums, tuple) and \
-                variant.grad_kinds[0] == "array":  # numpy in, numpy out: nothing to convert
-            return (outs[0], grads[0]) if self.with_value else grads[0]
-        gs = [_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)]
+                variant.grad_trees == [None] and variant.grad_kinds[0] == "array":
+            return (outs[0], grads[0]) if self.with_value else grads[0]  # numpy in and out
+        flat = iter([_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)])
+        gs = [next(flat) if tree is None else tree_unflatten(
+            tree, [next(flat) for _ in range(tree.num_leaves)]) for tree in variant.grad_trees]
         kind = variant.out_kind
         if variant.traced.out_tree is None:  # a single value: no tree to rebuild
             full = _as_kind(kind, outs[0])
@@ -190,33 +225,40 @@ class GradFunction:
     # --------------------------------------------------------------------- eager
     def _eager(self, args: tuple, nums: tuple) -> Any:
         """Inside a trace or on tensors that require grad: differentiable results."""
-        call_args = list(args)
         for k in nums:
-            a = args[k]
-            if not (isinstance(a, Tensor) and a._requires_grad):
-                call_args[k] = proxy(a, True)
+            _check_target(self._name, k, args[k])
+        keep = lambda x: x if isinstance(x, Tensor) and x._requires_grad else proxy(x, True)
+        call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
         return self._result(*self._autograd(call_args, nums, create_graph=True))
 
     def fallback(self, args: tuple) -> Any:
         """Eager autograd for arguments whose guards keep failing, with results of the
         kinds ``run`` returns: numpy in, numpy out; Tensor in, Tensor out; float, float."""
         nums = self._argnums(len(args))
-        call_args = [proxy(a, k in nums) if is_traced_arg(a) else a for k, a in enumerate(args)]
+        call_args = [_map_traced(lambda x, k=k: proxy(x, k in nums), a)
+                     for k, a in enumerate(args)]
         out, grads = self._autograd(call_args, nums, create_graph=False)
         leaves, tree = flatten(out)
         kind = _kind(args[nums[0]])
         out = unflatten(tree, [_as_kind(kind, _array(x)) for _, x in leaves])
-        return self._result(out, [_as_kind(_kind(args[k]), g._data) for k, g in zip(nums, grads)])
+        return self._result(out, [_map_traced(lambda a, g: _as_kind(_kind(a), g._data),
+                                              args[k], g) for k, g in zip(nums, grads)])
 
     def _autograd(self, call_args: list, nums: tuple, create_graph: bool) -> tuple:
-        """``fn``'s output and its value's gradients for ``call_args[k]``, k in ``nums``."""
+        """``fn``'s output and its value's gradients for ``call_args[k]``, k in ``nums``
+        (each in the structure of its argument)."""
         with enable_grad():
             out = self._value_fn(*call_args)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
-            grads = autograd_grad(value, [call_args[k] for k in nums], create_graph=create_graph,
-                                  allow_unused=True, materialize_grads=True)
+            targets = [tree_leaves(call_args[k]) for k in nums]
+            flat = autograd_grad(value, [t for ts in targets for t in ts],
+                                 create_graph=create_graph, allow_unused=True,
+                                 materialize_grads=True)
+        it = iter(flat)
+        grads = [tree_unflatten(tree_structure(call_args[k]), [next(it) for _ in ts])
+                 for k, ts in zip(nums, targets)]
         return out, grads
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir import Graph
+from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import source
 from .tracer import Guard, TraceError, Tracer, def_line
@@ -24,7 +25,8 @@ class Traced:
     """What one traced call produced."""
 
     graph: Graph  # inputs: traced args then captures; outputs: flat tensor outputs
-    arg_slots: list  # for each graph input from the args: (arg index, path)
+    arg_slots: list  # per graph input from the args: (arg index, () or (leaf index,))
+    requires: list  # per arg slot: whether its proxy required grad
     captures: list  # tensors from outside the function, read on every call
     guards: list[Guard]
     out_tree: Any  # the output structure, with None where a tensor goes
@@ -100,29 +102,32 @@ def is_traced_arg(a: Any) -> bool:
     return isinstance(a, (Tensor, np.ndarray, float))
 
 
-def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
+def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                user_fn: Callable | None = None) -> Traced:
-    """Run ``fn`` on proxies of ``args`` and record it. ``grad_args``: which args'
-    proxies require grad (all Tensor args that require grad, or argnums);
-    ``user_fn`` (default ``fn``) names the graph and its inputs."""
+    """Run ``fn`` on proxies of ``args`` and record it. An argument is traced whole or,
+    for a pytree (lists, tuples, dicts... of arrays), leaf by leaf; ``wants_grad(i,
+    leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
+    graph and its inputs."""
     user_fn = user_fn or fn
     # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
     # into arguments are functionalized under pb.grad, refused by pb.compile
     fn = source.rewrite(fn, writable_inputs=how != "compile")
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
-    call_args, slots = [], []
+    call_args, slots, requires = [], [], []
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
     # as such, and stop gradients in the adjoint as they do in eager mode
     with tracer:
         for i, a in enumerate(args):
             if is_traced_arg(a):
-                p = proxy(a, i in grad_args)
+                requires.append(bool(wants_grad(i, a)))
+                p = proxy(a, requires[-1])
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
             else:
-                call_args.append(_proxy_tree(a, i, names[i], tracer, slots))
+                call_args.append(_proxy_tree(a, i, names[i], tracer, slots, requires,
+                                             wants_grad))
         try:
             out = fn(*call_args)
         except Exception as e:
@@ -142,34 +147,38 @@ def trace_call(fn: Callable, args: tuple, grad_args: set, how: str,
     outputs = [tracer.value_of(x if isinstance(x, Tensor) else Tensor._make(np.asarray(x)))
                for _, x in leaves]
     graph = tracer.graph(outputs)
-    return Traced(graph, slots, [t for t, _ in tracer.captures], tracer.guards, tree,
-                  len(outputs))
+    return Traced(graph, slots, requires, [t for t, _ in tracer.captures], tracer.guards,
+                  tree, len(outputs))
 
 
-def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list) -> Any:
-    """Tensors inside list/tuple/dict arguments are traced inputs too."""
-    if isinstance(a, (list, tuple)):
-        items = []
-        for k, x in enumerate(a):
-            if is_traced_arg(x):
-                p = proxy(x, False)
-                tracer.add_input(p, f"{name}_{k}")
-                slots.append((i, (k,)))
-                items.append(p)
-            else:
-                items.append(x)
-        return type(a)(items)
-    return a
+def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,
+                wants_grad: Callable) -> Any:
+    """The leaves of a pytree argument that are arrays, Tensors or floats are traced
+    inputs too (named ``<arg>_<k>``); the argument is rebuilt around their proxies."""
+    leaves, treedef = tree_flatten(a)
+    if treedef.node is None or not any(is_traced_arg(x) for x in leaves):
+        return a
+    for k, x in enumerate(leaves):
+        if is_traced_arg(x):
+            requires.append(bool(wants_grad(i, x)))
+            leaves[k] = proxy(x, requires[-1])
+            tracer.add_input(leaves[k], f"{name}_{k}")
+            slots.append((i, (k,)))
+    return tree_unflatten(treedef, leaves)
 
 
 def slot_values(traced: Traced, args: tuple) -> list:
     """The call's values for the traced argument slots (Tensors, arrays or floats)."""
     values = []
+    flat: dict = {}  # arg index -> its leaves, flattened once per call
     for i, path in traced.arg_slots:
-        a = args[i]
-        for k in path:
-            a = a[k]
-        values.append(a)
+        if not path:
+            values.append(args[i])
+            continue
+        leaves = flat.get(i)
+        if leaves is None:
+            leaves = flat[i] = tree_leaves(args[i])
+        values.append(leaves[path[0]])
     return values
 
 
