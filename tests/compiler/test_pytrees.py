@@ -7,10 +7,9 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from ops import numeric_grad
 
 import pullback as pb
-
-from ops import numeric_grad
 
 Params = namedtuple("Params", ["w", "b"])
 RNG = np.random.default_rng(0)
