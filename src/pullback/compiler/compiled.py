@@ -6,6 +6,7 @@ generated backward code.
 from __future__ import annotations
 
 import functools
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..tensor import Tensor
 from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
-from .trace import Traced, arg_array, slot_values, trace_call, unflatten
+from .trace import Traced, arg_array, positional, slot_values, trace_call, unflatten
 from .tracer import TraceError
 
 
@@ -178,10 +179,16 @@ class CompiledFunction:
         self.cache = Cache(maxsize)
         functools.update_wrapper(self, fn, updated=())
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            args = positional(self.fn, "compile", args, kwargs)
         if trace_hooks():  # inside another function's trace: inlined, that trace records it
             return self.fn(*args)
         return self.cache.call(self, args)
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        """Decorating a method: the instance is the first argument (one cache)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def build(self, args: tuple) -> Variant:
         return build_variant(self.fn, args)

@@ -9,6 +9,7 @@ that ``pb.grad(pb.grad(f))`` and gradients of gradients work.
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,6 +30,7 @@ from .trace import (
     flatten,
     gather_inputs,
     is_traced_arg,
+    positional,
     proxy,
     slot_values,
     trace_call,
@@ -141,13 +143,19 @@ class GradFunction:
                                  f"{n} positional arguments")
         return tuple(k % n for k in nums)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            args = positional(self.fn, self.how, args, kwargs)
         if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         for a in args:
             if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
                 return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        """Decorating a method: the instance is argument 0 (count it in ``argnums``)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     # ------------------------------------------------------------------ compiled
     def build(self, args: tuple) -> GradVariant:

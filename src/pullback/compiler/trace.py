@@ -73,6 +73,20 @@ def unflatten(tree: Any, leaves: list) -> Any:
     return build(tree)
 
 
+def positional(fn: Callable, how: str, args: tuple, kwargs: dict) -> tuple:
+    """A call's arguments as positional ones, keywords bound to ``fn``'s parameters
+    (traced like positional arguments; ``argnums`` count positions)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{how}: {def_line(fn)}: {e}") from None
+    if bound.kwargs:
+        raise TypeError(f"{how}: {def_line(fn)} takes keyword-only or **kwargs arguments "
+                        f"({', '.join(bound.kwargs)}); pass them positionally or close over "
+                        "them")
+    return bound.args
+
+
 def param_names(fn: Callable, n: int) -> list:
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()
