@@ -158,7 +158,9 @@ def _like(fn: Callable) -> Callable:
     return make
 
 
-# creation functions are not ops: they make constants from an argument's shape and dtype
-for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+# creation functions are not ops: they make constants from an argument's shape and dtype;
+# and np.ndim / np.shape / np.size read no values (so a traced argument gets no guard)
+for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.ndim, np.shape,
+           np.size):
     FUNCTIONS[_f] = _like(_f)
 

@@ -52,7 +52,15 @@ class Guard:
 
     def describe(self) -> str:
         where = f" at {self.src} ({self.src.text})" if self.src else ""
-        return f"{self.how}() of a traced value was {self.expected!r}{where}"
+        return f"{self.how}() of a traced value was {_brief(self.expected)}{where}"
+
+
+def _brief(value: Any) -> str:
+    """A guard's value as a message shows it: small values whole, arrays by shape."""
+    if isinstance(value, np.ndarray) and value.size > 4:
+        return f"an array of shape {value.shape} ({value.dtype})"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def user_frame() -> Any:
