@@ -53,7 +53,10 @@ def _scale(shape, reduction):
 
 
 def _bce_logits(x, y, reduction):
-    return _reduce(np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x))), reduction)
+    """torch's formula, (1 - y) x + log(1 + exp(-x)) kept stable: at x = inf it is inf
+    (x - x y would be inf - inf)."""
+    m = np.maximum(-x, 0)
+    return _reduce((1 - y) * x + m + np.log(np.exp(-m) + np.exp(-x - m)), reduction)
 
 
 binary_cross_entropy_with_logits = defop(
