@@ -53,10 +53,9 @@ def _scale(shape, reduction):
 
 
 def _bce_logits(x, y, reduction):
-    """torch's formula, (1 - y) x + log(1 + exp(-x)) kept stable: at x = inf it is inf
-    (x - x y would be inf - inf)."""
-    m = np.maximum(-x, 0)
-    return _reduce((1 - y) * x + m + np.log(np.exp(-m) + np.exp(-x - m)), reduction)
+    """(1 - y) x + log(1 + exp(-x)), kept stable as torch keeps it: at x = inf it is inf
+    (max(x, 0) - x y would be inf - inf)."""
+    return _reduce((1 - y) * x + np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0), reduction)
 
 
 binary_cross_entropy_with_logits = defop(
