@@ -164,9 +164,25 @@ relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
              vjp=(lambda g, out, x: where(out <= 0, 0, g),), uses=("out",),
              template="np.maximum({0}, 0)", elementwise=True,
              function=True, method=True, inplace=True, functional=True)
+
+
+def _sign(x):
+    """torch's sign: 0 at a real NaN, where numpy's is NaN (complex: z / |z|, torch's sgn,
+    NaN at NaN). abs's rule reads it: torch's gradient of abs at NaN is 0."""
+    s = np.sign(x)
+    return np.nan_to_num(s) if s.dtype.kind == "f" else s
+
+
+def _print_sign(e: Any, a: list, lit: Any) -> str:
+    if e.out.dtype.kind == "f":
+        return f"np.nan_to_num(np.sign({a[0]}))"
+    return f"np.sign({a[0]})"
+
+
 # sign is differentiable in torch, with a zero gradient everywhere
-sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
-             template="np.sign({0})", function=True, method=True, numpy=np.sign)
+sign = defop("sign", _sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+             template=_print_sign, elementwise=True, fresh=True, function=True, method=True,
+             numpy=np.sign)
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
                  # where, not g * mask: torch's gradient is 0 outside [min, max], NaN g or not
                  vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),
