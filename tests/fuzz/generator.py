@@ -365,14 +365,6 @@ class Gen:
         if self.found:
             self.frozen.add(family)
 
-    def dtypes_ok(self, a: Val, b: Val) -> bool:
-        """FOUND: pullback's type promotion ignores torch's rule that a dimensioned
-        tensor's dtype wins over a 0-d tensor's of the same category (0-d float64 *
-        float32 vector is float32 in torch, float64 in pullback): those pairs are not
-        drawn."""
-        return not self.found or not any(p.rank == 0 and p.dtype == "float64" and q.rank > 0 and
-                       q.dtype == "float32" for p, q in ((a, b), (b, a)))
-
     def operand_for(self, a: Val, exact: bool = False, avoid: str = "",
                     dtype: str | None = None) -> Val:
         """A float value whose shape broadcasts with ``a``'s (to exactly ``a``'s shape
@@ -384,7 +376,7 @@ class Gen:
             else:
                 cands = self.floats(lambda v: _bcast(v.shape, a.shape) is not None
                                     and len(_bcast(v.shape, a.shape)) <= 4)
-            cands = [v for v in cands if self.dtypes_ok(a, v) and v.family != avoid
+            cands = [v for v in cands if v.family != avoid
                      and dtype in (None, v.dtype)]
             if cands:
                 return self.rng.choice(cands)
@@ -400,8 +392,6 @@ class Gen:
             shape = [self._dim() if d == 1 else d for d in shape]
         kind = "x" if self.chance(0.75) else "c"
         dtype = dtype or self.rng.choice(self.dtypes)
-        if not self.dtypes_ok(a, Val("", tuple(shape), dtype)):
-            dtype = a.dtype
         return self.new_input(tuple(shape), kind, dtype=dtype)
 
     def out_val(self, shape: tuple, dtype: str, iv: tuple, req: bool, family: str = "",
@@ -1020,8 +1010,7 @@ class Gen:
                 line = Line(f"{view} = {view} * {k}", (t.name,))
                 iv, req = _mul_iv((t.lo, t.hi), (k, k)), t.req
             else:
-                b = self.operand_for(tv, exact=True, avoid=t.family,
-                                     dtype=t.dtype if self.found else None)
+                b = self.operand_for(tv, exact=True, avoid=t.family)
                 line, iv, req = Line(f"{view} = $1", (t.name, b.name)), (b.lo, b.hi), b.req
         elif form == "unary":
             cands = [("exp_()", (math.exp(t.lo), math.exp(t.hi))) if t.hi < 10 else None,
@@ -1040,9 +1029,7 @@ class Gen:
             m, iv = self.rng.choice([c for c in cands if c])
             line, req = Line(f"{view}.{m}", (t.name,)), t.req
         elif form == "binary":
-            # FOUND: in pb.compile, an in-place op with an operand of another dtype gives
-            # the target that dtype (float32 -= float64 is float64): same dtypes only
-            b = self.operand_for(tv, exact=True, dtype=t.dtype if self.found else None)
+            b = self.operand_for(tv, exact=True)
             ops = [("+=", "add_", (t.lo + b.lo, t.hi + b.hi)),
                    ("-=", "sub_", (t.lo - b.hi, t.hi - b.lo)),
                    ("*=", "mul_", _mul_iv((t.lo, t.hi), (b.lo, b.hi))),

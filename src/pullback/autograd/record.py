@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import Meta
+from ..ops.promotion import promoted
 from ..ops.shape import view_chain
 from . import messages
 from .grad_mode import STATE
@@ -193,6 +194,11 @@ def apply(op, args: tuple, params: dict) -> Any:
                 wants = True
         else:
             arrays.append(a)
+    promote = op.promote
+    if promote is not None and not (  # (two arrays of one float dtype need no casts)
+            len(arrays) == 2 and arrays[0].__class__ is arrays[1].__class__ is np.ndarray
+            and arrays[0].dtype is arrays[1].dtype and arrays[0].dtype.kind in "fc"):
+        arrays = promoted(op, arrays, params)
     try:
         out = op.forward(*arrays, **params)
     except ValueError as e:
@@ -340,14 +346,22 @@ def check_overlap(t: Any, operands: tuple, full: bool = False) -> None:
     without being exactly ``t``'s elements (``y.add_(y[0])``; ``full``: any overlap, as
     index_put_ refuses). Operands too irregular to tell (not dense) pass, as in torch."""
     dst = t._data
-    if not dst.flags.writeable and any(
+    view = dst.base is not None
+    if view and not dst.flags.writeable and any(
             s == 0 and n > 1 for s, n in zip(dst.strides, dst.shape)):
         raise RuntimeError(messages.INTERNAL_OVERLAP)
     for a in operands:
-        if isinstance(a, Tensor) and np.may_share_memory(a._data, dst):
-            status = _overlap(dst, a._data)
-            if status == "partial" or full and status == "full":
-                raise RuntimeError(messages.PARTIAL_OVERLAP)
+        if not isinstance(a, Tensor):
+            continue
+        src = a._data
+        if src is dst:
+            status = "full"
+        elif (view or src.base is not None) and np.may_share_memory(src, dst):
+            status = _overlap(dst, src)
+        else:  # (two arrays that own their memory do not overlap)
+            continue
+        if status == "partial" or full and status == "full":
+            raise RuntimeError(messages.PARTIAL_OVERLAP)
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> str:
@@ -383,6 +397,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     check_inplace(self)
     check_overlap(self, args[1:])
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    if op.promote is not None:
+        arrays = promoted(op, arrays, params)
     try:
         new = np.asarray(op.forward(*arrays, **params))
     except ValueError as e:
