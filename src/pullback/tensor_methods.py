@@ -14,7 +14,7 @@ import numpy as np
 
 from . import numpy_interop
 from .autograd.messages import legacy_type
-from .autograd.record import apply_inplace, notify_concrete
+from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
@@ -69,6 +69,7 @@ class TensorMethods:
         elif basic_index_kind(idx) is not None:
             apply_inplace(copy, (getitem(self, idx), value), {})
         else:
+            check_overlap(self, (value,), full=True)  # torch's index_put_ refuses any overlap
             apply_inplace(index_put, (self, value), {"index": idx})
 
     def __iadd__(self, other):

@@ -351,28 +351,16 @@ def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
 
 #: mismatches put down to defects found by this fuzzer and not fixed yet: name -> count
 FOUND_HITS: Counter = Counter()
-#: mismatches put down to the KNOWN defects (being fixed elsewhere): name -> count
-KNOWN_HITS: Counter = Counter()
 #: what the checked programs exercised (programs where torch raised, retraces, ...)
 STATS: Counter = Counter()
 
 
 def check(prog: Program, stages: tuple = ("eager", "compile", "grad"),
-          classify: bool = "found" not in INCLUDE,
-          known: bool = "known" not in INCLUDE) -> Mismatch | None:
+          classify: bool = "found" not in INCLUDE) -> Mismatch | None:
     """None if pullback agrees with torch on ``prog``, else the first mismatch.
-    With ``known``, pullback's internal GuardFailed escaping to the caller is counted
-    in ``KNOWN_HITS`` and not returned; with ``classify``, a mismatch of compiled code
-    that goes away without the ``inplace`` pass is counted in ``FOUND_HITS`` and not
-    returned (see below)."""
+    With ``classify``, a mismatch of compiled code that goes away without the
+    ``inplace`` pass is counted in ``FOUND_HITS`` and not returned (see below)."""
     m = _run(prog, stages)
-    if m is not None and known and m.exc == "GuardFailed":
-        # KNOWN: guards failing with an internal GuardFailed. Seen: a retrace whose new
-        # variant fails its own guard at once (a float guard, `float(h.sum())` or
-        # `h.item()`, on a value the generated code computes an ulp away from the
-        # trace, or on NaN), so pullback.compiler.cache.GuardFailed reaches the caller
-        KNOWN_HITS["GuardFailed escapes"] += 1
-        return None
     if m is not None and classify and m.stage in ("compile", "grad"):
         # FOUND: the inplace pass (transforms/inplace.py) writes a ufunc's result into
         # a dead buffer that a live view still reads: `v0 = x * 2 + 1; v6 = v0[:]`, then

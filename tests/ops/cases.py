@@ -175,6 +175,8 @@ MASK = np.array([[True, False, True, False], [False, False, True, True],
                  [True, True, False, False]])
 CHAIN_SLICE = ((S.slice_view, {"index": (slice(None), slice(1, 3))}),)
 CHAIN_SELECT_SLICE = ((S.select, {"index": 1}), (S.slice_view, {"index": slice(0, 2)}))
+# a broadcast in the chain: the view sees each base element twice
+CHAIN_EXPAND = ((S.expand, {"shape": (2, 3, 4)}), (S.slice_view, {"index": (slice(None), 1)}))
 
 SHAPE_CASES = [
     _c("sum_to", R34, p={"shape": (1, 4)}, torch=lambda T, x: x.sum_to_size(1, 4)),
@@ -187,6 +189,8 @@ SHAPE_CASES = [
     _c("view", A(()), p={"shape": (1,)}, torch=lambda T, x: x.view(1)),
     _c("reshape", R34, p={"shape": (12,)},
        torch=lambda T, x: T.ops.aten._unsafe_view(x, [12])),
+    _c("reshape_alias", R34, p={"shape": (3, 2, 2)},  # (torch: of a column-major copy)
+       torch=lambda T, x: x.mT.contiguous().mT.reshape(3, 2, 2)),
     _c("unsqueeze", R34, p={"dim": 2}, torch=lambda T, x: x.unsqueeze(2)),
     _c("unsqueeze", A(()), p={"dim": 0}, torch=lambda T, x: x.unsqueeze(0)),
     _c("squeeze", A((3, 1, 4)), p={"dim": (1,)}, torch=lambda T, x: x.squeeze(1)),
@@ -230,6 +234,10 @@ SHAPE_CASES = [
     _c("embed", A((3, 2)), p={"shape": (3, 4), "chain": CHAIN_SLICE},
        torch=lambda T, g: T.as_strided_scatter(T.zeros(3, 4, dtype=g.dtype), g,
                                                (3, 2), (4, 1), 1)),
+    _c("view_chain", R34, p={"chain": CHAIN_EXPAND}, tag="expand", torch_name=False,
+       torch=lambda T, x: x.expand(2, 3, 4)[:, 1]),
+    _c("embed", A((2, 4)), p={"shape": (3, 4), "chain": CHAIN_EXPAND}, tag="expand",
+       torch=_tvjp(lambda T, x: x.expand(2, 3, 4)[:, 1], (3, 4)), torch_name=False),
     _c("view_scatter", R34, A((3, 2)), p={"chain": CHAIN_SLICE}, torch=_copy_slices),
     _c("view_scatter", R34, 0.0, p={"chain": CHAIN_SLICE}, torch=lambda T, b: _copy_slices(
         T, b, 0.0)),
@@ -263,6 +271,19 @@ NAN = float("nan")
 # the first along a dim) and to both sides of maximum/minimum where either is NaN
 _NAN_ROWS = [[1.0, NAN, 3.0], [NAN, NAN, 0.0], [2.0, 2.0, 1.0]]
 _NAN_X, _NAN_Y = [NAN, 1.0, NAN, 1.0, 2.0], [1.0, NAN, NAN, 1.0, 1.0]
+_V34 = [[0.5, -1.25, 2.0, 0.125], [1.5, 0.25, -0.75, 1.0], [-0.25, 0.875, 0.375, 1.25]]
+_V234 = (np.arange(24.0).reshape(2, 3, 4) * 7 % 24 / 4 - 3).tolist()  # no ties
+
+
+def _extreme(op: str, values: Any, dim: int | None, keepdim: bool, **kw: Any) -> Case:
+    """A max_dim/min_dim case on these values, with the indices torch returns for them
+    (the first extreme, a NaN first) and torch's max(dim)/min(dim) to compare with."""
+    arg = np.argmax if op == "max_dim" else np.argmin
+    indices = arg(np.array(values), axis=dim, keepdims=keepdim).tolist()
+    name, d = op.removesuffix("_dim"), 0 if dim is None else dim
+    return _c(op, A(values=values), A(values=indices, domain="int"),
+              p={"dim": dim, "keepdim": keepdim},
+              torch=lambda T, x, i: getattr(x, name)(d, keepdim=keepdim).values, **kw)
 
 
 def _binary(op: str, tfn: Callable, **kw: Any) -> list:
@@ -334,6 +355,9 @@ MATH_CASES = [
        fd=False),
     _c("sign", A((3, 4), "away"), torch=lambda T, x: x.sign()),
     _c("sign", A(values=_KINK), torch=lambda T, x: x.sign(), fd=False),
+    # torch's sign (and so abs's gradient) is 0 at NaN
+    _c("sign", A(values=[NAN, -1.0, 0.5]), tag="nan", torch=lambda T, x: x.sign(), fd=False),
+    _c("abs", A(values=[NAN, -1.0, 0.5]), tag="nan", torch=lambda T, x: x.abs(), fd=False),
     _c("clamp", A((3, 4), "grid"), p={"min": -0.5, "max": 0.5},
        torch=lambda T, x: x.clamp(-0.5, 0.5)),
     _c("clamp", A((3, 4), "grid"), p={"min": -0.5, "max": None}, tag="min",
@@ -377,30 +401,24 @@ REDUCTION_CASES = [
     _c("max_all", A(values=[1.0, 1.0, 0.0]), torch=lambda T, x: x.max(), fd=False),
     _c("min_all", R34, torch=lambda T, x: x.min()),
     _c("min_all", A(values=[0.0, 1.0, 0.0]), torch=lambda T, x: x.min(), fd=False),
-    _c("max_dim", R34, p={"dim": 1, "keepdim": False}, torch=lambda T, x: x.max(1).values),
-    _c("max_dim", A((2, 3, 4)), p={"dim": 0, "keepdim": True},
-       torch=lambda T, x: x.max(0, keepdim=True).values),
-    _c("max_dim", A(values=[[1.0, 1.0, 0.0], [2.0, 3.0, 3.0]]), p={"dim": 1, "keepdim": False},
-       torch=lambda T, x: x.max(1).values, fd=False),
-    _c("min_dim", R34, p={"dim": 0, "keepdim": False}, torch=lambda T, x: x.min(0).values),
-    _c("min_dim", A(values=[[1.0, 0.0, 0.0], [2.0, 3.0, 2.0]]), p={"dim": 1, "keepdim": True},
-       torch=lambda T, x: x.min(1, keepdim=True).values, fd=False),
+    _extreme("max_dim", _V34, 1, False),
+    _extreme("max_dim", _V234, 0, True),
+    _extreme("max_dim", [[1.0, 1.0, 0.0], [2.0, 3.0, 3.0]], 1, False, tag="ties", fd=False),
+    _extreme("min_dim", _V34, 0, False),
+    _extreme("min_dim", [[1.0, 0.0, 0.0], [2.0, 3.0, 2.0]], 1, True, tag="ties", fd=False),
     # NaN
     _c("max_all", A(values=[NAN, 1.0, 2.0]), tag="nan", torch=lambda T, x: x.max(), fd=False),
     _c("max_all", A(values=[1.0, NAN, NAN, 2.0]), tag="nan", torch=lambda T, x: x.max(),
        fd=False),
     _c("min_all", A(values=[1.0, NAN, 2.0]), tag="nan", torch=lambda T, x: x.min(), fd=False),
-    _c("max_dim", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": False}, tag="nan",
-       torch=lambda T, x: x.max(1).values, fd=False),
-    _c("min_dim", A(values=_NAN_ROWS), p={"dim": 0, "keepdim": False}, tag="nan",
-       torch=lambda T, x: x.min(0).values, fd=False),
+    _extreme("max_dim", _NAN_ROWS, 1, False, tag="nan", fd=False),
+    _extreme("min_dim", _NAN_ROWS, 0, False, tag="nan", fd=False),
     # 0-d inputs (dim 0 and -1 name no axis: a sum over none, a max over all, None)
     _c("sum_dim", A(()), p={"dim": (), "keepdim": False}, torch=lambda T, x: x.sum(0)),
     _c("mean_dim", A(()), p={"dim": (), "keepdim": True},
        torch=lambda T, x: x.mean(-1, keepdim=True)),
-    _c("max_dim", A(()), p={"dim": None, "keepdim": False}, torch=lambda T, x: x.max(0).values),
-    _c("min_dim", A(()), p={"dim": None, "keepdim": True},
-       torch=lambda T, x: x.min(-1, keepdim=True).values),
+    _extreme("max_dim", 0.75, None, False),
+    _extreme("min_dim", -0.5, None, True),
     # the softmax rules' sums: over one dim, or every axis
     _c("sum_dim", R34, p={"dim": 1, "keepdim": True}, torch=lambda T, x: x.sum(1, True)),
     _c("sum_dim", R34, p={"dim": None, "keepdim": True},
@@ -483,13 +501,15 @@ FORWARD_ONLY_CASES = [
     _c("argmin", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": False},
        torch=lambda T, x: x.argmin(1)),
     _c("argmax", A(()), p={"dim": None, "keepdim": False}, torch=lambda T, x: x.argmax(0)),
-    _c("argmax_mask", A(()), p={"dim": None}, torch=lambda T, x: T.ones_like(x, dtype=T.bool)),
-    _c("argmax_mask", A(values=_NAN_ROWS), p={"dim": None},
-       torch=lambda T, x: T.nn.functional.one_hot(x.argmax(), 9).reshape(3, 3).bool()),
-    _c("argmax_mask", _TIES34, p={"dim": 1},
-       torch=lambda T, x: T.nn.functional.one_hot(x.argmax(1), 4).bool()),
-    _c("argmin_mask", _TIES34, p={"dim": 0},
-       torch=lambda T, x: T.nn.functional.one_hot(x.argmin(0), 3).T.bool()),
+    _c("index_mask", A(values=0, domain="int"), p={"shape": (), "dim": None, "keepdim": False},
+       torch=lambda T, i: T.ones((), dtype=T.bool)),
+    _c("index_mask", A(values=[[5]], domain="int"), p={"shape": (3, 3), "dim": None,
+                                                      "keepdim": True},
+       torch=lambda T, i: T.nn.functional.one_hot(i.reshape(()), 9).reshape(3, 3).bool()),
+    _c("index_mask", A((3,), "int", high=4), p={"shape": (3, 4), "dim": 1, "keepdim": False},
+       torch=lambda T, i: T.nn.functional.one_hot(i, 4).bool()),
+    _c("index_mask", A((1, 4), "int"), p={"shape": (3, 4), "dim": 0, "keepdim": True},
+       torch=lambda T, i: T.nn.functional.one_hot(i[0], 3).T.bool()),
     _c("one_hot", A((5,), "int"), p={"num_classes": 3, "dtype": np.dtype(np.float32)},
        torch=lambda T, t: T.nn.functional.one_hot(t, 3).float()),
 ]

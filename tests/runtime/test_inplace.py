@@ -182,6 +182,31 @@ def test_modification_after_backward_with_retain(both):
     both.raises(snippet, MODIFIED)
 
 
+def test_pow_saves_its_result_for_either_input(both):
+    """x ** c keeps its result (for c's rule) even when only x needs grad."""
+    def snippet(T):
+        x = T.tensor([0.5], requires_grad=True)
+        p = (x * x + 0.25).pow(T.tensor([1.75]))
+        saved = p.grad_fn._saved_result
+        p.sub_(1)
+        p.sum().backward()
+        return saved
+    both.raises(snippet, None)
+
+
+def test_max_over_a_dim_saves_its_indices_not_its_input(both):
+    def snippet(T):
+        x = T.tensor([[0.9, 1.6], [0.8, 2.0]], requires_grad=True)
+        v = x * 1
+        m = v.max(dim=0)
+        n = T.min(v, 1, keepdim=True)
+        saved = m.values.grad_fn._saved_indices
+        v -= 1
+        (m.values.sum() + 2 * n.values.sum()).backward()
+        return saved, x.grad
+    both.same(snippet)
+
+
 def test_modified_saved_value_not_needed_for_requested_grad(both):
     def snippet(T):
         x = T.tensor([1., 2.], requires_grad=True)
@@ -363,3 +388,74 @@ def test_in_place_dtype_errors(both):
 
 def test_in_place_broadcast_error(both):
     both.raises(lambda T: (T.ones(2, requires_grad=True) * 1).add_(T.ones(3, 2)))
+
+
+# ------------------------------------------------------------- operands of in-place ops
+def test_operand_that_is_the_target_is_saved_before_the_write(both):
+    """y *= y: mul saves y as its operand, at the version the write then bumps."""
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x + 0
+        y *= y
+        y.sum().backward()
+    both.raises(snippet, MODIFIED + r".*output 0 of Mul.*" + VERSION_1_0)
+
+
+def test_operand_read_by_no_rule_may_be_the_target(both):
+    def snippet(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x + 0
+        y += y
+        y.sum().backward()
+        return y, x.grad
+    both.same(snippet)
+
+
+def test_write_through_a_view_of_a_target_without_grad(both):
+    """y[0].mul_(x) where only x requires grad: the old view's gradient is not asked for."""
+    def snippet(T):
+        x = T.tensor([2., 3.], requires_grad=True)
+        y = T.ones(3, 2) + 0
+        y[0].mul_(x)
+        (y * T.arange(6.).reshape(3, 2)).sum().backward()
+        return y, x.grad
+    both.same(snippet)
+
+
+OVERLAP = (r"^unsupported operation: some elements of the input tensor and the written-to "
+           r"tensor refer to a single memory location\. Please clone\(\) the tensor before "
+           r"performing the operation\.$")
+
+
+@pytest.mark.parametrize("write", [
+    lambda y: y.add_(y[0]), lambda y: y.mul_(y.t()), lambda y: y.copy_(y.t()),
+    lambda y: y.view(4)[1:].add_(y.view(4)[:3]), lambda y: y.sub_(y.detach()[:1]),
+    lambda y: y.__setitem__([0, 1], y), lambda y: y.__setitem__([0, 1], y[0])])
+def test_operand_overlapping_the_target_is_refused(both, write):
+    def snippet(T):
+        with T.no_grad():
+            write(T.arange(4.).reshape(2, 2) * 1)
+    both.raises(snippet, OVERLAP)
+
+
+@pytest.mark.parametrize("write", [
+    lambda y: y.mul_(y), lambda y: y.copy_(y.detach()), lambda y: y[0].add_(y[1]),
+    lambda y: y[0].add_(y[:, 0]), lambda y: y.__setitem__(0, y[:, 0]),
+    lambda y: y.mul_(y[:1].expand(2, 2))])
+def test_operand_that_is_the_target_or_disjoint_or_strided_passes(both, write):
+    """Exactly the target's elements, other elements, or a strided operand (torch does
+    not tell the overlap of a non-dense one) are fine."""
+    def snippet(T):
+        with T.no_grad():
+            y = T.arange(4.).reshape(2, 2) * 1
+            write(y)
+            return y
+    both.same(snippet)
+
+
+def test_writing_an_expanded_tensor_is_refused(both):
+    def snippet(T):
+        with T.no_grad():
+            T.ones(1, 2).expand(3, 2).exp_()
+    both.raises(snippet, r"^unsupported operation: more than one element of the written-to "
+                         r"tensor refers to a single memory location\.")

@@ -1,7 +1,9 @@
-"""Writes through views and setitem (CopySlices), views whose base changed, and views
-made under no_grad (reference 6.8-6.10), compared with torch."""
+"""Writes through views and setitem (CopySlices), views whose base changed, views made
+under no_grad (reference 6.8-6.10) and which reshapes are views, compared with torch."""
 
 from __future__ import annotations
+
+import pytest
 
 MODIFIED = (r"^one of the variables needed for gradient computation has been modified by an "
             r"inplace operation: ")
@@ -175,3 +177,53 @@ def test_reading_saved_tensor_modified_through_view(both):
         y[0] = 0.
         y.sum().backward()
     both.raises(snippet, MODIFIED + r".*" + VERSION_1_0)
+
+
+def test_base_of_an_expanded_view_written(both):
+    """The expanded view's gradient adds up over the broadcast dims (into its base's
+    history after the write)."""
+    def snippet(T):
+        x = T.tensor([[-0.5, 0.25]], requires_grad=True)
+        v = x * 1
+        e = v.expand(3, 2)
+        v.mul_(3)
+        (e * T.arange(6.).reshape(3, 2)).sum().backward()
+        return e, x.grad
+    both.same(snippet)
+
+
+# ------------------------------------------------------------------ view compatibility
+@pytest.mark.parametrize("shape", [(2, 2, 4), (4, 2, 2), (16,), (2, 8)])
+def test_view_where_the_strides_allow_one(both, shape):
+    """torch's rule: a non-contiguous tensor has a view of a shape that splits only
+    within its contiguous chunks (x.t() of 4x4 has (2, 2, 4), not (16,))."""
+    def snippet(T):
+        x = T.arange(16.).reshape(4, 4).requires_grad_()
+        b = x * 1
+        v = b.t().view(*shape)
+        b.mul_(2)  # a view sees the write
+        (v * T.arange(16.).reshape(shape)).sum().backward()
+        return v, x.grad
+    if shape in ((16,), (2, 8)):
+        both.raises(snippet, r"^view size is not compatible with input tensor's size and "
+                             r"stride")
+    else:
+        both.same(snippet)
+
+
+@pytest.mark.parametrize("make", [
+    lambda b: b.reshape(2, 8), lambda b: b.t().reshape(2, 2, 4), lambda b: b.t().reshape(16),
+    lambda b: b[:, ::2].reshape(8), lambda b: b[:, 1:3].reshape(2, 2, 2),
+    lambda b: b.t().unsqueeze(0).flatten(0, 1), lambda b: b.t().flatten()])
+def test_reshape_is_a_view_where_the_strides_allow(both, make):
+    """reshape: a view of a contiguous tensor (ViewBackward0), an alias of one whose
+    strides allow it (ReshapeAliasBackward0), else a copy (UnsafeViewBackward0)."""
+    def snippet(T):
+        x = T.arange(16.).reshape(4, 4).requires_grad_()
+        b = x * 1
+        r = make(b)
+        name = r.grad_fn.name()
+        b.add_(1)
+        r.sum().backward()
+        return name, r, r._base is b, x.grad
+    both.same(snippet)

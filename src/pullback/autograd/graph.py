@@ -361,7 +361,9 @@ class CopySlices(Node):
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         g = grads[0]
         g_view = view_chain(g, chain=self.chain)
-        inner = self.inner.apply([g_view], [True] + list(needs[1:]), create_graph)
+        # the old view's gradient only when the old base wants one: the inner node saved
+        # nothing for it otherwise (y[0].mul_(x) where y needs no grad)
+        inner = self.inner.apply([g_view], needs, create_graph)
         g_old = inner[0]
         g_base = None
         if needs[0]:

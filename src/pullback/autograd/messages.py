@@ -75,6 +75,12 @@ HOOK_COUNT = ("hook '{name}' has returned an incorrect number of values (got {go
 HOOK_SIZE = "hook '{name}' has changed the size of value"
 HOOK_TYPE = "hook '{name}' has changed the type of value (was {was} got {got})"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation.")
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.")
 VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an in-place "
                      "operation.")
 NUMPY_NOT_DIFFERENTIABLE = (
@@ -135,8 +141,9 @@ def legacy_type(np_dtype: Any) -> str:
 
 
 def node_short_name(node: Any) -> str:
-    """'Exp' for ExpBackward0: how 2.13 names a node in the in-place error."""
-    return re.sub(r"Backward\d*$", "", type(node).__name__)
+    """'Exp' for ExpBackward0, 'Pow1' for PowBackward1: how 2.13 names a node in the
+    in-place error."""
+    return re.sub(r"Backward(\d*)$", lambda m: m.group(1).lstrip("0"), type(node).__name__)
 
 
 def modified_inplace(data: Any, version: int, expected: int, grad_fn: Any) -> str:

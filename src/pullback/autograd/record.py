@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import Meta
+from ..ops.promotion import promoted
 from ..ops.shape import view_chain
 from . import messages
 from .grad_mode import STATE
@@ -153,8 +154,12 @@ def _needed(op, mask: int) -> frozenset:
     needed = table.get(mask)
     if needed is None:
         uses = op.uses
-        needed = table[mask] = frozenset().union(
-            *(uses[i] for i in range(len(uses)) if mask >> i & 1))
+        needed = frozenset().union(*(uses[i] for i in range(len(uses)) if mask >> i & 1))
+        if mask and any("out" in u for u in uses):
+            # torch saves the result whenever a rule reads it, whichever inputs need
+            # grad (x ** y keeps it for y's rule even when only x needs grad)
+            needed |= {"out"}
+        table[mask] = needed
     return needed
 
 
@@ -189,6 +194,11 @@ def apply(op, args: tuple, params: dict) -> Any:
                 wants = True
         else:
             arrays.append(a)
+    promote = op.promote
+    if promote is not None and not (  # (two arrays of one float dtype need no casts)
+            len(arrays) == 2 and arrays[0].__class__ is arrays[1].__class__ is np.ndarray
+            and arrays[0].dtype is arrays[1].dtype and arrays[0].dtype.kind in "fc"):
+        arrays = promoted(op, arrays, params)
     try:
         out = op.forward(*arrays, **params)
     except ValueError as e:
@@ -330,13 +340,65 @@ def check_inplace(t: Any) -> None:
         raise RuntimeError(messages.VIEW_LEAF_INPLACE)
 
 
+def check_overlap(t: Any, operands: tuple, full: bool = False) -> None:
+    """torch's refusals of an in-place write into ``t`` that reads memory it writes: ``t``
+    with elements that share memory (an expanded view), or an operand that overlaps ``t``
+    without being exactly ``t``'s elements (``y.add_(y[0])``; ``full``: any overlap, as
+    index_put_ refuses). Operands too irregular to tell (not dense) pass, as in torch."""
+    dst = t._data
+    view = dst.base is not None
+    if view and not dst.flags.writeable and any(
+            s == 0 and n > 1 for s, n in zip(dst.strides, dst.shape)):
+        raise RuntimeError(messages.INTERNAL_OVERLAP)
+    for a in operands:
+        if not isinstance(a, Tensor):
+            continue
+        src = a._data
+        if src is dst:
+            status = "full"
+        elif (view or src.base is not None) and np.may_share_memory(src, dst):
+            status = _overlap(dst, src)
+        else:  # (two arrays that own their memory do not overlap)
+            continue
+        if status == "partial" or full and status == "full":
+            raise RuntimeError(messages.PARTIAL_OVERLAP)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> str:
+    """torch's get_overlap_status of two arrays whose memory bounds meet: 'full' (the
+    same elements, the same way), 'partial', 'none' or 'unknown' (not dense)."""
+    if a.size == 0 or b.size == 0:
+        return "none"
+    if not (_dense(a) and _dense(b)):
+        return "unknown"
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
+    if (a0, a1) == (b0, b1):
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else "none"
+
+
+def _dense(a: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: in some order of its dims (size-1 dims
+    aside), each stride is the product of the sizes before it."""
+    expected = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
 def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
     if self._base is not None and self._view_version != self._vc.value:
         refresh_view(self)
     check_inplace(self)
+    check_overlap(self, args[1:])
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    if op.promote is not None:
+        arrays = promoted(op, arrays, params)
     try:
         new = np.asarray(op.forward(*arrays, **params))
     except ValueError as e:
@@ -344,19 +406,14 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     if record:
-        # the value before the write, at the graph position it had (copied only if a
-        # rule of an input that needs grad reads it)
-        reads_self = any(0 in op.uses[i] for i, a in enumerate(args)
-                         if isinstance(a, Tensor) and a._requires_grad)
-        old = Tensor._make(self._data.copy() if reads_self else self._data,
-                           grad_fn=self._grad_fn, requires_grad=self._requires_grad)
-        old._output_nr = self._output_nr
-        args = (old,) + tuple(args[1:])
+        args = (_old_value(op, args),) + tuple(args[1:])
+        # made before the write, as torch saves its operands: an operand that is the
+        # target (y *= y), or a view of it, is saved at the version the write changes
+        edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        node = make_node(op, args, params, edges)
     _write(self, new)
     self._vc.value += 1
     if record:
-        edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
-        node = make_node(op, args, params, edges)
         if self._base is None:
             _rebase(self, node)
         else:
@@ -365,6 +422,18 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         for hook in HOOKS.ops:
             hook(op, args, params, self, inplace=True)
     return self
+
+
+def _old_value(op, args: tuple) -> Any:
+    """The target's value before an in-place write, at the graph position it had
+    (copied only if a rule of an input that needs grad reads it)."""
+    self = args[0]
+    reads_self = any(0 in op.uses[i] for i, a in enumerate(args)
+                     if isinstance(a, Tensor) and a._requires_grad)
+    old = Tensor._make(self._data.copy() if reads_self else self._data,
+                       grad_fn=self._grad_fn, requires_grad=self._requires_grad)
+    old._output_nr = self._output_nr
+    return old
 
 
 def set_grad_fn(t: Any, node: Any) -> None:

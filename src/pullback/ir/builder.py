@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.promotion import promoted
 from .graph import ACTIVE, Eqn, Var
 
 
@@ -51,6 +52,8 @@ class Builder:
                 a = getattr(a, "_data", a)  # a stray Tensor is a constant here
                 values.append(a)
                 inputs.append(self.const(a))
+        if op.promote is not None:
+            values = promoted(op, values, params)
         out = np.asarray(op.forward(*values, **params))
         v = Var(out.shape, out.dtype, out)
         self.eqns.append(Eqn(op, tuple(inputs), v, params, self.src, self.block))

@@ -54,26 +54,27 @@ public("conj", function=True, method=True, numpy=np.conjugate)(conj)
 add_op = defop("add", np.add, "AddBackward0",
                vjp=(lambda g, out, x, y: g,
                     lambda g, out, x, y: g),
-               template="{0} + {1}", inplace=True, numpy=np.add)
+               template="{0} + {1}", inplace=True, numpy=np.add, promote=(0, 1))
 sub_op = defop("sub", np.subtract, "SubBackward0",
                vjp=(lambda g, out, x, y: g,
                     lambda g, out, x, y: -g),
-               template="{0} - {1}", inplace=True, numpy=np.subtract)
+               template="{0} - {1}", inplace=True, numpy=np.subtract, promote=(0, 1))
 rsub = defop("rsub", lambda x, y: np.subtract(y, x), "RsubBackward1",
              vjp=(lambda g, out, x, y: -g,
                   lambda g, out, x, y: g),
-             template="{1} - {0}", elementwise=True)
+             template="{1} - {0}", elementwise=True, promote=(0, 1))
 mul = defop("mul", np.multiply, "MulBackward0",
             vjp=(lambda g, out, x, y: g * conj(y),
                  lambda g, out, x, y: g * conj(x)),
             uses=("y", "x"), template="{0} * {1}",
-            function=("mul", "multiply"), method=True, inplace=True, numpy=np.multiply)
+            function=("mul", "multiply"), method=True, inplace=True, numpy=np.multiply,
+            promote=(0, 1))
 div = defop("div", np.true_divide, "DivBackward0",
             vjp=(lambda g, out, x, y: g / conj(y),
                  lambda g, out, x, y: -g * conj(x / (y * y))),
             uses=("y", "x y"), template="{0} / {1}",
             function=("div", "divide", "true_divide"), method=True, inplace=True,
-            numpy=np.true_divide)
+            numpy=np.true_divide, promote=(0, 1), to_float=True)
 reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
                    vjp=(lambda g, out, x: -g * conj(out * out),), uses=("out",),
                    numpy=np.reciprocal)
@@ -96,7 +97,7 @@ pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "Pow
                    vjp=(lambda g, out, x, exponent: zeros_like(g) if exponent == 0
                         else g * conj(exponent * x ** (exponent - 1)),),
                    uses=("x",), template="{0} ** {exponent}", elementwise=True,
-                   inplace="pow_", torch_args=("self", "exponent"))
+                   inplace="pow_", torch_args=("self", "exponent"), promote=(0, "exponent"))
 # torch's rules, zero where the plain formula is 0 * inf: x ** 0 has no x-gradient, and
 # 0 ** y (y >= 0) no y-gradient
 power_op = defop("pow", np.power, "PowBackward1",
@@ -104,7 +105,7 @@ power_op = defop("pow", np.power, "PowBackward1",
                       lambda g, out, x, y: g * where(logical_and(x == 0, y >= 0), 0,
                                                      out * log(x))),
                  uses=("x y", "x y out"), template="{0} ** {1}",
-                 torch_args=("self", "exponent"))
+                 torch_args=("self", "exponent"), promote=(0, 1))
 
 
 def _log_of(base: float) -> float:
@@ -120,7 +121,7 @@ def _rpow_rule(g, out, x, base):
 
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
                     vjp=(_rpow_rule,), uses=("x out",), template="{base} ** {0}",
-                    elementwise=True)
+                    elementwise=True, promote=("base", 0))
 
 
 def _is_number(v: Any) -> bool:
@@ -164,9 +165,25 @@ relu = defop("relu", lambda x: np.maximum(x, 0), "ReluBackward0",
              vjp=(lambda g, out, x: where(out <= 0, 0, g),), uses=("out",),
              template="np.maximum({0}, 0)", elementwise=True,
              function=True, method=True, inplace=True, functional=True)
+
+
+def _sign(x):
+    """torch's sign: 0 at a real NaN, where numpy's is NaN (complex: z / |z|, torch's sgn,
+    NaN at NaN). abs's rule reads it: torch's gradient of abs at NaN is 0."""
+    s = np.sign(x)
+    return np.nan_to_num(s) if s.dtype.kind == "f" else s
+
+
+def _print_sign(e: Any, a: list, lit: Any) -> str:
+    if e.out.dtype.kind == "f":
+        return f"np.nan_to_num(np.sign({a[0]}))"
+    return f"np.sign({a[0]})"
+
+
 # sign is differentiable in torch, with a zero gradient everywhere
-sign = defop("sign", np.sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
-             template="np.sign({0})", function=True, method=True, numpy=np.sign)
+sign = defop("sign", _sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+             template=_print_sign, elementwise=True, fresh=True, function=True, method=True,
+             numpy=np.sign)
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
                  # where, not g * mask: torch's gradient is 0 outside [min, max], NaN g or not
                  vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),
@@ -206,12 +223,12 @@ maximum = defop("maximum", np.maximum, "MaximumBackward0",
                 vjp=(lambda g, out, x, y: _weighted(g, win_weight(x, y)),
                      lambda g, out, x, y: _weighted(g, win_weight(y, x))),
                 uses=("x y", "x y"), template="np.maximum({0}, {1})",
-                function=True, method=True, numpy=np.maximum)
+                function=True, method=True, numpy=np.maximum, promote=(0, 1))
 minimum = defop("minimum", np.minimum, "MinimumBackward0",
                 vjp=(lambda g, out, x, y: _weighted(g, win_weight(y, x)),
                      lambda g, out, x, y: _weighted(g, win_weight(x, y))),
                 uses=("x y", "x y"), template="np.minimum({0}, {1})",
-                function=True, method=True, numpy=np.minimum)
+                function=True, method=True, numpy=np.minimum, promote=(0, 1))
 
 
 def _numpy_where(condition, *xy):
@@ -226,7 +243,7 @@ where = defop("where", np.where, "WhereBackward0",
                    lambda g, out, cond, x, y: where(cond, 0, g)),
               uses=("", "cond", "cond"), template="np.where({0}, {1}, {2})",
               elementwise=True, fresh=True, torch_args=("condition", "self", "other"),
-              function=True, numpy={np.where: _numpy_where})
+              function=True, numpy={np.where: _numpy_where}, promote=(1, 2))
 
 # -------------------------------------------------------------- copies and dtypes
 cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",

@@ -92,34 +92,37 @@ def _split(g, out, x):
     return where(mask, g / sum_all(mask), 0)  # 0 elsewhere, even for an inf g
 
 
-def _first_extreme_mask(x, dim, argfn):
-    """True at the first extreme along ``dim`` (None: over every axis), NaN first."""
+def _index_mask(indices, shape, dim, keepdim):
+    """True where ``indices`` (an extreme's, along ``dim``; None: over every axis) point."""
     if dim is None:
-        return np.arange(x.size).reshape(x.shape) == argfn(x)
-    idx = argfn(x, axis=dim, keepdims=True)
-    return np.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - 1 - dim)) == idx
+        return np.arange(count(shape)).reshape(shape) == indices
+    if not keepdim:
+        indices = np.expand_dims(indices, dim)
+    return np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - 1 - dim)) == indices
 
 
-def _pick(mask_op):
+def _pick(g, out, x, indices, dim, keepdim):
     """max(dim)'s rule: the gradient goes to the index the forward returned."""
-    return lambda g, out, x, dim, keepdim: where(
-        mask_op(x, dim=dim), reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
+    return where(index_mask(indices, shape=x.shape, dim=dim, keepdim=keepdim),
+                 reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
-argmax_mask = defop("argmax_mask", lambda x, dim: _first_extreme_mask(x, dim, np.argmax))
-argmin_mask = defop("argmin_mask", lambda x, dim: _first_extreme_mask(x, dim, np.argmin))
+index_mask = defop("index_mask", _index_mask)
 _BY_AXIS = "{0}.%s(axis={dim}, keepdims={keepdim})"
 max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.max()")
 min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.min()")
-max_dim = defop("max_dim", lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim),
-                "MaxBackward0", vjp=(_pick(argmax_mask),), uses=("x",),
-                template=_BY_AXIS % "max")
-min_dim = defop("min_dim", lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim),
-                "MinBackward0", vjp=(_pick(argmin_mask),), uses=("x",),
-                template=_BY_AXIS % "min")
+# max(dim) and min(dim) take the indices they return as an input that only their rule
+# reads: nodes save the indices, not the input, as torch does (a later write to the
+# input is fine)
+max_dim = defop("max_dim", lambda x, indices, dim, keepdim: np.max(x, dim, keepdims=keepdim),
+                "MaxBackward0", vjp=(_pick, None), uses=("indices", ""),
+                torch_args=("self", "indices"), template=_BY_AXIS % "max")
+min_dim = defop("min_dim", lambda x, indices, dim, keepdim: np.min(x, dim, keepdims=keepdim),
+                "MinBackward0", vjp=(_pick, None), uses=("indices", ""),
+                torch_args=("self", "indices"), template=_BY_AXIS % "min")
 argmax_op = defop("argmax", lambda x, dim, keepdim: np.argmax(x, axis=dim, keepdims=keepdim),
                   template=_BY_AXIS % "argmax")
 argmin_op = defop("argmin", lambda x, dim, keepdim: np.argmin(x, axis=dim, keepdims=keepdim),
@@ -195,6 +198,12 @@ def _reduction_dim(name: str, input: Any, dim: Any) -> int | None:
     return d
 
 
+def _along(dim_op, arg_op, x, dim, keepdim) -> tuple:
+    """(values, indices) of max or min along one ``dim``."""
+    indices = arg_op(x, dim=dim, keepdim=keepdim)
+    return dim_op(x, indices, dim=dim, keepdim=keepdim), indices
+
+
 def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
     name = result.__name__  # max or min
     if dim is None:
@@ -206,23 +215,22 @@ def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
     if not isinstance(dim, (int, np.integer)):  # max(a, b): elementwise
         return pair(input, dim)
     d = _reduction_dim(name, input, dim)
-    values = dim_op(input, dim=d, keepdim=bool(keepdim))
-    return result(values, arg_op(input, dim=d, keepdim=bool(keepdim)))
+    return result(*_along(dim_op, arg_op, input, d, bool(keepdim)))
 
 
-def _numpy_extreme(a, axis, keepdims, all_op, dim_op) -> Any:
+def _numpy_extreme(a, axis, keepdims, all_op, dim_op, arg_op) -> Any:
     x = args.value(a)
     nd = x.ndim
     found = args.axes(axis, nd)
     if found is None or len(found) == nd:
         return _keep_all(all_op(x), nd, keepdims)
     if len(found) == 1:
-        return dim_op(x, dim=found[0], keepdim=bool(keepdims))
+        return _along(dim_op, arg_op, x, found[0], bool(keepdims))[0]
     # several axes: move them last, flatten them into one, reduce that
     kept = [d for d in range(nd) if d not in found]
     from_shape = [x.shape[d] for d in kept]
     flat = reshape(x.permute(*kept, *found), *from_shape, -1)
-    y = dim_op(flat, dim=len(kept), keepdim=False)
+    y = _along(dim_op, arg_op, flat, len(kept), False)[0]
     if keepdims:
         y = reshape(y, tuple(1 if d in found else n for d, n in enumerate(x.shape)))
     return y
@@ -230,12 +238,12 @@ def _numpy_extreme(a, axis, keepdims, all_op, dim_op) -> Any:
 
 def _numpy_max(a, axis=None, out=None, keepdims=False, **rest):
     args.plain(out, **rest)
-    return _numpy_extreme(a, axis, keepdims, max_all, max_dim)
+    return _numpy_extreme(a, axis, keepdims, max_all, max_dim, argmax_op)
 
 
 def _numpy_min(a, axis=None, out=None, keepdims=False, **rest):
     args.plain(out, **rest)
-    return _numpy_extreme(a, axis, keepdims, min_all, min_dim)
+    return _numpy_extreme(a, axis, keepdims, min_all, min_dim, argmin_op)
 
 
 @public("max", function=True, method=True, numpy={np.max: _numpy_max, np.amax: _numpy_max})

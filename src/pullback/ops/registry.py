@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .promotion import promoted, promoting_template
+
 #: name -> OpDef: every primitive
 OPS: dict[str, OpDef] = {}
 #: every public binding, in declaration order
@@ -50,17 +52,21 @@ class OpDef:
       the IR equation, where that depends on how generated code spells it)
     - ``template``: how generated code spells it: ``"np.tanh({0})"`` (``{0}`` inputs,
       ``{name}`` params, ``{out_shape}``), or ``template(eqn, args, literal) -> str``
+    - ``promote``: the two operands that take torch's common dtype, input positions or a
+      param's name (promotion.py: a 0-d float64 tensor times a float32 vector is
+      float32); ``to_float``: an integer common dtype becomes the default float dtype
     """
 
     __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "n_inputs",
                  "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
-                 "template", "differentiable", "node_cls")
+                 "template", "promote", "to_float", "differentiable", "node_cls")
 
     def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
                  vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
                  aliases: bool | None = None, elementwise: bool | None = None,
                  pure: bool = True, fresh: bool | None = None, template: str | None = None,
-                 torch_args: tuple = ("self", "other")) -> None:
+                 torch_args: tuple = ("self", "other"), promote: tuple | None = None,
+                 to_float: bool = False) -> None:
         ufunc = isinstance(forward, np.ufunc)
         elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
@@ -73,7 +79,10 @@ class OpDef:
         self.elementwise = elementwise_ufunc if elementwise is None else elementwise
         self.pure = pure
         self.fresh = (ufunc and not self.aliases) if fresh is None else fresh
-        self.template = template
+        self.promote = promote
+        self.to_float = to_float
+        self.template = (promoting_template(template, promote, to_float)
+                         if promote is not None and isinstance(template, str) else template)
         self.differentiable = vjp is not None
         self.node_cls = None  # set by the runtime when the first node is made
         self.arg_names, self.n_inputs, self.uses = _signature(name, forward, vjp, uses)
@@ -98,6 +107,8 @@ class OpDef:
                     handler is None or h.priority > handler.priority):
                 handler = h
         if handler is None:
+            if self.promote is not None:
+                args = promoted(self, args, params)
             return self.forward(*args, **params)
         return handler(self, args, params)
 

@@ -55,6 +55,11 @@ expand = defop("expand", lambda x, shape: np.broadcast_to(x, shape), "ExpandBack
 view = defop("view", lambda x, shape: np.reshape(x, shape), "ViewBackward0",
              vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), is_view=True,
              **_RESHAPING)
+# torch's reshape: a view of a contiguous tensor, an alias of one whose strides allow the
+# new shape (_reshape_alias), else a copy (_unsafe_view of a contiguous clone)
+reshape_alias = defop("reshape_alias", lambda x, shape: np.reshape(x, shape),
+                      "ReshapeAliasBackward0", is_view=True,
+                      vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING)
 reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape), "UnsafeViewBackward0",
                    vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING)
 unsqueeze_op = defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim), "UnsqueezeBackward0",
@@ -196,16 +201,31 @@ def _apply_chain(x, chain):
     return x
 
 
-def _embed(g, shape, chain):
-    out = np.zeros(shape, dtype=np.result_type(g))
-    _apply_chain(out, chain)[...] = g
+def _write_region(out, chain, src, accumulate):
+    """Write ``src`` into the region of ``out`` (C-contiguous) that ``chain`` views: in
+    place where the chain replayed on ``out`` is a view of it, else at the positions the
+    chain picks (a reshape that views the base's own layout but not a C-contiguous one; a
+    broadcast, which sees positions more than once: ``accumulate`` adds them up)."""
+    region = _apply_chain(out, chain)
+    if region.flags.writeable and np.may_share_memory(region, out):
+        region[...] = src
+        return out
+    seen = _apply_chain(np.arange(out.size).reshape(out.shape), chain)
+    src = np.broadcast_to(src, seen.shape)
+    if accumulate:
+        np.add.at(out.reshape(-1), seen, src)
+    else:
+        out.reshape(-1)[seen] = src
     return out
+
+
+def _embed(g, shape, chain):
+    """The gradient of a view, in its base's shape (0 outside the view)."""
+    return _write_region(np.zeros(shape, dtype=np.result_type(g)), chain, g, True)
 
 
 def _view_scatter(base, src, chain):
-    out = np.array(base, copy=True)
-    _apply_chain(out, chain)[...] = src
-    return out
+    return _write_region(np.array(base, copy=True, order="C"), chain, src, False)
 
 
 view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0", aliases=True,
@@ -246,6 +266,31 @@ def _is_contiguous(x: Any) -> bool:
     return flags is None or flags.c_contiguous
 
 
+def _viewable(x: Any, shape: tuple) -> bool:
+    """Whether ``x`` can be viewed as ``shape``: torch's rule (computeStride), that its
+    strides allow one. Its dims fall in chunks, each contiguous in itself; ``shape`` must
+    split where the chunks end. (A value without strides, an IR value, always can.)"""
+    if _is_contiguous(x):
+        return True
+    data = getattr(x, "_data", x)
+    if data.size == 0:
+        return True
+    old, strides = data.shape, data.strides
+    view_d, base = len(shape) - 1, strides[-1]
+    numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        numel *= old[d]
+        if d == 0 or old[d - 1] != 1 and strides[d - 1] != numel * base:  # a chunk ends
+            while view_d >= 0 and (view_numel < numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != numel:
+                return False
+            if d > 0:
+                base, numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
+
+
 def _numpy_reshape(a, *rest, **kw):
     shape = rest[0] if rest else kw.pop("shape", kw.pop("newshape", None))
     order = rest[1] if len(rest) > 1 else kw.pop("order", "C")
@@ -263,19 +308,23 @@ def _numpy_ravel(a, order="C"):
 @public("reshape", function=True, method=True,
         numpy={np.reshape: _numpy_reshape, np.ravel: _numpy_ravel})
 def reshape(input, *size):
+    """A view where the strides allow one (as torch's), else a copy."""
     shp = args.resolve_shape(args.shape_arg(size), input.shape)
     if _is_contiguous(input):
         return view(input, shape=shp)
+    if _viewable(input, shp):
+        return reshape_alias(input, shape=shp)
     return reshape_op(input, shape=shp)
 
 
 @public("view", method=True)
 def view_as_shape(input, *size):
-    if not _is_contiguous(input):
+    shp = args.resolve_shape(args.shape_arg(size), input.shape)
+    if not _viewable(input, shp):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return view(input, shape=args.resolve_shape(args.shape_arg(size), input.shape))
+    return view(input, shape=shp)
 
 
 @public("flatten", function=True, method=True)
