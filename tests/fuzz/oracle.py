@@ -24,12 +24,10 @@ import linecache
 import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
-from unittest import mock
 
 import numpy as np
 import torch
 import torch.nn.functional as torchF
-from pullback.transforms import pipeline
 
 import pullback as pb
 import pullback.nn.functional as pbF
@@ -349,8 +347,6 @@ def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
     _grads_check("grad", call, ref, dict(zip(prog.x_names, grads)), True)
 
 
-#: mismatches put down to defects found by this fuzzer and not fixed yet: name -> count
-FOUND_HITS: Counter = Counter()
 #: mismatches put down to the KNOWN defects (being fixed elsewhere): name -> count
 KNOWN_HITS: Counter = Counter()
 #: what the checked programs exercised (programs where torch raised, retraces, ...)
@@ -358,13 +354,10 @@ STATS: Counter = Counter()
 
 
 def check(prog: Program, stages: tuple = ("eager", "compile", "grad"),
-          classify: bool = "found" not in INCLUDE,
           known: bool = "known" not in INCLUDE) -> Mismatch | None:
     """None if pullback agrees with torch on ``prog``, else the first mismatch.
     With ``known``, pullback's internal GuardFailed escaping to the caller is counted
-    in ``KNOWN_HITS`` and not returned; with ``classify``, a mismatch of compiled code
-    that goes away without the ``inplace`` pass is counted in ``FOUND_HITS`` and not
-    returned (see below)."""
+    in ``KNOWN_HITS`` and not returned."""
     m = _run(prog, stages)
     if m is not None and known and m.exc == "GuardFailed":
         # KNOWN: guards failing with an internal GuardFailed. Seen: a retrace whose new
@@ -373,23 +366,14 @@ def check(prog: Program, stages: tuple = ("eager", "compile", "grad"),
         # trace, or on NaN), so pullback.compiler.cache.GuardFailed reaches the caller
         KNOWN_HITS["GuardFailed escapes"] += 1
         return None
-    if m is not None and classify and m.stage in ("compile", "grad"):
-        # FOUND: the inplace pass (transforms/inplace.py) writes a ufunc's result into
-        # a dead buffer that a live view still reads: `v0 = x * 2 + 1; v6 = v0[:]`, then
-        # `(v0 * w).sum()` is computed into v0's buffer before v6 is read. (The buffer
-        # made by an `out=` rewrite becomes an owner even when something views it.)
-        with mock.patch.object(pipeline, "inplace", lambda graph: graph):
-            if _run(prog, stages, stats=False) is None:
-                FOUND_HITS["inplace pass writes into a viewed buffer"] += 1
-                return None
     return m
 
 
-def _run(prog: Program, stages: tuple, stats: bool = True) -> Mismatch | None:
+def _run(prog: Program, stages: tuple) -> Mismatch | None:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            _check(prog, stages, STATS if stats else Counter())
+            _check(prog, stages, STATS)
         except Fail as f:
             return f.mismatch
     return None
@@ -483,8 +467,7 @@ def _prune_inputs(prog: Program) -> Program:
     return replace(prog, inputs=keep)
 
 
-def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
-           classify: bool = "found" not in INCLUDE) -> tuple:
+def shrink(prog: Program, failure: Mismatch, max_checks: int = 400) -> tuple:
     """(smaller program, its mismatch): greedy deletion while a mismatch of the same
     ``kind`` (stage, key, exception) stays."""
     checks = 0
@@ -492,7 +475,7 @@ def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
     def fails(p: Program) -> Mismatch | None:
         nonlocal checks
         checks += 1
-        m = check(p, classify=classify)
+        m = check(p)
         return m if m is not None and m.kind == failure.kind else None
 
     progress = True
@@ -512,7 +495,7 @@ def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
                 prog, failure, progress = cand, m, True
                 break
     pruned = _prune_inputs(prog)
-    m = check(pruned, classify=classify)
+    m = check(pruned)
     if m is not None and m.kind == failure.kind:
         prog, failure = pruned, m
     return prog, failure
