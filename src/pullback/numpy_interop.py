@@ -151,14 +151,6 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
     return _fallback(func.__name__, func, args, kwargs)
 
 
-def _like(fn: Callable) -> Callable:
-    """zeros_like & co: a new constant Tensor (no gradient flows into it)."""
-    def make(a, *args, **kw):
-        return fn(getattr(a, "_data", a), *args, **kw)  # shape and dtype
-    return make
-
-
-# creation functions are not ops: they make constants from an argument's shape and dtype
-for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
-    FUNCTIONS[_f] = _like(_f)
+# creation functions are not ops: creation.py registers np.zeros_like & co., which make
+# new tensors from an argument's shape and dtype
 

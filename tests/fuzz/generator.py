@@ -550,9 +550,6 @@ class Gen:
                              contig=a.contig)
             if t == "$0.detach()":  # shares a's memory: a write to it writes a
                 v.family, v.writable, v.contig = a.family, a.writable, a.contig
-                # FOUND: pb.compile does not see a later in-place write to the source
-                # through a detach()ed alias (v3 = v2.detach(); v2 += x; v3 is stale)
-                self.freeze(a.family)
         self.add(Line(t, (a.name,), v.name), v)
         return True
 
@@ -1024,11 +1021,8 @@ class Gen:
         a = self.pick()
         if a is None:
             return None
-        # FOUND: pb.compile raises TraceError ("in-place ... on a tensor captured from
-        # outside") for an in-place write into a tensor that a creation function made
-        # inside the compiled function (zeros_like, ones_like, zeros)
-        creations = [] if self.found else ["T.zeros_like($0)", "T.ones_like($0)", "zeros"]
-        t = self.rng.choice(["$0 * 1", "$0.clone()", "$0 + 0"] + creations)
+        t = self.rng.choice(["$0 * 1", "$0.clone()", "$0 + 0", "T.zeros_like($0)",
+                             "T.ones_like($0)", "zeros"])
         if t == "zeros":
             dt = "T.float64" if a.dtype == "float64" else "T.float32"
             shp = ", ".join(map(str, a.shape))
@@ -1080,8 +1074,7 @@ class Gen:
                 line = Line(f"{view} = {view} * {k}", (t.name,))
                 iv, req = _mul_iv((t.lo, t.hi), (k, k)), t.req
             else:
-                b = self.operand_for(tv, exact=True, avoid=t.family,
-                                     dtype=t.dtype if self.found else None)
+                b = self.operand_for(tv, exact=True, avoid=t.family)
                 line, iv, req = Line(f"{view} = $1", (t.name, b.name)), (b.lo, b.hi), b.req
         elif form == "unary":
             cands = [("exp_()", (math.exp(t.lo), math.exp(t.hi))) if t.hi < 10 else None,
@@ -1103,10 +1096,7 @@ class Gen:
         elif form == "binary":
             # FOUND: y *= y (an in-place op whose operand is the target, or a view of
             # it) does not raise torch's "modified by an inplace operation" in backward
-            # FOUND: in pb.compile, an in-place op with an operand of another dtype gives
-            # the target that dtype (float32 -= float64 is float64): same dtypes only
-            b = self.operand_for(tv, exact=True, avoid=t.family if self.found else "",
-                                 dtype=t.dtype if self.found else None)
+            b = self.operand_for(tv, exact=True, avoid=t.family if self.found else "")
             ops = [("+=", "add_", (t.lo + b.lo, t.hi + b.hi)),
                    ("-=", "sub_", (t.lo - b.hi, t.hi - b.lo)),
                    ("*=", "mul_", _mul_iv((t.lo, t.hi), (b.lo, b.hi))),
@@ -1135,9 +1125,7 @@ class Gen:
         if idx is not None and idx.startswith("[") and form != "set":
             self.add(line)  # y[[0, 1]].add_(b) writes into a copy: y stays as it was
             return True
-        # FOUND: under `with T.no_grad():` an in-place write to an intermediate makes
-        # pb.compile drop that intermediate's gradient (torch keeps it): not drawn
-        if not self.found and self.chance(0.1):
+        if self.chance(0.1):
             line = NoGrad((line,))
             req = False
         self.add(line)
