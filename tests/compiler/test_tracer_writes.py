@@ -99,6 +99,19 @@ def test_a_write_under_no_grad_into_a_value_without_grad_stays_without(torch):
     matches_torch(torch, f, X)
 
 
+def test_a_view_read_anew_under_no_grad_keeps_its_gradient(torch):
+    """The base was written with grad: the view's first read after that is under
+    no_grad, yet later reads with grad differentiate through it, as in torch."""
+    def f(T, x):
+        v = x * 2
+        s = v[0:1]
+        v.mul_(3)
+        with T.no_grad():
+            t = s * 2
+        return (s * s).sum() + t.sum()
+    matches_torch(torch, f, X)
+
+
 # ----------------------------------------------------------------------- dtypes
 @pytest.mark.parametrize("shape", [(), (2,)])
 def test_an_in_place_op_keeps_its_targets_dtype(torch, shape):

@@ -131,23 +131,25 @@ class Tracer:
         return a
 
     def _emit(self, op: Any, inputs: tuple, params: dict, value: Any, src: Any,
-              keeps_history: bool = False) -> Var:
+              keeps_history: bool = False, nograd: bool | None = None) -> Var:
         out = Var(value.shape, value.dtype, value)
-        self.builder.eqns.append(Eqn(op, inputs, out, params, src,
-                                     nograd=not STATE.grad_enabled,
+        nograd = not STATE.grad_enabled if nograd is None else nograd
+        self.builder.eqns.append(Eqn(op, inputs, out, params, src, nograd=nograd,
                                      keeps_history=keeps_history))
         return out
 
     def _refresh(self, t: Tensor) -> None:
         """A view read after its memory was written in place: take it from its base
-        anew; a detach()ed alias takes its source's value, with no gradient through
-        it (an alias written with grad since keeps that history, as in torch)."""
+        anew (with a gradient unless the view was taken under no_grad, whatever the
+        grad mode of the read); a detach()ed alias takes its source's value, with no
+        gradient through it (an alias written with grad since keeps that history, as
+        in torch)."""
         self.stale.discard(id(t))
         src = source_of(user_frame())
         if t._base is not None:
             base = self.value_of(t._base)
             self._bind(t, self._emit(view_chain, (base,), {"chain": t._view_chain},
-                                     t._data.copy(), src))
+                                     t._data.copy(), src, nograd=t._view_no_grad))
             return
         old = self.var_of[id(t)]
         new = self._emit(detach, (self.value_of(self.detached[id(t)]),), {},
