@@ -700,6 +700,7 @@ class Gen:
             t = self.rng.choice([f"$0.{op}({d}{kw})", f"T.{op}($0, {d})"])
             if op in ("max", "min"):
                 t = f"$0.{op}({d}{kw}).values"
+                self.freeze(a.family)  # FOUND: max/min over a dim save their input (below)
             shape, red = (), 1
         else:
             if op in ("sum", "mean") and self.chance(0.3) and a.rank >= 2:
@@ -1074,7 +1075,11 @@ class Gen:
                 line = Line(f"{view} = {view} * {k}", (t.name,))
                 iv, req = _mul_iv((t.lo, t.hi), (k, k)), t.req
             else:
-                b = self.operand_for(tv, exact=True, avoid=t.family)
+                # FOUND: y[[0, 1]] = b with b of another dtype does not raise torch's
+                # "Index put requires the source and destination dtypes match"
+                same = self.found and idx.startswith("[")
+                b = self.operand_for(tv, exact=True, avoid=t.family,
+                                     dtype=t.dtype if same else None)
                 line, iv, req = Line(f"{view} = $1", (t.name, b.name)), (b.lo, b.hi), b.req
         elif form == "unary":
             cands = [("exp_()", (math.exp(t.lo), math.exp(t.hi))) if t.hi < 10 else None,

@@ -164,6 +164,10 @@ OPEN = {
     "eager: sign and abs at NaN": (
         "def f(x0):\n    return T.sign(x0).sum() + x0.abs().sum()",
         dict(x0=np.array([NAN, -1.0])), "eager"),
+    # torch: "Index put requires the source and destination dtypes match"; pullback casts
+    "eager: index put of another dtype": (
+        "def f(x0, x1):\n    v = x0 * 1\n    v[[0, 1]] = x1\n    return v.sum()",
+        dict(x0=np.array([1.0, 2.0, 3.0]), x1=np.array([5.0, 6.0], np.float32)), "eager"),
 }
 
 
