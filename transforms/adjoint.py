@@ -12,20 +12,27 @@ gradient reaches it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from pullback.ir import GRAD_PREFIX, Builder, Graph, Var
-from pullback.ops import apply_vjp
+from pullback.ir import GRAD_PREFIX, Builder, Eqn, Graph, Var
+from pullback.ops import apply_vjp, fit_to
 
 
 def active_vars(graph: Graph, wrt: list) -> set:
-    """Values that depend on a differentiated input through differentiable ops."""
+    """Values that depend on a differentiated input through differentiable ops (or
+    keep the history of one: ``Eqn.keeps_history``)."""
     active = {v.id for v in wrt}
     for e in graph.eqns:
-        if e.op.differentiable and not e.nograd and any(
-                isinstance(a, Var) and a.id in active for a in e.inputs):
+        if _active(e, active):
             active.add(e.out.id)
     return active
+
+
+def _active(e: Eqn, active: set) -> bool:
+    if e.keeps_history:
+        return isinstance(e.inputs[0], Var) and e.inputs[0].id in active
+    return e.op.differentiable and not e.nograd and any(
+        isinstance(a, Var) and a.id in active for a in e.inputs)
 
 
 def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
@@ -44,9 +51,7 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
                 continue
             _name_grad(g, e.out)
             builder.src, builder.block = e.src, e
-            needs = [isinstance(x, Var) and x.id in active for x in e.inputs]
-            for i, gi in apply_vjp(e.op, g, e.out, e.inputs, e.params, needs):
-                x = e.inputs[i]
+            for x, gi in _input_grads(e, g, active):
                 ct[x.id] = gi if x.id not in ct else ct[x.id] + gi
     grads = [ct.get(v.id) for v in wrt]
     for g, v in zip(grads, wrt):
@@ -54,6 +59,16 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
     seed_vars = [s for s in seeds if isinstance(s, Var)]
     return Graph(graph.inputs + seed_vars, graph.eqns + builder.eqns,
                  graph.outputs + grads, builder.consts, graph.name, graph.guards)
+
+
+def _input_grads(e: Eqn, g: Var, active: set) -> Iterator[tuple[Var, Any]]:
+    """(input, its gradient) for the active inputs of ``e``, given its result's ``g``."""
+    if e.keeps_history:  # the target's old value takes the gradient as it is
+        yield e.inputs[0], fit_to(g, e.inputs[0])
+        return
+    needs = [isinstance(x, Var) and x.id in active for x in e.inputs]
+    for i, gi in apply_vjp(e.op, g, e.out, e.inputs, e.params, needs):
+        yield e.inputs[i], gi
 
 
 def _name_grad(g: Any, x: Var) -> None:

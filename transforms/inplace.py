@@ -46,7 +46,8 @@ def owned(e: Eqn) -> bool:
 def inplace(graph: Graph) -> Graph:
     """Rewrite every eligible ufunc equation to write into a dead input."""
     last_use = last_uses(graph)
-    # a buffer something takes a view of is shared from then on: never written into
+    # a buffer something takes a view of is shared from then on: never written into,
+    # also when it is the buffer of an out= result (the view reads it after its last use)
     viewed = {a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     owner = {e.out.id: e for e in graph.eqns if owned(e) and e.out.id not in viewed}
     # 1 - d is rsub(d, 1): as sub(1, d) it is the ufunc np.subtract
@@ -61,6 +62,7 @@ def inplace(graph: Graph) -> Graph:
                     and a.shape == e.out.shape and a.dtype == e.out.dtype
                     and sum(x is a for x in e.inputs) == 1):
                 eqns[i] = e.replace(into_op(e.op, k))
-                owner[e.out.id] = eqns[i]
+                if e.out.id not in viewed:  # the rewritten result is that buffer
+                    owner[e.out.id] = eqns[i]
                 break
     return graph.replace(eqns=eqns)

@@ -4,7 +4,10 @@
   (the power rule leaves it for squares) and ``x * 1``;
 - an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
   another input already has that shape, takes ``s`` itself: numpy broadcasts it with
-  no filled array (the rules of sum and mean expand their gradient this way).
+  no filled array (the rules of sum and mean expand their gradient this way);
+- a copy of a constant (a tensor the function made, ``pb.tensor(...)``, ``pb.zeros``)
+  is the constant itself unless it is returned or viewed: in-place writes into it are
+  new values in the IR, so nothing writes into it.
 """
 
 from __future__ import annotations
@@ -51,14 +54,29 @@ def _unexpand(e: Eqn, made: dict) -> tuple:
     return tuple(inputs)
 
 
+def _constant(e: Eqn, consts: set, shared: set) -> Var | None:
+    """c for a ``clone`` of the constant c whose result is neither returned nor viewed."""
+    x = e.inputs[0] if e.op.name == "clone" else None
+    if isinstance(x, Var) and x.id in consts and e.out.id not in shared:
+        return x
+    return None
+
+
 def peephole(graph: Graph) -> Graph:
     made: dict[int, Eqn] = {}
     alias: dict[int, Var] = {}
     eqns = []
+    consts = {v.id for v in graph.consts}
+    shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {
+        a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     for e in graph.eqns:
         if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
             e = e.replace(inputs=tuple(alias.get(a.id, a) if isinstance(a, Var) else a
                                        for a in e.inputs))
+        x = _constant(e, consts, shared)
+        if x is not None:
+            alias[e.out.id] = x
+            continue
         if e.op.name in ("t", "transpose"):
             x = _undo_transpose(e, made)
             if x is not None:

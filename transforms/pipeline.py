@@ -39,7 +39,8 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 
 def simplify(graph: Graph) -> Graph:
-    return run(graph, cse, dce)
+    """A forward with no gradient to compute (pb.compile under no_grad)."""
+    return run(graph, peephole, cse, dce)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:

@@ -16,7 +16,9 @@ import numpy as np
 
 from . import dtypes
 from .autograd import messages, record
+from .numpy_interop import FUNCTIONS
 from .ops import sampling
+from .ops.elementwise import clone
 from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
 from .tensor import Tensor, as_array
 
@@ -40,10 +42,21 @@ def _random(op, requires_grad: bool, **params: Any) -> Tensor:
 
 def _new(data: np.ndarray, requires_grad: bool, name: str | None = None) -> Tensor:
     _check_flag(requires_grad, name)
+    if not requires_grad:
+        return local(data)
     t = Tensor._make(data)
-    if requires_grad:
-        t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
+    t._set_requires_grad(True, messages.FLOAT_ONLY_FACTORY)
     return t
+
+
+def local(data: np.ndarray) -> Tensor:
+    """A new tensor for ``data``, an array made for it. Inside a trace it is a local
+    value of the traced function, a ``clone`` of a constant that generated code makes
+    anew on every call, so in-place writes into it are traced like writes into any
+    tensor the function computed (not refused as writes into a captured one)."""
+    if record.TRACING and record.trace_hooks():
+        return record.apply(clone, (data,), {})
+    return Tensor._make(data)
 
 
 def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False,
@@ -142,6 +155,18 @@ def _like(fn):
 zeros_like = _like(np.zeros)
 ones_like = _like(np.ones)
 empty_like = _like(np.empty)
+
+
+def _numpy_like(fn):
+    """``np.zeros_like(t)`` & co. on a Tensor: a new tensor of its shape and dtype
+    (no gradient flows into it)."""
+    def make(a, *args, **kw):
+        return local(fn(getattr(a, "_data", a), *args, **kw))
+    return make
+
+
+for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+    FUNCTIONS[_f] = _numpy_like(_f)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:

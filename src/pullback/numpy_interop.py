@@ -151,16 +151,18 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
     return _fallback(func.__name__, func, args, kwargs)
 
 
-def _like(fn: Callable) -> Callable:
-    """zeros_like & co: a new constant Tensor (no gradient flows into it)."""
-    def make(a, *args, **kw):
-        return fn(getattr(a, "_data", a), *args, **kw)  # shape and dtype
-    return make
+# creation functions are not ops: creation.py registers np.zeros_like & co., which make
+# new tensors from an argument's shape and dtype
 
 
-# creation functions are not ops: they make constants from an argument's shape and dtype;
-# and np.ndim / np.shape / np.size read no values (so a traced argument gets no guard)
-for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.ndim, np.shape,
-           np.size):
-    FUNCTIONS[_f] = _like(_f)
+def _metadata(fn: Callable) -> Callable:
+    """np.ndim / np.shape / np.size of a Tensor: they read no values (so a traced
+    argument gets no guard)."""
+    def read(a, *args, **kw):
+        return fn(getattr(a, "_data", a), *args, **kw)
+    return read
+
+
+for _f in (np.ndim, np.shape, np.size):
+    FUNCTIONS[_f] = _metadata(_f)
 

@@ -52,10 +52,11 @@ def line_of(fn, text):
 
 # ---------------------------------------------------------- the failures it fixes
 QUOTED = [corpus.array_of_products, corpus.asarray_of_products, corpus.stack_of_products,
-          corpus.sum_of_list, corpus.rows_into_buffer, corpus.zeros_like_scaled,
-          corpus.fill_zeros, corpus.fill_ones, corpus.fill_empty, corpus.fill_full,
-          corpus.fill_zeros_like, corpus.fill_ones_like, corpus.fill_empty_like,
-          corpus.fill_full_like, corpus.writes_argument]
+          corpus.sum_of_list, corpus.rows_into_buffer, corpus.fill_zeros, corpus.fill_ones,
+          corpus.fill_empty, corpus.fill_full, corpus.writes_argument]
+#: np.zeros_like(x) & co. of a traced x make a local tensor: the tracer alone is enough
+LIKE = [corpus.zeros_like_scaled, corpus.fill_zeros_like, corpus.fill_ones_like,
+        corpus.fill_empty_like, corpus.fill_full_like]
 
 
 @pytest.mark.parametrize("fn", QUOTED, ids=lambda f: f.__name__)
@@ -66,6 +67,12 @@ def test_what_numpy_refused_now_differentiates(fn, monkeypatch):
     with pytest.raises((RuntimeError, TypeError, pb.compiler.TraceError),
                        match="Can.t call numpy|not differentiable|mutate their inputs|in-place"):
         pb.grad(fn)(np.ones(shape))
+
+
+@pytest.mark.parametrize("fn", LIKE, ids=lambda f: f.__name__)
+def test_buffers_like_a_traced_argument_need_no_rewrite(fn, monkeypatch):
+    monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)
+    check(fn, dict(corpus.CASES)[fn])
 
 
 @pytest.mark.parametrize("fn, shape", corpus.CASES, ids=[f.__name__ for f, _ in corpus.CASES])

@@ -522,9 +522,6 @@ class Gen:
                              contig=a.contig)
             if t == "$0.detach()":  # shares a's memory: a write to it writes a
                 v.family, v.writable, v.contig = a.family, a.writable, a.contig
-                # FOUND: pb.compile does not see a later in-place write to the source
-                # through a detach()ed alias (v3 = v2.detach(); v2 += x; v3 is stale)
-                self.freeze(a.family)
         self.add(Line(t, (a.name,), v.name), v)
         return True
 
@@ -656,6 +653,7 @@ class Gen:
             t = self.rng.choice([f"$0.{op}({d}{kw})", f"T.{op}($0, {d})"])
             if op in ("max", "min"):
                 t = f"$0.{op}({d}{kw}).values"
+                self.freeze(a.family)  # FOUND: max/min over a dim save their input (below)
             shape, red = (), 1
         else:
             if op in ("sum", "mean") and self.chance(0.3) and a.rank >= 2:
@@ -956,11 +954,8 @@ class Gen:
         a = self.pick()
         if a is None:
             return None
-        # FOUND: pb.compile raises TraceError ("in-place ... on a tensor captured from
-        # outside") for an in-place write into a tensor that a creation function made
-        # inside the compiled function (zeros_like, ones_like, zeros)
-        creations = [] if self.found else ["T.zeros_like($0)", "T.ones_like($0)", "zeros"]
-        t = self.rng.choice(["$0 * 1", "$0.clone()", "$0 + 0"] + creations)
+        t = self.rng.choice(["$0 * 1", "$0.clone()", "$0 + 0", "T.zeros_like($0)",
+                             "T.ones_like($0)", "zeros"])
         if t == "zeros":
             dt = "T.float64" if a.dtype == "float64" else "T.float32"
             shp = ", ".join(map(str, a.shape))
@@ -1010,7 +1005,11 @@ class Gen:
                 line = Line(f"{view} = {view} * {k}", (t.name,))
                 iv, req = _mul_iv((t.lo, t.hi), (k, k)), t.req
             else:
-                b = self.operand_for(tv, exact=True, avoid=t.family)
+                # FOUND: y[[0, 1]] = b with b of another dtype does not raise torch's
+                # "Index put requires the source and destination dtypes match"
+                same = self.found and idx.startswith("[")
+                b = self.operand_for(tv, exact=True, avoid=t.family,
+                                     dtype=t.dtype if same else None)
                 line, iv, req = Line(f"{view} = $1", (t.name, b.name)), (b.lo, b.hi), b.req
         elif form == "unary":
             cands = [("exp_()", (math.exp(t.lo), math.exp(t.hi))) if t.hi < 10 else None,
@@ -1053,9 +1052,7 @@ class Gen:
         if idx is not None and idx.startswith("[") and form != "set":
             self.add(line)  # y[[0, 1]].add_(b) writes into a copy: y stays as it was
             return True
-        # FOUND: under `with T.no_grad():` an in-place write to an intermediate makes
-        # pb.compile drop that intermediate's gradient (torch keeps it): not drawn
-        if not self.found and self.chance(0.1):
+        if self.chance(0.1):
             line = NoGrad((line,))
             req = False
         self.add(line)

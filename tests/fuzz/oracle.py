@@ -24,17 +24,15 @@ import linecache
 import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
-from unittest import mock
 
 import numpy as np
 import torch
 import torch.nn.functional as torchF
-from pullback.transforms import pipeline
 
 import pullback as pb
 import pullback.nn.functional as pbF
 
-from .generator import INCLUDE, If, Line, NoGrad, Program
+from .generator import If, Line, NoGrad, Program
 
 #: (rtol, atol scale) by dtype; atol is scale * max(1, largest |reference|)
 TOL = {"float64": (1e-7, 1e-9), "float32": (1e-4, 1e-5)}
@@ -349,35 +347,20 @@ def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
     _grads_check("grad", call, ref, dict(zip(prog.x_names, grads)), True)
 
 
-#: mismatches put down to defects found by this fuzzer and not fixed yet: name -> count
-FOUND_HITS: Counter = Counter()
 #: what the checked programs exercised (programs where torch raised, retraces, ...)
 STATS: Counter = Counter()
 
 
-def check(prog: Program, stages: tuple = ("eager", "compile", "grad"),
-          classify: bool = "found" not in INCLUDE) -> Mismatch | None:
-    """None if pullback agrees with torch on ``prog``, else the first mismatch.
-    With ``classify``, a mismatch of compiled code that goes away without the
-    ``inplace`` pass is counted in ``FOUND_HITS`` and not returned (see below)."""
-    m = _run(prog, stages)
-    if m is not None and classify and m.stage in ("compile", "grad"):
-        # FOUND: the inplace pass (transforms/inplace.py) writes a ufunc's result into
-        # a dead buffer that a live view still reads: `v0 = x * 2 + 1; v6 = v0[:]`, then
-        # `(v0 * w).sum()` is computed into v0's buffer before v6 is read. (The buffer
-        # made by an `out=` rewrite becomes an owner even when something views it.)
-        with mock.patch.object(pipeline, "inplace", lambda graph: graph):
-            if _run(prog, stages, stats=False) is None:
-                FOUND_HITS["inplace pass writes into a viewed buffer"] += 1
-                return None
-    return m
+def check(prog: Program, stages: tuple = ("eager", "compile", "grad")) -> Mismatch | None:
+    """None if pullback agrees with torch on ``prog``, else the first mismatch."""
+    return _run(prog, stages)
 
 
-def _run(prog: Program, stages: tuple, stats: bool = True) -> Mismatch | None:
+def _run(prog: Program, stages: tuple) -> Mismatch | None:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            _check(prog, stages, STATS if stats else Counter())
+            _check(prog, stages, STATS)
         except Fail as f:
             return f.mismatch
     return None
@@ -471,8 +454,7 @@ def _prune_inputs(prog: Program) -> Program:
     return replace(prog, inputs=keep)
 
 
-def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
-           classify: bool = "found" not in INCLUDE) -> tuple:
+def shrink(prog: Program, failure: Mismatch, max_checks: int = 400) -> tuple:
     """(smaller program, its mismatch): greedy deletion while a mismatch of the same
     ``kind`` (stage, key, exception) stays."""
     checks = 0
@@ -480,7 +462,7 @@ def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
     def fails(p: Program) -> Mismatch | None:
         nonlocal checks
         checks += 1
-        m = check(p, classify=classify)
+        m = check(p)
         return m if m is not None and m.kind == failure.kind else None
 
     progress = True
@@ -500,7 +482,7 @@ def shrink(prog: Program, failure: Mismatch, max_checks: int = 400,
                 prog, failure, progress = cand, m, True
                 break
     pruned = _prune_inputs(prog)
-    m = check(pruned, classify=classify)
+    m = check(pruned)
     if m is not None and m.kind == failure.kind:
         prog, failure = pruned, m
     return prog, failure

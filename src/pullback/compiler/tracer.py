@@ -20,7 +20,8 @@ import numpy as np
 from ..autograd import record
 from ..autograd.grad_mode import STATE
 from ..ir import Builder, Eqn, Graph, Var
-from ..ops.shape import view_chain, view_scatter
+from ..ops.elementwise import cast
+from ..ops.shape import copy, detach, view_chain, view_scatter
 from ..tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,8 +106,11 @@ class Tracer:
         self.inputs: list[Var] = []
         self.captures: list[tuple[Tensor, Var]] = []
         self.guards: list[Guard] = []
-        self.views: dict[int, list] = {}  # base id -> the views taken of it
-        self.stale: set[int] = set()  # views whose base was written since they were read
+        # id of the tensor at the root of some memory -> the other tensors sharing it
+        # (views, and detach()ed aliases, which are views of it for in-place writes)
+        self.views: dict[int, list] = {}
+        self.detached: dict[int, Tensor] = {}  # id of a detach()ed alias -> its source
+        self.stale: set[int] = set()  # views whose memory was written since they were read
         self.fail: TraceError | None = None
 
     # ------------------------------------------------------------ bookkeeping
@@ -134,18 +138,34 @@ class Tracer:
             return self.builder.const(a)
         return a
 
-    def _emit(self, op: Any, inputs: tuple, params: dict, value: Any, src: Any) -> Var:
+    def _emit(self, op: Any, inputs: tuple, params: dict, value: Any, src: Any,
+              keeps_history: bool = False, nograd: bool | None = None) -> Var:
         out = Var(value.shape, value.dtype, value)
-        self.builder.eqns.append(Eqn(op, inputs, out, params, src,
-                                     nograd=not STATE.grad_enabled))
+        nograd = not STATE.grad_enabled if nograd is None else nograd
+        self.builder.eqns.append(Eqn(op, inputs, out, params, src, nograd=nograd,
+                                     keeps_history=keeps_history))
         return out
 
-    def _refresh(self, view: Tensor) -> None:
-        """A view read after its base was written in place: take it from the base anew."""
-        self.stale.discard(id(view))
-        base = self.value_of(view._base)
-        self._bind(view, self._emit(view_chain, (base,), {"chain": view._view_chain},
-                                    view._data.copy(), source_of(user_frame())))
+    def _refresh(self, t: Tensor) -> None:
+        """A view read after its memory was written in place: take it from its base
+        anew (with a gradient unless the view was taken under no_grad, whatever the
+        grad mode of the read); a detach()ed alias takes its source's value, with no
+        gradient through it (an alias written with grad since keeps that history, as
+        in torch)."""
+        self.stale.discard(id(t))
+        src = source_of(user_frame())
+        if t._base is not None:
+            base = self.value_of(t._base)
+            self._bind(t, self._emit(view_chain, (base,), {"chain": t._view_chain},
+                                     t._data.copy(), src, nograd=t._view_no_grad))
+            return
+        old = self.var_of[id(t)]
+        new = self._emit(detach, (self.value_of(self.detached[id(t)]),), {},
+                         t._data.copy(), src)
+        if t._requires_grad:
+            new = self._emit(copy, (old, new), {}, t._data.copy(), src, keeps_history=True)
+        new.name = old.name
+        self._bind(t, new)
 
     # ------------------------------------------------------------------ hooks
     def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
@@ -157,49 +177,95 @@ class Tracer:
             args = (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
-            out = self._emit(op, inputs, params, result._data.copy(), src)
-            out.name = self.var_of[id(result)].name
-            self._bind(result, out)
-            self._written(result, out, src)
+            self._bind(result, self._functional(op, inputs, params, result, src))
+            self._written(result, src)
         else:
             self._bind(result, self._emit(op, inputs, params, result._data, src))
-            if op.is_view and isinstance(args[0], Tensor):
-                base = args[0]._base if args[0]._base is not None else args[0]
-                self.views.setdefault(id(base), []).append(result)
+            if (op.is_view or op is detach) and isinstance(args[0], Tensor):
+                self._alias(result, args[0], op)
         if frame is not None:
             self._name_locals(frame)
 
-    def _written(self, t: Tensor, new: Var, src: Any) -> None:
+    def _alias(self, t: Tensor, source: Tensor, op: Any) -> None:
+        """``t`` shares ``source``'s memory: a view, or a detach()ed alias."""
+        if op is detach:
+            self.detached[id(t)] = source
+        root, _ = self._storage(t)
+        self.views.setdefault(id(root), []).append(t)
+
+    def _storage(self, t: Tensor) -> tuple[Tensor, tuple]:
+        """The tensor at the root of ``t``'s memory (through views and detach()ed
+        aliases) and the view chain that takes it to ``t``."""
+        chain: tuple = ()
+        while True:
+            if t._base is not None:
+                chain, t = t._view_chain + chain, t._base
+            elif id(t) in self.detached:
+                t = self.detached[id(t)]
+            else:
+                return t, chain
+
+    def _functional(self, op: Any, inputs: tuple, params: dict, t: Tensor,
+                    src: Any) -> Var:
+        """The new value of ``t`` after an in-place op: cast to ``t``'s dtype (an in-place
+        op keeps its target's dtype); under no_grad ``t`` keeps its history."""
+        keep = not STATE.grad_enabled
+        dtype = t._data.dtype
+        if any(getattr(a, "dtype", dtype) != dtype for a in inputs):  # may promote
+            with np.errstate(all="ignore"):
+                value = np.asarray(op.forward(*[a._data if isinstance(a, Var) else a
+                                                for a in inputs], **params))
+            if value.dtype != dtype:
+                inputs, params = (self._emit(op, inputs, params, value, src, keep),), \
+                    {"dtype": dtype}
+                op = cast
+        out = self._emit(op, inputs, params, t._data.copy(), src, keep)
+        out.name = self.var_of[id(t)].name
+        return out
+
+    def _written(self, t: Tensor, src: Any) -> None:
         """After an in-place write to ``t``: a written view updates its base (as
-        view_scatter of the new view value), and every other view of the base goes stale."""
+        view_scatter of the new view value); a written detach()ed alias updates the
+        memory it shares, whose history stays as it was; every other view of that
+        memory goes stale."""
         base = t._base if t._base is not None else t
         if base is not t:
-            old = self.value_of(base)
-            value = base._data.copy()
-            self._bind(base, self._emit(view_scatter, (old, new), {"chain": t._view_chain},
-                                        value, src))
-        for v in self.views.get(id(base), ()):
-            if v is not t:
+            self._scatter(base, t, t._view_chain, not STATE.grad_enabled, src)
+        root, chain = self._storage(base)
+        if root is not base:
+            self._scatter(root, base, chain, True, src)
+        for v in self.views.get(id(root), ()):
+            if v is not t and v is not base:
                 self.stale.add(id(v))
+
+    def _scatter(self, base: Tensor, view: Tensor, chain: tuple, keep: bool,
+                 src: Any) -> None:
+        """``base`` takes ``view``'s new value where the chain puts it."""
+        old = self.value_of(base)
+        self._bind(base, self._emit(view_scatter, (old, self.var_of[id(view)]),
+                                    {"chain": chain}, base._data.copy(), src, keep))
 
     def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None) -> None:
         where = f" at {src} ({src.text})" if src else ""
-        v = self.var_of.get(id(t))
-        if v is None or any(c is t for c, _ in self.captures):
+        if self._outside(t):
             raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on a tensor captured "
                              f"from outside the compiled function{where}; pass it as an "
                              "argument and return the new value instead")
-        if any(v is i for i in self.inputs):
+        if self._is_input(t):
             raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on argument "
-                             f"'{v.name}'{where}; compiled functions must not mutate their "
-                             "inputs")
-        base = t._base
-        if base is not None and (id(base) not in self.var_of or any(
-                c is base for c, _ in self.captures) or any(
-                self.var_of[id(base)] is i for i in self.inputs)):
-            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view of an "
-                             f"argument or captured tensor{where}; compiled functions must not "
+                             f"'{self.var_of[id(t)].name}'{where}; compiled functions must not "
                              "mutate their inputs")
+        root, _ = self._storage(t)
+        if root is not t and (self._outside(root) or self._is_input(root)):
+            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view (or "
+                             f"detach()) of an argument or captured tensor{where}; compiled "
+                             "functions must not mutate their inputs")
+
+    def _outside(self, t: Tensor) -> bool:
+        return id(t) not in self.var_of or any(c is t for c, _ in self.captures)
+
+    def _is_input(self, t: Tensor) -> bool:
+        return any(self.var_of[id(t)] is i for i in self.inputs)
 
     def on_concrete(self, t: Tensor, how: str) -> None:
         if id(t) not in self.var_of and not t._requires_grad:

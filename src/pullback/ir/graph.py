@@ -92,10 +92,11 @@ def type_str(v: Var) -> str:
 class Eqn:
     """``out = op[params](*inputs)``; inputs are Vars or Python/numpy constants."""
 
-    __slots__ = ("op", "inputs", "out", "params", "src", "block", "nograd")
+    __slots__ = ("op", "inputs", "out", "params", "src", "block", "nograd", "keeps_history")
 
     def __init__(self, op: OpDef, inputs: tuple, out: Var, params: dict,
-                 src: Any = None, block: Any = None, nograd: bool = False) -> None:
+                 src: Any = None, block: Any = None, nograd: bool = False,
+                 keeps_history: bool = False) -> None:
         self.op = op
         self.inputs = inputs
         self.out = out
@@ -103,11 +104,15 @@ class Eqn:
         self.src = src  # SourceLine of the user's code that ran this op
         self.block = block  # for backward equations: the forward Eqn whose grad this is
         self.nograd = nograd  # the program ran it with grad disabled: no gradient flows
+        # an in-place write that leaves its target's autograd history as it was (made
+        # under no_grad, or through a detach()ed alias): the result's gradient goes to
+        # inputs[0], the target's old value, unchanged; none goes to the other inputs
+        self.keeps_history = keeps_history
 
     def replace(self, op: OpDef | None = None, inputs: tuple | None = None) -> Eqn:
         """A copy with another op and/or inputs (every other field kept)."""
         return Eqn(op or self.op, self.inputs if inputs is None else inputs, self.out,
-                   self.params, self.src, self.block, self.nograd)
+                   self.params, self.src, self.block, self.nograd, self.keeps_history)
 
     def __repr__(self) -> str:
         return format_eqn(self, {})
@@ -191,7 +196,8 @@ def _fmt_params(params: dict) -> str:
 def format_eqn(e: Eqn, names: dict) -> str:
     args = " ".join(format_value(a, names) for a in e.inputs)
     out = f"{format_value(e.out, names)}:{type_str(e.out)}"
-    mark = " # no_grad" if e.nograd else ""
+    mark = (" # keeps the history of " + format_value(e.inputs[0], names) if e.keeps_history
+            else " # no_grad" if e.nograd else "")
     return f"{out} = {e.op.name}{_fmt_params(e.params)} {args}".rstrip() + mark
 
 
