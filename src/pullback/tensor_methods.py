@@ -17,6 +17,7 @@ from .autograd.messages import legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
+from .ops.args import dtype_name
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
 
 
@@ -70,6 +71,11 @@ class TensorMethods:
             apply_inplace(copy, (getitem(self, idx), value), {})
         else:
             check_overlap(self, (value,), full=True)  # torch's index_put_ refuses any overlap
+            if hasattr(value, "_data") and value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    "Index put requires the source and destination dtypes match, got "
+                    f"{dtype_name(self)} for the destination and {dtype_name(value)} for "
+                    "the source.")
             apply_inplace(index_put, (self, value), {"index": idx})
 
     def __iadd__(self, other):

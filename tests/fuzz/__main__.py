@@ -1,4 +1,4 @@
-"""``PYTHONPATH=tests python -m fuzz SEED|START:STOP [--show] [--mode MODE] [--include ...]``:
+"""``PYTHONPATH=tests python -m fuzz SEED|START:STOP [--show] [--mode MODE]``:
 check seeds against torch, shrink each mismatch and print its reproduction."""
 
 import argparse
@@ -6,7 +6,7 @@ import sys
 import time
 
 from . import oracle
-from .generator import INCLUDE, generate
+from .generator import generate
 from .oracle import check, report, shrink
 
 
@@ -16,16 +16,13 @@ def main(argv=None) -> int:
     p.add_argument("--show", action="store_true", help="print the program and its data only")
     p.add_argument("--mode", default=None, help="float64, float32, mixed or wild")
     p.add_argument("--no-shrink", action="store_true", help="print mismatches as found")
-    p.add_argument("--include", default=",".join(sorted(INCLUDE)),
-                   help="'found': also draw programs that hit defects marked FOUND")
     a = p.parse_args(argv)
-    include = frozenset(filter(None, a.include.split(",")))
     lo, _, hi = a.seeds.partition(":")
     seeds = range(int(lo), int(hi)) if hi else [int(lo)]
     failed = 0
     t0 = time.perf_counter()
     for seed in seeds:
-        prog = generate(seed, a.mode, include)
+        prog = generate(seed, a.mode)
         if a.show:
             print(report(prog, "(not checked)"))
             continue

@@ -33,16 +33,14 @@ Reproduce a failure by its seed (from the repository's root)::
     PYTHONPATH=tests python -m fuzz 0:10000         # check a range of seeds
     PULLBACK_FUZZ=10000 python -m pytest tests/fuzz # the same from pytest
 
-Defects this fuzzer found that are not fixed yet are kept out of the default programs;
-every such exclusion is marked ``FOUND:`` (here and in oracle.py), and test_found.py has
-each one as a strict xfail. ``PULLBACK_FUZZ_INCLUDE=found`` (``--include found`` on the
-command line) draws the excluded programs too, to see a fix at work.
+Every defect this fuzzer found is fixed; test_found.py keeps each one's program as a
+regression test. A defect found later is fixed, or kept out of the programs with an
+exclusion marked ``FOUND:`` and a strict xfail in test_found.py until it is.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import random
 import re
 from dataclasses import dataclass
@@ -58,10 +56,6 @@ MODES = {
     # no domain checks: log/sqrt of negatives, division by ~0, overflow -> NaN and inf
     "wild": (6, ("float64",), False),
 }
-
-#: which excluded programs to draw after all: "found" (defects this fuzzer found, marked
-#: FOUND: below), or none
-INCLUDE = frozenset(filter(None, os.environ.get("PULLBACK_FUZZ_INCLUDE", "").split(",")))
 
 #: the largest magnitude a value may reach (beyond it, ops that grow values are not drawn)
 LIMIT = {"float64": 1e6, "float32": 1e3}
@@ -286,10 +280,8 @@ def _cap(v: float) -> float:
 class Gen:
     """Draws one program. ``rng`` is a ``random.Random``; every choice goes through it."""
 
-    def __init__(self, seed: int, mode: str | None = None,
-                 include: frozenset = INCLUDE) -> None:
+    def __init__(self, seed: int, mode: str | None = None) -> None:
         self.rng = random.Random(seed)
-        self.found = "found" not in include  # avoid the FOUND defects
         self.seed = seed
         if mode is None:
             names = list(MODES)
@@ -304,8 +296,6 @@ class Gen:
         self.n_inputs = 0
         self.n_vals = 0
         self.base_shape = self._shape(self.rng.choice([0, 1, 2, 2, 3]))
-        # alias families that must not be written in place (FOUND defects; see freeze)
-        self.frozen: set[str] = set()
         self.written: set[str] = set()  # alias families written in place
 
     # ------------------------------------------------------------------ helpers
@@ -359,11 +349,6 @@ class Gen:
             return None
         weights = [1.0 + 3.0 * k / len(vs) for k in range(len(vs))]
         return self.rng.choices(vs, weights)[0]
-
-    def freeze(self, family: str) -> None:
-        """No more in-place writes to ``family`` (only while avoiding FOUND defects)."""
-        if self.found:
-            self.frozen.add(family)
 
     def operand_for(self, a: Val, exact: bool = False, avoid: str = "",
                     dtype: str | None = None) -> Val:
@@ -653,7 +638,6 @@ class Gen:
             t = self.rng.choice([f"$0.{op}({d}{kw})", f"T.{op}($0, {d})"])
             if op in ("max", "min"):
                 t = f"$0.{op}({d}{kw}).values"
-                self.freeze(a.family)  # FOUND: max/min over a dim save their input (below)
             shape, red = (), 1
         else:
             if op in ("sum", "mean") and self.chance(0.3) and a.rank >= 2:
@@ -973,8 +957,7 @@ class Gen:
         return v
 
     def gen_inplace(self) -> bool:
-        targets = self.floats(lambda v: v.writable and v.kind == "float"
-                              and v.family not in self.frozen)
+        targets = self.floats(lambda v: v.writable and v.kind == "float")
         t = self.rng.choice(targets) if targets and self.chance(0.6) else self.gen_copy()
         if t is None:
             return False
@@ -1005,11 +988,7 @@ class Gen:
                 line = Line(f"{view} = {view} * {k}", (t.name,))
                 iv, req = _mul_iv((t.lo, t.hi), (k, k)), t.req
             else:
-                # FOUND: y[[0, 1]] = b with b of another dtype does not raise torch's
-                # "Index put requires the source and destination dtypes match"
-                same = self.found and idx.startswith("[")
-                b = self.operand_for(tv, exact=True, avoid=t.family,
-                                     dtype=t.dtype if same else None)
+                b = self.operand_for(tv, exact=True, avoid=t.family)
                 line, iv, req = Line(f"{view} = $1", (t.name, b.name)), (b.lo, b.hi), b.req
         elif form == "unary":
             cands = [("exp_()", (math.exp(t.lo), math.exp(t.hi))) if t.hi < 10 else None,
@@ -1098,10 +1077,7 @@ class Gen:
         return True
 
     def gen_no_grad(self) -> bool:
-        # FOUND: pb.compile re-reads a view whose base was written in place (view_chain)
-        # where it is next used; under no_grad that re-read stops its gradient for good
-        a = self.pick(lambda v: not self.found or v.family == v.name
-                      or v.family not in self.written)
+        a = self.pick()
         if a is None:
             return False
         templates, iv = self.rng.choice(self.unary_choices(a))
@@ -1172,19 +1148,15 @@ class Gen:
         terms.reverse()
         loss = tuple((v.name, self.new_input(v.shape, "w", dtype=v.dtype).name) for v in terms)
         extra = None
-        # FOUND: pb.compile marks every float output requires_grad, also one that does
-        # not depend on a differentiable input: the second output is one that does
         outs = [v for v in self.vals.values() if v.name not in inputs and v.kind == "float"
-                and v.name not in dict(loss) and (
-                    not self.found or v.req and v.family not in self.written)]
+                and v.name not in dict(loss)]
         if outs and self.chance(0.15):
             extra = self.rng.choice(outs).name
         elif self.chance(0.03):  # the same tensor twice: `return loss, loss`
             extra = "loss"
         return Program(self.seed, self.mode, tuple(self.inputs), tuple(self.body), loss, extra)
 
-def generate(seed: int, mode: str | None = None, include: frozenset = INCLUDE) -> Program:
-    """The program drawn from ``seed`` (in ``mode``, else one drawn from the seed);
-    ``include``: see ``INCLUDE``."""
-    return Gen(seed, mode, include).program()
+def generate(seed: int, mode: str | None = None) -> Program:
+    """The program drawn from ``seed`` (in ``mode``, else one drawn from the seed)."""
+    return Gen(seed, mode).program()
 

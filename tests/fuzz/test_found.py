@@ -1,8 +1,7 @@
 """Programs the fuzzer found, shrunk by hand, each run in torch and in pullback.
 
-``FIXED``: defects fixed since (regression tests). ``OPEN``: defects not fixed yet,
-strict xfails; each is one of the ``FOUND:`` exclusions in generator.py / oracle.py,
-so when one starts passing, remove its exclusion and its xfail mark.
+``FIXED``: every defect found, fixed since (regression tests). A defect found and not
+fixed yet goes in as a strict xfail beside a ``FOUND:`` exclusion in generator.py.
 """
 
 from __future__ import annotations
@@ -159,6 +158,10 @@ FIXED = {
         "def f(x0, x1):\n    v0 = x0 * 1\n    v1 = v0[0]\n    v0[1] = x1\n"
         "    with T.no_grad():\n        v2 = v1 + 1\n    return (v1 * 2).sum() + v0.sum()",
         dict(x0=np.array([1.3, 1.7]), x1=np.array(0.87)), "compile"),
+    # torch: "Index put requires the source and destination dtypes match"; pullback cast it
+    "eager: index put of another dtype": (
+        "def f(x0, x1):\n    v = x0 * 1\n    v[[0, 1]] = x1\n    return v.sum()",
+        dict(x0=np.array([1.0, 2.0, 3.0]), x1=np.array([5.0, 6.0], np.float32)), "eager"),
 }
 
 @pytest.mark.parametrize("name", FIXED)
@@ -173,18 +176,3 @@ def test_flatten_of_one_dim_returns_the_tensor_itself(torch):
     for T in (torch, pb):
         x = T.tensor(np.ones(3), requires_grad=True) * 2
         assert x.flatten() is x and x.flatten(0, 0) is x
-
-
-OPEN = {
-    # torch: "Index put requires the source and destination dtypes match"; pullback casts
-    "eager: index put of another dtype": (
-        "def f(x0, x1):\n    v = x0 * 1\n    v[[0, 1]] = x1\n    return v.sum()",
-        dict(x0=np.array([1.0, 2.0, 3.0]), x1=np.array([5.0, 6.0], np.float32)), "eager"),
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True))
-                                  for n in OPEN])
-def test_open(name):
-    src, data, how = OPEN[name]
-    agree(src, data, how)

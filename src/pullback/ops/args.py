@@ -76,7 +76,7 @@ def np_dtype(x: Any) -> np.dtype:
 
 def dtype_name(x: Any) -> str:
     """torch's capitalized dtype name ('Long', 'Float')."""
-    return dtypes.as_dtype(np_dtype(x)).name.capitalize()
+    return dtypes.as_dtype(np_dtype(x))._scalar_name
 
 
 def size_str(x: Any) -> str:
