@@ -333,6 +333,8 @@ class Tensor(TensorMethods, ValueMethods):
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        for hook in record.trace_hooks():  # a tracer: from here on, the value without history
+            hook(_shape.detach, (self,), {}, self, inplace=True)
         return self
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,

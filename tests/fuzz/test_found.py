@@ -162,6 +162,11 @@ FIXED = {
     "eager: index put of another dtype": (
         "def f(x0, x1):\n    v = x0 * 1\n    v[[0, 1]] = x1\n    return v.sum()",
         dict(x0=np.array([1.0, 2.0, 3.0]), x1=np.array([5.0, 6.0], np.float32)), "eager"),
+    # v.detach_() inside pb.compile: the gradient still flowed through v (the tracer was
+    # not told; detach() was)
+    "compile: detach_ in place": (
+        "def f(x0):\n    v = x0 * 2\n    v.detach_()\n    return (v * x0).sum()",
+        dict(x0=np.array([1.0, 2.0]))),
 }
 
 @pytest.mark.parametrize("name", FIXED)
