@@ -167,6 +167,12 @@ FIXED = {
     "compile: detach_ in place": (
         "def f(x0):\n    v = x0 * 2\n    v.detach_()\n    return (v * x0).sum()",
         dict(x0=np.array([1.0, 2.0]))),
+    # x[:, :, [1, 1]] was laid out as numpy lays it out (not C order), so a flatten of
+    # it copied where torch's is a view, and a later write into it was not seen
+    "eager: flatten of an advanced index is a view": (
+        "def f(x0, c1):\n    v6 = x0[:, :, [1, 1]]\n    v10 = v6.flatten()\n    v6 -= c1\n"
+        "    return (v10 * T.arange(18.0, dtype=T.float64)).sum()",
+        dict(x0=np.arange(18.0).reshape(3, 3, 2), c1=np.array(1.5))),
 }
 
 @pytest.mark.parametrize("name", FIXED)

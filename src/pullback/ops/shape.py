@@ -136,7 +136,9 @@ index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
     "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", None)
 alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
                                         None)
-take_index = defop("index", lambda x, index: x[index], "IndexBackward0",
+# (C order, as torch's result: numpy lays out x[:, [0, 1]] otherwise, and a later
+# reshape of it would copy where torch's is a view)
+take_index = defop("index", lambda x, index: np.ascontiguousarray(x[index]), "IndexBackward0",
                    vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),),
                    template="{0}[{index}]")
 index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0", fresh=True,
