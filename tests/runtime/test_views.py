@@ -255,3 +255,25 @@ def test_setitem_by_advanced_index_wants_the_dtype(both, value):
         y[[0, 1]] = value(T)
     both.raises(snippet, r"^Index put requires the source and destination dtypes match, got "
                          r"Double for the destination and (Float|Long) for the source\.$")
+
+
+@pytest.mark.parametrize("read", [None, lambda v: v.grad_fn, lambda v: v.is_leaf,
+                                  lambda v: v * 2])
+def test_in_place_on_a_view_its_base_made_require_grad(both, read):
+    """A view taken before its base came to require grad (by an in-place op) gets its
+    grad_fn when something reads it; an in-place op on it before that is torch's leaf
+    error."""
+    def snippet(T):
+        x = T.tensor(0.5, requires_grad=True)
+        p = T.zeros(2, 4) + 1
+        v = p[:, 2:3]
+        p[0, :1].mul_(x)
+        if read is not None:
+            read(v)
+        v.neg_()
+        return v, p
+    if read is None:
+        both.raises(snippet, r"^a leaf Variable that requires grad is being used in an "
+                             r"in-place operation\.$")
+    else:
+        both.same(snippet)

@@ -136,6 +136,8 @@ index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
     "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", None)
 alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
                                         None)
+
+
 def _take(x, index):
     """Advanced indexing: contiguous when ``x`` is, as torch's (numpy's result of
     ``x[:, [0, 1]]`` is not)."""
