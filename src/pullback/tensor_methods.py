@@ -13,11 +13,10 @@ from typing import Any
 import numpy as np
 
 from . import numpy_interop
-from .autograd.messages import legacy_type
+from .autograd.messages import index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
-from .ops.args import dtype_name
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
 
 
@@ -72,10 +71,7 @@ class TensorMethods:
         else:
             check_overlap(self, (value,), full=True)  # torch's index_put_ refuses any overlap
             if hasattr(value, "_data") and value._data.dtype != self._data.dtype:
-                raise RuntimeError(
-                    "Index put requires the source and destination dtypes match, got "
-                    f"{dtype_name(self)} for the destination and {dtype_name(value)} for "
-                    "the source.")
+                raise RuntimeError(index_put_dtypes(self._data.dtype, value._data.dtype))
             apply_inplace(index_put, (self, value), {"index": idx})
 
     def __iadd__(self, other):
@@ -91,7 +87,7 @@ class TensorMethods:
         return apply_inplace(ew.div, (self, other), {})
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else ew.clone(self)
+        return self if self._data.flags.c_contiguous else ew.clone_contiguous(self)
 
     # ----------------------------------------------------------------- dtypes
     def to(self, dtype=None, *args, **kwargs):

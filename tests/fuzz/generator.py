@@ -350,19 +350,17 @@ class Gen:
         weights = [1.0 + 3.0 * k / len(vs) for k in range(len(vs))]
         return self.rng.choices(vs, weights)[0]
 
-    def operand_for(self, a: Val, exact: bool = False, avoid: str = "",
-                    dtype: str | None = None) -> Val:
+    def operand_for(self, a: Val, exact: bool = False, avoid: str = "") -> Val:
         """A float value whose shape broadcasts with ``a``'s (to exactly ``a``'s shape
-        when ``exact``; of ``dtype`` if given): an existing one (not of the alias family
-        ``avoid``) or a new input."""
+        when ``exact``): an existing one (not of the alias family ``avoid``) or a new
+        input."""
         if self.chance(0.6):
             if exact:
                 cands = self.floats(lambda v: _bcast(v.shape, a.shape) == a.shape)
             else:
                 cands = self.floats(lambda v: _bcast(v.shape, a.shape) is not None
                                     and len(_bcast(v.shape, a.shape)) <= 4)
-            cands = [v for v in cands if v.family != avoid
-                     and dtype in (None, v.dtype)]
+            cands = [v for v in cands if v.family != avoid]
             if cands:
                 return self.rng.choice(cands)
         shape = list(a.shape)
@@ -376,8 +374,7 @@ class Gen:
         elif r < 0.8 and not exact and shape:  # a 1 in a that becomes n
             shape = [self._dim() if d == 1 else d for d in shape]
         kind = "x" if self.chance(0.75) else "c"
-        dtype = dtype or self.rng.choice(self.dtypes)
-        return self.new_input(tuple(shape), kind, dtype=dtype)
+        return self.new_input(tuple(shape), kind, dtype=self.rng.choice(self.dtypes))
 
     def out_val(self, shape: tuple, dtype: str, iv: tuple, req: bool, family: str = "",
                 contig: bool = True, writable: bool = True, kind: str = "float") -> Val:

@@ -374,6 +374,7 @@ MATH_CASES = [
     _c("cast", R34, p={"dtype": np.dtype(np.float64)}, torch=lambda T, x: x.to(T.float64)),
     _c("cast", A(()), p={"dtype": np.dtype(np.float64)}, torch=lambda T, x: x.to(T.float64)),
     _c("clone", R34, torch=lambda T, x: x.clone()),
+    _c("clone_contiguous", R34, torch=lambda T, x: x.mT.contiguous().mT.contiguous()),
     *_binary("maximum", lambda T, x, y: T.maximum(x, y)),
     _c("maximum", A(values=[1.0, 1.0, 0.0]), A(values=[1.0, 0.0, 1.0]), fd=False,
        torch=lambda T, x, y: T.maximum(x, y)),

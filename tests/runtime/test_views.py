@@ -227,3 +227,53 @@ def test_reshape_is_a_view_where_the_strides_allow(both, make):
         r.sum().backward()
         return name, r, r._base is b, x.grad
     both.same(snippet)
+
+
+@pytest.mark.parametrize("make", [
+    lambda T, p: p.sum(1), lambda T, p: p.mean(0), lambda T, p: p.max(2).values,
+    lambda T, p: T.softmax(p, 1), lambda T, p: p.log_softmax(0),
+    lambda T, p: p.contiguous()[:, [0, 1]]])
+def test_results_torch_makes_contiguous_have_views(both, make):
+    """torch makes reductions, softmax and the indexing of a contiguous tensor
+    contiguous whatever the input's strides (numpy keeps their order), so their
+    flatten is a view that sees a later write."""
+    def snippet(T):
+        r = make(T, T.arange(24.).reshape(2, 3, 4).permute(2, 0, 1))
+        flat = r.flatten()
+        r.mul_(2)
+        return flat._base is r, flat
+    both.same(snippet)
+
+
+@pytest.mark.parametrize("value", [
+    lambda T: T.ones(2), lambda T: T.tensor(1.0), lambda T: T.ones(2, dtype=T.int64)])
+def test_setitem_by_advanced_index_wants_the_dtype(both, value):
+    """index_put_ refuses a tensor value of another dtype (a Python number is cast)."""
+    def snippet(T):
+        y = T.zeros(3, dtype=T.float64)
+        y[[0, 2]] = 2.5
+        y[[0, 1]] = value(T)
+    both.raises(snippet, r"^Index put requires the source and destination dtypes match, got "
+                         r"Double for the destination and (Float|Long) for the source\.$")
+
+
+@pytest.mark.parametrize("read", [None, lambda v: v.grad_fn, lambda v: v.is_leaf,
+                                  lambda v: v * 2])
+def test_in_place_on_a_view_its_base_made_require_grad(both, read):
+    """A view taken before its base came to require grad (by an in-place op) gets its
+    grad_fn when something reads it; an in-place op on it before that is torch's leaf
+    error."""
+    def snippet(T):
+        x = T.tensor(0.5, requires_grad=True)
+        p = T.zeros(2, 4) + 1
+        v = p[:, 2:3]
+        p[0, :1].mul_(x)
+        if read is not None:
+            read(v)
+        v.neg_()
+        return v, p
+    if read is None:
+        both.raises(snippet, r"^a leaf Variable that requires grad is being used in an "
+                             r"in-place operation\.$")
+    else:
+        both.same(snippet)

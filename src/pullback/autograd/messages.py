@@ -140,6 +140,13 @@ def legacy_type(np_dtype: Any) -> str:
     return "torch." + dtypes.as_dtype(np_dtype)._legacy
 
 
+def index_put_dtypes(dst: Any, src: Any) -> str:
+    """torch's refusal of ``x[index] = value`` (advanced indexing) across dtypes."""
+    return ("Index put requires the source and destination dtypes match, got "
+            f"{dtypes.as_dtype(dst)._scalar_name} for the destination and "
+            f"{dtypes.as_dtype(src)._scalar_name} for the source.")
+
+
 def node_short_name(node: Any) -> str:
     """'Exp' for ExpBackward0, 'Pow1' for PowBackward1: how 2.13 names a node in the
     in-place error."""

@@ -323,6 +323,17 @@ def _mark_view(result: Any, src: Any, op, params: dict) -> None:
         result._view_no_grad = True
 
 
+def check_unread_view(t: Any) -> None:
+    """torch's refusal of an in-place op on a view taken before its base came to require
+    grad (by an in-place op with a value that does), when nothing read the view since
+    (its grad_fn, is_leaf, an op on it): torch has not renewed its grad_fn yet, so it
+    takes the view for a leaf that requires grad."""
+    base = t._base
+    if (t._grad_fn is None and not t._view_no_grad and base._requires_grad
+            and base._grad_fn is not None and STATE.grad_enabled and not STATE.inference):
+        raise RuntimeError(messages.LEAF_INPLACE)
+
+
 def check_inplace(t: Any) -> None:
     """torch's refusals for an in-place op on ``t`` (before any data is written)."""
     if t._is_inference and not STATE.inference:
@@ -393,6 +404,7 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
     if self._base is not None and self._view_version != self._vc.value:
+        check_unread_view(self)
         refresh_view(self)
     check_inplace(self)
     check_overlap(self, args[1:])

@@ -252,6 +252,11 @@ clone = defop("clone", np.copy, "CloneBackward0", vjp=(lambda g, out, x: g,),
               template="{0}.copy()", fresh=True, method=True,
               numpy={np.copy: lambda a, order="K", subok=False: clone(args.value(a)),
                      np.positive: lambda x: clone(x) if is_traced(x) else x})
+# x.contiguous() of a non-contiguous x: a clone laid out C-contiguous (clone keeps the
+# layout, as torch's preserve_format does)
+clone_contiguous = defop("clone_contiguous", lambda x: np.array(x, order="C"),
+                         "CloneBackward0", vjp=(lambda g, out, x: g,),
+                         template="np.array({0}, order='C')", fresh=True)
 
 
 def to_dtype(input: Any, dtype: Any) -> Any:

@@ -8,7 +8,7 @@ import numpy as np
 from . import args
 from .elementwise import exp, sigmoid, to_dtype
 from .reductions import fast_mean, sum_dim
-from .registry import defop, public
+from .registry import c_order, defop, public
 from .summation import sum_of
 
 
@@ -17,7 +17,7 @@ def _softmax(x, dim):
         return x.copy()
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     e /= sum_of(e, axis=dim, keepdims=True)
-    return e
+    return c_order(e)
 
 
 def _log_softmax(x, dim):
@@ -25,7 +25,7 @@ def _log_softmax(x, dim):
         return x.copy()
     s = x - x.max(axis=dim, keepdims=True)
     s -= np.log(sum_of(np.exp(s), axis=dim, keepdims=True))
-    return s
+    return c_order(s)
 
 
 # dim: an int, or None (every axis: a 0-d input's only dim)

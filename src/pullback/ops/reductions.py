@@ -20,7 +20,7 @@ from .elementwise import (
     to_dtype,
     where,
 )
-from .registry import defop, public
+from .registry import c_order, defop, public
 from .shape import expand, reshape, reshape_op
 from .summation import count, mean_of, print_mean, print_sum, sum_of
 
@@ -68,7 +68,7 @@ def _print_mean(e: Any, a: list, lit: Any) -> str:
 sum_all = defop("sum_all", lambda x: sum_of(x), "SumBackward0",
                 vjp=(lambda g, out, x: expand(g, shape=x.shape),),
                 template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit))
-sum_dim = defop("sum_dim", lambda x, dim, keepdim: sum_of(x, axis=dim, keepdims=keepdim),
+sum_dim = defop("sum_dim", lambda x, dim, keepdim: c_order(sum_of(x, dim, keepdim)),
                 "SumBackward1",
                 vjp=(lambda g, out, x, dim, keepdim:
                      expand(reshape_op(g, shape=_keep_shape(x.shape, dim)), shape=x.shape),),
@@ -77,7 +77,7 @@ sum_dim = defop("sum_dim", lambda x, dim, keepdim: sum_of(x, axis=dim, keepdims=
 mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
                  vjp=(lambda g, out, x: expand(g / _per_result(x.shape), shape=x.shape),),
                  template=_print_mean)
-mean_dim = defop("mean_dim", lambda x, dim, keepdim: fast_mean(x, axis=dim, keepdims=keepdim),
+mean_dim = defop("mean_dim", lambda x, dim, keepdim: c_order(fast_mean(x, dim, keepdim)),
                  "MeanBackward1",
                  vjp=(lambda g, out, x, dim, keepdim:
                       expand(reshape_op(g / _per_result(x.shape, dim),
@@ -117,15 +117,15 @@ min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
 # max(dim) and min(dim) take the indices they return as an input that only their rule
 # reads: nodes save the indices, not the input, as torch does (a later write to the
 # input is fine)
-max_dim = defop("max_dim", lambda x, indices, dim, keepdim: np.max(x, dim, keepdims=keepdim),
+max_dim = defop("max_dim", lambda x, indices, dim, keepdim: c_order(np.max(x, dim, None, keepdim)),
                 "MaxBackward0", vjp=(_pick, None), uses=("indices", ""),
                 torch_args=("self", "indices"), template=_BY_AXIS % "max")
-min_dim = defop("min_dim", lambda x, indices, dim, keepdim: np.min(x, dim, keepdims=keepdim),
+min_dim = defop("min_dim", lambda x, indices, dim, keepdim: c_order(np.min(x, dim, None, keepdim)),
                 "MinBackward0", vjp=(_pick, None), uses=("indices", ""),
                 torch_args=("self", "indices"), template=_BY_AXIS % "min")
-argmax_op = defop("argmax", lambda x, dim, keepdim: np.argmax(x, axis=dim, keepdims=keepdim),
+argmax_op = defop("argmax", lambda x, dim, keepdim: c_order(np.argmax(x, dim, keepdims=keepdim)),
                   template=_BY_AXIS % "argmax")
-argmin_op = defop("argmin", lambda x, dim, keepdim: np.argmin(x, axis=dim, keepdims=keepdim),
+argmin_op = defop("argmin", lambda x, dim, keepdim: c_order(np.argmin(x, dim, keepdims=keepdim)),
                   template=_BY_AXIS % "argmin")
 
 

@@ -314,6 +314,16 @@ def is_traced(x: Any) -> bool:
     return getattr(type(x), "_pb_dispatch", None) is not None
 
 
+def c_order(x: Any) -> Any:
+    """``x`` laid out C-contiguous (itself when it is). torch makes the results of
+    reductions, softmax and the indexing of a contiguous tensor contiguous whatever
+    the input's strides, where numpy keeps the input's order; and a reshape of the
+    result is a view or a copy by the strides (``shape._viewable``)."""
+    if type(x) is not np.ndarray or x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x)
+
+
 def reduced_axes(shape: tuple, target: tuple) -> tuple:
     """Axes to sum (keepdims=True) so that ``shape`` reduces to the broadcast-compatible
     ``target``; the sum is then reshaped to ``target`` when ``shape`` had more dims.

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import args
 from .elementwise import zeros_like
-from .registry import defop, public, reduced_axes
+from .registry import c_order, defop, public, reduced_axes
 from .summation import print_sum, sum_of
 
 
@@ -136,9 +136,16 @@ index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
     "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", None)
 alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
                                         None)
-# (C order, as torch's result: numpy lays out x[:, [0, 1]] otherwise, and a later
-# reshape of it would copy where torch's is a view)
-take_index = defop("index", lambda x, index: np.ascontiguousarray(x[index]), "IndexBackward0",
+
+
+def _take(x, index):
+    """Advanced indexing: contiguous when ``x`` is, as torch's (numpy's result of
+    ``x[:, [0, 1]]`` is not)."""
+    out = x[index]
+    return c_order(out) if type(x) is np.ndarray and x.flags.c_contiguous else out
+
+
+take_index = defop("index", _take, "IndexBackward0",
                    vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),),
                    template="{0}[{index}]")
 index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0", fresh=True,
