@@ -7,7 +7,8 @@ The IR lives in ``pullback.ir``; the passes in ``pullback.transforms`` (top-leve
 
 from . import replay
 from .compiled import CompiledFunction, compile
-from .grad import grad, value_and_grad, vjp
+from .grad import grad, value_and_grad
+from .vjp import vjp
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from pullback.transforms.codegen import set_dump_dir

@@ -84,10 +84,10 @@ def returned_slots(traced: Traced) -> tuple | None:
     return tuple(slots)
 
 
-def build_variant(fn: Callable, args: tuple) -> Variant:
+def build_variant(fn: Callable, args: tuple, how: str = "compile") -> Variant:
     grad_on = STATE.grad_enabled
     traced = trace_call(fn, args, lambda i, a: grad_on and isinstance(a, Tensor)
-                        and a._requires_grad, "compile")
+                        and a._requires_grad, how)
     returned = returned_slots(traced)
     g = traced.graph
     n_args = len(traced.arg_slots)
@@ -172,16 +172,15 @@ CompiledNode.__name__ = "CompiledFunctionBackward"
 class CompiledFunction:
     """A function traced on its first call and run as generated code afterwards."""
 
-    how = "compile"
-
-    def __init__(self, fn: Callable, maxsize: int | None = None) -> None:
+    def __init__(self, fn: Callable, maxsize: int | None = None, how: str = "compile") -> None:
         self.fn = fn
+        self.how = how  # the front door's name in messages
         self.cache = Cache(maxsize)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            args = positional(self.fn, "compile", args, kwargs)
+            args = positional(self.fn, self.how, args, kwargs)
         if trace_hooks():  # inside another function's trace: inlined, that trace records it
             return self.fn(*args)
         return self.cache.call(self, args)
@@ -191,7 +190,7 @@ class CompiledFunction:
         return self if obj is None else types.MethodType(self, obj)
 
     def build(self, args: tuple) -> Variant:
-        return build_variant(self.fn, args)
+        return build_variant(self.fn, args, self.how)
 
     def fallback(self, args: tuple) -> Any:
         return self.fn(*args)

@@ -1,4 +1,4 @@
-"""``pb.grad``, ``pb.value_and_grad`` and ``pb.vjp``: gradient functions.
+"""``pb.grad`` and ``pb.value_and_grad``: gradient functions.
 
 A call with plain values runs one generated function that computes the value and
 the gradients together, with no graph and no nodes. A call inside another trace or
@@ -23,7 +23,7 @@ from ..ir import Var, grad_of
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from .cache import Cache, check_captures, guard_env
-from .compiled import CompiledFunction, _ident, strip_values
+from .compiled import _ident, strip_values
 from .trace import (
     Traced,
     arg_array,
@@ -288,21 +288,4 @@ def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Gra
     return GradFunction(fn, argnums, has_aux, with_value=True)
 
 
-def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
-    """``(out, vjp_fn)``; ``vjp_fn(cotangent)`` returns one gradient per primal."""
-    tensors = [proxy(p, True) for p in primals]
-    with enable_grad():
-        out = (fn if isinstance(fn, CompiledFunction) else CompiledFunction(fn))(*tensors)
-    value = out[0] if has_aux else out
-
-    def vjp_fn(cotangent: Any) -> tuple:
-        ct = cotangent if isinstance(cotangent, Tensor) else Tensor._make(np.asarray(cotangent))
-        grads = autograd_grad(value, tensors, ct, retain_graph=True, allow_unused=True,
-                              materialize_grads=True)
-        return tuple(_as_kind(_kind(p), g._data) for p, g in zip(primals, grads))
-
-    shown = _as_kind(_kind(primals[0]), value.detach()._data) if primals else value
-    return (shown, vjp_fn, out[1]) if has_aux else (shown, vjp_fn)
-
-
-__all__ = ["grad", "value_and_grad", "vjp", "GradFunction", "TraceError"]
+__all__ = ["grad", "value_and_grad", "GradFunction", "TraceError"]

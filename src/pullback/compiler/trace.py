@@ -125,7 +125,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     user_fn = user_fn or fn
     # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
     # into arguments are functionalized under pb.grad, refused by pb.compile
-    fn = source.rewrite(fn, writable_inputs=how != "compile")
+    fn = source.rewrite(fn, writable_inputs=how in ("grad", "grad_and_value"))
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []
@@ -156,7 +156,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     leaves, tree = flatten(out)
     if not any(isinstance(x, Tensor) for _, x in leaves):
         raise TraceError(f"{how}: {def_line(user_fn)} returned no tensor "
-                         f"(got {type(out).__name__}); a compiled function must return "
+                         f"(got {type(out).__name__}); the function must return "
                          "at least one Tensor")
     outputs = [tracer.value_of(x if isinstance(x, Tensor) else Tensor._make(np.asarray(x)))
                for _, x in leaves]

@@ -1,0 +1,134 @@
+"""``pb.vjp``: the function's output and a function that pulls cotangents back.
+
+Called on plain values, the function runs compiled (one ``CompiledFunction`` per
+function, so repeated calls hit its cache) and the pullback runs the generated
+backward code. Called inside another transform's trace, or on Tensors that require
+grad, it runs on those values themselves with ``create_graph=True``: its output and
+the gradients ``vjp_fn`` returns keep their graph, so an outer ``grad``, ``vjp`` or
+``compile`` differentiates through them. ``vjp_fn`` is linear in its cotangent and
+differentiable with respect to it, as in JAX.
+
+>>> import numpy as np, pullback as pb
+>>> out, vjp_fn = pb.vjp(lambda x: x ** 2, np.array([1., 2.]))
+>>> vjp_fn(np.array([1., 10.]))
+(array([ 2., 40.]),)
+>>> pb.grad(lambda x: pb.vjp(lambda y: y ** 3, x)[1](1.0)[0])(2.0)
+12.0
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ..autograd.backward import grad as autograd_grad
+from ..autograd.grad_mode import enable_grad
+from ..autograd.record import trace_hooks
+from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+from ..tensor import Tensor
+from .compiled import CompiledFunction
+from .grad import _as_kind, _check_target, _kind, _map_traced
+from .trace import is_traced_arg, proxy
+
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def compiled(fn: Callable) -> Callable:
+    """The one CompiledFunction of ``fn`` (its cache lives as long as ``fn``)."""
+    if isinstance(fn, CompiledFunction):
+        return fn
+    try:
+        with _LOCK:
+            c = _COMPILED.get(fn)
+            if c is None:
+                c = _COMPILED[fn] = CompiledFunction(fn, how="vjp")
+        return c
+    except TypeError:  # not weak-referenceable (a builtin): compiled for this call only
+        return CompiledFunction(fn, how="vjp")
+
+
+def _has_graph(x: Any) -> bool:
+    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None)
+
+
+def _struct_error(got: Any, want: Any) -> RuntimeError:
+    return RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
+                        "structure of outputs to the function. cotangents: "
+                        f"{repr(got)[10:-1]}, primal output: {repr(want)[10:-1]}")
+
+
+class VJPFunction:
+    """``vjp_fn``: cotangents shaped like the output -> one gradient per primal."""
+
+    def __init__(self, outs: list, tree: Any, targets: list, primals: tuple,
+                 nested: bool) -> None:
+        self.outs = outs  # the output's leaves (Tensors)
+        self.tree = tree
+        self.targets = targets  # per primal: its leaves the gradients are taken for
+        self.primals = primals
+        self.nested = nested
+
+    def __call__(self, cotangent: Any) -> tuple:
+        leaves, tree = tree_flatten(cotangent)
+        if tree != self.tree:
+            raise _struct_error(tree, self.tree)
+        cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o.dtype.np))
+               for c, o in zip(leaves, self.outs)]
+        create = self.nested or trace_hooks() or any(map(_has_graph, cts))
+        flat = [t for ts in self.targets for t in ts]
+        pairs = [(o, c) for o, c in zip(self.outs, cts) if _has_graph(o)]
+        with enable_grad():
+            if pairs:
+                grads = autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
+                                      retain_graph=True, create_graph=create,
+                                      allow_unused=True, materialize_grads=True)
+            else:  # the output does not depend on the primals
+                grads = [Tensor._make(np.zeros_like(t._data)) for t in flat]
+        it = iter(grads)
+        result = []
+        for p, ts in zip(self.primals, self.targets):
+            gs = [next(it) for _ in ts]
+            if not create:  # plain values in, plain values out
+                gs = [_as_kind(_kind(leaf), g._data) for leaf, g in zip(tree_leaves(p), gs)]
+            result.append(gs[0] if is_traced_arg(p) else tree_unflatten(tree_structure(p), gs))
+        return tuple(result)
+
+
+def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``; ``vjp_fn(ct)``
+    returns one gradient per primal, each in its primal's structure. Primals and the
+    output may be pytrees (the cotangent has the output's structure)."""
+    for k, p in enumerate(primals):
+        _check_target("vjp", k, p)
+    nested = trace_hooks() or any(_has_graph(x) for x in tree_leaves(primals))
+    keep = (lambda x: x if _has_graph(x) else proxy(x, True)) if nested else \
+        (lambda x: proxy(x, True))
+    args = [_map_traced(keep, p) for p in primals]
+    with enable_grad():
+        out = (fn if nested else compiled(fn))(*args)
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        out, aux = out
+    outs, tree = tree_flatten(out)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                               f"tensors, got unsupported type {type(o)}")
+    targets = [tree_leaves(a) for a in args]
+    fn_out = VJPFunction(outs, tree, targets, primals, nested)
+    if not nested:  # plain values in: plain values out, of the first primal's kind
+        kind = _kind(tree_leaves(primals)[0]) if primals else "tensor"
+        show = lambda x: _as_kind(kind, x.detach()._data) if isinstance(x, Tensor) else x
+        out = tree_map(show, out)
+        if has_aux:
+            aux = tree_map(show, aux)
+    return (out, fn_out, aux) if has_aux else (out, fn_out)
+
+
+__all__ = ["vjp", "VJPFunction"]
