@@ -18,7 +18,7 @@ from pullback.transforms import pipeline
 
 from ..autograd import record
 from ..autograd.backward import grad as autograd_grad
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import STATE, enable_grad
 from ..ir import Var, grad_of
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
@@ -63,6 +63,7 @@ class GradVariant:
         self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
             and len(traced.arg_slots) == len(args)
         self.out_kind = _kind(args[nums[0]])
+        self.nums = nums
 
     def _first_slots(self, nums: tuple) -> list:
         return [next(j for j, (i, _) in enumerate(self.traced.arg_slots) if i == k)
@@ -89,6 +90,25 @@ def _map_traced(f: Any, a: Any, *rest: Any) -> Any:
     if is_traced_arg(a):
         return f(a, *rest)
     return tree_map(lambda x, *r: f(x, *r) if is_traced_arg(x) else x, a, *rest)
+
+
+_PLAIN = (np.ndarray, float, int, bool)
+
+
+def has_graph(x: Any) -> bool:
+    """Whether ``x`` is a Tensor an outer computation differentiates through."""
+    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None)
+
+
+def pull_back(outs: list, targets: list, seeds: list, create_graph: bool) -> list:
+    """The gradients of ``outs`` (seeded with ``seeds``) for each of ``targets``, zeros
+    where no path leads (also when no output depends on any target, as JAX gives)."""
+    pairs = [(o, s) for o, s in zip(outs, seeds) if has_graph(o)]
+    if not pairs:
+        return [Tensor._make(np.zeros_like(t._data)) for t in targets]
+    return list(autograd_grad([o for o, _ in pairs], targets, [s for _, s in pairs],
+                              retain_graph=True, create_graph=create_graph,
+                              allow_unused=True, materialize_grads=True))
 
 
 def _kind(a: Any) -> str:
@@ -149,8 +169,11 @@ class GradFunction:
         if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         for a in args:
-            if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
-                return self._eager(args, self._argnums(len(args)))
+            if type(a) is Tensor:
+                if a._requires_grad or a._grad_fn is not None:
+                    return self._eager(args, self._argnums(len(args)))
+            elif type(a) not in _PLAIN and any(map(has_graph, tree_leaves(a))):
+                return self._eager(args, self._argnums(len(args)))  # a graph in a container
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -188,6 +211,8 @@ class GradFunction:
                       else arg_array(a, v) for a, v in zip(args, variant.traced.graph.inputs)]
         else:
             check_captures(variant.traced)
+            if any(map(has_graph, variant.traced.captures)) and STATE.grad_enabled:
+                return self._eager(args, variant.nums)  # the gradient reaches them too
             arrays = gather_inputs(variant.traced, args)
         result = variant.module.fn(*arrays, variant.seed)
         n = variant.traced.n_outputs
@@ -235,7 +260,7 @@ class GradFunction:
         """Inside a trace or on tensors that require grad: differentiable results."""
         for k in nums:
             _check_target(self._name, k, args[k])
-        keep = lambda x: x if isinstance(x, Tensor) and x._requires_grad else proxy(x, True)
+        keep = lambda x: x if has_graph(x) else proxy(x, True)
         call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
         return self._result(*self._autograd(call_args, nums, create_graph=True))
 
@@ -261,9 +286,8 @@ class GradFunction:
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
             targets = [tree_leaves(call_args[k]) for k in nums]
-            flat = autograd_grad(value, [t for ts in targets for t in ts],
-                                 create_graph=create_graph, allow_unused=True,
-                                 materialize_grads=True)
+            flat = pull_back([value], [t for ts in targets for t in ts], [None],
+                             create_graph)
         it = iter(flat)
         grads = [tree_unflatten(tree_structure(call_args[k]), [next(it) for _ in ts])
                  for k, ts in zip(nums, targets)]

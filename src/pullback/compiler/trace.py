@@ -13,6 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes
+from ..autograd import record
+from ..creation import local
 from ..ir import Graph
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
@@ -97,19 +99,30 @@ def param_names(fn: Callable, n: int) -> list:
 
 
 def proxy(a: Any, requires_grad: bool) -> Tensor:
-    """A fresh leaf sharing the argument's data (the trace never touches the caller's graph)."""
-    if isinstance(a, Tensor):
-        data = a._data
-    elif isinstance(a, np.ndarray):
-        data = a
-    else:
-        data = np.asarray(a, dtype=dtypes.default_float.np)
-    t = Tensor._make(data)
-    if requires_grad:
-        if not dtypes.is_differentiable(data.dtype):
-            raise TypeError(f"can only differentiate float arguments, got {data.dtype}")
-        t._requires_grad = True
+    """A fresh leaf holding the argument's value (the caller's graph is not touched).
+    Inside another function's trace it is that trace's value, detached (a nested
+    transform's own input), so the trace still follows where it came from."""
+    if record.TRACING and record.trace_hooks():
+        t = a.detach() if isinstance(a, Tensor) else local(_data(a))
+        return _require(t) if requires_grad else t
+    return input_leaf(a, requires_grad)
+
+
+def input_leaf(a: Any, requires_grad: bool) -> Tensor:
+    """A new leaf sharing the argument's data: a traced function's input."""
+    t = Tensor._make(a._data if isinstance(a, Tensor) else _data(a))
+    return _require(t) if requires_grad else t
+
+
+def _require(t: Tensor) -> Tensor:
+    if not dtypes.is_differentiable(t._data.dtype):
+        raise TypeError(f"can only differentiate float arguments, got {t._data.dtype}")
+    t._requires_grad = True
     return t
+
+
+def _data(a: Any) -> np.ndarray:
+    return a if isinstance(a, np.ndarray) else np.asarray(a, dtype=dtypes.default_float.np)
 
 
 def is_traced_arg(a: Any) -> bool:
@@ -135,7 +148,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 requires.append(bool(wants_grad(i, a)))
-                p = proxy(a, requires[-1])
+                p = input_leaf(a, requires[-1])
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
@@ -175,7 +188,7 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
-            leaves[k] = proxy(x, requires[-1])
+            leaves[k] = input_leaf(x, requires[-1])
             tracer.add_input(leaves[k], f"{name}_{k}")
             slots.append((i, (k,)))
     return tree_unflatten(treedef, leaves)

@@ -24,13 +24,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.record import trace_hooks
 from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from .compiled import CompiledFunction
-from .grad import _as_kind, _check_target, _kind, _map_traced
+from .grad import _as_kind, _check_target, _kind, _map_traced, has_graph, pull_back
 from .trace import is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -51,10 +50,6 @@ def compiled(fn: Callable) -> Callable:
         return CompiledFunction(fn, how="vjp")
 
 
-def _has_graph(x: Any) -> bool:
-    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None)
-
-
 def _struct_error(got: Any, want: Any) -> RuntimeError:
     return RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
                         "structure of outputs to the function. cotangents: "
@@ -64,8 +59,10 @@ def _struct_error(got: Any, want: Any) -> RuntimeError:
 class VJPFunction:
     """``vjp_fn``: cotangents shaped like the output -> one gradient per primal."""
 
-    def __init__(self, outs: list, tree: Any, targets: list, primals: tuple,
-                 nested: bool) -> None:
+    def __init__(self, fn: Callable, has_aux: bool, outs: list, tree: Any, targets: list,
+                 primals: tuple, nested: bool) -> None:
+        self.fn = fn
+        self.has_aux = has_aux
         self.outs = outs  # the output's leaves (Tensors)
         self.tree = tree
         self.targets = targets  # per primal: its leaves the gradients are taken for
@@ -78,24 +75,28 @@ class VJPFunction:
             raise _struct_error(tree, self.tree)
         cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o.dtype.np))
                for c, o in zip(leaves, self.outs)]
-        create = self.nested or trace_hooks() or any(map(_has_graph, cts))
-        flat = [t for ts in self.targets for t in ts]
-        pairs = [(o, c) for o, c in zip(self.outs, cts) if _has_graph(o)]
+        create = self.nested or bool(trace_hooks()) or any(map(has_graph, cts))
+        outs, targets = self.outs, self.targets
+        if create and not self.nested:  # differentiated in the cotangent: the forward
+            outs, targets = self._rerun()  # again, its inputs constants of the caller's
         with enable_grad():
-            if pairs:
-                grads = autograd_grad([o for o, _ in pairs], flat, [c for _, c in pairs],
-                                      retain_graph=True, create_graph=create,
-                                      allow_unused=True, materialize_grads=True)
-            else:  # the output does not depend on the primals
-                grads = [Tensor._make(np.zeros_like(t._data)) for t in flat]
+            grads = pull_back(outs, [t for ts in targets for t in ts], cts, create)
         it = iter(grads)
         result = []
-        for p, ts in zip(self.primals, self.targets):
+        for p, ts in zip(self.primals, targets):
             gs = [next(it) for _ in ts]
             if not create:  # plain values in, plain values out
                 gs = [_as_kind(_kind(leaf), g._data) for leaf, g in zip(tree_leaves(p), gs)]
             result.append(gs[0] if is_traced_arg(p) else tree_unflatten(tree_structure(p), gs))
         return tuple(result)
+
+    def _rerun(self) -> tuple:
+        """The output's leaves and the primals' leaves of a fresh eager run of ``fn``
+        (inside a trace, the primals are that trace's constants)."""
+        args = [_map_traced(lambda x: proxy(x, True), p) for p in self.primals]
+        with enable_grad():
+            out = self.fn(*args)
+        return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
 
 def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
@@ -104,8 +105,8 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     output may be pytrees (the cotangent has the output's structure)."""
     for k, p in enumerate(primals):
         _check_target("vjp", k, p)
-    nested = trace_hooks() or any(_has_graph(x) for x in tree_leaves(primals))
-    keep = (lambda x: x if _has_graph(x) else proxy(x, True)) if nested else \
+    nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
+    keep = (lambda x: x if has_graph(x) else proxy(x, True)) if nested else \
         (lambda x: proxy(x, True))
     args = [_map_traced(keep, p) for p in primals]
     with enable_grad():
@@ -121,7 +122,7 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
             raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
                                f"tensors, got unsupported type {type(o)}")
     targets = [tree_leaves(a) for a in args]
-    fn_out = VJPFunction(outs, tree, targets, primals, nested)
+    fn_out = VJPFunction(fn, has_aux, outs, tree, targets, primals, nested)
     if not nested:  # plain values in: plain values out, of the first primal's kind
         kind = _kind(tree_leaves(primals)[0]) if primals else "tensor"
         show = lambda x: _as_kind(kind, x.detach()._data) if isinstance(x, Tensor) else x
