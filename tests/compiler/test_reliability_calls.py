@@ -236,3 +236,15 @@ def test_grad_of_a_function_returning_a_pair_without_has_aux_is_refused(door, na
     with pytest.raises(RuntimeError, match=rf"^{name}\(f\)\(\*args\): Expected f\(\*args\) to "
                        r"return a Tensor, got <class 'tuple'>"):
         door(f)(np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("f, words", [
+    (lambda x: x * 2, "return a scalar Tensor, got tensor with 1 dims"),
+    (lambda x: (x.sum(), x.sum()), "got <class 'tuple'>; to return more than the value, "
+     r"return \(value, aux\) and pass has_aux=True"),
+    (lambda x: 3.0, "return a Tensor, got <class 'float'>")])
+def test_a_non_scalar_output_is_a_type_error_as_in_jax_and_torchs_runtime_error(f, words):
+    for x in (np.array([1.0, 2.0]), pb.tensor([1.0, 2.0], requires_grad=True)):  # both paths
+        with pytest.raises(TypeError, match=words) as info:
+            pb.grad(f)(x)
+        assert isinstance(info.value, RuntimeError)

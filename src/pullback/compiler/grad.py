@@ -39,8 +39,13 @@ from .trace import (
 from .tracer import TraceError, def_line
 
 
-def _scalar_error(name: str, ndim: int) -> RuntimeError:
-    return RuntimeError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+class OutputError(TypeError, RuntimeError):
+    """The function given to grad does not return a scalar Tensor: a TypeError, as JAX
+    raises, that is also the RuntimeError torch.func raises, with its words."""
+
+
+def _scalar_error(name: str, ndim: int) -> OutputError:
+    return OutputError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                         f"tensor with {ndim} dims. Maybe you wanted to use the vjp or jacrev "
                         "APIs instead?")
 
@@ -228,8 +233,10 @@ class GradFunction:
                                 "(output, aux) when has_aux=True")
         value = out[0] if self.has_aux else out
         if not isinstance(value, Tensor):  # torch.func's words (a tuple needs has_aux)
-            raise RuntimeError(f"{self._name}(f)(*args): Expected f(*args) to return a "
-                               f"Tensor, got {type(value)}")
+            hint = ("; to return more than the value, return (value, aux) and pass "
+                    "has_aux=True") if isinstance(value, (tuple, list)) else ""
+            raise OutputError(f"{self._name}(f)(*args): Expected f(*args) to return a "
+                              f"Tensor, got {type(value)}{hint}")
         return out
 
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
