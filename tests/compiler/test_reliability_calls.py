@@ -248,3 +248,18 @@ def test_a_non_scalar_output_is_a_type_error_as_in_jax_and_torchs_runtime_error(
         with pytest.raises(TypeError, match=words) as info:
             pb.grad(f)(x)
         assert isinstance(info.value, RuntimeError)
+
+
+def test_python_floats_take_the_width_of_the_arrays_beside_them():
+    """0.1 next to float64 arrays is 0.1 (not float32's 0.10000000149); next to
+    float32 arrays the result stays float32, as eager; alone, the default dtype."""
+    w64 = np.array([1.0, 3.0])
+    g = pb.grad(lambda hp, w: hp["lam"] * (w * w).sum())({"lam": 0.1}, w64)
+    assert g["lam"] == 10.0
+    gw = pb.grad(lambda w, lam: lam * (w * w).sum())(w64, 0.1)
+    np.testing.assert_array_equal(gw, 0.2 * w64)
+    v, gw32 = pb.value_and_grad(lambda w, lam: lam * (w * w).sum())(w64.astype(np.float32), 0.1)
+    assert v.dtype == gw32.dtype == np.float32
+    out = pb.compile(lambda w, lam: w * lam)(pb.tensor([1.0, 2.0]), 0.1)
+    assert out.dtype == (pb.tensor([1.0, 2.0]) * 0.1).dtype == pb.float32
+    assert pb.vjp(lambda w, lam: w * lam, w64, 0.1)[1](np.ones(2))[1] == 4.0

@@ -28,6 +28,7 @@ from .trace import (
     Traced,
     arg_array,
     flatten,
+    float_dtype,
     gather_inputs,
     is_traced_arg,
     positional,
@@ -267,7 +268,8 @@ class GradFunction:
         """Inside a trace or on tensors that require grad: differentiable results."""
         for k in nums:
             _check_target(self._name, k, args[k])
-        keep = lambda x: x if has_graph(x) else proxy(x, True)
+        floats = float_dtype(args)
+        keep = lambda x: x if has_graph(x) else proxy(x, True, floats)
         call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
         return self._result(*self._autograd(call_args, nums, create_graph=True))
 
@@ -275,7 +277,8 @@ class GradFunction:
         """Eager autograd for arguments whose guards keep failing, with results of the
         kinds ``run`` returns: numpy in, numpy out; Tensor in, Tensor out; float, float."""
         nums = self._argnums(len(args))
-        call_args = [_map_traced(lambda x, k=k: proxy(x, k in nums), a)
+        floats = float_dtype(args)
+        call_args = [_map_traced(lambda x, k=k: proxy(x, k in nums, floats), a)
                      for k, a in enumerate(args)]
         out, grads = self._autograd(call_args, nums, create_graph=False)
         leaves, tree = flatten(out)

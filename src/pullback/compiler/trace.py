@@ -98,19 +98,20 @@ def param_names(fn: Callable, n: int) -> list:
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
-def proxy(a: Any, requires_grad: bool) -> Tensor:
+def proxy(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
     """A fresh leaf holding the argument's value (the caller's graph is not touched).
     Inside another function's trace it is that trace's value, detached (a nested
-    transform's own input), so the trace still follows where it came from."""
+    transform's own input), so the trace still follows where it came from. A Python
+    float becomes a 0-d array of dtype ``floats`` (see ``float_dtype``)."""
     if record.TRACING and record.trace_hooks():
-        t = a.detach() if isinstance(a, Tensor) else local(_data(a))
+        t = a.detach() if isinstance(a, Tensor) else local(_data(a, floats))
         return _require(t) if requires_grad else t
-    return input_leaf(a, requires_grad)
+    return input_leaf(a, requires_grad, floats)
 
 
-def input_leaf(a: Any, requires_grad: bool) -> Tensor:
+def input_leaf(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
     """A new leaf sharing the argument's data: a traced function's input."""
-    t = Tensor._make(a._data if isinstance(a, Tensor) else _data(a))
+    t = Tensor._make(a._data if isinstance(a, Tensor) else _data(a, floats))
     return _require(t) if requires_grad else t
 
 
@@ -121,8 +122,23 @@ def _require(t: Tensor) -> Tensor:
     return t
 
 
-def _data(a: Any) -> np.ndarray:
-    return a if isinstance(a, np.ndarray) else np.asarray(a, dtype=dtypes.default_float.np)
+def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
+    if isinstance(a, np.ndarray):
+        return a
+    return np.asarray(a, dtype=floats or dtypes.default_float.np)
+
+
+def float_dtype(args: Any) -> np.dtype:
+    """The dtype of the Python floats among a call's arguments: the widest float dtype
+    of its arrays and Tensors (so 0.1 next to float64 arrays stays 0.1, and float32
+    code stays float32; a 0-d float64 value does not promote a float32 array), the
+    default float dtype when there are none."""
+    widest = None
+    for x in tree_leaves(args):
+        d = x._data.dtype if isinstance(x, Tensor) else getattr(x, "dtype", None)
+        if d is not None and d.kind == "f" and (widest is None or d.itemsize > widest.itemsize):
+            widest = d
+    return widest or dtypes.default_float.np
 
 
 def is_traced_arg(a: Any) -> bool:
@@ -144,17 +160,18 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     call_args, slots, requires = [], [], []
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
     # as such, and stop gradients in the adjoint as they do in eager mode
+    floats = float_dtype(args)
     with tracer:
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 requires.append(bool(wants_grad(i, a)))
-                p = input_leaf(a, requires[-1])
+                p = input_leaf(a, requires[-1], floats)
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
             else:
                 call_args.append(_proxy_tree(a, i, names[i], tracer, slots, requires,
-                                             wants_grad))
+                                             wants_grad, floats))
         try:
             out = fn(*call_args)
         except Exception as e:
@@ -179,7 +196,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,
-                wants_grad: Callable) -> Any:
+                wants_grad: Callable, floats: np.dtype) -> Any:
     """The leaves of a pytree argument that are arrays, Tensors or floats are traced
     inputs too (named ``<arg>_<k>``); the argument is rebuilt around their proxies."""
     leaves, treedef = tree_flatten(a)
@@ -188,7 +205,7 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
-            leaves[k] = input_leaf(x, requires[-1])
+            leaves[k] = input_leaf(x, requires[-1], floats)
             tracer.add_input(leaves[k], f"{name}_{k}")
             slots.append((i, (k,)))
     return tree_unflatten(treedef, leaves)

@@ -30,7 +30,7 @@ from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_u
 from ..tensor import Tensor
 from .compiled import CompiledFunction
 from .grad import _as_kind, _check_target, _kind, _map_traced, has_graph, pull_back
-from .trace import is_traced_arg, proxy
+from .trace import float_dtype, is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -93,7 +93,8 @@ class VJPFunction:
     def _rerun(self) -> tuple:
         """The output's leaves and the primals' leaves of a fresh eager run of ``fn``
         (inside a trace, the primals are that trace's constants)."""
-        args = [_map_traced(lambda x: proxy(x, True), p) for p in self.primals]
+        floats = float_dtype(self.primals)
+        args = [_map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
         with enable_grad():
             out = self.fn(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
@@ -106,8 +107,9 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     for k, p in enumerate(primals):
         _check_target("vjp", k, p)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
-    keep = (lambda x: x if has_graph(x) else proxy(x, True)) if nested else \
-        (lambda x: proxy(x, True))
+    floats = float_dtype(primals)
+    keep = (lambda x: x if has_graph(x) else proxy(x, True, floats)) if nested else \
+        (lambda x: proxy(x, True, floats))
     args = [_map_traced(keep, p) for p in primals]
     with enable_grad():
         out = (fn if nested else compiled(fn))(*args)
