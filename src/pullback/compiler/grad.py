@@ -18,7 +18,7 @@ from pullback.transforms import pipeline
 
 from ..autograd import record
 from ..autograd.backward import grad as autograd_grad
-from ..autograd.grad_mode import STATE, enable_grad
+from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
@@ -70,6 +70,9 @@ class GradVariant:
             and len(traced.arg_slots) == len(args)
         self.out_kind = _kind(args[nums[0]])
         self.nums = nums
+        # a container holds a Tensor that requires grad (part of the cache key): run
+        # eagerly so that the gradients keep their graph to it
+        self.in_graph = any(map(has_graph, tree_leaves(args)))
 
     def _first_slots(self, nums: tuple) -> list:
         return [next(j for j, (i, _) in enumerate(self.traced.arg_slots) if i == k)
@@ -96,9 +99,6 @@ def _map_traced(f: Any, a: Any, *rest: Any) -> Any:
     if is_traced_arg(a):
         return f(a, *rest)
     return tree_map(lambda x, *r: f(x, *r) if is_traced_arg(x) else x, a, *rest)
-
-
-_PLAIN = (np.ndarray, float, int, bool)
 
 
 def has_graph(x: Any) -> bool:
@@ -175,11 +175,8 @@ class GradFunction:
         if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         for a in args:
-            if type(a) is Tensor:
-                if a._requires_grad or a._grad_fn is not None:
-                    return self._eager(args, self._argnums(len(args)))
-            elif type(a) not in _PLAIN and any(map(has_graph, tree_leaves(a))):
-                return self._eager(args, self._argnums(len(args)))  # a graph in a container
+            if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
+                return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -217,7 +214,7 @@ class GradFunction:
                       else arg_array(a, v) for a, v in zip(args, variant.traced.graph.inputs)]
         else:
             check_captures(variant.traced)
-            if any(map(has_graph, variant.traced.captures)) and STATE.grad_enabled:
+            if variant.in_graph or any(map(has_graph, variant.traced.captures)):
                 return self._eager(args, variant.nums)  # the gradient reaches them too
             arrays = gather_inputs(variant.traced, args)
         result = variant.module.fn(*arrays, variant.seed)
