@@ -3,6 +3,8 @@ per function; each result against float64 finite differences and torch.func."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from ops import numeric_grad
@@ -132,3 +134,29 @@ def test_kinds_follow_the_primals():
     assert isinstance(g, pb.Tensor) and g.grad_fn is None
     out, vjp_fn = pb.vjp(lambda x: x * 2, 1.5)
     assert vjp_fn(1.0) == (2.0,)
+
+
+def test_threads_share_one_cached_vjp():
+    fn = lambda x: np.sin(x) * x
+    start = threading.Barrier(4, timeout=60)
+    errors = []
+
+    def work(k):
+        try:
+            start.wait()
+            for j in range(20):
+                x = X + k + j * 0.01
+                out, vjp_fn = pb.vjp(fn, x)
+                np.testing.assert_allclose(out, fn(x), rtol=1e-12)
+                np.testing.assert_allclose(vjp_fn(V)[0], (np.cos(x) * x + np.sin(x)) * V,
+                                           rtol=1e-12)
+        except Exception as e:  # reported in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[0]
+    assert compiled(fn).cache.info.misses == 1
