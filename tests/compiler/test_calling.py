@@ -51,6 +51,15 @@ def test_partials_and_defaults():
     np.testing.assert_allclose(pb.grad(loss)(W, X), 4 * W)
 
 
+def test_a_keyword_after_a_left_out_default_takes_the_default():
+    def f(x, w=np.ones(3), lam=2.0):
+        return (x * w).sum() * lam
+    np.testing.assert_allclose(pb.grad(f)(W, lam=3.0), [3.0, 3.0, 3.0])
+    assert pb.grad(f, argnums=2)(W, lam=3.0) == 6.0  # lam is argument 2
+    out, vjp_fn = pb.vjp(functools.partial(f, lam=4.0), W)
+    np.testing.assert_allclose(vjp_fn(1.0)[0], [4.0, 4.0, 4.0])
+
+
 def test_keyword_only_parameters_are_refused_clearly():
     with pytest.raises(TypeError, match="keyword-only or \\*\\*kwargs arguments \\(k\\)"):
         pb.compile(lambda x, *, k: x * k)(pb.ones(2), k=2.0)

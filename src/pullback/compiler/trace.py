@@ -77,11 +77,13 @@ def unflatten(tree: Any, leaves: list) -> Any:
 
 def positional(fn: Callable, how: str, args: tuple, kwargs: dict) -> tuple:
     """A call's arguments as positional ones, keywords bound to ``fn``'s parameters
-    (traced like positional arguments; ``argnums`` count positions)."""
+    (traced like positional arguments; ``argnums`` count positions). Parameters left
+    out before a keyword given take their defaults."""
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{how}: {def_line(fn)}: {e}") from None
+    bound.apply_defaults()
     if bound.kwargs:
         raise TypeError(f"{how}: {def_line(fn)} takes keyword-only or **kwargs arguments "
                         f"({', '.join(bound.kwargs)}); pass them positionally or close over "
