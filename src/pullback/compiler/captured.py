@@ -78,21 +78,16 @@ class Capture:
 class CapturedGuards:
     """``check(args)``: whether every captured value is the one the trace saw."""
 
-    def __init__(self, captures: list, check: Callable, each: tuple) -> None:
+    def __init__(self, captures: list, check: Callable, first: Callable, source: str) -> None:
         self.captures = captures
         self.check = check
-        self._each = each  # one test per capture, in order, for messages
+        self._first = first  # the index of the first capture whose test fails, or None
+        self.source = source  # of both (names only: values are bound, never written)
 
     def first_failure(self, args: tuple) -> Capture | None:
         """The first capture whose guard fails on ``args`` (None: they all hold now)."""
-        for capture, test in zip(self.captures, self._each):
-            try:
-                ok = test(args)
-            except Exception:  # a missing attribute, an emptied cell: not the same
-                ok = False
-            if not ok:
-                return capture
-        return None
+        k = self._first(args)
+        return None if k is None else self.captures[k]
 
     def describe(self) -> list:
         return [c.describe() for c in self.captures]
@@ -190,6 +185,7 @@ class _Walk:
         self.env: dict = {"_same": same_scalar}
         self.terms: list = []  # (capture, expression) per guard, parents first
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
+        self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
@@ -277,12 +273,12 @@ class _Walk:
             d = v._data
             self.guard(label, where,
                        f"{expr} is {e} and {e}._data.shape == {self.bind(d.shape)} and "
-                       f"{e}._data.dtype == {self.bind(d.dtype)} and "
+                       f"{e}._data.dtype is {self.bind(d.dtype)} and "
                        f"{e}._requires_grad is {v._requires_grad}", (v, f"{e}._data"))
         elif isinstance(v, np.ndarray):
             e = self.bind(v)
             self.guard(label, where, f"{expr} is {e} and {e}.shape == {self.bind(v.shape)} "
-                                     f"and {e}.dtype == {self.bind(v.dtype)}", (v, e))
+                                     f"and {e}.dtype is {self.bind(v.dtype)}", (v, e))
         elif isinstance(v, _SCALARS):
             e = self.bind(v)
             self.guard(label, where, f"((_v := {expr}) is {e} or _same(_v, {e}))")
@@ -307,15 +303,18 @@ class _Walk:
         elif callable(v) and not isinstance(v, type):
             self.follow(v, depth, label)
 
-    def entered(self, obj: Any, expr: str, label: str, depth: int, where: tuple | None) -> None:
+    def entered(self, obj: Any, expr: str, label: str, depth: int, where: tuple | None,
+                is_dict: bool = False) -> None:
         """The attributes the followed code names on an object (or a user module):
-        instance attributes guarded, methods followed. ``expr`` reads the object."""
+        instance attributes guarded, methods followed. ``expr`` reads the object (its
+        ``__dict__`` if ``is_dict``)."""
         if depth >= MAX_DEPTH or id(obj) in self.seen:
             return
         self.seen.add(id(obj))
         d = obj.__dict__
+        base = expr if is_dict else f"{expr}.__dict__"
         for name in sorted(self.known.intersection(d)):
-            self.value(f"{label}.{name}", f"{expr}.__dict__[{self.bind(name)}]", d[name],
+            self.value(f"{label}.{name}", f"{base}[{self.bind(name)}]", d[name],
                        depth + 1, self.where("attr", name) or where)
         if isinstance(obj, types.ModuleType):
             return
@@ -330,7 +329,8 @@ class _Walk:
 
     def object_argument(self, k: int, name: str, a: Any) -> None:
         if _user_object(a):
-            self.entered(a, f"args[{k}]", name, 0, None)
+            self.prologue[f"_a{k}"] = f"args[{k}].__dict__"
+            self.entered(a, f"_a{k}", name, 0, None, is_dict=True)
         elif callable(a) and not isinstance(a, type):
             self.follow(a, 1, name)
 
@@ -348,12 +348,16 @@ class _Walk:
         if not terms:
             return None
         exprs = [f"({x})" for _, x in terms]
-        source = ("def check(args):\n    try:\n        return " + " and ".join(exprs) +
-                  "\n    except Exception:\n        return False\n"
-                  "each = (" + "".join(f"lambda args: {x}, " for x in exprs) + ")\n")
+        pro = "".join(f"        {name} = {expr}\n" for name, expr in self.prologue.items())
+        source = ("def check(args):\n    try:\n" + pro + "        return " +
+                  " and ".join(exprs) + "\n    except Exception:\n        return False\n\n"
+                  "def first(args):\n    k = 0\n    try:\n" + pro +
+                  "".join(f"        k = {k}\n        if not {x}:\n            return k\n"
+                          for k, x in enumerate(exprs)) +
+                  "    except Exception:\n        return k\n    return None\n")
         env = dict(self.env)
         exec(compile(source, "<pullback-captured-guards>", "exec"), env)  # noqa: S102
-        return CapturedGuards([c for c, _ in terms], env["check"], env["each"])
+        return CapturedGuards([c for c, _ in terms], env["check"], env["first"], source)
 
 
 def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
