@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dis
 import functools
-import inspect as pyinspect
 import linecache
 import math
 import sys
@@ -44,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor
-from .source import is_user_code, is_user_file
+from .source import RUNTIME_NAME, is_user_code, is_user_file
 from .tracer import SourceLine
 
 MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function
@@ -125,9 +124,10 @@ _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def reads(code: types.CodeType) -> _Reads:
     found = _READS.get(code)
-    if found is None:
-        found = _READS[code] = _Reads({}, {}, {}, {})
+    if found is None:  # (filled before it is shared: another thread may read it)
+        found = _Reads({}, {}, {}, {})
         _scan(code, found)
+        _READS[code] = found
     return found
 
 
@@ -220,8 +220,9 @@ class _Walk:
             if depth == 0 or is_user_code(f.__code__):
                 self.function(f, depth)
         elif isinstance(f, types.MethodType):
-            owner = label if label == "self" else f"{label}.__self__"
-            self.entered(f.__self__, self.bind(f.__self__), owner, depth, None)
+            if _user_object(f.__self__):
+                owner = label if label == "self" else f"{label}.__self__"
+                self.entered(f.__self__, self.bind(f.__self__), owner, depth, None)
             self.follow(f.__func__, depth)
         elif isinstance(f, functools.partial):
             p = self.bind(f)
@@ -256,6 +257,8 @@ class _Walk:
                 self.value(f"global {name}", f"{g}[{self.bind(name)}]", glb[name], depth + 1,
                            self.where("global", name))
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            if name == RUNTIME_NAME:  # the source pass's helpers, in rewritten code
+                continue
             try:
                 v = cell.cell_contents
             except ValueError:  # not yet assigned
@@ -318,14 +321,31 @@ class _Walk:
                        depth + 1, self.where("attr", name) or where)
         if isinstance(obj, types.ModuleType):
             return
-        for name in sorted(self.known) + ["__call__"]:
-            if name in d:
-                continue
-            m = pyinspect.getattr_static(type(obj), name, None)
-            if isinstance(m, (staticmethod, classmethod)):
-                m = m.__func__
-            if isinstance(m, types.FunctionType) and is_user_code(m.__code__):
+        for name in sorted(self.known.difference(d)) + ["__call__"]:
+            self.class_attribute(obj, base, name, label, depth, where)
+
+    def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int,
+                        where: tuple | None) -> None:
+        """``obj.name`` found on its class: a method (or property) of a user class is
+        followed; a value of one is guarded where it is (``Net.scale = 2`` retraces),
+        and so is its absence from the instance (``net.scale = 2`` would hide it)."""
+        owner = next((c for c in type(obj).__mro__ if name in c.__dict__), None)
+        if owner is None or not _user_type(owner):
+            return
+        m = owner.__dict__[name]
+        if isinstance(m, (staticmethod, classmethod)):
+            m = m.__func__
+        elif isinstance(m, property):
+            m = m.fget
+        if isinstance(m, types.FunctionType):
+            if is_user_code(m.__code__):
                 self.function(m, depth + 1)
+        elif isinstance(m, _SCALARS + (np.ndarray, Tensor, list, tuple, dict)):
+            at = self.where("attr", name) or where
+            key = self.bind(name)
+            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+            self.value(f"{label}.{name}", f"{self.bind(owner)}.__dict__[{key}]", m,
+                       depth + 1, at)
 
     def object_argument(self, k: int, name: str, a: Any) -> None:
         if _user_object(a):
