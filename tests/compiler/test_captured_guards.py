@@ -16,6 +16,9 @@ import pytest
 import pullback as pb
 from pullback import config
 
+from .doors import via_compile, via_grad, via_value_and_grad, via_vjp
+
+DOORS = [via_compile, via_grad, via_value_and_grad, via_vjp]
 X = np.array([0.5, -1.0, 2.0])
 
 
@@ -30,45 +33,6 @@ def fd_grad(f, x, eps=1e-6):
     return g
 
 
-# ---------------------------------------------------------------- the front doors
-def via_compile(f):
-    cf = pb.compile(f)
-
-    def call(x):
-        t = pb.tensor(x, requires_grad=True)
-        out = cf(t)
-        out.backward()
-        return out.item(), t.grad.numpy()
-    return cf, call
-
-
-def via_grad(f):
-    g = pb.grad(f)
-    return g, lambda x: (None, g(x))
-
-
-def via_value_and_grad(f):
-    vg = pb.value_and_grad(f)
-
-    def call(x):
-        value, grad = vg(x)
-        return float(value), grad
-    return vg, call
-
-
-def via_vjp(f):
-    cf = pb.compile(f)
-
-    def call(x):
-        out, vjp_fn = pb.vjp(cf, x)
-        (grad,) = vjp_fn(np.ones(()))
-        return float(out), grad
-    return cf, call
-
-
-DOORS = [via_compile, via_grad, via_value_and_grad, via_vjp]
-
-
 def agrees(call, f, x=X):
     """``call(x)`` against ``f`` run eagerly on numpy now, and its finite differences."""
     value, grad = call(x)
@@ -77,9 +41,46 @@ def agrees(call, f, x=X):
     np.testing.assert_allclose(grad, fd_grad(f, x), rtol=1e-6, atol=1e-8)
 
 
+def after_each(call, f, *changes, x=X):
+    """``call`` agrees with ``f`` first, then after each change (a function of nothing)."""
+    agrees(call, f, x)
+    for change in changes:
+        change()
+        agrees(call, f, x)
+
+
+def rebind(name, value):
+    """A change: this module's global ``name`` rebound to ``value``."""
+    return lambda: globals().__setitem__(name, value)
+
+
+def write(array, index, values):
+    """A change: ``array[index] = values``, in place."""
+    return lambda: array.__setitem__(index, values)
+
+
 def counts(fn):
     info = fn.cache.info
     return info.hits, info.misses, info.recompiles, info.fallbacks
+
+
+@pytest.fixture(autouse=True)
+def restore_captured():
+    """Tests rebind this module's globals and write into them: each starts afresh."""
+    saved = {k: v for k, v in globals().items() if k.isupper()}
+    arrays = {k: (v.shape, v.copy()) for k, v in saved.items() if isinstance(v, np.ndarray)}
+    lists = {k: list(v) for k, v in saved.items() if isinstance(v, list)}
+    attrs = {k: dict(vars(v)) for k, v in saved.items()
+             if isinstance(v, (Model, types.SimpleNamespace, types.ModuleType))}
+    yield
+    globals().update(saved)
+    for k, (shape, data) in arrays.items():
+        saved[k].shape = shape
+        saved[k][...] = data
+    for k, items in lists.items():
+        saved[k][:] = items
+    for k, d in attrs.items():
+        vars(saved[k]).update(d)
 
 
 # ---------------------------------------------------------------- the brief's two cases
@@ -96,13 +97,9 @@ def test_a_rebound_global_array_retraces_under_grad():
     g = pb.grad(tanh_w)
     g(x)
     W = np.full(3, 2.0)
-    try:
-        np.testing.assert_allclose(g(x), pb.grad(lambda x: np.tanh(x * W).sum())(x),
-                                   rtol=1e-14)
-        np.testing.assert_allclose(g(x), fd_grad(tanh_w, x), rtol=1e-6)
-        assert counts(g) == (1, 2, 1, 0)
-    finally:
-        W = np.ones((3,))
+    np.testing.assert_allclose(g(x), pb.grad(lambda x: np.tanh(x * W).sum())(x), rtol=1e-14)
+    np.testing.assert_allclose(g(x), fd_grad(tanh_w, x), rtol=1e-6)
+    assert counts(g) == (1, 2, 1, 0)
 
 
 class M:
@@ -145,10 +142,7 @@ def make_scaled():
 def test_a_closure_cell_rebound_by_nonlocal_retraces(door):
     f, set_s = make_scaled()
     fn, call = door(f)
-    agrees(call, f)
-    set_s(-0.25)
-    agrees(call, f)
-    agrees(call, f)
+    after_each(call, f, lambda: set_s(-0.25), lambda: None)
     assert counts(fn) == (1, 2, 1, 0)
 
 
@@ -161,18 +155,9 @@ def ridge(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_global_float_hyperparameter_rebound_retraces(door):
-    global LAM
     fn, call = door(ridge)
-    try:
-        agrees(call, ridge)
-        LAM = 2.5
-        agrees(call, ridge)
-        LAM = float("2.5")  # an equal float, another object: the same variant
-        agrees(call, ridge)
-        LAM = 0.1
-        agrees(call, ridge)  # the first variant's value again: it runs
-    finally:
-        LAM = 0.1
+    # an equal float that is another object keeps its variant; 0.1 again: the first one's
+    after_each(call, ridge, rebind("LAM", 2.5), rebind("LAM", float("2.5")), rebind("LAM", 0.1))
     assert counts(fn) == (2, 2, 1, 0)
 
 
@@ -185,14 +170,9 @@ def times_tensor(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_global_tensor_rebound_retraces(door):
-    global WT
     fn, call = door(times_tensor)
-    try:
-        agrees(call, lambda x: (x * WT.numpy()).sum())
-        WT = pb.tensor([-4.0, 0.5, 1.0], dtype=pb.float64)
-        agrees(call, lambda x: (x * WT.numpy()).sum())
-    finally:
-        WT = pb.tensor([1.0, 2.0, 3.0], dtype=pb.float64)
+    after_each(call, lambda x: (x * WT.numpy()).sum(),
+               rebind("WT", pb.tensor([-4.0, 0.5, 1.0], dtype=pb.float64)))
     assert counts(fn)[1:] == (2, 1, 0)
 
 
@@ -200,17 +180,12 @@ def test_a_rebound_global_tensor_that_requires_grad_gets_its_gradient():
     global WT
     cf = pb.compile(times_tensor)
     x = pb.tensor(X)
-    try:
-        WT = pb.tensor([1.0, 2.0, 3.0], dtype=pb.float64, requires_grad=True)
-        cf(x).backward()
-        np.testing.assert_array_equal(WT.grad.numpy(), X)
-        WT = pb.tensor([5.0, 6.0, 7.0], dtype=pb.float64, requires_grad=True)
+    for w in ([1.0, 2.0, 3.0], [5.0, 6.0, 7.0]):
+        WT = pb.tensor(w, dtype=pb.float64, requires_grad=True)
         out = cf(x)
-        assert out.item() == pytest.approx((X * [5, 6, 7]).sum())
+        assert out.item() == pytest.approx((X * w).sum())
         out.backward()
         np.testing.assert_array_equal(WT.grad.numpy(), X)
-    finally:
-        WT = pb.tensor([1.0, 2.0, 3.0], dtype=pb.float64)
     assert cf.cache.info.misses == 2
 
 
@@ -273,24 +248,18 @@ class Net:
 
 def test_a_class_attribute_and_a_property_are_guarded():
     net = Net()
-    g = pb.grad(net.loss)  # a bound method: its instance is captured
+    _, call = via_grad(net.loss)  # a bound method: its instance is captured
     try:
-        for change in (None, lambda: setattr(Net, "scale", -1.0),
-                       lambda: setattr(net, "scale", 0.5),  # hides the class's
-                       lambda: setattr(net, "w", np.array([3.0, 1.0, 1.0]))):
-            if change is not None:
-                change()
-            np.testing.assert_allclose(g(X), fd_grad(net.loss, X), rtol=1e-6)
+        after_each(call, net.loss, lambda: setattr(Net, "scale", -1.0),
+                   lambda: setattr(net, "scale", 0.5),  # hides the class's
+                   lambda: setattr(net, "w", np.array([3.0, 1.0, 1.0])))
     finally:
         Net.scale = 2.0
-    assert counts(g) == (0, 4, 3, 0)
 
 
 CFG = types.ModuleType("settings_module")  # a user module: entered for what is named
 CFG.__file__ = __file__
 CFG.lam = 0.5
-
-
 NS = types.SimpleNamespace(shift=np.array([1.0, 2.0, 3.0]))  # a bag of settings
 
 
@@ -299,19 +268,10 @@ def reads_a_module(x):
 
 
 def test_an_attribute_of_a_user_module_and_of_a_namespace():
-    vg = pb.value_and_grad(reads_a_module)
-    try:
-        for change in (None, lambda: setattr(CFG, "lam", -2.0),
-                       lambda: setattr(NS, "shift", np.zeros(3))):
-            if change is not None:
-                change()
-            value, grad = vg(X)
-            assert float(value) == pytest.approx(reads_a_module(X))
-            np.testing.assert_allclose(grad, fd_grad(reads_a_module, X), rtol=1e-6)
-    finally:
-        CFG.lam = 0.5
-        NS.shift = np.array([1.0, 2.0, 3.0])
-    assert counts(vg) == (0, 3, 2, 0)
+    fn, call = via_value_and_grad(reads_a_module)
+    after_each(call, reads_a_module, lambda: setattr(CFG, "lam", -2.0),
+               lambda: setattr(NS, "shift", np.zeros(3)))
+    assert counts(fn) == (0, 3, 2, 0)
 
 
 def test_inspect_lists_the_captured_guards():
@@ -333,24 +293,21 @@ def derived(x):
     return (x * pb.tensor(WD)).sum() + (x * np.tanh(WD)).sum()
 
 
+def plain_derived(x):
+    return (x * WD).sum() + (x * np.tanh(WD)).sum()
+
+
 @pytest.mark.parametrize("door", DOORS)
 def test_a_write_into_a_captured_array_is_seen(door):
     """``x * WD`` reads the array itself on every call (no retrace); ``pb.tensor(WD)``
     and ``np.tanh(WD)`` were computed while tracing, so a write into WD retraces."""
     fn_direct, call_direct = door(direct)
     fn_derived, call_derived = door(derived)
-    plain_derived = lambda x: (x * WD).sum() + (x * np.tanh(WD)).sum()  # noqa: E731
-    try:
-        agrees(call_direct, direct)
-        agrees(call_derived, plain_derived)
-        WD[:] = [-2.0, 0.5, 4.0]
-        agrees(call_direct, direct)
-        agrees(call_derived, plain_derived)
-        WD[1] = 9.0
-        agrees(call_derived, plain_derived)
-    finally:
-        WD[:] = [1.0, 2.0, 3.0]
-    assert counts(fn_direct) == (1, 1, 0, 0)
+    changes = write(WD, slice(None), [-2.0, 0.5, 4.0]), write(WD, 1, 9.0)
+    after_each(call_direct, direct, *changes)
+    WD[:] = [1.0, 2.0, 3.0]
+    after_each(call_derived, plain_derived, *changes)
+    assert counts(fn_direct) == (2, 1, 0, 0)
     assert counts(fn_derived) == (0, 3, 2, 0)
 
 
@@ -364,20 +321,13 @@ def partial_loss(x, w, lam=1.0):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_partial_keyword_rebound_and_the_global_its_function_reads(door):
-    global PW
     w = np.array([2.0, 0.5, 1.0])
     p = functools.partial(partial_loss, w=w, lam=1.0)
     fn, call = door(p)
-    try:
-        agrees(call, p)
-        p.keywords["lam"] = -3.0  # a partial's keywords are a dict: rebinding one
-        agrees(call, p)
-        PW = np.array([0.0, 2.0, 2.0])  # the global the partial's function reads
-        agrees(call, p)
-        w[:] = [1.0, 1.0, -1.0]  # a write into a bound argument the code reads
-        agrees(call, p)
-    finally:
-        PW = np.array([1.0, -1.0, 0.5])
+    after_each(call, p,
+               lambda: p.keywords.__setitem__("lam", -3.0),  # a partial's keywords: a dict
+               rebind("PW", np.array([0.0, 2.0, 2.0])),  # the global its function reads
+               write(w, slice(None), [1.0, 1.0, -1.0]))  # a bound argument the code reads
     assert counts(fn) == (1, 3, 2, 0)
 
 
@@ -391,16 +341,10 @@ def broadcast(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_captured_array_whose_shape_changes_retraces(door):
-    global WS
     fn, call = door(broadcast)
-    try:
-        agrees(call, broadcast)
-        WS = np.array([1.0, 2.0, 3.0])
-        agrees(call, broadcast)
-        WS.shape = (3, 1)  # the same array, another shape: the result is a matrix sum
-        agrees(call, broadcast)
-    finally:
-        WS = np.array([2.0])
+    # then the same array takes another shape: the result is a matrix's sum
+    after_each(call, broadcast, rebind("WS", np.array([1.0, 2.0, 3.0])),
+               lambda: setattr(WS, "shape", (3, 1)))
     assert counts(fn)[1:] == (3, 2, 0)
 
 
@@ -417,14 +361,8 @@ def uses_helper(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_global_read_by_a_global_helper_or_a_comprehension_retraces(door):
-    global ALPHA
     fn, call = door(uses_helper)
-    try:
-        agrees(call, uses_helper)
-        ALPHA = 0.01
-        agrees(call, uses_helper)
-    finally:
-        ALPHA = 0.5
+    after_each(call, uses_helper, rebind("ALPHA", 0.01))
     assert counts(fn)[1:] == (2, 1, 0)
 
 
@@ -453,17 +391,10 @@ def stacked(x):
 @pytest.mark.parametrize("door", DOORS)
 def test_rebinding_inside_a_list_and_a_global_object_and_its_method(door):
     fn, call = door(stacked)
-    try:
-        agrees(call, stacked)
-        LAYERS[1] = np.array([2.0, -2.0, 1.0])  # an element of a captured list
-        agrees(call, stacked)
-        MODEL.bias = -1.0  # read by a method of a captured object
-        agrees(call, stacked)
-        MODEL.layers[1] = np.zeros(3) + 3.0
-        agrees(call, stacked)
-    finally:
-        LAYERS[1] = np.array([0.5, 0.5, -1.0])
-        MODEL.__init__()
+    after_each(call, stacked,
+               write(LAYERS, 1, np.array([2.0, -2.0, 1.0])),  # an element of a global list
+               lambda: setattr(MODEL, "bias", -1.0),  # read by a global object's method
+               lambda: setattr(MODEL, "layers", [np.ones(3), np.zeros(3) + 3.0]))
     assert counts(fn)[1:] == (4, 3, 0)
 
 
@@ -478,32 +409,26 @@ def stepped(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_the_retrace_limit_warns_once_names_the_capture_then_runs_eagerly(door):
-    global STEP
     fn, call = door(stepped)
     x = np.ones(5)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no warning while it still retraces
-            for k in range(config.recompile_limit):
-                STEP = float(k)
-                agrees(call, stepped, x)
-        STEP = 99.0
-        with pytest.warns(UserWarning) as caught:
-            agrees(call, stepped, x)
-        assert len(caught) == 1
-        text = str(caught[0].message)
-        assert f"was traced {config.recompile_limit} times" in text
-        assert "that global STEP is unchanged since it was traced (read at " \
-               "test_captured_guards.py:" in text
-        assert "return (x * BIG).sum() * STEP" in text and "Falling back to eager" in text
-        assert "1234" not in text  # never an array's (or a value's) text
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # warned once: eager and quiet from now on
-            for k in range(3):
-                STEP = -float(k)
-                agrees(call, stepped, x)
-    finally:
-        STEP = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning while it still retraces
+        after_each(call, stepped, *[rebind("STEP", float(k))
+                                    for k in range(1, config.recompile_limit)], x=x)
+    rebind("STEP", 99.0)()
+    with pytest.warns(UserWarning) as caught:
+        agrees(call, stepped, x)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert f"was traced {config.recompile_limit} times" in text
+    assert "that global STEP is unchanged since it was traced (read at " \
+           "test_captured_guards.py:" in text
+    assert "return (x * BIG).sum() * STEP" in text and "Falling back to eager" in text
+    assert "1234" not in text  # never an array's (or a value's) text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once: eager and quiet from now on
+        after_each(call, stepped, rebind("STEP", -1.0), rebind("STEP", -2.0), x=x)
+    # the eager calls: the one that warned and the three quiet ones
     assert counts(fn) == (0, config.recompile_limit, config.recompile_limit - 1, 4)
 
 
@@ -530,12 +455,11 @@ def held(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_unchanged_captured_values_keep_their_variant(door):
-    global HOLD_K
     fn, call = door(held)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for k in range(20):
-            HOLD_K = 3  # rebound to the same small int: the same value
+            rebind("HOLD_K", 3)()  # rebound to the same small int: the same value
             agrees(call, held, X + k)
     assert counts(fn) == (19, 1, 0, 0)
 
@@ -560,17 +484,16 @@ def threaded(x):
 
 @pytest.mark.parametrize("door", DOORS)
 def test_threads_calling_one_function_agree_before_and_after_a_rebinding(door):
-    global TW
     fn, call = door(threaded)
     old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
+    sys.setswitchinterval(1e-6)  # threads take turns inside traces and cache updates
     barrier = threading.Barrier(4)
     errors = []
 
     def body(k):
         try:
             for _ in range(2):
-                barrier.wait(30)  # the main thread rebinds TW between phases
+                barrier.wait(30)  # the main thread rebinds TW between the phases
                 barrier.wait(30)
                 for j in range(5):
                     agrees(call, threaded, X + k + j)
@@ -582,16 +505,14 @@ def test_threads_calling_one_function_agree_before_and_after_a_rebinding(door):
     try:
         for t in threads:
             t.start()
-        for phase in range(2):
+        for change in (lambda: None, rebind("TW", np.array([-1.0, 0.5, 2.0]))):
             barrier.wait(30)
-            if phase == 1:
-                TW = np.array([-1.0, 0.5, 2.0])
+            change()
             barrier.wait(30)
         for t in threads:
             t.join(60)
     finally:
         sys.setswitchinterval(old)
-        TW = np.array([1.0, 2.0, 3.0])
     if errors:
         raise errors[0]
     assert not any(t.is_alive() for t in threads)
