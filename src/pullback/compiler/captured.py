@@ -52,9 +52,11 @@ MAX_GUARDS = 1024  # per trace; what lies beyond is not guarded
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
 _NOT_OBJECTS = (type, types.ModuleType, types.FunctionType, types.MethodType,
                 types.BuiltinFunctionType, functools.partial)
-_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
-_CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE"})
-_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+# the instructions that read a global, a closure cell or an attribute (3.11 to 3.13)
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
+_CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE",
+                         "LOAD_FROM_DICT_OR_DEREF"})
+_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 
 
 @dataclass
@@ -153,11 +155,13 @@ def _scan(code: types.CodeType, into: _Reads) -> None:
 
 # ------------------------------------------------------------------ the walk
 def _user_type(cls: type) -> bool:
+    """A class of the user's: from a user module, ``__main__`` (a script, a notebook, a
+    prompt) or code run without a module (``exec``, a doctest)."""
     module = sys.modules.get(getattr(cls, "__module__", None) or "")
-    if module is None or module.__name__ == "builtins":
-        return module is None
+    if module is None or module.__name__ == "__main__":
+        return True
     name = getattr(module, "__file__", None)
-    return name is None or is_user_file(name)
+    return isinstance(name, str) and is_user_file(name)
 
 
 def _user_module(m: types.ModuleType) -> bool:
