@@ -257,6 +257,29 @@ def test_a_class_attribute_and_a_property_are_guarded():
         Net.scale = 2.0
 
 
+class Scaled:
+    def __init__(self):
+        self.w = np.array([1.0, 2.0, -1.0])
+        self.k = 2.0
+
+    def __call__(self, x):
+        return (np.sin(x * self.w)).sum() * self.k
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_a_callable_object_given_to_a_front_door_has_its_attributes_guarded(door):
+    model = Scaled()
+    fn, call = door(model)
+    after_each(call, model, lambda: setattr(model, "k", -1.0),
+               lambda: setattr(model, "w", np.array([0.5, 0.5, 0.5])))
+    assert counts(fn) == (0, 3, 2, 0)
+    line = Scaled.__call__.__code__.co_firstlineno + 1
+    assert fn.cache.variants()[-1].traced.captured.describe() == [
+        f"that self.{name} is unchanged since it was traced (read at "
+        f"test_captured_guards.py:{line} (return (np.sin(x * self.w)).sum() * self.k))"
+        for name in ("k", "w")]
+
+
 CFG = types.ModuleType("settings_module")  # a user module: entered for what is named
 CFG.__file__ = __file__
 CFG.lam = 0.5

@@ -197,7 +197,16 @@ class _Walk:
         self.env[name] = value
         return name
 
-    def where(self, kind: str, name: str) -> tuple | None:
+    def where(self, kind: str, name: str) -> tuple:
+        """Where the code reads ``name`` (a ``kind``: "global", "cell" or "attr"), found
+        by ``finish`` once every function is followed."""
+        return (kind, name)
+
+    def _found(self, where: tuple | None) -> tuple | None:
+        """``where`` as (code object, line): the first followed code that reads it."""
+        if where is None or not isinstance(where[0], str):
+            return where
+        kind, name = where
         for code in self.codes:
             r = reads(code)
             table = r.attrs if kind == "attr" else r.globals if kind == "global" else r.cells
@@ -226,7 +235,7 @@ class _Walk:
         elif isinstance(f, types.MethodType):
             if _user_object(f.__self__):
                 owner = label if label == "self" else f"{label}.__self__"
-                self.entered(f.__self__, self.bind(f.__self__), owner, depth, None)
+                self.entered(f.__self__, self.bind(f.__self__), owner, depth)
             self.follow(f.__func__, depth)
         elif isinstance(f, functools.partial):
             p = self.bind(f)
@@ -242,7 +251,7 @@ class _Walk:
                 not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
             self.follow(f.__wrapped__, depth, label)
         elif _user_object(f):  # a callable object of a user class
-            self.entered(f, self.bind(f), label, depth, None)
+            self.entered(f, self.bind(f), label, depth)
 
     def function(self, fn: types.FunctionType, depth: int) -> None:
         if id(fn) in self.seen:  # (by function: two closures of one code differ in cells)
@@ -302,15 +311,15 @@ class _Walk:
                 self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
         elif isinstance(v, types.ModuleType):
             if _user_module(v):  # (never guarded itself; entered for what the code names)
-                self.entered(v, self.bind(v), label, depth, where)
+                self.entered(v, self.bind(v), label, depth)
         elif _user_object(v):
             e = self.bind(v)
             self.guard(label, where, f"{expr} is {e}")
-            self.entered(v, e, label, depth, where)
+            self.entered(v, e, label, depth)
         elif callable(v) and not isinstance(v, type):
             self.follow(v, depth, label)
 
-    def entered(self, obj: Any, expr: str, label: str, depth: int, where: tuple | None,
+    def entered(self, obj: Any, expr: str, label: str, depth: int,
                 is_dict: bool = False) -> None:
         """The attributes the followed code names on an object (or a user module):
         instance attributes guarded, methods followed. ``expr`` reads the object (its
@@ -322,14 +331,13 @@ class _Walk:
         base = expr if is_dict else f"{expr}.__dict__"
         for name in sorted(self.known.intersection(d)):
             self.value(f"{label}.{name}", f"{base}[{self.bind(name)}]", d[name],
-                       depth + 1, self.where("attr", name) or where)
+                       depth + 1, self.where("attr", name))
         if isinstance(obj, types.ModuleType):
             return
         for name in sorted(self.known.difference(d)) + ["__call__"]:
-            self.class_attribute(obj, base, name, label, depth, where)
+            self.class_attribute(obj, base, name, label, depth)
 
-    def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int,
-                        where: tuple | None) -> None:
+    def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int) -> None:
         """``obj.name`` found on its class: a method (or property) of a user class is
         followed; a value of one is guarded where it is (``Net.scale = 2`` retraces),
         and so is its absence from the instance (``net.scale = 2`` would hide it)."""
@@ -345,7 +353,7 @@ class _Walk:
             if is_user_code(m.__code__):
                 self.function(m, depth + 1)
         elif isinstance(m, _SCALARS + (np.ndarray, Tensor, list, tuple, dict)):
-            at = self.where("attr", name) or where
+            at = self.where("attr", name)
             key = self.bind(name)
             self.guard(f"{label}.{name}", at, f"{key} not in {base}")
             self.value(f"{label}.{name}", f"{self.bind(owner)}.__dict__[{key}]", m,
@@ -354,7 +362,7 @@ class _Walk:
     def object_argument(self, k: int, name: str, a: Any) -> None:
         if _user_object(a):
             self.prologue[f"_a{k}"] = f"args[{k}].__dict__"
-            self.entered(a, f"_a{k}", name, 0, None, is_dict=True)
+            self.entered(a, f"_a{k}", name, 0, is_dict=True)
         elif callable(a) and not isinstance(a, type):
             self.follow(a, 1, name)
 
@@ -363,6 +371,8 @@ class _Walk:
         """The generated check; arrays and Tensors the generated code does not read
         (``referenced``: ids of what it does) are compared by their bytes as well."""
         terms = list(self.terms)
+        for capture, _ in terms:
+            capture.where = self._found(capture.where)
         for k, v, data_expr in self.snapshots:
             data = v._data if isinstance(v, Tensor) else v
             if id(v) not in referenced and id(data) not in referenced:
