@@ -9,6 +9,9 @@ import pytest
 import pullback as pb
 from pullback import config
 
+from . import doors
+from .doors import via_compile, via_grad, via_value_and_grad
+
 
 def scaled(x):
     """sum(x^2) * sum(x); .item() makes sum(x) a constant (a guard), so the gradient is
@@ -20,31 +23,6 @@ def branchy(x):
     if x.sum() > 0:
         return (x * x).sum()
     return (x * x * x).sum()
-
-
-def via_compile(f):
-    cf = pb.compile(f)
-
-    def call(x):
-        t = pb.tensor(x, requires_grad=True)
-        out = cf(t)
-        out.backward()
-        return out.item(), t.grad.numpy()
-    return cf, call
-
-
-def via_grad(f):
-    g = pb.grad(f)
-    return g, lambda x: (None, g(x))
-
-
-def via_value_and_grad(f):
-    vg = pb.value_and_grad(f)
-
-    def call(x):
-        value, grad = vg(x)
-        return float(value), grad
-    return vg, call
 
 
 DOORS = [via_compile, via_grad, via_value_and_grad]
@@ -74,7 +52,7 @@ def test_a_guard_that_always_fails_falls_back_to_eager_after_the_limit(door):
                       r"to eager") as caught:
         check_scaled(x, *call(x))
     assert len(caught) == 1
-    assert caught[0].filename == __file__  # the warning points at the user's call
+    assert caught[0].filename == doors.__file__  # the warning points at the user's call
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once: later calls run eagerly, quietly
         for k in range(config.recompile_limit + 1, config.recompile_limit + 3):

@@ -4,8 +4,10 @@ The key is the function's arguments reduced to what the generated code depends o
 each tensor's shape, dtype and requires_grad, the grad mode, and non-tensor
 arguments by value (they must be hashable). Guards inside a variant cover the rest:
 generated code raises ``GuardFailed`` when a value the trace turned into a Python
-value (``bool``, ``.item()``, ...) differs, and the loop tries the key's next
-variant or traces a new one. A key whose guards keep failing falls back to eager.
+value (``bool``, ``.item()``, ...) differs, and before a variant runs, the loop checks
+that the values the function captured (globals, closure cells, ``self.W``: see
+``captured.py``) are the ones its trace saw. On a failure the loop tries the key's
+next variant or traces a new one. A key whose guards keep failing falls back to eager.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .trace import Traced
 from .tracer import def_line
 
 CAPTURES = -1  # GuardFailed's index when a captured tensor changed shape since the trace
+CAPTURED = -2  # ... when a captured value was rebound (or changed) since the trace
 
 
 class GuardFailed(Exception):
@@ -70,9 +73,13 @@ def check_captures(traced: Traced) -> None:
             raise GuardFailed(CAPTURES)
 
 
-def _describe_failure(variant: Any, index: int) -> str:
+def _describe_failure(variant: Any, index: int, args: tuple) -> str:
     if index == CAPTURES:
         return "that captured tensors keep their traced shapes"
+    if index == CAPTURED:  # (found again: the hot path only knows that one failed)
+        capture = variant.traced.captured.first_failure(args)
+        return capture.describe() if capture is not None else \
+            "that captured values are unchanged since they were traced"
     return variant.traced.guards[index].describe()
 
 
@@ -176,6 +183,10 @@ class Cache:
         failed = None
         if variants is not None:  # the hot path: a cache hit
             for variant in variants:
+                check = variant.traced.check  # (_run, inlined)
+                if check is not None and not check(args):
+                    failed = (variant, CAPTURED)
+                    continue
                 try:
                     out = door.run(variant, args)
                 except GuardFailed as e:
@@ -186,6 +197,14 @@ class Cache:
         elif key in self.eager:
             return self._fallback(door, args)
         return self._miss(door, args, key, list(variants or ()), failed)
+
+    @staticmethod
+    def _run(door: FrontDoor, variant: Any, args: tuple) -> Any:
+        """``door.run`` once the values the variant's trace captured are checked."""
+        check = variant.traced.check
+        if check is not None and not check(args):
+            raise GuardFailed(CAPTURED)
+        return door.run(variant, args)
 
     def _hit(self, key: tuple) -> None:
         with self.lock:
@@ -209,7 +228,7 @@ class Cache:
             while True:
                 for variant in pending:
                     try:
-                        out = door.run(variant, args)
+                        out = self._run(door, variant, args)
                     except GuardFailed as e:
                         failed = (variant, e.index)
                         continue
@@ -218,7 +237,7 @@ class Cache:
                     return out
                 if tried and len(tried) >= config.recompile_limit:
                     return self._give_up(door, args, key, len(tried),
-                                         _describe_failure(*failed))
+                                         _describe_failure(*failed, args))
                 with self.lock:
                     self.info.misses += 1
                     self.info.recompiles += bool(tried)

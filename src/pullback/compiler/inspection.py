@@ -50,7 +50,7 @@ class Inspection:
     forward: str  # generated forward source
     backward: str | None  # generated backward source (None when no gradient is needed)
     saved: list  # SavedValue per residual
-    guards: list  # descriptions of the guards
+    guards: list  # descriptions of the guards (traced values', then captured values')
 
     def saved_report(self) -> str:
         total = sum(s.nbytes for s in self.saved)
@@ -77,6 +77,12 @@ def saved_values(residuals: list, graph: Any) -> list:
     return out
 
 
+def _guards(traced: Any) -> list:
+    """The guards on traced values, then those on the values the function captured."""
+    captured = traced.captured.describe() if traced.captured is not None else []
+    return [gd.describe() for gd in traced.guards] + captured
+
+
 def inspect(fn: Any, *args: Any) -> Inspection:
     """IR, generated code, saved values and guards of ``fn`` (a ``pb.compile`` or
     ``pb.grad``/``pb.value_and_grad`` function) for these example arguments."""
@@ -90,10 +96,8 @@ def inspect(fn: Any, *args: Any) -> Inspection:
                                     tuple(True for _ in v.split.backward.inputs[
                                         len(v.split.residuals):])).source
             saved = saved_values(v.split.residuals, v.split.forward)
-        return Inspection(str(g), v.forward.source, bwd, saved,
-                          [gd.describe() for gd in v.traced.guards])
+        return Inspection(str(g), v.forward.source, bwd, saved, _guards(v.traced))
     if isinstance(fn, GradFunction):
         v = fn.build(args)
-        return Inspection(str(v.traced.graph), v.module.source, None, [],
-                          [gd.describe() for gd in v.traced.guards])
+        return Inspection(str(v.traced.graph), v.module.source, None, [], _guards(v.traced))
     raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")

@@ -174,6 +174,11 @@ def is_user_code(code: types.CodeType) -> bool:
     return _user_file(code.co_filename)
 
 
+def is_user_file(name: str) -> bool:
+    """A file of the user's modules (see ``is_user_code``)."""
+    return _user_file(name)
+
+
 @functools.lru_cache(maxsize=1024)
 def _user_file(name: str) -> bool:
     if name.startswith("<pullback"):

@@ -19,6 +19,7 @@ from ..ir import Graph
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import source
+from .captured import CapturedGuards, collect, referenced_ids
 from .tracer import Guard, TraceError, Tracer, def_line
 
 
@@ -33,6 +34,10 @@ class Traced:
     guards: list[Guard]
     out_tree: Any  # the output structure, with None where a tensor goes
     n_outputs: int
+    # the guards on the values the function captured (globals, cells, self.W...) and
+    # their check(args), which the cache loop calls before it runs the variant
+    captured: CapturedGuards | None = None
+    check: Callable | None = None
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -193,8 +198,12 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     outputs = [tracer.value_of(x if isinstance(x, Tensor) else Tensor._make(np.asarray(x)))
                for _, x in leaves]
     graph = tracer.graph(outputs)
-    return Traced(graph, slots, requires, [t for t, _ in tracer.captures], tracer.guards,
-                  tree, len(outputs))
+    captures = [t for t, _ in tracer.captures]
+    # what the function read from outside its arguments: guarded, so rebinding retraces
+    captured = collect(user_fn, args, names, {i for i, _ in slots},
+                       referenced_ids(graph, captures))
+    return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
+                  captured, captured and captured.check)
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,

@@ -1,0 +1,440 @@
+"""Guards on what a traced function captures: the globals it names, its closure cells,
+the attributes of objects passed to it (``self.W``) and a partial's bound arguments.
+
+A trace bakes in what the function read from outside its arguments: a float ``lam``
+becomes a literal of the generated code, an array the array of its constant, a Tensor
+the tensor it reads on every call. Rebinding one (``W = new``, ``self.W = new``, a new
+``lam``) must therefore retrace, as in torch.compile. ``collect`` walks, once per
+trace, what the traced function can reach, and returns ``CapturedGuards``: one
+generated expression, ``check(args)``, that is true while every captured value is the
+one the trace saw:
+
+- ndarrays and Tensors by identity, shape and dtype (and ``requires_grad``); generated
+  code reads them by reference, so a write into one (``W[:] = 2``) is seen. An array
+  the generated code does not read (the trace used it only through numpy, as in
+  ``np.tanh(W)`` or ``pb.tensor(W)``, or in Python control flow) is compared by its
+  bytes as well, so a write into it retraces;
+- numbers, strings, None and dtypes by value (identity first: the common case is one
+  ``is``), lists, tuples and dicts by identity and length, then element by element;
+- objects of the user's classes by identity (an argument's own attributes are read
+  from the argument itself), their instance attributes that the followed code names;
+- modules, functions and classes are never guarded: the user's modules are entered
+  for the attributes the code names, and the user's functions the code can reach
+  (globals, cells, methods, partials, wrapped functions) are followed for what they
+  capture, to a bounded depth.
+
+The cache loop (``cache.py``) calls ``check`` before it runs a variant; a failure is
+a guard failure like any other, and ``first_failure`` names the captured value and
+the line that reads it (never its value) for the retrace-limit warning.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import linecache
+import math
+import sys
+import types
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tensor import Tensor
+from .source import RUNTIME_NAME, is_user_code, is_user_file
+from .tracer import SourceLine
+
+MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function
+MAX_ITEMS = 64  # elements of one container guarded one by one (then identity and length)
+MAX_GUARDS = 1024  # per trace; what lies beyond is not guarded
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
+_NOT_OBJECTS = (type, types.ModuleType, types.FunctionType, types.MethodType,
+                types.BuiltinFunctionType, functools.partial)
+# the instructions that read a global, a closure cell or an attribute (3.11 to 3.13)
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
+_CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE",
+                         "LOAD_FROM_DICT_OR_DEREF"})
+_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+
+
+@dataclass
+class Capture:
+    """One guarded captured value: how the user's code knows it, and where it reads it."""
+
+    label: str  # "global W", "self.W", "closure cell lam", "partial keyword lam"...
+    where: tuple | None  # (code object, line) of a read, for messages
+
+    def describe(self) -> str:
+        at = ""
+        if self.where is not None:
+            code, line = self.where
+            src = SourceLine(code.co_filename, line, code.co_name,
+                             linecache.getline(code.co_filename, line).strip())
+            at = f" (read at {src} ({src.text}))" if src.text else f" (read at {src})"
+        return f"that {self.label} is unchanged since it was traced{at}"
+
+
+class CapturedGuards:
+    """``check(args)``: whether every captured value is the one the trace saw."""
+
+    def __init__(self, captures: list, check: Callable, first: Callable, source: str) -> None:
+        self.captures = captures
+        self.check = check
+        self._first = first  # the index of the first capture whose test fails, or None
+        self.source = source  # of both (names only: values are bound, never written)
+
+    def first_failure(self, args: tuple) -> Capture | None:
+        """The first capture whose guard fails on ``args`` (None: they all hold now)."""
+        k = self._first(args)
+        return None if k is None else self.captures[k]
+
+    def describe(self) -> list:
+        return [c.describe() for c in self.captures]
+
+
+def same_scalar(value: Any, expected: Any) -> bool:
+    """A number (str, None, dtype) guard: the same type and value; NaN is NaN, and a
+    float zero keeps its sign (``1 / x`` tells them apart)."""
+    if type(value) is not type(expected):
+        return False
+    try:
+        if value == expected:
+            if isinstance(value, (float, np.floating)):
+                return math.copysign(1.0, value) == math.copysign(1.0, expected)
+            return True
+        return value != value and expected != expected
+    except Exception:  # an array-like comparison: not the same
+        return False
+
+
+# ------------------------------------------------------------------ what code reads
+@dataclass
+class _Reads:
+    """The names a code object (with the code nested in it) loads, each with its first
+    line: globals, closure cells and attributes."""
+
+    globals: dict
+    cells: dict
+    attrs: dict
+    code: Any  # the code each name was first read in, per name: {name: code}
+
+
+_READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def reads(code: types.CodeType) -> _Reads:
+    found = _READS.get(code)
+    if found is None:  # (filled before it is shared: another thread may read it)
+        found = _Reads({}, {}, {}, {})
+        _scan(code, found)
+        _READS[code] = found
+    return found
+
+
+def _scan(code: types.CodeType, into: _Reads) -> None:
+    line = code.co_firstlineno
+    for ins in dis.get_instructions(code):
+        pos = getattr(ins, "positions", None)
+        line = (pos.lineno if pos is not None and pos.lineno else
+                ins.starts_line or line)
+        if not isinstance(ins.argval, str):
+            continue
+        table = (into.globals if ins.opname in _GLOBAL_LOADS else
+                 into.cells if ins.opname in _CELL_LOADS else
+                 into.attrs if ins.opname in _ATTR_LOADS else None)
+        if table is not None and ins.argval not in table:
+            table[ins.argval] = line
+            into.code.setdefault(("attr" if table is into.attrs else "name", ins.argval),
+                                 code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _scan(c, into)
+
+
+# ------------------------------------------------------------------ the walk
+def _user_type(cls: type) -> bool:
+    """A class of the user's: from a user module, ``__main__`` (a script, a notebook, a
+    prompt) or code run without a module (``exec``, a doctest)."""
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    if module is None or module.__name__ == "__main__":
+        return True
+    name = getattr(module, "__file__", None)
+    return isinstance(name, str) and is_user_file(name)
+
+
+def _user_module(m: types.ModuleType) -> bool:
+    name = getattr(m, "__file__", None)
+    return isinstance(name, str) and is_user_file(name)
+
+
+def _user_object(v: Any) -> bool:
+    """An object whose attributes are the user's state: of a user class, or a
+    ``SimpleNamespace`` (a common bag of settings)."""
+    return (not isinstance(v, _NOT_OBJECTS) and isinstance(getattr(v, "__dict__", None), dict)
+            and (type(v) is types.SimpleNamespace or _user_type(type(v))))
+
+
+class _Walk:
+    """One walk from the traced function: follows functions, guards values. ``names``:
+    the attribute names the code read, known from an earlier walk (objects are entered
+    only for those); the walk adds the names of the code it follows."""
+
+    def __init__(self, names: set) -> None:
+        self.known = names
+        self.names: set = set()
+        self.codes: list = []  # the code objects followed, in order (for messages)
+        self.seen: set = set()  # ids of the functions followed and objects entered
+        self.env: dict = {"_same": same_scalar}
+        self.terms: list = []  # (capture, expression) per guard, parents first
+        self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
+        self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
+
+    # ------------------------------------------------------------- bookkeeping
+    def bind(self, value: Any) -> str:
+        name = f"_b{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def where(self, kind: str, name: str) -> tuple:
+        """Where the code reads ``name`` (a ``kind``: "global", "cell" or "attr"), found
+        by ``finish`` once every function is followed."""
+        return (kind, name)
+
+    def _found(self, where: tuple | None) -> tuple | None:
+        """``where`` as (code object, line): the first followed code that reads it."""
+        if where is None or not isinstance(where[0], str):
+            return where
+        kind, name = where
+        for code in self.codes:
+            r = reads(code)
+            table = r.attrs if kind == "attr" else r.globals if kind == "global" else r.cells
+            if name in table:
+                return r.code.get(("attr" if kind == "attr" else "name", name), code), \
+                    table[name]
+        return None
+
+    def guard(self, label: str, where: tuple | None, expr: str, snapshot: tuple = ()) -> None:
+        """``snapshot``: (array or Tensor, its data's expression), compared by its bytes
+        as well if generated code does not read it (see ``finish``)."""
+        if len(self.terms) < MAX_GUARDS:
+            if snapshot:
+                self.snapshots.append((len(self.terms), *snapshot))
+            self.terms.append((Capture(label, where), expr))
+
+    # ------------------------------------------------------------- callables
+    def follow(self, f: Any, depth: int, label: str = "self") -> None:
+        """What a callable reads: a function's globals and cells (and what they reach),
+        a bound method's instance, a partial's arguments, a wrapper's function."""
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(f, types.FunctionType):
+            if depth == 0 or is_user_code(f.__code__):
+                self.function(f, depth)
+        elif isinstance(f, types.MethodType):
+            if _user_object(f.__self__):
+                owner = label if label == "self" else f"{label}.__self__"
+                self.entered(f.__self__, self.bind(f.__self__), owner, depth)
+            self.follow(f.__func__, depth)
+        elif isinstance(f, functools.partial):
+            p = self.bind(f)
+            code = getattr(f.func, "__code__", None)
+            where = None if code is None else (code, code.co_firstlineno)
+            for i, a in enumerate(f.args):
+                self.value(f"partial argument {i}", f"{p}.args[{i}]", a, depth + 1, where)
+            for k, a in f.keywords.items():
+                self.value(f"partial keyword {k}", f"{p}.keywords[{self.bind(k)}]", a,
+                           depth + 1, where)
+            self.follow(f.func, depth, label)
+        elif isinstance(getattr(f, "__wrapped__", None), types.FunctionType) and \
+                not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
+            self.follow(f.__wrapped__, depth, label)
+        elif _user_object(f):  # a callable object of a user class
+            self.entered(f, self.bind(f), label, depth)
+
+    def function(self, fn: types.FunctionType, depth: int) -> None:
+        if id(fn) in self.seen:  # (by function: two closures of one code differ in cells)
+            return
+        self.seen.add(id(fn))
+        code = fn.__code__
+        self.codes.append(code)
+        r = reads(code)
+        self.names.update(r.attrs)
+        glb = fn.__globals__
+        g = None
+        for name in r.globals:
+            if name in glb:
+                if g is None:
+                    g = self.bind(glb)
+                self.value(f"global {name}", f"{g}[{self.bind(name)}]", glb[name], depth + 1,
+                           self.where("global", name))
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            if name == RUNTIME_NAME:  # the source pass's helpers, in rewritten code
+                continue
+            try:
+                v = cell.cell_contents
+            except ValueError:  # not yet assigned
+                continue
+            self.value(f"closure cell {name}", f"{self.bind(cell)}.cell_contents", v,
+                       depth + 1, self.where("cell", name))
+
+    # ------------------------------------------------------------- values
+    def value(self, label: str, expr: str, v: Any, depth: int, where: tuple | None) -> None:
+        """Guard the value ``expr`` reads now (``v``), and what it holds."""
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(v, Tensor):
+            e = self.bind(v)
+            d = v._data
+            self.guard(label, where,
+                       f"{expr} is {e} and {e}._data.shape == {self.bind(d.shape)} and "
+                       f"{e}._data.dtype is {self.bind(d.dtype)} and "
+                       f"{e}._requires_grad is {v._requires_grad}", (v, f"{e}._data"))
+        elif isinstance(v, np.ndarray):
+            e = self.bind(v)
+            self.guard(label, where, f"{expr} is {e} and {e}.shape == {self.bind(v.shape)} "
+                                     f"and {e}.dtype is {self.bind(v.dtype)}", (v, e))
+        elif isinstance(v, _SCALARS):
+            e = self.bind(v)
+            self.guard(label, where, f"((_v := {expr}) is {e} or _same(_v, {e}))")
+        elif isinstance(v, (list, tuple, dict)):
+            e = self.bind(v)
+            self.guard(label, where, f"{expr} is {e}" if isinstance(v, tuple) else
+                       f"{expr} is {e} and len({e}) == {len(v)}")
+            if id(v) in self.seen:
+                return
+            self.seen.add(id(v))
+            items = list(v.items() if isinstance(v, dict) else enumerate(v))[:MAX_ITEMS]
+            for k, x in items:
+                key = repr(k) if type(k) in (int, str) else "..."
+                self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
+        elif isinstance(v, types.ModuleType):
+            if _user_module(v):  # (never guarded itself; entered for what the code names)
+                self.entered(v, self.bind(v), label, depth)
+        elif _user_object(v):
+            e = self.bind(v)
+            self.guard(label, where, f"{expr} is {e}")
+            self.entered(v, e, label, depth)
+        elif callable(v) and not isinstance(v, type):
+            self.follow(v, depth, label)
+
+    def entered(self, obj: Any, expr: str, label: str, depth: int,
+                is_dict: bool = False) -> None:
+        """The attributes the followed code names on an object (or a user module):
+        instance attributes guarded, methods followed. ``expr`` reads the object (its
+        ``__dict__`` if ``is_dict``)."""
+        if depth >= MAX_DEPTH or id(obj) in self.seen:
+            return
+        self.seen.add(id(obj))
+        d = obj.__dict__
+        base = expr if is_dict else f"{expr}.__dict__"
+        for name in sorted(self.known.intersection(d)):
+            self.value(f"{label}.{name}", f"{base}[{self.bind(name)}]", d[name],
+                       depth + 1, self.where("attr", name))
+        if isinstance(obj, types.ModuleType):
+            return
+        for name in sorted(self.known.difference(d)) + ["__call__"]:
+            self.class_attribute(obj, base, name, label, depth)
+
+    def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int) -> None:
+        """``obj.name`` found on its class: a method (or property) of a user class is
+        followed; a value of one is guarded where it is (``Net.scale = 2`` retraces),
+        and so is its absence from the instance (``net.scale = 2`` would hide it)."""
+        owner = next((c for c in type(obj).__mro__ if name in c.__dict__), None)
+        if owner is None or not _user_type(owner):
+            return
+        m = owner.__dict__[name]
+        if isinstance(m, (staticmethod, classmethod)):
+            m = m.__func__
+        elif isinstance(m, property):
+            m = m.fget
+        if isinstance(m, types.FunctionType):
+            if is_user_code(m.__code__):
+                self.function(m, depth + 1)
+        elif isinstance(m, _SCALARS + (np.ndarray, Tensor, list, tuple, dict)):
+            at = self.where("attr", name)
+            key = self.bind(name)
+            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+            self.value(f"{label}.{name}", f"{self.bind(owner)}.__dict__[{key}]", m,
+                       depth + 1, at)
+
+    def object_argument(self, k: int, name: str, a: Any) -> None:
+        if _user_object(a):
+            self.prologue[f"_a{k}"] = f"args[{k}].__dict__"
+            self.entered(a, f"_a{k}", name, 0, is_dict=True)
+        elif callable(a) and not isinstance(a, type):
+            self.follow(a, 1, name)
+
+    # ------------------------------------------------------------- the result
+    def finish(self, referenced: set) -> CapturedGuards | None:
+        """The generated check; arrays and Tensors the generated code does not read
+        (``referenced``: ids of what it does) are compared by their bytes as well."""
+        terms = list(self.terms)
+        for capture, _ in terms:
+            capture.where = self._found(capture.where)
+        for k, v, data_expr in self.snapshots:
+            data = v._data if isinstance(v, Tensor) else v
+            if id(v) not in referenced and id(data) not in referenced:
+                capture, expr = terms[k]
+                terms[k] = (capture, f"{expr} and {data_expr}.tobytes() == "
+                                     f"{self.bind(data.tobytes())}")
+        if not terms:
+            return None
+        exprs = [f"({x})" for _, x in terms]
+        pro = "".join(f"        {name} = {expr}\n" for name, expr in self.prologue.items())
+        source = ("def check(args):\n    try:\n" + pro + "        return " +
+                  " and ".join(exprs) + "\n    except Exception:\n        return False\n\n"
+                  "def first(args):\n    k = 0\n    try:\n" + pro +
+                  "".join(f"        k = {k}\n        if not {x}:\n            return k\n"
+                          for k, x in enumerate(exprs)) +
+                  "    except Exception:\n        return k\n    return None\n")
+        env = dict(self.env)
+        exec(compile(source, "<pullback-captured-guards>", "exec"), env)  # noqa: S102
+        return CapturedGuards([c for c, _ in terms], env["check"], env["first"], source)
+
+
+def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
+            referenced: set) -> CapturedGuards | None:
+    """The guards on what ``fn`` captures, for a call on ``args`` whose arguments at
+    positions ``traced_args`` are traced (the others are entered if they are objects);
+    ``referenced``: ids of the arrays and Tensors the generated code reads. None when
+    nothing is guarded."""
+    names: set = set()
+    for _ in range(4):  # objects are entered for the names the code reads, which grow
+        walk = _Walk(names)  # as methods are followed: walk until they stay the same
+        walk.follow(fn, 0)
+        for k, a in enumerate(args):
+            if k not in traced_args:
+                walk.object_argument(k, arg_names[k], a)
+        if walk.names <= names:
+            break
+        names = names | walk.names
+    return walk.finish(referenced)
+
+
+def referenced_ids(graph: Any, captures: list) -> set:
+    """The ids of the arrays generated code reads by reference (constants, arrays in
+    equations, the bases they view) and of the captured Tensors it reads each call."""
+    ids: set = set()
+
+    def add(a: Any) -> None:
+        if isinstance(a, (tuple, list)):
+            for x in a:
+                add(x)
+        while isinstance(a, np.ndarray):
+            ids.add(id(a))
+            a = a.base
+
+    for t in captures:
+        ids.add(id(t))
+        add(t._data)
+    for a in graph.consts.values():
+        add(a)
+    for e in graph.eqns:
+        add(e.inputs)
+        add(tuple(e.params.values()))
+    return ids
+
+
+__all__ = ["Capture", "CapturedGuards", "collect", "referenced_ids", "same_scalar"]
