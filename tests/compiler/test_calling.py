@@ -10,6 +10,7 @@ import pytest
 import pullback as pb
 
 W, X = np.array([1.0, 2.0, 3.0]), np.eye(3)
+ONES = np.ones(3)
 
 
 def loss(w, x, scale=2.0):
@@ -52,7 +53,7 @@ def test_partials_and_defaults():
 
 
 def test_a_keyword_after_a_left_out_default_takes_the_default():
-    def f(x, w=np.ones(3), lam=2.0):
+    def f(x, w=ONES, lam=2.0):
         return (x * w).sum() * lam
     np.testing.assert_allclose(pb.grad(f)(W, lam=3.0), [3.0, 3.0, 3.0])
     assert pb.grad(f, argnums=2)(W, lam=3.0) == 6.0  # lam is argument 2
