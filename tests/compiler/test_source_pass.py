@@ -28,20 +28,30 @@ def numeric_grad(f, x, eps=1e-6):
     return g
 
 
+def argument(shape, seed=0):
+    return np.random.default_rng(seed).uniform(0.2, 1.0, shape)
+
+
 def check(f, shape, seed=0):
-    """pb.value_and_grad(f) gives numpy's value and the finite-difference gradient,
-    and leaves its argument as numpy leaves it, on the traced call and a cached one."""
-    x = np.random.default_rng(seed).uniform(0.2, 1.0, shape)
+    """pb.value_and_grad(f) and pb.grad(f) give numpy's value and the finite-difference
+    gradient, and leave their argument as numpy leaves it, on the traced call and a
+    cached one."""
+    x = argument(shape, seed)
     expected_arg = x.copy()
     expected = f(expected_arg)
-    vg = pb.value_and_grad(f)
+    expected_grad = numeric_grad(f, x)
+    vg, grad = pb.value_and_grad(f), pb.grad(f)
     for _ in range(2):
         arg = x.copy()
-        value, grad = vg(arg)
+        value, g = vg(arg)
         np.testing.assert_allclose(value, expected, rtol=1e-12)
-        np.testing.assert_allclose(grad, numeric_grad(f, x), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, expected_grad, rtol=1e-6, atol=1e-8)
+        np.testing.assert_array_equal(arg, expected_arg)
+        arg = x.copy()
+        np.testing.assert_allclose(grad(arg), expected_grad, rtol=1e-6, atol=1e-8)
         np.testing.assert_array_equal(arg, expected_arg)
     assert vg.cache.info.misses == 1 and vg.cache.info.hits == 1
+    assert grad.cache.info.misses == 1 and grad.cache.info.hits == 1
 
 
 def line_of(fn, text):
@@ -137,15 +147,32 @@ def test_written_argument_returned_as_aux():
     np.testing.assert_array_equal(x, [5.0, 2.0])
 
 
-def test_write_after_another_read_is_refused():
+def test_a_helper_writes_into_an_argument_its_caller_read():
     def late(x):
         s = np.sum(x)
         corpus.fill_squares(x, x * 1.0)
         return s + np.sum(x)
 
-    with pytest.raises(pb.compiler.TraceError, match=r"'x' is written into by fill_squares at "
-                       r"source_corpus.py:\d+ .* late at test_source_pass.py:\d+ \(s = np.sum"):
-        pb.grad(late)(np.array([1.0, 2.0, 3.0]))
+    check(late, (3,))
+    forward = pb.compiler.inspect(pb.grad(late), np.ones(3)).forward
+    assert forward.count(".copy()") == 1
+
+
+def test_arguments_handed_on_but_never_written_are_not_copied():
+    forward = pb.compiler.inspect(pb.grad(corpus.helper_chain), np.ones(3)).forward
+    assert ".copy()" not in forward and "copyto" not in forward
+
+
+def test_write_into_an_argument_read_elsewhere_is_refused():
+    def late(xs):
+        a, b = xs
+        s = np.sum(a)
+        corpus.fill_squares(a, b)
+        return s + np.sum(a)
+
+    with pytest.raises(pb.compiler.TraceError, match=r"'xs_0' is written into by fill_squares "
+                       r"at source_corpus.py:\d+ .* late at test_source_pass.py:\d+ \(s = np.sum"):
+        pb.grad(late)((np.ones(3), np.ones(3)))
 
 
 def test_compile_still_refuses_writes_into_arguments():

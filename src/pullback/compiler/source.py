@@ -65,6 +65,8 @@ from pullback import transforms
 
 from .source_runtime import Entry, is_creation, new_buffer, numpy_call, writable
 
+__all__ = ["Entry", "call", "buffer", "convert", "converted", "rewrite"]
+
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
 RUNTIME_NAME = "__pb_rt__"
@@ -88,16 +90,21 @@ def rewrite(fn: Callable, writable_inputs: bool = False) -> Callable:
     """What to trace in place of ``fn``: its converted form, run with the runtime's
     bookkeeping (``writable_inputs``: writes into the call's arguments are
     functionalized, as under ``pb.grad``); ``fn`` itself when nothing is rewritten."""
-    target = _callee(fn, library=True)
+    target = converted(fn)
     if target is fn and getattr(getattr(fn, "__func__", fn), "__code__", None) not in _OURS:
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
-        with Entry(writable_inputs) as entry:
-            out = target(*args, **kwargs)
-        return entry.finish(out)
+        with Entry(writable_inputs, args) as entry:
+            return entry.finish(target(*args, **kwargs))
 
     return traced_call
+
+
+def converted(fn: Callable) -> Callable:
+    """``fn`` converted (also a function of a library, such as ``pb.grad``'s wrapper of
+    the user's function), or ``fn`` itself; run it inside an ``Entry``."""
+    return _callee(fn, library=True)
 
 
 def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
@@ -201,10 +208,11 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
         return None
     _strip_signature(node)
     scope = _Scope(fn, node)
-    rewriter = _Rewriter(scope, _written(node) | _passed(node, scope))
+    written, passed = _written(node), _passed(node, scope)
+    rewriter = _Rewriter(scope, written | passed)
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
-        rewriter.changed |= _add_prologue(node)
+        rewriter.changed |= _add_prologue(node, written | passed)
     if not rewriter.changed:
         return None
     new = _compile(node, fn)
@@ -439,11 +447,11 @@ def _name(name: str, ctx: Any = None) -> Any:
     return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
-def _add_prologue(node: Any) -> bool:
+def _add_prologue(node: Any, written: set) -> bool:
     """``x = __pb_rt__.writable(x)`` first (after the docstring) for each argument ``x``
-    the function writes into (``_written``)."""
+    the function writes into or hands to a function that may (``written``): that
+    function's writes are then into the same copy, which the function reads after."""
     params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    written = _written(node)
     where = gast.Pass()  # the prologue stands on the ``def`` line (its first three columns)
     where.lineno = where.end_lineno = node.lineno
     where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 3

@@ -167,6 +167,21 @@ class Tracer:
         new.name = old.name
         self._bind(t, new)
 
+    def read_as_source(self, copy: Tensor) -> None:
+        """``copy``, a clone nothing wrote into since, is read as the value it was cloned
+        from: the clone goes, and its readers (and guards) read that value."""
+        old = self.var_of[id(copy)]
+        made = next(e for e in self.builder.eqns if e.out is old)
+        new = made.inputs[0]
+        self.builder.eqns.remove(made)
+        for e in self.builder.eqns:
+            if any(v is old for v in e.inputs):
+                e.inputs = tuple(new if v is old else v for v in e.inputs)
+        for g in self.guards:
+            if g.var is old:
+                g.var = new
+        self.var_of[id(copy)] = new
+
     # ------------------------------------------------------------------ hooks
     def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
               inplace: bool = False) -> None:
