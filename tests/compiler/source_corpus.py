@@ -627,6 +627,81 @@ def helper_fills_rows(x):
     return np.sum(b ** 3)
 
 
+def _zeros_state(n):
+    return np.zeros((n, 2))
+
+
+def helper_makes_buffer(x):
+    s = _zeros_state(len(x))
+    for i in range(len(x)):
+        s[i] = np.array([x[i], x[i] ** 2])
+    return np.sum(s ** 2)
+
+
+def rotation_from_eye(x):
+    r = np.eye(2)
+    r[0, 0] = np.cos(x[0])
+    r[0, 1] = -np.sin(x[0])
+    r[1, 0] = np.sin(x[0])
+    r[1, 1] = np.cos(x[0])
+    return np.sum((r @ x[1:]) * np.array([1.0, 2.0]))
+
+
+def constant_array_then_written(x):
+    out = np.array([0.0, 1.0, 0.0])
+    out[1] = x[0] * 2.0
+    return np.sum(out * x)
+
+
+def grid_then_written(x):
+    grid = np.linspace(0.0, 1.0, 4)
+    grid[1:3] = x[:2] ** 2
+    return np.sum(grid * x[2])
+
+
+def old_element_kept(x):
+    u = np.zeros(len(x))
+    u[0] = x[0]
+    total = 0.0
+    for i in range(1, len(x)):
+        prev = u[i - 1]
+        u[i - 1] = prev * 0.5 + x[i]
+        u[i] = prev * x[i]
+        total = total + prev * u[i - 1]
+    return total + np.sum(u ** 2)
+
+
+def thomas_solve(x):
+    """The tridiagonal system with 2 on the diagonal and -1 beside it, solved for x."""
+    n = len(x)
+    c = np.zeros(n)
+    d = np.zeros(n)
+    c[0] = -0.5
+    d[0] = x[0] / 2.0
+    for i in range(1, n):
+        m = 2.0 + c[i - 1]
+        c[i] = -1.0 / m
+        d[i] = (x[i] + d[i - 1]) / m
+    u = np.zeros(n)
+    u[-1] = d[-1]
+    for i in range(n - 2, -1, -1):
+        u[i] = d[i] - c[i] * u[i + 1]
+    return np.sum(u * np.arange(1.0, n + 1))
+
+
+def gauss_seidel(x):
+    a = np.array([[4.0, 1.0, 0.0], [1.0, 4.0, 1.0], [0.0, 1.0, 4.0]])
+    u = np.zeros(3)
+    for _ in range(5):
+        for i in range(3):
+            s = x[i]
+            for j in range(3):
+                if j != i:
+                    s = s - a[i, j] * u[j]
+            u[i] = s / a[i, i]
+    return np.sum(u ** 2)
+
+
 # ------------------------------------------------------- writes into arguments
 def writes_argument_slice(x):
     x[1:] = x[:-1] * 2.0
@@ -663,6 +738,15 @@ def prefix_sums_in_place(x):
 def masked_argument_write(x):
     x[np.arange(4) % 2 == 1] *= 3.0
     return np.sum(x ** 2)
+
+
+def bubble_pass(x):
+    for i in range(len(x) - 1):
+        if x[i] > x[i + 1]:
+            tmp = x[i]
+            x[i] = x[i + 1]
+            x[i + 1] = tmp
+    return np.sum(x * np.arange(1.0, len(x) + 1))
 
 
 def _center(v):
@@ -1076,6 +1160,9 @@ CASES = [
     (moving_average, (5,)), (cumulative_product, (4,)), (diagonal_writes, (3,)),
     (rows_accumulated, (3, 2)), (buffers_with_dtypes, (3,)), (zeros_like_columns, (3, 2)),
     (buffer_by_halves, (4,)), (helper_returns_buffer, (4,)), (helper_fills_rows, (3, 2)),
+    (helper_makes_buffer, (3,)), (rotation_from_eye, (3,)),
+    (constant_array_then_written, (3,)), (grid_then_written, (3,)),
+    (old_element_kept, (4,)), (thomas_solve, (5,)), (gauss_seidel, (3,)),
     # control flow
     (branches, (3,)), (while_loop, (3,)), (early_return, (3,)),
     (by_rank, (2, 3)), (by_column_parity, (3, 4)), (piecewise_by_value, (5,)),
@@ -1099,7 +1186,7 @@ CASES = [
     (writes_argument, (3,)), (augments_argument, (3,)), (writes_argument_slice, (4,)),
     (writes_argument_row, (3, 2)), (augments_argument_slice, (3,)),
     (writes_argument_column, (3, 2)), (scales_argument, (4,)), (prefix_sums_in_place, (4,)),
-    (masked_argument_write, (4,)), (helper_centers_argument, (4,)),
+    (masked_argument_write, (4,)), (bubble_pass, (5,)), (helper_centers_argument, (4,)),
     (helper_normalizes_rows, (2, 3)),
     # linalg
     (matrix_vector, (2, 3)), (quadratic_form, (3,)), (dot_products, (2, 3)),
@@ -1132,5 +1219,14 @@ CASES = [
 WRITES_ARGUMENT = [
     writes_argument, augments_argument, writes_argument_slice, writes_argument_row,
     augments_argument_slice, writes_argument_column, scales_argument, prefix_sums_in_place,
-    masked_argument_write, helper_centers_argument, helper_normalizes_rows,
+    masked_argument_write, bubble_pass, helper_centers_argument, helper_normalizes_rows,
 ]
+
+#: a function that reads an element, then writes over it, then uses what it read:
+#: numpy's scalar is a copy, torch's element a view (pb.compile keeps torch's)
+NUMPY_ONLY = [old_element_kept]
+
+#: functions that write into an array after reading rows of it that their gradient
+#: needs: eager execution, under torch's rules for in-place writes (pb.grad on tensors
+#: that require grad, inside another trace, falling back), refuses them; traced, they run
+EAGER_REFUSED = [writes_argument_row, helper_normalizes_rows]

@@ -266,8 +266,15 @@ class GradFunction:
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
-            flat = autograd_grad(value, flat_targets, create_graph=create_graph,
-                                 allow_unused=True, materialize_grads=True)
+            try:
+                flat = autograd_grad(value, flat_targets, create_graph=create_graph,
+                                     allow_unused=True, materialize_grads=True)
+            except RuntimeError as e:
+                e.add_note(f"{self._name} differentiated {def_line(self.fn)} eagerly, under "
+                           "torch's rules (inside another function's trace, on tensors that "
+                           "require grad, or falling back); traced, numpy code may also write "
+                           "into an array after reading a part of it a gradient needs")
+                raise
         it = iter(flat)
         grads = [tree_unflatten(tree_structure(call_args[k]), [next(it) for _ in ts])
                  for k, ts in zip(nums, targets)]

@@ -63,7 +63,16 @@ import numpy as np
 
 from pullback import transforms
 
-from .source_runtime import Entry, is_creation, new_buffer, numpy_call, writable
+from .source_runtime import (
+    Entry,
+    as_buffer,
+    is_creation,
+    new_buffer,
+    numpy_call,
+    stored,
+    subscript,
+    writable,
+)
 
 __all__ = ["Entry", "call", "buffer", "convert", "converted", "rewrite"]
 
@@ -86,16 +95,17 @@ _OURS: weakref.WeakSet = weakref.WeakSet()
 
 
 # ------------------------------------------------------------------ front door
-def rewrite(fn: Callable, writable_inputs: bool = False) -> Callable:
+def rewrite(fn: Callable, numpy_semantics: bool = False) -> Callable:
     """What to trace in place of ``fn``: its converted form, run with the runtime's
-    bookkeeping (``writable_inputs``: writes into the call's arguments are
-    functionalized, as under ``pb.grad``); ``fn`` itself when nothing is rewritten."""
+    bookkeeping; ``fn`` itself when nothing is rewritten. ``numpy_semantics`` (as under
+    ``pb.grad``): writes into the call's arguments are functionalized, and an element
+    read is a copy (numpy's scalar), not torch's view."""
     target = converted(fn)
     if target is fn and getattr(getattr(fn, "__func__", fn), "__code__", None) not in _OURS:
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
-        with Entry(writable_inputs, args) as entry:
+        with Entry(numpy_semantics, args) as entry:
             return entry.finish(target(*args, **kwargs))
 
     return traced_call
@@ -116,15 +126,18 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
-    """``name = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms)
-    from rewritten code, where the function writes into ``name`` (or hands it to a
-    function that may): a buffer traced values can be written into."""
+    """``name = f(...)`` from rewritten code, where the function writes into ``name`` (or
+    hands it to a function that may, or returns it): for ``np.zeros`` and the other
+    numpy functions making a new array (``np.eye``, ``np.array`` of numbers...), a
+    buffer traced values can be written into."""
     if is_creation(f):
         return new_buffer(f, *args, **kwargs)
-    return call(f, *args, **kwargs)
+    out = call(f, *args, **kwargs)
+    return as_buffer(out, args, kwargs) if is_numpy(f) else out
 
 
-_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable)
+_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
+                                 subscript=subscript, stored=stored)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -209,7 +222,7 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     _strip_signature(node)
     scope = _Scope(fn, node)
     written, passed = _written(node), _passed(node, scope)
-    rewriter = _Rewriter(scope, written | passed)
+    rewriter = _Rewriter(scope, written | passed | _returned(node))
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= _add_prologue(node, written | passed)
@@ -370,18 +383,43 @@ def _call_method(f: Any) -> Any:
 
 
 class _Rewriter(gast.NodeTransformer):
-    """Routes calls through the runtime: ``name = np.zeros(...)`` through ``buffer``
-    when ``name`` is one of ``buffers`` (written into, or handed to a function)."""
+    """Routes calls through the runtime (``name = np.zeros(...)`` through ``buffer`` when
+    ``name`` is one of ``buffers``: written into, handed to a function, or returned),
+    element reads through ``subscript``, and values written into ``x[...]`` through
+    ``stored``."""
 
     def __init__(self, scope: _Scope, buffers: set) -> None:
         self.scope = scope
         self.buffers = buffers
         self.buffer_calls: set[int] = set()
+        self.receivers: set[int] = set()  # subscripts whose method is called
         self.changed = False
 
     def visit_Assign(self, node: Any) -> Any:
         if len(node.targets) == 1:
             self._creation(node.targets[0], node.value)
+        self.generic_visit(node)
+        for target in node.targets:
+            node.value = self._stored(target, node.value)
+        return node
+
+    def visit_AugAssign(self, node: Any) -> Any:
+        self.generic_visit(node)
+        node.value = self._stored(node.target, node.value)
+        return node
+
+    def _stored(self, target: Any, value: Any) -> Any:
+        """``stored(x, value)`` for the target ``x[...]`` (``x`` a name or attribute)."""
+        if not isinstance(target, gast.Subscript) or not _plain_ref(target.value):
+            return value
+        self.changed = True
+        new = gast.Call(func=_runtime("stored"), args=[_load(target.value), value],
+                        keywords=[])
+        return _at(new, value)
+
+    def visit_Return(self, node: Any) -> Any:
+        values = node.value.elts if isinstance(node.value, gast.Tuple) else [node.value]
+        self.buffer_calls.update(id(v) for v in values if isinstance(v, gast.Call))
         return self.generic_visit(node)
 
     def visit_AnnAssign(self, node: Any) -> Any:
@@ -394,6 +432,23 @@ class _Rewriter(gast.NodeTransformer):
                 and isinstance(value, gast.Call):
             self.buffer_calls.add(id(value))
 
+    def visit_Attribute(self, node: Any) -> Any:
+        if isinstance(node.value, gast.Subscript):  # ``x[0].add_(1)``: torch's view
+            self.receivers.add(id(node.value))
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node: Any) -> Any:
+        """``x[i, j]`` read (no slice in the index): ``subscript`` gives an element as a
+        copy, numpy's scalar."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or id(node) in self.receivers \
+                or _has_slice(node.slice):
+            return node
+        self.changed = True
+        new = gast.Call(func=_at(_runtime("subscript"), node), args=[node.value, node.slice],
+                        keywords=[])
+        return gast.copy_location(new, node)
+
     def visit_Call(self, node: Any) -> Any:
         helper = "buffer" if id(node) in self.buffer_calls else "call"
         self.generic_visit(node)
@@ -403,6 +458,37 @@ class _Rewriter(gast.NodeTransformer):
         new = gast.Call(func=_at(_runtime(helper), node.func), args=[node.func] + node.args,
                         keywords=node.keywords)
         return gast.copy_location(new, node)
+
+
+def _plain_ref(expr: Any) -> bool:
+    """A name, or attributes of one (``self.buf``): read again without side effects."""
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name)
+
+
+def _load(expr: Any) -> Any:
+    """A new node reading the name or attribute chain ``expr``."""
+    if isinstance(expr, gast.Attribute):
+        return gast.Attribute(value=_load(expr.value), attr=expr.attr, ctx=gast.Load())
+    return _name(expr.id)
+
+
+def _returned(node: Any) -> set:
+    """The names the function returns (alone or in a tuple): its caller may write into
+    them."""
+    names = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Return) and n.value is not None:
+            values = n.value.elts if isinstance(n.value, gast.Tuple) else [n.value]
+            names.update(v.id for v in values if isinstance(v, gast.Name))
+    return names
+
+
+def _has_slice(index: Any) -> bool:
+    """An index with a slice keeps an axis: its result is never an element."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(p, gast.Slice) for p in parts)
 
 
 def _written(node: Any) -> set:

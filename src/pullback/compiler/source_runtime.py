@@ -48,7 +48,9 @@ from .tracer import TraceError, Tracer, source_of, user_frame
 class Entry:
     """One run of a converted function by a front door: the tracer recording it (None
     when it runs eagerly), the call's argument Tensors, and the copies of them the
-    function writes into (``writable``).
+    function writes into (``writable``). With ``numpy_semantics`` (``pb.grad``'s, not
+    ``pb.compile``'s) the function may write into its arguments, and the elements it
+    reads are copies (``subscript``).
 
     The entry of a trace (its tracer is new) leaves the writes to generated code: its
     ``finish`` makes the first output copy them into the caller's arrays. Any other
@@ -56,11 +58,11 @@ class Entry:
     it exits, after the gradients it computes inside: those are with respect to the
     values passed in."""
 
-    def __init__(self, writable: bool, args: tuple = ()) -> None:
+    def __init__(self, numpy_semantics: bool, args: tuple = ()) -> None:
         self.tracer = active_tracer()
         outer = _ENTRY.get()
         self.traced = self.tracer is not None and (outer is None or outer.tracer is not self.tracer)
-        self.writable = writable
+        self.numpy_semantics = numpy_semantics
         self.args = {id(t): t for t in tree_leaves(args) if isinstance(t, Tensor)}
         self.copies: list[Copy] = []
         self._token: Any = None
@@ -412,6 +414,47 @@ def new_buffer(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return buf
 
 
+def as_buffer(out: Any, args: tuple, kwargs: dict) -> Any:
+    """The result of a numpy function (``np.eye(2)``, ``np.array([0., 1.])``) the function
+    writes into: inside an entry, a new float array (one sharing no memory with the
+    arrays it was made from) becomes a local Tensor, as ``new_buffer``'s do."""
+    if _ENTRY.get() is None or type(out) is not np.ndarray or out.dtype.kind not in "fc":
+        return out
+    if any(np.may_share_memory(out, a) for a in _arrays_in((args, kwargs))):
+        return out  # a view: writes into it are writes into its source
+    return fresh(out)
+
+
+def _arrays_in(x: Any) -> list:
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        return [a for y in x for a in _arrays_in(y)]
+    return []
+
+
+def stored(target: Any, value: Any) -> Any:
+    """``value``, about to be written into ``target[...]`` by converted code: refused when
+    ``target`` is a numpy array and ``value`` needs a gradient, which numpy would drop."""
+    if isinstance(target, np.ndarray) and target.dtype != object and _needs_grad(value) \
+            and _ENTRY.get() is not None:
+        raise TraceError(f"{_at(source_of(user_frame()))}: a value that needs a gradient is "
+                         "written into a numpy array, which would drop the gradient; make "
+                         "the array in this function (np.zeros, np.empty, np.array...) or "
+                         "write into a copy of it (np.copy)")
+    return value
+
+
+def _needs_grad(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x._requires_grad or (x._base is not None and x._base._requires_grad)
+    if isinstance(x, (list, tuple)):
+        return any(_needs_grad(y) for y in x)
+    return False
+
+
 def is_creation(fn: Any) -> bool:
     """A numpy function that makes a new array from a shape (``CREATION``)."""
     return _lookup(CREATION, fn) is not None
@@ -435,12 +478,46 @@ def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return fn(*[_as_array(a) for a in args], **{k: _as_array(v) for k, v in kwargs.items()})
 
 
+def subscript(x: Any, index: Any) -> Any:
+    """``x[index]`` read by converted code: with numpy's semantics an element of a Tensor
+    (a 0-d result) is a copy, as numpy's scalar is, not a view that a later write into
+    ``x`` would change."""
+    out = x[index]
+    if type(out) is Tensor and out._base is not None and out._data.ndim == 0 \
+            and not _keeps_array(index):
+        entry = _ENTRY.get()
+        if entry is not None and entry.numpy_semantics:
+            return _element(out)
+    return out
+
+
+def _keeps_array(index: Any) -> bool:
+    """An index with an Ellipsis: numpy gives a 0-d array (a view), not a scalar."""
+    return index is Ellipsis or isinstance(index, tuple) and any(i is Ellipsis for i in index)
+
+
+def _element(view: Tensor) -> Tensor:
+    """A copy of the 0-d ``view``, with the view's history and traced value (no op: it is
+    the same value), so that a later write into the view's base leaves it alone."""
+    node, nr = record.grad_edge(view)
+    if node is None and view._requires_grad:
+        return view
+    if node is not None and node is not view._grad_fn:
+        return view  # (a view with a gradient sink of its own)
+    t = Tensor._make(view._data.copy(), grad_fn=node)
+    t._output_nr = nr
+    tracer = _tracer()
+    if tracer is not None:
+        tracer.same_value(t, view)
+    return t
+
+
 def writable(x: Any) -> Any:
     """At the top of a function that writes into its argument ``x`` or hands it to a
     function that may: under ``pb.grad``, a copy of an argument of the front door's call
     for the function to write into (``Entry`` copies what it leaves back into the
     caller's array, and forgets a copy nothing wrote into); otherwise ``x`` itself."""
     entry = _ENTRY.get()
-    if entry is None or not entry.writable or entry.args.get(id(x)) is not x:
+    if entry is None or not entry.numpy_semantics or entry.args.get(id(x)) is not x:
         return x
     return entry.copy_of(x)

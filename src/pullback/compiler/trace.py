@@ -123,9 +123,10 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
     graph and its inputs."""
     user_fn = user_fn or fn
-    # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
-    # into arguments are functionalized under pb.grad, refused by pb.compile
-    fn = source.rewrite(fn, writable_inputs=how != "compile")
+    # the source pass: numpy code the tracer cannot see, rewritten (source.py); pb.grad
+    # follows numpy's semantics (writes into arguments are functionalized, elements
+    # read are copies), pb.compile torch's (it refuses writes into its inputs)
+    fn = source.rewrite(fn, numpy_semantics=how != "compile")
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []

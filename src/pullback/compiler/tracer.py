@@ -167,6 +167,10 @@ class Tracer:
         new.name = old.name
         self._bind(t, new)
 
+    def same_value(self, t: Tensor, source: Tensor) -> None:
+        """``t``, made outside the op table, holds ``source``'s value (its own memory)."""
+        self._bind(t, self.value_of(source))
+
     def read_as_source(self, copy: Tensor) -> None:
         """``copy``, a clone nothing wrote into since, is read as the value it was cloned
         from: the clone goes, and its readers (and guards) read that value."""
