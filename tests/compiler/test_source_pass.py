@@ -272,6 +272,25 @@ def test_a_transform_writes_into_its_callers_copy():
     check(loss, (3,))
 
 
+def test_a_transform_writes_into_a_value_of_a_function_without_source():
+    def shift_(v):
+        v[0] = v[1] ** 2
+        return np.sum(v)
+
+    namespace = {"pb": pb, "shift_": shift_}
+    exec("def loss(x):\n    y = x * 1.0\n    v, _ = pb.value_and_grad(shift_)(y)\n"
+         "    return v + (y * y).sum()\n", namespace)
+
+    def expected(x):
+        y = x * 1.0
+        y[0] = y[1] ** 2
+        return np.sum(y) + np.sum(y * y)
+
+    x = np.array([0.5, 2.0, 3.0])
+    np.testing.assert_allclose(pb.grad(namespace["loss"])(x), numeric_grad(expected, x),
+                               rtol=1e-6)
+
+
 def test_a_transform_may_not_write_into_a_value_of_its_trace():
     def shift_(v):
         v[0] = 1.0

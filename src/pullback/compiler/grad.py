@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import Cache, check_captures, guard_env
 from .compiled import CompiledFunction, _ident, strip_values
+from .source_runtime import Entry
 from .trace import (
     Traced,
     arg_array,
@@ -260,7 +261,7 @@ class GradFunction:
         targets = [tree_leaves(call_args[k]) for k in nums]
         flat_targets = [t for ts in targets for t in ts]
         versions = [t._vc.value for t in flat_targets]
-        with enable_grad(), source.Entry(True, tuple(call_args)):
+        with enable_grad(), Entry(True, tuple(call_args)):
             out = source.converted(self._value_fn)(*call_args)
             self._check_unwritten(flat_targets, versions)
             value = out[0] if self.has_aux else out

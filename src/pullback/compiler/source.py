@@ -28,13 +28,23 @@ calls (each converted once per code object, when its first call is traced):
   ``__pb_rt__.call(f, ...)``, which looks at ``f`` when it runs: a numpy function
   goes to ``source_runtime.numpy_call``, a user function is converted first, and
   anything else is called as it is;
-- ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms), when
-  the function writes into ``h`` or hands it to a function, becomes
-  ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a trace, a local Tensor that
+- ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms, and any
+  numpy function making a new array: ``np.eye``, ``np.array([0., 1.])``), when the
+  function writes into ``h``, hands it to a function or returns it, becomes
+  ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a front door, a local Tensor that
   traced values may be written into (other arrays stay numpy's);
-- an argument the function writes into (``x[0] = ...``, ``x += ...``) is taken through
-  ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the function writes into a
-  copy, and the generated code copies the result back into the caller's array.
+- an argument the function writes into (``x[0] = ...``, ``x += ...``) or hands to a
+  function is taken through ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the
+  function (and the functions it hands ``x`` to) write into one copy, and the caller's
+  array gets what they leave in it; a copy nothing writes into is dropped;
+- ``x[i, j]`` read, with no slice in the index, becomes ``__pb_rt__.subscript(x, (i,
+  j))``: under ``pb.grad`` an element is a copy, numpy's scalar, not torch's view;
+- ``x[...] = v`` and ``x[...] += v`` become ``x[...] = __pb_rt__.stored(x, v)``, which
+  refuses to write a value that needs a gradient into a numpy array.
+
+Every front door runs the function converted: the traces of ``pb.grad`` and
+``pb.compile``, and their eager runs (``pb.grad`` on tensors that require grad or inside
+another trace, ``pb.compile`` inlined in another trace, either falling back).
 
 Everything else is left as written. Line numbers and columns are the user's (the
 parsed source is moved to its place in the file, and compiled under the file's
@@ -74,8 +84,6 @@ from .source_runtime import (
     writable,
 )
 
-__all__ = ["Entry", "call", "buffer", "convert", "converted", "rewrite"]
-
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
 RUNTIME_NAME = "__pb_rt__"
@@ -95,17 +103,18 @@ _OURS: weakref.WeakSet = weakref.WeakSet()
 
 
 # ------------------------------------------------------------------ front door
-def rewrite(fn: Callable, numpy_semantics: bool = False) -> Callable:
-    """What to trace in place of ``fn``: its converted form, run with the runtime's
-    bookkeeping; ``fn`` itself when nothing is rewritten. ``numpy_semantics`` (as under
-    ``pb.grad``): writes into the call's arguments are functionalized, and an element
-    read is a copy (numpy's scalar), not torch's view."""
+def rewrite(fn: Callable, numpy_semantics: bool = False, traced: bool = False) -> Callable:
+    """What to run in place of ``fn``: its converted form, run with the runtime's
+    bookkeeping (an ``Entry``); ``fn`` itself when nothing is rewritten.
+    ``numpy_semantics`` (as under ``pb.grad``): writes into the call's arguments are
+    functionalized, and an element read is a copy (numpy's scalar), not torch's view.
+    ``traced``: the call is a new trace (generated code writes into the arguments)."""
     target = converted(fn)
     if target is fn and getattr(getattr(fn, "__func__", fn), "__code__", None) not in _OURS:
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
-        with Entry(numpy_semantics, args) as entry:
+        with Entry(numpy_semantics, args, traced) as entry:
             return entry.finish(target(*args, **kwargs))
 
     return traced_call

@@ -9,13 +9,22 @@ pullback's ops, which the tracer records:
   ``np.vstack`` of lists holding traced values: one ``stack`` or ``concatenate`` op
   of the elements (``np.stack([t0, t1], axis=0)`` in generated code);
 - any other numpy function given such a list (``np.sum([1.0, a * a])``): the list
-  becomes a traced array first, then numpy's protocols dispatch to pullback;
-- ``new_buffer``: ``np.zeros`` & co. whose result the function writes into, inside a
-  trace (float and complex dtypes): a fresh local Tensor, so that ``h[t] = x[t]``
+  becomes a traced array first, then numpy's protocols dispatch to pullback.
+
+The other helpers act only inside an ``Entry``: a front door (``pb.grad``,
+``pb.compile``...) running a converted function, traced or eagerly:
+
+- ``new_buffer`` and ``as_buffer``: ``np.zeros`` & co., and numpy functions making a
+  new array (``np.eye``, ``np.array`` of numbers), whose result the function writes
+  into (float and complex dtypes): a fresh local Tensor, so that ``h[t] = x[t]``
   later is an in-place write on a local value;
-- ``writable(x)`` at the top of a function that writes into its argument ``x``
-  (under ``pb.grad``): the function writes into a copy, and the value it leaves is
-  copied back into the caller's array at the end of the generated code.
+- ``writable(x)`` at the top of a function that writes into its argument ``x`` or hands
+  it on (under ``pb.grad``): the function writes into a copy, and the value it leaves
+  is copied back into the caller's array (by the generated code when traced);
+- ``subscript``: an element read (``x[i]``, a 0-d result) under ``pb.grad`` is a copy,
+  as numpy's scalar is, not torch's view;
+- ``stored``: a value that needs a gradient written into a numpy array is refused
+  with the user's line (numpy would drop the gradient).
 
 >>> import numpy as np, pullback as pb
 >>> a = pb.tensor(2.0, requires_grad=True)
@@ -52,16 +61,15 @@ class Entry:
     ``pb.compile``'s) the function may write into its arguments, and the elements it
     reads are copies (``subscript``).
 
-    The entry of a trace (its tracer is new) leaves the writes to generated code: its
-    ``finish`` makes the first output copy them into the caller's arrays. Any other
-    entry (eager, or a transform the traced function calls) copies them back itself when
-    it exits, after the gradients it computes inside: those are with respect to the
-    values passed in."""
+    The entry of a trace (``traced``: ``trace_call``'s) leaves the writes to generated
+    code: its ``finish`` makes the first output copy them into the caller's arrays. Any
+    other entry (eager, or a transform the traced function calls) copies them back
+    itself when it exits, after the gradients it computes inside: those are with
+    respect to the values passed in."""
 
-    def __init__(self, numpy_semantics: bool, args: tuple = ()) -> None:
+    def __init__(self, numpy_semantics: bool, args: tuple = (), traced: bool = False) -> None:
         self.tracer = active_tracer()
-        outer = _ENTRY.get()
-        self.traced = self.tracer is not None and (outer is None or outer.tracer is not self.tracer)
+        self.traced = traced
         self.numpy_semantics = numpy_semantics
         self.args = {id(t): t for t in tree_leaves(args) if isinstance(t, Tensor)}
         self.copies: list[Copy] = []
@@ -73,9 +81,13 @@ class Entry:
 
     def __exit__(self, kind: Any, *exc: object) -> None:
         _ENTRY.reset(self._token)
-        if kind is None and not self.traced:
-            for c in self.copies:
-                self._copy_back(c) if c.written else self._forget(c)
+        if kind is not None or self.traced:
+            return
+        for c in self.copies:
+            if c.written:
+                self._copy_back(c)
+            else:
+                self._forget(c)
 
     def copy_of(self, x: Tensor) -> Tensor:
         """A copy of argument ``x`` for the function to write into, made once."""
@@ -504,9 +516,11 @@ def _element(view: Tensor) -> Tensor:
         return view
     if node is not None and node is not view._grad_fn:
         return view  # (a view with a gradient sink of its own)
+    tracer = _tracer()
+    if tracer is not None and id(view) not in tracer.var_of:
+        return view  # (of a tensor from outside the function: read anew on every call)
     t = Tensor._make(view._data.copy(), grad_fn=node)
     t._output_nr = nr
-    tracer = _tracer()
     if tracer is not None:
         tracer.same_value(t, view)
     return t

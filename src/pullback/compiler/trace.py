@@ -126,7 +126,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     # the source pass: numpy code the tracer cannot see, rewritten (source.py); pb.grad
     # follows numpy's semantics (writes into arguments are functionalized, elements
     # read are copies), pb.compile torch's (it refuses writes into its inputs)
-    fn = source.rewrite(fn, numpy_semantics=how != "compile")
+    fn = source.rewrite(fn, numpy_semantics=how != "compile", traced=True)
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []
