@@ -79,6 +79,19 @@ def test_what_numpy_refused_now_differentiates(fn, monkeypatch):
         pb.grad(fn)(np.ones(shape))
 
 
+#: without the pass these ran, and their gradients were wrong
+SILENT = [corpus.rotation_from_eye, corpus.constant_array_then_written]
+
+
+@pytest.mark.parametrize("fn", SILENT, ids=lambda f: f.__name__)
+def test_what_was_silently_wrong_is_now_right(fn, monkeypatch):
+    shape = dict(corpus.CASES)[fn]
+    check(fn, shape)
+    x = argument(shape)
+    monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)  # the tracer alone
+    assert not np.allclose(pb.grad(fn)(x.copy()), numeric_grad(fn, x), rtol=1e-3)
+
+
 @pytest.mark.parametrize("fn", LIKE, ids=lambda f: f.__name__)
 def test_buffers_like_a_traced_argument_need_no_rewrite(fn, monkeypatch):
     monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)

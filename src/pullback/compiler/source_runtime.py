@@ -495,8 +495,8 @@ def subscript(x: Any, index: Any) -> Any:
     (a 0-d result) is a copy, as numpy's scalar is, not a view that a later write into
     ``x`` would change."""
     out = x[index]
-    if type(out) is Tensor and out._base is not None and out._data.ndim == 0 \
-            and not _keeps_array(index):
+    if isinstance(x, Tensor) and type(out) is Tensor and out._base is not None \
+            and out._data.ndim == 0 and not _keeps_array(index):
         entry = _ENTRY.get()
         if entry is not None and entry.numpy_semantics:
             return _element(out)
