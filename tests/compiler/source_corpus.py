@@ -749,6 +749,13 @@ def bubble_pass(x):
     return np.sum(x * np.arange(1.0, len(x) + 1))
 
 
+def reverse_in_place(x):
+    n = len(x)
+    for i in range(n // 2):
+        x[i], x[n - 1 - i] = x[n - 1 - i], x[i]
+    return np.sum(x * np.arange(1.0, n + 1) ** 2)
+
+
 def _center(v):
     v -= np.mean(v)
 
@@ -1186,7 +1193,8 @@ CASES = [
     (writes_argument, (3,)), (augments_argument, (3,)), (writes_argument_slice, (4,)),
     (writes_argument_row, (3, 2)), (augments_argument_slice, (3,)),
     (writes_argument_column, (3, 2)), (scales_argument, (4,)), (prefix_sums_in_place, (4,)),
-    (masked_argument_write, (4,)), (bubble_pass, (5,)), (helper_centers_argument, (4,)),
+    (masked_argument_write, (4,)), (bubble_pass, (5,)), (reverse_in_place, (5,)),
+    (helper_centers_argument, (4,)),
     (helper_normalizes_rows, (2, 3)),
     # linalg
     (matrix_vector, (2, 3)), (quadratic_form, (3,)), (dot_products, (2, 3)),
@@ -1219,7 +1227,8 @@ CASES = [
 WRITES_ARGUMENT = [
     writes_argument, augments_argument, writes_argument_slice, writes_argument_row,
     augments_argument_slice, writes_argument_column, scales_argument, prefix_sums_in_place,
-    masked_argument_write, bubble_pass, helper_centers_argument, helper_normalizes_rows,
+    masked_argument_write, bubble_pass, reverse_in_place, helper_centers_argument,
+    helper_normalizes_rows,
 ]
 
 #: a function that reads an element, then writes over it, then uses what it read:
