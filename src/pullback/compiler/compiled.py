@@ -22,6 +22,7 @@ from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..tensor import Tensor
+from . import source
 from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
 from .trace import Traced, arg_array, positional, slot_values, trace_call, unflatten
 from .tracer import TraceError
@@ -182,7 +183,7 @@ class CompiledFunction:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
         if trace_hooks():  # inside another function's trace: inlined, that trace records it
-            return self.fn(*args)
+            return source.rewrite(self.fn)(*args)
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -193,7 +194,7 @@ class CompiledFunction:
         return build_variant(self.fn, args, self.how)
 
     def fallback(self, args: tuple) -> Any:
-        return self.fn(*args)
+        return source.rewrite(self.fn)(*args)
 
     def variant_for(self, args: tuple) -> Variant:
         """A new variant for these arguments (traced now), added to the cache."""

@@ -28,13 +28,23 @@ calls (each converted once per code object, when its first call is traced):
   ``__pb_rt__.call(f, ...)``, which looks at ``f`` when it runs: a numpy function
   goes to ``source_runtime.numpy_call``, a user function is converted first, and
   anything else is called as it is;
-- ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms), when
-  the function writes into ``h`` or hands it to a function, becomes
-  ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a trace, a local Tensor that
+- ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms, and any
+  numpy function making a new array: ``np.eye``, ``np.array([0., 1.])``), when the
+  function writes into ``h``, hands it to a function or returns it, becomes
+  ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a front door, a local Tensor that
   traced values may be written into (other arrays stay numpy's);
-- an argument the function writes into (``x[0] = ...``, ``x += ...``) is taken through
-  ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the function writes into a
-  copy, and the generated code copies the result back into the caller's array.
+- an argument the function writes into (``x[0] = ...``, ``x += ...``) or hands to a
+  function is taken through ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the
+  function (and the functions it hands ``x`` to) write into one copy, and the caller's
+  array gets what they leave in it; a copy nothing writes into is dropped;
+- ``x[i, j]`` read, with no slice in the index, becomes ``__pb_rt__.subscript(x, (i,
+  j))``: under ``pb.grad`` an element is a copy, numpy's scalar, not torch's view;
+- ``x[...] = v`` and ``x[...] += v`` become ``x[...] = __pb_rt__.stored(x, v)``, which
+  refuses to write a value that needs a gradient into a numpy array.
+
+Every front door runs the function converted: the traces of ``pb.grad`` and
+``pb.compile``, and their eager runs (``pb.grad`` on tensors that require grad or inside
+another trace, ``pb.compile`` inlined in another trace, either falling back).
 
 Everything else is left as written. Line numbers and columns are the user's (the
 parsed source is moved to its place in the file, and compiled under the file's
@@ -63,7 +73,16 @@ import numpy as np
 
 from pullback import transforms
 
-from .source_runtime import Entry, is_creation, new_buffer, numpy_call, writable
+from .source_runtime import (
+    Entry,
+    as_buffer,
+    is_creation,
+    new_buffer,
+    numpy_call,
+    stored,
+    subscript,
+    writable,
+)
 
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
@@ -84,20 +103,27 @@ _OURS: weakref.WeakSet = weakref.WeakSet()
 
 
 # ------------------------------------------------------------------ front door
-def rewrite(fn: Callable, writable_inputs: bool = False) -> Callable:
-    """What to trace in place of ``fn``: its converted form, run with the runtime's
-    bookkeeping (``writable_inputs``: writes into the call's arguments are
-    functionalized, as under ``pb.grad``); ``fn`` itself when nothing is rewritten."""
-    target = _callee(fn, library=True)
+def rewrite(fn: Callable, numpy_semantics: bool = False, traced: bool = False) -> Callable:
+    """What to run in place of ``fn``: its converted form, run with the runtime's
+    bookkeeping (an ``Entry``); ``fn`` itself when nothing is rewritten.
+    ``numpy_semantics`` (as under ``pb.grad``): writes into the call's arguments are
+    functionalized, and an element read is a copy (numpy's scalar), not torch's view.
+    ``traced``: the call is a new trace (generated code writes into the arguments)."""
+    target = converted(fn)
     if target is fn and getattr(getattr(fn, "__func__", fn), "__code__", None) not in _OURS:
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
-        with Entry(writable_inputs) as entry:
-            out = target(*args, **kwargs)
-        return entry.finish(out)
+        with Entry(numpy_semantics, args, traced) as entry:
+            return entry.finish(target(*args, **kwargs))
 
     return traced_call
+
+
+def converted(fn: Callable) -> Callable:
+    """``fn`` converted (also a function of a library, such as ``pb.grad``'s wrapper of
+    the user's function), or ``fn`` itself; run it inside an ``Entry``."""
+    return _callee(fn, library=True)
 
 
 def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
@@ -109,15 +135,18 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
-    """``name = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms)
-    from rewritten code, where the function writes into ``name`` (or hands it to a
-    function that may): a buffer traced values can be written into."""
+    """``name = f(...)`` from rewritten code, where the function writes into ``name`` (or
+    hands it to a function that may, or returns it): for ``np.zeros`` and the other
+    numpy functions making a new array (``np.eye``, ``np.array`` of numbers...), a
+    buffer traced values can be written into."""
     if is_creation(f):
         return new_buffer(f, *args, **kwargs)
-    return call(f, *args, **kwargs)
+    out = call(f, *args, **kwargs)
+    return as_buffer(out, args, kwargs) if is_numpy(f) else out
 
 
-_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable)
+_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
+                                 subscript=subscript, stored=stored)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -206,10 +235,11 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
         return None
     _strip_signature(node)
     scope = _Scope(fn, node)
-    rewriter = _Rewriter(scope, _written(node) | _passed(node, scope))
+    written, passed = _written(node), _passed(node, scope)
+    rewriter = _Rewriter(scope, written | passed | _returned(node))
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
-        rewriter.changed |= _add_prologue(node)
+        rewriter.changed |= _add_prologue(node, written | passed)
     if not rewriter.changed:
         return None
     new = _compile(node, fn)
@@ -367,18 +397,43 @@ def _call_method(f: Any) -> Any:
 
 
 class _Rewriter(gast.NodeTransformer):
-    """Routes calls through the runtime: ``name = np.zeros(...)`` through ``buffer``
-    when ``name`` is one of ``buffers`` (written into, or handed to a function)."""
+    """Routes calls through the runtime (``name = np.zeros(...)`` through ``buffer`` when
+    ``name`` is one of ``buffers``: written into, handed to a function, or returned),
+    element reads through ``subscript``, and values written into ``x[...]`` through
+    ``stored``."""
 
     def __init__(self, scope: _Scope, buffers: set) -> None:
         self.scope = scope
         self.buffers = buffers
         self.buffer_calls: set[int] = set()
+        self.receivers: set[int] = set()  # subscripts whose method is called
         self.changed = False
 
     def visit_Assign(self, node: Any) -> Any:
         if len(node.targets) == 1:
             self._creation(node.targets[0], node.value)
+        self.generic_visit(node)
+        for target in node.targets:
+            node.value = self._stored(target, node.value)
+        return node
+
+    def visit_AugAssign(self, node: Any) -> Any:
+        self.generic_visit(node)
+        node.value = self._stored(node.target, node.value)
+        return node
+
+    def _stored(self, target: Any, value: Any) -> Any:
+        """``stored(x, value)`` for the target ``x[...]`` (``x`` a name or attribute)."""
+        if not isinstance(target, gast.Subscript) or not _plain_ref(target.value):
+            return value
+        self.changed = True
+        new = gast.Call(func=_runtime("stored"), args=[_load(target.value), value],
+                        keywords=[])
+        return _at(new, value)
+
+    def visit_Return(self, node: Any) -> Any:
+        values = node.value.elts if isinstance(node.value, gast.Tuple) else [node.value]
+        self.buffer_calls.update(id(v) for v in values if isinstance(v, gast.Call))
         return self.generic_visit(node)
 
     def visit_AnnAssign(self, node: Any) -> Any:
@@ -391,6 +446,23 @@ class _Rewriter(gast.NodeTransformer):
                 and isinstance(value, gast.Call):
             self.buffer_calls.add(id(value))
 
+    def visit_Attribute(self, node: Any) -> Any:
+        if isinstance(node.value, gast.Subscript):  # ``x[0].add_(1)``: torch's view
+            self.receivers.add(id(node.value))
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node: Any) -> Any:
+        """``x[i, j]`` read (no slice in the index): ``subscript`` gives an element as a
+        copy, numpy's scalar."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or id(node) in self.receivers \
+                or _has_slice(node.slice):
+            return node
+        self.changed = True
+        new = gast.Call(func=_at(_runtime("subscript"), node), args=[node.value, node.slice],
+                        keywords=[])
+        return gast.copy_location(new, node)
+
     def visit_Call(self, node: Any) -> Any:
         helper = "buffer" if id(node) in self.buffer_calls else "call"
         self.generic_visit(node)
@@ -400,6 +472,37 @@ class _Rewriter(gast.NodeTransformer):
         new = gast.Call(func=_at(_runtime(helper), node.func), args=[node.func] + node.args,
                         keywords=node.keywords)
         return gast.copy_location(new, node)
+
+
+def _plain_ref(expr: Any) -> bool:
+    """A name, or attributes of one (``self.buf``): read again without side effects."""
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name)
+
+
+def _load(expr: Any) -> Any:
+    """A new node reading the name or attribute chain ``expr``."""
+    if isinstance(expr, gast.Attribute):
+        return gast.Attribute(value=_load(expr.value), attr=expr.attr, ctx=gast.Load())
+    return _name(expr.id)
+
+
+def _returned(node: Any) -> set:
+    """The names the function returns (alone or in a tuple): its caller may write into
+    them."""
+    names = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Return) and n.value is not None:
+            values = n.value.elts if isinstance(n.value, gast.Tuple) else [n.value]
+            names.update(v.id for v in values if isinstance(v, gast.Name))
+    return names
+
+
+def _has_slice(index: Any) -> bool:
+    """An index with a slice keeps an axis: its result is never an element."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(p, gast.Slice) for p in parts)
 
 
 def _written(node: Any) -> set:
@@ -444,11 +547,11 @@ def _name(name: str, ctx: Any = None) -> Any:
     return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
-def _add_prologue(node: Any) -> bool:
+def _add_prologue(node: Any, written: set) -> bool:
     """``x = __pb_rt__.writable(x)`` first (after the docstring) for each argument ``x``
-    the function writes into (``_written``)."""
+    the function writes into or hands to a function that may (``written``): that
+    function's writes are then into the same copy, which the function reads after."""
     params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    written = _written(node)
     where = gast.Pass()  # the prologue stands on the ``def`` line (its first three columns)
     where.lineno = where.end_lineno = node.lineno
     where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 3

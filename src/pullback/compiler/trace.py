@@ -89,9 +89,10 @@ def positional(fn: Callable, how: str, args: tuple, kwargs: dict) -> tuple:
     except (TypeError, ValueError) as e:
         raise TypeError(f"{how}: {def_line(fn)}: {e}") from None
     bound.apply_defaults()
-    if bound.kwargs:
+    passed = [k for k in bound.kwargs if k in kwargs or k not in bound.signature.parameters]
+    if passed:  # (keyword-only parameters left out keep their defaults)
         raise TypeError(f"{how}: {def_line(fn)} takes keyword-only or **kwargs arguments "
-                        f"({', '.join(bound.kwargs)}); pass them positionally or close over "
+                        f"({', '.join(passed)}); pass them positionally or close over "
                         "them")
     return bound.args
 
@@ -159,9 +160,10 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
     graph and its inputs."""
     user_fn = user_fn or fn
-    # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
-    # into arguments are functionalized under pb.grad, refused by pb.compile
-    fn = source.rewrite(fn, writable_inputs=how in ("grad", "grad_and_value"))
+    # the source pass: numpy code the tracer cannot see, rewritten (source.py); pb.grad
+    # follows numpy's semantics (writes into arguments are functionalized, elements
+    # read are copies), pb.compile and pb.vjp torch's (they refuse writes into inputs)
+    fn = source.rewrite(fn, numpy_semantics=how in ("grad", "grad_and_value"), traced=True)
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []

@@ -167,6 +167,25 @@ class Tracer:
         new.name = old.name
         self._bind(t, new)
 
+    def same_value(self, t: Tensor, source: Tensor) -> None:
+        """``t``, made outside the op table, holds ``source``'s value (its own memory)."""
+        self._bind(t, self.value_of(source))
+
+    def read_as_source(self, copy: Tensor) -> None:
+        """``copy``, a clone nothing wrote into since, is read as the value it was cloned
+        from: the clone goes, and its readers (and guards) read that value."""
+        old = self.var_of[id(copy)]
+        made = next(e for e in self.builder.eqns if e.out is old)
+        new = made.inputs[0]
+        self.builder.eqns.remove(made)
+        for e in self.builder.eqns:
+            if any(v is old for v in e.inputs):
+                e.inputs = tuple(new if v is old else v for v in e.inputs)
+        for g in self.guards:
+            if g.var is old:
+                g.var = new
+        self.var_of[id(copy)] = new
+
     # ------------------------------------------------------------------ hooks
     def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
               inplace: bool = False) -> None:
@@ -174,9 +193,11 @@ class Tracer:
         src = source_of(frame)
         if inplace:
             self._check_inplace(op, result, src)
-            args = (result,) + tuple(args[1:])
+            old, args = args[0], (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
+            if old is not result:  # the target's old value autograd saved: a backward
+                self._bind(old, inputs[0])  # run inside this trace reads it
             self._bind(result, self._functional(op, inputs, params, result, src))
             self._written(result, src)
         else:
