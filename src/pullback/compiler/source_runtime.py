@@ -35,6 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import record
+from ..numpy_face import adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
 from ..tensor import Tensor
@@ -88,7 +89,7 @@ class Entry:
             # the proxy shares the caller's array: the trace writes into a copy, the
             # generated code (run next, on the same arguments) into the array itself
             a._data = a._data.copy()
-            leaf = record.apply(WRITE_BACK, (leaf, a, c), {})
+            leaf = adopt(record.apply(WRITE_BACK, (leaf, a, c), {}), (leaf,))
             # no source line of its own: it is listed under the function's last line
             self.tracer.builder.eqns[-1].src = None
         return leaf
@@ -168,9 +169,9 @@ def holds_traced(x: Any) -> bool:
 
 
 def fresh(value: np.ndarray) -> Tensor:
-    """A new Tensor holding a copy of ``value``: inside a trace a local value (a
-    ``clone`` of a constant), which in-place writes may change."""
-    return record.apply(clone, (value,), {})
+    """A new numpy-face Tensor holding a copy of ``value`` (numpy made it): inside a
+    trace a local value (a ``clone`` of a constant), which in-place writes may change."""
+    return to_face(record.apply(clone, (value,), {}))
 
 
 def _data(x: Any) -> Any:
@@ -223,9 +224,9 @@ def _spelled(name: str) -> Callable:
 
 def _stacked(items: list, axis: int, ref: np.ndarray) -> Tensor:
     """``np.stack(items, axis)`` recorded, as ``ref`` (numpy's result) has it."""
-    out = record.apply(_stack_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis % ref.ndim})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(_stack_op(len(items)), operands, {"axis": axis % ref.ndim})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def traced_array(obj: Any, dtype: Any = None) -> Any:
@@ -296,9 +297,9 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = No
     ref = np.concatenate([_data(a) for a in items], axis, dtype=dtype, casting=casting)
     axis %= ref.ndim
     bounds = (0, *itertools.accumulate(np.shape(_data(a))[axis] for a in items))
-    out = record.apply(_concatenate_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis, "bounds": bounds})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(_concatenate_op(len(items)), operands, {"axis": axis, "bounds": bounds})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def _atleast(a: Any, ndim: int) -> Any:
@@ -382,6 +383,6 @@ def writable(x: Any) -> Any:
     v = tracer.var_of.get(id(x))
     if v is None or not any(v is i for i in tracer.inputs):
         return x
-    copy = record.apply(clone, (x,), {})
+    copy = adopt(record.apply(clone, (x,), {}), (x,))
     entry.copies.append((x, copy, tracer.var_of[id(copy)]))
     return copy

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir import Graph
+from ..numpy_face import NumpyTensor
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import source
@@ -97,14 +98,17 @@ def param_names(fn: Callable, n: int) -> list:
 
 
 def proxy(a: Any, requires_grad: bool) -> Tensor:
-    """A fresh leaf sharing the argument's data (the trace never touches the caller's graph)."""
+    """A fresh leaf sharing the argument's data (the trace never touches the caller's
+    graph), on the argument's face: a Tensor for a Tensor, numpy's (``NumpyTensor``,
+    numpy_face.py) for an ndarray or a Python float."""
     if isinstance(a, Tensor):
         data = a._data
+        kind = NumpyTensor if type(a) is NumpyTensor else Tensor
     elif isinstance(a, np.ndarray):
-        data = a
+        data, kind = a, NumpyTensor
     else:
-        data = np.asarray(a, dtype=dtypes.default_float.np)
-    t = Tensor._make(data)
+        data, kind = np.asarray(a, dtype=dtypes.default_float.np), NumpyTensor
+    t = kind._make(data)
     if requires_grad:
         if not dtypes.is_differentiable(data.dtype):
             raise TypeError(f"can only differentiate float arguments, got {data.dtype}")
