@@ -160,6 +160,8 @@ class NumpyTensor(Tensor):
         return np.copy(self, order)
 
     def conj(self) -> Any:
+        if self._data.dtype.kind != "c":
+            return self  # numpy's method returns a real array itself (np.conjugate: a copy)
         return np.conjugate(self)
 
     conjugate = conj

@@ -32,9 +32,10 @@ calls (each converted once per code object, when its first call is traced):
   the function writes into ``h`` or hands it to a function, becomes
   ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a trace, a local Tensor that
   traced values may be written into (other arrays stay numpy's);
-- an argument the function writes into (``x[0] = ...``, ``x += ...``) is taken through
-  ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the function writes into a
-  copy, and the generated code copies the result back into the caller's array.
+- an argument the function writes into (``x[0] = ...``, ``x += ...``, ``x.fill(v)``) is
+  taken through ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the function
+  writes into a copy, and the generated code copies the result back into the caller's
+  array.
 
 Everything else is left as written. Line numbers and columns are the user's (the
 parsed source is moved to its place in the file, and compiled under the file's
@@ -201,10 +202,11 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
         return None
     _strip_signature(node)
     scope = _Scope(fn, node)
-    rewriter = _Rewriter(scope, _written(node) | _passed(node, scope))
+    written = _written(node)  # (before calls are rewritten: x.fill(...) is one)
+    rewriter = _Rewriter(scope, written | _passed(node, scope))
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
-        rewriter.changed |= _add_prologue(node)
+        rewriter.changed |= _add_prologue(node, written)
     if not rewriter.changed:
         return None
     new = _compile(node, fn)
@@ -399,11 +401,13 @@ class _Rewriter(gast.NodeTransformer):
 
 def _written(node: Any) -> set:
     """The names the function writes into: ``x[...] = ...``, ``x[...] += ...``,
-    ``x.attr[...] = ...``, ``x += ...``."""
+    ``x.attr[...] = ...``, ``x += ...``, ``x.fill(...)``."""
     written = set()
     for n in gast.walk(node):
         target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
-            else n.target if isinstance(n, gast.AugAssign) else None
+            else n.target if isinstance(n, gast.AugAssign) else n.func.value if isinstance(
+                n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "fill" \
+            else None
         while isinstance(target, (gast.Subscript, gast.Attribute)):
             target = target.value
         if isinstance(target, gast.Name):
@@ -439,11 +443,10 @@ def _name(name: str, ctx: Any = None) -> Any:
     return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
-def _add_prologue(node: Any) -> bool:
+def _add_prologue(node: Any, written: set) -> bool:
     """``x = __pb_rt__.writable(x)`` first (after the docstring) for each argument ``x``
-    the function writes into (``_written``)."""
+    the function writes into (``written``)."""
     params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    written = _written(node)
     where = gast.Pass()  # the prologue stands on the ``def`` line (its first three columns)
     where.lineno = where.end_lineno = node.lineno
     where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 3

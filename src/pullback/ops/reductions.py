@@ -265,8 +265,8 @@ def _numpy_arg_extreme(op: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> 
     """np.argmax / np.argmin (numpy's signature and errors) on the primitive."""
     args.plain(out)
     x = args.value(a)
-    found = None if axis is None else args.axes(axis, x.ndim)[0]
-    return op(x, dim=found, keepdim=bool(keepdims))
+    found = args.axes(axis, x.ndim)
+    return op(x, dim=found[0] if found else None, keepdim=bool(keepdims))
 
 
 def _numpy_argmax(a, axis=None, out=None, *, keepdims=False):
