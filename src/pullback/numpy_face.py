@@ -133,9 +133,8 @@ class NumpyTensor(Tensor):
             return ew.imag(self)
         return np.zeros_like(self)  # numpy's zeros, with no gradient to the real value
 
-    @property
-    def data(self) -> Tensor:
-        return to_face(Tensor.data.fget(self))
+    data = property(lambda self: to_face(Tensor.data.fget(self)), Tensor.data.fset,
+                    doc="torch's: the same storage, detached (not ndarray's buffer)")
 
     def detach(self) -> Tensor:
         return to_face(Tensor.detach(self))

@@ -173,6 +173,29 @@ def test_a_method_without_an_op_runs_without_grad_and_refuses_with(name):
         pb.grad(lambda x: f(x).sum())(X)
 
 
+STAYS = {
+    "operators": lambda x: [x + 1, 1 - x, x * x, x / 2, 2 / x, -x, abs(x), x ** 2, 2 ** x,
+                            x @ x.T, K @ x.T, x > 0, x == x, K + x, x[0], x[x > 0]],
+    "numpy": lambda x: [np.tanh(x), np.sum(x, axis=0), np.maximum(x, 0), np.where(x > 0, x, 0),
+                        np.transpose(x), np.zeros_like(x), np.copy(x), np.conjugate(x)],
+    "methods": lambda x: [x.sum(), x.max(axis=0), x.T, x.reshape(12), x.astype(np.float32),
+                          x.clip(0, 1), x.argmax(), (x > 0).cumsum(), x.var(), next(iter(x))],
+    "torch's extras": lambda x: [x.exp(), x.tanh(), x.clone(), x.unsqueeze(0), x.detach(),
+                                 x.float(), x.softmax(0), x.data, pb.tanh(x), x.mul(2)],
+}
+
+
+@pytest.mark.parametrize("name", list(STAYS))
+def test_results_of_numpy_face_values_are_numpy_face(name):
+    def f(x):
+        for i, y in enumerate(STAYS[name](x)):
+            assert type(y.size) is int and isinstance(y.dtype, np.dtype), (i, type(y))
+        return x.sum()
+
+    pb.grad(f)(X)
+    pb.compile(f)(X)
+
+
 # ------------------------------------------------------------ other values, dtypes
 @pytest.mark.parametrize("door", DOORS)
 def test_float32_stays_float32(door):
