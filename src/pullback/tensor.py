@@ -115,7 +115,9 @@ class Tensor(TensorMethods, ValueMethods):
     def shape(self) -> tuple:
         return self._data.shape
 
-    def size(self, dim: int | None = None) -> Any:
+    def size(self, dim: int | None = None, *, axis: int | None = None) -> Any:
+        if axis is not None:  # torch's name for dim, numpy's
+            dim = axis
         return self._data.shape if dim is None else self._data.shape[dim]
 
     @property
@@ -261,7 +263,8 @@ class Tensor(TensorMethods, ValueMethods):
                     g=messages.size_str(value.shape), t=messages.size_str(self.shape)))
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(messages.GRAD_DTYPE.format(
-                    g=value.dtype._cpp, t=self.dtype._scalar_name))
+                    g=dtypes.as_dtype(value._data.dtype)._cpp,
+                    t=dtypes.as_dtype(self._data.dtype)._scalar_name))
         self._grad = value
 
     @grad.deleter
@@ -412,7 +415,8 @@ def _install(entry: Public) -> None:
     (no IR value, which dispatches first) it goes straight to the recorder."""
     if isinstance(entry.fn, OpDef):
         for name in entry.methods:
-            setattr(Tensor, name, bindings.method(entry.fn, name, apply, _PLAIN))
+            setattr(Tensor, name, bindings.torch_aliases(
+                bindings.method(entry.fn, name, apply, _PLAIN), f"Tensor.{name}"))
 
 
 def _check(entry: Public) -> None:

@@ -106,7 +106,7 @@ def _pb_runs(fn, arrays):
     runs = {"eager": backward(_weighted(fn)), "compiled": backward(compiled),
             "compiled again": backward(compiled)}
     by_grad = pb.value_and_grad(_weighted(fn), argnums=tuple(range(len(arrays))), has_aux=True)
-    (_, out), grads = by_grad(*arrays)
+    (_, out), grads = by_grad(*[pb.tensor(a) for a in arrays])  # (torch's names: Tensors)
     runs["pb.grad"] = (np.asarray(out), [np.asarray(g) for g in grads])
     return runs
 
@@ -175,7 +175,7 @@ def test_error_matches_torch_eager_and_compiled(name, torch):
     want = _error(lambda: fn(torch, torch.tensor(a, requires_grad=True)))
     assert _error(lambda: fn(pb, pb.tensor(a, requires_grad=True))) == want
     assert _error(lambda: pb.compile(lambda x: fn(pb, x))(pb.tensor(a))) == want
-    assert _error(lambda: pb.grad(lambda x: fn(pb, x).sum())(a)) == want
+    assert _error(lambda: pb.grad(lambda x: fn(pb, x).sum())(pb.tensor(a))) == want
 
 
 

@@ -78,6 +78,9 @@ EXPRESSIONS = {
     "clip": (lambda x: np.clip(x, -0.5, 0.5), [A((3, 4), "grid")]),
     "clip array bound": (lambda x: np.clip(x, K34 + 0.01, None), [R34]),
     "copy": (np.copy, [R34]),
+    "var": (np.var, [R34]),
+    "var axis keepdims": (lambda x: np.var(x, axis=0, keepdims=True), [R34]),
+    "std axes ddof": (lambda x: np.std(x, axis=(0, 2), ddof=1), [A((2, 3, 4))]),
     "softmax": (lambda x: np.exp(x) / np.sum(np.exp(x), axis=1, keepdims=True), [R34]),
 }
 NON_DIFFERENTIABLE = {
@@ -89,6 +92,8 @@ NON_DIFFERENTIABLE = {
     "logical_and": (lambda x: np.logical_and(x > 0, x < 1), [R34]),
     "isnan": (np.isnan, [R34]),
     "zeros_like": (np.zeros_like, [R34]),
+    "any axis": (lambda x: np.any(x > 0.5, axis=1), [R34]),
+    "all keepdims": (lambda x: np.all(x > -0.5, keepdims=True), [R34]),
 }
 
 

@@ -214,7 +214,7 @@ class CompiledFunction:
         if traced.captures:
             check_captures(traced)
         if variant.simple:
-            inputs = [a if type(a) is Tensor else Tensor._make(arg_array(a, v))
+            inputs = [a if type(a) is Tensor else _input_tensor(a, v)
                       for a, v in zip(args, traced.graph.inputs)]
             inputs += traced.captures
         else:
@@ -244,9 +244,15 @@ class CompiledFunction:
 _NO_EDGE = (None, 0)
 
 
+def _input_tensor(a: Any, var: Var) -> Tensor:
+    """The Tensor for a call's argument ``a`` (graph input ``var``): a Tensor (of either
+    face) itself, so that gradients reach it; an array or float wrapped."""
+    return a if isinstance(a, Tensor) else Tensor._make(arg_array(a, var))
+
+
 def _graph_input_tensors(traced: Traced, args: tuple) -> list:
-    tensors = [a if isinstance(a, Tensor) else Tensor._make(arg_array(a, v))
-               for a, v in zip(slot_values(traced, args), traced.graph.inputs)]
+    tensors = [_input_tensor(a, v) for a, v in zip(slot_values(traced, args),
+                                                    traced.graph.inputs)]
     return tensors + list(traced.captures)
 
 

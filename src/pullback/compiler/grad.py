@@ -20,6 +20,7 @@ from ..autograd import record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
+from ..numpy_face import face_like
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
@@ -177,7 +178,7 @@ class GradFunction:
         if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         for a in args:
-            if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
+            if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None):
                 return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
 
@@ -270,7 +271,10 @@ class GradFunction:
         floats = float_dtype(args)
         keep = lambda x: x if has_graph(x) else proxy(x, True, floats)
         call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
-        return self._result(*self._autograd(call_args, nums, create_graph=True))
+        out, grads = self._autograd(call_args, nums, create_graph=True)
+        # each gradient on its argument's face, as the function saw the argument
+        return self._result(out, [_map_traced(lambda a, g: face_like(g, a), call_args[k], g)
+                                  for k, g in zip(nums, grads)])
 
     def fallback(self, args: tuple) -> Any:
         """Eager autograd for arguments whose guards keep failing, with results of the

@@ -33,10 +33,11 @@ calls (each converted once per code object, when its first call is traced):
   function writes into ``h``, hands it to a function or returns it, becomes
   ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a front door, a local Tensor that
   traced values may be written into (other arrays stay numpy's);
-- an argument the function writes into (``x[0] = ...``, ``x += ...``) or hands to a
-  function is taken through ``__pb_rt__.writable(x)`` on entry: under ``pb.grad`` the
-  function (and the functions it hands ``x`` to) write into one copy, and the caller's
-  array gets what they leave in it; a copy nothing writes into is dropped;
+- an argument the function writes into (``x[0] = ...``, ``x += ...``, ``x.fill(v)``)
+  or hands to a function is taken through ``__pb_rt__.writable(x)`` on entry: under
+  ``pb.grad`` the function (and the functions it hands ``x`` to) write into one copy,
+  and the caller's array gets what they leave in it; a copy nothing writes into is
+  dropped;
 - ``x[i, j]`` read, with no slice in the index, becomes ``__pb_rt__.subscript(x, (i,
   j))``: under ``pb.grad`` an element is a copy, numpy's scalar, not torch's view;
 - ``x[...] = v`` and ``x[...] += v`` become ``x[...] = __pb_rt__.stored(x, v)``, which
@@ -235,7 +236,8 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
         return None
     _strip_signature(node)
     scope = _Scope(fn, node)
-    written, passed = _written(node), _passed(node, scope)
+    written = _written(node)  # (before calls are rewritten: x.fill(...) is one)
+    passed = _passed(node, scope)
     rewriter = _Rewriter(scope, written | passed | _returned(node))
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
@@ -507,11 +509,13 @@ def _has_slice(index: Any) -> bool:
 
 def _written(node: Any) -> set:
     """The names the function writes into: ``x[...] = ...``, ``x[...] += ...``,
-    ``x.attr[...] = ...``, ``x += ...``."""
+    ``x.attr[...] = ...``, ``x += ...``, ``x.fill(...)``."""
     written = set()
     for n in gast.walk(node):
         target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
-            else n.target if isinstance(n, gast.AugAssign) else None
+            else n.target if isinstance(n, gast.AugAssign) else n.func.value if isinstance(
+                n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "fill" \
+            else None
         while isinstance(target, (gast.Subscript, gast.Attribute)):
             target = target.value
         if isinstance(target, gast.Name):

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import no_grad
+from ..numpy_face import adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
 from ..pytree import tree_leaves
@@ -93,7 +94,7 @@ class Entry:
         """A copy of argument ``x`` for the function to write into, made once."""
         made = next((c.copy for c in self.copies if c.arg is x), None)
         if made is None:
-            made = record.apply(clone, (x,), {})
+            made = adopt(record.apply(clone, (x,), {}), (x,))
             var = self.tracer.var_of[id(made)] if self.tracer is not None else None
             self.copies.append(Copy(x, made, var, made._vc.value, source_of(user_frame())))
         return made
@@ -137,7 +138,7 @@ class Entry:
             # the proxy shares the caller's array: the trace writes into a copy, the
             # generated code (run next, on the same arguments) into the array itself
             c.arg._data = c.arg._data.copy()
-            leaf = record.apply(WRITE_BACK, (leaf, c.arg, c.copy), {})
+            leaf = adopt(record.apply(WRITE_BACK, (leaf, c.arg, c.copy), {}), (leaf,))
             # no source line of its own: it is listed under the function's last line
             self.tracer.builder.eqns[-1].src = None
         return leaf
@@ -246,9 +247,9 @@ def holds_traced(x: Any) -> bool:
 
 
 def fresh(value: np.ndarray) -> Tensor:
-    """A new Tensor holding a copy of ``value``: inside a trace a local value (a
-    ``clone`` of a constant), which in-place writes may change."""
-    return record.apply(clone, (value,), {})
+    """A new numpy-face Tensor holding a copy of ``value`` (numpy made it): inside a
+    trace a local value (a ``clone`` of a constant), which in-place writes may change."""
+    return to_face(record.apply(clone, (value,), {}))
 
 
 def _data(x: Any) -> Any:
@@ -301,9 +302,9 @@ def _spelled(name: str) -> Callable:
 
 def _stacked(items: list, axis: int, ref: np.ndarray) -> Tensor:
     """``np.stack(items, axis)`` recorded, as ``ref`` (numpy's result) has it."""
-    out = record.apply(_stack_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis % ref.ndim})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(_stack_op(len(items)), operands, {"axis": axis % ref.ndim})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def traced_array(obj: Any, dtype: Any = None) -> Any:
@@ -374,9 +375,9 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = No
     ref = np.concatenate([_data(a) for a in items], axis, dtype=dtype, casting=casting)
     axis %= ref.ndim
     bounds = (0, *itertools.accumulate(np.shape(_data(a))[axis] for a in items))
-    out = record.apply(_concatenate_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis, "bounds": bounds})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(_concatenate_op(len(items)), operands, {"axis": axis, "bounds": bounds})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def _atleast(a: Any, ndim: int) -> Any:
@@ -495,7 +496,7 @@ def subscript(x: Any, index: Any) -> Any:
     (a 0-d result) is a copy, as numpy's scalar is, not a view that a later write into
     ``x`` would change."""
     out = x[index]
-    if isinstance(x, Tensor) and type(out) is Tensor and out._base is not None \
+    if isinstance(x, Tensor) and isinstance(out, Tensor) and out._base is not None \
             and out._data.ndim == 0 and not _keeps_array(index):
         entry = _ENTRY.get()
         if entry is not None and entry.numpy_semantics:
@@ -519,7 +520,7 @@ def _element(view: Tensor) -> Tensor:
     tracer = _tracer()
     if tracer is not None and id(view) not in tracer.var_of:
         return view  # (of a tensor from outside the function: read anew on every call)
-    t = Tensor._make(view._data.copy(), grad_fn=node)
+    t = type(view)._make(view._data.copy(), grad_fn=node)
     t._output_nr = nr
     if tracer is not None:
         tracer.same_value(t, view)

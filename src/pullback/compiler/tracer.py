@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd import record
 from ..autograd.grad_mode import STATE
 from ..ir import Builder, Eqn, Graph, Var
+from ..numpy_face import NumpyTensor
 from ..ops.elementwise import cast
 from ..ops.shape import copy, detach, view_chain, view_scatter
 from ..tensor import Tensor
@@ -300,7 +301,7 @@ class Tracer:
     def _name_locals(self, frame: Any) -> None:
         """Adopt the user's variable names for traced values bound to locals."""
         for name, val in frame.f_locals.items():
-            if type(val) is Tensor:
+            if type(val) is Tensor or type(val) is NumpyTensor:
                 v = self.var_of.get(id(val))
                 if v is not None and v.name is None:
                     v.name = name

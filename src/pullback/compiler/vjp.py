@@ -74,7 +74,7 @@ class VJPFunction:
         leaves, tree = tree_flatten(cotangent)
         if tree != self.tree:
             raise _struct_error(tree, self.tree)
-        cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o.dtype.np))
+        cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o._data.dtype))
                for c, o in zip(leaves, self.outs)]
         create = self.nested or bool(trace_hooks()) or any(map(has_graph, cts))
         outs, targets = self.outs, self.targets

@@ -10,6 +10,9 @@ import numpy as np
 
 from . import args
 from .elementwise import (
+    conj,
+    eq,
+    is_complex,
     isnan,
     logical_and,
     logical_not,
@@ -17,6 +20,8 @@ from .elementwise import (
     maximum,
     minimum,
     ne,
+    real,
+    sqrt,
     to_dtype,
     where,
 )
@@ -260,8 +265,8 @@ def _numpy_arg_extreme(op: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> 
     """np.argmax / np.argmin (numpy's signature and errors) on the primitive."""
     args.plain(out)
     x = args.value(a)
-    found = None if axis is None else args.axes(axis, x.ndim)[0]
-    return op(x, dim=found, keepdim=bool(keepdims))
+    found = args.axes(axis, x.ndim)
+    return op(x, dim=found[0] if found else None, keepdim=bool(keepdims))
 
 
 def _numpy_argmax(a, axis=None, out=None, *, keepdims=False):
@@ -282,12 +287,46 @@ def argmin(input, dim=None, keepdim=False):
     return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
-@public("all", method=True)
+def _numpy_all(a, axis=None, out=None, keepdims=False, **rest):
+    args.plain(out, **rest)
+    return eq(_numpy_sum(logical_not(args.value(a)), axis, keepdims=keepdims), 0)
+
+
+def _numpy_any(a, axis=None, out=None, keepdims=False, **rest):
+    args.plain(out, **rest)
+    return ne(_numpy_sum(ne(args.value(a), 0), axis, keepdims=keepdims), 0)
+
+
+@public("all", method=True, numpy={np.all: _numpy_all})
 def reduce_all(input, dim=None, keepdim=False):
     """True where no element is zero (composed: no element of ``not x`` is true)."""
     return reduce_sum(logical_not(input), dim, keepdim) == 0
 
 
-@public("any", method=True)
+@public("any", method=True, numpy={np.any: _numpy_any})
 def reduce_any(input, dim=None, keepdim=False):
     return ne(reduce_sum(ne(input, 0), dim, keepdim), 0)
+
+
+# ------------------------------------- numpy's var and std, composed of sums and means
+def _numpy_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    """``np.var``: the mean squared deviation, its sum divided by ``n - ddof`` as numpy
+    does (the absolute square for complex values; integers give float64)."""
+    args.plain(out, **rest)
+    x = args.value(a)
+    if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
+        dtype = np.float64
+    x = _as_dtype(x, dtype)
+    d = x - _numpy_mean(x, axis, keepdims=True)
+    square = real(d * conj(d)) if is_complex(d) else d * d
+    n = count(x.shape, args.axes(axis, x.ndim))
+    return _numpy_sum(square, axis, keepdims=keepdims) / max(n - ddof, 0)
+
+
+def _numpy_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    return sqrt(_numpy_var(a, axis, dtype, out, ddof, keepdims, **rest))
+
+
+# numpy's names only: torch's var and std (dim, correction) are not declared yet
+public("var", numpy={np.var: _numpy_var})(_numpy_var)
+public("std", numpy={np.std: _numpy_std})(_numpy_std)
