@@ -63,6 +63,14 @@ def to_face(x: Any) -> Any:
     return x
 
 
+def to_tensor_face(x: Any) -> Any:
+    """A numpy-face result given back as ``pb.compile`` gives its results: a Tensor
+    (in place; for values the call made, which nothing else holds)."""
+    if type(x) is NumpyTensor:
+        x.__class__ = Tensor
+    return x
+
+
 def adopt(result: Any, operands: Any) -> Any:
     """``result``, a Tensor just made of ``operands`` without going through the op
     table's dispatch (``record.apply``), on their face."""

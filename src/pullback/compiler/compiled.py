@@ -21,10 +21,22 @@ from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
+from ..numpy_face import to_tensor_face
+from ..pytree import tree_map
 from ..tensor import Tensor
 from . import source
 from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
-from .trace import Traced, arg_array, positional, slot_values, trace_call, unflatten
+from .trace import (
+    Traced,
+    arg_array,
+    float_dtype,
+    input_leaf,
+    is_traced_arg,
+    positional,
+    slot_values,
+    trace_call,
+    unflatten,
+)
 from .tracer import TraceError
 
 
@@ -194,7 +206,13 @@ class CompiledFunction:
         return build_variant(self.fn, args, self.how)
 
     def fallback(self, args: tuple) -> Any:
-        return source.rewrite(self.fn)(*args)
+        """Eager, on what generated code would see: arrays and floats as numpy-face
+        leaves, so the results are Tensors, as ``run`` gives."""
+        floats = float_dtype(args)
+        leaf = lambda x: x if not is_traced_arg(x) or isinstance(x, Tensor) \
+            else input_leaf(x, False, floats)
+        out = source.rewrite(self.fn)(*[tree_map(leaf, a) for a in args])
+        return tree_map(to_tensor_face, out)
 
     def variant_for(self, args: tuple) -> Variant:
         """A new variant for these arguments (traced now), added to the cache."""
