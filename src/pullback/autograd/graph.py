@@ -267,15 +267,24 @@ class OpNode(Node):
 
 
 class MultiOpNode(OpNode):
-    """The node of an op with several outputs (split, sort): output k of the op is its
-    output_nr k. ``outs`` has, per output, a SavedOutput if a rule reads it, else its
+    """The node of an op with several outputs (split, sort). As in torch, its outputs
+    are the op's differentiable (float) ones: ``positions[nr]`` is the op's output whose
+    output_nr is ``nr`` (sort's values are output 0 of one; its indices have no node).
+    ``outs`` has, per output of the op, a SavedOutput if a rule reads it, else its
     Meta; the rules get zeros for the float outputs no gradient reached."""
 
-    __slots__ = ("outs",)
+    __slots__ = ("outs", "positions")
 
     @property
     def num_outputs(self) -> int:
-        return len(self.outs)
+        return len(self.positions)
+
+    def spread(self, grads: list) -> list:
+        """The gradients by the op's output positions (None at the others)."""
+        full = [None] * len(self.outs)
+        for nr, k in enumerate(self.positions):
+            full[k] = grads[nr]
+        return full
 
     def unpack(self, create_graph: bool) -> tuple:
         out, vals = OpNode.unpack(self, create_graph)
@@ -287,21 +296,22 @@ class MultiOpNode(OpNode):
         if type(o) is not SavedOutput:
             return o
         differentiable = o.data.dtype.kind in "fc"
+        nr = self.positions.index(k) if differentiable else 0
         if o.vc.value != o.version:  # (torch names no node for an integer output)
             raise RuntimeError(messages.modified_inplace(
-                o.data, o.vc.value, o.version, self if differentiable else None, k))
+                o.data, o.vc.value, o.version, self if differentiable else None, nr))
         if not create_graph:
             return o.data
         t = o.ref()
         if t is not None and (t._grad_fn is self or not differentiable):
             return t
         t = Tensor._make(o.data, grad_fn=self if differentiable else None, vc=o.vc)
-        t._output_nr = k
+        t._output_nr = nr
         return t
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         out, vals = self.unpack(create_graph)
-        g = complete(self.op, grads, out, _zeros)
+        g = complete(self.op, self.spread(grads), out, _zeros)
         return vjp_per_input(self.op, g, out, vals, self.params, needs)
 
     def release(self) -> None:

@@ -343,9 +343,11 @@ def _record_multi(op, args: tuple, params: dict, results: list) -> None:
     node.saved_out = None
     node.outs = tuple(SavedOutput(t) if "out" in needed or ("out", k) in needed
                       else _meta(t._data) for k, t in enumerate(results))
-    for k, t in enumerate(results):
-        if t._data.dtype.kind in "fc":
-            t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+    # torch's node has the differentiable outputs only: output_nr counts those
+    node.positions = tuple(k for k, t in enumerate(results) if t._data.dtype.kind in "fc")
+    for nr, k in enumerate(node.positions):
+        t = results[k]
+        t._grad_fn, t._output_nr, t._requires_grad = node, nr, True
 
 
 def _mark_view(result: Any, src: Any, op, params: dict) -> None:

@@ -483,7 +483,7 @@ def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
             return None
         out, vals = saved_vars[i]
         op = node.op
-        g = complete(op, grads, out, emit_zeros) if op.multi else grads[0]
+        g = complete(op, node.spread(grads), out, emit_zeros) if op.multi else grads[0]
         return vjp_per_input(op, g, out, vals, node.params, engine.needs_of(node, needed))
 
     engine.schedule(root_edges, seed_vars, visit, deps)

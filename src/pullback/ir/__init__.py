@@ -8,5 +8,6 @@ from .interpret import evaluate
 from .naming import GRAD_PREFIX, Namespace, grad_of
 from .verify import IRError, verify
 
-__all__ = ["Builder", "Eqn", "emit_zeros", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",
-           "evaluate", "format_eqn", "grad_of", "format_graph", "last_uses", "type_str", "verify"]
+__all__ = ["Builder", "Eqn", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",
+           "emit_zeros", "evaluate", "format_eqn", "grad_of", "format_graph", "last_uses",
+           "type_str", "verify"]

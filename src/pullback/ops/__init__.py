@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     neural,
     reductions,
     sampling,
+    selection,
     shape,
     splitting,
 )

@@ -126,7 +126,7 @@ def explicit(equation: str, shapes: list) -> str:
                          f"not match the number of dimensions ({len(s)}) for operand {k}"
                          + ("" if d else " and no ellipsis was given"))
     used = set("".join(h + t for h, t, _ in parts) + (out or ""))
-    spare = [c for c in reversed(_LETTERS) if c not in used][::-1]
+    spare = [c for c in _LETTERS[26:] + _LETTERS[:26] if c not in used]  # capitals first
     ell = "".join(spare[:max(widths, default=0)])
     ins = [h + (ell[len(ell) - w:] if w else "") + t for (h, t, _), w in zip(parts, widths)]
     if out is None:
