@@ -122,8 +122,9 @@ def explicit(equation: str, shapes: list) -> str:
     widths = [len(s) - len(h) - len(t) for (h, t, d), s in zip(parts, shapes)]
     for k, ((h, t, d), s, w) in enumerate(zip(parts, shapes, widths)):
         if (w != 0 and not d) or w < 0:
-            raise _error(f"the number of subscripts in the equation ({len(h) + len(t)}) does "
-                         f"not match the number of dimensions ({len(s)}) for operand {k}"
+            relation = "is more than" if d else "does not match"
+            raise _error(f"the number of subscripts in the equation ({len(h) + len(t)}) "
+                         f"{relation} the number of dimensions ({len(s)}) for operand {k}"
                          + ("" if d else " and no ellipsis was given"))
     used = set("".join(h + t for h, t, _ in parts) + (out or ""))
     spare = [c for c in _LETTERS[26:] + _LETTERS[:26] if c not in used]  # capitals first
