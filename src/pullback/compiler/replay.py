@@ -503,8 +503,8 @@ def _saved_values(nodes: list, inputs: list) -> list:
         for j, s in enumerate(n.saved):
             if type(s) is SavedTensor or type(s) is np.ndarray:
                 v = next(it)
-                names = n.op.arg_names
-                v.name = names[j] if j < len(names) else None
+                names = n.op.arg_names  # (a variadic op's inputs: its list's name)
+                v.name = names[0] if n.op.variadic else names[j] if j < len(names) else None
                 vals.append(v)
             else:
                 vals.append(s)
