@@ -69,7 +69,8 @@ def _print_unbind(e: Any, a: list, lit: Any) -> str:
     lead = ":, " * dim
     if n > 4:
         return f"({a[0]}[{lead}k, ...] for k in range({n}))"
-    return "".join(f"{a[0]}[{lead}{k}, ...], " for k in range(n)) or "()"
+    pieces = [f"{a[0]}[{lead}{k}, ...]" for k in range(n)]
+    return ", ".join(pieces) + ("," if n == 1 else "") if n else "()"
 
 
 # the pieces' gradients, zeros where none arrived, joined back
