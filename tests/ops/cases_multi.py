@@ -44,6 +44,8 @@ JOIN_CASES = [
     _cat((2, 3), A((2, 3), grad=False), dim=1, tag="const"),
     _cat((2, 3), A((2, 3), "int"), dim=0, tag="int"),  # torch's dtype: float, not double
     _cat((0, 3), (0, 3), dim=1),
+    _cat((2, 3), (0,), (1, 3), dim=0, tag="legacy"),  # a 1-d empty: left out, as torch does
+    _cat((0,), (0,), dim=0),
     _stack((2, 3), (2, 3), dim=0),
     _stack((2, 3), (2, 3), (2, 3), dim=2),
     _stack((), (), dim=0),

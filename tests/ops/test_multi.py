@@ -31,6 +31,7 @@ CALLS = {
     "concatenate(axis=-2)": (lambda m, a: m.concatenate([a, a], axis=-2), [A23]),
     "cat of one": (lambda m, a: m.cat([a]), [A23]),
     "cat with size 0": (lambda m, a, e: m.cat([e, a], 0), [A23, E03[:, :3]]),
+    "cat with a 1-d empty": (lambda m, a, e: m.cat([e, a, e], 1), [A23, E0]),
     "stack(-1)": (lambda m, a, b: m.stack([a, b], -1), [A23, A23 * 2]),
     "stack of 0-d": (lambda m, a, b: m.stack([a, b]), [S0, np.array(-0.5, np.float32)]),
     "stack of (0, 3)": (lambda m, a: m.stack([a, a], 1), [E03]),

@@ -35,8 +35,16 @@ def common_dtype(values: Any) -> np.dtype:
     return functools.reduce(promote_types, map(dtype_of, values))
 
 
+def skipped(tensors: Any) -> list:
+    """Whether torch's cat leaves each tensor out: a 1-d empty one (legacy: any list
+    may hold it), unless every tensor is one."""
+    legacy = [tuple(np.shape(t)) == (0,) for t in tensors]
+    return [False] * len(legacy) if all(legacy) else legacy
+
+
 def _cat(*tensors, dim):
-    return np.concatenate(tensors, dim, dtype=common_dtype(tensors))
+    kept = [t for t, skip in zip(tensors, skipped(tensors)) if not skip]
+    return np.concatenate(kept, dim, dtype=common_dtype(tensors))
 
 
 def _stack(*tensors, dim):
@@ -44,15 +52,22 @@ def _stack(*tensors, dim):
 
 
 def _cat_rule(g, out, tensors, i, dim):
-    """The gradient of ``tensors[i]``: its slice of ``g`` along ``dim``."""
-    lo = sum(t.shape[dim] for t in tensors[:i])
+    """The gradient of ``tensors[i]``: its slice of ``g`` along ``dim`` (an empty one
+    for a tensor cat left out)."""
+    skip = skipped(tensors)
+    if skip[i]:
+        return reshape(slice_view(g, index=(slice(None),) * dim + (slice(0, 0),)), 0)
+    lo = sum(t.shape[dim] for t, s in zip(tensors[:i], skip) if not s)
     return slice_view(g, index=(slice(None),) * dim + (slice(lo, lo + tensors[i].shape[dim]),))
 
 
 def _print_join(fn: str):
     """``np.concatenate([a, b], axis=0)``, with ``dtype=`` where numpy's own promotion
-    would not give torch's dtype (float32 with int64: float32, not float64)."""
+    would not give torch's dtype (float32 with int64: float32, not float64); cat's
+    legacy empty tensors left out."""
     def write(e: Any, a: list, lit: Any) -> str:
+        skip = skipped(e.inputs) if e.op.name == "cat" else [False] * len(a)
+        a = [x for x, s in zip(a, skip) if not s]
         text = f"{fn}([{', '.join(a)}], axis={lit(e.params['dim'])}"
         if np.result_type(*map(dtype_of, e.inputs)) != e.out.dtype:
             text += f", dtype={lit(e.out.dtype)}"
@@ -175,14 +190,13 @@ def _numpy_meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 # ------------------------------------------------------------------- torch's spellings
-def _check_cat(items: list, dim: int) -> list:
-    """torch's checks of cat's tensors; the 1-d empty ones torch lets any list hold
-    (legacy) are left out."""
+def _check_cat(items: list, dim: int) -> None:
+    """torch's checks of cat's tensors (but for the 1-d empty ones it leaves out)."""
     for i, t in enumerate(items):
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
-    kept = [(i, t) for i, t in enumerate(items) if tuple(t.shape) != (0,)] or [(0, items[0])]
+    kept = [(i, t) for (i, t), s in zip(enumerate(items), skipped(items)) if not s]
     ref = kept[0][1]
     for i, t in kept[1:]:
         if t.ndim != ref.ndim:
@@ -193,7 +207,6 @@ def _check_cat(items: list, dim: int) -> list:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
                                    f"Expected size {m} but got size {n} for tensor number "
                                    f"{i} in the list.")
-    return [t for _, t in kept]
 
 
 @public("cat", function=("cat", "concat"), numpy={np.concatenate: _numpy_concatenate})
@@ -202,9 +215,10 @@ def cat(tensors, dim=0, *, axis=None):
     if not items:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     dim = dim if axis is None else axis
-    ref = next((t for t in items if tuple(t.shape) != (0,)), items[0])
+    ref = next(t for t, s in zip(items, skipped(items)) if not s)
     d = args.wrap_dim(dim, ref.ndim)
-    return cat_op(*_check_cat(items, d), dim=d)
+    _check_cat(items, d)
+    return cat_op(*items, dim=d)
 
 
 @public("concatenate", function=True)
