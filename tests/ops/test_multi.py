@@ -11,6 +11,7 @@ import pytest
 
 import pullback as pb
 
+from . import raised
 from .case_types import float_outputs, outputs
 
 A23 = np.arange(6, dtype=np.float32).reshape(2, 3) / 5 - 0.4
@@ -233,16 +234,10 @@ ERRORS = {
 }
 
 
-def _error(call):
-    with pytest.raises(Exception) as info:
-        call()
-    return type(info.value), str(info.value)
-
-
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_error_matches_torch_eager_and_compiled(name, torch):
     fn = ERRORS[name]
-    want = _error(lambda: fn(torch, torch.tensor(M, requires_grad=True)))
-    assert _error(lambda: fn(pb, pb.tensor(M, requires_grad=True))) == want
-    assert _error(lambda: pb.compile(lambda x: fn(pb, x))(pb.tensor(M))) == want
-    assert _error(lambda: pb.grad(lambda x: fn(pb, x)[0].sum())(M)) == want
+    want = raised(lambda: fn(torch, torch.tensor(M, requires_grad=True)))
+    assert raised(lambda: fn(pb, pb.tensor(M, requires_grad=True))) == want
+    assert raised(lambda: pb.compile(lambda x: fn(pb, x))(pb.tensor(M))) == want
+    assert raised(lambda: pb.grad(lambda x: fn(pb, x)[0].sum())(M)) == want

@@ -236,9 +236,9 @@ class OpNode(Node):
         tensors), so a node whose rules read anything counts as freed afterwards."""
         if self._freed:
             return
-        op = self.op
+        uses, variadic = self.op.uses, self.op.variadic
         for i, e in enumerate(self._edges):
-            if e[0] is not None and op.rule_uses(i):
+            if e[0] is not None and uses[0 if variadic else i]:
                 break
         else:
             return
