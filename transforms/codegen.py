@@ -228,7 +228,7 @@ def _targets(em: _Emitter, e: Any, last: dict) -> str:
     if e.out is not None:
         return em.name(e.out)
     names = [em.name(v) if v.id in last or v.id in em.guards else "_" for v in e.outs]
-    return ", ".join(names) + ("," if len(names) == 1 else "")
+    return ", ".join(names) + ("," if len(names) == 1 else "") if names else "_"
 
 
 def _uniq(xs: tuple) -> list:

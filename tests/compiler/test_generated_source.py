@@ -348,6 +348,18 @@ def test_stack_unbind_and_einsum_read_as_numpy():
         assert expected in lines, expected
 
 
+def test_many_pieces_of_unbind_iterate_with_a_name_of_their_own():
+    def f(k):
+        return pb.stack(k.unbind(1), 0).sum()
+
+    g = pb.grad(f)
+    np.testing.assert_array_equal(g(np.ones((2, 6))), np.ones((2, 6)))
+    assert "t0, t1, t2, t3, t4, t5 = (k[:, j, ...] for j in range(6))" in _lines(
+        g.cache.variants()[0].module.source)
+    total, pieces = pb.compile(lambda x: (x.sum(), x.unbind(0)))(pb.ones(0, 3))
+    assert pieces == () and total.item() == 0
+
+
 def test_a_join_of_dtypes_numpy_promotes_otherwise_names_torchs():
     def f(x, i):
         return pb.cat([x, i], 1).sum()

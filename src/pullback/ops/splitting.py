@@ -68,7 +68,8 @@ def _print_unbind(e: Any, a: list, lit: Any) -> str:
     dim, n = e.params["dim"], e.inputs[0].shape[e.params["dim"]]
     lead = ":, " * dim
     if n > 4:
-        return f"({a[0]}[{lead}k, ...] for k in range({n}))"
+        k = "j" if a[0] == "k" else "k"  # (the generator's own name, not its input's)
+        return f"({a[0]}[{lead}{k}, ...] for {k} in range({n}))"
     pieces = [f"{a[0]}[{lead}{k}, ...]" for k in range(n)]
     return ", ".join(pieces) + ("," if n == 1 else "") if n else "()"
 
