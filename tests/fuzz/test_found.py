@@ -177,10 +177,7 @@ FIXED = {
     # was None, torch's an empty tensor, and an empty slice joined to others lost its
     # requires_grad
     "eager: cat of a 1-d empty tensor": (
-        "def f(x0, x1, c2):
-    v0 = x0[1:3]
-    v1 = T.cat((v0, c2), dim=0)
-"
+        "def f(x0, x1, c2):\n    v0 = x0[1:3]\n    v1 = T.cat((v0, c2), dim=0)\n"
         "    return (T.cat([x1, v0], -1) * 2).sum() + (v1 * 3).sum()",
         dict(x0=np.array([0.55]), x1=np.array([0.9, 0.2]), c2=np.array([0.5]))),
 }
