@@ -48,6 +48,8 @@ def test_saved_indices(both):
         return (x.max(1).values.grad_fn._saved_indices, x.sort(0).values.grad_fn._saved_indices,
                 x.topk(2).values.grad_fn._saved_indices)
     both.same(snippet)
+    both.raises(lambda T: T.tensor([1.0, 0.0], requires_grad=True).sort().values.grad_fn
+                ._saved_values, exc=AttributeError)
 
 
 def test_missing_output_gradients_are_zeros(both):

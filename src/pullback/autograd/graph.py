@@ -248,9 +248,9 @@ class OpNode(Node):
 
     def _saved(self, arg: str) -> Any:
         """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
-        names = self.op.torch_args
-        if arg in self.op.output_names:
-            return self._saved_output(self.op.output_names.index(arg))
+        names, outputs = self.op.torch_args, self.op.output_names
+        if arg in outputs and any(("out", outputs.index(arg)) in u for u in self.op.uses):
+            return self._saved_output(outputs.index(arg))  # an output its rules read
         if arg != "result" and arg not in names[:len(self.saved)]:
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '_saved_{arg}'")
