@@ -41,9 +41,7 @@ from .tensor_methods import TensorMethods
 
 def _apply(op: Any, args: tuple, params: dict) -> Any:
     """An op with numpy-face values and no plain Tensor among its operands."""
-    out = apply(op, args, params)
-    out.__class__ = NumpyTensor
-    return out
+    return to_face(apply(op, args, params))  # (several results: each of them)
 
 
 def _numpy_only(values: Any) -> bool:
@@ -273,10 +271,18 @@ class NumpyTensor(Tensor):
     def __getattr__(self, name: str) -> Any:
         """An ndarray name the face does not have, said so (only for names not found)."""
         if name in _NDARRAY:
-            hint = f"; np.{name}(x) may be" if callable(getattr(np, name, None)) else ""
-            raise AttributeError(f"ndarray.{name} is not supported on a value pullback "
-                                 f"traces (the numpy face: in place, or reads memory){hint}")
+            raise _unsupported(name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def sort(self, *args: Any, **kwargs: Any) -> Any:
+        """ndarray.sort sorts in place (torch's returns values and indices): refused."""
+        raise _unsupported("sort")
+
+
+def _unsupported(name: str) -> AttributeError:
+    hint = f"; np.{name}(x) may be" if callable(getattr(np, name, None)) else ""
+    return AttributeError(f"ndarray.{name} is not supported on a value pullback traces "
+                          f"(the numpy face: in place, or reads memory){hint}")
 
 
 def _bools(*values: Any) -> bool:

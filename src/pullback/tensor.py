@@ -44,6 +44,7 @@ class Tensor(TensorMethods, ValueMethods):
     _grad: Tensor | None = None
     _view_chain: tuple = ()  # ((op, params), ...) from the base, for views
     _view_no_grad = False    # a view taken under no_grad (torch's CreationMeta)
+    _multi_view = False      # an output of split & co., or a view of one (MULTI_OUTPUT_NODE)
     _view_version = 0        # the version counter value when the view's grad_fn was set
     _retains_grad = False
     _hooks: HookDict | None = None           # a leaf's tensor hooks (non-leaves: on grad_fn)
@@ -200,6 +201,8 @@ class Tensor(TensorMethods, ValueMethods):
     @property
     def requires_grad(self) -> bool:
         if self._base is not None:
+            if self._multi_view:  # (torch reads it without renewing the view's grad_fn)
+                return self._requires_grad or self._base._requires_grad
             self._fresh()
         return self._requires_grad
 

@@ -131,7 +131,8 @@ def strip_values(graph: Any) -> None:
     for v in graph.inputs:
         v._data = None
     for e in graph.eqns:
-        e.out._data = None
+        for v in e.outs:
+            v._data = None
 
 
 class CompiledNode(Node):

@@ -7,7 +7,8 @@ pullback's ops, which the tracer records:
 
 - ``np.array([...])``, ``np.asarray``, ``np.stack``, ``np.concatenate``, ``np.hstack``,
   ``np.vstack`` of lists holding traced values: one ``stack`` or ``concatenate`` op
-  of the elements (``np.stack([t0, t1], axis=0)`` in generated code);
+  of the elements (the op table's ``stack`` and ``cat``: ``np.stack([t0, t1], axis=0)``
+  in generated code);
 - any other numpy function given such a list (``np.sum([1.0, a * a])``): the list
   becomes a traced array first, then numpy's protocols dispatch to pullback.
 
@@ -36,8 +37,6 @@ array([0., 0.])
 
 from __future__ import annotations
 
-import functools
-import itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -49,6 +48,7 @@ from ..autograd.grad_mode import no_grad
 from ..numpy_face import adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
+from ..ops.joining import cat_op, stack_op
 from ..pytree import tree_leaves
 from ..tensor import Tensor
 from .tracer import TraceError, Tracer, source_of, user_frame
@@ -269,41 +269,10 @@ def _operand(x: Any) -> Any:
     return np.asarray(_data(x))
 
 
-# ------------------------------------ stack and concatenate of n values, as n-ary ops
-# (the op table has no n-ary ops: an op has one rule per input; these are made per
-# count of inputs, and spelled as numpy spells them)
-@functools.cache
-def _stack_op(n: int) -> OpDef:
-    return OpDef("stack", lambda *xs, axis: np.stack(xs, axis), "StackBackward0",
-                 vjp=tuple(_stack_rule(i) for i in range(n)), fresh=True,
-                 template=_spelled("np.stack"))
-
-
-def _stack_rule(i: int) -> Callable:
-    return lambda g, out, *xs, axis: g[(slice(None),) * axis + (i,)]
-
-
-@functools.cache
-def _concatenate_op(n: int) -> OpDef:
-    return OpDef("concatenate", lambda *xs, axis, bounds: np.concatenate(xs, axis),
-                 "CatBackward0", vjp=tuple(_concatenate_rule(i) for i in range(n)), fresh=True,
-                 template=_spelled("np.concatenate"))
-
-
-def _concatenate_rule(i: int) -> Callable:
-    return lambda g, out, *xs, axis, bounds: g[
-        (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)]
-
-
-def _spelled(name: str) -> Callable:
-    """The codegen template ``np.stack([a, b], axis=0)``."""
-    return lambda e, args, _: f"{name}([{', '.join(args)}], axis={e.params['axis']})"
-
-
 def _stacked(items: list, axis: int, ref: np.ndarray) -> Tensor:
     """``np.stack(items, axis)`` recorded, as ``ref`` (numpy's result) has it."""
     operands = tuple(_operand(a) for a in items)
-    out = record.apply(_stack_op(len(items)), operands, {"axis": axis % ref.ndim})
+    out = record.apply(stack_op, operands, {"dim": axis % ref.ndim})
     return _cast(adopt(out, operands), ref.dtype)
 
 
@@ -374,9 +343,8 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = No
         axis = 0
     ref = np.concatenate([_data(a) for a in items], axis, dtype=dtype, casting=casting)
     axis %= ref.ndim
-    bounds = (0, *itertools.accumulate(np.shape(_data(a))[axis] for a in items))
     operands = tuple(_operand(a) for a in items)
-    out = record.apply(_concatenate_op(len(items)), operands, {"axis": axis, "bounds": bounds})
+    out = record.apply(cat_op, operands, {"dim": axis})
     return _cast(adopt(out, operands), ref.dtype)
 
 

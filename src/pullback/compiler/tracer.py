@@ -201,12 +201,26 @@ class Tracer:
                 self._bind(old, inputs[0])  # run inside this trace reads it
             self._bind(result, self._functional(op, inputs, params, result, src))
             self._written(result, src)
+        elif op.multi:
+            self._outputs(op, inputs, params, result, src, args)
         else:
             self._bind(result, self._emit(op, inputs, params, result._data, src))
             if (op.is_view or op is detach) and isinstance(args[0], Tensor):
                 self._alias(result, args[0], op)
         if frame is not None:
             self._name_locals(frame)
+
+    def _outputs(self, op: Any, inputs: tuple, params: dict, results: tuple, src: Any,
+                 args: tuple) -> None:
+        """One equation for the outputs of a multi-output op (each a view of the first
+        input for split & co.)."""
+        outs = tuple(Var(t._data.shape, t._data.dtype, t._data) for t in results)
+        self.builder.eqns.append(Eqn(op, inputs, outs, params, src,
+                                     nograd=not STATE.grad_enabled))
+        for t, v in zip(results, outs):
+            self._bind(t, v)
+            if op.is_view and isinstance(args[0], Tensor):
+                self._alias(t, args[0], op)
 
     def _alias(self, t: Tensor, source: Tensor, op: Any) -> None:
         """``t`` shares ``source``'s memory: a view, or a detach()ed alias."""
@@ -333,7 +347,7 @@ def _name_assignments(eqns: list) -> None:
             last[e.src] = e
     for src, e in last.items():
         m = _ASSIGN.match(src.text)
-        if m and e.out.name is None:
+        if m and e.out is not None and e.out.name is None:
             e.out.name = m.group(1)
 
 

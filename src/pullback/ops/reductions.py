@@ -3,7 +3,6 @@ that choose among them, with numpy's spellings (``axis``, ``keepdims``)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -26,11 +25,12 @@ from .elementwise import (
     where,
 )
 from .registry import c_order, defop, public
+from .results import return_type
 from .shape import expand, reshape, reshape_op
 from .summation import count, mean_of, print_mean, print_sum, sum_of
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
+return_types_max = return_type("max", ("values", "indices"))
+return_types_min = return_type("min", ("values", "indices"))
 
 
 def _keep_shape(shape: tuple, dim: Any) -> tuple:
@@ -106,10 +106,22 @@ def _index_mask(indices, shape, dim, keepdim):
     return np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - 1 - dim)) == indices
 
 
-def _pick(g, out, x, indices, dim, keepdim):
-    """max(dim)'s rule: the gradient goes to the index the forward returned."""
-    return where(index_mask(indices, shape=x.shape, dim=dim, keepdim=keepdim),
-                 reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
+def _pick(g, out, x, dim, keepdim):
+    """max(dim)'s rule: the values' gradient goes to the index the forward returned."""
+    return where(index_mask(out.indices, shape=x.shape, dim=dim, keepdim=keepdim),
+                 reshape_op(g.values, shape=_keep_shape(x.shape, dim)), 0)
+
+
+def _extremes(reduce, arg):
+    """(values, indices) of max or min along ``dim``: two reductions."""
+    return lambda x, dim, keepdim: (c_order(reduce(x, dim, None, keepdim)),
+                                    c_order(arg(x, dim, keepdims=keepdim)))
+
+
+def _print_extremes(name: str):
+    return lambda e, a, lit: ", ".join(
+        f"{a[0]}.{f}(axis={lit(e.params['dim'])}, keepdims={lit(e.params['keepdim'])})"
+        for f in (name, "arg" + name))
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
@@ -119,15 +131,14 @@ max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.max()")
 min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.min()")
-# max(dim) and min(dim) take the indices they return as an input that only their rule
-# reads: nodes save the indices, not the input, as torch does (a later write to the
-# input is fine)
-max_dim = defop("max_dim", lambda x, indices, dim, keepdim: c_order(np.max(x, dim, None, keepdim)),
-                "MaxBackward0", vjp=(_pick, None), uses=("indices", ""),
-                torch_args=("self", "indices"), template=_BY_AXIS % "max")
-min_dim = defop("min_dim", lambda x, indices, dim, keepdim: c_order(np.min(x, dim, None, keepdim)),
-                "MinBackward0", vjp=(_pick, None), uses=("indices", ""),
-                torch_args=("self", "indices"), template=_BY_AXIS % "min")
+# max(dim) and min(dim) return (values, indices); their nodes save the indices, not
+# the input, as torch does (a later write to the input is fine)
+max_dim = defop("max_dim", _extremes(np.max, np.argmax), "MaxBackward0",
+                outputs=return_types_max, vjp=(_pick,), uses=("indices",),
+                template=_print_extremes("max"))
+min_dim = defop("min_dim", _extremes(np.min, np.argmin), "MinBackward0",
+                outputs=return_types_min, vjp=(_pick,), uses=("indices",),
+                template=_print_extremes("min"))
 argmax_op = defop("argmax", lambda x, dim, keepdim: c_order(np.argmax(x, dim, keepdims=keepdim)),
                   template=_BY_AXIS % "argmax")
 argmin_op = defop("argmin", lambda x, dim, keepdim: c_order(np.argmin(x, dim, keepdims=keepdim)),
@@ -205,8 +216,7 @@ def _reduction_dim(name: str, input: Any, dim: Any) -> int | None:
 
 def _along(dim_op, arg_op, x, dim, keepdim) -> tuple:
     """(values, indices) of max or min along one ``dim``."""
-    indices = arg_op(x, dim=dim, keepdim=keepdim)
-    return dim_op(x, indices, dim=dim, keepdim=keepdim), indices
+    return tuple(dim_op(x, dim=dim, keepdim=keepdim))
 
 
 def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
