@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..ops import Meta
 from ..ops.promotion import promoted
+from ..ops.quiet import quietly
 from ..ops.shape import view_chain
 from . import messages
 from .grad_mode import STATE
@@ -200,7 +201,7 @@ def apply(op, args: tuple, params: dict) -> Any:
             and arrays[0].dtype is arrays[1].dtype and arrays[0].dtype.kind in "fc"):
         arrays = promoted(op, arrays, params)
     try:
-        out = op.forward(*arrays, **params)
+        out = quietly(op.forward, *arrays, **params)
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     if type(out) is not np.ndarray:
@@ -412,7 +413,7 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     if op.promote is not None:
         arrays = promoted(op, arrays, params)
     try:
-        new = np.asarray(op.forward(*arrays, **params))
+        new = np.asarray(quietly(op.forward, *arrays, **params))
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(

@@ -21,6 +21,7 @@ from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
+from ..ops.quiet import quietly
 from ..tensor import Tensor
 from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
 from .trace import Traced, arg_array, positional, slot_values, trace_call, unflatten
@@ -155,7 +156,8 @@ class CompiledNode(Node):
             result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
         else:
             mask = tuple(bool(needs[k]) for k in wrt)
-            result = self.variant.backward_module(mask, present).fn(*self.residuals, *seeds)
+            result = quietly(self.variant.backward_module(mask, present).fn, *self.residuals,
+                             *seeds)
         per_edge = [None] * len(self._edges)
         for k, g in zip(wrt, result):
             per_edge[k] = g
@@ -218,7 +220,7 @@ class CompiledFunction:
             inputs += traced.captures
         else:
             inputs = _graph_input_tensors(traced, args)
-        result = variant.forward.fn(*[t._data for t in inputs])
+        result = quietly(variant.forward.fn, *[t._data for t in inputs])
         outs = result[:traced.n_outputs]
         if not variant.wrt:
             tensors = [Tensor._make(np.asarray(o)) for o in outs]

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.promotion import promoted
+from ..ops.quiet import quietly
 from .graph import ACTIVE, Eqn, Var
 
 
@@ -54,7 +55,7 @@ class Builder:
                 inputs.append(self.const(a))
         if op.promote is not None:
             values = promoted(op, values, params)
-        out = np.asarray(op.forward(*values, **params))
+        out = np.asarray(quietly(op.forward, *values, **params))
         v = Var(out.shape, out.dtype, out)
         self.eqns.append(Eqn(op, tuple(inputs), v, params, self.src, self.block))
         return v

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .promotion import promoted, promoting_template
+from .quiet import quietly
 
 #: name -> OpDef: every primitive
 OPS: dict[str, OpDef] = {}
@@ -109,7 +110,7 @@ class OpDef:
         if handler is None:
             if self.promote is not None:
                 args = promoted(self, args, params)
-            return self.forward(*args, **params)
+            return quietly(self.forward, *args, **params)
         return handler(self, args, params)
 
 
