@@ -6,7 +6,7 @@ Importing this package declares them all, family by family.
 """
 
 from . import bindings, elementwise, linalg, methods, neural, reductions, sampling, shape  # noqa: F401
-from . import pointwise, special  # noqa: F401
+from . import pointwise, special, statistics  # noqa: F401
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
 from .vjp import apply_vjp, fit_to, vjp_per_input
 

@@ -282,12 +282,25 @@ def argmin(input, dim=None, keepdim=False):
     return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
-@public("all", method=True)
+def _numpy_all_any(fn, a, axis, out, keepdims, rest):
+    args.plain(out, **rest)
+    x = args.value(a)
+    found = args.axes(axis, x.ndim)
+    if found is None or len(found) == x.ndim:
+        return _keep_all(fn(x), x.ndim, keepdims)
+    return fn(x, found, bool(keepdims))
+
+
+@public("all", function=True, method=True,
+        numpy={np.all: lambda a, axis=None, out=None, keepdims=False, **rest:
+               _numpy_all_any(reduce_all, a, axis, out, keepdims, rest)})
 def reduce_all(input, dim=None, keepdim=False):
     """True where no element is zero (composed: no element of ``not x`` is true)."""
     return reduce_sum(logical_not(input), dim, keepdim) == 0
 
 
-@public("any", method=True)
+@public("any", function=True, method=True,
+        numpy={np.any: lambda a, axis=None, out=None, keepdims=False, **rest:
+               _numpy_all_any(reduce_any, a, axis, out, keepdims, rest)})
 def reduce_any(input, dim=None, keepdim=False):
     return ne(reduce_sum(ne(input, 0), dim, keepdim), 0)
