@@ -125,10 +125,11 @@ def _angle(x):
 
 
 def _angle_rule(g, out, x):
-    """torch's angle_backward: zeros for a real input; g x / |x|^2 i for a complex one,
-    0 at 0."""
+    """torch's angle_backward: zeros for a real input (zeros_like(x), as torch saves x,
+    plus zeros_like(g): a gradient no seed reaches is a symbolic zero, None, in compiled
+    code); g x / |x|^2 i for a complex one, 0 at 0."""
     if not is_complex(x):
-        return zeros_like(x)
+        return zeros_like(g) + zeros_like(x)
     return where(x == 0, 0, g * x / (absolute(x) * absolute(x)) * 1j)
 
 

@@ -138,7 +138,7 @@ def _erfc_big(y: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         z = 1 / (yb * yb)
         r = (1 / _SQRT_PI - z * _ratio(z, _P[5], _P[:5], _Q)) / yb
-        out[big] = _exp_minus_square(yb) * r
+        out[big] = np.where(yb == np.inf, 0.0, _exp_minus_square(yb) * r)
     return out
 
 

@@ -47,8 +47,11 @@ def _numpy_axes(axis: Any, ndim: int) -> tuple | None:
 
 
 def _keep(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:
-    """A reduction's gradient with the reduced dims kept as 1 (broadcasts to ``shape``)."""
-    return g if keepdim else reshape_op(g, shape=_keep_shape(shape, dim))
+    """A reduction's gradient (or result) with the reduced dims kept as 1 (it broadcasts
+    to ``shape``)."""
+    if keepdim or g.ndim == len(shape):
+        return g
+    return reshape_op(g, shape=_keep_shape(shape, dim))
 
 
 def _as_dtype(x: Any, dtype: Any) -> Any:
@@ -290,9 +293,9 @@ def _logsumexp(x, dim, keepdim):
     else:
         m = np.zeros(_keep_shape(x.shape, dim), x.dtype)
     s = np.log(sum_of(np.exp(x - m), dim, True)) + m
-    if not keepdim:
-        s = s.reshape([n for i, n in enumerate(s.shape) if i not in (
-            range(x.ndim) if dim is None else dim)])
+    if not keepdim:  # (generated code passes a one-dim tuple as an int)
+        gone = range(x.ndim) if dim is None else dim if isinstance(dim, tuple) else (dim,)
+        s = s.reshape([n for i, n in enumerate(s.shape) if i not in gone])
     return c_order(np.asarray(s))
 
 
