@@ -26,6 +26,7 @@ from .elementwise import (
     isnan,
     logical_and,
     logical_or,
+    logical_template,
     power,
     sin,
     where,
@@ -255,7 +256,8 @@ isneginf = defop("isneginf", np.isneginf, template="np.isneginf({0})", elementwi
                  numpy={np.isneginf: lambda x, out=None: _predicate(isneginf, x, out)})
 signbit = defop("signbit", np.signbit, template="np.signbit({0})", function=True, method=True,
                 numpy=np.signbit)
-logical_xor = defop("logical_xor", np.logical_xor, template="{0} ^ {1}", function=True,
+logical_xor = defop("logical_xor", np.logical_xor,
+                    template=logical_template("{0} ^ {1}", np.logical_xor), function=True,
                     method=True, numpy=np.logical_xor)
 # numpy's floor division (Python's //), torch's div(rounding_mode="floor")
 floor_divide = defop("floor_divide", np.floor_divide, template="{0} // {1}")
