@@ -142,26 +142,28 @@ def _erfc_big(y: np.ndarray) -> np.ndarray:
     return out
 
 
-@_elementwise
-def _erf(x: np.ndarray) -> np.ndarray:
+def _erf_pieces(x: np.ndarray) -> tuple:
+    """(|x| <= 0.46875, erf(x) there, erfc(|x|) elsewhere)."""
     y = np.abs(x)
     small = y <= _SMALL
+    return small, x[small] * _erf_small(x[small]), _erfc_big(y[~small])
+
+
+@_elementwise
+def _erf(x: np.ndarray) -> np.ndarray:
+    small, e, c = _erf_pieces(x)
     out = np.empty_like(x)
-    out[small] = x[small] * _erf_small(x[small])
-    big = ~small
-    out[big] = np.copysign(1 - _erfc_big(y[big]), x[big])  # (NaN stays NaN)
+    out[small] = e
+    out[~small] = np.copysign(1 - c, x[~small])  # (NaN stays NaN)
     return out
 
 
 @_elementwise
 def _erfc(x: np.ndarray) -> np.ndarray:
-    y = np.abs(x)
-    small = y <= _SMALL
+    small, e, c = _erf_pieces(x)
     out = np.empty_like(x)
-    out[small] = 1 - x[small] * _erf_small(x[small])
-    big = ~small
-    tail = _erfc_big(y[big])
-    out[big] = np.where(x[big] < 0, 2 - tail, tail)
+    out[small] = 1 - e
+    out[~small] = np.where(x[~small] < 0, 2 - c, c)
     return out
 
 
