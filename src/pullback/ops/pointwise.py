@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from . import args
 from .elementwise import (
     absolute,
@@ -372,7 +373,14 @@ lerp_scalar = defop("lerp_scalar", _lerp, "LerpBackward0",
 
 @public("lerp", function=True, method=True)
 def lerp(input, end, weight):
-    if isinstance(weight, (int, float)) and not isinstance(weight, bool):
+    scalar = isinstance(weight, (int, float)) and not isinstance(weight, bool)
+    want = dtypes.as_dtype(args.np_dtype(input))
+    for name, v in (("end", end),) + ((("weight", weight),) if not scalar else ()):
+        got = dtypes.as_dtype(args.np_dtype(v))
+        if got != want:
+            raise RuntimeError(f"expected dtype {want._cpp} for `{name}` but got dtype "
+                               f"{got._cpp}")
+    if scalar:
         return lerp_scalar(input, end, weight=weight)
     return lerp_tensor(input, end, weight)
 

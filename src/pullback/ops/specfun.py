@@ -57,13 +57,13 @@ def _elementwise(kernel):
     def run(x, *args):
         x, dtype = _as_float(x)
         flat = x.reshape(-1)
-        if flat.size <= CHUNK:
-            out = kernel(flat, *args)
-        else:
-            out = np.empty_like(flat)
-            for i in range(0, flat.size, CHUNK):
-                out[i:i + CHUNK] = kernel(flat[i:i + CHUNK], *args)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # (poles and overflow give inf, as in torch)
+            if flat.size <= CHUNK:
+                out = kernel(flat, *args)
+            else:
+                out = np.empty_like(flat)
+                for i in range(0, flat.size, CHUNK):
+                    out[i:i + CHUNK] = kernel(flat[i:i + CHUNK], *args)
             return out.reshape(x.shape).astype(dtype, copy=False)
 
     run.__name__ = kernel.__name__.lstrip("_")

@@ -25,9 +25,9 @@ from .elementwise import (
     to_dtype,
     where,
 )
-from .reductions import _keep_shape, _pick, _split, mean_dim, reduce_sum, sum_dim
+from .reductions import _keep_shape, _kept, _pick, _split, mean_dim, reduce_sum, sum_dim
 from .registry import c_order, defop, public
-from .shape import expand, reshape, reshape_op
+from .shape import expand, reshape
 from .summation import count, sum_of
 
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -44,14 +44,6 @@ def _numpy_axes(axis: Any, ndim: int) -> tuple | None:
     """numpy's axis argument (None: every axis)."""
     found = args.axes(axis, ndim)
     return None if found is None or len(found) == ndim else found
-
-
-def _keep(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:
-    """A reduction's gradient (or result) with the reduced dims kept as 1 (it broadcasts
-    to ``shape``)."""
-    if keepdim or g.ndim == len(shape):
-        return g
-    return reshape_op(g, shape=_keep_shape(shape, dim))
 
 
 def _as_dtype(x: Any, dtype: Any) -> Any:
@@ -92,17 +84,22 @@ def _prod_others_rule(g, out, x, dim):
 
 prod_others = defop("prod_others", _prod_others, "ProdBackward1",
                     vjp=(_prod_others_rule,), uses=("x",), fresh=True)
-# torch's gradient: g * result / x without zeros; with them the product of the other
-# elements (prod_safe_zeros_backward): exact at one zero, 0 at two or more
+def _prod_rule(g, out, x, dim=None, keepdim=False):
+    """torch's prod_backward: g * result / x in a slice without zeros (divided by x with
+    its zeros as 1, so that the branch not taken has no 0 / 0 for the second order), the
+    product of the other elements where there are zeros (prod_safe_zeros_backward)."""
+    z = x == 0
+    zeros = sum_dim(z, dim=dim, keepdim=True)
+    others = where(zeros == 0, _kept(out, x.shape, dim, keepdim) / where(z, 1, x),
+                   prod_others(x, dim=dim))
+    return _kept(g, x.shape, dim, keepdim) * conj(others)
+
+
 prod_all = defop("prod_all", lambda x: np.asarray(np.prod(x)), "ProdBackward0",
-                 vjp=(lambda g, out, x: g * conj(prod_others(x, dim=None)),), uses=("x",),
-                 template="np.prod({0})", fresh=True)
+                 vjp=(_prod_rule,), uses=("x out",), template="np.prod({0})", fresh=True)
 prod_dim = defop("prod_dim", lambda x, dim, keepdim: c_order(np.prod(x, dim, keepdims=keepdim)),
-                 "ProdBackward1",
-                 vjp=(lambda g, out, x, dim, keepdim:
-                      _keep(g, x.shape, dim, keepdim) * conj(prod_others(x, dim=dim)),),
-                 uses=("x",), template="np.prod({0}, axis={dim}, keepdims={keepdim})",
-                 fresh=True)
+                 "ProdBackward1", vjp=(_prod_rule,), uses=("x out",),
+                 template="np.prod({0}, axis={dim}, keepdims={keepdim})", fresh=True)
 
 
 def _numpy_prod(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
@@ -220,7 +217,7 @@ def _var_factor(shape: tuple, dim: Any, correction: float) -> float:
 def _var_rule(g, out, x, dim, correction, keepdim):
     """torch's var_backward: 2 / (N - correction) g (x - mean(x))."""
     centered = x - mean_dim(x, dim=dim, keepdim=True)
-    return _keep(g, x.shape, dim, keepdim) * _var_factor(x.shape, dim, correction) * centered
+    return _kept(g, x.shape, dim, keepdim) * _var_factor(x.shape, dim, correction) * centered
 
 
 def _var(x, dim, correction, keepdim):
@@ -300,8 +297,8 @@ def _logsumexp(x, dim, keepdim):
 
 
 logsumexp_op = defop("logsumexp", _logsumexp, "LogsumexpBackward0",
-                     vjp=(lambda g, out, x, dim, keepdim: _keep(g, x.shape, dim, keepdim)
-                          * exp(x - _keep(out, x.shape, dim, keepdim)),),
+                     vjp=(lambda g, out, x, dim, keepdim: _kept(g, x.shape, dim, keepdim)
+                          * exp(x - _kept(out, x.shape, dim, keepdim)),),
                      uses=("x out",), fresh=True)
 
 
@@ -322,7 +319,7 @@ def _nansum(x, dim, keepdim):
 # torch: the gradient times not isnan(x) (a product)
 nansum_op = defop("nansum", _nansum, "NansumBackward0",
                   vjp=(lambda g, out, x, dim, keepdim:
-                       expand(_keep(g, x.shape, dim, keepdim), shape=x.shape)
+                       expand(_kept(g, x.shape, dim, keepdim), shape=x.shape)
                        * logical_not(isnan(x)),),
                   uses=("x",), fresh=True)
 
@@ -439,42 +436,6 @@ def _numpy_median(a, axis, out, keepdims):
         y = reshape(y, tuple(1 if found is None or i in found else s
                              for i, s in enumerate(x.shape)))
     return y
-
-
-# ------------------------------------------------------------------ amax, amin
-def _count_split(g, out, x, dim, keepdim):
-    """torch's scale_grad_by_count: g split evenly over the elements equal to the result
-    (a product with the mask: where the result is NaN, every gradient is NaN)."""
-    mask = x == _keep(out, x.shape, dim, keepdim)
-    return _keep(g, x.shape, dim, keepdim) / sum_dim(mask, dim=dim, keepdim=True) * mask
-
-
-amax_op = defop("amax", lambda x, dim, keepdim: c_order(np.asarray(np.max(x, dim,
-                                                                          keepdims=keepdim))),
-                "AmaxBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
-                template="np.max({0}, axis={dim}, keepdims={keepdim})")
-amin_op = defop("amin", lambda x, dim, keepdim: c_order(np.asarray(np.min(x, dim,
-                                                                          keepdims=keepdim))),
-                "AminBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
-                template="np.min({0}, axis={dim}, keepdims={keepdim})")
-
-
-def _extreme(op: Any, name: str, input: Any, dim: Any, keepdim: bool) -> Any:
-    found = _dims(dim, input.ndim)
-    for d in range(input.ndim) if found is None else found:
-        if input.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return op(input, dim=found, keepdim=bool(keepdim))
-
-
-@public("amax", function=True, method=True)
-def amax(input, dim=(), keepdim=False):
-    return _extreme(amax_op, "amax", input, dim, keepdim)
-
-
-@public("amin", function=True, method=True)
-def amin(input, dim=(), keepdim=False):
-    return _extreme(amin_op, "amin", input, dim, keepdim)
 
 
 # ------------------------------------------------------------------ counting
