@@ -173,6 +173,15 @@ FIXED = {
         "def f(x0, c1):\n    v6 = x0[:, :, [1, 1]]\n    v10 = v6.flatten()\n    v6 -= c1\n"
         "    return (v10 * T.arange(18.0, dtype=T.float64)).sum()",
         dict(x0=np.arange(18.0).reshape(3, 3, 2), c1=np.array(1.5))),
+    # torch saves prod's result (g * result / x) and raises after a write to it;
+    # pullback's rule read x only
+    "eager: prod and a later write": (
+        "def f(x0):\n    p = x0.prod()\n    p.mul_(2)\n    return p.sum()",
+        dict(x0=np.array([1.5, 2.0])), "eager"),
+    # torch's lerp wants one dtype: "expected dtype double for `end` but got dtype float"
+    "eager: lerp of two dtypes": (
+        "def f(x0, x1):\n    return T.lerp(x0, x1, 0.3).sum()",
+        dict(x0=np.array([1.0, 2.0]), x1=np.array([0.5, 1.0], np.float32)), "eager"),
 }
 
 @pytest.mark.parametrize("name", FIXED)
