@@ -21,24 +21,25 @@ from typing import Any, Callable
 
 import numpy as np
 
-_INSIDE = contextvars.ContextVar("pullback_quiet", default=False)
-_LOCAL = threading.local()
+#: True inside the quiet context (a call from inside runs in it as it is)
+INSIDE = contextvars.ContextVar("pullback_quiet", default=False)
+#: the thread's context is ``THREAD.ctx`` once ``context()`` made it
+THREAD = threading.local()
 
 
-def _new_context() -> contextvars.Context:
-    ctx = contextvars.Context()
-    ctx.run(np.seterr, all="ignore")
-    ctx.run(_INSIDE.set, True)
-    _LOCAL.ctx = ctx
+def context() -> contextvars.Context:
+    """This thread's quiet context (``context().run(fn, ...)``, where ``INSIDE.get()`` is
+    False: the hot paths inline ``quietly``)."""
+    ctx = getattr(THREAD, "ctx", None)
+    if ctx is None:
+        ctx = THREAD.ctx = contextvars.Context()
+        ctx.run(np.seterr, all="ignore")
+        ctx.run(INSIDE.set, True)
     return ctx
 
 
 def quietly(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` with numpy's floating-point warnings off."""
-    if _INSIDE.get():
+    if INSIDE.get():
         return fn(*args, **kwargs)
-    try:
-        ctx = _LOCAL.ctx
-    except AttributeError:
-        ctx = _new_context()
-    return ctx.run(fn, *args, **kwargs)
+    return context().run(fn, *args, **kwargs)
