@@ -25,7 +25,16 @@ from .elementwise import (
     to_dtype,
     where,
 )
-from .reductions import _keep_shape, _kept, _pick, _split, mean_dim, reduce_sum, sum_dim
+from .reductions import (
+    _keep_all,
+    _keep_shape,
+    _kept,
+    _pick,
+    _split,
+    mean_dim,
+    reduce_sum,
+    sum_dim,
+)
 from .registry import c_order, defop, public
 from .shape import expand, reshape
 from .summation import count, sum_of
@@ -107,8 +116,7 @@ def _numpy_prod(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
     x = _as_dtype(args.value(a), dtype)
     found = _numpy_axes(axis, x.ndim)
     if found is None:
-        y = prod_all(x)
-        return reshape(y, (1,) * x.ndim) if keepdims and x.ndim else y
+        return _keep_all(prod_all(x), x.ndim, keepdims)
     return prod_dim(x, dim=found, keepdim=bool(keepdims))
 
 
@@ -260,8 +268,9 @@ def _numpy_var_std(op: Any, a, axis, dtype, out, ddof, keepdims, correction, res
     x = _as_dtype(x, dtype)
     c = ddof if correction is None else correction
     found = _numpy_axes(axis, x.ndim)
-    y = op(x, dim=found, correction=c, keepdim=bool(keepdims) and found is not None)
-    return reshape(y, (1,) * x.ndim) if keepdims and found is None and x.ndim else y
+    if found is None:
+        return _keep_all(op(x, dim=None, correction=c, keepdim=False), x.ndim, keepdims)
+    return op(x, dim=found, correction=c, keepdim=bool(keepdims))
 
 
 @public("var", function=True, method=True,
@@ -349,8 +358,9 @@ def _numpy_nan(fn, a, axis, dtype, out, keepdims, rest):
     if fn is nanmean and np.dtype(args.np_dtype(x)).kind not in "fc":
         x = to_dtype(x, np.float64)
     found = _numpy_axes(axis, x.ndim)
-    y = fn(x, found, bool(keepdims) and found is not None)
-    return reshape(y, (1,) * x.ndim) if keepdims and found is None and x.ndim else y
+    if found is None:
+        return _keep_all(fn(x, None, False), x.ndim, keepdims)
+    return fn(x, found, bool(keepdims))
 
 
 # ------------------------------------------------------------------ median
