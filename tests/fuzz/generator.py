@@ -404,7 +404,38 @@ class Gen(Pieces):
         out.append(([f"$0.clamp(min={c1})", f"T.clamp($0, min={c1})"], (max(lo, c1), max(hi, c1))))
         out.append(([f"$0.clamp(max={c2})"], (min(lo, c2), min(hi, c2))))
         out.append((["$0.clone()", "$0 * 1"], (lo, hi)))
+        out += self.more_unary_choices(a)
         return [c for c in out if self.ok_mag(c[1], dt)]
+
+    def more_unary_choices(self, a: Val) -> list:
+        """The trigonometric, hyperbolic, special and rounding functions."""
+        lo, hi, dt, m = a.lo, a.hi, a.dtype, a.mag
+        out = []
+        if m <= 1.2 or not self.checks:
+            out.append((["T.tan($0)", "$0.tan()"], (math.tan(max(lo, -1.5)),
+                                                    math.tan(min(hi, 1.5)))))
+        out.append((["T.atan($0)", "T.arctan($0)", "T.asinh($0)", "T.erf($0)", "$0.erf()",
+                     "T.tanh($0) * 0.5"], (max(-1.6, min(lo, 0.0) - 1), 1.6)))
+        out.append((["T.asin(T.tanh($0) * 0.9)", "T.acos(T.tanh($0) * 0.9)",
+                     "T.atanh(T.tanh($0) * 0.9)", "T.erfinv(T.tanh($0) * 0.9)"], (-1.5, 3.15)))
+        out.append((["T.acosh($0 * $0 + 1.25)", "T.acosh($0.abs() + 1.5)"],
+                    (0.69, math.acosh(m * m + 1.5) + 1)))
+        out.append((["T.erfc($0)", "T.sigmoid($0) * 2"], (0.0, 2.0)))
+        out.append((["T.sinc($0)", "$0.sinc()"], (-0.25, 1.0)))
+        if m <= (10 if dt == "float64" else 5) or not self.checks:
+            e = math.exp(min(m, 700))
+            out.append((["T.sinh($0)", "T.cosh($0)", "T.expm1($0)", "T.exp2($0)"],
+                        (-e, e)))
+        p, piv = self.positive(a, lo_min=0.25)
+        big = math.log(max(piv[1], 1e-300)) + 2
+        out.append(([f"T.log2({p})", f"T.log10({p})", f"T.log1p({p})", f"{p}.rsqrt()",
+                     f"T.lgamma({p})", f"T.digamma({p})"],
+                    (-max(5.0, 1 / math.sqrt(max(piv[0], 1e-300))), max(big * piv[1], 5.0))))
+        out.append((["T.floor($0)", "T.ceil($0)", "T.round($0)", "T.trunc($0)", "$0.frac()",
+                     "T.round($0, decimals=1)"], (lo - 1, hi + 1)))
+        out.append((["T.deg2rad($0)", "T.nan_to_num($0)", "T.square($0) * 0.1"],
+                    (min(lo, 0.0) - 0.1 * m * m, max(hi, 0.0) + 0.1 * m * m)))
+        return out
 
     def gen_unary(self) -> bool:
         a = self.pick()
@@ -470,8 +501,8 @@ class Gen(Pieces):
         dt = self.promote(a, b)
         A, B = (a.lo, a.hi), (b.lo, b.hi)
         req = a.req or b.req
-        op = self.rng.choices(["add", "sub", "mul", "div", "pow", "max", "where", "mask"],
-                              [20, 15, 25, 12, 8, 10, 8, 4])[0]
+        op = self.rng.choices(["add", "sub", "mul", "div", "pow", "max", "where", "mask", "more"],
+                              [20, 15, 25, 12, 8, 10, 8, 4, 12])[0]
         if op == "add":
             t, iv = self.rng.choice([("$0 + $1", None), ("T.add($0, $1)", None),
                                      ("$0.add($1)", None), ("$0.add($1, alpha=0.5)", 0.5)])
@@ -518,14 +549,101 @@ class Gen(Pieces):
             iv = _hull(A, B, (0.0, 0.0))
             if t.endswith("0.0)"):
                 shape, dt, req = a.shape, a.dtype, a.req
-        else:  # mask: a float times a bool
+        elif op == "mask":  # a float times a bool
             t = self.rng.choice(["$0 * ($1 > 0)", "($1 <= 0.5) * $0"])
             iv = _hull(A, (0.0, 0.0))
             dt, req = a.dtype, a.req
+        else:
+            t, iv = self.more_binary(a, b)
         if iv is None or not self.ok_mag(iv, dt):
             return False
         v = self.out_val(shape, dt, iv, req, contig=a.contig and b.contig)
         self.add(Line(t, (a.name, b.name), v.name), v)
+        return True
+
+    def more_binary(self, a: Val, b: Val) -> tuple:
+        """(template, interval) of a two-operand function of ``a`` and ``b``."""
+        A, B = (a.lo, a.hi), (b.lo, b.hi)
+        m = a.mag + b.mag
+        n, niv = self.nonzero(b)
+        n = n.replace("$0", "$1")
+        p, piv = self.positive(b, lo_min=0.25)
+        p = p.replace("$0", "$1")
+        choices = [
+            (self.rng.choice(["T.atan2($0, $1)", "T.arctan2($0, $1)"]), (-3.15, 3.15)),
+            ("T.hypot($0, $1)", (0.0, m)),
+            (self.rng.choice(["T.logaddexp($0, $1)", "T.logaddexp2($0, $1)"]),
+             (max(A[0], B[0]), max(A[1], B[1]) + 1)),
+            (self.rng.choice(["T.fmax($0, $1)", "T.fmin($0, $1)"]), _hull(A, B)),
+            (self.rng.choice(["T.copysign($0, $1)"]), (-a.mag, a.mag)),
+            (self.rng.choice(["T.lerp($0, $1, 0.3)", "T.lerp($0, $1, 0.75)",
+                              "$0.lerp($1, T.sigmoid($1))"]), _hull(A, B, (-m, m))),
+            (self.rng.choice(["T.addcmul($0, $1, $0, value=0.5)", "$0.addcmul($1, $1)"]),
+             (-m - m * m, m + m * m)),
+        ]
+        if niv[0] > 0 or niv[1] < 0:
+            k = 1 / min(abs(niv[0]), abs(niv[1]))
+            choices += [(self.rng.choice([f"T.remainder($0, {n})", f"T.fmod($0, {n})",
+                                          f"$0.remainder({n})"]), (-max(abs(niv[0]),
+                                                                        abs(niv[1])), max(
+                                                                  abs(niv[0]), abs(niv[1])))),
+                        (f"T.addcdiv($0, $0, {n}, value=0.5)", (-a.mag * (1 + k), a.mag * (1 + k)))]
+        if piv[0] > 0:
+            choices.append((f"T.xlogy($0, {p})", (-a.mag * (abs(math.log(piv[0])) + abs(
+                math.log(piv[1]))), a.mag * (abs(math.log(piv[0])) + abs(math.log(piv[1]))))))
+        return self.rng.choice(choices)
+
+    def gen_stat(self) -> bool:
+        """The statistics reductions: prod, cumsum, cumprod, var, std, logsumexp, amax,
+        amin, nansum, median."""
+        a = self.pick()
+        if a is None:
+            return False
+        op = self.rng.choice(["prod", "cumsum", "cumprod", "var", "std", "logsumexp",
+                              "amax", "amin", "nansum", "median"])
+        keep = self.chance(0.35)
+        kw = ", keepdim=True" if keep else ""
+        if a.rank == 0 or op == "median" or self.chance(0.25):  # every element
+            red, shape = max(a.numel, 1), ()
+            t = {"cumsum": "$0.flatten().cumsum(0)", "cumprod": "$0.flatten().cumprod(0)",
+                 "logsumexp": f"T.logsumexp($0, {tuple(range(a.rank))})"}.get(op, f"$0.{op}()")
+            if op in ("cumsum", "cumprod"):
+                shape = (a.numel,)
+            if op in ("var", "std") and a.numel < 2:
+                return False
+            if op in ("amax", "amin", "median") and a.numel == 0:
+                return False
+        else:
+            d = self.rng.randrange(-a.rank, a.rank)
+            n = a.shape[d]
+            red = max(n, 1)
+            shape = tuple(1 if i == d % a.rank else s for i, s in enumerate(a.shape)) if keep \
+                else tuple(s for i, s in enumerate(a.shape) if i != d % a.rank)
+            if op in ("cumsum", "cumprod"):
+                shape, t = a.shape, self.rng.choice([f"$0.{op}({d})", f"T.{op}($0, dim={d})"])
+            elif op in ("amax", "amin") and n == 0:
+                return False
+            elif op in ("var", "std") and n < 2:
+                return False
+            else:
+                t = self.rng.choice([f"$0.{op}({d}{kw})", f"T.{op}($0, {d}{kw})"])
+        lo, hi, m = a.lo, a.hi, a.mag
+        if op == "prod" or op == "cumprod":
+            if self.checks and m ** red > _limit(a.dtype):
+                return False
+            iv = (-max(m, 1) ** red, max(m, 1) ** red)
+        elif op in ("cumsum", "nansum"):
+            iv = (min(lo * red, lo, 0.0), max(hi * red, hi, 0.0))
+        elif op in ("var", "std"):
+            iv = (0.0, 4 * m * m + 1)
+        elif op == "logsumexp":
+            iv = (lo, hi + math.log(red) + 1)
+        else:
+            iv = (lo, hi)
+        if not self.ok_mag(iv, a.dtype):
+            return False
+        v = self.out_val(shape, a.dtype, iv, a.req, contig=a.contig)
+        self.add(Line(t, (a.name,), v.name), v)
         return True
 
     def gen_where_mask(self) -> bool:
@@ -1049,7 +1167,7 @@ class Gen(Pieces):
     GENERATORS = {
         "unary": 22, "binary": 24, "reduce": 12, "matmul": 7, "shape": 12, "index": 9,
         "inplace": 12, "branch": 5, "where_mask": 3, "softmax": 4, "detach_cast": 3,
-        "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4,
+        "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4, "stat": 6,
     }
 
     def program(self) -> Program:

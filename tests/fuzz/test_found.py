@@ -180,6 +180,15 @@ FIXED = {
         "def f(x0, x1, c2):\n    v0 = x0[1:3]\n    v1 = T.cat((v0, c2), dim=0)\n"
         "    return (T.cat([x1, v0], -1) * 2).sum() + (v1 * 3).sum()",
         dict(x0=np.array([0.55]), x1=np.array([0.9, 0.2]), c2=np.array([0.5]))),
+    # torch saves prod's result (g * result / x) and raises after a write to it;
+    # pullback's rule read x only
+    "eager: prod and a later write": (
+        "def f(x0):\n    p = x0.prod()\n    p.mul_(2)\n    return p.sum()",
+        dict(x0=np.array([1.5, 2.0])), "eager"),
+    # torch's lerp wants one dtype: "expected dtype double for `end` but got dtype float"
+    "eager: lerp of two dtypes": (
+        "def f(x0, x1):\n    return T.lerp(x0, x1, 0.3).sum()",
+        dict(x0=np.array([1.0, 2.0]), x1=np.array([0.5, 1.0], np.float32)), "eager"),
 }
 
 @pytest.mark.parametrize("name", FIXED)

@@ -396,8 +396,242 @@ RANDOM_CASES = [
        rng_seed=7, reference=lambda: np.random.default_rng(7).integers(2, 9, size=(5,))),
 ]
 
+INF = float("inf")
+_UNIT34, _POS34, _AWAY34, _GRID34 = A((3, 4), "unit"), A((3, 4), "pos"), A((3, 4), "away"), \
+    A((3, 4), "grid")
+_EDGES = [NAN, INF, -INF, 1.0, -0.0, 0.0, -2.5]
+
+
+def _unary(op: str, x: Arg, method: str | None = None, **kw: Any) -> Case:
+    name = method or op
+    return _c(op, x, torch=lambda T, t: getattr(t, name)(), **kw)
+
+
+# kinks, ties, zeros and NaN: the gradients are torch's (each note says which rule)
+POINTWISE_CASES = [
+    _unary("tan", _UNIT34), _unary("tan", A(values=[-1.0, 0.5, 1.2, 0.0])),
+    _unary("asin", _UNIT34), _unary("acos", _UNIT34), _unary("atan", R34),
+    _unary("sinh", R34), _unary("cosh", R34), _unary("asinh", R34),
+    _unary("acosh", A(values=[[1.5, 2.0, 3.0], [1.25, 4.0, 1.1]])), _unary("atanh", _UNIT34),
+    # at +-1: inf gradients (1 / sqrt(0)); outside: NaN
+    _unary("asin", A(values=[-1.0, 1.0, 1.5, NAN]), tag="edges", fd=False),
+    _unary("acos", A(values=[-1.0, 1.0, 1.5]), tag="edges", fd=False),
+    _unary("atanh", A(values=[-1.0, 1.0, 0.0]), tag="edges", fd=False),
+    _unary("acosh", A(values=[1.0, 0.5]), tag="edges", fd=False),
+    _unary("deg2rad", R34), _unary("rad2deg", R34), _unary("rsqrt", _POS34),
+    _unary("rsqrt", A(values=[0.0, -1.0, INF]), tag="edges", fd=False),
+    _unary("sinc", R34), _unary("sinc", A(())),
+    # sinc's gradient is 0 at 0 (torch's masked_fill), also in second order
+    _unary("sinc", A(values=[0.0, 1.0, -2.0, 0.5]), tag="zero", fd=False),
+    _unary("exp2", R34), _unary("expm1", R34), _unary("expm1", A(())),
+    _unary("log2", _POS34), _unary("log10", _POS34), _unary("log1p", _UNIT34),
+    _unary("log2", A(values=[0.0, -1.0]), tag="edges", fd=False),
+    _unary("log1p", A(values=[-1.0, -2.0, 0.0]), tag="edges", fd=False),
+    _c("logit", _UNIT34, p={"eps": None}, torch=lambda T, x: T.logit(x)),
+    # no eps: inf at 0 and 1, NaN outside [0, 1]; eps: 0 outside [eps, 1 - eps], its
+    # ends included in the gradient
+    _c("logit", A(values=[0.0, 1.0, -0.1, 1.2, NAN, 0.5]), p={"eps": None}, tag="edges",
+       torch=lambda T, x: T.logit(x), fd=False),
+    _c("logit", A(values=[0.0, 1.0, 0.25, 0.75, 0.5, NAN, 0.1]), p={"eps": 0.25},
+       torch=lambda T, x: T.logit(x, 0.25), fd=False),
+    # angle of a real number: 0 or pi (0 at -0.0, as torch), a zero gradient
+    _unary("angle", R34),
+    _unary("angle", A(values=[-1.0, -0.0, 0.0, 2.0, NAN]), tag="edges", fd=False),
+    # nan_to_num: the gradient times isfinite(x)
+    _c("nan_to_num", R34, p={"nan": 0.0, "posinf": None, "neginf": None},
+       torch=lambda T, x: T.nan_to_num(x)),
+    _c("nan_to_num", A(values=[NAN, INF, -INF, 1.0]), p={"nan": 1.0, "posinf": 2.0,
+                                                        "neginf": -2.0},
+       torch=lambda T, x: T.nan_to_num(x, 1.0, 2.0, -2.0), fd=False),
+    # rounding: zero gradients (the grid has no ties and no integers)
+    _unary("floor", _GRID34), _unary("ceil", _GRID34), _unary("trunc", _GRID34),
+    _unary("round", _GRID34), _unary("frac", _GRID34), _unary("frac", A(())),
+    _unary("round", A(values=[0.5, 1.5, 2.5, -0.5, -1.5]), tag="half-even", fd=False),
+    _unary("floor", A(values=[NAN, INF, -0.0, 2.0]), tag="edges", fd=False),
+    _c("round_decimals", _GRID34, p={"decimals": 1},
+       torch=lambda T, x: T.round(x, decimals=1)),
+    _c("round_decimals", A(values=[1234.5, -15.0, 0.3]), p={"decimals": -1},
+       torch=lambda T, x: T.round(x, decimals=-1), fd=False),
+    *_binary("atan2", lambda T, x, y: T.atan2(x, y)),
+    # at (0, 0) both gradients are 0 (torch masks the reciprocal of x^2 + y^2)
+    _c("atan2", A(values=[0.0, 1.0, 0.0]), A(values=[0.0, 0.0, -1.0]), tag="zero",
+       torch=lambda T, x, y: T.atan2(x, y), fd=False),
+    *_binary("hypot", lambda T, x, y: T.hypot(x, y)),
+    # NaN at (0, 0) (0 / 0, as torch)
+    _c("hypot", A(values=[0.0, 3.0]), A(values=[0.0, 4.0]), tag="zero",
+       torch=lambda T, x, y: T.hypot(x, y), fd=False),
+    *_binary("logaddexp", lambda T, x, y: T.logaddexp(x, y)),
+    _c("logaddexp", A(values=[-INF, INF, 1.0]), A(values=[-INF, 1.0, INF]), tag="inf",
+       torch=lambda T, x, y: T.logaddexp(x, y), fd=False),
+    *_binary("logaddexp2", lambda T, x, y: T.logaddexp2(x, y)),
+    *_binary("fmax", lambda T, x, y: T.fmax(x, y)),
+    *_binary("fmin", lambda T, x, y: T.fmin(x, y)),
+    # ties: all to x (not split, unlike maximum); a NaN side: all to the other
+    _c("fmax", A(values=[1.0, 1.0, NAN, 2.0, NAN]), A(values=[1.0, 0.0, 1.0, NAN, NAN]),
+       torch=lambda T, x, y: T.fmax(x, y), fd=False),
+    _c("fmin", A(values=[1.0, 1.0, NAN, 2.0, NAN]), A(values=[1.0, 0.0, 1.0, NAN, NAN]),
+       torch=lambda T, x, y: T.fmin(x, y), fd=False),
+    *_binary("remainder", lambda T, x, y: T.remainder(x, y), second="away"),
+    *_binary("fmod", lambda T, x, y: T.fmod(x, y), second="away"),
+    # y's gradient is -g floor(x / y) (trunc for fmod); at y = 0 -inf, the value NaN
+    _c("remainder", A(values=[5.5, -5.5, 5.5, 1.0]), A(values=[2.0, 2.0, -2.0, 0.0]),
+       tag="edges", torch=lambda T, x, y: T.remainder(x, y), fd=False),
+    _c("fmod", A(values=[5.5, -5.5, 5.5, 1.0]), A(values=[2.0, 2.0, -2.0, 0.0]),
+       tag="edges", torch=lambda T, x, y: T.fmod(x, y), fd=False),
+    # a Python number as y: torch's node is RemainderBackward0 (FmodBackward0) there
+    _c("remainder", R34, 1.5, torch=lambda T, x: T.remainder(x, 1.5), torch_name=False),
+    _c("fmod", R34, -1.5, torch=lambda T, x: T.fmod(x, -1.5), torch_name=False),
+    *_binary("copysign", lambda T, x, y: T.copysign(x, y), second="away"),
+    # x's gradient is out / x, 0 at x = 0; y's is 0
+    _c("copysign", A(values=[0.0, -0.0, 2.0, -3.0, 1.0]), A(values=[-1.0, 1.0, -0.0, 0.0, NAN]),
+       tag="edges", torch=lambda T, x, y: T.copysign(x, y), fd=False),
+    _c("xlogy", R34, A((3, 4), "pos"), torch=lambda T, x, y: T.xlogy(x, y)),
+    _c("xlogy", A(()), A((3,), "pos"), torch=lambda T, x, y: T.xlogy(x, y)),
+    # x = 0: the value 0 (NaN for a NaN y); x's gradient 0 where y <= 0 too
+    _c("xlogy", A(values=[0.0, 0.0, 0.0, 1.0, 2.0]), A(values=[0.0, -1.0, NAN, 0.0, 3.0]),
+       tag="edges", torch=lambda T, x, y: T.xlogy(x, y), fd=False),
+    _c("lerp", R34, R34, _UNIT34, torch=lambda T, x, e, w: T.lerp(x, e, w)),
+    _c("lerp", A((3, 1)), R4, A((4,), "unit"), torch=lambda T, x, e, w: T.lerp(x, e, w)),
+    _c("lerp_scalar", R34, R34, p={"weight": 0.3}, torch=lambda T, x, e: T.lerp(x, e, 0.3)),
+    _c("lerp_scalar", R34, R4, p={"weight": 0.75}, torch=lambda T, x, e: T.lerp(x, e, 0.75)),
+    _c("addcmul", R34, R34, R4, p={"value": 1}, torch=lambda T, x, a, b: T.addcmul(x, a, b)),
+    _c("addcmul", R4, A((3, 1)), R4, p={"value": -0.5},
+       torch=lambda T, x, a, b: T.addcmul(x, a, b, value=-0.5)),
+    _c("addcdiv", R34, R34, _AWAY34, p={"value": 1}, torch=lambda T, x, a, b: T.addcdiv(x, a, b)),
+    _c("addcdiv", A(()), R4, A((3, 1), "away"), p={"value": 2.0},
+       torch=lambda T, x, a, b: T.addcdiv(x, a, b, value=2.0)),
+    # special functions
+    _unary("erf", R34), _unary("erfc", R34), _unary("erfinv", _UNIT34),
+    _unary("erf", A(values=[INF, -INF, NAN, 0.0]), tag="edges", fd=False),
+    _unary("erfinv", A(values=[1.0, -1.0, 0.0, 1.5, NAN]), tag="edges", fd=False),
+    _unary("lgamma", _POS34), _unary("digamma", _POS34),
+    _unary("lgamma", A(values=[-2.5, -0.5, 0.3, 1.0, 2.0, 10.0])),
+    # lgamma's poles: inf (gradient: digamma, -inf at 0, NaN at negative integers)
+    _unary("lgamma", A(values=[0.0, -1.0, INF]), tag="poles", fd=False),
+    # (polygamma(1) is inf at every pole; torch's is 6.6e32 at -1, sin(-pi)'s rounding)
+    _unary("digamma", A(values=[0.0, -0.0, -0.5]), tag="poles", fd=False),
+    _c("polygamma", _POS34, p={"n": 1}, torch=lambda T, x: T.polygamma(1, x)),
+    _c("polygamma", A(values=[-2.5, -0.5, 0.3, 3.0]), p={"n": 2},
+       torch=lambda T, x: T.polygamma(2, x)),
+]
+
+def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:
+    """A median_dim case against torch's median(dim): both outputs, the values and the
+    indices (the stable sort's lower middle)."""
+    return _c("median_dim", A(values=values), p={"dim": dim, "keepdim": keepdim},
+              torch=lambda T, x: x.median(dim, keepdim=keepdim), **kw)
+
+
+_ZEROS = [[2.0, 0.0, 3.0, 0.5], [0.0, 1.5, 0.0, 2.0], [0.0, 0.0, 0.0, 1.0],
+          [1.0, 2.0, -0.5, 3.0]]  # slices with one, two, three and no zeros
+_TIES_ROWS = [[1.0, 3.0, 3.0], [2.0, 0.0, 0.0], [-1.0, 2.0, 0.5]]
+STATISTICS_CASES = [
+    _c("prod_all", R34, torch=lambda T, x: x.prod()),
+    _c("prod_all", A(()), torch=lambda T, x: x.prod()),
+    _c("prod_all", A((0, 3)), torch=lambda T, x: x.prod()),
+    # zeros: the product of the others (exact, also in the second order, which the
+    # polynomial lets finite differences check)
+    _c("prod_all", A(values=[2.0, 0.0, 3.0]), tag="zero", torch=lambda T, x: x.prod()),
+    _c("prod_all", A(values=[2.0, 0.0, 3.0, 0.0]), tag="zeros", torch=lambda T, x: x.prod()),
+    _c("prod_dim", R34, p={"dim": (1,), "keepdim": False}, torch=lambda T, x: x.prod(1)),
+    _c("prod_dim", A((2, 3, 4)), p={"dim": (0,), "keepdim": True},
+       torch=lambda T, x: x.prod(0, keepdim=True)),
+    _c("prod_dim", A(values=_ZEROS), p={"dim": (1,), "keepdim": False}, tag="zeros",
+       torch=lambda T, x: x.prod(1)),
+    _c("prod_others", R34, p={"dim": (1,)}, torch_name=False,
+       torch=lambda T, x: T.autograd.grad(x.prod(1).sum(), x, create_graph=True)[0]),
+    # prod_others' own gradient (prod's second order) is exact at zeros; its second
+    # order (prod's third) misses the terms through a zero
+    _c("prod_others", A(values=_ZEROS), p={"dim": (1,)}, tag="zeros", torch_name=False,
+       torch=lambda T, x: T.autograd.grad(x.prod(1).sum(), x, create_graph=True)[0],
+       second_order=False),
+    _c("prod_others", A(values=_ZEROS), p={"dim": None}, tag="all", torch_name=False,
+       torch=lambda T, x: T.autograd.grad(x.prod(), x, create_graph=True)[0],
+       second_order=False),
+    _c("cumsum", R34, p={"dim": 1, "reverse": False}, torch=lambda T, x: x.cumsum(1)),
+    _c("cumsum", A((2, 3, 4)), p={"dim": 0, "reverse": True}, torch_name=False,
+       torch=lambda T, x: x.flip(0).cumsum(0).flip(0)),
+    _c("cumsum", A(()), p={"dim": None, "reverse": False}, torch=lambda T, x: x.cumsum(0)),
+    _c("cumprod", R34, p={"dim": 1}, torch=lambda T, x: x.cumprod(1)),
+    _c("cumprod", A(()), p={"dim": None}, torch=lambda T, x: x.cumprod(0)),
+    # zeros: first order exact (torch's O(n) rule); the second order misses the terms
+    # through a zero (torch's differentiable O(n^2) form has them)
+    _c("cumprod", A(values=_ZEROS), p={"dim": 1}, tag="zeros", second_order=False,
+       torch=lambda T, x: x.cumprod(1)),
+    _c("var", R34, p={"dim": (1,), "correction": 1, "keepdim": False},
+       torch=lambda T, x: x.var(1)),
+    _c("var", A((2, 3, 4)), p={"dim": None, "correction": 0, "keepdim": False},
+       torch=lambda T, x: x.var(correction=0)),
+    _c("var", A((2, 3, 4)), p={"dim": (0, 2), "correction": 2, "keepdim": True},
+       torch=lambda T, x: x.var((0, 2), correction=2, keepdim=True)),
+    _c("std", R34, p={"dim": (0,), "correction": 1, "keepdim": True},
+       torch=lambda T, x: x.std(0, keepdim=True)),
+    _c("std", R34, p={"dim": None, "correction": 1, "keepdim": False},
+       torch=lambda T, x: x.std()),
+    # a constant slice: std 0, gradient 0 (torch masks it)
+    _c("std", A(values=[[1.0, 1.0], [1.0, 2.0]]), p={"dim": (1,), "correction": 1,
+                                                   "keepdim": False},
+       tag="constant", torch=lambda T, x: x.std(1), fd=False),
+    _c("logsumexp", R34, p={"dim": (1,), "keepdim": False},
+       torch=lambda T, x: x.logsumexp(1)),
+    _c("logsumexp", A((2, 3, 4)), p={"dim": (0, 2), "keepdim": True},
+       torch=lambda T, x: x.logsumexp((0, 2), keepdim=True)),
+    _c("logsumexp", A(values=[[-INF, -INF], [INF, 1.0], [1000.0, 1000.0]]),
+       p={"dim": (1,), "keepdim": False}, tag="inf", torch=lambda T, x: x.logsumexp(1),
+       fd=False),
+    _c("nansum", R34, p={"dim": None, "keepdim": False}, torch=lambda T, x: x.nansum()),
+    _c("nansum", A(values=[[NAN, 1.0], [2.0, NAN]]), p={"dim": (1,), "keepdim": True},
+       torch=lambda T, x: x.nansum(1, keepdim=True), fd=False),
+    _c("median_all", R34, torch=lambda T, x: x.median()),
+    # ties split evenly (evenly_distribute_backward), NaN: to the NaN
+    _c("median_all", A(values=[2.0, 1.0, 1.0, 0.0, 1.0]), tag="ties",
+       torch=lambda T, x: x.median(), fd=False),
+    _c("median_all", A(values=[2.0, NAN, 1.0]), tag="nan", torch=lambda T, x: x.median(),
+       fd=False),
+    _median(_V34, 1, False), _median(_V34, 0, True),
+    _median([[1.0, 1.0, 0.0, 2.0], [3.0, 2.0, 3.0, 3.0]], 1, False, tag="ties", fd=False),
+    _c("amax", R34, p={"dim": (1,), "keepdim": False}, torch=lambda T, x: x.amax(1)),
+    _c("amin", A((2, 3, 4)), p={"dim": (0, 2), "keepdim": True},
+       torch=lambda T, x: x.amin((0, 2), keepdim=True)),
+    # ties: split evenly; a NaN result: NaN gradients everywhere (g / 0 * mask)
+    _c("amax", A(values=_TIES_ROWS), p={"dim": (1,), "keepdim": False}, tag="ties",
+       torch=lambda T, x: x.amax(1), fd=False),
+    _c("amin", A(values=_TIES_ROWS), p={"dim": None, "keepdim": False}, tag="ties",
+       torch=lambda T, x: x.amin(), fd=False),
+    _c("amax", A(values=[1.0, NAN, 2.0]), p={"dim": None, "keepdim": False}, tag="nan",
+       torch=lambda T, x: x.amax(), fd=False),
+]
+
+_EDGE_VALUES = A(values=_EDGES)
+NONDIFF_CASES = [
+    *[_c(op, _EDGE_VALUES, torch=lambda T, x, op=op: getattr(T, op)(x))
+      for op in ("isinf", "isfinite", "isposinf", "isneginf", "signbit")],
+    _c("logical_xor", A((3, 4), "bool"), A((4,), "bool"),
+       torch=lambda T, x, y: T.logical_xor(x, y)),
+    _c("floor_divide", A((3, 4), grad=False), A((4,), "away", grad=False),
+       torch=lambda T, x, y: T.div(x, y, rounding_mode="floor")),
+    _c("argmedian", A(values=_V34), p={"dim": 1, "keepdim": False},
+       torch=lambda T, x: x.median(1).indices),
+    _c("argmedian", A(values=_NAN_ROWS), p={"dim": 1, "keepdim": True},
+       torch=lambda T, x: x.median(1, keepdim=True).indices),
+    _c("count_nonzero", A(values=_ZEROS), p={"dim": (1,)},
+       torch=lambda T, x: T.count_nonzero(x, 1)),
+    _c("count_nonzero", A(values=_ZEROS), p={"dim": None}, torch=lambda T, x: T.count_nonzero(x)),
+    _c("argsort", A(values=_V34), p={"dim": 1, "descending": False, "stable": True},
+       torch=lambda T, x: x.argsort(dim=1, stable=True)),
+    # equal elements keep their order, also descending; NaN is the largest
+    _c("argsort", A(values=[[1.0, NAN, 1.0, 3.0, NAN, -1.0]]),
+       p={"dim": 1, "descending": True, "stable": True},
+       torch=lambda T, x: x.argsort(dim=1, descending=True, stable=True)),
+    _c("argsort", A(values=[[1.0, NAN, 1.0, 3.0, NAN, -1.0]]),
+       p={"dim": 1, "descending": False, "stable": True}, tag="nan",
+       torch=lambda T, x: x.argsort(dim=1, stable=True)),
+    _c("nonzero", A(values=_ZEROS), torch=lambda T, x: x.nonzero()),
+]
+
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES
-                     + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES)
+                     + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
+                     + STATISTICS_CASES + NONDIFF_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

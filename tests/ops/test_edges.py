@@ -21,6 +21,7 @@ X0 = np.array(0.75, np.float32)  # a 0-d input
 ROWS = np.array([[1.0, NAN, 3.0], [NAN, NAN, 0.0], [2.0, 2.0, 1.0]], np.float32)
 M34 = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
 E03, E203 = np.zeros((0, 3), np.float32), np.zeros((2, 0, 3), np.float32)
+ZEROS = np.array([[2, 0, 3, 0.5], [0, 1.5, 0, 2], [1, 2, -0.5, 3]], np.float32)
 
 # (expression on (module, *tensors), its inputs); every input is differentiated
 EDGES = {
@@ -63,6 +64,35 @@ EDGES = {
                      np.array([2, 0, -1, 0.5, 0, 2], np.float32)]),
     "x ** 0 at 0": (lambda m, x: x ** 0, [np.array([0, 2], np.float32)]),
     "0 ** y": (lambda m, y: 0.0 ** y, [np.array([-1, 0, 0.5], np.float32)]),
+    # the public functions over the pointwise and statistics ops
+    "prod() with a zero": (lambda m, x: x.prod(), [np.array([2, 0, 3], np.float32)]),
+    "prod(1) with zeros": (lambda m, x: m.prod(x, 1, keepdim=True), [ZEROS]),
+    "prod(0) of 0-d": (lambda m, x: x.prod(0), [X0]),
+    "cumprod(1) with zeros": (lambda m, x: x.cumprod(1), [ZEROS]),
+    "cumsum(-1) of 0-d": (lambda m, x: m.cumsum(x, -1), [X0]),
+    "var(1) unbiased=False": (lambda m, x: x.var(1, False), [M34]),
+    "var(correction=0)": (lambda m, x: m.var(x, correction=0), [M34 * M34]),
+    "std((0, 1), keepdim)": (lambda m, x: x.std((0, 1), keepdim=True), [M34 * M34]),
+    "std of a constant row": (lambda m, x: x.std(1), [np.ones((2, 3), np.float32)]),
+    "logsumexp(1) of -inf": (lambda m, x: m.logsumexp(x, 1),
+                             [np.array([[-np.inf, -np.inf], [1, 2]], np.float32)]),
+    "amax() ties": (lambda m, x: x.amax(), [np.array([1, 1, 0], np.float32)]),
+    "amin((0, 1)) ties": (lambda m, x: m.amin(x, (0, 1)), [ROWS[2:]]),
+    "nansum(1)": (lambda m, x: x.nansum(1), [ROWS]),
+    "nanmean()": (lambda m, x: m.nanmean(x), [ROWS]),
+    "median() ties": (lambda m, x: x.median(), [np.array([2, 1, 1, 0, 1], np.float32)]),
+    "median(1) values": (lambda m, x: x.median(1).values, [M34]),
+    "round(decimals=1)": (lambda m, x: m.round(x, decimals=1), [M34]),
+    "lerp(scalar)": (lambda m, x, y: m.lerp(x, y, 0.25), [M34, M34.T.copy().reshape(3, 4)]),
+    "lerp(tensor)": (lambda m, x, y: x.lerp(y, y), [M34, M34[::-1].copy()]),
+    "addcdiv(value=2)": (lambda m, x, y: m.addcdiv(x, x, y + 1, value=2), [M34, M34]),
+    "xlogy at 0": (lambda m, x, y: m.xlogy(x, y), [np.array([0, 0, 1], np.float32),
+                                                    np.array([0, 2, 3], np.float32)]),
+    "polygamma(2)": (lambda m, x: m.polygamma(2, x + 1), [M34]),
+    "x.polygamma(1)": (lambda m, x: (x + 1).polygamma(1), [M34]),
+    "square": (lambda m, x: m.square(x), [M34]),
+    "arcsin": (lambda m, x: m.arcsin(x / 2), [M34]),
+    "frac, trunc, fix": (lambda m, x: m.frac(x * 3) + m.trunc(x * 3) + m.fix(x), [M34]),
 }
 FORWARD_ONLY = {
     "0-d max(0) indices": (lambda m, x: x.max(0).indices, [X0]),
@@ -73,6 +103,16 @@ FORWARD_ONLY = {
     "argmin(1) of NaN": (lambda m, x: x.argmin(1), [ROWS]),
     "max(1) indices of NaN": (lambda m, x: x.max(1).indices, [ROWS]),
     "argmax() of NaN": (lambda m, x: x.argmax(), [ROWS]),
+    "argsort descending": (lambda m, x: m.argsort(x, dim=1, descending=True, stable=True),
+                           [ROWS]),
+    "argsort(0)": (lambda m, x: x.argsort(dim=0, stable=True), [M34]),
+    "count_nonzero(0)": (lambda m, x: m.count_nonzero(x, 0), [ZEROS]),
+    "isinf | isnan": (lambda m, x: m.isinf(x / 0) | m.isnan(x), [ROWS]),
+    "signbit": (lambda m, x: m.signbit(x - 0.5), [M34]),
+    "logical_xor": (lambda m, x: m.logical_xor(x > 0.5, x < 1), [M34]),
+    "gt, greater": (lambda m, x: m.gt(x, 0.5) & m.greater(x, 0.2), [M34]),
+    "all(1), any(1)": (lambda m, x: m.all(x > 0.3, 1) | x.any(1), [M34]),
+    "median(1) indices": (lambda m, x: x.median(1).indices, [M34]),
 }
 
 
@@ -162,6 +202,13 @@ ERRORS = {
     "min(-2) of (2, 0, 3)": (lambda m, x: x.min(-2, keepdim=True), E203),
     "argmax() of (0, 3)": (lambda m, x: x.argmax(), E03),
     "argmin(1) of (2, 0, 3)": (lambda m, x: x.argmin(1), E203),
+    "amax(1) of (2, 0, 3)": (lambda m, x: x.amax(1), E203),
+    "median(0) of (0, 3)": (lambda m, x: x.median(0), E03),
+    "prod(2)": (lambda m, x: x.prod(2), M),
+    "cumsum(-3)": (lambda m, x: x.cumsum(-3), M),
+    "var(2)": (lambda m, x: x.var(2), M),
+    "logsumexp((0, 0))": (lambda m, x: m.logsumexp(x, (0, 0)), M),
+    "argsort(2)": (lambda m, x: x.argsort(2), M),
 }
 
 

@@ -76,17 +76,15 @@ PROGRAM = textwrap.dedent('''
     check(pb.grad(lambda v: np.cbrt(v).sum())(x0), want, "pb.grad through numpy")
     check(pb.grad(pb.grad(lambda v: pb.cbrt(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
 
-    # a numpy implementation declared later is also the numpy face's method: x.cumsum()
-    # of an ndarray under pb.grad (here composed of a product with a triangle of ones)
+    # a numpy implementation declared later is also the numpy face's method: x.trace()
+    # of an ndarray under pb.grad (here composed of a product with the identity)
     from pullback.ops import public
 
-    def numpy_cumsum(a, axis=None, dtype=None, out=None):
-        n = a.shape[0]
-        return a @ np.triu(np.ones((n, n)))
+    def numpy_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return (a * np.eye(*a.shape)).sum()
 
-    public("cumsum_demo", numpy={np.cumsum: numpy_cumsum})(numpy_cumsum)
-    check(pb.grad(lambda v: (v.cumsum() * v).sum())(x0), np.cumsum(x0) + x0[::-1].cumsum()[::-1],
-          "numpy face method")
+    public("trace_demo", numpy={np.trace: numpy_trace})(numpy_trace)
+    check(pb.grad(lambda v: (v.reshape(3, 1) * v).trace())(x0), 2 * x0, "numpy face method")
 ''')
 
 

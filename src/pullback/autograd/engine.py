@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.elementwise import clone
+from ..ops.quiet import quietly
 from . import graph, messages
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
@@ -125,9 +126,8 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
 
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = task.create_graph
-    try:
-        with np.errstate(all="ignore"):
-            schedule(root_edges, root_grads, visit, deps)
+    try:  # in the quiet context: the rules' ops run without entering it each
+        quietly(schedule, root_edges, root_grads, visit, deps)
     finally:
         STATE.grad_enabled = prev_mode
     return captured

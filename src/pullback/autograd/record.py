@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..ops import Meta
 from ..ops.promotion import promoted
+from ..ops.quiet import INSIDE, THREAD, context, quietly
 from ..ops.results import pack
 from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
 from . import messages
@@ -208,7 +209,15 @@ def apply(op, args: tuple, params: dict) -> Any:
             and arrays[0].dtype is arrays[1].dtype and arrays[0].dtype.kind in "fc"):
         arrays = promoted(op, arrays, params)
     try:
-        out = op.forward(*arrays, **params)
+        # numpy's warnings off (ops.quiet.quietly, inlined: every eager op passes here)
+        if INSIDE.get():
+            out = op.forward(*arrays, **params)
+        else:
+            try:
+                ctx = THREAD.ctx
+            except AttributeError:
+                ctx = context()
+            out = ctx.run(op.forward, *arrays, **params)
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     if type(out) is not np.ndarray:
@@ -472,7 +481,7 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     if op.promote is not None:
         arrays = promoted(op, arrays, params)
     try:
-        new = np.asarray(op.forward(*arrays, **params))
+        new = np.asarray(quietly(op.forward, *arrays, **params))
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(

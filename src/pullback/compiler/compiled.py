@@ -22,6 +22,7 @@ from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..numpy_face import to_tensor_face
+from ..ops.quiet import quietly
 from ..pytree import tree_map
 from ..tensor import Tensor
 from . import source
@@ -169,7 +170,8 @@ class CompiledNode(Node):
             result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
         else:
             mask = tuple(bool(needs[k]) for k in wrt)
-            result = self.variant.backward_module(mask, present).fn(*self.residuals, *seeds)
+            result = quietly(self.variant.backward_module(mask, present).fn, *self.residuals,
+                             *seeds)
         per_edge = [None] * len(self._edges)
         for k, g in zip(wrt, result):
             per_edge[k] = g
@@ -238,7 +240,7 @@ class CompiledFunction:
             inputs += traced.captures
         else:
             inputs = _graph_input_tensors(traced, args)
-        result = variant.forward.fn(*[t._data for t in inputs])
+        result = quietly(variant.forward.fn, *[t._data for t in inputs])
         outs = result[:traced.n_outputs]
         if not variant.wrt:
             tensors = [Tensor._make(np.asarray(o)) for o in outs]

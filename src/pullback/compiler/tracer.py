@@ -23,6 +23,7 @@ from ..ir import Builder, Eqn, Graph, Var
 from ..numpy_face import NumpyTensor
 from ..ops.elementwise import cast
 from ..ops.shape import copy, detach, view_chain, view_scatter
+from ..ops.statistics import SHAPE_FROM_DATA
 from ..tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,6 +193,11 @@ class Tracer:
               inplace: bool = False) -> None:
         frame = user_frame()
         src = source_of(frame)
+        if op.name in SHAPE_FROM_DATA:
+            where = f" at {src} ({src.text})" if src else ""
+            raise TraceError(f"{_fname(self.fn)}: {op.name}(){where} gives a result whose "
+                             "shape depends on the data, which a trace cannot follow; call "
+                             "it outside pb.compile and pb.grad (eagerly)")
         if inplace:
             self._check_inplace(op, result, src)
             old, args = args[0], (result,) + tuple(args[1:])

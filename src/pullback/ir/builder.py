@@ -13,6 +13,7 @@ import numpy as np
 
 from ..ops import OPS
 from ..ops.promotion import promoted
+from ..ops.quiet import quietly
 from ..ops.results import pack
 from .graph import ACTIVE, Eqn, Var
 
@@ -56,7 +57,7 @@ class Builder:
                 inputs.append(self.const(a))
         if op.promote is not None:
             values = promoted(op, values, params)
-        out = op.forward(*values, **params)
+        out = quietly(op.forward, *values, **params)
         if op.multi:  # one Var per output, returned as the op returns its result
             vs = tuple(Var(o.shape, o.dtype, o) for o in map(np.asarray, out))
             self.eqns.append(Eqn(op, tuple(inputs), vs, params, self.src, self.block))

@@ -13,11 +13,14 @@ from . import (  # noqa: F401
     linalg,
     methods,
     neural,
+    pointwise,
     reductions,
     sampling,
     selection,
     shape,
+    special,
     splitting,
+    statistics,
 )
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
 from .vjp import apply_vjp, complete, fit_to, vjp_per_input

@@ -34,9 +34,10 @@ def conj(x: Any) -> Any:
 conj_op = defop("conj", np.conjugate, "ConjBackward0", vjp=(lambda g, out, x: conj(g),),
                 template="np.conjugate({0})")
 real = defop("real", np.real, "RealBackward0", vjp=(lambda g, out, x: g,), template="{0}.real",
-             function=True, aliases=True)
+             function=True, aliases=True, numpy={np.real: lambda val: real(args.value(val))})
 imag = defop("imag", np.imag, "ImagBackward0", vjp=(lambda g, out, x: g * 1j,),
-             template="{0}.imag", function=True, aliases=True)
+             template="{0}.imag", function=True, aliases=True,
+             numpy={np.imag: lambda val: imag(args.value(val))})
 
 
 def _complex(re, im):
@@ -269,18 +270,39 @@ def to_dtype(input: Any, dtype: Any) -> Any:
 
 # ----------------------------------------------------- non-differentiable ops
 zeros_like = defop("zeros_like", np.zeros_like)
-gt = defop("gt", np.greater, template="{0} > {1}", method=True, numpy=np.greater)
-ge = defop("ge", np.greater_equal, template="{0} >= {1}", method=True, numpy=np.greater_equal)
-lt = defop("lt", np.less, template="{0} < {1}", method=True, numpy=np.less)
-le = defop("le", np.less_equal, template="{0} <= {1}", method=True, numpy=np.less_equal)
-eq = defop("eq", np.equal, template="{0} == {1}", method=True, numpy=np.equal)
-ne = defop("ne", np.not_equal, template="{0} != {1}", method=True, numpy=np.not_equal)
+# (they never require grad: they work on Tensors that do, and on traced values)
+gt = defop("gt", np.greater, template="{0} > {1}", function=("gt", "greater"),
+           method=("gt", "greater"), numpy=np.greater)
+ge = defop("ge", np.greater_equal, template="{0} >= {1}", function=("ge", "greater_equal"),
+           method=("ge", "greater_equal"), numpy=np.greater_equal)
+lt = defop("lt", np.less, template="{0} < {1}", function=("lt", "less"),
+           method=("lt", "less"), numpy=np.less)
+le = defop("le", np.less_equal, template="{0} <= {1}", function=("le", "less_equal"),
+           method=("le", "less_equal"), numpy=np.less_equal)
+eq = defop("eq", np.equal, template="{0} == {1}", function=True, method=True, numpy=np.equal)
+ne = defop("ne", np.not_equal, template="{0} != {1}", function=("ne", "not_equal"),
+           method=("ne", "not_equal"), numpy=np.not_equal)
 isnan = defop("isnan", np.isnan, template="np.isnan({0})", function=True, method=True,
               numpy=np.isnan)
-logical_not = defop("logical_not", np.logical_not, template="~{0}", numpy=np.logical_not)
-logical_and = defop("logical_and", np.logical_and, template="{0} & {1}",
-                    numpy=np.logical_and)
-logical_or = defop("logical_or", np.logical_or, template="{0} | {1}", numpy=np.logical_or)
+def logical_template(operator: str, ufunc: np.ufunc) -> Any:
+    """``~m``, ``a & b``: the operator on bool operands (the usual case: masks), numpy's
+    logical function on others (``~`` and ``&`` of integers are bitwise)."""
+    def write(e: Any, a: list, lit: Any) -> str:
+        if all(getattr(v, "dtype", None) == np.bool_ for v in e.inputs):
+            return operator.format(*a)
+        return f"np.{ufunc.__name__}({', '.join(a)})"
+    return write
+
+
+logical_not = defop("logical_not", np.logical_not, template=logical_template("~{0}",
+                                                                            np.logical_not),
+                    function=True, method=True, numpy=np.logical_not)
+logical_and = defop("logical_and", np.logical_and,
+                    template=logical_template("{0} & {1}", np.logical_and), function=True,
+                    method=True, numpy=np.logical_and)
+logical_or = defop("logical_or", np.logical_or,
+                   template=logical_template("{0} | {1}", np.logical_or), function=True,
+                   method=True, numpy=np.logical_or)
 
 
 def _in_range(x, min, max):

@@ -9,9 +9,6 @@ import numpy as np
 
 from . import args
 from .elementwise import (
-    conj,
-    eq,
-    is_complex,
     isnan,
     logical_and,
     logical_not,
@@ -19,8 +16,6 @@ from .elementwise import (
     maximum,
     minimum,
     ne,
-    real,
-    sqrt,
     to_dtype,
     where,
 )
@@ -145,6 +140,50 @@ argmin_op = defop("argmin", lambda x, dim, keepdim: c_order(np.argmin(x, dim, ke
                   template=_BY_AXIS % "argmin")
 
 
+def _kept(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:
+    """A reduction's gradient (or result) with the reduced dims kept as 1 (it broadcasts
+    to ``shape``)."""
+    if keepdim or g.ndim == len(shape):
+        return g
+    return reshape_op(g, shape=_keep_shape(shape, dim))
+
+
+# ------------------------------------------------------------------ amax, amin
+def _count_split(g, out, x, dim, keepdim):
+    """torch's scale_grad_by_count: g split evenly over the elements equal to the result
+    (a product with the mask: where the result is NaN, every gradient is NaN)."""
+    mask = x == _kept(out, x.shape, dim, keepdim)
+    return _kept(g, x.shape, dim, keepdim) / sum_dim(mask, dim=dim, keepdim=True) * mask
+
+
+amax_op = defop("amax", lambda x, dim, keepdim: c_order(np.asarray(np.max(x, dim,
+                                                                          keepdims=keepdim))),
+                "AmaxBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
+                template="np.max({0}, axis={dim}, keepdims={keepdim})")
+amin_op = defop("amin", lambda x, dim, keepdim: c_order(np.asarray(np.min(x, dim,
+                                                                          keepdims=keepdim))),
+                "AminBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
+                template="np.min({0}, axis={dim}, keepdims={keepdim})")
+
+
+def _amax_amin(op: Any, name: str, input: Any, dim: Any, keepdim: bool) -> Any:
+    found = args.dims(dim, input.ndim) or None
+    for d in range(input.ndim) if found is None else found:
+        if input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return op(input, dim=found, keepdim=bool(keepdim))
+
+
+@public("amax", function=True, method=True)
+def amax(input, dim=(), keepdim=False):
+    return _amax_amin(amax_op, "amax", input, dim, keepdim)
+
+
+@public("amin", function=True, method=True)
+def amin(input, dim=(), keepdim=False):
+    return _amax_amin(amin_op, "amin", input, dim, keepdim)
+
+
 # ------------------------------------------------------------- public functions
 def _keep_all(x: Any, ndim: int, keepdims: bool) -> Any:
     """A full reduction's result with every axis kept as 1 (numpy's keepdims)."""
@@ -233,32 +272,23 @@ def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
     return result(*_along(dim_op, arg_op, input, d, bool(keepdim)))
 
 
-def _numpy_extreme(a, axis, keepdims, all_op, dim_op, arg_op) -> Any:
+def _numpy_extreme(op: Any, a: Any, axis: Any, out: Any, keepdims: bool, rest: dict) -> Any:
+    """np.max / np.min: amax / amin over numpy's axes (ties split evenly, as in
+    numpy-autograd and JAX); numpy's own error for an empty reduction."""
+    args.plain(out, **rest)
     x = args.value(a)
-    nd = x.ndim
-    found = args.axes(axis, nd)
-    if found is None or len(found) == nd:
-        return _keep_all(all_op(x), nd, keepdims)
-    if len(found) == 1:
-        return _along(dim_op, arg_op, x, found[0], bool(keepdims))[0]
-    # several axes: move them last, flatten them into one, reduce that
-    kept = [d for d in range(nd) if d not in found]
-    from_shape = [x.shape[d] for d in kept]
-    flat = reshape(x.permute(*kept, *found), *from_shape, -1)
-    y = _along(dim_op, arg_op, flat, len(kept), False)[0]
-    if keepdims:
-        y = reshape(y, tuple(1 if d in found else n for d, n in enumerate(x.shape)))
-    return y
+    found = args.axes(axis, x.ndim)
+    if found is not None and len(found) == x.ndim:
+        found = None
+    return op(x, dim=found, keepdim=bool(keepdims))
 
 
 def _numpy_max(a, axis=None, out=None, keepdims=False, **rest):
-    args.plain(out, **rest)
-    return _numpy_extreme(a, axis, keepdims, max_all, max_dim, argmax_op)
+    return _numpy_extreme(amax_op, a, axis, out, keepdims, rest)
 
 
 def _numpy_min(a, axis=None, out=None, keepdims=False, **rest):
-    args.plain(out, **rest)
-    return _numpy_extreme(a, axis, keepdims, min_all, min_dim, argmin_op)
+    return _numpy_extreme(amin_op, a, axis, out, keepdims, rest)
 
 
 @public("max", function=True, method=True, numpy={np.max: _numpy_max, np.amax: _numpy_max})
@@ -297,46 +327,25 @@ def argmin(input, dim=None, keepdim=False):
     return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
-def _numpy_all(a, axis=None, out=None, keepdims=False, **rest):
+def _numpy_all_any(fn, a, axis, out, keepdims, rest):
     args.plain(out, **rest)
-    return eq(_numpy_sum(logical_not(args.value(a)), axis, keepdims=keepdims), 0)
+    x = args.value(a)
+    found = args.axes(axis, x.ndim)
+    if found is None or len(found) == x.ndim:
+        return _keep_all(fn(x), x.ndim, keepdims)
+    return fn(x, found, bool(keepdims))
 
 
-def _numpy_any(a, axis=None, out=None, keepdims=False, **rest):
-    args.plain(out, **rest)
-    return ne(_numpy_sum(ne(args.value(a), 0), axis, keepdims=keepdims), 0)
-
-
-@public("all", method=True, numpy={np.all: _numpy_all})
+@public("all", function=True, method=True,
+        numpy={np.all: lambda a, axis=None, out=None, keepdims=False, **rest:
+               _numpy_all_any(reduce_all, a, axis, out, keepdims, rest)})
 def reduce_all(input, dim=None, keepdim=False):
     """True where no element is zero (composed: no element of ``not x`` is true)."""
     return reduce_sum(logical_not(input), dim, keepdim) == 0
 
 
-@public("any", method=True, numpy={np.any: _numpy_any})
+@public("any", function=True, method=True,
+        numpy={np.any: lambda a, axis=None, out=None, keepdims=False, **rest:
+               _numpy_all_any(reduce_any, a, axis, out, keepdims, rest)})
 def reduce_any(input, dim=None, keepdim=False):
     return ne(reduce_sum(ne(input, 0), dim, keepdim), 0)
-
-
-# ------------------------------------- numpy's var and std, composed of sums and means
-def _numpy_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
-    """``np.var``: the mean squared deviation, its sum divided by ``n - ddof`` as numpy
-    does (the absolute square for complex values; integers give float64)."""
-    args.plain(out, **rest)
-    x = args.value(a)
-    if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
-        dtype = np.float64
-    x = _as_dtype(x, dtype)
-    d = x - _numpy_mean(x, axis, keepdims=True)
-    square = real(d * conj(d)) if is_complex(d) else d * d
-    n = count(x.shape, args.axes(axis, x.ndim))
-    return _numpy_sum(square, axis, keepdims=keepdims) / max(n - ddof, 0)
-
-
-def _numpy_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
-    return sqrt(_numpy_var(a, axis, dtype, out, ddof, keepdims, **rest))
-
-
-# numpy's names only: torch's var and std (dim, correction) are not declared yet
-public("var", numpy={np.var: _numpy_var})(_numpy_var)
-public("std", numpy={np.std: _numpy_std})(_numpy_std)

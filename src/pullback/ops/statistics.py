@@ -1,0 +1,527 @@
+"""Reductions beyond sums, means and extremes: products, cumulative sums and products,
+variance and standard deviation, logsumexp, the NaN-ignoring sums and means, medians,
+amax/amin (ties split evenly), counts, and the index functions (argsort, nonzero).
+
+A ``dim`` param here is a tuple of non-negative axes, or None for every axis (a 0-d
+input's only dim), unless the op takes one dim (cumsum, cumprod, argsort: an int, or
+None on a 0-d input).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import args
+from .elementwise import (
+    conj,
+    exp,
+    isnan,
+    logical_and,
+    logical_not,
+    to_dtype,
+    where,
+)
+from .reductions import (
+    _keep_all,
+    _keep_shape,
+    _kept,
+    _pick,
+    _split,
+    mean_dim,
+    reduce_sum,
+    sum_dim,
+)
+from .registry import c_order, defop, public
+from .results import return_type
+from .shape import expand, reshape
+from .summation import count, sum_of
+
+return_types_median = return_type("median", ("values", "indices"))
+
+
+def _dims(dim: Any, ndim: int) -> tuple | None:
+    """torch's dim argument of a multi-dim reduction: None (or an empty list) is every
+    dim (None: also a 0-d input's dims 0 and -1)."""
+    found = None if dim is None else args.dims(dim, ndim)
+    return found or None
+
+
+def _numpy_axes(axis: Any, ndim: int) -> tuple | None:
+    """numpy's axis argument (None: every axis)."""
+    found = args.axes(axis, ndim)
+    return None if found is None or len(found) == ndim else found
+
+
+def _as_dtype(x: Any, dtype: Any) -> Any:
+    return x if dtype is None else to_dtype(x, dtype)
+
+
+def _float_only(name: str, x: Any) -> None:
+    if np.dtype(args.np_dtype(x)).kind not in "fc":
+        raise RuntimeError(f"{name}(): expected input to have floating point or complex dtype "
+                           f"but got {args.dtype_name(x)}")
+
+
+# ------------------------------------------------------------------------ prod
+def _prod_others(x, dim):
+    """The product of the other elements of each reduced slice, at each element: Q / x
+    without zeros, Q (the product of the nonzero ones) at a slice's only zero, else 0."""
+    z = x == 0
+    y = np.where(z, 1, x)
+    q = np.prod(y, axis=dim, keepdims=True)
+    c = np.sum(z, axis=dim, keepdims=True)
+    return np.where(c == 0, q / y, np.where(z & (c == 1), q, 0)).astype(q.dtype, copy=False)
+
+
+def _prod_others_rule(g, out, x, dim):
+    """d/dx of sum(g * prod_others(x)): at k, sum over i != k of g_i times the product of
+    the elements other than i and k (exact with zeros: one, two, or more in a slice)."""
+    z = x == 0
+    y = where(z, 1, x)
+    q = prod_dim(y, dim=dim, keepdim=True)
+    c = sum_dim(z, dim=dim, keepdim=True)
+    s = sum_dim(where(z, 0, g / y), dim=dim, keepdim=True)   # over the nonzero i
+    gz = sum_dim(where(z, g, 0), dim=dim, keepdim=True)      # g at the zeros
+    none = q / y * (s - g / y)
+    one = where(z, q * s, gz * q / y)
+    two = where(z, (gz - g) * q, 0)
+    return conj(where(c == 0, none, where(c == 1, one, where(c == 2, two, 0))))
+
+
+prod_others = defop("prod_others", _prod_others, "ProdBackward1",
+                    vjp=(_prod_others_rule,), uses=("x",), fresh=True)
+def _prod_rule(g, out, x, dim=None, keepdim=False):
+    """torch's prod_backward: g * result / x in a slice without zeros (divided by x with
+    its zeros as 1, so that the branch not taken has no 0 / 0 for the second order), the
+    product of the other elements where there are zeros (prod_safe_zeros_backward)."""
+    z = x == 0
+    zeros = sum_dim(z, dim=dim, keepdim=True)
+    others = where(zeros == 0, _kept(out, x.shape, dim, keepdim) / where(z, 1, x),
+                   prod_others(x, dim=dim))
+    return _kept(g, x.shape, dim, keepdim) * conj(others)
+
+
+prod_all = defop("prod_all", lambda x: np.asarray(np.prod(x)), "ProdBackward0",
+                 vjp=(_prod_rule,), uses=("x out",), template="np.prod({0})", fresh=True)
+prod_dim = defop("prod_dim", lambda x, dim, keepdim: c_order(np.prod(x, dim, keepdims=keepdim)),
+                 "ProdBackward1", vjp=(_prod_rule,), uses=("x out",),
+                 template="np.prod({0}, axis={dim}, keepdims={keepdim})", fresh=True)
+
+
+def _numpy_prod(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
+    args.plain(out, **rest)
+    x = _as_dtype(args.value(a), dtype)
+    found = _numpy_axes(axis, x.ndim)
+    if found is None:
+        return _keep_all(prod_all(x), x.ndim, keepdims)
+    return prod_dim(x, dim=found, keepdim=bool(keepdims))
+
+
+@public("prod", function=True, method=True, numpy={np.prod: _numpy_prod})
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    input = _as_dtype(input, dtype)
+    if dim is None:
+        return prod_all(input)
+    d = args.wrap_dim(dim, input.ndim)
+    return prod_dim(input, dim=(d,) if input.ndim else None, keepdim=bool(keepdim))
+
+
+# ------------------------------------------------------------ cumulative ops
+def _cumsum(x, dim, reverse=False):
+    if dim is None:
+        return np.array(x, copy=True)
+    if reverse:
+        return c_order(np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim))
+    return np.cumsum(x, axis=dim)
+
+
+def _print_cumsum(e: Any, a: list, lit: Any) -> str:
+    d, src = e.params["dim"], a[0]
+    if d is None:
+        return f"{src}.copy()"
+    if e.params.get("reverse"):
+        return f"np.ascontiguousarray(np.flip(np.cumsum(np.flip({src}, {d}), axis={d}), {d}))"
+    return f"np.cumsum({src}, axis={d})"
+
+
+# reverse: the sum from each element to the end (the gradient of a cumulative sum)
+cumsum_op = defop("cumsum", _cumsum, "CumsumBackward0",
+                  vjp=(lambda g, out, x, dim, reverse=False:
+                       cumsum_op(g, dim=dim, reverse=not reverse),),
+                  template=_print_cumsum, fresh=True, inplace="cumsum_")
+
+
+def _cumprod_rule(g, out, x, dim):
+    """torch's cumprod_backward, written without branches on the data: before a slice's
+    first zero, the sum from k on of g * out, over x; at the first zero, the sum up to
+    the second zero of g times the product of the elements before it but the zero;
+    after it, 0 (first order exact; the second order misses the terms through a zero)."""
+    if dim is None:
+        return g
+    z = x == 0
+    y = where(z, 1, x)
+    zeros = cumsum_op(z, dim=dim)
+    before = zeros == 0
+    at_first = logical_and(z, zeros == 1)
+    a = cumsum_op(where(before, g * conj(out), 0), dim=dim, reverse=True) / conj(y)
+    b = sum_dim(where(zeros == 1, g * conj(cumprod_op(y, dim=dim)), 0), dim=(dim,),
+                keepdim=True)
+    return where(before, a, where(at_first, b, 0))
+
+
+cumprod_op = defop("cumprod", lambda x, dim: _cumprod(x, dim), "CumprodBackward0",
+                   vjp=(_cumprod_rule,), uses=("x out",), fresh=True, inplace="cumprod_",
+                   template=lambda e, a, lit: (f"{a[0]}.copy()" if e.params["dim"] is None
+                                               else f"np.cumprod({a[0]}, axis={e.params['dim']})"))
+
+
+def _cumprod(x, dim):
+    return np.array(x, copy=True) if dim is None else np.cumprod(x, axis=dim)
+
+
+def _cumulative(op: Any, input: Any, dim: Any, dtype: Any) -> Any:
+    input = _as_dtype(input, dtype)
+    if dtype is None and np.dtype(args.np_dtype(input)).kind in "biu":
+        input = to_dtype(input, np.int64)  # torch accumulates integers in int64
+    return op(input, dim=args.dim_or_all(dim, input.ndim))
+
+
+def _numpy_cumulative(op: Any, a: Any, axis: Any, dtype: Any, out: Any) -> Any:
+    args.plain(out)
+    x = _as_dtype(args.value(a), dtype)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    return op(x, dim=args.axes(axis, x.ndim)[0] if x.ndim else None)
+
+
+@public("cumsum", function=True, method=True,
+        numpy={np.cumsum: lambda a, axis=None, dtype=None, out=None:
+               _numpy_cumulative(cumsum_op, a, axis, dtype, out)})
+def cumsum(input, dim, *, dtype=None):
+    return _cumulative(cumsum_op, input, dim, dtype)
+
+
+@public("cumprod", function=True, method=True,
+        numpy={np.cumprod: lambda a, axis=None, dtype=None, out=None:
+               _numpy_cumulative(cumprod_op, a, axis, dtype, out)})
+def cumprod(input, dim, *, dtype=None):
+    return _cumulative(cumprod_op, input, dim, dtype)
+
+
+# ------------------------------------------------------------ var, std
+def _dof(shape: tuple, dim: Any, correction: float) -> float:
+    return count(shape, dim) - correction
+
+
+def _var_factor(shape: tuple, dim: Any, correction: float) -> float:
+    """2 / (N - correction), inf at 0 degrees of freedom (torch's double division)."""
+    dof = _dof(shape, dim, correction)
+    return 2 / dof if dof else math.inf
+
+
+def _var_rule(g, out, x, dim, correction, keepdim):
+    """torch's var_backward: 2 / (N - correction) g (x - mean(x))."""
+    centered = x - mean_dim(x, dim=dim, keepdim=True)
+    return _kept(g, x.shape, dim, keepdim) * _var_factor(x.shape, dim, correction) * centered
+
+
+def _var(x, dim, correction, keepdim):
+    return c_order(np.asarray(np.var(x, axis=dim, ddof=correction, keepdims=keepdim)))
+
+
+var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True)
+# torch's std_backward: the variance's rule on g / (2 std), 0 where std == 0
+std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, correction,
+                                                                         keepdim)),
+               "StdBackward0",
+               vjp=(lambda g, out, x, dim, correction, keepdim:
+                    _var_rule(where(out == 0, 0, g / (out * 2)), out, x, dim, correction,
+                              keepdim),),
+               uses=("x out",), fresh=True)
+
+
+def _correction(unbiased: Any, correction: Any) -> float:
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _var_std(op: Any, name: str, input: Any, dim: Any, unbiased: Any, keepdim: bool,
+             correction: Any) -> Any:
+    if isinstance(dim, bool):  # var(x, unbiased)
+        dim, unbiased = None, dim
+    if np.dtype(args.np_dtype(input)).kind not in "fc":
+        raise RuntimeError(f"{name}(): std and var only support floating point and complex "
+                           f"dtypes")
+    return op(input, dim=_dims(dim, input.ndim), correction=_correction(unbiased, correction),
+              keepdim=bool(keepdim))
+
+
+def _numpy_var_std(op: Any, a, axis, dtype, out, ddof, keepdims, correction, rest) -> Any:
+    args.plain(out, **rest)
+    x = args.value(a)
+    if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
+        dtype = np.float64
+    x = _as_dtype(x, dtype)
+    c = ddof if correction is None else correction
+    found = _numpy_axes(axis, x.ndim)
+    if found is None:
+        return _keep_all(op(x, dim=None, correction=c, keepdim=False), x.ndim, keepdims)
+    return op(x, dim=found, correction=c, keepdim=bool(keepdims))
+
+
+@public("var", function=True, method=True,
+        numpy={np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+               correction=None, **rest:
+               _numpy_var_std(var_op, a, axis, dtype, out, ddof, keepdims, correction, rest)})
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_std(var_op, "var", input, dim, unbiased, keepdim, correction)
+
+
+@public("std", function=True, method=True,
+        numpy={np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+               correction=None, **rest:
+               _numpy_var_std(std_op, a, axis, dtype, out, ddof, keepdims, correction, rest)})
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var_std(std_op, "std", input, dim, unbiased, keepdim, correction)
+
+
+# ------------------------------------------------------------------ logsumexp
+def _logsumexp(x, dim, keepdim):
+    """torch's: max + log(sum(exp(x - max))), the max taken as 0 where it is infinite
+    (so that all -inf gives -inf, an inf gives inf)."""
+    if x.size:
+        m = np.max(x, axis=dim, keepdims=True)
+        m = np.where(np.isinf(m), 0, m)
+    else:
+        m = np.zeros(_keep_shape(x.shape, dim), x.dtype)
+    s = np.log(sum_of(np.exp(x - m), dim, True)) + m
+    if not keepdim:  # (generated code passes a one-dim tuple as an int)
+        gone = range(x.ndim) if dim is None else dim if isinstance(dim, tuple) else (dim,)
+        s = s.reshape([n for i, n in enumerate(s.shape) if i not in gone])
+    return c_order(np.asarray(s))
+
+
+logsumexp_op = defop("logsumexp", _logsumexp, "LogsumexpBackward0",
+                     vjp=(lambda g, out, x, dim, keepdim: _kept(g, x.shape, dim, keepdim)
+                          * exp(x - _kept(out, x.shape, dim, keepdim)),),
+                     uses=("x out",), fresh=True)
+
+
+@public("logsumexp", function=True, method=True)
+def logsumexp(input, dim, keepdim=False):
+    if np.dtype(args.np_dtype(input)).kind not in "fc":
+        input = to_dtype(input, np.float32)  # torch: integers as the default float dtype
+    return logsumexp_op(input, dim=_dims(dim, input.ndim), keepdim=bool(keepdim))
+
+
+# ------------------------------------------------------------ nansum, nanmean
+def _nansum(x, dim, keepdim):
+    if x.dtype.kind in "fc":
+        x = np.where(np.isnan(x), 0, x)
+    return c_order(np.asarray(sum_of(x, dim, keepdim)))
+
+
+# torch: the gradient times not isnan(x) (a product)
+nansum_op = defop("nansum", _nansum, "NansumBackward0",
+                  vjp=(lambda g, out, x, dim, keepdim:
+                       expand(_kept(g, x.shape, dim, keepdim), shape=x.shape)
+                       * logical_not(isnan(x)),),
+                  uses=("x",), fresh=True)
+
+
+@public("nansum", function=True, method=True,
+        numpy={np.nansum: lambda a, axis=None, dtype=None, out=None, keepdims=False, **rest:
+               _numpy_nan(nansum, a, axis, dtype, out, keepdims, rest)})
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    input = _as_dtype(input, dtype)
+    return nansum_op(input, dim=_dims(dim, input.ndim), keepdim=bool(keepdim))
+
+
+@public("nanmean", function=True, method=True,
+        numpy={np.nanmean: lambda a, axis=None, dtype=None, out=None, keepdims=False, **rest:
+               _numpy_nan(nanmean, a, axis, dtype, out, keepdims, rest)})
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch's: nansum over the count of the elements that are not NaN (DivBackward0)."""
+    input = _as_dtype(input, dtype)
+    _float_only("nanmean", input)
+    return nansum(input, dim, keepdim) / reduce_sum(logical_not(isnan(input)),
+                                                    _dims(dim, input.ndim), keepdim)
+
+
+def _numpy_nan(fn, a, axis, dtype, out, keepdims, rest):
+    args.plain(out, **rest)
+    x = _as_dtype(args.value(a), dtype)
+    if fn is nanmean and np.dtype(args.np_dtype(x)).kind not in "fc":
+        x = to_dtype(x, np.float64)
+    found = _numpy_axes(axis, x.ndim)
+    if found is None:
+        return _keep_all(fn(x, None, False), x.ndim, keepdims)
+    return fn(x, found, bool(keepdims))
+
+
+# ------------------------------------------------------------------ median
+def _lower_median(x):
+    """torch's median of every element: the lower of the two middle ones, NaN if any is
+    NaN (or there are none)."""
+    flat = x.reshape(-1)
+    if not flat.size or (flat.dtype.kind in "fc" and np.isnan(flat).any()):
+        return np.asarray(np.nan, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+    k = (flat.size - 1) // 2
+    return np.asarray(np.partition(flat, k)[k])
+
+
+# torch's evenly_distribute_backward: split over the elements equal to the median
+median_all = defop("median_all", _lower_median, "MedianBackward0", vjp=(_split,),
+                   uses=("x out",), fresh=True)
+
+
+def _argmedian(x, dim, keepdim):
+    """The index of the lower median along ``dim`` (of the first NaN, where there is one):
+    the stable sort's, so among equal elements the first."""
+    n = x.shape[dim]
+    order = np.argsort(x, axis=dim, kind="stable")
+    idx = np.take(order, [(n - 1) // 2], axis=dim)
+    if x.dtype.kind in "fc":
+        nan = np.isnan(x)
+        idx = np.where(nan.any(axis=dim, keepdims=True),
+                       np.argmax(nan, axis=dim, keepdims=True), idx)
+    return c_order(idx if keepdim else np.squeeze(idx, dim))
+
+
+def _take_along(x, indices, dim, keepdim):
+    i = indices if keepdim else np.expand_dims(indices, dim)
+    v = np.take_along_axis(x, i, axis=dim)
+    return c_order(v if keepdim else np.squeeze(v, dim))
+
+
+argmedian = defop("argmedian", _argmedian, fresh=True)
+
+
+def _medians(x, dim, keepdim):
+    """(values, indices) of the lower median along ``dim``."""
+    indices = _argmedian(x, dim, keepdim)
+    return _take_along(x, indices, dim, keepdim), indices
+
+
+# median(dim)'s node saves the indices, not the input, as max(dim)'s does
+median_dim = defop("median_dim", _medians, "MedianBackward1", outputs=return_types_median,
+                   vjp=(_pick,), uses=("indices",), fresh=True)
+
+
+@public("median", function=True, method=True,
+        numpy={np.median: lambda a, axis=None, out=None, overwrite_input=False,
+               keepdims=False: _numpy_median(a, axis, out, keepdims)})
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        return median_all(input)
+    d = args.dim_or_all(dim, input.ndim)
+    if d is None:  # a 0-d input
+        return return_types_median(median_all(input), argmedian(reshape(input, 1), dim=0,
+                                                                keepdim=False)[0])
+    if input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    return median_dim(input, dim=d, keepdim=bool(keepdim))
+
+
+def _numpy_median(a, axis, out, keepdims):
+    """numpy's median: the mean of the two middle elements where their count is even."""
+    args.plain(out)
+    x = args.value(a)
+    if np.dtype(args.np_dtype(x)).kind not in "fc":
+        x = to_dtype(x, np.float64)
+    nd = x.ndim
+    found = _numpy_axes(axis, nd)
+    if found is None:
+        flat, d = reshape(x, -1), 0
+    else:
+        kept = [i for i in range(nd) if i not in found]
+        flat = reshape(x.permute(*kept, *found), *[x.shape[i] for i in kept], -1)
+        d = len(kept)
+    n = flat.shape[d]
+    lower = median_dim(flat, dim=d, keepdim=False)[0]
+    y = lower if n % 2 else (lower - median_dim(-flat, dim=d, keepdim=False)[0]) / 2
+    if keepdims:
+        y = reshape(y, tuple(1 if found is None or i in found else s
+                             for i, s in enumerate(x.shape)))
+    return y
+
+
+# ------------------------------------------------------------------ counting
+count_nonzero_op = defop("count_nonzero",
+                         lambda x, dim: np.asarray(np.count_nonzero(x, axis=dim), np.int64),
+                         template="np.count_nonzero({0}, axis={dim})")
+
+
+def _numpy_count_nonzero(a, axis=None, *, keepdims=False):
+    x = args.value(a)
+    found = _numpy_axes(axis, x.ndim)
+    y = count_nonzero_op(x, dim=found)
+    if keepdims:
+        y = reshape(y, tuple(1 if found is None or i in found else s
+                             for i, s in enumerate(x.shape)))
+    return y
+
+
+@public("count_nonzero", function=True, method=True,
+        numpy={np.count_nonzero: _numpy_count_nonzero})
+def count_nonzero(input, dim=None):
+    return count_nonzero_op(input, dim=_dims(dim, input.ndim))
+
+
+# ------------------------------------------------------------------ ordering
+def _argsort(x, dim, descending, stable):
+    """torch's argsort: stable order (equal elements keep their order, also descending),
+    NaN the largest."""
+    if dim is None:
+        return np.zeros(x.shape, np.int64)
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    key = -x.astype(np.float64) if x.dtype.kind in "biu" else -x
+    if x.dtype.kind in "fc":
+        nan = np.isnan(x)
+        # NaN first, then by -x, each stably: argsort of a moved axis, moved back
+        keys = (np.moveaxis(np.where(nan, 0, key), dim, -1), np.moveaxis(~nan, dim, -1))
+        return c_order(np.moveaxis(np.lexsort(keys, axis=-1), -1, dim))
+    return np.argsort(key, axis=dim, kind="stable")
+
+
+argsort_op = defop("argsort", _argsort, fresh=True)
+
+
+@public("argsort", function=True, method=True,
+        numpy={np.argsort: lambda a, axis=-1, kind=None, order=None, *, stable=None:
+               _numpy_argsort(a, axis, order)})
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return argsort_op(input, dim=args.dim_or_all(dim, input.ndim),
+                      descending=bool(descending), stable=bool(stable))
+
+
+def _numpy_argsort(a, axis, order):
+    if order is not None:
+        raise args.Unsupported
+    x = args.value(a)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    return argsort_op(x, dim=args.axes(axis, x.ndim)[0] if x.ndim else None,
+                      descending=False, stable=True)
+
+
+#: ops whose result's shape depends on the input's values: the compiler refuses them
+#: (a trace is specialized on shapes), so they run eagerly only
+SHAPE_FROM_DATA = frozenset({"nonzero"})
+nonzero_op = defop("nonzero", lambda x: np.argwhere(x).astype(np.int64),
+                   template="np.argwhere({0})")
+
+
+@public("nonzero", function=True, method=True)
+def nonzero(input, *, as_tuple=False):
+    found = nonzero_op(input)
+    if not as_tuple:
+        return found
+    if not input.ndim:
+        return (found[:, 0] if found.shape[1] else reshape(found, -1),)
+    return tuple(found[:, i] for i in range(input.ndim))
