@@ -133,10 +133,16 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
 
     def _layout(self, group: dict, old: list | None = None) -> list:
+        """The group's buckets; laid out again (``old``: the state carried over, and
+        ``self.state`` made to view the new arrays) after a parameter's array changed."""
         unique = list({id(p): p for p in group["params"]}.values())
         buckets = layout(unique, old)
+        names = tuple(self._state_init(group))
         for b in buckets:
             b.source = group["params"]
+            for i, p in enumerate(b.params):
+                if old and b.ready[i] and (names or self._state_step):
+                    self.state[p] = b.state_of(i, names, self._state_step)
         return buckets
 
     # ------------------------------------------------------------ stepping
