@@ -204,3 +204,33 @@ def test_grad_and_nested_compile_see_modules():
     outer = pb.compile(lambda t: inner(t).sum() * 2)
     np.testing.assert_allclose(outer(pb.tensor(x)).item(), 2 * model(pb.tensor(x)).sum().item(),
                                rtol=1e-6)
+
+
+LAYERS = {
+    "rnn": (lambda: nn.RNN(3, 4, num_layers=2, bidirectional=True, batch_first=True),
+            [(2, 5, 3)]),
+    "rnn_cell": (lambda: nn.RNNCell(3, 4, nonlinearity="relu"), [(2, 3), (2, 4)]),
+    "bilinear": (lambda: nn.Bilinear(3, 2, 4), [(5, 3), (5, 2)]),
+    "reshaping": (lambda: nn.Sequential(nn.Flatten(), nn.Linear(6, 6), nn.Unflatten(1, (2, 3)),
+                                        nn.LogSoftmax(dim=-1)), [(4, 2, 3)]),
+    "softmax_sigmoid": (lambda: nn.Sequential(nn.Linear(3, 3), nn.Softmax(dim=1),
+                                              nn.Sigmoid()), [(4, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_compiled_layers_match_eager(name):
+    make, shapes = LAYERS[name]
+    pb.manual_seed(1)
+    model = make()
+    inputs = [pb.randn(*s) for s in shapes]
+    results = []
+    for fn in (model, pb.compile(model)):
+        out = fn(*inputs)
+        outs = out if isinstance(out, tuple) else (out,)
+        model.zero_grad()
+        sum((o * o).sum() for o in outs).backward()
+        results.append(([values(o) for o in outs],
+                        [values(p.grad) for p in model.parameters()]))
+    for a, b in zip(results[0][0] + results[0][1], results[1][0] + results[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -27,6 +27,17 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _weight_and_bias(module: Module, shape: tuple, bias: bool, dtype: Any) -> None:
+    """``module.weight`` of ``shape`` and ``module.bias`` (its first dim; or None), then
+    the module's ``reset_parameters``."""
+    module.weight = Parameter(empty(*shape, dtype=dtype))
+    if bias:
+        module.bias = Parameter(empty(shape[0], dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Identity(Module):
     """Returns its input (any arguments to the constructor are ignored, as in torch)."""
 
@@ -46,12 +57,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, dtype)
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -77,12 +83,7 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, dtype)
 
     def reset_parameters(self) -> None:
         bound = 1 / math.sqrt(self.weight.shape[1])

@@ -306,4 +306,15 @@ class Optimizer:
         return text + ")"
 
 
-__all__ = ["Optimizer", "required"]
+def coupled_gradient(group: dict, p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The gradient an update follows: negated to ``maximize``, plus ``weight_decay *
+    p`` (L2 weight decay, as SGD, RMSprop, Adagrad and Adam apply it). A new array
+    whenever it differs from ``g``, which is never written."""
+    if group["maximize"]:
+        g = -g
+    if group["weight_decay"] != 0:
+        g = g + group["weight_decay"] * p
+    return g
+
+
+__all__ = ["Optimizer", "coupled_gradient", "required"]

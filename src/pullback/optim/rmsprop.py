@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, coupled_gradient
 from .sgd import _refuse
 
 
@@ -53,10 +53,7 @@ class RMSprop(Optimizer):
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
         alpha = group["alpha"]
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"] != 0:
-            g = g + group["weight_decay"] * p
+        g = coupled_gradient(group, p, g)
         sq = state["square_avg"]
         sq *= alpha
         sq += (1 - alpha) * g * g
@@ -101,10 +98,7 @@ class Adagrad(Optimizer):
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"] != 0:
-            g = g + group["weight_decay"] * p
+        g = coupled_gradient(group, p, g)
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         acc = state["sum"]
         acc += g * g

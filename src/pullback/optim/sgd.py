@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, coupled_gradient
 
 
 class SGD(Optimizer):
@@ -51,10 +51,7 @@ class SGD(Optimizer):
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"] != 0:
-            g = g + group["weight_decay"] * p
+        g = coupled_gradient(group, p, g)
         momentum = group["momentum"]
         if momentum != 0:
             buf = state["momentum_buffer"]
