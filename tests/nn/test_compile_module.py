@@ -116,6 +116,18 @@ def test_module_changes_retrace(setup, change):
     assert misses(fast) == 2
 
 
+def test_attributes_the_forward_does_not_read_do_not_retrace(setup):
+    model, fast, x = setup
+    for step in range(5):
+        model.steps_seen = step  # kept on the model, never read by forward
+        model.history = [step]
+        check_same(fast, model, x)
+    assert misses(fast) == 1
+    model.scale = 3.0  # read by forward: retraced
+    check_same(fast, model, x)
+    assert misses(fast) == 2
+
+
 def test_train_eval_toggles_keep_both_variants(setup):
     model, fast, x = setup
     for _ in range(3):

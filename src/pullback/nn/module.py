@@ -402,13 +402,18 @@ class Module(StateDictMixin):
 
 def signature(module: Module) -> tuple:
     """What a trace of code calling ``module`` depends on, in a comparable form: every
-    submodule (identity, type, attributes, hooks) and its parameters and buffers
-    (identity, dtype, shape, requires_grad)."""
+    submodule (identity, type, ``training``, hooks) and its parameters and buffers
+    (identity, dtype, shape, requires_grad); for a module whose ``forward`` is
+    pullback's (``Linear``, ``Softmax``...), its attributes too (the hyperparameters
+    that code reads). A user's ``forward`` is followed by the captured-value walk,
+    which guards the attributes it reads, and only those (a step counter kept on the
+    model does not retrace)."""
     out = []
     for m in module.modules():
         d = m.__dict__
         attrs = tuple((k, v if isinstance(v, _SCALARS) or _scalar_tuple(v) else id(v))
-                      for k, v in d.items() if not k.startswith("_"))
+                      for k, v in d.items() if not k.startswith("_")) \
+            if _library_forward(type(m)) else (("training", d["training"]),)
         tensors = tuple((k, None if t is None else (id(t), t._data.dtype, t._data.shape,
                                                     t._requires_grad))
                         for table in ("_parameters", "_buffers") for k, t in d[table].items())
@@ -417,6 +422,10 @@ def signature(module: Module) -> tuple:
                  tuple(d["_non_persistent_buffers_set"]))
         out.append((id(m), type(m), attrs, tensors, children, hooks))
     return tuple(out)
+
+
+def _library_forward(cls: type) -> bool:
+    return getattr(cls.forward, "__module__", "").startswith("pullback.")
 
 
 def _scalar_tuple(v: Any) -> bool:
