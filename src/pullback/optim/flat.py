@@ -95,7 +95,8 @@ class Bucket:
 
 def layout(params: list, old: list | None = None) -> list:
     """Buckets for a group's parameters (one per dtype, in order of appearance), with
-    the state of ``old`` buckets carried over for the parameters they held."""
+    the state of ``old`` buckets carried over for the parameters they held (the caller
+    settles ``uniform``)."""
     by_dtype: dict = {}
     for p in params:
         by_dtype.setdefault(p._data.dtype, []).append(p)
@@ -121,7 +122,6 @@ def _carry(old: list, new: list) -> None:
                     target[...] = b.real_view(values.astype(b.dtype))
                 else:  # the parameter changed shape: its state starts again
                     b.ready[i] = False
-        b.uniform = bool(b.ready.all() or not b.ready.any()) and len(set(b.steps.tolist())) <= 1
 
 
 __all__ = ["Bucket", "layout", "real_dtype"]

@@ -140,6 +140,7 @@ class Optimizer:
         names = tuple(self._state_init(group))
         for b in buckets:
             b.source = group["params"]
+            self._settle(b)
             for i, p in enumerate(b.params):
                 if old and b.ready[i] and (names or self._state_step):
                     self.state[p] = b.state_of(i, names, self._state_step)
