@@ -118,6 +118,25 @@ EXPECTED: dict[str, list[str]] = {
 }
 
 
+# The training samples (not numbered: the tour runs the autograd and compiler ones),
+# run with few epochs: (arguments, fragments printed in this order).
+TRAINING: dict[str, tuple[list[str], list[str]]] = {
+    "train_mlp.py": (["--epochs", "5"], [
+        "data: 720 training and 180 test points, 3 classes",
+        "Sequential(\n  (0): Linear(in_features=2, out_features=64, bias=True)\n  (1): ReLU()",
+        "epoch   1   eager loss 0.9310   compiled loss 0.9310",
+        "epoch   5   eager loss 0.6131   compiled loss 0.6131",
+        "final test accuracy (eager): ", "final test accuracy (compiled): ",
+        "time per epoch (eager): ", " ms\ntime per epoch (compiled): ",
+        "first epoch, compiled (includes tracing): ",
+        "compiled loss cache: CacheInfo(hits=", ", misses=2, recompiles=0, fallbacks=0",
+        "load_state_dict: <All keys matched successfully>",
+        "reloaded model test accuracy: ",
+        "expected error: RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 2x64)",
+        "next: docs/nn.md"]),
+}
+
+
 def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=SAMPLES, capture_output=True,
                           text=True, timeout=120)
@@ -127,6 +146,33 @@ def test_every_sample_has_expectations():
     """A new sample must say here what it prints; a renamed one must be renamed here."""
     names = sorted(p.name for p in SAMPLES.glob("[0-9][0-9]_*.py"))
     assert names == sorted(EXPECTED)
+    others = sorted(p.name for p in SAMPLES.glob("*.py") if p.name not in EXPECTED)
+    assert others == sorted(["tour.py", *TRAINING])
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING))
+def test_training_sample_runs_and_prints_its_results(name: str):
+    args, fragments = TRAINING[name]
+    proc = _run(name, *args)
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stderr}"
+    position = 0
+    for fragment in fragments:
+        found = proc.stdout.find(fragment, position)
+        assert found >= 0, (f"{name} did not print {fragment!r} (after offset {position});"
+                            f" it printed:\n{proc.stdout}")
+        position = found + len(fragment)
+    text = (SAMPLES / name).read_text(encoding="utf-8")
+    assert text.startswith('"""') and "import pullback as pb" in text
+    assert name in (SAMPLES / "README.md").read_text(encoding="utf-8")
+
+
+def test_train_mlp_reaches_its_accuracy_with_the_default_epochs():
+    proc = _run("train_mlp.py", "--epochs", "30")
+    assert proc.returncode == 0, proc.stderr
+    for mode in ("eager", "compiled"):
+        line = next(ln for ln in proc.stdout.splitlines()
+                    if ln.startswith(f"final test accuracy ({mode}): "))
+        assert float(line.split(": ")[1].rstrip(" %")) >= 95.0
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -24,6 +24,8 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint8)
 from .dtypes import int
 from . import nn
+from . import optim
+from .serialization import load, save
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 
@@ -47,3 +49,4 @@ del _install, _check
 __version__ = "0.1.0"
 
 from .compiler import compile, grad, value_and_grad, vjp
+from . import viz

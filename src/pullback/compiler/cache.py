@@ -127,6 +127,9 @@ def arg_key(a: Any) -> Any:
     if type(a) is NumpyTensor:  # (traced on the numpy face: another trace)
         d = a._data
         return ("np", d.shape, d.dtype.char, a._requires_grad)
+    if isinstance(a, Tensor):  # a subclass (nn.Parameter): traced as a Tensor
+        d = a._data
+        return (d.shape, d.dtype.char, a._requires_grad)
     if isinstance(a, (list, tuple)):
         return (type(a).__name__,) + tuple(arg_key(x) for x in a)
     if isinstance(a, dict):

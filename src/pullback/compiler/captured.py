@@ -169,6 +169,13 @@ def _user_module(m: types.ModuleType) -> bool:
     return isinstance(name, str) and is_user_file(name)
 
 
+def _own_guard(v: Any) -> Callable | None:
+    """``type(v)._pb_capture_guard``: ``f(v) -> (check, calls)``, a check of ``v``'s
+    state (true while it is what the trace saw) and the functions ``v`` runs when
+    called (followed for what they capture); None for other objects."""
+    return getattr(type(v), "_pb_capture_guard", None)
+
+
 def _user_object(v: Any) -> bool:
     """An object whose attributes are the user's state: of a user class, or a
     ``SimpleNamespace`` (a common bag of settings)."""
@@ -190,6 +197,7 @@ class _Walk:
         self.terms: list = []  # (capture, expression) per guard, parents first
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
         self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
+        self.own_checks: dict = {}  # id of an object guarding itself -> (check, calls)
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
@@ -233,8 +241,10 @@ class _Walk:
             if depth == 0 or is_user_code(f.__code__):
                 self.function(f, depth)
         elif isinstance(f, types.MethodType):
-            if _user_object(f.__self__):
-                owner = label if label == "self" else f"{label}.__self__"
+            owner = label if label == "self" else f"{label}.__self__"
+            if _own_guard(f.__self__) is not None:
+                self.own(f.__self__, None, owner, depth, None)
+            elif _user_object(f.__self__):
                 self.entered(f.__self__, self.bind(f.__self__), owner, depth)
             self.follow(f.__func__, depth)
         elif isinstance(f, functools.partial):
@@ -250,6 +260,8 @@ class _Walk:
         elif isinstance(getattr(f, "__wrapped__", None), types.FunctionType) and \
                 not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
             self.follow(f.__wrapped__, depth, label)
+        elif _own_guard(f) is not None:
+            self.own(f, None, label, depth, None)
         elif _user_object(f):  # a callable object of a user class
             self.entered(f, self.bind(f), label, depth)
 
@@ -312,12 +324,43 @@ class _Walk:
         elif isinstance(v, types.ModuleType):
             if _user_module(v):  # (never guarded itself; entered for what the code names)
                 self.entered(v, self.bind(v), label, depth)
+        elif _own_guard(v) is not None:
+            self.own(v, expr, label, depth, where)
         elif _user_object(v):
             e = self.bind(v)
             self.guard(label, where, f"{expr} is {e}")
             self.entered(v, e, label, depth)
         elif callable(v) and not isinstance(v, type):
             self.follow(v, depth, label)
+
+    def own(self, obj: Any, expr: str | None, label: str, depth: int,
+            where: tuple | None) -> None:
+        """An object that guards its own state (``_pb_capture_guard``, as ``pb.nn``'s
+        modules do: library code reads their attributes, which the walk would not
+        see): its identity (where ``expr`` reads it) and its own check, made once per
+        walk; then what the functions it calls capture, and (a user class's object)
+        the attributes the followed code names on it."""
+        e = self.bind(obj)
+        made = self.own_checks.get(id(obj))
+        if made is None:
+            check, calls = _own_guard(obj)(obj)
+            made = self.own_checks[id(obj)] = (self.bind(check), calls)
+        test = f"{made[0]}()"
+        self.guard(label, where, test if expr is None else f"{expr} is {e} and {test}")
+        if id(obj) in self.seen:
+            return
+        if _user_object(obj):
+            self.entered(obj, e, label, depth)
+        self.seen.add(id(obj))
+        for f in made[1]:
+            sub = getattr(f, "__self__", None)
+            if isinstance(f, types.MethodType) and _own_guard(sub) is not None:
+                # a method of a part of obj (a submodule), which obj's check covers
+                if _user_object(sub):
+                    self.entered(sub, self.bind(sub), label, depth + 1)
+                self.follow(f.__func__, depth + 1)
+            else:
+                self.follow(f, depth + 1, label)
 
     def entered(self, obj: Any, expr: str, label: str, depth: int,
                 is_dict: bool = False) -> None:
@@ -360,7 +403,9 @@ class _Walk:
                        depth + 1, at)
 
     def object_argument(self, k: int, name: str, a: Any) -> None:
-        if _user_object(a):
+        if _own_guard(a) is not None:
+            self.own(a, f"args[{k}]", name, 0, None)
+        elif _user_object(a):
             self.prologue[f"_a{k}"] = f"args[{k}].__dict__"
             self.entered(a, f"_a{k}", name, 0, is_dict=True)
         elif callable(a) and not isinstance(a, type):

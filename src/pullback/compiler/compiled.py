@@ -98,10 +98,13 @@ def returned_slots(traced: Traced) -> tuple | None:
     return tuple(slots)
 
 
-def build_variant(fn: Callable, args: tuple, how: str = "compile") -> Variant:
+def build_variant(fn: Callable, args: tuple, how: str = "compile",
+                  user_fn: Callable | None = None) -> Variant:
+    """Trace ``fn`` on ``args`` and generate its code (``user_fn``, default ``fn``,
+    names the graph and its inputs)."""
     grad_on = STATE.grad_enabled
     traced = trace_call(fn, args, lambda i, a: grad_on and isinstance(a, Tensor)
-                        and a._requires_grad, how)
+                        and a._requires_grad, how, user_fn)
     returned = returned_slots(traced)
     g = traced.graph
     n_args = len(traced.arg_slots)
@@ -186,10 +189,14 @@ CompiledNode.__name__ = "CompiledFunctionBackward"
 
 
 class CompiledFunction:
-    """A function traced on its first call and run as generated code afterwards."""
+    """A function traced on its first call and run as generated code afterwards.
+    ``target``: what a call runs, when it is not ``fn`` itself (a module, whose
+    ``forward`` is ``fn``: it names the trace and binds keyword arguments)."""
 
-    def __init__(self, fn: Callable, maxsize: int | None = None, how: str = "compile") -> None:
+    def __init__(self, fn: Callable, maxsize: int | None = None, how: str = "compile",
+                 target: Callable | None = None) -> None:
         self.fn = fn
+        self.target = fn if target is None else target
         self.how = how  # the front door's name in messages
         self.cache = Cache(maxsize)
         functools.update_wrapper(self, fn, updated=())
@@ -198,7 +205,7 @@ class CompiledFunction:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
         if trace_hooks():  # inside another function's trace: inlined, that trace records it
-            return source.rewrite(self.fn)(*args)
+            return source.rewrite(self.target)(*args)
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -206,7 +213,7 @@ class CompiledFunction:
         return self if obj is None else types.MethodType(self, obj)
 
     def build(self, args: tuple) -> Variant:
-        return build_variant(self.fn, args, self.how)
+        return build_variant(self.target, args, self.how, self.fn)
 
     def fallback(self, args: tuple) -> Any:
         """Eager, on what generated code would see: arrays and floats as numpy-face
@@ -214,7 +221,7 @@ class CompiledFunction:
         floats = float_dtype(args)
         leaf = lambda x: x if not is_traced_arg(x) or isinstance(x, Tensor) \
             else input_leaf(x, False, floats)
-        out = source.rewrite(self.fn)(*[tree_map(leaf, a) for a in args])
+        out = source.rewrite(self.target)(*[tree_map(leaf, a) for a in args])
         return tree_map(to_tensor_face, out)
 
     def variant_for(self, args: tuple) -> Variant:
@@ -279,6 +286,8 @@ def _graph_input_tensors(traced: Traced, args: tuple) -> list:
 
 def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
     """Decorate a function: traced on first call, then generated forward/backward code.
+    An object that knows how to be compiled (``pb.nn.Module``: its ``_pb_compile``) is
+    compiled its own way.
 
     >>> import pullback as pb
     >>> @pb.compile
@@ -291,9 +300,12 @@ def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
     if maxsize is not None:
         check_maxsize(maxsize, "compile: maxsize")
     if fn is None:
-        return lambda f: CompiledFunction(f, maxsize)
+        return lambda f: compile(f, maxsize=maxsize)
     if isinstance(fn, CompiledFunction):
         return fn
+    own = getattr(type(fn), "_pb_compile", None)
+    if own is not None:
+        return own(fn, maxsize)
     return CompiledFunction(fn, maxsize)
 
 

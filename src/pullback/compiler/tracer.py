@@ -12,8 +12,10 @@ import linecache
 import os
 import re
 import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -357,8 +359,29 @@ def _name_assignments(eqns: list) -> None:
             e.out.name = m.group(1)
 
 
+class _Names(threading.local):
+    known: dict | None = None  # id of a tensor -> the name to trace it by, if captured
+
+
+_NAMES = _Names()
+
+
+@contextmanager
+def capture_names(names: dict) -> Iterator[None]:
+    """Inside: a tensor a trace captures whose id is in ``names`` gets that name (a
+    compiled module's parameters are named after their dotted names)."""
+    old, _NAMES.known = _NAMES.known, names
+    try:
+        yield
+    finally:
+        _NAMES.known = old
+
+
 def _outer_name(t: Tensor) -> str:
     """The name the user's code knows a captured tensor by (closure or global)."""
+    known = _NAMES.known
+    if known is not None and id(t) in known:
+        return known[id(t)]
     frame = user_frame()
     if frame is not None:
         for scope in (frame.f_locals, frame.f_globals):

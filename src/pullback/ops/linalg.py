@@ -90,6 +90,10 @@ def mm(input, mat2):
 
 @public("linear", functional=True)
 def linear(input, weight, bias=None):
+    if weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] != weight.shape[1]:
+        rows = int(np.prod(input.shape[:-1]))  # torch's message: input as a matrix, weight.T
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                           f"{input.shape[-1]} and {weight.shape[1]}x{weight.shape[0]})")
     if bias is not None and input.ndim == 2:
         return addmm(bias, input, t_op(weight))
     out = matmul(input, t_op(weight) if weight.ndim == 2 else weight)

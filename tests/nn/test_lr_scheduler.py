@@ -1,0 +1,109 @@
+"""Learning-rate schedules against torch's, value for value (the chainable forms
+make the same float operations), and their state dicts and warnings."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import pullback as pb
+
+SCHEDULERS = {
+    "step": lambda S, o: S.StepLR(o, step_size=3, gamma=0.5),
+    "multistep": lambda S, o: S.MultiStepLR(o, milestones=[2, 5, 5, 9], gamma=0.3),
+    "exponential": lambda S, o: S.ExponentialLR(o, gamma=0.9),
+    "cosine": lambda S, o: S.CosineAnnealingLR(o, T_max=7, eta_min=0.001),
+    "cosine_restart_period": lambda S, o: S.CosineAnnealingLR(o, T_max=3),
+    "lambda": lambda S, o: S.LambdaLR(o, lr_lambda=lambda e: 1 / (e + 1)),
+    "lambda_per_group": lambda S, o: S.LambdaLR(o, lr_lambda=[lambda e: 0.9 ** e,
+                                                              lambda e: e + 1]),
+}
+
+
+def lrs(T, make, epochs=20):
+    w, v = T.zeros(1, requires_grad=True), T.zeros(1, requires_grad=True)
+    opt = T.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=1.0)
+    sched = make(T.optim.lr_scheduler, opt)
+    out = [sched.get_last_lr()]
+    for _ in range(epochs):
+        opt.step()
+        sched.step()
+        out.append(sched.get_last_lr() + [g["lr"] for g in opt.param_groups])
+    return out, sched
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_lr_sequence_is_torchs(name, torch):
+    ours, sched = lrs(pb, SCHEDULERS[name])
+    theirs, tsched = lrs(torch, SCHEDULERS[name])
+    assert ours == theirs
+    assert sched.last_epoch == tsched.last_epoch == 20
+    assert sched.base_lrs == tsched.base_lrs
+
+
+def test_reduce_on_plateau_is_torchs(torch):
+    metrics = [1.0, 0.9, 0.9, 0.95, 0.91, 0.9, 0.89, 0.9, 0.9, 0.9, 0.9, 0.5, 0.6, 0.6, 0.6]
+    results = []
+    for T in (pb, torch):
+        for kw in ({"patience": 2}, {"patience": 1, "cooldown": 2, "factor": 0.5},
+                   {"mode": "max", "patience": 0, "threshold_mode": "abs", "threshold": 0.01},
+                   {"patience": 0, "min_lr": [0.3, 0.01]}):
+            w = T.zeros(1, requires_grad=True)
+            opt = T.optim.SGD([{"params": [w]}, {"params": [T.zeros(1, requires_grad=True)]}],
+                              lr=1.0)
+            sched = T.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+            seq = []
+            for m in metrics:
+                opt.step()
+                sched.step(m)
+                seq.append((sched.get_last_lr(), sched.num_bad_epochs, sched.best))
+            results.append(seq)
+    assert results[:4] == results[4:]
+
+
+def test_state_dict_round_trip_continues_the_schedule():
+    full, _ = lrs(pb, SCHEDULERS["cosine"])
+    w = pb.zeros(1, requires_grad=True)
+    opt = pb.optim.SGD([{"params": [w]}, {"params": [pb.zeros(1, requires_grad=True)],
+                                          "lr": 0.5}], lr=1.0)
+    sched = SCHEDULERS["cosine"](pb.optim.lr_scheduler, opt)
+    for _ in range(8):
+        opt.step()
+        sched.step()
+    saved_opt, saved = opt.state_dict(), sched.state_dict()
+    assert "optimizer" not in saved
+    opt2 = pb.optim.SGD([{"params": [w]}, {"params": [pb.zeros(1, requires_grad=True)]}],
+                        lr=1.0)
+    opt2.load_state_dict(saved_opt)
+    sched2 = pb.optim.lr_scheduler.CosineAnnealingLR(opt2, T_max=7, last_epoch=8 - 1)
+    sched2.load_state_dict(saved)
+    rest = []
+    for _ in range(12):
+        opt2.step()
+        sched2.step()
+        rest.append(sched2.get_last_lr() + [g["lr"] for g in opt2.param_groups])
+    assert rest == full[9:]
+
+
+def scheduler_messages(T):
+    opt = T.optim.SGD([T.zeros(1, requires_grad=True)], lr=1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sched = T.optim.lr_scheduler.StepLR(opt, 2)
+        sched.step()  # before any optimizer.step()
+        sched.get_lr()
+    texts = [str(c.message) for c in caught]
+    for bad in (lambda: T.optim.lr_scheduler.StepLR(object(), 2),
+                lambda: T.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=1.0),
+                lambda: T.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="avg"),
+                lambda: T.optim.lr_scheduler.LambdaLR(opt, [len, len])):
+        try:
+            bad()
+        except Exception as e:  # noqa: BLE001
+            texts.append((type(e).__name__, str(e)))
+    return texts
+
+
+def test_warnings_and_errors_are_torchs(torch):
+    assert scheduler_messages(pb) == scheduler_messages(torch)
