@@ -19,8 +19,8 @@ import numbers
 import warnings
 from typing import Any
 
-from ..compiler.source_runtime import traced_array
 from ..creation import empty, zeros
+from ..ops.joining import stack
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -31,10 +31,8 @@ _ACTIVATIONS = {"tanh": F.tanh, "relu": F.relu}
 
 
 def _stack(tensors: list) -> Tensor:
-    """The tensors stacked along a new first dim: one n-ary stack op (StackBackward0),
-    in eager code and in traces. (The op table has no stack yet; ``pb.stack`` will
-    serve here when it has.)"""
-    return traced_array(list(tensors))
+    """The tensors stacked along a new first dim: one stack op (StackBackward0)."""
+    return stack(list(tensors))
 
 
 def _uniform_all(module: Module, hidden_size: int) -> None:
