@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.elementwise import clone
-from . import graph, messages
+from . import anomaly_mode, graph, messages
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
 
@@ -114,11 +114,12 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
     deps, order = discover([e[0] for e in root_edges])
     task.needed = needed_nodes(order, deps, task.targets)
     captured: list = [None] * len(task.captures)
+    run = _run_node_checked if anomaly_mode.is_anomaly_enabled() else _run_node
 
     def visit(node: Node, grads: list | None) -> list | None:
         if task.needed is not None and not task.needed.get(node):
             return None
-        out = None if grads is None else _run_node(task, node, grads, captured)
+        out = None if grads is None else run(task, node, grads, captured)
         if not task.retain_graph:  # torch frees a node's saved values once it ran;
             node.release()         # nodes not run keep theirs
         return out
@@ -147,8 +148,11 @@ def set_replay(fn: Any) -> None:
 
 def replay(root_edges: list, seeds: list, retain_graph: bool,
            captures: dict | None = None) -> list | None:
-    """The registered runner's result, or None (no runner, or it declined)."""
-    return None if _replay is None else _replay(root_edges, seeds, retain_graph, captures)
+    """The registered runner's result, or None (no runner, or it declined; anomaly mode
+    always interprets, so that a failing node can be named)."""
+    if _replay is None or anomaly_mode.is_anomaly_enabled():
+        return None
+    return _replay(root_edges, seeds, retain_graph, captures)
 
 
 def _add_to_buffer(buffers: dict, node: Node, nr: int, g: Any) -> None:
@@ -178,6 +182,19 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
     out = node.apply(grads, needs, task.create_graph)
     if node._post_hooks:
         out = _run_node_hooks(node._post_hooks, (out, grads), out)
+    return out
+
+
+def _run_node_checked(task: GraphTask, node: Node, grads: list, captured: list) -> list | None:
+    """``_run_node`` in anomaly mode: a failure (or a NaN it returns, with check_nan) is
+    preceded by the warning with the forward traceback of the node."""
+    try:
+        out = _run_node(task, node, grads, captured)
+        if anomaly_mode.is_anomaly_check_nan_enabled():
+            anomaly_mode.check_nan(node, out)
+    except Exception:
+        anomaly_mode.report(node)
+        raise
     return out
 
 

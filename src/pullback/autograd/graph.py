@@ -15,7 +15,15 @@ import numpy as np
 from ..ops import Meta, OpDef, vjp_per_input
 from ..ops.shape import copy, view_chain, view_scatter
 from . import messages
-from .grad_mode import STATE
+from .anomaly_mode import is_anomaly_enabled
+from .grad_mode import STATE, new_node, on_node_extras
+from .saved_hooks import (  # noqa: F401
+    PackedOutput,
+    PackedTensor,
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
 
 _seq = itertools.count()
 Tensor: Any = None  # set by pullback.tensor (which imports this module)
@@ -88,6 +96,8 @@ class Node:
         self._tensor_hooks = self._retained = None
         self._metadata = None
         self._freed = False
+        if EXTRAS:
+            new_node(self)
 
     # --- torch's Node API ------------------------------------------------------------
     def name(self) -> str:
@@ -152,6 +162,21 @@ class Node:
     def release(self) -> None:
         """Free saved values after a backward without retain_graph."""
 
+    def _pack_saved(self, hooks: tuple) -> None:
+        """Saved-tensor hooks are on: keep ``pack(t)`` of each saved tensor instead."""
+
+
+#: anomaly mode or saved-tensor hooks are on somewhere: new nodes run grad_mode.new_node
+EXTRAS = False
+
+
+def _set_extras(on: bool) -> None:
+    global EXTRAS
+    EXTRAS = on
+
+
+on_node_extras(_set_extras)
+
 
 class SavedTensor:
     """A tensor kept for backward, with the version it had when it was saved."""
@@ -173,7 +198,7 @@ class SavedTensor:
         """Raise torch's error if ``t`` was modified in place since ``version``."""
         if t._vc.value != version:
             raise RuntimeError(messages.modified_inplace(
-                t._data, t._vc.value, version, t._grad_fn))
+                t._data, t._vc.value, version, t._grad_fn, is_anomaly_enabled()))
 
 
 class SavedOutput:
@@ -192,7 +217,7 @@ class SavedOutput:
         t = self.ref()
         if self.vc.value != self.version:
             raise RuntimeError(messages.modified_inplace(
-                self.data, self.vc.value, self.version, node))
+                self.data, self.vc.value, self.version, node, is_anomaly_enabled()))
         if not create_graph:
             return self.data
         if t is None or t._grad_fn is not node:
@@ -219,7 +244,7 @@ class OpNode(Node):
     def unpack(self, create_graph: bool) -> tuple:
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
-        vals = tuple(s.unpack(create_graph) if type(s) is SavedTensor else s
+        vals = tuple(s.unpack(create_graph) if type(s) in _UNPACKS else s
                      for s in self.saved)
         out = self.saved_out
         if out is not None:
@@ -242,8 +267,19 @@ class OpNode(Node):
         else:
             return
         self._freed = True
-        self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
+        self.saved = tuple(None if type(s) in _UNPACKS else s for s in self.saved)
         self.saved_out = None
+
+    def _pack_saved(self, hooks: tuple) -> None:
+        # a saved input's history is the node's edge for it (the saved tuple has one
+        # entry per input, like the edges)
+        self.saved = tuple(PackedTensor(s.tensor, hooks, e if e[0] is not None else None)
+                           if type(s) is SavedTensor else s
+                           for s, e in zip(self.saved, self._edges))
+        so = self.saved_out
+        t = so.ref() if type(so) is SavedOutput else None
+        if t is not None:
+            self.saved_out = PackedOutput(t, hooks, 0)
 
     def _saved(self, arg: str) -> Any:
         """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
@@ -256,11 +292,14 @@ class OpNode(Node):
         if arg == "result":
             return None if self.saved_out is None else self.saved_out.unpack(True, self)
         s = self.saved[names.index(arg)]
-        if type(s) is SavedTensor:
+        if type(s) in _UNPACKS:
             return s.unpack(True)
         if s is None or isinstance(s, Meta):
             return None
         return Tensor._make(np.asarray(s))  # a wrapped Python scalar, as torch keeps it
+
+
+_UNPACKS = frozenset({SavedTensor, PackedTensor})  # saved entries that unpack to a tensor
 
 
 class AccumulateGrad(Node):
