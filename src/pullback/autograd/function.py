@@ -122,10 +122,10 @@ class BackwardCFunction(Node):
             raise RuntimeError(messages.SECOND_BACKWARD)
         if self._saved is None:  # (inside forward: nothing is saved before it returns)
             return ()
-        create_graph = STATE.grad_enabled
+        # as torch, the tensors themselves, with their history, whatever the grad mode
         return tuple(None if s is None else
-                     _as_tensor(s.unpack(create_graph, self) if type(s) in _OUTPUTS
-                                else s.unpack(create_graph)) for s in self._saved)
+                     s.unpack(True, self) if type(s) in _OUTPUTS else s.unpack(True)
+                     for s in self._saved)
 
     # --- the node API -----------------------------------------------------------------
     @property
@@ -171,7 +171,7 @@ class BackwardCFunction(Node):
         for k, (i, want) in enumerate(zip(self._tensor_args, wanted)):
             g = result[i]
             if g is not None and not isinstance(g, record.Tensor):
-                raise TypeError(GRAD_NOT_TENSOR.format(typ=type(g).__name__))
+                raise RuntimeError(GRAD_NOT_TENSOR.format(typ=type(g).__name__))
             out.append(self._fit(g, k, create_graph) if g is not None and want else None)
         return out
 
