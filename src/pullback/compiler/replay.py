@@ -39,6 +39,7 @@ from pullback.transforms.peephole import peephole
 from ..autograd import engine
 from ..autograd import graph as _graph
 from ..autograd.graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate
+from ..autograd.saved_hooks import PackedTensor
 from ..ir import Builder, Graph, Var
 from ..ops import Meta, vjp_per_input
 from ..settings import config
@@ -170,6 +171,8 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
                     key.append(_N)
                 elif ts is int or ts is bool:  # its value is part of the code
                     key += (_S, ts, s)
+                elif ts is PackedTensor:
+                    return None  # saved-tensor hooks: unpack_hook must run
                 elif ts is float or ts is complex or isinstance(s, np.generic):
                     key += (_S, ts, repr(s))  # exact: tells -0.0 from 0.0, nan == nan
                 else:
