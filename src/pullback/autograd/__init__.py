@@ -9,6 +9,7 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anom
 from .function import Function, once_differentiable
 from . import function_ir
 from .variable import Variable
+from . import functional
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad",
