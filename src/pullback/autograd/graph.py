@@ -252,6 +252,8 @@ class OpNode(Node):
         return out, vals
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if grads[0] is None:  # an undefined gradient (gradcheck's check of them) gives none
+            return [None] * len(self._edges)
         out, vals = self.unpack(create_graph)
         return vjp_per_input(self.op, grads[0], out, vals, self.params, needs)
 
@@ -322,6 +324,8 @@ class AccumulateGrad(Node):
         return v._hooks.add(fn)
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if grads[0] is None:
+            return []
         accumulate(self.variable, grads[0], create_graph)
         hooks = self.variable._post_acc_hooks
         if hooks:
@@ -399,6 +403,8 @@ class CopySlices(Node):
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         g = grads[0]
+        if g is None:
+            return [None] * len(self._edges)
         g_view = view_chain(g, chain=self.chain)
         # the old view's gradient only when the old base wants one: the inner node saved
         # nothing for it otherwise (y[0].mul_(x) where y needs no grad)
