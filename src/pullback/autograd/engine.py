@@ -8,6 +8,8 @@ then retain_grad, then node pre-hooks, the node itself, and node post-hooks.
 from __future__ import annotations
 
 import heapq
+import itertools
+import threading
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,12 @@ from .graph import AccumulateGrad, Node
 class GraphTask:
     """One backward call: its roots, what to capture, and the options."""
 
-    __slots__ = ("create_graph", "retain_graph", "accumulate", "captures", "targets", "needed")
+    __slots__ = ("create_graph", "retain_graph", "accumulate", "captures", "targets", "needed",
+                 "id")
+    _ids = itertools.count()
 
     def __init__(self, create_graph: bool, retain_graph: bool, accumulate: bool) -> None:
+        self.id = next(GraphTask._ids)  # unique for the process (checkpoint keys on it)
         self.create_graph = create_graph
         self.retain_graph = retain_graph
         self.accumulate = accumulate
@@ -124,14 +129,25 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
             node.release()         # nodes not run keep theirs
         return out
 
-    prev_mode = STATE.grad_enabled
+    prev_mode, prev_task = STATE.grad_enabled, current_task()
     STATE.grad_enabled = task.create_graph
+    _RUNNING.task = task
     try:
         with np.errstate(all="ignore"):
             schedule(root_edges, root_grads, visit, deps)
     finally:
         STATE.grad_enabled = prev_mode
+        _RUNNING.task = prev_task
     return captured
+
+
+_RUNNING = threading.local()
+
+
+def current_task() -> GraphTask | None:
+    """The backward call this thread is running (the innermost, for a backward started
+    inside a node), or None (torch's ``_current_graph_task_id``)."""
+    return getattr(_RUNNING, "task", None)
 
 
 _replay: Any = None
