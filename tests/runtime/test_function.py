@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from custom_functions import cube, square_once
 
 import pullback as pb
 
@@ -346,17 +347,7 @@ def test_returning_a_non_differentiable_input_gives_a_detached_alias(both):
 # ------------------------------------------------------ double backward [7.10, 7.11]
 def test_once_differentiable(both):
     def snippet(T):
-        class Sq(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x ** 2
-
-            @staticmethod
-            @T.autograd.function.once_differentiable
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 2 * x * g
+        Sq = square_once(T)
         x = T.tensor([3.], requires_grad=True)
         (g1,) = T.autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
         (g2,) = T.autograd.grad((Sq.apply(x) * x).sum(), x, create_graph=True)
@@ -373,16 +364,7 @@ def test_once_differentiable(both):
 
 def test_backward_written_with_ops_is_twice_differentiable(both):
     def snippet(T):
-        class Cube(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x ** 3
-
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 3 * x ** 2 * g
+        Cube = cube(T)
         x = T.tensor(2., requires_grad=True)
         (d1,) = T.autograd.grad(Cube.apply(x), x, create_graph=True)
         (d2,) = T.autograd.grad(d1, x, create_graph=True)
@@ -444,14 +426,14 @@ def test_saved_none_stays_none(both):
     both.same(snippet)
 
 
-def test_missing_forward_backward_and_both_backward_and_vjp(both):
-    def no_backward(T):
-        class NoBackward(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-        NoBackward.apply(T.ones(2, requires_grad=True)).sum().backward()
+def _doubling(T, name, *methods):
+    """A Function doubling its input, with ``methods`` among backward and vjp."""
+    body = {"forward": staticmethod(lambda ctx, x: x * 2)}
+    body.update({m: staticmethod(lambda ctx, g: g * 2) for m in methods})
+    return type(name, (T.autograd.Function,), body)
 
+
+def test_missing_forward_backward_and_both_backward_and_vjp(both):
     def no_forward(T):
         class NoForward(T.autograd.Function):
             @staticmethod
@@ -459,37 +441,17 @@ def test_missing_forward_backward_and_both_backward_and_vjp(both):
                 return g
         NoForward.apply(T.ones(2, requires_grad=True))
 
-    def both_defined(T):
-        class Both(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-
-            @staticmethod
-            def vjp(ctx, g):
-                return g * 2
-        Both.apply(T.ones(2, requires_grad=True)).sum().backward()
-    both.raises(no_backward, exc=NotImplementedError)
+    def run(T, name, *methods):
+        _doubling(T, name, *methods).apply(T.ones(2, requires_grad=True)).sum().backward()
+    both.raises(lambda T: run(T, "NoBackward"), exc=NotImplementedError)
     both.raises(no_forward, exc=NotImplementedError)
-    both.raises(both_defined)
+    both.raises(lambda T: run(T, "Both", "backward", "vjp"))
 
 
 def test_vjp_instead_of_backward(both):
     def snippet(T):
-        class V(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def vjp(ctx, g):
-                return g * 2
         x = T.ones(2, requires_grad=True)
-        V.apply(x).sum().backward()
+        _doubling(T, "V", "vjp").apply(x).sum().backward()
         return x.grad
     both.same(snippet)
 

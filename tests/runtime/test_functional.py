@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from custom_functions import cube
 
 
 def F(T):
@@ -211,16 +212,7 @@ def test_create_graph_products(both):
 
 def test_functional_on_a_custom_function(both):
     def snippet(T):
-        class Cube(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x ** 3
-
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 3 * x ** 2 * g
+        Cube = cube(T)
         x = T.tensor([1., 2.])
         return (F(T).jacobian(Cube.apply, x), F(T).hessian(lambda a: Cube.apply(a).sum(), x),
                 F(T).jvp(Cube.apply, x, T.ones(2)))

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from custom_functions import square_once
 
 import pullback as pb
 
@@ -162,19 +163,8 @@ def test_nondeterministic_backward(both):
 
 def test_gradgradcheck_of_once_differentiable(both):
     def snippet(T):
-        class Sq(T.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x ** 2
-
-            @staticmethod
-            @T.autograd.function.once_differentiable
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 2 * x * g
         x = T.tensor([1., 2.], dtype=T.float64, requires_grad=True)
-        T.autograd.gradgradcheck(Sq.apply, (x,), grad_outputs=(
+        T.autograd.gradgradcheck(square_once(T).apply, (x,), grad_outputs=(
             T.tensor([0.5, -0.25], dtype=T.float64, requires_grad=True),))
     text = both.raises(snippet, MISMATCH)
     assert "numerical:tensor([[ 1.0000,  0.0000],\n        [ 0.0000, -0.5000]]" in text

@@ -198,6 +198,18 @@ def _outputs(func: Callable, inputs: tuple, fn_name: str, strict: bool) -> tuple
 
 
 # ------------------------------------------------------------------- the products
+def _product(outputs: tuple, is_outputs_tuple: bool, grad_args: tuple, refs: tuple,
+             is_result_tuple: bool, create_graph: bool, strict: bool, stage: str) -> tuple:
+    """The last step every product shares: ``autograd.grad(*grad_args)`` (in grad mode
+    under create_graph), None as zeros shaped like ``refs`` (or strict's errors), and
+    the results detached unless create_graph, in the callers' tuple structure."""
+    with set_grad_enabled(True if create_graph else STATE.grad_enabled):
+        grad_res = _autograd_grad(*grad_args, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_result_tuple))
+
+
 def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(inputs), v^T J)``: the vector-Jacobian product, shaped like ``inputs``."""
@@ -206,11 +218,8 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         is_outputs_tuple, outputs = _outputs(func, inputs, "vjp", strict)
         v = _v_or_none(v, outputs, is_outputs_tuple, "vjp", create_graph, V_NONE_OUTPUT)
-    with set_grad_enabled(True if create_graph else STATE.grad_enabled):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _product(outputs, is_outputs_tuple, (outputs, inputs, v), inputs, is_inputs_tuple,
+                    create_graph, strict, "back")
 
 
 def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -226,11 +235,8 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else STATE.grad_enabled):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+    return _product(outputs, is_outputs_tuple, (grad_inputs, grad_outputs, v), outputs,
+                    is_outputs_tuple, create_graph, strict, "back_trick")
 
 
 def _second_order(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool,
@@ -256,11 +262,8 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     with enable_grad():
         is_inputs_tuple, inputs, outputs, jac, v = _second_order(func, inputs, v, create_graph,
                                                                  strict, "vhp")
-    with set_grad_enabled(True if create_graph else STATE.grad_enabled):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), False),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _product(outputs, False, (jac, inputs, v), inputs, is_inputs_tuple, create_graph,
+                    strict, "double_back")
 
 
 def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
@@ -272,11 +275,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else STATE.grad_enabled):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), False),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    return _product(outputs, False, (double_back, grad_jac, v), inputs, is_inputs_tuple,
+                    create_graph, strict, "double_back_trick")
 
 
 # -------------------------------------------------------------- jacobian and hessian
