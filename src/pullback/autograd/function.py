@@ -194,6 +194,9 @@ class BackwardCFunction(Node):
         return fit_to(g, _Like(shape, dtype))
 
 
+#: torch's name for the ctx type (its ctx is the node too)
+FunctionCtx = BackwardCFunction
+
 _OUTPUTS = frozenset({SavedOutput, PackedOutput})
 
 
@@ -474,4 +477,4 @@ class Error(Node):
         raise RuntimeError(self.message)
 
 
-__all__ = ["Function", "BackwardCFunction", "once_differentiable"]
+__all__ = ["Function", "BackwardCFunction", "FunctionCtx", "once_differentiable"]
