@@ -52,7 +52,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer(3, "IR", ("pullback.ir",)),
     Layer(4, "transforms", ("pullback.transforms",)),
     Layer(5, "eager runtime", ("pullback.tensor", "pullback.format", "pullback.creation",
-                               "pullback.numpy_interop", "pullback.autograd")),
+                               "pullback.numpy_interop", "pullback.numpy_face",
+                               "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
     Layer(7, "front end", ("pullback.nn", "pullback.optim", "pullback")),
 )

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from pullback.ir import GRAD_PREFIX, Builder, Eqn, Graph, Var
-from pullback.ops import apply_vjp, fit_to
+from pullback.ir import GRAD_PREFIX, Builder, Eqn, Graph, Var, emit_zeros
+from pullback.ops import apply_vjp, complete, fit_to
+from pullback.ops.results import pack
 
 
 def active_vars(graph: Graph, wrt: list) -> set:
@@ -24,7 +25,10 @@ def active_vars(graph: Graph, wrt: list) -> set:
     active = {v.id for v in wrt}
     for e in graph.eqns:
         if _active(e, active):
-            active.add(e.out.id)
+            if e.out is not None:
+                active.add(e.out.id)
+            else:  # several outputs: the float ones carry gradients
+                active.update(v.id for v in e.outs if v.dtype.kind in "fc")
     return active
 
 
@@ -46,11 +50,12 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
     builder.consts = dict(graph.consts)
     with builder:
         for e in reversed(graph.eqns):
-            g = ct.pop(e.out.id, None)
+            g = _cotangent(e, ct)
             if g is None:
                 continue
-            _name_grad(g, e.out)
             builder.src, builder.block = e.src, e
+            if e.out is None:  # several outputs: zeros for those no gradient reached
+                g = complete(e.op, g, e.outs, emit_zeros)
             for x, gi in _input_grads(e, g, active):
                 ct[x.id] = gi if x.id not in ct else ct[x.id] + gi
     grads = [ct.get(v.id) for v in wrt]
@@ -67,8 +72,24 @@ def _input_grads(e: Eqn, g: Var, active: set) -> Iterator[tuple[Var, Any]]:
         yield e.inputs[0], fit_to(g, e.inputs[0])
         return
     needs = [isinstance(x, Var) and x.id in active for x in e.inputs]
-    for i, gi in apply_vjp(e.op, g, e.out, e.inputs, e.params, needs):
+    out = e.out if e.out is not None else pack(e.op.result, e.outs)
+    for i, gi in apply_vjp(e.op, g, out, e.inputs, e.params, needs):
         yield e.inputs[i], gi
+
+
+def _cotangent(e: Eqn, ct: dict) -> Any:
+    """The finished cotangent of ``e``'s result (None: none reached it); of an equation
+    with several outputs, one per output (None where none), or None if none at all."""
+    if e.out is not None:
+        g = ct.pop(e.out.id, None)
+        _name_grad(g, e.out)
+        return g
+    gs = [ct.pop(v.id, None) for v in e.outs]
+    if all(g is None for g in gs):
+        return None
+    for g, v in zip(gs, e.outs):
+        _name_grad(g, v)
+    return gs
 
 
 def _name_grad(g: Any, x: Var) -> None:

@@ -112,8 +112,11 @@ class _Emitter:
                       self.literal(v[0] if k == "dim" and isinstance(v, tuple) and len(v) == 1
                                    else v))
                   for k, v in e.params.items()}
+        if op.variadic:  # "np.stack([{tensors}], axis={dim})": the list by its name
+            params[op.arg_names[0]] = ", ".join(args)
         if tpl is not None:
-            return tpl.format(*args, out_shape=self.literal(e.out.shape), **params)
+            shape = None if e.out is None else self.literal(e.out.shape)
+            return tpl.format(*args, out_shape=shape, **params)
         return f"ops.{op.name}({', '.join(args + [f'{k}={v}' for k, v in params.items()])})"
 
 
@@ -203,9 +206,10 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
             em.names[e.out.id] = em.literal(e.inputs[e.op.out_arg])
             body.append(rhs)
         else:
-            body.append(f"{em.name(e.out)} = {rhs}")
-        for k in em.guards.get(e.out.id, ()):
-            body.append(f"guard({k}, {em.name(e.out)})")
+            body.append(f"{_targets(em, e, last)} = {rhs}")
+        for v in e.outs:
+            for k in em.guards.get(v.id, ()):
+                body.append(f"guard({k}, {em.name(v)})")
         dead = [em.name(a) for a in _uniq(e.inputs)
                 if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
         if dead:
@@ -218,6 +222,15 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
     source = f"def {fn_name}({', '.join(params)}):\n" + "".join(
         f"    {line}\n" for line in body)
     return _compile(source, fn_name, em.globals)
+
+
+def _targets(em: _Emitter, e: Any, last: dict) -> str:
+    """What an equation assigns: its result's name; for several outputs the names of
+    those read later, ``_`` for the others (``a0, _ = np.split(x, [2], axis=1)``)."""
+    if e.out is not None:
+        return em.name(e.out)
+    names = [em.name(v) if v.id in last or v.id in em.guards else "_" for v in e.outs]
+    return ", ".join(names) + ("," if len(names) == 1 else "") if names else "_"
 
 
 def _uniq(xs: tuple) -> list:

@@ -48,9 +48,10 @@ def cse(graph: Graph) -> Graph:
                _params_key(e.params))
         prev = seen.get(key) if e.op.pure else None  # random draws are never merged
         if prev is not None:
-            rename[e.out.id] = prev
+            for v, p in zip(e.outs, prev):
+                rename[v.id] = p
             continue
-        seen[key] = e.out
+        seen[key] = e.outs
         eqns.append(e.replace(inputs=inputs) if any(a is not b for a, b in zip(inputs, e.inputs))
                     else e)
     outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]

@@ -9,7 +9,8 @@ def dce(graph: Graph) -> Graph:
     live = {v.id for v in list(graph.outputs) + graph.guards if isinstance(v, Var)}
     kept = []
     for e in reversed(graph.eqns):
-        if e.out.id in live:
+        out = e.out  # (None for an equation with several outputs: needed if any one is)
+        if out.id in live if out is not None else any(v.id in live for v in e.outs):
             kept.append(e)
             live.update(a.id for a in e.inputs if isinstance(a, Var))
     kept.reverse()

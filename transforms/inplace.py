@@ -36,7 +36,10 @@ def into_op(op: OpDef, k: int) -> IntoOp:
 
 
 def owned(e: Eqn) -> bool:
-    """Whether the equation's result is a fresh array nothing else refers to."""
+    """Whether the equation's result is a fresh array nothing else refers to (never
+    said of the outputs of an op with several)."""
+    if e.out is None:
+        return False
     fresh = e.op.fresh
     if callable(fresh):
         return fresh(e)

@@ -90,7 +90,8 @@ def peephole(graph: Graph) -> Graph:
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
                 e = e.replace(inputs=inputs)
-        made[e.out.id] = e
+        if e.out is not None:  # (the rewrites above read single-output producers)
+            made[e.out.id] = e
         eqns.append(e)
     outputs = [alias.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
     guards = [alias.get(v.id, v) for v in graph.guards]

@@ -63,7 +63,7 @@ def unique_names(graph: Graph) -> Graph:
     modules (and the saved-values report) call each value the same thing."""
     ns = Namespace()
     seen: set = set()
-    for v in list(graph.inputs) + list(graph.consts) + [e.out for e in graph.eqns]:
+    for v in list(graph.inputs) + list(graph.consts) + [v for e in graph.eqns for v in e.outs]:
         if v.name is not None and v.id not in seen:
             seen.add(v.id)
             v.name = ns.fresh(v.name)
@@ -87,7 +87,7 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
     reach = {s.id for s, p in zip(seeds, present) if p}
     for e in bwd.eqns:
         if any(isinstance(a, Var) and a.id in reach for a in e.inputs):
-            reach.add(e.out.id)
+            reach.update(v.id for v in e.outs)
     outs = [g if need and isinstance(g, Var) and g.id in reach else None
             for g, need in zip(bwd.outputs, needs)]
     return run(bwd.replace(outputs=outs), dce, inplace)

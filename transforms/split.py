@@ -14,7 +14,7 @@ from pullback.ir import Graph, Var
 def residuals(joint: Graph, n_fwd_inputs: int) -> list:
     """Forward values (inputs or results) that backward equations read."""
     fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
-    fwd_ids.update(e.out.id for e in joint.eqns if e.block is None)
+    fwd_ids.update(v.id for e in joint.eqns if e.block is None for v in e.outs)
     used: dict[int, Var] = {}
     for e in joint.eqns:
         if e.block is not None:
@@ -28,12 +28,12 @@ def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, G
     """(forward, backward, residuals); backward inputs = residuals + seeds.
     Forward equations are the traced ones; the adjoint's carry a ``block``."""
     res = residuals(joint, n_fwd_inputs)
-    made_by = {e.out.id: e.op.name for e in joint.eqns}
+    made_by = {v.id: e.op.name for e in joint.eqns for v in e.outs}
     for v in res:  # name saved values after the op that made them (report and code agree)
         if v.name is None:
             v.name = made_by.get(v.id, "saved")
     fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
-    fwd_ids.update(e.out.id for e in joint.eqns if e.block is None)
+    fwd_ids.update(v.id for e in joint.eqns if e.block is None for v in e.outs)
     grads = joint.outputs[n_fwd_outputs:]
     # a gradient that is itself a forward value (a rule returning a saved value)
     res += [g for g in grads if isinstance(g, Var) and g.id in fwd_ids

@@ -32,7 +32,9 @@ from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, 
 
 def _install(entry: ops.Public) -> None:
     for name in entry.functions:
-        globals()[name] = ops.bindings.public_callable(entry.fn, name)
+        # torch's functions take axis= for dim= (nn.functional's, written in Python, do not)
+        globals()[name] = ops.bindings.torch_aliases(
+            ops.bindings.public_callable(entry.fn, name), name)
 
 
 def _check(entry: ops.Public) -> None:

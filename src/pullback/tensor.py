@@ -44,6 +44,7 @@ class Tensor(TensorMethods, ValueMethods):
     _grad: Tensor | None = None
     _view_chain: tuple = ()  # ((op, params), ...) from the base, for views
     _view_no_grad = False    # a view taken under no_grad (torch's CreationMeta)
+    _multi_view = False      # an output of split & co., or a view of one (MULTI_OUTPUT_NODE)
     _view_version = 0        # the version counter value when the view's grad_fn was set
     _retains_grad = False
     _hooks: HookDict | None = None           # a leaf's tensor hooks (non-leaves: on grad_fn)
@@ -115,7 +116,9 @@ class Tensor(TensorMethods, ValueMethods):
     def shape(self) -> tuple:
         return self._data.shape
 
-    def size(self, dim: int | None = None) -> Any:
+    def size(self, dim: int | None = None, *, axis: int | None = None) -> Any:
+        if axis is not None:  # torch's name for dim, numpy's
+            dim = axis
         return self._data.shape if dim is None else self._data.shape[dim]
 
     @property
@@ -198,6 +201,8 @@ class Tensor(TensorMethods, ValueMethods):
     @property
     def requires_grad(self) -> bool:
         if self._base is not None:
+            if self._multi_view:  # (torch reads it without renewing the view's grad_fn)
+                return self._requires_grad or self._base._requires_grad
             self._fresh()
         return self._requires_grad
 
@@ -261,7 +266,8 @@ class Tensor(TensorMethods, ValueMethods):
                     g=messages.size_str(value.shape), t=messages.size_str(self.shape)))
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(messages.GRAD_DTYPE.format(
-                    g=value.dtype._cpp, t=self.dtype._scalar_name))
+                    g=dtypes.as_dtype(value._data.dtype)._cpp,
+                    t=dtypes.as_dtype(self._data.dtype)._scalar_name))
         self._grad = value
 
     @grad.deleter
@@ -412,7 +418,8 @@ def _install(entry: Public) -> None:
     (no IR value, which dispatches first) it goes straight to the recorder."""
     if isinstance(entry.fn, OpDef):
         for name in entry.methods:
-            setattr(Tensor, name, bindings.method(entry.fn, name, apply, _PLAIN))
+            setattr(Tensor, name, bindings.torch_aliases(
+                bindings.method(entry.fn, name, apply, _PLAIN), f"Tensor.{name}"))
 
 
 def _check(entry: Public) -> None:

@@ -114,6 +114,15 @@ def test_grad_fallback_numpy_in_numpy_out():
     check_scaled(x, None, gx)
 
 
+def test_compile_fallback_on_arrays_returns_tensors_as_its_compiled_path_does():
+    def f(x, s):
+        return x * 2 if float(x.sum()) > 0 else (x * s, x.sum(axis=0))  # numpy's names
+
+    first, last, (x, s) = fall_back(pb.compile(f), lambda k: (np.full(2, 1.0 - k), 3.0))
+    assert kinds(last) == (tuple, [(pb.Tensor, (2,), pb.float64), (pb.Tensor, (), pb.float64)])
+    np.testing.assert_allclose(last[0].numpy(), x * s)
+
+
 def test_value_and_grad_fallback_floats_in_floats_out():
     def cube_ish(a):
         return a * a * a.item()

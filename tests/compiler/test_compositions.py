@@ -113,3 +113,17 @@ def test_no_perturbation_confusion():
     assert pb.grad(f)(2.0) == 1.0
     g = lambda x: x * pb.vjp(lambda y: x * y, 1.0)[1](1.0)[0]  # d/dx x^2 = 2x
     assert pb.grad(g)(3.0) == 6.0
+
+
+def test_grad_of_grad_through_an_in_place_write_into_a_view():
+    """The inner backward reads the value autograd saved before ``y[1:] *= y[0]``: the
+    outer trace must know it as that value (it was a stale captured constant)."""
+    def inner(x):
+        y = x * 1.0
+        y[1:] *= y[0]
+        return np.sum(y * y)
+
+    outer = pb.grad(lambda x: (pb.grad(inner)(x) ** 2).sum())
+    for x in (np.array([0.5, 1.0, 1.5]), np.array([2.0, -1.0, 0.3])):  # traced, then cached
+        fd = numeric_grad(lambda a: float((pb.grad(inner)(a.copy()) ** 2).sum()), x)
+        np.testing.assert_allclose(outer(x), fd, rtol=1e-6, atol=1e-6)

@@ -234,3 +234,32 @@ def test_compiled_without_grad_still_calls_forward():
     with pb.no_grad():
         out = f(pb.tensor([1., 2.], requires_grad=True))
     assert out.tolist() == [2., 9.] and out.grad_fn is None
+
+
+class SortF(pb.autograd.Function):
+    """Sort with a non-differentiable index output; backward puts each gradient back
+    at the position it came from (torch's [7.8], with a gather instead of index_add_)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        vals, idx = x.sort()
+        ctx.mark_non_differentiable(idx)
+        ctx.save_for_backward(idx)
+        return vals, idx
+
+    @staticmethod
+    def backward(ctx, g_vals, g_idx):
+        (idx,) = ctx.saved_tensors
+        inverse = idx.sort()[1]  # where each original element went
+        return g_vals[inverse]
+
+
+def test_function_with_an_index_output_among_ops_with_several_outputs():
+    def f(x):
+        v, i = SortF.apply(x)
+        a, b = v.split(2)
+        return (pb.cat([a * 10, b]) * pb.arange(1., 5.)).sum() + i.sum() * 0
+    results, _ = _eager_and_compiled(f, [3., 1., 2., 5.])
+    for value, grads in results:
+        np.testing.assert_allclose(value, results[0][0], rtol=1e-6)
+        np.testing.assert_allclose(grads[0], [3., 10., 20., 4.], rtol=1e-6)

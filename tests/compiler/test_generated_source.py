@@ -294,3 +294,78 @@ def test_fresh_names_are_the_names_it_always_gave():
         for _ in range(40):
             hint = rng.choice(hints)
             assert ns.fresh(hint) == _reference_fresh(used, counter, hint)
+
+
+# --------------------------------------- ops with a list input or several outputs
+def _pieces(x, w):
+    a0, a1 = x.split(2, dim=1)
+    h = pb.cat([a0 * w, a1.tanh()], dim=0)
+    first, rest = h.chunk(2, 1)
+    return (h ** 2).sum() + first.sum()
+
+
+def _lines(source: str) -> list:
+    return [line.strip() for line in source.splitlines()]
+
+
+def test_cat_and_split_read_as_numpy():
+    x, w = np.arange(12.0).reshape(3, 4) / 10, np.ones((3, 2))
+    g = pb.grad(_pieces, argnums=(0, 1))
+    g(x, w)
+    lines = _lines(g.cache.variants()[0].module.source)
+    for expected in ["a0, a1 = np.split(x, [2], axis=1)",
+                     "h = np.concatenate([t0, t1], axis=0)",
+                     "first, _ = np.split(h, [1], axis=1)",  # the unread piece is _
+                     "t7 = np.zeros((6, 1), np.float64)",  # its zero gradient
+                     "t8 = np.concatenate([g_first, t7], axis=1)",
+                     "t9 = g_h[0:3]", "t10 = g_h[3:6]",  # cat's gradient: the pieces' slices
+                     "g_x = np.concatenate([g_a0, g_a1], axis=1)"]:
+        assert expected in lines, expected
+    compiled = pb.compile(_pieces)
+    info = pb.compiler.inspect(compiled, pb.tensor(x, requires_grad=True),
+                               pb.tensor(w, requires_grad=True))
+    assert "a0:f64[3,2] a1:f64[3,2] = split[dim=1 split_size=2] x" in info.ir
+    assert "h:f64[6,2] = cat[dim=0] t0 tanh" in info.ir
+    assert "a0, a1 = np.split(x, [2], axis=1)" in _lines(info.forward)
+    assert "g_x = np.concatenate([g_a0, g_a1], axis=1)" in _lines(info.backward)
+
+
+def test_stack_unbind_and_einsum_read_as_numpy():
+    def f(x):
+        r0, r1 = x.unbind(1)
+        m = pb.stack([r1, r0 * 2], dim=-1)
+        return pb.einsum("ij,ij->i", m, x).sum()
+
+    g = pb.grad(f)
+    g(np.arange(6.0).reshape(3, 2))
+    lines = _lines(g.cache.variants()[0].module.source)
+    for expected in ["r0, r1 = x[:, 0, ...], x[:, 1, ...]",
+                     "m = np.stack([r1, t0], axis=1)",
+                     "t1 = np.einsum('ij,ij->i', m, x)",
+                     "g_m = np.einsum('i,ij->ij', t3, x)",
+                     "g_r1 = g_m[:, 0]",  # stack's gradient: selects
+                     "t6 = np.stack([g_r0, g_r1], axis=1)"]:  # unbind's: a stack
+        assert expected in lines, expected
+
+
+def test_many_pieces_of_unbind_iterate_with_a_name_of_their_own():
+    def f(k):
+        return pb.stack(k.unbind(1), 0).sum()
+
+    g = pb.grad(f)
+    np.testing.assert_array_equal(g(np.ones((2, 6))), np.ones((2, 6)))
+    assert "t0, t1, t2, t3, t4, t5 = (k[:, j, ...] for j in range(6))" in _lines(
+        g.cache.variants()[0].module.source)
+    total, pieces = pb.compile(lambda x: (x.sum(), x.unbind(0)))(pb.ones(0, 3))
+    assert pieces == () and total.item() == 0
+
+
+def test_a_join_of_dtypes_numpy_promotes_otherwise_names_torchs():
+    def f(x, i):
+        return pb.cat([x, i], 1).sum()
+
+    compiled = pb.compile(f)
+    info = pb.compiler.inspect(compiled, pb.tensor(np.ones((3, 2), np.float32),
+                                                   requires_grad=True),
+                               pb.tensor(np.arange(3)[:, None]))
+    assert "t0 = np.concatenate([x, i], axis=1, dtype=np.float32)" in _lines(info.forward)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import numpy as np
 from pullback.transforms.adjoint import active_vars, adjoint
 from pullback.transforms.codegen import generate
+from pullback.transforms.cse import cse
+from pullback.transforms.dce import dce
 from pullback.transforms.inplace import IntoOp, inplace
 from pullback.transforms.peephole import peephole
 
 from pullback.ir import Builder, Graph, Var
 from pullback.ir.interpret import evaluate
 from pullback.ops import OPS
+from pullback.ops.splitting import split_op, unbind_op
 
 
 def _vars(**values) -> list:
@@ -83,3 +86,21 @@ def test_a_copy_of_a_constant_is_the_constant_unless_returned_or_viewed():
     assert clones == [kept, viewed]
     mul = next(e for e in graph.eqns if e.op.name == "mul")
     assert mul.inputs[0] is x and mul.inputs[1] is c
+
+
+def test_equal_multi_output_equations_merge_and_live_while_any_output_does():
+    """cse renames every output of a repeated split; dce keeps a split one of whose
+    pieces is read and drops an unbind none of whose pieces is."""
+    x, = _vars(x=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with Builder() as b:
+        a0, a1 = split_op(x, dim=1, split_size=2)
+        _, c1 = split_op(x, dim=1, split_size=2)
+        unbind_op(x, dim=0)
+        out = (a1 * c1).sum()
+    graph = dce(cse(Graph([x], b.eqns, [out])))
+    assert [e.op.name for e in graph.eqns] == ["split", "mul", "sum_all"]
+    split, mul = graph.eqns[:2]
+    assert mul.inputs[0] is mul.inputs[1] is split.outs[1]
+    assert evaluate(graph, [np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])]) == [45.0]
+    source = generate(graph, "f").source
+    assert "_, t0 = np.split(x, [2], axis=1)" in source

@@ -28,20 +28,30 @@ def numeric_grad(f, x, eps=1e-6):
     return g
 
 
+def argument(shape, seed=0):
+    return np.random.default_rng(seed).uniform(0.2, 1.0, shape)
+
+
 def check(f, shape, seed=0):
-    """pb.value_and_grad(f) gives numpy's value and the finite-difference gradient,
-    and leaves its argument as numpy leaves it, on the traced call and a cached one."""
-    x = np.random.default_rng(seed).uniform(0.2, 1.0, shape)
+    """pb.value_and_grad(f) and pb.grad(f) give numpy's value and the finite-difference
+    gradient, and leave their argument as numpy leaves it, on the traced call and a
+    cached one."""
+    x = argument(shape, seed)
     expected_arg = x.copy()
     expected = f(expected_arg)
-    vg = pb.value_and_grad(f)
+    expected_grad = numeric_grad(f, x)
+    vg, grad = pb.value_and_grad(f), pb.grad(f)
     for _ in range(2):
         arg = x.copy()
-        value, grad = vg(arg)
+        value, g = vg(arg)
         np.testing.assert_allclose(value, expected, rtol=1e-12)
-        np.testing.assert_allclose(grad, numeric_grad(f, x), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, expected_grad, rtol=1e-6, atol=1e-8)
+        np.testing.assert_array_equal(arg, expected_arg)
+        arg = x.copy()
+        np.testing.assert_allclose(grad(arg), expected_grad, rtol=1e-6, atol=1e-8)
         np.testing.assert_array_equal(arg, expected_arg)
     assert vg.cache.info.misses == 1 and vg.cache.info.hits == 1
+    assert grad.cache.info.misses == 1 and grad.cache.info.hits == 1
 
 
 def line_of(fn, text):
@@ -51,12 +61,13 @@ def line_of(fn, text):
 
 
 # ---------------------------------------------------------- the failures it fixes
-QUOTED = [corpus.array_of_products, corpus.asarray_of_products, corpus.stack_of_products,
-          corpus.sum_of_list, corpus.rows_into_buffer, corpus.fill_zeros, corpus.fill_ones,
-          corpus.fill_empty, corpus.fill_full, corpus.writes_argument]
-#: np.zeros_like(x) & co. of a traced x make a local tensor: the tracer alone is enough
+QUOTED = [corpus.array_of_products, corpus.asarray_of_products, corpus.sum_of_list,
+          corpus.rows_into_buffer, corpus.fill_zeros, corpus.fill_ones, corpus.fill_empty,
+          corpus.fill_full, corpus.writes_argument]
+#: np.zeros_like(x) & co. of a traced x make a local tensor, and np.stack of Tensors is
+#: the op table's stack (numpy's protocol): the tracer alone is enough
 LIKE = [corpus.zeros_like_scaled, corpus.fill_zeros_like, corpus.fill_ones_like,
-        corpus.fill_empty_like, corpus.fill_full_like]
+        corpus.fill_empty_like, corpus.fill_full_like, corpus.stack_of_products]
 
 
 @pytest.mark.parametrize("fn", QUOTED, ids=lambda f: f.__name__)
@@ -69,6 +80,19 @@ def test_what_numpy_refused_now_differentiates(fn, monkeypatch):
         pb.grad(fn)(np.ones(shape))
 
 
+#: without the pass these ran, and their gradients were wrong
+SILENT = [corpus.rotation_from_eye, corpus.constant_array_then_written]
+
+
+@pytest.mark.parametrize("fn", SILENT, ids=lambda f: f.__name__)
+def test_what_was_silently_wrong_is_now_right(fn, monkeypatch):
+    shape = dict(corpus.CASES)[fn]
+    check(fn, shape)
+    x = argument(shape)
+    monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)  # the tracer alone
+    assert not np.allclose(pb.grad(fn)(x.copy()), numeric_grad(fn, x), rtol=1e-3)
+
+
 @pytest.mark.parametrize("fn", LIKE, ids=lambda f: f.__name__)
 def test_buffers_like_a_traced_argument_need_no_rewrite(fn, monkeypatch):
     monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)
@@ -78,6 +102,99 @@ def test_buffers_like_a_traced_argument_need_no_rewrite(fn, monkeypatch):
 @pytest.mark.parametrize("fn, shape", corpus.CASES, ids=[f.__name__ for f, _ in corpus.CASES])
 def test_corpus_matches_finite_differences(fn, shape):
     check(fn, shape)
+
+
+IDS = [f.__name__ for f, _ in corpus.CASES]
+
+
+def refused_eagerly(fn, run, arg):
+    """For corpus.EAGER_REFUSED: check that ``run(arg)``, which differentiates ``fn``
+    eagerly, refuses it with torch's error (and a note saying why), and say so."""
+    if fn not in corpus.EAGER_REFUSED:
+        return False
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+        run(arg)
+    assert any(" eagerly, under torch's rules" in note for note in e.value.__notes__)
+    return True
+COMPILABLE = [(f, s) for f, s in corpus.CASES
+              if f not in corpus.WRITES_ARGUMENT + corpus.NUMPY_ONLY]
+
+
+@pytest.mark.parametrize("fn, shape", COMPILABLE, ids=[f.__name__ for f, _ in COMPILABLE])
+def test_corpus_compiled_on_tensors(fn, shape):
+    x = argument(shape)
+    f = pb.compile(fn)
+    for _ in range(2):
+        t = pb.tensor(x, dtype=pb.float64, requires_grad=True)
+        out = f(t)
+        out.backward()
+        np.testing.assert_allclose(out.item(), fn(x.copy()), rtol=1e-12)
+        np.testing.assert_allclose(t.grad.numpy(), numeric_grad(fn, x), rtol=1e-6, atol=1e-8)
+    assert f.cache.info.misses == 1 and f.cache.info.hits == 1
+
+
+@pytest.mark.parametrize("fn, shape", corpus.CASES, ids=IDS)
+def test_corpus_eagerly_on_tensors_that_require_grad(fn, shape):
+    """pb.grad on a Tensor that requires grad runs eagerly, converted all the same."""
+    x = argument(shape)
+    expected_arg = x.copy()
+    fn(expected_arg)
+    t = pb.tensor(x, dtype=pb.float64, requires_grad=True)
+    if refused_eagerly(fn, pb.grad(fn), t):
+        return
+    g = pb.grad(fn)(t)
+    np.testing.assert_allclose(g.detach().numpy(), numeric_grad(fn, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(t.detach().numpy(), expected_arg)
+
+
+@pytest.mark.parametrize("fn, shape", corpus.CASES, ids=IDS)
+def test_corpus_when_falling_back_to_eager(fn, shape):
+    x = argument(shape)
+    expected_arg = x.copy()
+    expected = fn(expected_arg)
+    arg = x.copy()
+    if refused_eagerly(fn, pb.value_and_grad(fn).fallback, (arg,)):
+        return
+    value, g = pb.value_and_grad(fn).fallback((arg,))
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(fn, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(arg, expected_arg)
+
+
+@pytest.mark.parametrize("fn, shape", corpus.CASES, ids=IDS)
+def test_corpus_inside_another_trace(fn, shape):
+    """A transform of the function, called by a traced function, runs eagerly inside
+    that trace: its value's gradient is the function's."""
+    def outer(x):
+        value, _ = pb.value_and_grad(fn)(x)
+        return value * 2.0
+
+    x = argument(shape)
+    expected_arg = x.copy()
+    fn(expected_arg)
+    arg = x.copy()
+    if refused_eagerly(fn, pb.grad(outer), arg):
+        return
+    np.testing.assert_allclose(pb.grad(outer)(arg), 2.0 * numeric_grad(fn, x), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_array_equal(arg, expected_arg)
+
+
+SMOOTH = [(f, s) for f, s in COMPILABLE if f not in (
+    corpus.halve_until_small, corpus.projectile_range)]
+
+
+@pytest.mark.parametrize("fn, shape", SMOOTH, ids=[f.__name__ for f, _ in SMOOTH])
+def test_corpus_gradients_of_gradients(fn, shape):
+    """pb.grad(f) inside a traced function: its gradient is differentiated in turn."""
+    w = np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape)
+
+    def projected(x):
+        return np.sum(pb.grad(fn)(x) * w)
+
+    x = argument(shape)
+    np.testing.assert_allclose(pb.grad(projected)(x), numeric_grad(projected, x, 1e-5),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_compile_builds_arrays_of_traced_values():
@@ -113,6 +230,200 @@ def test_compiled_create_graph_through_concatenate():
     np.testing.assert_allclose(pb.autograd.grad(g.sum(), x)[0].numpy(), [8.0, 1.0, 1.0])
 
 
+# ------------------------------------------------- transforms the function calls
+def test_grad_of_a_function_calling_grad_of_a_buffer_filler():
+    """The issue's case: pb.grad(g) inside the traced function, g filling a buffer."""
+    forward = pb.compiler.inspect(pb.grad(corpus.gradient_norm), np.ones(3)).forward
+    assert "x_1 = x.copy()" not in forward  # the argument handed on is not copied
+    check(corpus.gradient_norm, (3,))
+
+
+def test_compiled_function_inlined_in_a_trace_is_converted():
+    filled = pb.compile(corpus.fill_zeros)
+
+    def loss(x):
+        return filled(x) * 2.0
+
+    check(loss, (2, 3))
+
+
+def test_grad_eagerly_on_a_buffer_filler():
+    t = pb.tensor([0.3, 0.5, 0.7], dtype=pb.float64, requires_grad=True)
+    g = pb.grad(corpus.helper_fills_buffer)(t)
+    np.testing.assert_allclose(g.detach().numpy(), numeric_grad(
+        corpus.helper_fills_buffer, t.detach().numpy()), rtol=1e-6)
+
+
+def test_falling_back_to_eager_keeps_the_conversion():
+    def loss(x):
+        h = np.zeros(3)
+        for i in range(int(x[0] * 10) % 3 + 1):  # a new guard value on every call
+            h[i] = x[i] * x[i]
+        x[2] = h[0]
+        return np.sum(h * x)
+
+    grad = pb.grad(loss)
+    with pytest.warns(UserWarning, match="Falling back to eager"):
+        for k in range(pb.config.recompile_limit + 3):
+            x = np.array([0.1 * k + 0.01, 0.5, 0.7])
+            expected_arg = x.copy()
+            expected = numeric_grad(loss, x)
+            loss(expected_arg)
+            np.testing.assert_allclose(grad(x), expected, rtol=1e-6, atol=1e-8)
+            np.testing.assert_array_equal(x, expected_arg)
+    assert grad.cache.info.fallbacks >= 3
+
+
+def test_a_transform_writes_into_its_callers_copy():
+    def shift_(v):
+        v[0] = v[1] ** 2
+        return np.sum(v)
+
+    def loss(x):
+        v, _ = pb.value_and_grad(shift_)(x)
+        return v + np.sum(x ** 2)  # x as shift_ left it
+
+    check(loss, (3,))
+
+
+def test_a_transform_writes_into_a_value_of_a_function_without_source():
+    def shift_(v):
+        v[0] = v[1] ** 2
+        return np.sum(v)
+
+    namespace = {"pb": pb, "shift_": shift_}
+    exec("def loss(x):\n    y = x * 1.0\n    v, _ = pb.value_and_grad(shift_)(y)\n"
+         "    return v + (y * y).sum()\n", namespace)
+
+    def expected(x):
+        y = x * 1.0
+        y[0] = y[1] ** 2
+        return np.sum(y) + np.sum(y * y)
+
+    x = np.array([0.5, 2.0, 3.0])
+    np.testing.assert_allclose(pb.grad(namespace["loss"])(x), numeric_grad(expected, x),
+                               rtol=1e-6)
+
+
+def test_a_transform_may_not_write_into_a_value_of_its_trace():
+    def shift_(v):
+        v[0] = 1.0
+        return np.sum(v * v)
+
+    with pytest.raises(pb.compiler.TraceError, match=r"shift_ at test_source_pass.py:\d+ "
+                       r"\(def shift_\(v\):\) writes into its argument"):
+        pb.grad(lambda x: pb.grad(shift_)(x).sum())(np.ones(2))
+
+
+def test_grad_refuses_an_argument_written_in_place_without_the_pass():
+    namespace = {}
+    exec("def scale_(y):\n    y.mul_(2.0)\n    return (y * y).sum()\n", namespace)
+
+    def loss(x):
+        return np.sum(pb.grad(namespace["scale_"])(x * 1.0))
+
+    with pytest.raises(pb.compiler.TraceError, match="wrote into an argument it is "
+                       "differentiated with respect to"):
+        pb.grad(loss)(np.ones(2))
+
+
+# -------------------------------------------------------------- numpy's semantics
+def test_an_element_read_is_a_copy_under_grad():
+    def swap(x):
+        a = x[0]
+        x[0] = x[1]
+        x[1] = a
+        return np.sum(x * np.array([1.0, 10.0]))
+
+    check(swap, (2,))
+    x = np.array([1.0, 2.0])
+    pb.grad(swap)(x)
+    np.testing.assert_array_equal(x, [2.0, 1.0])
+
+
+def test_compile_keeps_torchs_views():
+    @pb.compile
+    def f(x):
+        h = pb.zeros(3, dtype=pb.float64)
+        v = h[0]
+        h[0] = x[0]
+        h[1].add_(x[1])  # a method of an element: torch's view, written through
+        return v * x[1] + h[1]
+
+    x = pb.tensor([2.0, 3.0], dtype=pb.float64, requires_grad=True)
+    out = f(x)
+    out.backward()
+    assert out.item() == 2.0 * 3.0 + 3.0
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_buffers_from_numpy_functions_that_make_new_arrays():
+    def f(x):
+        r = np.eye(2)
+        r[0, 1] = x[0]
+        w = np.array([1.0, 2.0])
+        w[0] = x[1]
+        view = np.reshape(r, (4,))  # a view of r: not a buffer of its own
+        return np.sum(r @ w) + view[1]
+
+    check(f, (2,))
+
+
+def test_writing_into_a_numpy_array_from_elsewhere_is_refused():
+    table = np.zeros(3)
+
+    def f(x):
+        table[0] = x[0]
+        return np.sum(table * x)
+
+    with pytest.raises(pb.compiler.TraceError, match=rf"f at test_source_pass.py:"
+                       rf"{line_of(f, 'table[0] =')} \(table\[0\] = x\[0\]\): a value that "
+                       "needs a gradient is written into a numpy array"):
+        pb.grad(f)(np.ones(3))
+    assert source.convert(f)(np.ones(3)) == 1.0  # outside a front door: numpy's own write
+
+
+def test_an_object_array_holds_tensors():
+    def f(x):
+        parts = np.empty(2, dtype=object)
+        parts[0] = x[0] * 2.0
+        parts[1] = x[1]
+        return parts[0] * parts[1]
+
+    np.testing.assert_allclose(pb.grad(f)(np.array([2.0, 3.0])), [6.0, 4.0])
+
+
+# ------------------------------------------- partial objects and default arguments
+def _scaled(x, lam=2.0, *, power=2):
+    h = np.zeros(len(x))
+    for i in range(len(x)):
+        h[i] = x[i] * lam
+    return np.sum(h ** power)
+
+
+def test_partial_objects_are_converted():
+    for f, lam, power in [(functools.partial(_scaled, lam=3.0), 3.0, 2),
+                          (functools.partial(_scaled, power=3), 2.0, 3),
+                          (functools.partial(functools.partial(_scaled, lam=0.5), power=3),
+                           0.5, 3)]:
+        check(f, (3,))
+        x = np.array([0.5, 1.0, 2.0])
+        np.testing.assert_allclose(pb.grad(f)(x), power * lam ** power * x ** (power - 1))
+        t = pb.tensor(x, dtype=pb.float64, requires_grad=True)
+        pb.compile(f)(t).backward()
+        np.testing.assert_allclose(t.grad.numpy(), power * lam ** power * x ** (power - 1))
+
+
+def test_default_arguments_and_keywords_through_the_front_doors():
+    x = np.array([0.5, 1.0])
+    np.testing.assert_allclose(pb.grad(_scaled)(x), 8.0 * x)
+    np.testing.assert_allclose(pb.grad(_scaled)(x, lam=3.0), 18.0 * x)
+    np.testing.assert_allclose(pb.grad(_scaled)(x, 3.0), 18.0 * x)
+    value, g = pb.value_and_grad(_scaled, argnums=(0, 1))(x, 3.0)
+    np.testing.assert_allclose(value, 9.0 * np.sum(x ** 2))
+    np.testing.assert_allclose(g[1], 2 * 3.0 * np.sum(x ** 2))
+
+
 # ----------------------------------------------------------- writes into arguments
 def test_caller_array_is_written_back_on_every_call():
     grad = pb.grad(corpus.writes_argument)
@@ -137,15 +448,32 @@ def test_written_argument_returned_as_aux():
     np.testing.assert_array_equal(x, [5.0, 2.0])
 
 
-def test_write_after_another_read_is_refused():
+def test_a_helper_writes_into_an_argument_its_caller_read():
     def late(x):
         s = np.sum(x)
         corpus.fill_squares(x, x * 1.0)
         return s + np.sum(x)
 
-    with pytest.raises(pb.compiler.TraceError, match=r"'x' is written into by fill_squares at "
-                       r"source_corpus.py:\d+ .* late at test_source_pass.py:\d+ \(s = np.sum"):
-        pb.grad(late)(np.array([1.0, 2.0, 3.0]))
+    check(late, (3,))
+    forward = pb.compiler.inspect(pb.grad(late), np.ones(3)).forward
+    assert forward.count(".copy()") == 1
+
+
+def test_arguments_handed_on_but_never_written_are_not_copied():
+    forward = pb.compiler.inspect(pb.grad(corpus.helper_chain), np.ones(3)).forward
+    assert ".copy()" not in forward and "copyto" not in forward
+
+
+def test_write_into_an_argument_read_elsewhere_is_refused():
+    def late(xs):
+        a, b = xs
+        s = np.sum(a)
+        corpus.fill_squares(a, b)
+        return s + np.sum(a)
+
+    with pytest.raises(pb.compiler.TraceError, match=r"'xs_0' is written into by fill_squares "
+                       r"at source_corpus.py:\d+ .* late at test_source_pass.py:\d+ \(s = np.sum"):
+        pb.grad(late)((np.ones(3), np.ones(3)))
 
 
 def test_compile_still_refuses_writes_into_arguments():

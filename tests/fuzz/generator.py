@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from .pieces import Pieces
+from .statements import If, Line, NoGrad, fill  # noqa: F401  (oracle reads them here)
 
 # ----------------------------------------------------------------------------- modes
 #: mode -> (weight, float dtypes of the inputs, domain checks)
@@ -102,73 +104,6 @@ class Input:
 DOMAIN_BOUNDS = {"normal": (-3.0, 3.0), "grid": (-2.0, 2.0), "pos": (0.5, 2.0),
                  "unit": (0.1, 0.9)}
 
-_ARG = re.compile(r"\$(\d+)")
-
-
-def fill(template: str, args: tuple) -> str:
-    """``"T.tanh($0) * $1"`` with the names in ``args``."""
-    return _ARG.sub(lambda m: args[int(m.group(1))], template)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of source: ``template`` with ``$k`` for the k-th name in ``args``;
-    ``out`` is the name it assigns (None for an in-place write)."""
-
-    template: str
-    args: tuple = ()
-    out: str | None = None
-
-    def render(self, indent: str) -> list:
-        text = fill(self.template, self.args)
-        return [indent + (f"{self.out} = {text}" if self.out else text)]
-
-    @property
-    def uses(self) -> tuple:
-        return self.args
-
-
-@dataclass(frozen=True)
-class If:
-    """``if <cond>:`` one arm ``else:`` the other; both arms assign the same ``out``."""
-
-    cond: Line
-    then: tuple
-    orelse: tuple
-    out: str | None = None
-
-    def render(self, indent: str) -> list:
-        lines = [indent + f"if {fill(self.cond.template, self.cond.args)}:"]
-        for s in self.then:
-            lines += s.render(indent + "    ")
-        lines.append(indent + "else:")
-        for s in self.orelse:
-            lines += s.render(indent + "    ")
-        return lines
-
-    @property
-    def uses(self) -> tuple:
-        return self.cond.args + sum((s.uses for s in self.then + self.orelse), ())
-
-
-@dataclass(frozen=True)
-class NoGrad:
-    """``with T.no_grad():`` around statements."""
-
-    body: tuple
-    out: str | None = None
-
-    def render(self, indent: str) -> list:
-        lines = [indent + "with T.no_grad():"]
-        for s in self.body:
-            lines += s.render(indent + "    ")
-        return lines
-
-    @property
-    def uses(self) -> tuple:
-        return sum((s.uses for s in self.body), ())
-
-
 @dataclass(frozen=True)
 class Program:
     """A program: its inputs, statements, the loss (a weighted sum of values, one
@@ -211,7 +146,7 @@ class Program:
         out = []
         for s in self.body:
             if s.out:
-                out.append(s.out)
+                out += [n.strip() for n in s.out.split(",") if n.strip()]
         return out
 
 
@@ -277,7 +212,7 @@ def _cap(v: float) -> float:
     return min(max(float(v), -1e100), 1e100)
 
 
-class Gen:
+class Gen(Pieces):
     """Draws one program. ``rng`` is a ``random.Random``; every choice goes through it."""
 
     def __init__(self, seed: int, mode: str | None = None) -> None:
@@ -1114,7 +1049,7 @@ class Gen:
     GENERATORS = {
         "unary": 22, "binary": 24, "reduce": 12, "matmul": 7, "shape": 12, "index": 9,
         "inplace": 12, "branch": 5, "where_mask": 3, "softmax": 4, "detach_cast": 3,
-        "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2,
+        "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4,
     }
 
     def program(self) -> Program:

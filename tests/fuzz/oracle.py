@@ -8,8 +8,9 @@
 - ``pb.compile(f)``, one compiled function for all calls (the second set of values
   may fail a guard and retrace; the third call picks among the variants): outputs and
   ``.grad`` (None where torch's is None);
-- ``pb.value_and_grad(f, argnums=<the x inputs>)`` on numpy arrays: the value and the
-  gradients (zeros where torch's is None, as ``torch.func.grad`` gives).
+- ``pb.value_and_grad(f, argnums=<the x inputs>)`` on Tensors sharing the numpy arrays
+  (the programs use torch's names, which ndarrays would not get: the numpy face): the
+  value and the gradients (zeros where torch's is None, as ``torch.func.grad`` gives).
 
 When torch raises, pullback must raise the same exception type at the same point
 (forward or backward). ``check`` returns None or the first ``Mismatch``; ``shrink``
@@ -318,9 +319,10 @@ def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
 
 
 def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
-    arrays = list(data.values())
+    arrays = [pb.from_numpy(a) if isinstance(a, np.ndarray) else a for a in data.values()]
     try:
         value, grads = gf(*arrays)
+        value, grads = value.numpy(), [g.numpy() for g in grads]  # (Tensors in, Tensors out)
         e = None
     except Exception as ex:  # noqa: BLE001
         e = ex

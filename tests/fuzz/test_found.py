@@ -173,6 +173,13 @@ FIXED = {
         "def f(x0, c1):\n    v6 = x0[:, :, [1, 1]]\n    v10 = v6.flatten()\n    v6 -= c1\n"
         "    return (v10 * T.arange(18.0, dtype=T.float64)).sum()",
         dict(x0=np.arange(18.0).reshape(3, 3, 2), c1=np.array(1.5))),
+    # cat left a 1-d empty tensor (which torch's cat skips) out of its node: its .grad
+    # was None, torch's an empty tensor, and an empty slice joined to others lost its
+    # requires_grad
+    "eager: cat of a 1-d empty tensor": (
+        "def f(x0, x1, c2):\n    v0 = x0[1:3]\n    v1 = T.cat((v0, c2), dim=0)\n"
+        "    return (T.cat([x1, v0], -1) * 2).sum() + (v1 * 3).sum()",
+        dict(x0=np.array([0.55]), x1=np.array([0.9, 0.2]), c2=np.array([0.5]))),
 }
 
 @pytest.mark.parametrize("name", FIXED)

@@ -12,3 +12,12 @@ _spec = importlib.util.spec_from_file_location(
 _conftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conftest)
 numeric_grad = _conftest.numeric_grad
+
+
+def raised(call) -> tuple:
+    """(type, message) of the exception ``call()`` raises (it must raise)."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the point is to catch and compare
+        return type(e), str(e)
+    raise AssertionError(f"{call} did not raise")

@@ -17,141 +17,15 @@ written so that its ``grad_fn`` is torch's node for this op.
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-from pullback.ops import OPS
 from pullback.ops import shape as S
-from pullback.ops.sampling import manual_seed
 
-DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int")
+from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
+from .cases_multi import MULTI_CASES
 
-
-@dataclass(frozen=True)
-class Arg:
-    """A tensor input: its shape and where its values come from.
-
-    domain: real (normal), pos (0.5..2), unit (0.1..0.9), away (|x| in 0.25..2: no kink
-    at 0), grid (k/4 + 1/8: off 0 and +-0.5, with ties), ties (multiples of 1/2, on the
-    kinks), bool, int (0..high-1). ``values`` fixes the values instead.
-    """
-
-    shape: tuple = ()
-    domain: str = "real"
-    grad: bool = True
-    high: int = 3
-    values: Any = None
-
-    @property
-    def kind(self) -> str:
-        return self.domain if self.domain in ("bool", "int") else "float"
-
-    @property
-    def differentiable(self) -> bool:
-        return self.kind == "float" and self.grad
-
-    def sample(self, rng: np.random.Generator, dtype: Any) -> np.ndarray:
-        if self.values is not None:
-            return np.array(self.values, dtype=dtype if self.kind == "float" else None)
-        shape, d = self.shape, self.domain
-        if d == "bool":
-            return rng.random(shape) < 0.5
-        if d == "int":
-            return rng.integers(0, self.high, shape).astype(np.int64)
-        if d == "real":
-            v = rng.standard_normal(shape)
-        elif d == "pos":
-            v = rng.uniform(0.5, 2.0, shape)
-        elif d == "unit":
-            v = rng.uniform(0.1, 0.9, shape)
-        elif d == "away":
-            v = rng.uniform(0.25, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-        elif d == "grid":
-            v = rng.integers(-8, 8, shape) / 4 + 0.125
-        elif d == "ties":
-            v = rng.integers(-3, 4, shape) / 2
-        else:
-            raise ValueError(f"unknown domain {d!r}; one of {DOMAINS}")
-        return np.asarray(v, dtype=dtype)
-
-    def __repr__(self) -> str:
-        if self.values is not None:
-            return "v" + "x".join(map(str, np.shape(self.values))) if np.ndim(
-                self.values) else f"v{self.values}"
-        prefix = {"bool": "b", "int": "i"}.get(self.domain, "")
-        return prefix + ("x".join(map(str, self.shape)) if self.shape else "0d")
-
-
-@dataclass(frozen=True)
-class Case:
-    """One call of one op. Anything in ``args`` that is not an ``Arg`` is a constant
-    passed as is (a Python scalar)."""
-
-    op: str
-    args: tuple
-    params: dict = field(default_factory=dict)
-    torch: Callable | None = None
-    tag: str = ""
-    fd: bool = True            # finite differences are valid (inputs off any kink)
-    second_order: bool = True  # check grad of (grad . v) against finite differences
-    torch_name: bool = True    # torch's expression names its node like the op
-    reference: Callable | None = None  # numpy's result, for ops torch cannot reproduce
-    rng_seed: int | None = None  # seed pullback's generator with this before the call
-
-    @property
-    def id(self) -> str:
-        parts = [",".join(repr(a) for a in self.args)] if self.args else []
-        parts += [f"{k}={_short(v)}" for k, v in self.params.items() if _short(v) is not None]
-        return "-".join([self.op] + parts + ([self.tag] if self.tag else []))
-
-    @property
-    def arg_specs(self) -> tuple:
-        return tuple(a for a in self.args if isinstance(a, Arg))
-
-    @property
-    def grad_argnums(self) -> tuple:
-        return tuple(i for i, a in enumerate(self.arg_specs) if a.differentiable)
-
-    @property
-    def differentiable(self) -> bool:
-        return OPS[self.op].differentiable and bool(self.grad_argnums)
-
-    def inputs(self, dtype: Any = np.float64, seed: int | None = None) -> list:
-        """Values for the Arg positions (float ones in ``dtype``); deterministic per case."""
-        if seed is None:
-            seed = zlib.crc32(self.id.encode())
-        rng = np.random.default_rng(seed)
-        return [a.sample(rng, dtype) for a in self.arg_specs]
-
-    def full_args(self, values: Any) -> tuple:
-        it = iter(values)
-        return tuple(next(it) if isinstance(a, Arg) else a for a in self.args)
-
-    def fn(self, *values: Any) -> Any:
-        """The op on these input values (numpy arrays, Tensors or IR values)."""
-        if self.rng_seed is not None:
-            manual_seed(self.rng_seed)
-        return OPS[self.op](*self.full_args(values), **self.params)
-
-
-def _short(v: Any) -> str | None:
-    """A param value as it reads in a test id (None: leave it out)."""
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return str(v)
-    if isinstance(v, tuple) and all(isinstance(n, int) for n in v):
-        return "x".join(map(str, v)) if v else "()"
-    return None
-
-
-def _c(op: str, *args: Any, torch: Callable | None = None, tag: str = "",
-       p: dict | None = None, **flags: Any) -> Case:
-    return Case(op, args, p or {}, torch, tag, **flags)
-
-
-A = Arg
 R34, R4 = A((3, 4)), A((4,))
 
 
@@ -276,14 +150,11 @@ _V234 = (np.arange(24.0).reshape(2, 3, 4) * 7 % 24 / 4 - 3).tolist()  # no ties
 
 
 def _extreme(op: str, values: Any, dim: int | None, keepdim: bool, **kw: Any) -> Case:
-    """A max_dim/min_dim case on these values, with the indices torch returns for them
-    (the first extreme, a NaN first) and torch's max(dim)/min(dim) to compare with."""
-    arg = np.argmax if op == "max_dim" else np.argmin
-    indices = arg(np.array(values), axis=dim, keepdims=keepdim).tolist()
+    """A max_dim/min_dim case on these values against torch's max(dim)/min(dim): both
+    outputs, the values and the indices (the first extreme, a NaN first)."""
     name, d = op.removesuffix("_dim"), 0 if dim is None else dim
-    return _c(op, A(values=values), A(values=indices, domain="int"),
-              p={"dim": dim, "keepdim": keepdim},
-              torch=lambda T, x, i: getattr(x, name)(d, keepdim=keepdim).values, **kw)
+    return _c(op, A(values=values), p={"dim": dim, "keepdim": keepdim},
+              torch=lambda T, x: getattr(x, name)(d, keepdim=keepdim), **kw)
 
 
 def _binary(op: str, tfn: Callable, **kw: Any) -> list:
@@ -526,7 +397,7 @@ RANDOM_CASES = [
 ]
 
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES
-                     + FORWARD_ONLY_CASES + RANDOM_CASES)
+                     + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

@@ -75,6 +75,18 @@ PROGRAM = textwrap.dedent('''
     assert "np.cbrt(x)" in pb.compiler.inspect(f, x).forward
     check(pb.grad(lambda v: np.cbrt(v).sum())(x0), want, "pb.grad through numpy")
     check(pb.grad(pb.grad(lambda v: pb.cbrt(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
+
+    # a numpy implementation declared later is also the numpy face's method: x.cumsum()
+    # of an ndarray under pb.grad (here composed of a product with a triangle of ones)
+    from pullback.ops import public
+
+    def numpy_cumsum(a, axis=None, dtype=None, out=None):
+        n = a.shape[0]
+        return a @ np.triu(np.ones((n, n)))
+
+    public("cumsum_demo", numpy={np.cumsum: numpy_cumsum})(numpy_cumsum)
+    check(pb.grad(lambda v: (v.cumsum() * v).sum())(x0), np.cumsum(x0) + x0[::-1].cumsum()[::-1],
+          "numpy face method")
 ''')
 
 
@@ -82,4 +94,79 @@ def test_one_declaration_makes_a_working_op() -> None:
     done = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("ok ") == 10, done.stdout
+    assert done.stdout.count("ok ") == 11, done.stdout
+
+
+MULTI_PROGRAM = textwrap.dedent('''
+    import warnings
+    import numpy as np
+    import pullback as pb
+    from pullback.ops import defop, public
+
+    warnings.simplefilter("error")
+    # two outputs: the rule gets g and out as (sin, cos) pairs, zeros for a missing g
+    sincos_op = defop("sincos", lambda x: (np.sin(x), np.cos(x)), "SincosBackward0",
+                      outputs=("sin", "cos"), uses=("out",),
+                      vjp=(lambda g, out, x: g.sin * out.cos - g.cos * out.sin,))
+    # a list: one rule for every element
+    addn_op = defop("addn", lambda *tensors: sum(tensors), "AddnBackward0", variadic=True,
+                    vjp=(lambda g, out, tensors, i: g,),
+                    template=lambda e, a, lit: " + ".join(a))
+
+    @public("sincos", function=True, method=True)
+    def sincos(input):
+        return sincos_op(input)
+
+    @public("addn", function=True)
+    def addn(tensors):
+        return addn_op(*tensors)
+
+    x0 = np.array([0.5, 1.0, 2.0])
+
+    def check(got, expected, what):
+        got = got.numpy(force=True) if isinstance(got, pb.Tensor) else np.asarray(got)
+        assert np.allclose(got, expected), (what, got, expected)
+        print("ok", what)
+
+    def loss(x):
+        s, c = x.sincos()
+        return (pb.addn([s, s * c, x]) * 2).sum()
+
+    want = 2 * (np.cos(x0) + np.cos(2 * x0) + 1)
+    x = pb.tensor(x0, requires_grad=True)
+    s, c = pb.sincos(x)
+    assert s.grad_fn is c.grad_fn and (s.output_nr, c.output_nr) == (0, 1)
+    assert type(s.grad_fn).__name__ == "SincosBackward0"
+    assert type(pb.addn([s, c]).grad_fn).__name__ == "AddnBackward0"
+    s.sum().backward()
+    check(x.grad, np.cos(x0), "one output's gradient, zeros for the other's")
+
+    x = pb.tensor(x0, requires_grad=True)
+    (g,) = pb.autograd.grad(loss(x), x, create_graph=True)
+    check(g, want, "both outputs, and a list")
+    (gg,) = pb.autograd.grad(g.sum(), x)
+    check(gg, 2 * (-np.sin(x0) - 2 * np.sin(2 * x0)), "second derivative")
+
+    from pullback.compiler import replay
+    replay.clear()
+    for _ in range(3):
+        x = pb.tensor(x0, requires_grad=True)
+        loss(x).backward()
+    assert replay.STATS["cached"] == 1, replay.STATS
+    check(x.grad, want, "replayed backward")
+
+    f = pb.compile(loss)
+    x = pb.tensor(x0, requires_grad=True)
+    f(x).backward()
+    check(x.grad, want, "pb.compile")
+    source = pb.compiler.inspect(f, x).forward
+    assert "s, c = ops.sincos(x)" in source and "s + t0 + x" in source, source
+    check(pb.grad(loss)(x0), want, "pb.grad")
+''')
+
+
+def test_one_declaration_makes_a_multi_output_or_list_op() -> None:
+    done = subprocess.run([sys.executable, "-c", MULTI_PROGRAM], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("ok ") == 6, done.stdout

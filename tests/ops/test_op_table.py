@@ -10,9 +10,11 @@ import pullback as pb
 from pullback.autograd import record
 from pullback.ops import OPS
 from pullback.ops.registry import Meta
+from pullback.ops.results import AllInputs, pack
 from pullback.ops.sampling import manual_seed
 
 from . import numeric_grad
+from .case_types import float_outputs, outputs
 from .cases import CASES, DIFF_CASES, FD_CASES, SECOND_ORDER_CASES, Arg, Case, ids
 
 # the kink cases evaluate log, sqrt and x ** 0.5 at 0 on purpose
@@ -38,17 +40,25 @@ def _torch_inputs(T, case: Case, values: list) -> list:
     return out
 
 
-def _weights(case: Case, shape: tuple, dtype) -> np.ndarray:
-    return np.random.default_rng(len(case.id)).standard_normal(shape).astype(dtype)
+def _weights(case: Case, result, dtype) -> list:
+    """One weight array per float output of ``result`` (the op's result, or torch's)."""
+    rng = np.random.default_rng(len(case.id))
+    return [rng.standard_normal(tuple(o.shape)).astype(dtype) for o in float_outputs(result)]
 
 
-def _pb_vjp(case: Case, values: list, w: np.ndarray, create_graph: bool = False) -> list:
-    """Gradients of sum(w * op(values)) for the differentiable inputs (zeros if unused)."""
+def _weighted(result, ws: list) -> float:
+    return float(sum(np.sum(w * np.asarray(o)) for o, w in zip(float_outputs(result), ws)))
+
+
+def _pb_vjp(case: Case, values: list, ws: list, create_graph: bool = False) -> list:
+    """Gradients of sum_k(w_k * out_k) over the op's float outputs, for the
+    differentiable inputs (zeros if unused)."""
     ts = _pb_inputs(case, values)
-    out = case.fn(*ts)
+    outs = float_outputs(case.fn(*ts))
     wanted = [ts[i] for i in case.grad_argnums]
-    gs = pb.autograd.grad(out, wanted, grad_outputs=pb.tensor(w.astype(out.numpy(
-        force=True).dtype)), create_graph=create_graph, allow_unused=True)
+    seeds = [pb.tensor(w.astype(o.numpy(force=True).dtype)) for o, w in zip(outs, ws)]
+    gs = pb.autograd.grad(outs, wanted, grad_outputs=seeds, create_graph=create_graph,
+                          allow_unused=True)
     return ts, [pb.zeros_like(t) if g is None else g for g, t in zip(gs, wanted)]
 
 
@@ -64,13 +74,16 @@ NUMPY_CASES = [c for c in CASES if c.torch is None]
 @pytest.mark.parametrize("case", TORCH_CASES, ids=ids(TORCH_CASES))
 def test_forward_matches_torch(case: Case, torch) -> None:
     values = case.inputs(np.float32)
-    out = case.fn(*_pb_inputs(case, values))
-    expected = case.torch(torch, *_torch_inputs(torch, case, values))
-    assert isinstance(out, pb.Tensor)
-    assert out.shape == tuple(expected.shape)
-    assert out.dtype.name == str(expected.dtype).removeprefix("torch.")
-    assert out.requires_grad == expected.requires_grad
-    np.testing.assert_allclose(out.numpy(force=True), expected.detach().numpy(), **F32)
+    result = case.fn(*_pb_inputs(case, values))
+    torch_result = case.torch(torch, *_torch_inputs(torch, case, values))
+    assert len(outputs(result)) == len(outputs(torch_result))
+    for out, expected in zip(outputs(result), outputs(torch_result)):
+        assert isinstance(out, pb.Tensor)
+        assert out.shape == tuple(expected.shape)
+        assert out.dtype.name == str(expected.dtype).removeprefix("torch.")
+        assert out.requires_grad == expected.requires_grad
+        assert out.output_nr == expected.output_nr
+        np.testing.assert_allclose(out.numpy(force=True), expected.detach().numpy(), **F32)
 
 
 @pytest.mark.parametrize("case", NUMPY_CASES, ids=ids(NUMPY_CASES))
@@ -94,14 +107,13 @@ def _seeded_apply(case: Case):
 @pytest.mark.parametrize("case", FD_CASES, ids=ids(FD_CASES))
 def test_grad_matches_finite_differences(case: Case) -> None:
     values = case.inputs(np.float64)
-    out = case.fn(*values)
-    w = _weights(case, np.shape(out), np.float64)
-    _, grads = _pb_vjp(case, values, w)
+    ws = _weights(case, case.fn(*values), np.float64)
+    _, grads = _pb_vjp(case, values, ws)
     for i, g in zip(case.grad_argnums, grads):
         assert g.shape == np.shape(values[i]) and g.dtype == pb.float64
 
         def loss(v, i=i):
-            return float(np.sum(w * case.fn(*_with(values, i, v))))
+            return _weighted(case.fn(*_with(values, i, v)), ws)
         np.testing.assert_allclose(g.numpy(), numeric_grad(loss, values[i]), **F64_FD,
                                    err_msg=f"input {i}")
 
@@ -110,11 +122,12 @@ def test_grad_matches_finite_differences(case: Case) -> None:
 def test_grad_matches_torch(case: Case, torch) -> None:
     values = case.inputs(np.float32)
     tin = _torch_inputs(torch, case, values)
-    tout = case.torch(torch, *tin)
-    w = _weights(case, tuple(tout.shape), np.float32)
-    _, grads = _pb_vjp(case, values, w)
+    touts = float_outputs(case.torch(torch, *tin))
+    ws = _weights(case, touts, np.float32)
+    _, grads = _pb_vjp(case, values, ws)
     wanted = [tin[i] for i in case.grad_argnums]
-    expected = torch.autograd.grad(tout, wanted, torch.from_numpy(w).to(tout.dtype),
+    expected = torch.autograd.grad(touts, wanted, [torch.from_numpy(w).to(o.dtype)
+                                                   for o, w in zip(touts, ws)],
                                    allow_unused=True)
     for i, g, e, t in zip(case.grad_argnums, grads, expected, wanted):
         e = torch.zeros_like(t) if e is None else e
@@ -129,13 +142,27 @@ NAMED = [c for c in DIFF_CASES if c.torch_name]
 @pytest.mark.parametrize("case", NAMED, ids=ids(NAMED))
 def test_grad_fn_name_matches_torch(case: Case, torch) -> None:
     values = case.inputs(np.float32)
-    out = case.fn(*_pb_inputs(case, values))
-    expected = case.torch(torch, *_torch_inputs(torch, case, values))
+    out = float_outputs(case.fn(*_pb_inputs(case, values)))[0]
+    expected = float_outputs(case.torch(torch, *_torch_inputs(torch, case, values)))[0]
     assert type(out.grad_fn).__name__ == type(expected.grad_fn).__name__
     assert OPS[case.op].grad_fn == type(expected.grad_fn).__name__
 
 
 # ------------------------------------------------------------------- (d) declared uses
+def _call_rule(op, i: int, g, out, args: list, params: dict):
+    if op.variadic:
+        return op.vjp[0](g, out, tuple(args), i, **params)
+    return op.vjp[i](g, out, *args, **params)
+
+
+def _kept_out(op, out, keep: frozenset):
+    """The op's result as a node that saved what ``keep`` names passes it (else Meta)."""
+    if not op.multi:
+        return out if "out" in keep else None
+    return pack(op.result, [o if "out" in keep or ("out", k) in keep else
+                            Meta(np.shape(o), np.asarray(o).dtype) for k, o in enumerate(out)])
+
+
 def _run_rule(case: Case, i: int, values: list, out, g, keep: frozenset):
     """Rule ``i`` with what ``keep`` names as data and the rest as Meta (out: None),
     as the runtime passes what a node did not save."""
@@ -144,15 +171,22 @@ def _run_rule(case: Case, i: int, values: list, out, g, keep: frozenset):
     for j, a in enumerate(args):
         if isinstance(a, np.ndarray) and j not in keep:
             args[j] = Meta(a.shape, a.dtype)
-    return op.vjp[i](g, out if "out" in keep else None, *args, **case.params)
+    return _call_rule(op, i, g, _kept_out(op, out, keep), args, case.params)
 
 
 def _rule_inputs(case: Case):
     values = case.inputs(np.float64)
     out = case.fn(*values)
-    g = _weights(case, np.shape(out), np.float64)
+    op = OPS[case.op]
+    ws = _weights(case, out, np.float64)
+    if op.multi:  # the outputs' gradients: a weight per float output, None for the rest
+        it = iter(ws)
+        g = pack(op.result, [next(it) if np.asarray(o).dtype.kind in "fc" else None
+                             for o in out])
+    else:
+        g = ws[0]
     arg_pos = [j for j, a in enumerate(case.args) if isinstance(a, Arg)]
-    rules = [(arg_pos[k], OPS[case.op].vjp[arg_pos[k]]) for k in case.grad_argnums]
+    rules = [(arg_pos[k], op.vjp[0 if op.variadic else arg_pos[k]]) for k in case.grad_argnums]
     return values, out, g, [(i, r) for i, r in rules if r is not None]
 
 
@@ -161,11 +195,20 @@ def test_rules_read_only_what_uses_declares(case: Case) -> None:
     values, out, g, rules = _rule_inputs(case)
     op = OPS[case.op]
     for i, _ in rules:
-        everything = frozenset(range(len(case.args))) | {"out"}
+        everything = AllInputs({"out"} | {("out", k) for k in range(len(outputs(out)))})
         full = _run_rule(case, i, values, out, g, everything)
-        declared = _run_rule(case, i, values, out, g, op.uses[i])
+        declared = _run_rule(case, i, values, out, g, op.rule_uses(i))
         np.testing.assert_array_equal(np.asarray(declared), np.asarray(full),
                                       err_msg=f"rule {i}")
+
+
+def _claims(uses: frozenset) -> list:
+    """What a uses entry declares: its members, and '*' for a variadic op's whole list."""
+    return list(uses) + (["*"] if isinstance(uses, AllInputs) else [])
+
+
+def _without(uses: frozenset, u) -> frozenset:
+    return frozenset(uses) if u == "*" else uses - {u}
 
 
 DIFF_OPS = sorted({c.op for c in DIFF_CASES})
@@ -176,22 +219,24 @@ def test_uses_declares_nothing_unread(name: str) -> None:
     """Each value a rule declares is read: for some case of the op, the rule fails or
     changes its result without it (torch saves exactly what the formula reads)."""
     op = OPS[name]
-    unread = {(i, u) for i, uses in enumerate(op.uses) for u in uses}
+    unread = {(0 if op.variadic else i, u) for i in range(len(op.uses))
+              for u in _claims(op.uses[i])}
     for case in (c for c in DIFF_CASES if c.op == name):
         values, out, g, rules = _rule_inputs(case)
         args = case.full_args(values)
         for i, _ in rules:
-            full = _run_rule(case, i, values, out, g, op.uses[i])
-            for u in op.uses[i]:
-                if u != "out" and not isinstance(args[u], np.ndarray):
+            uses = op.rule_uses(i)
+            full = _run_rule(case, i, values, out, g, uses)
+            for u in _claims(uses):
+                if type(u) is int and not isinstance(args[u], np.ndarray):
                     continue  # a constant here: always kept
                 try:
-                    less = _run_rule(case, i, values, out, g, op.uses[i] - {u})
+                    less = _run_rule(case, i, values, out, g, _without(uses, u))
                 except (TypeError, AttributeError):
-                    unread.discard((i, u))
+                    unread.discard((0 if op.variadic else i, u))
                     continue
                 if not np.array_equal(np.asarray(less), np.asarray(full)):
-                    unread.discard((i, u))
+                    unread.discard((0 if op.variadic else i, u))
     assert not unread, f"(rule, value) pairs {name}'s uses declares but no case reads"
 
 
@@ -199,7 +244,7 @@ def test_uses_declares_nothing_unread(name: str) -> None:
 @pytest.mark.parametrize("case", SECOND_ORDER_CASES, ids=ids(SECOND_ORDER_CASES))
 def test_second_order_matches_finite_differences(case: Case) -> None:
     values = case.inputs(np.float64)
-    w = _weights(case, np.shape(case.fn(*values)), np.float64)
+    w = _weights(case, case.fn(*values), np.float64)
     rng = np.random.default_rng(1)
     vs = [rng.standard_normal(np.shape(values[i])) for i in case.grad_argnums]
 

@@ -226,3 +226,12 @@ def test_anomaly_mode_is_process_wide():
         t.join()
     assert seen == [True]
     assert sys.modules["pullback.autograd.anomaly_mode"] is anomaly_mode
+
+
+def test_nan_from_an_op_with_several_outputs(both):
+    def snippet(T):
+        x = T.tensor([0., 1., 4., 9.], requires_grad=True)
+        with T.autograd.detect_anomaly():
+            a, b = x.sqrt().split(2)
+            (a * 0 + b).sum().backward()
+    both.raises(snippet, r"^Function 'SqrtBackward0' returned nan values in its 0th output\.$")

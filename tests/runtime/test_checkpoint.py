@@ -193,3 +193,18 @@ def test_checkpoint_inside_compile_is_traced():
         x.grad = None
         f(x).backward()
     assert x.grad.numpy() == pytest.approx((x.detach().exp().cos() * x.detach().exp()).numpy())
+
+
+def test_segment_with_several_outputs_and_lists(both):
+    def snippet(T):
+        log: list = []
+
+        def f(t):
+            log.append("run")
+            a, b = t.exp().split(2)
+            return T.cat([a * b, b.sin()])
+        x = T.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
+        y = _ckpt(T).checkpoint(f, x, use_reentrant=False)
+        y.sum().backward()
+        return y, x.grad, log
+    both.same(snippet)

@@ -245,3 +245,14 @@ def test_gradcheck_does_not_disturb_the_inputs():
     assert pb.autograd.gradcheck(lambda a: a.tanh(), (x,))
     np.testing.assert_array_equal(x.detach().numpy(), before)
     assert x.grad is None and x._version == 0
+
+
+def test_ops_with_several_outputs(both):
+    def snippet(T):
+        x = T.tensor([0.3, -1.2, 2.0, 0.7], dtype=T.float64, requires_grad=True)
+        return (T.autograd.gradcheck(lambda a: a.sort()[0] * T.arange(4.).double(), (x,)),
+                T.autograd.gradcheck(lambda a: a.split(2), (x,)),
+                T.autograd.gradcheck(lambda a: T.stack([a, a.sin()]).sum(0), (x,),
+                                     fast_mode=True),
+                T.autograd.gradgradcheck(lambda a: (a.split(2)[0] * a.split(2)[1]).sum(), (x,)))
+    both.same(snippet)

@@ -70,8 +70,22 @@ def mixed_dtypes(x, w):
     return y.relu().sum() + (x * 0).sum()
 
 
+def pieces(x, w):
+    a, b, c = (x * w).split([1, 2, 1], 1)  # one node, three outputs; c gets no gradient
+    rows = pb.stack(x.unbind(0)[::-1], 1)
+    return (pb.cat([b.tanh(), a * 2], 1) * pb.einsum("ij,ji->i", x, rows)[:, None]).sum()
+
+
+def ordering(x, w):
+    s = (x * w).sort(1, descending=True)
+    t = x.topk(2, 0, largest=False)
+    return (s.values[:, :2] * t.values[:, :3].T).sum() + x.max(1).values.sum()
+
+
 PROGRAMS = {
     "chain": (chain, [(4,)] * 7),
+    "pieces": (pieces, [(4, 4), (4,)]),
+    "ordering": (ordering, [(3, 4), (4,)]),
     "mlp": (mlp, [(6, 5), (5,), (5, 3), (3,)]),
     "rnn": (rnn, [(3, 3), (3, 3), (3,)]),
     "views_and_scalars": (views_and_scalars, [(3, 4), (4, 3)]),
@@ -126,6 +140,17 @@ def test_generated_source_is_straight_line_numpy():
     src = plans[0].source
     assert src.startswith("def cached_backward(") and "np.tanh" not in src
     assert "for " not in src and "ops." not in src  # no loops, no op-table calls
+
+
+def test_generated_source_of_pieces_joins_and_zero_fills():
+    fn, shapes = PROGRAMS["pieces"]
+    _backward_grads(fn, shapes, cached=True, repeats=2)
+    src = next(e.plan.source for e in replay._CACHE.values()
+               if isinstance(e.plan, replay.Plan))
+    # split's gradient joins its pieces' (zeros for the one none reached); unbind's
+    # stacks its rows'
+    assert "np.concatenate([" in src and "np.zeros((4, 1), np.float32)" in src
+    assert "np.stack([" in src and "np.einsum('i,ji->ij', t3, operands_1)" in src
 
 
 def test_accumulates_into_existing_grads_like_the_interpreter():

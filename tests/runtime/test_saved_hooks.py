@@ -177,3 +177,16 @@ def test_in_place_ops_and_views_pack_too():
     expected = (2 * x.detach()).numpy()
     expected[1:] = (2 * x.detach() * (x.detach() ** 2).exp()).numpy()[1:]
     assert x.grad.numpy() == pytest.approx(expected)
+
+
+def test_ops_with_several_outputs_pack_what_they_save(both):
+    def snippet(T):
+        log: list = []
+        x = T.tensor([3., 1., 2., 5.], requires_grad=True)
+        with T.autograd.graph.saved_tensors_hooks(*_logging_hooks(T, log)):
+            values, idx = x.sort()
+            a, b = (x * 2).split(2)
+            y = (values * T.tensor([1., 10., 100., 1000.])).sum() + (a * b).sum()
+        y.backward()
+        return log, x.grad
+    both.same(snippet)

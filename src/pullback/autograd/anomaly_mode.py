@@ -127,6 +127,8 @@ def check_nan(node: Any, grads: Any) -> None:
 
 
 def _has_nan(v: Any) -> bool:
+    if isinstance(v, (tuple, list)):  # (an op with several outputs)
+        return any(_has_nan(x) for x in v)
     data = getattr(v, "_data", v)
     return isinstance(data, np.ndarray) and data.dtype.kind in "fc" and bool(np.isnan(data).any())
 

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import Meta, OpDef, vjp_per_input
+from ..ops import Meta, OpDef, complete, vjp_per_input
+from ..ops.results import pack
 from ..ops.shape import copy, view_chain, view_scatter
 from . import messages
 from .anomaly_mode import is_anomaly_enabled
@@ -198,7 +199,7 @@ class SavedTensor:
         """Raise torch's error if ``t`` was modified in place since ``version``."""
         if t._vc.value != version:
             raise RuntimeError(messages.modified_inplace(
-                t._data, t._vc.value, version, t._grad_fn, is_anomaly_enabled()))
+                t._data, t._vc.value, version, t._grad_fn, anomaly=is_anomaly_enabled()))
 
 
 class SavedOutput:
@@ -217,7 +218,7 @@ class SavedOutput:
         t = self.ref()
         if self.vc.value != self.version:
             raise RuntimeError(messages.modified_inplace(
-                self.data, self.vc.value, self.version, node, is_anomaly_enabled()))
+                self.data, self.vc.value, self.version, node, anomaly=is_anomaly_enabled()))
         if not create_graph:
             return self.data
         if t is None or t._grad_fn is not node:
@@ -262,9 +263,9 @@ class OpNode(Node):
         tensors), so a node whose rules read anything counts as freed afterwards."""
         if self._freed:
             return
-        uses = self.op.uses
+        uses, variadic = self.op.uses, self.op.variadic
         for i, e in enumerate(self._edges):
-            if e[0] is not None and uses[i]:
+            if e[0] is not None and uses[0 if variadic else i]:
                 break
         else:
             return
@@ -285,7 +286,9 @@ class OpNode(Node):
 
     def _saved(self, arg: str) -> Any:
         """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
-        names = self.op.torch_args
+        names, outputs = self.op.torch_args, self.op.output_names
+        if arg in outputs and any(("out", outputs.index(arg)) in u for u in self.op.uses):
+            return self._saved_output(outputs.index(arg))  # an output its rules read
         if arg != "result" and arg not in names[:len(self.saved)]:
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '_saved_{arg}'")
@@ -302,6 +305,94 @@ class OpNode(Node):
 
 
 _UNPACKS = frozenset({SavedTensor, PackedTensor})  # saved entries that unpack to a tensor
+
+
+class MultiOpNode(OpNode):
+    """The node of an op with several outputs (split, sort). As in torch, its outputs
+    are the op's differentiable (float) ones: ``positions[nr]`` is the op's output whose
+    output_nr is ``nr`` (sort's values are output 0 of one; its indices have no node).
+    ``outs`` has, per output of the op, a SavedOutput if a rule reads it, else its
+    Meta; the rules get zeros for the float outputs no gradient reached."""
+
+    __slots__ = ("outs", "positions")
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.positions)
+
+    def spread(self, grads: list) -> list:
+        """The gradients by the op's output positions (None at the others)."""
+        full = [None] * len(self.outs)
+        for nr, k in enumerate(self.positions):
+            full[k] = grads[nr]
+        return full
+
+    def unpack(self, create_graph: bool) -> tuple:
+        out, vals = OpNode.unpack(self, create_graph)
+        outs = [self._unpack_output(k, create_graph) for k in range(len(self.outs))]
+        return pack(self.op.result, outs), vals
+
+    def _unpack_output(self, k: int, create_graph: bool) -> Any:
+        o = self.outs[k]
+        if type(o) is PackedOutput:  # (saved-tensor hooks packed it)
+            return o.unpack(create_graph, self)
+        if type(o) is PackedTensor:
+            return o.unpack(create_graph)
+        if type(o) is not SavedOutput:
+            return o
+        differentiable = o.data.dtype.kind in "fc"
+        nr = self.positions.index(k) if differentiable else 0
+        if o.vc.value != o.version:  # (torch names no node for an integer output)
+            raise RuntimeError(messages.modified_inplace(
+                o.data, o.vc.value, o.version, self if differentiable else None, nr,
+                anomaly=is_anomaly_enabled()))
+        if not create_graph:
+            return o.data
+        t = o.ref()
+        if t is not None and (t._grad_fn is self or not differentiable):
+            return t
+        t = Tensor._make(o.data, grad_fn=self if differentiable else None, vc=o.vc)
+        t._output_nr = nr
+        return t
+
+    def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if all(g is None for g in grads):  # undefined gradients give none
+            return [None] * len(self._edges)
+        out, vals = self.unpack(create_graph)
+        g = complete(self.op, self.spread(grads), out, _zeros)
+        return vjp_per_input(self.op, g, out, vals, self.params, needs)
+
+    def release(self) -> None:
+        OpNode.release(self)
+        if self._freed:
+            self.outs = tuple(Meta(o.data.shape, o.data.dtype) if type(o) is SavedOutput
+                              else None if type(o) in _PACKED_OUTS else o for o in self.outs)
+
+    def _pack_saved(self, hooks: tuple) -> None:
+        OpNode._pack_saved(self, hooks)
+        outs = []
+        for k, o in enumerate(self.outs):
+            t = o.ref() if type(o) is SavedOutput else None
+            if t is None:
+                outs.append(o)
+            elif o.data.dtype.kind in "fc":
+                outs.append(PackedOutput(t, hooks, self.positions.index(k)))
+            else:  # an integer output (sort's indices): no history
+                outs.append(PackedTensor(t, hooks, None))
+        self.outs = tuple(outs)
+
+    def _saved_output(self, k: int) -> Any:
+        if self._freed:
+            raise RuntimeError(messages.SECOND_BACKWARD)
+        return (self._unpack_output(k, True)
+                if type(self.outs[k]) in (SavedOutput, *_PACKED_OUTS) else None)
+
+
+_PACKED_OUTS = (PackedOutput, PackedTensor)
+
+
+def _zeros(shape: tuple, dtype: Any) -> np.ndarray:
+    return np.zeros(shape, dtype)
 
 
 class AccumulateGrad(Node):
@@ -381,9 +472,10 @@ def node_class(op: OpDef) -> type:
         name = op.grad_fn
         cls = _node_classes.get(name)
         if cls is None:
-            cls = type(name, (OpNode,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
+            base = MultiOpNode if op.multi else OpNode
+            cls = type(name, (base,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
             _node_classes[name] = cls
-        _saved_accessors(op.torch_args)
+        _saved_accessors(op.torch_args + op.output_names)
         op.node_cls = cls
     return cls
 

@@ -157,12 +157,33 @@ def node_short_name(node: Any) -> str:
 
 
 def modified_inplace(data: Any, version: int, expected: int, grad_fn: Any,
-                     anomaly: bool = False) -> str:
+                     output_nr: int = 0, anomaly: bool = False) -> str:
     """The saved-value version error. A saved input names the tensor's current grad_fn;
     a saved output names the node that saved it (as torch 2.13 does). In anomaly mode
     the hint points at the forward traceback the warning before it shows."""
-    which = "" if grad_fn is None else f", which is output 0 of {node_short_name(grad_fn)},"
+    which = ("" if grad_fn is None else
+             f", which is output {output_nr} of {node_short_name(grad_fn)},")
     hint = ANOMALY_ON_HINT if anomaly else ANOMALY_HINT
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{legacy_type(data.dtype)} {size_str(data.shape)}]{which} "
             f"is at version {version}; expected version {expected} instead. {hint}")
+
+
+MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such "
+              "functions do not allow the output views to be modified inplace. You should "
+              "replace the inplace operation by an out-of-place one.")
+
+
+def multi_view(t: Any, indirect: bool) -> str:
+    """torch's refusal of an in-place write into an output of split, unbind or chunk (or
+    a view of one), or (``indirect``) of reading one after its base or another view of
+    it was written (torch's CreationMeta::MULTI_OUTPUT_NODE)."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    node = t._grad_fn
+    if node is None:
+        head = (f"A view was created in no_grad mode and {what} modified inplace with grad "
+                "mode enabled.")
+    else:
+        head = (f"Output {t._output_nr} of {node_short_name(node)} is a view and {what} "
+                "modified inplace.")
+    return f"{head} {MULTI_VIEW}"

@@ -15,7 +15,8 @@ import numpy as np
 from .. import dtypes
 from ..ops import Meta
 from ..ops.promotion import promoted
-from ..ops.shape import view_chain
+from ..ops.results import pack
+from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
 from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class
@@ -132,10 +133,13 @@ def refresh_view(t: Any) -> None:
     """A view whose base (or a sibling view) was modified in place since its grad_fn
     was set gets a new one reading the base's current history (torch:
     AsStridedBackward0). Callers check ``t._view_version != t._vc.value`` first."""
-    t._view_version = t._vc.value
     base = t._base
     if t._grad_fn is None and not base._requires_grad:
+        t._view_version = t._vc.value
         return
+    if t._multi_view:  # torch refuses it on every read, while the versions differ
+        raise RuntimeError(messages.multi_view(t, indirect=True))
+    t._view_version = t._vc.value
     if t._view_no_grad:
         raise RuntimeError(messages.NO_GRAD_VIEW_BASE_MODIFIED)
     set_grad_fn(t, view_node(base, t._view_chain))
@@ -179,11 +183,15 @@ def _needed(op, mask: int) -> frozenset:
     needed = table.get(mask)
     if needed is None:
         uses = op.uses
-        needed = frozenset().union(*(uses[i] for i in range(len(uses)) if mask >> i & 1))
-        if mask and any("out" in u for u in uses):
+        if op.variadic:  # one rule, for every position
+            needed = uses[0] if mask else frozenset()
+        else:
+            needed = frozenset().union(*(uses[i] for i in range(len(uses)) if mask >> i & 1))
+        outs = {u for spec in uses for u in spec if u == "out" or type(u) is tuple}
+        if mask and outs:
             # torch saves the result whenever a rule reads it, whichever inputs need
             # grad (x ** y keeps it for y's rule even when only x needs grad)
-            needed |= {"out"}
+            needed |= outs
         table[mask] = needed
     return needed
 
@@ -229,6 +237,8 @@ def apply(op, args: tuple, params: dict) -> Any:
     except ValueError as e:
         raise _forward_error(e, arrays) from None
     if type(out) is not np.ndarray:
+        if op.multi:
+            return _apply_multi(op, args, params, out, wants)
         out = np.asarray(out)
     # integer results never require grad; inference mode never records
     if (wants and op.differentiable and STATE.grad_enabled and out.dtype.kind in "fc"
@@ -331,6 +341,44 @@ def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
     return result
 
 
+def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any:
+    """``apply`` for an op with several outputs: one node, whose output k is the op's
+    output k (the float outputs require grad); an op with ``regions`` makes each output
+    a view of its first input, of that output's region."""
+    results = [Tensor._make(np.asarray(o)) for o in outs]
+    if (wants and op.differentiable and STATE.grad_enabled and not STATE.inference
+            and any(t._data.dtype.kind in "fc" for t in results)):
+        _record_multi(op, args, params, results)
+    src = args[0] if args else None
+    if op.regions is not None and isinstance(src, Tensor):
+        for t, index in zip(results, op.regions(src._data.shape, **params)):
+            _mark_view(t, src, BASIC_INDEX_OPS[basic_index_kind(index, src._data.shape)],
+                       {"index": index})
+            if STATE.grad_enabled:  # torch's CreationMeta::MULTI_OUTPUT_NODE
+                t._multi_view = True
+    result = pack(op.result, results)
+    if TRACING:
+        for hook in HOOKS.ops:
+            hook(op, args, params, result)
+    return result
+
+
+def _record_multi(op, args: tuple, params: dict, results: list) -> None:
+    edges = tuple(grad_edge(a) if isinstance(a, Tensor) else _NO_EDGE for a in args)
+    node = make_node(op, args, params, edges)
+    needed = _needed(op, sum(1 << i for i, e in enumerate(edges) if e[0] is not None))
+    node.saved_out = None
+    node.outs = tuple(SavedOutput(t) if "out" in needed or ("out", k) in needed
+                      else _meta(t._data) for k, t in enumerate(results))
+    # torch's node has the differentiable outputs only: output_nr counts those
+    node.positions = tuple(k for k, t in enumerate(results) if t._data.dtype.kind in "fc")
+    for nr, k in enumerate(node.positions):
+        t = results[k]
+        t._grad_fn, t._output_nr, t._requires_grad = node, nr, True
+    if EXTRAS:
+        new_node(node)
+
+
 def _mark_view(result: Any, src: Any, op, params: dict) -> None:
     """Views share their base's version counter and remember how they were taken."""
     if not isinstance(src, Tensor):
@@ -348,6 +396,8 @@ def _mark_view(result: Any, src: Any, op, params: dict) -> None:
             result._requires_grad = True
     elif src._view_no_grad:
         result._view_no_grad = True
+    elif src._multi_view:  # a view of an output of split & co. inherits its refusals
+        result._multi_view = True
 
 
 def check_unread_view(t: Any) -> None:
@@ -359,6 +409,16 @@ def check_unread_view(t: Any) -> None:
     if (t._grad_fn is None and not t._view_no_grad and base._requires_grad
             and base._grad_fn is not None and STATE.grad_enabled and not STATE.inference):
         raise RuntimeError(messages.LEAF_INPLACE)
+
+
+def check_multi_view(t: Any, args: tuple) -> None:
+    """torch's refusal of an in-place op that records, with grad mode on, into an output
+    of a multi-output view op (split, unbind, chunk) or a view of one."""
+    if not STATE.grad_enabled or STATE.inference:
+        return
+    if any(isinstance(a, Tensor) and (a._requires_grad or a._base is not None
+                                      and a._base._requires_grad) for a in args):
+        raise RuntimeError(messages.multi_view(t, indirect=False))
 
 
 def check_inplace(t: Any) -> None:
@@ -430,6 +490,8 @@ def _dense(a: np.ndarray) -> bool:
 def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
+    if self._multi_view:
+        check_multi_view(self, args)
     if self._base is not None and self._view_version != self._vc.value:
         check_unread_view(self)
         refresh_view(self)

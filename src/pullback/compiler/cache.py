@@ -21,6 +21,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from ..autograd.grad_mode import STATE
+from ..numpy_face import NumpyTensor
 from ..settings import config
 from ..tensor import Tensor
 from .trace import Traced
@@ -123,6 +124,9 @@ def arg_key(a: Any) -> Any:
         return (d.shape, d.dtype.char, a._requires_grad)
     if type(a) is np.ndarray:
         return ("nd", a.shape, a.dtype.char)
+    if type(a) is NumpyTensor:  # (traced on the numpy face: another trace)
+        d = a._data
+        return ("np", d.shape, d.dtype.char, a._requires_grad)
     if isinstance(a, (list, tuple)):
         return (type(a).__name__,) + tuple(arg_key(x) for x in a)
     if isinstance(a, dict):

@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor
-from .source import RUNTIME_NAME, is_user_code, is_user_file
+from .source_ast import RUNTIME_NAME, is_user_code, is_user_file
 from .tracer import SourceLine
 
 MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function

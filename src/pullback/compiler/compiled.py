@@ -21,9 +21,22 @@ from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
+from ..numpy_face import to_tensor_face
+from ..pytree import tree_map
 from ..tensor import Tensor
+from . import source
 from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
-from .trace import Traced, arg_array, positional, slot_values, trace_call, unflatten
+from .trace import (
+    Traced,
+    arg_array,
+    float_dtype,
+    input_leaf,
+    is_traced_arg,
+    positional,
+    slot_values,
+    trace_call,
+    unflatten,
+)
 from .tracer import TraceError
 
 
@@ -118,7 +131,8 @@ def strip_values(graph: Any) -> None:
     for v in graph.inputs:
         v._data = None
     for e in graph.eqns:
-        e.out._data = None
+        for v in e.outs:
+            v._data = None
 
 
 class CompiledNode(Node):
@@ -187,7 +201,7 @@ class CompiledFunction:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
         if trace_hooks():  # inside another function's trace: inlined, that trace records it
-            return self.fn(*args)
+            return source.rewrite(self.fn)(*args)
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -198,7 +212,13 @@ class CompiledFunction:
         return build_variant(self.fn, args, self.how)
 
     def fallback(self, args: tuple) -> Any:
-        return self.fn(*args)
+        """Eager, on what generated code would see: arrays and floats as numpy-face
+        leaves, so the results are Tensors, as ``run`` gives."""
+        floats = float_dtype(args)
+        leaf = lambda x: x if not is_traced_arg(x) or isinstance(x, Tensor) \
+            else input_leaf(x, False, floats)
+        out = source.rewrite(self.fn)(*[tree_map(leaf, a) for a in args])
+        return tree_map(to_tensor_face, out)
 
     def variant_for(self, args: tuple) -> Variant:
         """A new variant for these arguments (traced now), added to the cache."""
@@ -218,7 +238,7 @@ class CompiledFunction:
         if traced.captures:
             check_captures(traced)
         if variant.simple:
-            inputs = [a if type(a) is Tensor else Tensor._make(arg_array(a, v))
+            inputs = [a if type(a) is Tensor else _input_tensor(a, v)
                       for a, v in zip(args, traced.graph.inputs)]
             inputs += traced.captures
         else:
@@ -248,9 +268,15 @@ class CompiledFunction:
 _NO_EDGE = (None, 0)
 
 
+def _input_tensor(a: Any, var: Var) -> Tensor:
+    """The Tensor for a call's argument ``a`` (graph input ``var``): a Tensor (of either
+    face) itself, so that gradients reach it; an array or float wrapped."""
+    return a if isinstance(a, Tensor) else Tensor._make(arg_array(a, var))
+
+
 def _graph_input_tensors(traced: Traced, args: tuple) -> list:
-    tensors = [a if isinstance(a, Tensor) else Tensor._make(arg_array(a, v))
-               for a, v in zip(slot_values(traced, args), traced.graph.inputs)]
+    tensors = [_input_tensor(a, v) for a, v in zip(slot_values(traced, args),
+                                                    traced.graph.inputs)]
     return tensors + list(traced.captures)
 
 

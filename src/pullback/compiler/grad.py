@@ -20,10 +20,13 @@ from ..autograd import anomaly_mode, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
+from ..numpy_face import face_like
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
+from . import source
 from .cache import Cache, check_captures, guard_env
 from .compiled import _ident, strip_values
+from .source_runtime import Entry
 from .trace import (
     Traced,
     arg_array,
@@ -177,7 +180,7 @@ class GradFunction:
         if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
             return self.fallback(args)        # names the failing op's forward call
         for a in args:
-            if type(a) is Tensor and (a._requires_grad or a._grad_fn is not None):
+            if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None):
                 return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
 
@@ -270,7 +273,10 @@ class GradFunction:
         floats = float_dtype(args)
         keep = lambda x: x if has_graph(x) else proxy(x, True, floats)
         call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
-        return self._result(*self._autograd(call_args, nums, create_graph=True))
+        out, grads = self._autograd(call_args, nums, create_graph=True)
+        # each gradient on its argument's face, as the function saw the argument
+        return self._result(out, [_map_traced(lambda a, g: face_like(g, a), call_args[k], g)
+                                  for k, g in zip(nums, grads)])
 
     def fallback(self, args: tuple) -> Any:
         """Eager autograd for arguments whose guards keep failing, with results of the
@@ -288,19 +294,39 @@ class GradFunction:
 
     def _autograd(self, call_args: list, nums: tuple, create_graph: bool) -> tuple:
         """``fn``'s output and its value's gradients for ``call_args[k]``, k in ``nums``
-        (each in the structure of its argument)."""
-        with enable_grad():
-            out = self._value_fn(*call_args)
+        (each in the structure of its argument). ``fn`` runs converted by the source pass;
+        writes into its arguments go to copies, copied back after the gradients."""
+        targets = [tree_leaves(call_args[k]) for k in nums]
+        flat_targets = [t for ts in targets for t in ts]
+        versions = [t._vc.value for t in flat_targets]
+        with enable_grad(), Entry(True, tuple(call_args)):
+            out = source.converted(self._value_fn)(*call_args)
+            self._check_unwritten(flat_targets, versions)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
-            targets = [tree_leaves(call_args[k]) for k in nums]
-            flat = pull_back([value], [t for ts in targets for t in ts], [None],
-                             create_graph)
+            try:
+                flat = pull_back([value], flat_targets, [None], create_graph)
+            except RuntimeError as e:
+                e.add_note(f"{self._name} differentiated {def_line(self.fn)} eagerly, under "
+                           "torch's rules (inside another function's trace, on tensors that "
+                           "require grad, or falling back); traced, numpy code may also write "
+                           "into an array after reading a part of it a gradient needs")
+                raise
         it = iter(flat)
         grads = [tree_unflatten(tree_structure(call_args[k]), [next(it) for _ in ts])
                  for k, ts in zip(nums, targets)]
         return out, grads
+
+    def _check_unwritten(self, targets: list, versions: list) -> None:
+        """Refuse a gradient for an argument the function wrote into in place other than
+        through the source pass's copies: it would be for the value written."""
+        for t, version in zip(targets, versions):
+            if t._vc.value != version:
+                raise TraceError(f"{self._name}: {def_line(self.fn)} wrote into an argument "
+                                 "it is differentiated with respect to, in place (outside "
+                                 "numpy-style code the source pass rewrites); write into a "
+                                 "copy of it instead")
 
 
 def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:

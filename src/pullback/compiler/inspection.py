@@ -60,7 +60,7 @@ class Inspection:
 
 def _made_by(var: Any, graph: Any) -> str:
     for e in graph.eqns:
-        if e.out is var:
+        if any(v is var for v in e.outs):
             src = e.src
             if src is None:
                 return e.op.name

@@ -38,10 +38,18 @@ from pullback.transforms.peephole import peephole
 
 from ..autograd import engine
 from ..autograd import graph as _graph
-from ..autograd.graph import AccumulateGrad, OpNode, SavedOutput, SavedTensor, accumulate
+from ..autograd.graph import (
+    AccumulateGrad,
+    MultiOpNode,
+    OpNode,
+    SavedOutput,
+    SavedTensor,
+    accumulate,
+)
 from ..autograd.saved_hooks import PackedTensor
-from ..ir import Builder, Graph, Var
-from ..ops import Meta, vjp_per_input
+from ..ir import Builder, Graph, Var, emit_zeros
+from ..ops import Meta, complete, vjp_per_input
+from ..ops.results import pack
 from ..settings import config
 
 #: counters, for tests and curious users: backward passes by the way they ran
@@ -92,18 +100,20 @@ def clear() -> None:
 
 # --------------------------------------------------------------------- the walk
 _KINDS: dict = {}
-_OP, _LEAF, _OTHER = 1, 2, 0
+_OP, _LEAF, _OTHER, _MULTI = 1, 2, 0, 3
 _OPNODE_API = ("apply", "unpack", "release", "num_outputs", "tensor_hooks")
 
 
 def _kind(cls: type) -> int:
     k = _KINDS.get(cls)
     if k is None:
+        base = MultiOpNode if issubclass(cls, MultiOpNode) else OpNode
         if cls is AccumulateGrad:
             k = _LEAF
         elif issubclass(cls, OpNode) and all(
-                getattr(cls, n) is getattr(OpNode, n) for n in _OPNODE_API):
-            k = _OP  # node_class() made it: torch's name on OpNode's behaviour
+                getattr(cls, n) is getattr(base, n) for n in _OPNODE_API):
+            # node_class() made it: torch's name on (Multi)OpNode's behaviour
+            k = _MULTI if base is MultiOpNode else _OP
         else:
             k = _OTHER
         _KINDS[cls] = k
@@ -132,7 +142,7 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
         kind = kinds.get(type(n)) or _kind(type(n))
         if hooked and (n._pre_hooks or n._post_hooks or n._tensor_hooks or n._retained):
             return None
-        if kind == _OP:
+        if kind == _OP or kind == _MULTI:
             if n._freed:
                 return None
             p = n.params
@@ -146,13 +156,13 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
             if len(saved) != len(edges):
                 return None  # (make_node saves one entry per input, as it makes edges)
             key += (n.op, p, len(edges))
-            for e in edges:  # (every node here has one output: output_nr is 0)
+            for e in edges:
                 nxt = e[0]
                 j = index.get(nxt)
                 if j is None:
                     j = index[nxt] = len(nodes)
                     nodes.append(nxt)
-                key.append(j)
+                key.append(j if e[1] == 0 else (j, e[1]))  # (output k of a multi-output op)
             for s in saved:  # a saved tensor is (shape, dtype); the rest is marked
                 ts = type(s)
                 if ts is SavedTensor:
@@ -188,6 +198,8 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
                 arrays.append(a)
             else:
                 return None
+            if kind == _MULTI and not _outputs_key(n.outs, key, arrays):
+                return None
         elif kind == _LEAF:
             v = n.variable
             if hooked and (v._hooks or v._post_acc_hooks):
@@ -208,6 +220,22 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
         for (n, nr), slot in captures.items():
             key += (index.get(n, -2), nr, slot)  # -2: an input the graph does not reach
     return Walk(tuple(key), nodes, arrays, params_at)
+
+
+def _outputs_key(outs: tuple, key: list, arrays: list) -> bool:
+    """The outputs of a multi-output node into the key (their shapes and dtypes: the
+    zeros of those no gradient reaches) and the saved ones into ``arrays``; False when a
+    saved one was modified in place (the interpreter raises torch's error)."""
+    key.append(len(outs))
+    for o in outs:
+        if type(o) is SavedOutput:
+            if o.vc.value != o.version:
+                return False
+            key += (_O, o.data.shape, o.data.dtype)
+            arrays.append(o.data)
+        else:
+            key += (_M, o.shape, o.dtype)
+    return True
 
 
 def _frozen(key: tuple, params_at: list) -> tuple | None:
@@ -368,6 +396,9 @@ def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
     if not retain_graph:  # OpNode.release of each node that ran, precomputed
         for i, blank in plan.release:
             n = nodes[i]
+            if blank is _RELEASE:
+                n.release()
+                continue
             n._freed = True
             n.saved_out = None
             if blank is _MIXED:
@@ -378,15 +409,18 @@ def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
 
 
 _MIXED = object()      # a node saving tensors and other values: release rebuilds `saved`
+_RELEASE = object()    # a multi-output node: its own release
 _NOT_FREED = object()  # a node whose rules read nothing: release leaves it as it is
 
 
 def _release_plan(node: OpNode) -> Any:
     """What OpNode.release does to ``node``: _NOT_FREED, or what its ``saved`` becomes
     (a tuple of Nones, _MIXED for a rebuilt tuple, None when it keeps it)."""
-    uses = node.op.uses
-    if not any(e[0] is not None and uses[k] for k, e in enumerate(node._edges)):
+    op = node.op
+    if not any(e[0] is not None and op.rule_uses(k) for k, e in enumerate(node._edges)):
         return _NOT_FREED
+    if op.multi:
+        return _RELEASE
     kinds = [type(s) is SavedTensor for s in node.saved]
     if not any(kinds):
         return None
@@ -415,7 +449,8 @@ def _fresh(graph: Any) -> list:
     returned = Counter(id(v) for v in graph.outputs)
     made: dict = {}  # id of a Var -> the equations that make it
     for e in graph.eqns:
-        made.setdefault(id(e.out), []).append(e)
+        for v in e.outs:
+            made.setdefault(id(v), []).append(e)
     return [returned[id(v)] == 1 and len(made.get(id(v), ())) == 1 and owned(made[id(v)][0])
             for v in graph.outputs]
 
@@ -450,8 +485,9 @@ def _replay(w: Walk, saved_vars: list, root_edges: list, seed_vars: list,
         if leaf:
             return None
         out, vals = saved_vars[i]
-        return vjp_per_input(node.op, grads[0], out, vals, node.params,
-                             engine.needs_of(node, needed))
+        op = node.op
+        g = complete(op, node.spread(grads), out, emit_zeros) if op.multi else grads[0]
+        return vjp_per_input(op, g, out, vals, node.params, engine.needs_of(node, needed))
 
     engine.schedule(root_edges, seed_vars, visit, deps)
     return sinks, outputs, release
@@ -470,8 +506,8 @@ def _saved_values(nodes: list, inputs: list) -> list:
         for j, s in enumerate(n.saved):
             if type(s) is SavedTensor or type(s) is np.ndarray:
                 v = next(it)
-                names = n.op.arg_names
-                v.name = names[j] if j < len(names) else None
+                names = n.op.arg_names  # (a variadic op's inputs: its list's name)
+                v.name = names[0] if n.op.variadic else names[j] if j < len(names) else None
                 vals.append(v)
             else:
                 vals.append(s)
@@ -479,6 +515,8 @@ def _saved_values(nodes: list, inputs: list) -> list:
         if n.saved_out is not None:
             out = next(it)
             out.name = "out"
+        if n.op.multi:
+            out = pack(n.op.result, [next(it) if type(o) is SavedOutput else o for o in n.outs])
         result.append((out, tuple(vals)))
     return result
 

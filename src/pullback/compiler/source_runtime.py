@@ -7,15 +7,25 @@ pullback's ops, which the tracer records:
 
 - ``np.array([...])``, ``np.asarray``, ``np.stack``, ``np.concatenate``, ``np.hstack``,
   ``np.vstack`` of lists holding traced values: one ``stack`` or ``concatenate`` op
-  of the elements (``np.stack([t0, t1], axis=0)`` in generated code);
+  of the elements (the op table's ``stack`` and ``cat``: ``np.stack([t0, t1], axis=0)``
+  in generated code);
 - any other numpy function given such a list (``np.sum([1.0, a * a])``): the list
-  becomes a traced array first, then numpy's protocols dispatch to pullback;
-- ``new_buffer``: ``np.zeros`` & co. whose result the function writes into, inside a
-  trace (float and complex dtypes): a fresh local Tensor, so that ``h[t] = x[t]``
+  becomes a traced array first, then numpy's protocols dispatch to pullback.
+
+The other helpers act only inside an ``Entry``: a front door (``pb.grad``,
+``pb.compile``...) running a converted function, traced or eagerly:
+
+- ``new_buffer`` and ``as_buffer``: ``np.zeros`` & co., and numpy functions making a
+  new array (``np.eye``, ``np.array`` of numbers), whose result the function writes
+  into (float and complex dtypes): a fresh local Tensor, so that ``h[t] = x[t]``
   later is an in-place write on a local value;
-- ``writable(x)`` at the top of a function that writes into its argument ``x``
-  (under ``pb.grad``): the function writes into a copy, and the value it leaves is
-  copied back into the caller's array at the end of the generated code.
+- ``writable(x)`` at the top of a function that writes into its argument ``x`` or hands
+  it on (under ``pb.grad``): the function writes into a copy, and the value it leaves
+  is copied back into the caller's array (by the generated code when traced);
+- ``subscript``: an element read (``x[i]``, a 0-d result) under ``pb.grad`` is a copy,
+  as numpy's scalar is, not torch's view;
+- ``stored``: a value that needs a gradient written into a numpy array is refused
+  with the user's line (numpy would drop the gradient).
 
 >>> import numpy as np, pullback as pb
 >>> a = pb.tensor(2.0, requires_grad=True)
@@ -27,56 +37,96 @@ array([0., 0.])
 
 from __future__ import annotations
 
-import functools
-import itertools
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd import record
+from ..autograd.grad_mode import no_grad
+from ..numpy_face import adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
+from ..ops.joining import cat_op, stack_op
+from ..pytree import tree_leaves
 from ..tensor import Tensor
-from .tracer import TraceError, Tracer
+from .tracer import TraceError, Tracer, source_of, user_frame
 
 
 # ------------------------------------------------------------------ the traced call
 class Entry:
-    """One traced call of a rewritten function: the tracer recording it and the
-    arguments it took copies of to write into (``writable``)."""
+    """One run of a converted function by a front door: the tracer recording it (None
+    when it runs eagerly), the call's argument Tensors, and the copies of them the
+    function writes into (``writable``). With ``numpy_semantics`` (``pb.grad``'s, not
+    ``pb.compile``'s) the function may write into its arguments, and the elements it
+    reads are copies (``subscript``).
 
-    def __init__(self, writable: bool) -> None:
+    The entry of a trace (``traced``: ``trace_call``'s) leaves the writes to generated
+    code: its ``finish`` makes the first output copy them into the caller's arrays. Any
+    other entry (eager, or a transform the traced function calls) copies them back
+    itself when it exits, after the gradients it computes inside: those are with
+    respect to the values passed in."""
+
+    def __init__(self, numpy_semantics: bool, args: tuple = (), traced: bool = False) -> None:
         self.tracer = active_tracer()
-        self.writable = writable
-        self.copies: list[tuple[Tensor, Tensor, Any]] = []  # (argument, copy, copy's Var)
+        self.traced = traced
+        self.numpy_semantics = numpy_semantics
+        self.args = {id(t): t for t in tree_leaves(args) if isinstance(t, Tensor)}
+        self.copies: list[Copy] = []
         self._token: Any = None
 
     def __enter__(self) -> Entry:
         self._token = _ENTRY.set(self)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: Any, *exc: object) -> None:
         _ENTRY.reset(self._token)
+        if kind is not None or self.traced:
+            return
+        for c in self.copies:
+            if c.written:
+                self._copy_back(c)
+            else:
+                self._forget(c)
+
+    def copy_of(self, x: Tensor) -> Tensor:
+        """A copy of argument ``x`` for the function to write into, made once."""
+        made = next((c.copy for c in self.copies if c.arg is x), None)
+        if made is None:
+            made = adopt(record.apply(clone, (x,), {}), (x,))
+            var = self.tracer.var_of[id(made)] if self.tracer is not None else None
+            self.copies.append(Copy(x, made, var, made._vc.value, source_of(user_frame())))
+        return made
 
     def finish(self, out: Any) -> Any:
         """``out``, its first Tensor made to copy the written arguments back into the
         caller's arrays (in generated code: ``np.copyto(x, x_2) or loss``)."""
-        var_of = self.tracer.var_of if self.copies else {}
-        written = [(a, c, v) for a, c, v in self.copies if var_of.get(id(c)) is not v]
+        if not self.traced or not self.copies:
+            return out
+        for c in self.copies:
+            if not c.written:
+                self._forget(c)
+        written = [c for c in self.copies if c.written]
         if not written:
             return out
-        for a, _, v in written:
-            self._check_only_reader(a, v)
+        for c in written:
+            self._check_only_reader(c)
         return _map_first_tensor(out, lambda leaf: self._write_back(leaf, written))
 
-    def _check_only_reader(self, a: Tensor, copy: Any) -> None:
+    def _forget(self, c: Copy) -> None:
+        """A copy nothing wrote into: traced code reads the argument itself."""
+        if self.tracer is not None:
+            self.tracer.read_as_source(c.copy)
+
+    def _check_only_reader(self, c: Copy) -> None:
         """The copy must be the argument's only reader: a read before it would see the
-        caller's array after the write-back (in the generated backward), a read after
-        it would miss the writes."""
-        v = self.tracer.var_of[id(a)]
+        caller's array after the write-back (in the generated backward), a read after it
+        would miss the writes."""
+        var_of = self.tracer.var_of
+        v = var_of[id(c.arg)]
         readers = [e for e in self.tracer.builder.eqns if any(x is v for x in e.inputs)]
-        made = next(e for e in readers if e.out is copy)
+        made = next(e for e in readers if e.out is c.var)
         other = next((e for e in readers if e is not made), None)
         if other is not None:
             raise TraceError(f"argument '{v.name}' is written into by {_at(made.src)} and "
@@ -84,14 +134,43 @@ class Entry:
                              "only in the function that receives it, before anything reads it")
 
     def _write_back(self, leaf: Tensor, written: list) -> Tensor:
-        for a, c, _ in written:
+        for c in written:
             # the proxy shares the caller's array: the trace writes into a copy, the
             # generated code (run next, on the same arguments) into the array itself
-            a._data = a._data.copy()
-            leaf = record.apply(WRITE_BACK, (leaf, a, c), {})
+            c.arg._data = c.arg._data.copy()
+            leaf = adopt(record.apply(WRITE_BACK, (leaf, c.arg, c.copy), {}), (leaf,))
             # no source line of its own: it is listed under the function's last line
             self.tracer.builder.eqns[-1].src = None
         return leaf
+
+    def _copy_back(self, c: Copy) -> None:
+        """The caller's argument takes what the function left in its copy: recorded by
+        an enclosing trace, with a gradient; eagerly, as data (the gradients are taken)."""
+        if self.tracer is None:
+            with no_grad():
+                c.arg.copy_(c.copy)
+            return
+        if c.arg._grad_fn is None and c.arg._base is None and c.arg._requires_grad:
+            raise TraceError(f"{_at(c.src)} writes into its argument, a tensor the traced "
+                             "function may not change (its argument, or one from outside "
+                             "it); pass the transform a copy (np.copy(x))")
+        c.arg.copy_(c.copy)
+
+
+@dataclass
+class Copy:
+    """``copy``: the copy of argument ``arg`` a function writes into, made by the ``def``
+    line ``src`` (traced as ``var``), at the copy's version ``version``."""
+
+    arg: Tensor
+    copy: Tensor
+    var: Any
+    version: int
+    src: Any
+
+    @property
+    def written(self) -> bool:
+        return self.copy._vc.value != self.version
 
 
 _ENTRY: ContextVar[Entry | None] = ContextVar("pullback_source_entry", default=None)
@@ -168,9 +247,9 @@ def holds_traced(x: Any) -> bool:
 
 
 def fresh(value: np.ndarray) -> Tensor:
-    """A new Tensor holding a copy of ``value``: inside a trace a local value (a
-    ``clone`` of a constant), which in-place writes may change."""
-    return record.apply(clone, (value,), {})
+    """A new numpy-face Tensor holding a copy of ``value`` (numpy made it): inside a
+    trace a local value (a ``clone`` of a constant), which in-place writes may change."""
+    return to_face(record.apply(clone, (value,), {}))
 
 
 def _data(x: Any) -> Any:
@@ -190,42 +269,11 @@ def _operand(x: Any) -> Any:
     return np.asarray(_data(x))
 
 
-# ------------------------------------ stack and concatenate of n values, as n-ary ops
-# (the op table has no n-ary ops: an op has one rule per input; these are made per
-# count of inputs, and spelled as numpy spells them)
-@functools.cache
-def _stack_op(n: int) -> OpDef:
-    return OpDef("stack", lambda *xs, axis: np.stack(xs, axis), "StackBackward0",
-                 vjp=tuple(_stack_rule(i) for i in range(n)), fresh=True,
-                 template=_spelled("np.stack"))
-
-
-def _stack_rule(i: int) -> Callable:
-    return lambda g, out, *xs, axis: g[(slice(None),) * axis + (i,)]
-
-
-@functools.cache
-def _concatenate_op(n: int) -> OpDef:
-    return OpDef("concatenate", lambda *xs, axis, bounds: np.concatenate(xs, axis),
-                 "CatBackward0", vjp=tuple(_concatenate_rule(i) for i in range(n)), fresh=True,
-                 template=_spelled("np.concatenate"))
-
-
-def _concatenate_rule(i: int) -> Callable:
-    return lambda g, out, *xs, axis, bounds: g[
-        (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)]
-
-
-def _spelled(name: str) -> Callable:
-    """The codegen template ``np.stack([a, b], axis=0)``."""
-    return lambda e, args, _: f"{name}([{', '.join(args)}], axis={e.params['axis']})"
-
-
 def _stacked(items: list, axis: int, ref: np.ndarray) -> Tensor:
     """``np.stack(items, axis)`` recorded, as ``ref`` (numpy's result) has it."""
-    out = record.apply(_stack_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis % ref.ndim})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(stack_op, operands, {"dim": axis % ref.ndim})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def traced_array(obj: Any, dtype: Any = None) -> Any:
@@ -295,10 +343,9 @@ def _concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = No
         axis = 0
     ref = np.concatenate([_data(a) for a in items], axis, dtype=dtype, casting=casting)
     axis %= ref.ndim
-    bounds = (0, *itertools.accumulate(np.shape(_data(a))[axis] for a in items))
-    out = record.apply(_concatenate_op(len(items)), tuple(_operand(a) for a in items),
-                       {"axis": axis, "bounds": bounds})
-    return _cast(out, ref.dtype)
+    operands = tuple(_operand(a) for a in items)
+    out = record.apply(cat_op, operands, {"dim": axis})
+    return _cast(adopt(out, operands), ref.dtype)
 
 
 def _atleast(a: Any, ndim: int) -> Any:
@@ -335,7 +382,7 @@ def new_buffer(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` for a creation function of ``CREATION`` whose result the
     function writes into: inside a trace, a float buffer is a local Tensor that traced
     values may be written into; elsewhere (and for other dtypes) numpy's array."""
-    if _tracer() is None:
+    if _ENTRY.get() is None:
         return fn(*args, **kwargs)
     plain = lambda x: x._data if isinstance(x, Tensor) else x
     value = CREATION[fn](*[plain(a) for a in args], **{k: plain(v) for k, v in kwargs.items()})
@@ -346,6 +393,47 @@ def new_buffer(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     if fn in (np.full, np.full_like) and is_traced(fill):
         buf[...] = fill
     return buf
+
+
+def as_buffer(out: Any, args: tuple, kwargs: dict) -> Any:
+    """The result of a numpy function (``np.eye(2)``, ``np.array([0., 1.])``) the function
+    writes into: inside an entry, a new float array (one sharing no memory with the
+    arrays it was made from) becomes a local Tensor, as ``new_buffer``'s do."""
+    if _ENTRY.get() is None or type(out) is not np.ndarray or out.dtype.kind not in "fc":
+        return out
+    if any(np.may_share_memory(out, a) for a in _arrays_in((args, kwargs))):
+        return out  # a view: writes into it are writes into its source
+    return fresh(out)
+
+
+def _arrays_in(x: Any) -> list:
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        return [a for y in x for a in _arrays_in(y)]
+    return []
+
+
+def stored(target: Any, value: Any) -> Any:
+    """``value``, about to be written into ``target[...]`` by converted code: refused when
+    ``target`` is a numpy array and ``value`` needs a gradient, which numpy would drop."""
+    if isinstance(target, np.ndarray) and target.dtype != object and _needs_grad(value) \
+            and _ENTRY.get() is not None:
+        raise TraceError(f"{_at(source_of(user_frame()))}: a value that needs a gradient is "
+                         "written into a numpy array, which would drop the gradient; make "
+                         "the array in this function (np.zeros, np.empty, np.array...) or "
+                         "write into a copy of it (np.copy)")
+    return value
+
+
+def _needs_grad(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x._requires_grad or (x._base is not None and x._base._requires_grad)
+    if isinstance(x, (list, tuple)):
+        return any(_needs_grad(y) for y in x)
+    return False
 
 
 def is_creation(fn: Any) -> bool:
@@ -371,17 +459,48 @@ def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return fn(*[_as_array(a) for a in args], **{k: _as_array(v) for k, v in kwargs.items()})
 
 
+def subscript(x: Any, index: Any) -> Any:
+    """``x[index]`` read by converted code: with numpy's semantics an element of a Tensor
+    (a 0-d result) is a copy, as numpy's scalar is, not a view that a later write into
+    ``x`` would change."""
+    out = x[index]
+    if isinstance(x, Tensor) and isinstance(out, Tensor) and out._base is not None \
+            and out._data.ndim == 0 and not _keeps_array(index):
+        entry = _ENTRY.get()
+        if entry is not None and entry.numpy_semantics:
+            return _element(out)
+    return out
+
+
+def _keeps_array(index: Any) -> bool:
+    """An index with an Ellipsis: numpy gives a 0-d array (a view), not a scalar."""
+    return index is Ellipsis or isinstance(index, tuple) and any(i is Ellipsis for i in index)
+
+
+def _element(view: Tensor) -> Tensor:
+    """A copy of the 0-d ``view``, with the view's history and traced value (no op: it is
+    the same value), so that a later write into the view's base leaves it alone."""
+    node, nr = record.grad_edge(view)
+    if node is None and view._requires_grad:
+        return view
+    if node is not None and node is not view._grad_fn:
+        return view  # (a view with a gradient sink of its own)
+    tracer = _tracer()
+    if tracer is not None and id(view) not in tracer.var_of:
+        return view  # (of a tensor from outside the function: read anew on every call)
+    t = type(view)._make(view._data.copy(), grad_fn=node)
+    t._output_nr = nr
+    if tracer is not None:
+        tracer.same_value(t, view)
+    return t
+
+
 def writable(x: Any) -> Any:
-    """At the top of a function that writes into its argument ``x``: under ``pb.grad``,
-    a copy of an argument of the traced call, for the function to write into (``Entry``
-    copies what it leaves back into the caller's array); otherwise ``x`` itself."""
+    """At the top of a function that writes into its argument ``x`` or hands it to a
+    function that may: under ``pb.grad``, a copy of an argument of the front door's call
+    for the function to write into (``Entry`` copies what it leaves back into the
+    caller's array, and forgets a copy nothing wrote into); otherwise ``x`` itself."""
     entry = _ENTRY.get()
-    if entry is None or not entry.writable or entry.tracer is None or not isinstance(x, Tensor):
+    if entry is None or not entry.numpy_semantics or entry.args.get(id(x)) is not x:
         return x
-    tracer = entry.tracer
-    v = tracer.var_of.get(id(x))
-    if v is None or not any(v is i for i in tracer.inputs):
-        return x
-    copy = record.apply(clone, (x,), {})
-    entry.copies.append((x, copy, tracer.var_of[id(copy)]))
-    return copy
+    return entry.copy_of(x)

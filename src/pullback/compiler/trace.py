@@ -16,6 +16,7 @@ from .. import dtypes
 from ..autograd import record
 from ..creation import local
 from ..ir import Graph
+from ..numpy_face import NumpyTensor, to_face
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import source
@@ -89,9 +90,10 @@ def positional(fn: Callable, how: str, args: tuple, kwargs: dict) -> tuple:
     except (TypeError, ValueError) as e:
         raise TypeError(f"{how}: {def_line(fn)}: {e}") from None
     bound.apply_defaults()
-    if bound.kwargs:
+    passed = [k for k in bound.kwargs if k in kwargs or k not in bound.signature.parameters]
+    if passed:  # (keyword-only parameters left out keep their defaults)
         raise TypeError(f"{how}: {def_line(fn)} takes keyword-only or **kwargs arguments "
-                        f"({', '.join(bound.kwargs)}); pass them positionally or close over "
+                        f"({', '.join(passed)}); pass them positionally or close over "
                         "them")
     return bound.args
 
@@ -106,19 +108,24 @@ def param_names(fn: Callable, n: int) -> list:
 
 
 def proxy(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
-    """A fresh leaf holding the argument's value (the caller's graph is not touched).
-    Inside another function's trace it is that trace's value, detached (a nested
-    transform's own input), so the trace still follows where it came from. A Python
-    float becomes a 0-d array of dtype ``floats`` (see ``float_dtype``)."""
+    """A fresh leaf holding the argument's value (the caller's graph is not touched),
+    on the argument's face: a Tensor for a Tensor, numpy's (``NumpyTensor``,
+    numpy_face.py) for an ndarray or a Python float, which becomes a 0-d array of
+    dtype ``floats`` (see ``float_dtype``). Inside another function's trace it is that
+    trace's value, detached (a nested transform's own input), so the trace still
+    follows where it came from."""
     if record.TRACING and record.trace_hooks():
-        t = a.detach() if isinstance(a, Tensor) else local(_data(a, floats))
+        t = a.detach() if isinstance(a, Tensor) else to_face(local(_data(a, floats)))
         return _require(t) if requires_grad else t
     return input_leaf(a, requires_grad, floats)
 
 
 def input_leaf(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
-    """A new leaf sharing the argument's data: a traced function's input."""
-    t = Tensor._make(a._data if isinstance(a, Tensor) else _data(a, floats))
+    """A new leaf sharing the argument's data, on its face: a traced function's input."""
+    if isinstance(a, Tensor):
+        t = (NumpyTensor if type(a) is NumpyTensor else Tensor)._make(a._data)
+    else:
+        t = NumpyTensor._make(_data(a, floats))
     return _require(t) if requires_grad else t
 
 
@@ -159,9 +166,10 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
     graph and its inputs."""
     user_fn = user_fn or fn
-    # the source pass: numpy code the tracer cannot see, rewritten (source.py); writes
-    # into arguments are functionalized under pb.grad, refused by pb.compile
-    fn = source.rewrite(fn, writable_inputs=how in ("grad", "grad_and_value"))
+    # the source pass: numpy code the tracer cannot see, rewritten (source.py); pb.grad
+    # follows numpy's semantics (writes into arguments are functionalized, elements
+    # read are copies), pb.compile and pb.vjp torch's (they refuse writes into inputs)
+    fn = source.rewrite(fn, numpy_semantics=how in ("grad", "grad_and_value"), traced=True)
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []

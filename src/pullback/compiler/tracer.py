@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd import record
 from ..autograd.grad_mode import STATE
 from ..ir import Builder, Eqn, Graph, Var
+from ..numpy_face import NumpyTensor
 from ..ops.elementwise import cast
 from ..ops.shape import copy, detach, view_chain, view_scatter
 from ..tensor import Tensor
@@ -167,6 +168,25 @@ class Tracer:
         new.name = old.name
         self._bind(t, new)
 
+    def same_value(self, t: Tensor, source: Tensor) -> None:
+        """``t``, made outside the op table, holds ``source``'s value (its own memory)."""
+        self._bind(t, self.value_of(source))
+
+    def read_as_source(self, copy: Tensor) -> None:
+        """``copy``, a clone nothing wrote into since, is read as the value it was cloned
+        from: the clone goes, and its readers (and guards) read that value."""
+        old = self.var_of[id(copy)]
+        made = next(e for e in self.builder.eqns if e.out is old)
+        new = made.inputs[0]
+        self.builder.eqns.remove(made)
+        for e in self.builder.eqns:
+            if any(v is old for v in e.inputs):
+                e.inputs = tuple(new if v is old else v for v in e.inputs)
+        for g in self.guards:
+            if g.var is old:
+                g.var = new
+        self.var_of[id(copy)] = new
+
     # ------------------------------------------------------------------ hooks
     def on_op(self, op: Any, args: tuple, params: dict, result: Tensor,
               inplace: bool = False) -> None:
@@ -174,17 +194,33 @@ class Tracer:
         src = source_of(frame)
         if inplace:
             self._check_inplace(op, result, src)
-            args = (result,) + tuple(args[1:])
+            old, args = args[0], (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
+            if old is not result:  # the target's old value autograd saved: a backward
+                self._bind(old, inputs[0])  # run inside this trace reads it
             self._bind(result, self._functional(op, inputs, params, result, src))
             self._written(result, src)
+        elif op.multi:
+            self._outputs(op, inputs, params, result, src, args)
         else:
             self._bind(result, self._emit(op, inputs, params, result._data, src))
             if (op.is_view or op is detach) and isinstance(args[0], Tensor):
                 self._alias(result, args[0], op)
         if frame is not None:
             self._name_locals(frame)
+
+    def _outputs(self, op: Any, inputs: tuple, params: dict, results: tuple, src: Any,
+                 args: tuple) -> None:
+        """One equation for the outputs of a multi-output op (each a view of the first
+        input for split & co.)."""
+        outs = tuple(Var(t._data.shape, t._data.dtype, t._data) for t in results)
+        self.builder.eqns.append(Eqn(op, inputs, outs, params, src,
+                                     nograd=not STATE.grad_enabled))
+        for t, v in zip(results, outs):
+            self._bind(t, v)
+            if op.is_view and isinstance(args[0], Tensor):
+                self._alias(t, args[0], op)
 
     def _alias(self, t: Tensor, source: Tensor, op: Any) -> None:
         """``t`` shares ``source``'s memory: a view, or a detach()ed alias."""
@@ -279,7 +315,7 @@ class Tracer:
     def _name_locals(self, frame: Any) -> None:
         """Adopt the user's variable names for traced values bound to locals."""
         for name, val in frame.f_locals.items():
-            if type(val) is Tensor:
+            if type(val) is Tensor or type(val) is NumpyTensor:
                 v = self.var_of.get(id(val))
                 if v is not None and v.name is None:
                     v.name = name
@@ -311,7 +347,7 @@ def _name_assignments(eqns: list) -> None:
             last[e.src] = e
     for src, e in last.items():
         m = _ASSIGN.match(src.text)
-        if m and e.out.name is None:
+        if m and e.out is not None and e.out.name is None:
             e.out.name = m.group(1)
 
 

@@ -28,6 +28,7 @@ from ..autograd.grad_mode import enable_grad
 from ..autograd.record import trace_hooks
 from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
+from . import source
 from .compiled import CompiledFunction
 from .grad import _as_kind, _check_target, _kind, _map_traced, has_graph, pull_back
 from .trace import float_dtype, is_traced_arg, proxy
@@ -73,7 +74,7 @@ class VJPFunction:
         leaves, tree = tree_flatten(cotangent)
         if tree != self.tree:
             raise _struct_error(tree, self.tree)
-        cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o.dtype.np))
+        cts = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c, dtype=o._data.dtype))
                for c, o in zip(leaves, self.outs)]
         create = self.nested or bool(trace_hooks()) or any(map(has_graph, cts))
         outs, targets = self.outs, self.targets
@@ -96,7 +97,7 @@ class VJPFunction:
         floats = float_dtype(self.primals)
         args = [_map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
         with enable_grad():
-            out = self.fn(*args)
+            out = source.rewrite(self.fn)(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
 
@@ -112,7 +113,7 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         (lambda x: proxy(x, True, floats))
     args = [_map_traced(keep, p) for p in primals]
     with enable_grad():
-        out = (fn if nested else compiled(fn))(*args)
+        out = (source.rewrite(fn) if nested else compiled(fn))(*args)
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
             raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "

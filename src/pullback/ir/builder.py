@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import OPS
 from ..ops.promotion import promoted
+from ..ops.results import pack
 from .graph import ACTIVE, Eqn, Var
 
 
@@ -41,7 +43,7 @@ class Builder:
             return v
         return value
 
-    def emit(self, op: Any, args: tuple, params: dict) -> Var:
+    def emit(self, op: Any, args: tuple, params: dict) -> Any:
         values = []
         inputs = []
         for a in args:
@@ -54,7 +56,18 @@ class Builder:
                 inputs.append(self.const(a))
         if op.promote is not None:
             values = promoted(op, values, params)
-        out = np.asarray(op.forward(*values, **params))
+        out = op.forward(*values, **params)
+        if op.multi:  # one Var per output, returned as the op returns its result
+            vs = tuple(Var(o.shape, o.dtype, o) for o in map(np.asarray, out))
+            self.eqns.append(Eqn(op, tuple(inputs), vs, params, self.src, self.block))
+            return pack(op.result, vs)
+        out = np.asarray(out)
         v = Var(out.shape, out.dtype, out)
         self.eqns.append(Eqn(op, tuple(inputs), v, params, self.src, self.block))
         return v
+
+
+def emit_zeros(shape: tuple, dtype: Any) -> Var:
+    """A zero gradient for an output of a multi-output op that no gradient reached, as
+    an equation of the active builder (``np.zeros(shape, dtype)`` in generated code)."""
+    return ACTIVE.builder.emit(OPS["zeros"], (), {"shape": shape, "dtype": np.dtype(dtype)})

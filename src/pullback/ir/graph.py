@@ -90,16 +90,22 @@ def type_str(v: Var) -> str:
 
 
 class Eqn:
-    """``out = op[params](*inputs)``; inputs are Vars or Python/numpy constants."""
+    """``out = op[params](*inputs)``; inputs are Vars or Python/numpy constants. An op
+    with several outputs (split, sort) has them all in ``outs`` (``out`` is None); any
+    other has its one output in both, ``out`` and ``outs[0]``."""
 
-    __slots__ = ("op", "inputs", "out", "params", "src", "block", "nograd", "keeps_history")
+    __slots__ = ("op", "inputs", "out", "outs", "params", "src", "block", "nograd",
+                 "keeps_history")
 
-    def __init__(self, op: OpDef, inputs: tuple, out: Var, params: dict,
+    def __init__(self, op: OpDef, inputs: tuple, out: Var | tuple, params: dict,
                  src: Any = None, block: Any = None, nograd: bool = False,
                  keeps_history: bool = False) -> None:
         self.op = op
         self.inputs = inputs
-        self.out = out
+        if type(out) is tuple:
+            self.out, self.outs = None, out
+        else:
+            self.out, self.outs = out, (out,)
         self.params = params
         self.src = src  # SourceLine of the user's code that ran this op
         self.block = block  # for backward equations: the forward Eqn whose grad this is
@@ -111,8 +117,9 @@ class Eqn:
 
     def replace(self, op: OpDef | None = None, inputs: tuple | None = None) -> Eqn:
         """A copy with another op and/or inputs (every other field kept)."""
-        return Eqn(op or self.op, self.inputs if inputs is None else inputs, self.out,
-                   self.params, self.src, self.block, self.nograd, self.keeps_history)
+        return Eqn(op or self.op, self.inputs if inputs is None else inputs,
+                   self.outs if self.out is None else self.out, self.params, self.src,
+                   self.block, self.nograd, self.keeps_history)
 
     def __repr__(self) -> str:
         return format_eqn(self, {})
@@ -160,7 +167,7 @@ def _all_vars(graph: Graph) -> Iterable[Var]:
         for a in e.inputs:
             if isinstance(a, Var):
                 yield a
-        yield e.out
+        yield from e.outs
 
 
 def format_value(a: Any, names: dict) -> str:
@@ -195,7 +202,7 @@ def _fmt_params(params: dict) -> str:
 
 def format_eqn(e: Eqn, names: dict) -> str:
     args = " ".join(format_value(a, names) for a in e.inputs)
-    out = f"{format_value(e.out, names)}:{type_str(e.out)}"
+    out = " ".join(f"{format_value(v, names)}:{type_str(v)}" for v in e.outs)
     mark = (" # keeps the history of " + format_value(e.inputs[0], names) if e.keeps_history
             else " # no_grad" if e.nograd else "")
     return f"{out} = {e.op.name}{_fmt_params(e.params)} {args}".rstrip() + mark

@@ -20,5 +20,9 @@ def evaluate(graph: Graph, inputs: list, consts: dict | None = None,
         env[v.id] = value if consts is None else consts.get(v.id, value)
     for e in graph.eqns:
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
-        env[e.out.id] = e.op(*args, **e.params) if step is None else step(e, args)
+        result = e.op(*args, **e.params) if step is None else step(e, args)
+        if e.out is not None:
+            env[e.out.id] = result
+        else:  # several outputs
+            env.update((v.id, r) for v, r in zip(e.outs, result))
     return [env[v.id] if isinstance(v, Var) else v for v in graph.outputs]

@@ -24,9 +24,10 @@ def verify(graph: Graph) -> None:
         for a in e.inputs:
             if isinstance(a, Var) and a.id not in defined:
                 raise IRError(f"equation {i} ({e.op.name}) uses {a!r} before it is defined")
-        if e.out.id in defined:
-            raise IRError(f"equation {i} ({e.op.name}) redefines {e.out!r}")
-        defined.add(e.out.id)
+        for v in e.outs:
+            if v.id in defined:
+                raise IRError(f"equation {i} ({e.op.name}) redefines {v!r}")
+            defined.add(v.id)
     for v in list(graph.outputs) + graph.guards:
         if isinstance(v, Var) and v.id not in defined:
             raise IRError(f"output or guard {v!r} is never defined")

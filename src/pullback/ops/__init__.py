@@ -5,9 +5,22 @@ binding (functions, methods, in-place methods, nn.functional and numpy names).
 Importing this package declares them all, family by family.
 """
 
-from . import bindings, elementwise, linalg, methods, neural, reductions, sampling, shape  # noqa: F401
+from . import (  # noqa: F401
+    bindings,
+    einsum,
+    elementwise,
+    joining,
+    linalg,
+    methods,
+    neural,
+    reductions,
+    sampling,
+    selection,
+    shape,
+    splitting,
+)
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
-from .vjp import apply_vjp, fit_to, vjp_per_input
+from .vjp import apply_vjp, complete, fit_to, vjp_per_input
 
-__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "defop", "fit_to",
+__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "complete", "defop", "fit_to",
            "public", "subscribe", "vjp_per_input"]

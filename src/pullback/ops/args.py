@@ -98,7 +98,8 @@ def value(x: Any) -> Any:
 
 
 def axes(axis: Any, ndim: int) -> tuple | None:
-    """numpy's axis argument as a sorted tuple of non-negative axes (None: all)."""
+    """numpy's axis argument as a sorted tuple of non-negative axes (None: all); () on a
+    0-d array, whose axes 0 and -1 numpy's reductions take and which name no axis."""
     if axis is None:
         return None
     found = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
@@ -106,7 +107,7 @@ def axes(axis: Any, ndim: int) -> tuple | None:
     for a in found:
         if not -n <= a < n:
             raise AxisError(a, ndim)
-    return tuple(sorted(a % n for a in found))
+    return tuple(sorted(a % n for a in found)) if ndim else ()
 
 
 def plain(out: Any = None, **rest: Any) -> None:

@@ -109,6 +109,113 @@ def inplace(op: OpDef, name: str, record_inplace: Callable) -> Callable:
                  f"Tensor.{name}", "pullback.tensor")
 
 
+#: torch's argument parser takes numpy's name for two arguments, in every function and
+#: method it parses (``x.sum(axis=0, keepdims=True)``; python_arg_parser.cpp)
+TORCH_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
+
+_ALIASED = '''
+def {name}({formal}):
+{body}    return _fn({call})
+'''
+
+
+def torch_aliases(fn: Callable, qualname: str) -> Callable:
+    """``fn`` taking ``axis=`` for its ``dim`` and ``keepdims=`` for its ``keepdim``, as
+    torch's functions and methods do; ``fn`` itself when it has neither. The wrapper has
+    ``fn``'s signature (``inspect.signature`` shows it), with each parameter from the first
+    aliased one on defaulting to a marker, so that a missing or doubly given one is the
+    ``TypeError`` Python would raise.
+
+    >>> def sum(input, dim=None, keepdim=False):
+    ...     return dim, keepdim
+    >>> torch_aliases(sum, "sum")([1], axis=0, keepdims=True)
+    (0, True)
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    params = list(sig.parameters.values())
+    names = {p.name for p in params}
+    aliases = {real: alias for real, alias in TORCH_ALIASES.items()
+               if real in names and alias not in names}
+    if not aliases:
+        return fn
+    name = qualname.rpartition(".")[2]
+    env: dict = {"_fn": fn, "_NO": _NO, "_given_twice": _given_twice, "_missing": _missing}
+    formal, call, body = [], [], []
+    marked = False  # from the first aliased parameter on, positional ones default to _NO
+    star = False
+    for i, p in enumerate(params):
+        if p.kind is p.VAR_POSITIONAL:
+            formal.append(f"*{p.name}")
+            call.append(f"*{p.name}")
+            star = True
+            continue
+        if p.kind is p.VAR_KEYWORD:
+            continue  # (last, after the aliases)
+        if p.kind is p.KEYWORD_ONLY and not star:
+            formal.append("*")
+            star = True
+        marked = marked or p.name in aliases
+        if p.default is not p.empty:
+            env[f"_d_{p.name}"] = p.default
+        if p.name in aliases or marked and p.kind is not p.KEYWORD_ONLY:
+            formal.append(f"{p.name}=_NO")
+            if p.name not in aliases:
+                body.append(_fill(p, name))
+        else:
+            formal.append(p.name if p.default is p.empty else f"{p.name}=_d_{p.name}")
+        if p.kind is p.POSITIONAL_ONLY and (
+                i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            formal.append("/")
+        call.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
+    if not star:
+        formal.append("*")
+    for real, alias in aliases.items():
+        formal.append(f"{alias}=_NO")
+        p = sig.parameters[real]
+        body.insert(0, f"    if {alias} is not _NO:\n"
+                       f"        if {real} is not _NO:\n"
+                       f"            _given_twice({name!r}, {alias!r})\n"
+                       f"        {real} = {alias}\n" + _fill(p, name, "    el"))
+    kwargs = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+    if kwargs:
+        formal.append(f"**{kwargs}")
+        call.append(f"**{kwargs}")
+    source = _ALIASED.format(name=name, formal=", ".join(formal), body="".join(body),
+                             call=", ".join(call))
+    exec(compile(source, f"<pullback aliases {qualname}>", "exec"), env)
+    wrapper = env[name]
+    wrapper.__qualname__, wrapper.__module__ = qualname, getattr(fn, "__module__", None)
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__signature__ = sig
+    return wrapper
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NO = _Missing()
+
+
+def _fill(p: inspect.Parameter, name: str, prefix: str = "    ") -> str:
+    """The line that gives a marked parameter its default (or refuses its absence)."""
+    if p.default is not p.empty:
+        return f"{prefix}if {p.name} is _NO:\n        {p.name} = _d_{p.name}\n"
+    return f"{prefix}if {p.name} is _NO:\n        _missing({name!r}, {p.name!r})\n"
+
+
+def _given_twice(name: str, alias: str) -> None:
+    raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")  # torch's words
+
+
+def _missing(name: str, param: str) -> None:
+    raise TypeError(f"{name}() missing 1 required argument: '{param}'")
+
+
 def _first(op: OpDef) -> str:
     first = op.torch_args[0] if op.torch_args else "input"
     return "input" if first == "self" else first

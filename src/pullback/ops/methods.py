@@ -124,7 +124,7 @@ class ValueMethods:
 def _install(entry: Public) -> None:
     for name in entry.methods:
         fn = bindings.method(entry.fn, name) if isinstance(entry.fn, OpDef) else entry.fn
-        setattr(ValueMethods, name, fn)
+        setattr(ValueMethods, name, bindings.torch_aliases(fn, f"Tensor.{name}"))
 
 
 subscribe(_install)

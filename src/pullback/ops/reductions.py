@@ -3,13 +3,15 @@ that choose among them, with numpy's spellings (``axis``, ``keepdims``)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from . import args
 from .elementwise import (
+    conj,
+    eq,
+    is_complex,
     isnan,
     logical_and,
     logical_not,
@@ -17,15 +19,18 @@ from .elementwise import (
     maximum,
     minimum,
     ne,
+    real,
+    sqrt,
     to_dtype,
     where,
 )
 from .registry import c_order, defop, public
+from .results import return_type
 from .shape import expand, reshape, reshape_op
 from .summation import count, mean_of, print_mean, print_sum, sum_of
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
+return_types_max = return_type("max", ("values", "indices"))
+return_types_min = return_type("min", ("values", "indices"))
 
 
 def _keep_shape(shape: tuple, dim: Any) -> tuple:
@@ -101,10 +106,22 @@ def _index_mask(indices, shape, dim, keepdim):
     return np.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - 1 - dim)) == indices
 
 
-def _pick(g, out, x, indices, dim, keepdim):
-    """max(dim)'s rule: the gradient goes to the index the forward returned."""
-    return where(index_mask(indices, shape=x.shape, dim=dim, keepdim=keepdim),
-                 reshape_op(g, shape=_keep_shape(x.shape, dim)), 0)
+def _pick(g, out, x, dim, keepdim):
+    """max(dim)'s rule: the values' gradient goes to the index the forward returned."""
+    return where(index_mask(out.indices, shape=x.shape, dim=dim, keepdim=keepdim),
+                 reshape_op(g.values, shape=_keep_shape(x.shape, dim)), 0)
+
+
+def _extremes(reduce, arg):
+    """(values, indices) of max or min along ``dim``: two reductions."""
+    return lambda x, dim, keepdim: (c_order(reduce(x, dim, None, keepdim)),
+                                    c_order(arg(x, dim, keepdims=keepdim)))
+
+
+def _print_extremes(name: str):
+    return lambda e, a, lit: ", ".join(
+        f"{a[0]}.{f}(axis={lit(e.params['dim'])}, keepdims={lit(e.params['keepdim'])})"
+        for f in (name, "arg" + name))
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
@@ -114,15 +131,14 @@ max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.max()")
 min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.min()")
-# max(dim) and min(dim) take the indices they return as an input that only their rule
-# reads: nodes save the indices, not the input, as torch does (a later write to the
-# input is fine)
-max_dim = defop("max_dim", lambda x, indices, dim, keepdim: c_order(np.max(x, dim, None, keepdim)),
-                "MaxBackward0", vjp=(_pick, None), uses=("indices", ""),
-                torch_args=("self", "indices"), template=_BY_AXIS % "max")
-min_dim = defop("min_dim", lambda x, indices, dim, keepdim: c_order(np.min(x, dim, None, keepdim)),
-                "MinBackward0", vjp=(_pick, None), uses=("indices", ""),
-                torch_args=("self", "indices"), template=_BY_AXIS % "min")
+# max(dim) and min(dim) return (values, indices); their nodes save the indices, not
+# the input, as torch does (a later write to the input is fine)
+max_dim = defop("max_dim", _extremes(np.max, np.argmax), "MaxBackward0",
+                outputs=return_types_max, vjp=(_pick,), uses=("indices",),
+                template=_print_extremes("max"))
+min_dim = defop("min_dim", _extremes(np.min, np.argmin), "MinBackward0",
+                outputs=return_types_min, vjp=(_pick,), uses=("indices",),
+                template=_print_extremes("min"))
 argmax_op = defop("argmax", lambda x, dim, keepdim: c_order(np.argmax(x, dim, keepdims=keepdim)),
                   template=_BY_AXIS % "argmax")
 argmin_op = defop("argmin", lambda x, dim, keepdim: c_order(np.argmin(x, dim, keepdims=keepdim)),
@@ -200,8 +216,7 @@ def _reduction_dim(name: str, input: Any, dim: Any) -> int | None:
 
 def _along(dim_op, arg_op, x, dim, keepdim) -> tuple:
     """(values, indices) of max or min along one ``dim``."""
-    indices = arg_op(x, dim=dim, keepdim=keepdim)
-    return dim_op(x, indices, dim=dim, keepdim=keepdim), indices
+    return tuple(dim_op(x, dim=dim, keepdim=keepdim))
 
 
 def _extreme(input, dim, keepdim, all_op, dim_op, arg_op, pair, result):
@@ -260,8 +275,8 @@ def _numpy_arg_extreme(op: Any, a: Any, axis: Any, out: Any, keepdims: bool) -> 
     """np.argmax / np.argmin (numpy's signature and errors) on the primitive."""
     args.plain(out)
     x = args.value(a)
-    found = None if axis is None else args.axes(axis, x.ndim)[0]
-    return op(x, dim=found, keepdim=bool(keepdims))
+    found = args.axes(axis, x.ndim)
+    return op(x, dim=found[0] if found else None, keepdim=bool(keepdims))
 
 
 def _numpy_argmax(a, axis=None, out=None, *, keepdims=False):
@@ -282,12 +297,46 @@ def argmin(input, dim=None, keepdim=False):
     return argmin_op(input, dim=_reduction_dim("argmin", input, dim), keepdim=bool(keepdim))
 
 
-@public("all", method=True)
+def _numpy_all(a, axis=None, out=None, keepdims=False, **rest):
+    args.plain(out, **rest)
+    return eq(_numpy_sum(logical_not(args.value(a)), axis, keepdims=keepdims), 0)
+
+
+def _numpy_any(a, axis=None, out=None, keepdims=False, **rest):
+    args.plain(out, **rest)
+    return ne(_numpy_sum(ne(args.value(a), 0), axis, keepdims=keepdims), 0)
+
+
+@public("all", method=True, numpy={np.all: _numpy_all})
 def reduce_all(input, dim=None, keepdim=False):
     """True where no element is zero (composed: no element of ``not x`` is true)."""
     return reduce_sum(logical_not(input), dim, keepdim) == 0
 
 
-@public("any", method=True)
+@public("any", method=True, numpy={np.any: _numpy_any})
 def reduce_any(input, dim=None, keepdim=False):
     return ne(reduce_sum(ne(input, 0), dim, keepdim), 0)
+
+
+# ------------------------------------- numpy's var and std, composed of sums and means
+def _numpy_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    """``np.var``: the mean squared deviation, its sum divided by ``n - ddof`` as numpy
+    does (the absolute square for complex values; integers give float64)."""
+    args.plain(out, **rest)
+    x = args.value(a)
+    if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
+        dtype = np.float64
+    x = _as_dtype(x, dtype)
+    d = x - _numpy_mean(x, axis, keepdims=True)
+    square = real(d * conj(d)) if is_complex(d) else d * d
+    n = count(x.shape, args.axes(axis, x.ndim))
+    return _numpy_sum(square, axis, keepdims=keepdims) / max(n - ddof, 0)
+
+
+def _numpy_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    return sqrt(_numpy_var(a, axis, dtype, out, ddof, keepdims, **rest))
+
+
+# numpy's names only: torch's var and std (dim, correction) are not declared yet
+public("var", numpy={np.var: _numpy_var})(_numpy_var)
+public("std", numpy={np.std: _numpy_std})(_numpy_std)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .promotion import promoted, promoting_template
+from .results import AllInputs, output_names, result_type
 
 #: name -> OpDef: every primitive
 OPS: dict[str, OpDef] = {}
@@ -55,18 +56,27 @@ class OpDef:
     - ``promote``: the two operands that take torch's common dtype, input positions or a
       param's name (promotion.py: a 0-d float64 tensor times a float32 vector is
       float32); ``to_float``: an integer common dtype becomes the default float dtype
+    - ``variadic``: the inputs are one list of any length (``cat``): one rule,
+      ``rule(g, out, tensors, i, **params)``, gives the gradient of ``tensors[i]``
+    - ``outputs``: several outputs (results.py): a tuple of names (a named tuple) or
+      ``tuple`` (any number); the rules get ``g`` and ``out`` as such tuples, with
+      zeros for the outputs no gradient reached; ``multi`` says there are several
+    - ``regions``: for an op whose outputs are views of its input (split, unbind),
+      ``regions(shape, **params)`` gives each output's basic index into the input
     """
 
     __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "n_inputs",
                  "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
-                 "template", "promote", "to_float", "differentiable", "node_cls")
+                 "template", "promote", "to_float", "differentiable", "node_cls",
+                 "variadic", "result", "multi", "output_names", "regions")
 
     def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
                  vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
                  aliases: bool | None = None, elementwise: bool | None = None,
                  pure: bool = True, fresh: bool | None = None, template: str | None = None,
                  torch_args: tuple = ("self", "other"), promote: tuple | None = None,
-                 to_float: bool = False) -> None:
+                 to_float: bool = False, variadic: bool = False, outputs: Any = None,
+                 regions: Callable | None = None) -> None:
         ufunc = isinstance(forward, np.ufunc)
         elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
@@ -74,6 +84,12 @@ class OpDef:
         self.grad_fn = grad_fn
         self.vjp = vjp
         self.torch_args = torch_args
+        self.variadic = variadic
+        self.result = result_type(name, outputs)
+        self.multi = outputs is not None
+        self.output_names = output_names(self.result) if self.multi else ()
+        self.regions = regions
+        is_view = is_view or regions is not None
         self.is_view = is_view
         self.aliases = is_view if aliases is None else aliases
         self.elementwise = elementwise_ufunc if elementwise is None else elementwise
@@ -85,7 +101,11 @@ class OpDef:
                          if promote is not None and isinstance(template, str) else template)
         self.differentiable = vjp is not None
         self.node_cls = None  # set by the runtime when the first node is made
-        self.arg_names, self.n_inputs, self.uses = _signature(name, forward, vjp, uses)
+        self.arg_names, self.n_inputs, self.uses = _signature(self, vjp, uses)
+
+    def rule_uses(self, i: int) -> frozenset:
+        """What the rule of input ``i`` reads (input positions, 'out', ('out', k))."""
+        return self.uses[0 if self.variadic else i]
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -117,30 +137,47 @@ def _op_named(name: str) -> OpDef:
     return OPS[name]
 
 
-def _signature(name: str, forward: Callable, vjp: tuple | None, uses: tuple | None) -> tuple:
+def _signature(op: OpDef, vjp: tuple | None, uses: tuple | None) -> tuple:
     """(arg_names, n_inputs, uses): names from the rules (or the forward), the inputs
-    being the first ``len(vjp)``; ``uses`` parsed into input positions and 'out'."""
+    being the first ``len(vjp)`` (a variadic op's one list: its rule's third argument,
+    followed by ``i``); ``uses`` parsed into input positions and outputs."""
     if vjp is None:
-        if isinstance(forward, np.ufunc):  # its inputs only, not numpy's keywords
-            return tuple(f"x{i}" for i in range(forward.nin)), None, ()
-        return tuple(inspect.signature(forward).parameters), None, ()
+        if isinstance(op.forward, np.ufunc):  # its inputs only, not numpy's keywords
+            return tuple(f"x{i}" for i in range(op.forward.nin)), None, ()
+        return tuple(inspect.signature(op.forward).parameters), None, ()
     first = next(r for r in vjp if r is not None)
     params = [p for p in inspect.signature(first).parameters.values()
               if p.kind is p.POSITIONAL_OR_KEYWORD][2:]
     names = tuple(p.name for p in params if not p.name.startswith("_"))
-    parsed = tuple(_parse_uses(u, names) for u in (uses or ("",) * len(vjp)))
+    if op.variadic:
+        if len(vjp) != 1 or names[1:2] != ("i",):
+            raise ValueError(f"op {op.name}: a variadic op has one rule, "
+                             "rule(g, out, tensors, i, **params)")
+        names = names[:1] + names[2:]
+    parsed = tuple(_parse_uses(op, u, names) for u in (uses or ("",) * len(vjp)))
     if len(parsed) != len(vjp):
-        raise ValueError(f"op {name}: {len(vjp)} rules but {len(parsed)} uses entries")
-    return names, len(vjp), parsed
+        raise ValueError(f"op {op.name}: {len(vjp)} rules but {len(parsed)} uses entries")
+    return names, (None if op.variadic else len(vjp)), parsed
 
 
-def _parse_uses(spec: str, arg_names: tuple) -> frozenset:
-    """'x out' -> frozenset({0, 'out'}): input positions and/or the output."""
-    names = spec.split()
-    unknown = [n for n in names if n != "out" and n not in arg_names]
-    if unknown:
-        raise ValueError(f"uses names {unknown} are not rule arguments {arg_names}")
-    return frozenset("out" if n == "out" else arg_names.index(n) for n in names)
+def _parse_uses(op: OpDef, spec: str, arg_names: tuple) -> frozenset:
+    """'x out' -> frozenset({0, 'out'}): input positions and/or the output; an output's
+    name -> ('out', k); a variadic op's list name -> every input (``AllInputs``)."""
+    found: set = set()
+    every = False
+    for n in spec.split():
+        if n == "out":
+            found.add("out")
+        elif n in op.output_names:
+            found.add(("out", op.output_names.index(n)))
+        elif op.variadic and n == arg_names[0]:
+            every = True
+        elif n in arg_names and not op.variadic:
+            found.add(arg_names.index(n))
+        else:
+            raise ValueError(f"op {op.name}: uses names {n!r}, not a rule argument "
+                             f"{arg_names} or an output {op.output_names}")
+    return AllInputs(found) if every else frozenset(found)
 
 
 class Public:
@@ -226,6 +263,9 @@ def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
     if name in OPS:
         raise ValueError(f"op {name!r} is declared twice")
     op = OpDef(name, forward, grad_fn, **facts)
+    if (op.variadic or op.multi) and (function or method or inplace or functional or numpy):
+        raise ValueError(f"op {name!r} takes a list or returns several values: make it "
+                         "reachable with a @public function of torch's signature")
     declare(op, name, function=function, method=method, inplace=inplace,
             functional=functional, numpy=numpy)
     OPS[name] = op

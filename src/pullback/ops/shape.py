@@ -263,6 +263,9 @@ copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype
 # the in-place x.fill_(value) and x.zero_(): the old value gets a zero gradient
 fill = defop("fill", lambda x, value: np.full_like(x, value), "FillBackward2",
              vjp=(lambda g, out, x, value: zeros_like(g),), inplace="fill_")
+# the zero gradient of an output of a multi-output op that no gradient reached
+zeros = defop("zeros", lambda shape, dtype: np.zeros(shape, dtype), fresh=True,
+              template="np.zeros({shape}, {dtype})")
 zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),),
              inplace="zero_")
 # x.detach() / x.data inside a traced function: the value, with no gradient through it

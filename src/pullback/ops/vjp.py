@@ -3,10 +3,11 @@ eager graphs and the compiler's adjoint pass all call."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .elementwise import cast, real
 from .registry import OpDef
+from .results import pack
 from .shape import sum_to
 
 
@@ -18,7 +19,16 @@ def apply_vjp(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,
     or IR values, or ``Meta``s for those a rule reads only the shape of.
 
     A generator, so that the adjoint pass can add each gradient into its sum before the
-    next rule runs (the generated code then frees buffers as early as it can)."""
+    next rule runs (the generated code then frees buffers as early as it can). For an op
+    with several outputs ``g`` and ``out`` are tuples (``complete`` makes ``g``)."""
+    if op.variadic:  # one rule for every position of the list
+        rule = op.vjp[0]
+        for i in range(len(inputs)):
+            if needs[i]:
+                gi = rule(g, out, inputs, i, **params)
+                if gi is not None:
+                    yield i, fit_to(gi, inputs[i])
+        return
     for i, rule in enumerate(op.vjp):
         if needs[i] and rule is not None:
             gi = rule(g, out, *inputs, **params)
@@ -33,6 +43,20 @@ def vjp_per_input(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,
     for i, gi in apply_vjp(op, g, out, inputs, params, needs):
         result[i] = gi
     return result
+
+
+def complete(op: OpDef, grads: list, outs: Any, zeros: Callable) -> Any:
+    """The gradients of an op's outputs as its rules take them (``grads``: one per
+    output, None where none arrived): zeros (``zeros(shape, dtype)``) for a float
+    output no gradient reached, None for an integer one (which never gets one)."""
+    filled = []
+    for g, o in zip(grads, outs):
+        if g is None:
+            d = o.dtype
+            d = getattr(d, "np", d)  # a Tensor's dtype wraps numpy's
+            g = zeros(tuple(o.shape), d) if d.kind in "fc" else None
+        filled.append(g)
+    return pack(op.result, filled)
 
 
 def fit_to(g: Any, like: Any) -> Any:

@@ -1,0 +1,438 @@
+"""The source pass's reading and writing of Python source (``gast``): which code is the
+user's and which function is numpy's, the function's node parsed at its own lines,
+what its names refer to (``Scope``), the rewrite itself (``Rewriter`` and the
+prologue), and compiling the new node back into a code object in the user's file.
+``source.py`` decides what to convert and runs it.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import builtins
+import functools
+import inspect
+import os
+import sys
+import sysconfig
+import types
+from typing import Any
+
+import gast
+import numpy as np
+
+from pullback import transforms
+
+#: the name rewritten code calls its helpers by (a free variable of the new code;
+#: the trailing underscores keep methods from mangling it)
+RUNTIME_NAME = "__pb_rt__"
+_FACTORY = "__pb_factory__"
+_UNKNOWN = object()
+#: the ``from __future__`` flags a code object carries (compiled again with its own)
+_FUTURE = functools.reduce(lambda a, b: a | b, (getattr(__future__, f).compiler_flag
+                                                for f in __future__.all_feature_names))
+
+
+# ---------------------------------------------------------------- whose code
+def _library_dirs() -> tuple:
+    paths = sysconfig.get_paths()
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # pullback
+            os.path.dirname(os.path.abspath(transforms.__file__)),
+            os.path.dirname(os.path.abspath(np.__file__)),
+            *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)]
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def is_user_code(code: types.CodeType) -> bool:
+    """Code from a user's module: not pullback's, numpy's, the standard library's or
+    an installed package's (nor code pullback generated)."""
+    return _user_file(code.co_filename)
+
+
+def is_user_file(name: str) -> bool:
+    """A file of the user's modules (see ``is_user_code``)."""
+    return _user_file(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _user_file(name: str) -> bool:
+    if name.startswith("<pullback"):
+        return False
+    return not os.path.realpath(name).startswith(_LIBRARY_DIRS)
+
+
+def is_numpy(f: Any) -> bool:
+    """A numpy function or ufunc (not a class such as ``np.float32``)."""
+    if isinstance(f, np.ufunc):
+        return True
+    if isinstance(f, type) or not callable(f):
+        return False
+    module = getattr(f, "__module__", None)
+    return isinstance(module, str) and (module == "numpy" or module.startswith("numpy."))
+
+
+# -------------------------------------------------------------- parsing
+def parse_function(code: types.CodeType) -> Any:
+    """The function's (or lambda's) node, parsed from its file, at its own lines and
+    columns; None when the source is unavailable or ambiguous."""
+    try:
+        lines, start = inspect.getsourcelines(code)
+    except (OSError, TypeError):
+        return None
+    text = "".join(lines)
+    indented = lines[0][:1] in (" ", "\t")
+    if indented:  # parse it where it stands: columns stay the file's
+        text = "if 1:\n" + text
+    try:
+        tree = gast.parse(text)
+    except SyntaxError:
+        return None
+    gast.increment_lineno(tree, start - 1 - indented)
+    if code.co_name == "<lambda>":  # the one lambda on its line with its arguments
+        found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+                 and n.lineno == code.co_firstlineno and _arg_names(n.args) == _params(code)]
+    else:  # the block the source starts with
+        found = [n for n in (tree.body[0].body if indented else tree.body)[:1]
+                 if isinstance(n, gast.FunctionDef) and n.name == code.co_name
+                 and _arg_names(n.args) == _params(code)]
+    return found[0] if len(found) == 1 else None
+
+
+def _arg_names(args: gast.arguments) -> list:
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names + [a.id for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def _params(code: types.CodeType) -> list:
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])
+
+
+def strip_signature(node: Any) -> None:
+    """Defaults, annotations and decorators were evaluated when ``def`` ran: the new
+    function takes them from the old one."""
+    args = node.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    if isinstance(node, gast.FunctionDef):
+        node.decorator_list = []
+        node.returns = None
+
+
+class Scope:
+    """What the names a function calls refer to, where that is sure: a name it never
+    binds itself is its closure's, its globals' or a builtin; a name it binds only by
+    importing is what the import gives."""
+
+    def __init__(self, fn: types.FunctionType, node: Any) -> None:
+        self.globals = fn.__globals__
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self.bound: dict[str, Any] = {}
+        inner = [node.args] + (node.body if isinstance(node.body, list) else [node.body])
+        for part in inner:
+            for n in gast.walk(part):
+                self._bindings(n)
+
+    def _bind(self, name: str, value: Any = _UNKNOWN) -> None:
+        if self.bound.get(name, value) is not value:
+            value = _UNKNOWN
+        self.bound[name] = value
+
+    def _bindings(self, n: Any) -> None:
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            self._bind(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            self._bind(n.name)
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            for name in n.names:
+                self._bind(name)
+        elif isinstance(n, gast.Import):
+            for a in n.names:
+                top = a.name.split(".")[0]
+                self._bind(a.asname or top, sys.modules.get(a.name if a.asname else top,
+                                                            _UNKNOWN))
+        elif isinstance(n, gast.ImportFrom):
+            module = sys.modules.get(n.module) if n.level == 0 and n.module else None
+            for a in n.names:
+                self._bind(a.asname or a.name, vars(module).get(a.name, _UNKNOWN)
+                           if module is not None else _UNKNOWN)
+        elif isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name:
+            self._bind(n.name)
+        elif isinstance(n, gast.MatchMapping) and n.rest:
+            self._bind(n.rest)
+
+    def resolve(self, expr: Any) -> Any:
+        """The object ``expr`` (a name or ``module.attr`` chain) refers to, or _UNKNOWN."""
+        if isinstance(expr, gast.Attribute):
+            base = self.resolve(expr.value)
+            if isinstance(base, types.ModuleType):  # (its dict: no lazy-import hooks)
+                return vars(base).get(expr.attr, _UNKNOWN)
+            return _UNKNOWN
+        if not isinstance(expr, gast.Name):
+            return _UNKNOWN
+        name = expr.id
+        if name in self.bound:
+            return self.bound[name]
+        if name in self.cells:
+            try:
+                return self.cells[name].cell_contents
+            except ValueError:  # an empty cell
+                return _UNKNOWN
+        if name in self.globals:
+            return self.globals[name]
+        return vars(builtins).get(name, _UNKNOWN)
+
+    def routed(self, func: Any) -> bool:
+        """Whether a call of ``func`` goes through the runtime: numpy's functions, user
+        functions, and what cannot be resolved until it runs."""
+        f = self.resolve(func)
+        return f is _UNKNOWN or is_numpy(f) or _user_function(f)
+
+
+def _user_function(f: Any) -> bool:
+    """A function (method, partial, callable object) from a user module, which
+    ``call`` converts."""
+    if isinstance(f, types.MethodType):
+        f = f.__func__
+    elif isinstance(f, functools.partial):
+        f = f.func
+    elif not isinstance(f, types.FunctionType):
+        f = call_method(f)
+    return isinstance(f, types.FunctionType) and is_user_code(f.__code__)
+
+
+def call_method(f: Any) -> Any:
+    """The ``__call__`` of an object's class (None for classes themselves)."""
+    return None if isinstance(f, type) else inspect.getattr_static(type(f), "__call__", None)
+
+
+class Rewriter(gast.NodeTransformer):
+    """Routes calls through the runtime (``name = np.zeros(...)`` through ``buffer`` when
+    ``name`` is one of ``buffers``: written into, handed to a function, or returned),
+    element reads through ``subscript``, and values written into ``x[...]`` through
+    ``stored``."""
+
+    def __init__(self, scope: Scope, buffers: set) -> None:
+        self.scope = scope
+        self.buffers = buffers
+        self.buffer_calls: set[int] = set()
+        self.receivers: set[int] = set()  # subscripts whose method is called
+        self.changed = False
+
+    def visit_Assign(self, node: Any) -> Any:
+        if len(node.targets) == 1:
+            self._creation(node.targets[0], node.value)
+        self.generic_visit(node)
+        for target in node.targets:
+            node.value = self._stored(target, node.value)
+        return node
+
+    def visit_AugAssign(self, node: Any) -> Any:
+        self.generic_visit(node)
+        node.value = self._stored(node.target, node.value)
+        return node
+
+    def _stored(self, target: Any, value: Any) -> Any:
+        """``stored(x, value)`` for the target ``x[...]`` (``x`` a name or attribute)."""
+        if not isinstance(target, gast.Subscript) or not _plain_ref(target.value):
+            return value
+        self.changed = True
+        new = gast.Call(func=_runtime("stored"), args=[_load(target.value), value],
+                        keywords=[])
+        return _at(new, value)
+
+    def visit_Return(self, node: Any) -> Any:
+        values = node.value.elts if isinstance(node.value, gast.Tuple) else [node.value]
+        self.buffer_calls.update(id(v) for v in values if isinstance(v, gast.Call))
+        return self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: Any) -> Any:
+        self._creation(node.target, node.value)
+        return self.generic_visit(node)
+
+    def _creation(self, target: Any, value: Any) -> None:
+        """``name = f(...)``: ``buffer`` looks at ``f`` when it runs (np.zeros & co.)."""
+        if isinstance(target, gast.Name) and target.id in self.buffers \
+                and isinstance(value, gast.Call):
+            self.buffer_calls.add(id(value))
+
+    def visit_Attribute(self, node: Any) -> Any:
+        if isinstance(node.value, gast.Subscript):  # ``x[0].add_(1)``: torch's view
+            self.receivers.add(id(node.value))
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node: Any) -> Any:
+        """``x[i, j]`` read (no slice in the index): ``subscript`` gives an element as a
+        copy, numpy's scalar."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or id(node) in self.receivers \
+                or _has_slice(node.slice):
+            return node
+        self.changed = True
+        new = gast.Call(func=_at(_runtime("subscript"), node), args=[node.value, node.slice],
+                        keywords=[])
+        return gast.copy_location(new, node)
+
+    def visit_Call(self, node: Any) -> Any:
+        helper = "buffer" if id(node) in self.buffer_calls else "call"
+        self.generic_visit(node)
+        if not self.scope.routed(node.func):
+            return node
+        self.changed = True
+        new = gast.Call(func=_at(_runtime(helper), node.func), args=[node.func] + node.args,
+                        keywords=node.keywords)
+        return gast.copy_location(new, node)
+
+
+def _plain_ref(expr: Any) -> bool:
+    """A name, or attributes of one (``self.buf``): read again without side effects."""
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name)
+
+
+def _load(expr: Any) -> Any:
+    """A new node reading the name or attribute chain ``expr``."""
+    if isinstance(expr, gast.Attribute):
+        return gast.Attribute(value=_load(expr.value), attr=expr.attr, ctx=gast.Load())
+    return _name(expr.id)
+
+
+def returned_names(node: Any) -> set:
+    """The names the function returns (alone or in a tuple): its caller may write into
+    them."""
+    names = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Return) and n.value is not None:
+            values = n.value.elts if isinstance(n.value, gast.Tuple) else [n.value]
+            names.update(v.id for v in values if isinstance(v, gast.Name))
+    return names
+
+
+def _has_slice(index: Any) -> bool:
+    """An index with a slice keeps an axis: its result is never an element."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(p, gast.Slice) for p in parts)
+
+
+def written_names(node: Any) -> set:
+    """The names the function writes into: ``x[...] = ...``, ``x[...] += ...``,
+    ``x.attr[...] = ...``, ``x += ...``, ``x.fill(...)``."""
+    written = set()
+    for n in gast.walk(node):
+        target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
+            else n.target if isinstance(n, gast.AugAssign) else n.func.value if isinstance(
+                n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "fill" \
+            else None
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name):
+            written.add(target.id)
+    return written
+
+
+def passed_names(node: Any, scope: Scope) -> set:
+    """The names the function hands to calls other than numpy's (which may write)."""
+    passed = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call) and scope.routed(n.func) \
+                and not is_numpy(scope.resolve(n.func)):
+            args = n.args + [k.value for k in n.keywords]
+            passed.update(a.id for a in args if isinstance(a, gast.Name))
+    return passed
+
+
+def _at(new: Any, where: Any) -> Any:
+    """``new`` and its parts without a location placed at ``where``'s."""
+    for n in gast.walk(new):
+        for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if getattr(n, field, None) is None and field in n._attributes:
+                setattr(n, field, getattr(where, field))
+    return new
+
+
+def _runtime(helper: str) -> Any:
+    return gast.Attribute(value=_name(RUNTIME_NAME), attr=helper, ctx=gast.Load())
+
+
+def _name(name: str, ctx: Any = None) -> Any:
+    return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def add_prologue(node: Any, written: set) -> bool:
+    """``x = __pb_rt__.writable(x)`` first (after the docstring) for each argument ``x``
+    the function writes into or hands to a function that may (``written``): that
+    function's writes are then into the same copy, which the function reads after."""
+    params = [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    where = gast.Pass()  # the prologue stands on the ``def`` line (its first three columns)
+    where.lineno = where.end_lineno = node.lineno
+    where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 3
+    stmts = [_at(gast.Assign(
+        targets=[_name(p, gast.Store())],
+        value=gast.Call(func=_runtime("writable"), args=[_name(p)], keywords=[]),
+        type_comment=None), where) for p in params if p in written]
+    first = node.body[0]
+    doc = isinstance(first, gast.Expr) and isinstance(first.value, gast.Constant) \
+        and isinstance(first.value.value, str)
+    node.body[int(doc):int(doc)] = stmts
+    return bool(stmts)
+
+
+# ------------------------------------------------------------------ compiling
+def compile_function(node: Any, fn: types.FunctionType) -> types.CodeType:
+    """The code of ``node``, compiled under the function's file name inside a factory
+    whose arguments are the function's free variables and the runtime (and, for a
+    method, inside a class of its class's name, so private names mangle as before
+    and ``super()`` finds ``__class__``)."""
+    code = fn.__code__
+    cls = _class_name(getattr(code, "co_qualname", fn.__qualname__))
+    inner = node if isinstance(node, gast.FunctionDef) else gast.Expr(value=node)
+    if cls is not None:
+        inner = gast.ClassDef(name=cls, bases=[], keywords=[], body=[inner],
+                              decorator_list=[], type_params=[])
+    names = [RUNTIME_NAME] + [n for n in code.co_freevars if cls is None or n != "__class__"]
+    # the factory only gives the code its scopes (it never runs): the names its ``def``
+    # and ``class`` bind stay global there, as they were where the function was defined
+    bound = [n for n in (cls, getattr(node, "name", None)) if n is not None and n not in names]
+    body = [gast.Global(names=bound)] if bound else []
+    factory = gast.FunctionDef(
+        name=_FACTORY, args=gast.arguments(args=[_name(n, gast.Param()) for n in names],
+                                           posonlyargs=[], vararg=None, kwonlyargs=[],
+                                           kw_defaults=[], kwarg=None, defaults=[]),
+        body=[_at(b, node) for b in body] + [gast.copy_location(inner, node)],
+        decorator_list=[], returns=None, type_comment=None, type_params=[])
+    module = gast.Module(body=[gast.copy_location(factory, node)], type_ignores=[])
+    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    module_code = compile(tree, code.co_filename, "exec", flags=code.co_flags & _FUTURE,
+                          dont_inherit=True)
+    new = _child(_child(module_code, _FACTORY), cls)
+    new = _child(new, code.co_name)
+    if hasattr(new, "co_qualname"):
+        new = new.replace(co_qualname=code.co_qualname)
+    return new
+
+
+def _class_name(qualname: str) -> str | None:
+    parts = qualname.split(".")
+    return parts[-2] if len(parts) > 1 and parts[-2] != "<locals>" else None
+
+
+def _child(code: types.CodeType, name: str | None) -> types.CodeType:
+    if name is None:
+        return code
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+def codes_in(code: types.CodeType) -> list:
+    found = [code]
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found += codes_in(c)
+    return found

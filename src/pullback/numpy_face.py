@@ -1,0 +1,344 @@
+"""The numpy face: what a function traced with numpy arrays sees.
+
+``pb.grad(f)(x)`` runs ``f`` on a traced value. Called with a Tensor, ``f`` gets a
+Tensor (torch's names: ``x.sum(dim=0)``, ``x.size()``); called with an ndarray or a
+Python float, it gets a ``NumpyTensor``: a Tensor whose names are ndarray's
+(``x.sum(axis=0)``, ``x.size``, ``x.astype(np.float32)``), so that numpy code runs
+as it is. The front doors choose the face argument by argument (``compiler/trace.py:
+proxy``); a value computed from numpy-face values is numpy-face, and a plain Tensor
+among an op's operands wins, as a ``torch.Tensor`` does over an ndarray.
+
+>>> import numpy as np, pullback as pb
+>>> def f(x):
+...     return x.astype(np.float64).ravel().var(ddof=1) * x.size
+>>> pb.value_and_grad(f)(np.array([1., 2., 3.]))
+(np.float64(3.0), array([-3.,  0.,  3.]))
+
+An ndarray method that is numpy's function of the same name with the array first
+(``x.sum(axis=0)`` is ``np.sum(x, axis=0)``) calls that function, and numpy's protocol
+brings it to the op table's numpy-signature implementation (``numpy=`` in
+``pullback.ops``, numpy_interop.FUNCTIONS): there is no second implementation here. A
+function the table lacks (``np.prod``, ``np.cumsum``, ``np.round``) runs on the values
+where no gradient is needed and raises numpy_interop's "not differentiable" error
+where one is; once the table gains it, the method is differentiable too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dtypes, numpy_interop
+from .autograd.record import apply
+from .ops import OpDef, Public, subscribe
+from .ops import elementwise as ew
+from .ops.methods import ValueMethods
+from .ops.registry import dispatcher
+from .tensor import Tensor
+from .tensor_methods import TensorMethods
+
+
+def _apply(op: Any, args: tuple, params: dict) -> Any:
+    """An op with numpy-face values and no plain Tensor among its operands."""
+    return to_face(apply(op, args, params))  # (several results: each of them)
+
+
+def _numpy_only(values: Any) -> bool:
+    """A numpy-face value among ``values`` and no plain Tensor (which would win)."""
+    kinds = {type(v) for v in values}
+    return NumpyTensor in kinds and Tensor not in kinds
+
+
+def to_face(x: Any) -> Any:
+    """``x`` with its plain Tensors (also inside tuples and lists) made numpy-face, in
+    place. Only for Tensors just made, which nothing else holds."""
+    if type(x) is Tensor:
+        x.__class__ = NumpyTensor
+    elif isinstance(x, (tuple, list)):
+        for y in x:
+            to_face(y)
+    return x
+
+
+def to_tensor_face(x: Any) -> Any:
+    """A numpy-face result given back as ``pb.compile`` gives its results: a Tensor
+    (in place; for values the call made, which nothing else holds)."""
+    if type(x) is NumpyTensor:
+        x.__class__ = Tensor
+    return x
+
+
+def adopt(result: Any, operands: Any) -> Any:
+    """``result``, a Tensor just made of ``operands`` without going through the op
+    table's dispatch (``record.apply``), on their face."""
+    return to_face(result) if _numpy_only(operands) else result
+
+
+def face_like(value: Any, like: Any) -> Any:
+    """``value``, a Tensor just made for argument ``like``, on ``like``'s face."""
+    return to_face(value) if type(like) is NumpyTensor else value
+
+
+def _faced(result: Any, inputs: tuple, outs: tuple) -> Any:
+    """A ufunc's result on the face of its operands: a new array even where pullback's
+    function returns its argument (``np.conjugate`` of reals), the ``out=`` arrays
+    themselves where given."""
+    if outs or not _numpy_only(inputs):
+        return result
+    if any(result is x for x in inputs):
+        return np.copy(result)
+    return to_face(result)
+
+
+class NumpyTensor(Tensor):
+    """A Tensor with ndarray's names: what a function traced with numpy arrays sees
+    (see the module). torch's names that ndarray lacks (``exp``, ``detach``,
+    ``requires_grad``...) stay, as extras."""
+
+    __slots__ = ()
+
+    # an op whose operands hold this and no plain Tensor (priority 1) makes one
+    _pb_dispatch = dispatcher(0)(_apply)
+
+    # Tensor's shortcuts to the recorder would make plain Tensors: the dispatching forms
+    __add__ = ValueMethods.__add__
+    __sub__ = ValueMethods.__sub__
+    __mul__ = ValueMethods.__mul__
+    __matmul__ = ValueMethods.__matmul__
+    __getitem__ = TensorMethods.__getitem__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = numpy_interop.array_ufunc(ufunc, method, inputs, kwargs)
+        return _faced(out, inputs, kwargs.get("out") or ())
+
+    def __array_function__(self, func, types, args, kwargs):
+        out = numpy_interop.array_function(func, types, args, kwargs)
+        return out if out is NotImplemented or Tensor in types else to_face(out)
+
+    # ------------------------------------------------------------- attributes
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    @property
+    def imag(self) -> Any:
+        if self._data.dtype.kind == "c":
+            return ew.imag(self)
+        return np.zeros_like(self)  # numpy's zeros, with no gradient to the real value
+
+    data = property(lambda self: to_face(Tensor.data.fget(self)), Tensor.data.fset,
+                    doc="torch's: the same storage, detached (not ndarray's buffer)")
+
+    def detach(self) -> Tensor:
+        return to_face(Tensor.detach(self))
+
+    # ------------------------------------------- methods numpy spells its own way
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        if copy is None:
+            return np.reshape(self, shape, order=order)
+        return np.reshape(self, shape, order=order, copy=copy)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    def flatten(self, order: str = "C") -> Any:
+        return np.copy(np.ravel(self, order))  # always a copy, as numpy's
+
+    def copy(self, order: str = "C") -> Any:
+        return np.copy(self, order)
+
+    def conj(self) -> Any:
+        if self._data.dtype.kind != "c":
+            return self  # numpy's method returns a real array itself (np.conjugate: a copy)
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe",
+               subok: bool = True, copy: bool = True) -> Any:
+        npd = dtypes.to_numpy_dtype(dtype)
+        if not np.can_cast(self._data.dtype, npd, casting):
+            raise TypeError(f"Cannot cast array data from {self._data.dtype!r} to {npd!r} "
+                            f"according to the rule {casting!r}")
+        if npd != self._data.dtype:
+            return ew.cast(self, dtype=npd)
+        return ew.clone(self) if copy else self
+
+    def view(self, dtype: Any = None, type: Any = None) -> Any:
+        if type is None and (dtype is None or dtypes.to_numpy_dtype(dtype) == self.dtype):
+            return self[...]
+        raise TypeError("ndarray.view() with another dtype or type is not supported on a "
+                        "value pullback traces: it reinterprets memory")
+
+    def item(self, *args: Any) -> Any:
+        if not args:
+            if self._data.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return Tensor.item(self)
+        index = args[0] if len(args) == 1 else args
+        n = self._data.size
+        if isinstance(index, (int, np.integer)):
+            if not -n <= index < n:
+                raise IndexError(f"index {index} is out of bounds for size {n}")
+            index = np.unravel_index(int(index) % n, self._data.shape)
+        return Tensor.item(self[tuple(int(i) for i in index)])
+
+    def fill(self, value: Any) -> None:
+        self[...] = value  # in place: traced on local values, refused on arguments
+
+    def __len__(self) -> int:
+        if not self._data.ndim:
+            raise TypeError("len() of unsized object")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self._data.ndim:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __contains__(self, value: Any) -> bool:
+        return bool((self == value).any())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                "check that an array is not empty." if not self._data.size else
+                "The truth value of an array with more than one element is ambiguous. Use "
+                "a.any() or a.all()")
+        return Tensor.__bool__(self)
+
+    def _scalar(self, kind: Callable) -> Any:
+        if self._data.ndim:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return kind(Tensor.item(self))
+
+    def __float__(self) -> float:
+        return self._scalar(float)
+
+    def __int__(self) -> int:
+        return self._scalar(int)
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
+
+    def __copy__(self) -> Any:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self.copy()
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __str__(self) -> str:
+        return str(self._data)
+
+    # bitwise on integers, as numpy's (pullback's operators are the logical ones, the
+    # same on booleans)
+    def __and__(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_and, ValueMethods.__and__, self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_and, ValueMethods.__and__, self, other)
+
+    def __or__(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_or, ValueMethods.__or__, self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_or, ValueMethods.__or__, self, other)
+
+    def __invert__(self) -> Any:
+        return ew.logical_not(self) if _bools(self) else np.invert(self)
+
+    def __getattr__(self, name: str) -> Any:
+        """An ndarray name the face does not have, said so (only for names not found)."""
+        if name in _NDARRAY:
+            raise _unsupported(name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def sort(self, *args: Any, **kwargs: Any) -> Any:
+        """ndarray.sort sorts in place (torch's returns values and indices): refused."""
+        raise _unsupported("sort")
+
+
+def _unsupported(name: str) -> AttributeError:
+    hint = f"; np.{name}(x) may be" if callable(getattr(np, name, None)) else ""
+    return AttributeError(f"ndarray.{name} is not supported on a value pullback traces "
+                          f"(the numpy face: in place, or reads memory){hint}")
+
+
+def _bools(*values: Any) -> bool:
+    """Whether every value is boolean (a Python bool, or an array or Tensor of bools)."""
+    return all(isinstance(v, (bool, np.bool_))
+               or getattr(getattr(v, "_data", v), "dtype", None) == np.bool_ for v in values)
+
+
+def _bitwise(ufunc: np.ufunc, logical: Callable, x: Any, y: Any) -> Any:
+    return logical(x, y) if _bools(x, y) else ufunc(x, y)
+
+
+def _reflected(ufunc: np.ufunc) -> tuple:
+    return (lambda self, other: ufunc(self, other)), (lambda self, other: ufunc(other, self))
+
+
+# operators numpy has and pullback's values lack: numpy's ufuncs (differentiable once the
+# op table maps them)
+NumpyTensor.__floordiv__, NumpyTensor.__rfloordiv__ = _reflected(np.floor_divide)
+NumpyTensor.__mod__, NumpyTensor.__rmod__ = _reflected(np.remainder)
+NumpyTensor.__xor__, NumpyTensor.__rxor__ = _reflected(np.bitwise_xor)
+
+#: ndarray methods that are numpy's function of that name with the array first
+FUNCTION_METHODS = ("all", "any", "argmax", "argmin", "argsort", "clip", "cumprod", "cumsum",
+                    "diagonal", "dot", "max", "mean", "min", "nonzero", "prod", "ravel",
+                    "repeat", "round", "searchsorted", "squeeze", "std", "sum", "swapaxes",
+                    "take", "trace", "var")
+
+
+def _calling(name: str) -> Callable:
+    fn = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__, method.__qualname__ = name, f"NumpyTensor.{name}"
+    method.__doc__ = f"``np.{name}(x, ...)``, as ``ndarray.{name}``."
+    return method
+
+
+for _name in FUNCTION_METHODS:
+    setattr(NumpyTensor, _name, _calling(_name))
+
+_NDARRAY = frozenset(dir(np.ndarray))
+#: the names the face gives numpy's meaning; an op table method of the same name
+#: (torch's) does not replace them
+NUMPY_NAMES = frozenset(NumpyTensor.__dict__) - {"__module__", "__doc__", "__slots__"}
+
+
+def _install(entry: Public) -> None:
+    """torch's methods of a primitive, in their dispatching form (``Tensor``'s own go
+    straight to the recorder and would make plain Tensors)."""
+    if isinstance(entry.fn, OpDef):
+        for name in entry.methods:
+            if name not in NUMPY_NAMES:
+                setattr(NumpyTensor, name, getattr(ValueMethods, name))
+
+
+subscribe(_install)
