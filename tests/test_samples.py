@@ -97,6 +97,18 @@ EXPECTED: dict[str, list[str]] = {
         "tensor([0., 0., 0.], grad_fn=<SigmoidBackward0>) 1",
         "which is output 0 of Sigmoid, is at version 1; expected version 0 instead.",
     ],
+    "14_custom_function.py": [
+        "tensor([31.8038, 75.9872], grad_fn=<FuncBackward>)\nFuncBackward ['AccumulateGrad', "
+        "'AccumulateGrad']\ntensor([ 5.7183, 10.3891]) tensor([22.0855, 56.5981])",
+        "gradcheck (float64 inputs):\nTrue",
+        "False | Input #0 requires gradient and is not a double precision floating point",
+        "GradcheckError: Jacobian mismatch for output 0 with respect to input 1,\n"
+        "numerical:tensor([[4.7183]], dtype=pullback.float64)\n"
+        "analytical:tensor([[2.]], dtype=pullback.float64)",
+        "gradgradcheck:\nFalse\nTrue",
+        "tensor([ 363.7264, 1578.8706]) tensor([1404.8088, 8601.4707])",
+        "'t1 = Func2_apply.backward(custom_function, g_z)  # Func2.backward'",
+    ],
     "20_compile_and_grad.py": [
         "loss: tensor(0.2011, grad_fn=<CompiledFunctionBackward>)",
         "cache: CacheInfo(hits=1, misses=1, recompiles=0, fallbacks=0, size=1)",

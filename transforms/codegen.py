@@ -78,10 +78,12 @@ class _Emitter:
         return _plain_literal(p) or self.bind(p)
 
     def bind(self, value: Any) -> str:
-        """The name of ``value`` as a constant of the module (one name per object)."""
+        """The name of ``value`` as a constant of the module (one name per object): ``c``,
+        or the ``codegen_name`` the value's class gives it (a custom Function's call)."""
         name = self.bound.get(id(value))  # (the module's globals keep the object alive)
         if name is None:
-            name = self.bound[id(value)] = self.ns.fresh("c")
+            hint = getattr(type(value), "codegen_name", None)
+            name = self.bound[id(value)] = self.ns.fresh(hint(value) if hint else "c")
             self.globals[name] = value
         return name
 

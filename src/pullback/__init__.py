@@ -16,6 +16,7 @@ from .tensor import Tensor
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, tensor, zeros, zeros_like)
@@ -24,7 +25,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint8)
 from .dtypes import int
 from . import nn
-from . import optim
+from . import optim, utils
 from .serialization import load, save
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)

@@ -4,7 +4,16 @@ from .backward import backward, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .graph import AccumulateGrad, Node, RemovableHandle
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
+from .function import Function, once_differentiable
+from . import function_ir
+from .variable import Variable
+from . import functional
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad",
-           "RemovableHandle"]
+           "RemovableHandle", "Function", "once_differentiable", "detect_anomaly",
+           "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]

@@ -199,12 +199,13 @@ def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
         if all(c is None for c in col):
             result.append(_result(None, t, i, allow_unused, materialize))
         else:
-            result.append(_stack(col, t, create_graph))
+            result.append(stack_rows(col, t, create_graph))
     return tuple(result)
 
 
-def _stack(col: list, t: Any, create_graph: bool) -> Any:
-    """Stack per-example gradients along a new dim 0 (differentiably under create_graph)."""
+def stack_rows(col: list, t: Any, create_graph: bool) -> Any:
+    """Stack gradients shaped like ``t`` (None: zeros) along a new dim 0, differentiably
+    under create_graph (per-example gradients; the rows of a Jacobian)."""
     Tensor = record.Tensor
     shape = (len(col),) + tuple(t.shape)
     if not create_graph:

@@ -8,13 +8,15 @@ then retain_grad, then node pre-hooks, the node itself, and node post-hooks.
 from __future__ import annotations
 
 import heapq
+import itertools
+import threading
 from typing import Any
 
 import numpy as np
 
 from ..ops.elementwise import clone
 from ..ops.quiet import quietly
-from . import graph, messages
+from . import anomaly_mode, graph, messages
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
 
@@ -22,9 +24,12 @@ from .graph import AccumulateGrad, Node
 class GraphTask:
     """One backward call: its roots, what to capture, and the options."""
 
-    __slots__ = ("create_graph", "retain_graph", "accumulate", "captures", "targets", "needed")
+    __slots__ = ("create_graph", "retain_graph", "accumulate", "captures", "targets", "needed",
+                 "id")
+    _ids = itertools.count()
 
     def __init__(self, create_graph: bool, retain_graph: bool, accumulate: bool) -> None:
+        self.id = next(GraphTask._ids)  # unique for the process (checkpoint keys on it)
         self.create_graph = create_graph
         self.retain_graph = retain_graph
         self.accumulate = accumulate
@@ -115,22 +120,34 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
     deps, order = discover([e[0] for e in root_edges])
     task.needed = needed_nodes(order, deps, task.targets)
     captured: list = [None] * len(task.captures)
+    run = _run_node_checked if anomaly_mode.is_anomaly_enabled() else _run_node
 
     def visit(node: Node, grads: list | None) -> list | None:
         if task.needed is not None and not task.needed.get(node):
             return None
-        out = None if grads is None else _run_node(task, node, grads, captured)
+        out = None if grads is None else run(task, node, grads, captured)
         if not task.retain_graph:  # torch frees a node's saved values once it ran;
             node.release()         # nodes not run keep theirs
         return out
 
-    prev_mode = STATE.grad_enabled
+    prev_mode, prev_task = STATE.grad_enabled, current_task()
     STATE.grad_enabled = task.create_graph
+    _RUNNING.task = task
     try:  # in the quiet context: the rules' ops run without entering it each
         quietly(schedule, root_edges, root_grads, visit, deps)
     finally:
         STATE.grad_enabled = prev_mode
+        _RUNNING.task = prev_task
     return captured
+
+
+_RUNNING = threading.local()
+
+
+def current_task() -> GraphTask | None:
+    """The backward call this thread is running (the innermost, for a backward started
+    inside a node), or None (torch's ``_current_graph_task_id``)."""
+    return getattr(_RUNNING, "task", None)
 
 
 _replay: Any = None
@@ -147,8 +164,11 @@ def set_replay(fn: Any) -> None:
 
 def replay(root_edges: list, seeds: list, retain_graph: bool,
            captures: dict | None = None) -> list | None:
-    """The registered runner's result, or None (no runner, or it declined)."""
-    return None if _replay is None else _replay(root_edges, seeds, retain_graph, captures)
+    """The registered runner's result, or None (no runner, or it declined; anomaly mode
+    always interprets, so that a failing node can be named)."""
+    if _replay is None or anomaly_mode.is_anomaly_enabled():
+        return None
+    return _replay(root_edges, seeds, retain_graph, captures)
 
 
 def _add_to_buffer(buffers: dict, node: Node, nr: int, g: Any) -> None:
@@ -178,6 +198,19 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
     out = node.apply(grads, needs, task.create_graph)
     if node._post_hooks:
         out = _run_node_hooks(node._post_hooks, (out, grads), out)
+    return out
+
+
+def _run_node_checked(task: GraphTask, node: Node, grads: list, captured: list) -> list | None:
+    """``_run_node`` in anomaly mode: a failure (or a NaN it returns, with check_nan) is
+    preceded by the warning with the forward traceback of the node."""
+    try:
+        out = _run_node(task, node, grads, captured)
+        if anomaly_mode.is_anomaly_check_nan_enabled():
+            anomaly_mode.check_nan(node, out)
+    except Exception:
+        anomaly_mode.report(node)
+        raise
     return out
 
 

@@ -153,3 +153,35 @@ class inference_mode(_DecoratorContext):
 
     def __exit__(self, *exc: object) -> None:
         STATE.grad_enabled, STATE.inference = self.prev
+
+
+# ------------------------------------------------------------- modes that touch every node
+# Anomaly mode (the forward traceback of each node) and saved-tensor hooks (pack what a
+# node saves) both do work when a node is made. Almost always neither is on: the op hot
+# path then pays one check of a plain module global (``record.EXTRAS``), kept in step by
+# the listeners below, and nothing else.
+_NODE_EXTRAS: dict[str, Callable] = {}  # name -> fn(node), run on every new node
+_EXTRAS_LISTENERS: list[Callable] = []
+
+
+def set_node_extra(name: str, fn: Callable | None) -> None:
+    """Run ``fn(node)`` on every node made from now on (None: stop running ``name``)."""
+    if fn is None:
+        _NODE_EXTRAS.pop(name, None)
+    else:
+        _NODE_EXTRAS[name] = fn
+    on = bool(_NODE_EXTRAS)
+    for listener in _EXTRAS_LISTENERS:
+        listener(on)
+
+
+def on_node_extras(listener: Callable) -> None:
+    """``listener(on)`` now and whenever some extra starts or the last one stops."""
+    _EXTRAS_LISTENERS.append(listener)
+    listener(bool(_NODE_EXTRAS))
+
+
+def new_node(node: Any) -> None:
+    """The extras' work on a node just made (callers check that some extra is on)."""
+    for fn in list(_NODE_EXTRAS.values()):
+        fn(node)

@@ -16,7 +16,15 @@ from ..ops import Meta, OpDef, complete, vjp_per_input
 from ..ops.results import pack
 from ..ops.shape import copy, view_chain, view_scatter
 from . import messages
-from .grad_mode import STATE
+from .anomaly_mode import is_anomaly_enabled
+from .grad_mode import STATE, new_node, on_node_extras
+from .saved_hooks import (  # noqa: F401
+    PackedOutput,
+    PackedTensor,
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
 
 _seq = itertools.count()
 Tensor: Any = None  # set by pullback.tensor (which imports this module)
@@ -89,6 +97,8 @@ class Node:
         self._tensor_hooks = self._retained = None
         self._metadata = None
         self._freed = False
+        if EXTRAS:
+            new_node(self)
 
     # --- torch's Node API ------------------------------------------------------------
     def name(self) -> str:
@@ -153,6 +163,21 @@ class Node:
     def release(self) -> None:
         """Free saved values after a backward without retain_graph."""
 
+    def _pack_saved(self, hooks: tuple) -> None:
+        """Saved-tensor hooks are on: keep ``pack(t)`` of each saved tensor instead."""
+
+
+#: anomaly mode or saved-tensor hooks are on somewhere: new nodes run grad_mode.new_node
+EXTRAS = False
+
+
+def _set_extras(on: bool) -> None:
+    global EXTRAS
+    EXTRAS = on
+
+
+on_node_extras(_set_extras)
+
 
 class SavedTensor:
     """A tensor kept for backward, with the version it had when it was saved."""
@@ -174,7 +199,7 @@ class SavedTensor:
         """Raise torch's error if ``t`` was modified in place since ``version``."""
         if t._vc.value != version:
             raise RuntimeError(messages.modified_inplace(
-                t._data, t._vc.value, version, t._grad_fn))
+                t._data, t._vc.value, version, t._grad_fn, anomaly=is_anomaly_enabled()))
 
 
 class SavedOutput:
@@ -193,7 +218,7 @@ class SavedOutput:
         t = self.ref()
         if self.vc.value != self.version:
             raise RuntimeError(messages.modified_inplace(
-                self.data, self.vc.value, self.version, node))
+                self.data, self.vc.value, self.version, node, anomaly=is_anomaly_enabled()))
         if not create_graph:
             return self.data
         if t is None or t._grad_fn is not node:
@@ -220,7 +245,7 @@ class OpNode(Node):
     def unpack(self, create_graph: bool) -> tuple:
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
-        vals = tuple(s.unpack(create_graph) if type(s) is SavedTensor else s
+        vals = tuple(s.unpack(create_graph) if type(s) in _UNPACKS else s
                      for s in self.saved)
         out = self.saved_out
         if out is not None:
@@ -228,6 +253,8 @@ class OpNode(Node):
         return out, vals
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if grads[0] is None:  # an undefined gradient (gradcheck's check of them) gives none
+            return [None] * len(self._edges)
         out, vals = self.unpack(create_graph)
         return vjp_per_input(self.op, grads[0], out, vals, self.params, needs)
 
@@ -243,8 +270,19 @@ class OpNode(Node):
         else:
             return
         self._freed = True
-        self.saved = tuple(None if type(s) is SavedTensor else s for s in self.saved)
+        self.saved = tuple(None if type(s) in _UNPACKS else s for s in self.saved)
         self.saved_out = None
+
+    def _pack_saved(self, hooks: tuple) -> None:
+        # a saved input's history is the node's edge for it (the saved tuple has one
+        # entry per input, like the edges)
+        self.saved = tuple(PackedTensor(s.tensor, hooks, e if e[0] is not None else None)
+                           if type(s) is SavedTensor else s
+                           for s, e in zip(self.saved, self._edges))
+        so = self.saved_out
+        t = so.ref() if type(so) is SavedOutput else None
+        if t is not None:
+            self.saved_out = PackedOutput(t, hooks, 0)
 
     def _saved(self, arg: str) -> Any:
         """torch's ``_saved_<arg>`` accessor (``_saved_self``, ``_saved_result``...)."""
@@ -259,11 +297,14 @@ class OpNode(Node):
         if arg == "result":
             return None if self.saved_out is None else self.saved_out.unpack(True, self)
         s = self.saved[names.index(arg)]
-        if type(s) is SavedTensor:
+        if type(s) in _UNPACKS:
             return s.unpack(True)
         if s is None or isinstance(s, Meta):
             return None
         return Tensor._make(np.asarray(s))  # a wrapped Python scalar, as torch keeps it
+
+
+_UNPACKS = frozenset({SavedTensor, PackedTensor})  # saved entries that unpack to a tensor
 
 
 class MultiOpNode(OpNode):
@@ -293,13 +334,18 @@ class MultiOpNode(OpNode):
 
     def _unpack_output(self, k: int, create_graph: bool) -> Any:
         o = self.outs[k]
+        if type(o) is PackedOutput:  # (saved-tensor hooks packed it)
+            return o.unpack(create_graph, self)
+        if type(o) is PackedTensor:
+            return o.unpack(create_graph)
         if type(o) is not SavedOutput:
             return o
         differentiable = o.data.dtype.kind in "fc"
         nr = self.positions.index(k) if differentiable else 0
         if o.vc.value != o.version:  # (torch names no node for an integer output)
             raise RuntimeError(messages.modified_inplace(
-                o.data, o.vc.value, o.version, self if differentiable else None, nr))
+                o.data, o.vc.value, o.version, self if differentiable else None, nr,
+                anomaly=is_anomaly_enabled()))
         if not create_graph:
             return o.data
         t = o.ref()
@@ -310,6 +356,8 @@ class MultiOpNode(OpNode):
         return t
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if all(g is None for g in grads):  # undefined gradients give none
+            return [None] * len(self._edges)
         out, vals = self.unpack(create_graph)
         g = complete(self.op, self.spread(grads), out, _zeros)
         return vjp_per_input(self.op, g, out, vals, self.params, needs)
@@ -318,12 +366,29 @@ class MultiOpNode(OpNode):
         OpNode.release(self)
         if self._freed:
             self.outs = tuple(Meta(o.data.shape, o.data.dtype) if type(o) is SavedOutput
-                              else o for o in self.outs)
+                              else None if type(o) in _PACKED_OUTS else o for o in self.outs)
+
+    def _pack_saved(self, hooks: tuple) -> None:
+        OpNode._pack_saved(self, hooks)
+        outs = []
+        for k, o in enumerate(self.outs):
+            t = o.ref() if type(o) is SavedOutput else None
+            if t is None:
+                outs.append(o)
+            elif o.data.dtype.kind in "fc":
+                outs.append(PackedOutput(t, hooks, self.positions.index(k)))
+            else:  # an integer output (sort's indices): no history
+                outs.append(PackedTensor(t, hooks, None))
+        self.outs = tuple(outs)
 
     def _saved_output(self, k: int) -> Any:
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
-        return self._unpack_output(k, True) if type(self.outs[k]) is SavedOutput else None
+        return (self._unpack_output(k, True)
+                if type(self.outs[k]) in (SavedOutput, *_PACKED_OUTS) else None)
+
+
+_PACKED_OUTS = (PackedOutput, PackedTensor)
 
 
 def _zeros(shape: tuple, dtype: Any) -> np.ndarray:
@@ -350,6 +415,8 @@ class AccumulateGrad(Node):
         return v._hooks.add(fn)
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
+        if grads[0] is None:
+            return []
         accumulate(self.variable, grads[0], create_graph)
         hooks = self.variable._post_acc_hooks
         if hooks:
@@ -428,6 +495,8 @@ class CopySlices(Node):
 
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         g = grads[0]
+        if g is None:
+            return [None] * len(self._edges)
         g_view = view_chain(g, chain=self.chain)
         # the old view's gradient only when the old base wants one: the inner node saved
         # nothing for it otherwise (y[0].mul_(x) where y needs no grad)

@@ -124,6 +124,9 @@ INFERENCE_REQUIRES_GRAD = ("Setting requires_grad=True on inference tensor outsi
                            "InferenceMode is not allowed.")
 ANOMALY_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute "
                 "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+ANOMALY_ON_HINT = ("Hint: the backtrace further above shows the operation that failed to compute "
+                   "its gradient. The variable in question was changed in there or anywhere "
+                   "later. Good luck!")
 
 
 def size_str(shape: tuple) -> str:
@@ -154,14 +157,16 @@ def node_short_name(node: Any) -> str:
 
 
 def modified_inplace(data: Any, version: int, expected: int, grad_fn: Any,
-                     output_nr: int = 0) -> str:
+                     output_nr: int = 0, anomaly: bool = False) -> str:
     """The saved-value version error. A saved input names the tensor's current grad_fn;
-    a saved output names the node that saved it (as torch 2.13 does)."""
+    a saved output names the node that saved it (as torch 2.13 does). In anomaly mode
+    the hint points at the forward traceback the warning before it shows."""
     which = ("" if grad_fn is None else
              f", which is output {output_nr} of {node_short_name(grad_fn)},")
+    hint = ANOMALY_ON_HINT if anomaly else ANOMALY_HINT
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{legacy_type(data.dtype)} {size_str(data.shape)}]{which} "
-            f"is at version {version}; expected version {expected} instead. {ANOMALY_HINT}")
+            f"is at version {version}; expected version {expected} instead. {hint}")
 
 
 MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such "

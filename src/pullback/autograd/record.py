@@ -19,7 +19,7 @@ from ..ops.quiet import INSIDE, THREAD, context, quietly
 from ..ops.results import pack
 from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
 from . import messages
-from .grad_mode import STATE
+from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class
 from .graph import _seq as _node_seq
 
@@ -62,6 +62,31 @@ def stop_tracing(on_op: Any, on_concrete: Any) -> None:
 def trace_hooks() -> list:
     """This thread's tracers' op hooks (empty when it is not tracing)."""
     return HOOKS.ops if TRACING else []
+
+
+class untraced:
+    """Inside it this thread's tracers see no op and no conversion (a custom
+    Function's forward and backward are one opaque step of the trace)."""
+
+    def __enter__(self) -> None:
+        self.saved = HOOKS.ops, HOOKS.concrete
+        HOOKS.ops, HOOKS.concrete = [], []
+
+    def __exit__(self, *exc: object) -> None:
+        HOOKS.ops, HOOKS.concrete = self.saved
+
+
+#: anomaly mode or saved-tensor hooks are on somewhere (grad_mode.set_node_extra): each
+#: new node then runs grad_mode.new_node; a plain global, the op hot path's one check
+EXTRAS = False
+
+
+def _set_extras(on: bool) -> None:
+    global EXTRAS
+    EXTRAS = on
+
+
+on_node_extras(_set_extras)
 
 
 def notify_concrete(t: Any, how: str) -> None:
@@ -320,6 +345,8 @@ def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
         so.vc = result._vc
         so.version = 0
         so.ref = _weakref(result)
+    if EXTRAS:
+        new_node(node)
     return result
 
 
@@ -357,6 +384,8 @@ def _record_multi(op, args: tuple, params: dict, results: list) -> None:
     for nr, k in enumerate(node.positions):
         t = results[k]
         t._grad_fn, t._output_nr, t._requires_grad = node, nr, True
+    if EXTRAS:
+        new_node(node)
 
 
 def _mark_view(result: Any, src: Any, op, params: dict) -> None:
@@ -499,6 +528,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
             _rebase(self, node)
         else:
             _rebase_view(self, node)
+        if EXTRAS:
+            new_node(node)
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, self, inplace=True)
@@ -589,5 +620,7 @@ def _rebase_view(view: Any, inner: OpNode) -> None:
 def view_node(base: Any, chain: tuple) -> OpNode:
     """The grad_fn of a view after its base was rebased (torch: AsStridedBackward0)."""
     cls = view_chain.node_cls or node_class(view_chain)
-    return cls(view_chain, (grad_edge(base),), {"chain": chain},
-               (_meta(base._data),), None)
+    node = cls(view_chain, (grad_edge(base),), {"chain": chain}, (_meta(base._data),), None)
+    if EXTRAS:
+        new_node(node)
+    return node

@@ -15,7 +15,7 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.adjoint import active_vars
 
-from ..autograd import messages
+from ..autograd import anomaly_mode, messages
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
@@ -173,8 +173,12 @@ class CompiledNode(Node):
             result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
         else:
             mask = tuple(bool(needs[k]) for k in wrt)
-            result = quietly(self.variant.backward_module(mask, present).fn, *self.residuals,
-                             *seeds)
+            if anomaly_mode.is_anomaly_enabled():  # interpreted: a failure names its line
+                g = pipeline.backward_for(self.variant.split.backward, mask, present)
+                result = anomaly_mode.run_graph(self, g, [*self.residuals, *seeds])
+            else:
+                result = quietly(self.variant.backward_module(mask, present).fn,
+                                 *self.residuals, *seeds)
         per_edge = [None] * len(self._edges)
         for k, g in zip(wrt, result):
             per_edge[k] = g

@@ -16,7 +16,7 @@ import numpy as np
 
 from pullback.transforms import pipeline
 
-from ..autograd import record
+from ..autograd import anomaly_mode, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
@@ -178,6 +178,8 @@ class GradFunction:
             args = positional(self.fn, self.how, args, kwargs)
         if record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
+        if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
+            return self.fallback(args)        # names the failing op's forward call
         for a in args:
             if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None):
                 return self._eager(args, self._argnums(len(args)))

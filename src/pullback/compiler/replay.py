@@ -46,6 +46,7 @@ from ..autograd.graph import (
     SavedTensor,
     accumulate,
 )
+from ..autograd.saved_hooks import PackedTensor
 from ..ir import Builder, Graph, Var, emit_zeros
 from ..ops import Meta, complete, vjp_per_input
 from ..ops.results import pack
@@ -180,6 +181,8 @@ def walk(root_edges: list, seeds: list, captures: dict | None) -> Walk | None:
                     key.append(_N)
                 elif ts is int or ts is bool:  # its value is part of the code
                     key += (_S, ts, s)
+                elif ts is PackedTensor:
+                    return None  # saved-tensor hooks: unpack_hook must run
                 elif ts is float or ts is complex or isinstance(s, np.generic):
                     key += (_S, ts, repr(s))  # exact: tells -0.0 from 0.0, nan == nan
                 else:
