@@ -47,7 +47,10 @@ def _weights(case: Case, result, dtype) -> list:
 
 
 def _weighted(result, ws: list) -> float:
-    return float(sum(np.sum(w * np.asarray(o)) for o, w in zip(float_outputs(result), ws)))
+    """sum_k(w_k * out_k), its real part for complex outputs (the loss torch's
+    convention differentiates)."""
+    return float(np.real(sum(np.sum(w * np.asarray(o))
+                             for o, w in zip(float_outputs(result), ws))))
 
 
 def _pb_vjp(case: Case, values: list, ws: list, create_graph: bool = False) -> list:
