@@ -3,6 +3,8 @@ inputs (``invertible``, ``spd``), batches, 1x1 and 0x0 matrices."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .case_types import A, _c
 
 _INV = A((3, 3), "invertible")
@@ -50,4 +52,62 @@ PRODUCT_CASES = [
        torch=lambda T, x, y: T.linalg.cross(x, y, dim=0)),
     _c("linalg_cross", A((1, 3)), A((2, 3)), p={"dim": -1},
        torch=lambda T, x, y: T.linalg.cross(x, y)),
+]
+
+
+def _norm(shape, ord, dim, keepdim=False, **kw):
+    return _c("linalg_vector_norm", A(shape, kw.pop("domain", "away")),
+              p={"ord": float(ord), "dim": dim, "keepdim": keepdim},
+              torch=lambda T, x: T.linalg.vector_norm(x, ord, dim, keepdim), **kw)
+
+
+_SPREAD = A(values=[[3.0, -1.0, 0.5, 2.0], [0.25, 1.5, -4.0, 0.75], [1.0, 2.5, -0.5, -1.25]])
+# distinct singular values and eigenvalues: the vectors' gradients are finite there
+NORM_CASES = [
+    _norm((3, 4), 2, None), _norm((3, 4), 2, (1,), True), _norm((2, 3, 4), 2, (0, 2)),
+    _norm((3, 4), 1, (0,)), _norm((3, 4), 3, (1,)), _norm((3, 4), 1.5, None),
+    _norm((3, 4), 0.5, (1,)), _norm((3, 4), -1, (1,)),
+    _norm((3, 4), 0, (1,)),
+    _norm((), 2, None), _norm((0, 3), 2, (0,)),
+    _c("linalg_vector_norm", _SPREAD, p={"ord": float("inf"), "dim": (1,), "keepdim": False},
+       torch=lambda T, x: T.linalg.vector_norm(x, float("inf"), 1)),
+    _c("linalg_vector_norm", _SPREAD, p={"ord": -float("inf"), "dim": None, "keepdim": False},
+       torch=lambda T, x: T.linalg.vector_norm(x, -float("inf"))),
+    # ties: split evenly; a zero vector: a zero gradient for the 2-norm (torch's mask)
+    _c("linalg_vector_norm", A(values=[[2.0, -2.0, 1.0]]),
+       p={"ord": float("inf"), "dim": None, "keepdim": False}, tag="ties", fd=False,
+       torch=lambda T, x: T.linalg.vector_norm(x, float("inf"))),
+    _c("linalg_vector_norm", A(values=[[0.0, 0.0], [1.0, 2.0]]),
+       p={"ord": 2.0, "dim": (1,), "keepdim": False}, tag="zero", fd=False,
+       torch=lambda T, x: T.linalg.vector_norm(x, 2, 1)),
+]
+
+def _svd(values, full_matrices, **kw):
+    """svd's signs of the singular vectors are LAPACK's choice (numpy's and torch's float32
+    may differ): the table checks it against finite differences and numpy; test_linalg
+    checks sign-free functions of it against torch."""
+    return _c("linalg_svd", A(values=values), p={"full_matrices": full_matrices},
+              reference=lambda a: tuple(np.linalg.svd(a, full_matrices=full_matrices)), **kw)
+
+
+_TALL = [[3.0, 1.0, 0.5], [-1.0, 2.0, 1.5], [0.5, 0.25, -1.0], [1.0, -0.5, 0.75]]
+SPECTRAL_CASES = [
+    _svd(_SPREAD.values, False), _svd(_TALL, False), _svd([[2.0, 1.0], [0.5, -1.0]], True),
+    # U, Vh past the first k columns and rows: any orthonormal completion, no gradient
+    _svd(_TALL, True, fd=False),
+    _svd([[[2.0, 1.5, -0.5], [0.5, -1.0, 3.0]], [[1.0, 0.25, 0.5], [-0.75, -2.0, 1.0]]],
+         False),
+    # torch's svdvals is output 1 of its LinalgSvdBackward0
+    _c("linalg_svdvals", _SPREAD, torch=lambda T, a: T.linalg.svdvals(a) * 1, torch_name=False),
+    _c("linalg_svdvals", A((2, 4, 3)), torch=lambda T, a: T.linalg.svdvals(a) * 1,
+       torch_name=False),
+    # eigh reads the lower triangle and its rule gives the gradient of a symmetric argument:
+    # finite differences hold for 1x1 matrices; test_linalg checks eigh(sym(X)) and, with
+    # sign-free functions of the eigenvectors, torch
+    _c("linalg_eigh", A((3, 3), "spd"), p={"UPLO": "L"}, fd=False,
+       reference=lambda a: tuple(np.linalg.eigh(a))),
+    _c("linalg_eigh", A((2, 3, 3), "spd"), p={"UPLO": "U"}, fd=False,
+       reference=lambda a: tuple(np.linalg.eigh(a, UPLO="U"))),
+    _c("linalg_eigh", A((2, 1, 1), "spd"), p={"UPLO": "L"},
+       torch=lambda T, a: T.linalg.eigh(a)),
 ]

@@ -65,7 +65,45 @@ CALLS = {
     "linalg.cross": (lambda m, a, b: m.linalg.cross(a, b), [B3, B3[:1].copy()]),
     "cross(dim=0)": (lambda m, a, b: m.cross(a, b, dim=0), [R34[:, :3].copy(), M3]),
     "Tensor.cross(dim=-2)": (lambda m, a, b: a.cross(b, dim=-2), [B3, B3[:1, :, :1].copy()]),
+    # norms
+    "vector_norm": (lambda m, a: m.linalg.vector_norm(a), [R234]),
+    "vector_norm(3, dim=(0, 2))": (lambda m, a: m.linalg.vector_norm(a, 3, (0, 2)), [R234]),
+    "vector_norm(inf, -1, keepdim)": (lambda m, a: m.linalg.vector_norm(
+        a, float("inf"), -1, True), [R234]),
+    "vector_norm(0)": (lambda m, a: m.linalg.vector_norm(a, 0, 1) * a.sum(), [R34]),
+    **{f"matrix_norm({o!r})": (lambda m, a, o=o: m.linalg.matrix_norm(a, o), [R234])
+       for o in ("fro", "nuc", 2, -2, 1, -1, float("inf"), -float("inf"))},
+    "matrix_norm(1, dim=(2, 0), keepdim)": (lambda m, a: m.linalg.matrix_norm(
+        a, 1, (2, 0), True), [R234]),
+    "matrix_norm('nuc', dim=(0, 2), keepdim)": (lambda m, a: m.linalg.matrix_norm(
+        a, "nuc", (0, 2), True), [R234]),
+    "linalg.norm": (lambda m, a: m.linalg.norm(a), [R234]),
+    "linalg.norm(2) of a matrix": (lambda m, a: m.linalg.norm(a, 2), [R34]),
+    "linalg.norm(1, dim=1)": (lambda m, a: m.linalg.norm(a, 1, dim=1), [R34]),
+    "linalg.norm(dim=(0, 1))": (lambda m, a: m.linalg.norm(a, dim=(0, 1)), [R234]),
+    "norm": (lambda m, a: m.norm(a), [R234]),
+    "Tensor.norm(1, 0)": (lambda m, a: a.norm(1, 0), [R34]),
+    "Tensor.norm('nuc')": (lambda m, a: a.norm("nuc"), [R34]),
+    # the singular and eigen vectors' signs are LAPACK's: functions free of them
+    "svd(full_matrices=False)": (lambda m, a: _sign_free_svd(m.linalg.svd(a, False)), [R34]),
+    "svd tall batched": (lambda m, a: _sign_free_svd(m.linalg.svd(a.mT, False)), [R234]),
+    "svd(full_matrices=True) of square": (lambda m, a: _sign_free_svd(m.linalg.svd(a)), [M3]),
+    "svdvals": (lambda m, a: m.linalg.svdvals(a), [R234]),
+    "eigh": (lambda m, a: _sign_free_eigh(m.linalg.eigh(a)), [SPD]),
+    "eigh(UPLO='U') batched": (lambda m, a: _sign_free_eigh(m.linalg.eigh(
+        a @ a.mT + 3 * m.eye(3, dtype=a.dtype), UPLO="U")), [B3]),
+    "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a), [SPD]),
 }
+
+
+def _sign_free_svd(usv):
+    U, S, Vh = usv
+    return U * U, S, Vh * Vh, U @ Vh
+
+
+def _sign_free_eigh(lv):
+    L, V = lv
+    return L, V * V, (V[..., :1] * V).sum(-2)
 
 
 @pytest.mark.parametrize("name", list(CALLS))
@@ -73,11 +111,19 @@ def test_call_matches_torch_eager_compiled_and_grad(name, torch):
     check_against_torch(torch, *CALLS[name], atol=1e-9)
 
 
-def test_cholesky_gradient_is_that_of_a_symmetric_argument():
-    """torch's rule takes A as symmetric: it is the gradient of cholesky((X + X^T) / 2),
+SYMMETRIC = {
+    "cholesky": lambda x: pb.linalg.cholesky(x),
+    "eigh": lambda x: pb.linalg.eigh(x)[0] * 2 + pb.linalg.eigh(x)[1] ** 2,
+    "eigh(UPLO='U')": lambda x: pb.linalg.eigh(x, UPLO="U")[1] ** 2,
+}
+
+
+@pytest.mark.parametrize("name", list(SYMMETRIC))
+def test_gradient_is_that_of_a_symmetric_argument(name):
+    """torch's rules take A as symmetric: they are the gradient of f((X + X^T) / 2),
     to first and second order (finite differences in float64)."""
     def f(x):
-        return (pb.linalg.cholesky((x + x.mT) / 2) * pb.tensor(M3)).sum()
+        return (SYMMETRIC[name]((x + x.mT) / 2) * pb.tensor(M3)).sum()
 
     x = pb.tensor(SPD, requires_grad=True)
     (g,) = pb.autograd.grad(f(x), x, create_graph=True)
@@ -98,7 +144,8 @@ def test_pb_linalg_is_derived_from_the_table():
     names = {n.removeprefix("linalg.") for e in PUBLIC for n in e.functions
              if n.startswith("linalg.")}
     assert names <= set(pb.linalg.__all__)
-    assert {"inv", "det", "slogdet", "solve", "cholesky", "matrix_power", "cross"} <= names
+    assert {"inv", "det", "slogdet", "solve", "cholesky", "matrix_power", "cross", "norm",
+            "vector_norm", "matrix_norm", "svd", "svdvals", "eigh", "eigvalsh"} <= names
     assert pb.linalg.inv.__qualname__ == "linalg.inv" and not hasattr(pb, "linalg.inv")
     import pickle
     assert pickle.loads(pickle.dumps(pb.linalg.inv)) is pb.linalg.inv
@@ -130,6 +177,13 @@ ERRORS = {
     "trace of 3-d": (lambda m, x: m.trace(x), np.ones((2, 2, 2))),
     "inner sizes": (lambda m, x: m.inner(x, x[0, :2]), np.ones((2, 3))),
     "tensordot sizes": (lambda m, x: m.tensordot(x, x, 1), np.ones((2, 3))),
+    "matrix_norm of 1-d": (lambda m, x: m.linalg.matrix_norm(x[0]), np.ones((2, 3))),
+    "matrix_norm order": (lambda m, x: m.linalg.matrix_norm(x, 3), np.ones((2, 3))),
+    "matrix_norm dims": (lambda m, x: m.linalg.matrix_norm(x, dim=(0, 0)), np.ones((2, 3))),
+    "vector_norm(-1) of empty": (lambda m, x: m.linalg.vector_norm(x[:0], -1), np.ones((2, 3))),
+    "norm(ord) of 3-d": (lambda m, x: m.linalg.norm(x, 2), np.ones((2, 3, 1))),
+    "eigh of 2x3": (lambda m, x: m.linalg.eigh(x), np.ones((2, 3))),
+    "svd of 1-d": (lambda m, x: m.linalg.svd(x[0]), np.ones((2, 3))),
 }
 
 
@@ -164,6 +218,24 @@ NUMPY_CALLS = {
     "trace": (lambda a: np.trace(a), [R34]),
     "cross": (lambda a, b: np.cross(a, b), [B3, M3]),
     "cross(axis=0)": (lambda a, b: np.cross(a, b, axis=0), [M3, R34[:, :3].copy()]),
+    **{f"linalg.norm({o!r})": (lambda a, o=o: np.linalg.norm(a, o), [R34])
+       for o in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)},
+    **{f"linalg.norm({o!r}, axis=1)": (lambda a, o=o: np.linalg.norm(a, o, axis=1), [R34])
+       for o in (None, 0, 1, -1, 2, 3, 0.5, np.inf, -np.inf)},
+    "linalg.norm of 3-d": (lambda a: np.linalg.norm(a), [R234]),
+    "linalg.norm(keepdims=True)": (lambda a: np.linalg.norm(a, keepdims=True), [R234]),
+    "linalg.norm(axis=(2, 0))": (lambda a: np.linalg.norm(a, axis=(2, 0)), [R234]),
+    "linalg.norm(-1, axis=(2, 0), keepdims)": (lambda a: np.linalg.norm(
+        a, -1, axis=(2, 0), keepdims=True), [R234]),
+    "linalg.norm(2, axis=(1, 2))": (lambda a: np.linalg.norm(a, 2, axis=(1, 2)), [R234]),
+    "linalg.norm(inf) of 1-d": (lambda v: np.linalg.norm(v, np.inf), [V4]),
+    "linalg.vector_norm": (lambda a: np.linalg.vector_norm(a, axis=(0, 1), ord=3), [R234]),
+    "linalg.matrix_norm": (lambda a: np.linalg.matrix_norm(a, ord="nuc"), [R234]),
+    "linalg.svd": (lambda a: _sign_free_svd(np.linalg.svd(a, full_matrices=False)), [R34]),
+    "linalg.svd(compute_uv=False)": (lambda a: np.linalg.svd(a, compute_uv=False), [R234]),
+    "linalg.svdvals": (lambda a: np.linalg.svdvals(a), [R34]),
+    "linalg.eigh": (lambda a: _sign_free_eigh(np.linalg.eigh(a @ a.T + np.eye(3))), [M3]),
+    "linalg.eigvalsh": (lambda a: np.linalg.eigvalsh(a @ a.T), [M3]),
 }
 
 
@@ -178,6 +250,10 @@ NUMPY_ERRORS = {
     "det of 1-d": lambda x: np.linalg.det(x[0]),
     "solve sizes": lambda x: np.linalg.solve(x[:, :2], x.T),
     "cross of 2-vectors and 4": lambda x: np.cross(x[:, :2], np.ones((2, 4))),
+    "norm('fro') of 1-d": lambda x: np.linalg.norm(x[0], "fro"),
+    "norm(axis=(0, 0))": lambda x: np.linalg.norm(x, axis=(0, 0)),
+    "norm(3) of 2-d": lambda x: np.linalg.norm(x, 3),
+    "eigh of 2x3": lambda x: np.linalg.eigh(x),
 }
 
 
