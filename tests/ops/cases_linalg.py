@@ -111,3 +111,28 @@ SPECTRAL_CASES = [
     _c("linalg_eigh", A((2, 1, 1), "spd"), p={"UPLO": "L"},
        torch=lambda T, a: T.linalg.eigh(a)),
 ]
+
+
+def _qr(shape, mode="reduced"):
+    return _c("linalg_qr", A(shape), p={"mode": mode}, torch=lambda T, a: T.linalg.qr(a, mode))
+
+
+def _expm(shape, **kw):
+    return _c("linalg_matrix_exp", A(shape), torch=lambda T, a: T.linalg.matrix_exp(a), **kw)
+
+
+FACTORIZATION_CASES = [
+    _qr((4, 3)), _qr((3, 3)), _qr((3, 5)), _qr((2, 4, 3)), _qr((3, 4), "complete"),
+    _qr((1, 1)),
+    _c("linalg_pinv", A((3, 4)), p={"rtol": None, "hermitian": False},
+       torch=lambda T, a: T.linalg.pinv(a)),
+    _c("linalg_pinv", A((2, 4, 3)), p={"rtol": None, "hermitian": False},
+       torch=lambda T, a: T.linalg.pinv(a)),
+    _c("linalg_pinv", A((3, 3), "spd"), p={"rtol": None, "hermitian": True},
+       torch=lambda T, a: T.linalg.pinv(a, hermitian=True), fd=False),  # (reads one triangle)
+    _c("linalg_pinv", A((1, 1), "spd"), p={"rtol": None, "hermitian": True},
+       torch=lambda T, a: T.linalg.pinv(a, hermitian=True)),
+    _expm((3, 3)), _expm((2, 2, 2)), _expm((1, 1)), _expm((0, 0)),
+    _c("linalg_matrix_exp", A(values=[[8.0, -3.0], [2.5, 6.0]]),  # squared 3 times
+       torch=lambda T, a: T.linalg.matrix_exp(a)),
+]

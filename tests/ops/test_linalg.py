@@ -93,6 +93,14 @@ CALLS = {
     "eigh(UPLO='U') batched": (lambda m, a: _sign_free_eigh(m.linalg.eigh(
         a @ a.mT + 3 * m.eye(3, dtype=a.dtype), UPLO="U")), [B3]),
     "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a), [SPD]),
+    "qr": (lambda m, a: m.linalg.qr(a), [R34.T.copy()]),
+    "qr wide batched": (lambda m, a: m.linalg.qr(a), [R234]),
+    "qr complete of wide": (lambda m, a: m.linalg.qr(a, mode="complete"), [R34]),
+    "pinv": (lambda m, a: m.linalg.pinv(a), [R234]),
+    "pinverse": (lambda m, a: a.pinverse(), [R34]),
+    "pinv(hermitian=True)": (lambda m, a: m.linalg.pinv(a @ a.mT, hermitian=True), [M3]),
+    "matrix_exp": (lambda m, a: m.linalg.matrix_exp(a), [B3 * 3]),
+    "Tensor.matrix_exp": (lambda m, a: a.matrix_exp(), [M3]),
 }
 
 
@@ -145,7 +153,8 @@ def test_pb_linalg_is_derived_from_the_table():
              if n.startswith("linalg.")}
     assert names <= set(pb.linalg.__all__)
     assert {"inv", "det", "slogdet", "solve", "cholesky", "matrix_power", "cross", "norm",
-            "vector_norm", "matrix_norm", "svd", "svdvals", "eigh", "eigvalsh"} <= names
+            "vector_norm", "matrix_norm", "svd", "svdvals", "eigh", "eigvalsh", "qr", "pinv",
+            "matrix_exp"} <= names
     assert pb.linalg.inv.__qualname__ == "linalg.inv" and not hasattr(pb, "linalg.inv")
     import pickle
     assert pickle.loads(pickle.dumps(pb.linalg.inv)) is pb.linalg.inv
@@ -184,6 +193,12 @@ ERRORS = {
     "norm(ord) of 3-d": (lambda m, x: m.linalg.norm(x, 2), np.ones((2, 3, 1))),
     "eigh of 2x3": (lambda m, x: m.linalg.eigh(x), np.ones((2, 3))),
     "svd of 1-d": (lambda m, x: m.linalg.svd(x[0]), np.ones((2, 3))),
+    "qr mode": (lambda m, x: m.linalg.qr(x, mode="x"), np.ones((2, 3))),
+    "qr(mode='r') backward": (lambda m, x: m.linalg.qr(x.requires_grad_(), mode="r")[1].sum(
+        ).backward(), np.ones((3, 2))),
+    "qr complete of tall backward": (lambda m, x: m.linalg.qr(
+        x.requires_grad_(), mode="complete")[0].sum().backward(), np.eye(3, 2)),
+    "matrix_exp of 2x3": (lambda m, x: m.linalg.matrix_exp(x), np.ones((2, 3))),
 }
 
 
@@ -236,6 +251,10 @@ NUMPY_CALLS = {
     "linalg.svdvals": (lambda a: np.linalg.svdvals(a), [R34]),
     "linalg.eigh": (lambda a: _sign_free_eigh(np.linalg.eigh(a @ a.T + np.eye(3))), [M3]),
     "linalg.eigvalsh": (lambda a: np.linalg.eigvalsh(a @ a.T), [M3]),
+    "linalg.qr": (lambda a: np.linalg.qr(a), [R234]),
+    "linalg.qr(mode='complete')": (lambda a: np.linalg.qr(a, mode="complete"), [R34]),
+    "linalg.pinv": (lambda a: np.linalg.pinv(a), [R34]),
+    "linalg.pinv(rcond)": (lambda a: np.linalg.pinv(a, 1e-10), [R234]),
 }
 
 
@@ -254,6 +273,7 @@ NUMPY_ERRORS = {
     "norm(axis=(0, 0))": lambda x: np.linalg.norm(x, axis=(0, 0)),
     "norm(3) of 2-d": lambda x: np.linalg.norm(x, 3),
     "eigh of 2x3": lambda x: np.linalg.eigh(x),
+    "qr(mode='x')": lambda x: np.linalg.qr(x, mode="x"),
 }
 
 

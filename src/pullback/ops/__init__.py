@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     decompositions,
     einsum,
     elementwise,
+    factorizations,
     joining,
     linalg,
     methods,

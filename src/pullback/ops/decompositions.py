@@ -27,16 +27,21 @@ class LinAlgError(RuntimeError):
 
 
 # ------------------------------------------------------------------ checks and errors
-def square(name: str, A) -> None:
-    """torch's checks of a ``(*, n, n)`` floating argument."""
+def matrices(name: str, A, square: bool = False) -> None:
+    """torch's checks of a ``(*, m, n)`` floating argument (``(*, n, n)``: ``square``)."""
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.shape[-1] != A.shape[-2]:
+    if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if args.np_dtype(A).kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {args.dtype_name(A)}")
+
+
+def square(name: str, A) -> None:
+    """torch's checks of a ``(*, n, n)`` floating argument."""
+    matrices(name, A, square=True)
 
 
 def _zero_pivot(a: np.ndarray) -> int:

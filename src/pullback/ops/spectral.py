@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import args
-from .decompositions import mH, square
+from .decompositions import matrices, mH, square
 from .linalg import bmm, eye_of
 from .registry import defop, public
 from .results import return_type
@@ -91,32 +91,24 @@ eigh_op = defop("linalg_eigh", lambda A, UPLO: tuple(np.linalg.eigh(A, UPLO=UPLO
                 template="np.linalg.eigh({0}, UPLO={UPLO})")
 
 
-def _matrices(name: str, A) -> None:
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if args.np_dtype(A).kind not in "fc":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {args.dtype_name(A)}")
-
-
 def _numpy_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = args.value(a)
     if hermitian:
         raise args.Unsupported
-    _matrices("linalg.svd", a)
+    matrices("linalg.svd", a)
     return svd_op(a, full_matrices=bool(full_matrices)) if compute_uv else svdvals_op(a)
 
 
 @public("linalg.svd", function=True, numpy={np.linalg.svd: args.numpy_form(_numpy_svd)})
 def svd(A, full_matrices=True, *, driver=None):
-    _matrices("linalg.svd", A)
+    matrices("linalg.svd", A)
     return svd_op(A, full_matrices=bool(full_matrices))
 
 
 @public("linalg.svdvals", function=True, numpy={np.linalg.svdvals: args.numpy_form(
     lambda x: svdvals(args.value(x)))})
 def svdvals(A, *, driver=None):
-    _matrices("linalg.svdvals", A)
+    matrices("linalg.svdvals", A)
     return svdvals_op(A)
 
 
