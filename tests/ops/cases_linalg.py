@@ -133,6 +133,10 @@ FACTORIZATION_CASES = [
     _c("linalg_pinv", A((1, 1), "spd"), p={"rtol": None, "hermitian": True},
        torch=lambda T, a: T.linalg.pinv(a, hermitian=True)),
     _expm((3, 3)), _expm((2, 2, 2)), _expm((1, 1)), _expm((0, 0)),
+    _c("linalg_matrix_rank", A(values=[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]]),
+       p={"rtol": None, "hermitian": False}, torch=lambda T, a: T.linalg.matrix_rank(a)),
+    _c("linalg_matrix_rank", A((2, 3, 4)), p={"rtol": None, "hermitian": False},
+       torch=lambda T, a: T.linalg.matrix_rank(a)),
     _c("linalg_matrix_exp", A(values=[[8.0, -3.0], [2.5, 6.0]]),  # squared 3 times
        torch=lambda T, a: T.linalg.matrix_exp(a)),
 ]

@@ -101,6 +101,11 @@ CALLS = {
     "pinv(hermitian=True)": (lambda m, a: m.linalg.pinv(a @ a.mT, hermitian=True), [M3]),
     "matrix_exp": (lambda m, a: m.linalg.matrix_exp(a), [B3 * 3]),
     "Tensor.matrix_exp": (lambda m, a: a.matrix_exp(), [M3]),
+    "lstsq": (lambda m, a, b: m.linalg.lstsq(a, b), [R34.T.copy(), R234[1].T.copy()]),
+    "lstsq vector": (lambda m, a, b: m.linalg.lstsq(a, b), [R34.T.copy(), V4]),
+    "lstsq batched": (lambda m, a, b: m.linalg.lstsq(a, b), [R234.mT.copy(),
+                                                             R234[:1].mT.copy()]),
+    "matrix_rank": (lambda m, a: (m.linalg.matrix_rank(a), a * 1), [R234]),
 }
 
 
@@ -154,7 +159,7 @@ def test_pb_linalg_is_derived_from_the_table():
     assert names <= set(pb.linalg.__all__)
     assert {"inv", "det", "slogdet", "solve", "cholesky", "matrix_power", "cross", "norm",
             "vector_norm", "matrix_norm", "svd", "svdvals", "eigh", "eigvalsh", "qr", "pinv",
-            "matrix_exp"} <= names
+            "matrix_exp", "lstsq", "matrix_rank"} <= names
     assert pb.linalg.inv.__qualname__ == "linalg.inv" and not hasattr(pb, "linalg.inv")
     import pickle
     assert pickle.loads(pickle.dumps(pb.linalg.inv)) is pb.linalg.inv
@@ -199,6 +204,8 @@ ERRORS = {
     "qr complete of tall backward": (lambda m, x: m.linalg.qr(
         x.requires_grad_(), mode="complete")[0].sum().backward(), np.eye(3, 2)),
     "matrix_exp of 2x3": (lambda m, x: m.linalg.matrix_exp(x), np.ones((2, 3))),
+    "lstsq sizes": (lambda m, x: m.linalg.lstsq(x, x[:1]), np.ones((2, 3))),
+    "lstsq of 1-d": (lambda m, x: m.linalg.lstsq(x[0], x), np.ones((2, 3))),
 }
 
 

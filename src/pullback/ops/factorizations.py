@@ -13,10 +13,10 @@ from . import args
 from .decompositions import matrices, mH, solve_op, square, tri_weight
 from .elementwise import zeros_like
 from .joining import cat_op
-from .linalg import bmm
+from .linalg import bmm, matmul
 from .registry import defop, public
 from .results import return_type
-from .shape import getitem, transpose_op
+from .shape import getitem, reshape, squeeze_dim, transpose_op, unsqueeze_op
 
 return_types_qr = return_type("linalg_qr", ("Q", "R"))
 _QR_MODES = ("reduced", "r", "complete")
@@ -164,3 +164,39 @@ def matrix_exp(A):
     square("linalg.matrix_exp", A)
     return matrix_exp_op(A)
 
+
+
+# ------------------------------------------------------------------ lstsq, matrix_rank
+return_types_lstsq = return_type("linalg_lstsq",
+                                 ("solution", "residuals", "rank", "singular_values"))
+matrix_rank_op = defop("linalg_matrix_rank",
+                       lambda A, rtol, hermitian: np.asarray(np.linalg.matrix_rank(
+                           A, rtol=rtol, hermitian=hermitian), dtype=np.int64),
+                       template="np.linalg.matrix_rank({0}, rtol={rtol}, hermitian={hermitian})")
+
+
+@public("linalg.matrix_rank", function=True)
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    matrices("linalg.matrix_rank", A)
+    if atol is not None:
+        raise NotImplementedError("linalg.matrix_rank: atol= is not supported by pullback; "
+                                  "use rtol=")
+    return matrix_rank_op(A, rtol=rtol, hermitian=bool(hermitian))
+
+
+@public("linalg.lstsq", function=True)
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution as pinv(A) @ B: torch's gradient (its lstsq backward is
+    pinv's); residuals and singular_values empty and the rank given, as torch's default
+    CPU driver (gelsy) returns them."""
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    matrices("torch.linalg.lstsq", A)
+    vector = B.ndim == A.ndim - 1
+    rhs = unsqueeze_op(B, dim=B.ndim) if vector else B
+    if rhs.shape[-2] != A.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    X = matmul(pinv_op(A, rtol=rcond, hermitian=False), rhs)
+    X = squeeze_dim(X, dim=(X.ndim - 1,)) if vector else X
+    empty = zeros_like(getitem(reshape(A, -1), slice(0, 0)))
+    return return_types_lstsq(X, empty, matrix_rank_op(A, rtol=rcond, hermitian=False), empty)
