@@ -262,6 +262,10 @@ NUMPY_CALLS = {
     "linalg.qr(mode='complete')": (lambda a: np.linalg.qr(a, mode="complete"), [R34]),
     "linalg.pinv": (lambda a: np.linalg.pinv(a), [R34]),
     "linalg.pinv(rcond)": (lambda a: np.linalg.pinv(a, 1e-10), [R234]),
+    "linalg.outer": (lambda v, w: np.linalg.outer(v, w), [V3, V4]),
+    "linalg.cross": (lambda a, b: np.linalg.cross(a, b), [B3, M3]),
+    "linalg.tensordot": (lambda a, b: np.linalg.tensordot(a, b, axes=1), [R34, R234[0].T.copy()]),
+    "linalg.trace": (lambda a: np.linalg.trace(a), [R34]),
 }
 
 
@@ -280,6 +284,7 @@ NUMPY_ERRORS = {
     "norm(axis=(0, 0))": lambda x: np.linalg.norm(x, axis=(0, 0)),
     "norm(3) of 2-d": lambda x: np.linalg.norm(x, 3),
     "eigh of 2x3": lambda x: np.linalg.eigh(x),
+    "linalg.outer of 2-d": lambda x: np.linalg.outer(x, x[0]),
     "qr(mode='x')": lambda x: np.linalg.qr(x, mode="x"),
 }
 

@@ -139,12 +139,15 @@ trace_op = defop("trace", np.trace, "TraceBackward0",
 def _numpy_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     args.plain(out)
     a = args.value(a)
-    if offset or dtype is not None or a.ndim != 2 or (axis1, axis2) not in ((0, 1), (1, 0)):
+    if offset or dtype is not None or a.ndim != 2 or (axis1, axis2) not in (
+            (0, 1), (1, 0), (-2, -1), (-1, -2), (0, -1), (-1, 0), (-2, 1), (1, -2)):
         raise args.Unsupported
     return trace_op(a)
 
 
-@public("trace", function=True, method=True, numpy={np.trace: _numpy_trace})
+@public("trace", function=True, method=True, numpy={
+    np.trace: _numpy_trace,
+    np.linalg.trace: lambda x, offset=0, dtype=None: _numpy_trace(x, offset, -2, -1, dtype)})
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
@@ -188,7 +191,9 @@ def _numpy_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return cross_op(a, b, dim=d)
 
 
-@public("cross", function=True, method=True, numpy={np.cross: _numpy_cross})
+@public("cross", function=True, method=True, numpy={
+    np.cross: _numpy_cross,
+    np.linalg.cross: lambda x1, x2, axis=-1: _numpy_cross(x1, x2, axis=axis)})
 def cross(input, other, dim=None):
     if dim is None:  # torch's deprecated default: the first dim of size 3
         dim = next((d for d, n in enumerate(args.broadcast_shape(input, other)) if n == 3),
@@ -205,7 +210,9 @@ def _vector(name: str, which: str, x) -> None:
 
 
 @public("outer", function=("outer", "ger"), method=("outer", "ger"),
-        numpy={np.outer: lambda a, b, out=None: _numpy_outer(a, b, out)})
+        numpy={np.outer: lambda a, b, out=None: _numpy_outer(a, b, out),
+               np.linalg.outer: args.numpy_form(lambda x1, x2: outer(args.value(x1),
+                                                                     args.value(x2)))})
 def outer(input, vec2):
     _vector("outer", "self", input)
     _vector("outer", "vec2", vec2)
@@ -250,7 +257,9 @@ def _numpy_tensordot(a, b, axes=2):
     return tensordot(a, b, axes)
 
 
-@public("tensordot", function=True, numpy={np.tensordot: _numpy_tensordot})
+@public("tensordot", function=True, numpy={
+    np.tensordot: _numpy_tensordot,
+    np.linalg.tensordot: lambda x1, x2, axes=2: _numpy_tensordot(x1, x2, axes)})
 def tensordot(a, b, dims=2, out=None):
     args.plain(out)
     return _contract(a, b, *_dims_pair(dims, a, b))
