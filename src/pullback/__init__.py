@@ -24,8 +24,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      float16, float32, float64, half, int8, int16, int32, int64, long, short,
                      uint8)
 from .dtypes import int
-from . import nn
-from . import optim, utils
+from . import linalg, nn, optim, utils
 from .serialization import load, save
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
@@ -33,6 +32,8 @@ from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, 
 
 def _install(entry: ops.Public) -> None:
     for name in entry.functions:
+        if "." in name:  # a namespace's (pb.linalg.inv): linalg.py installs it
+            continue
         # torch's functions take axis= for dim= (nn.functional's, written in Python, do not)
         globals()[name] = ops.bindings.torch_aliases(
             ops.bindings.public_callable(entry.fn, name), name)
@@ -40,7 +41,7 @@ def _install(entry: ops.Public) -> None:
 
 def _check(entry: ops.Public) -> None:
     for name in entry.functions:
-        if name in globals():
+        if "." not in name and name in globals():
             raise ValueError(f"pullback.{name} exists already; choose another function name")
 
 

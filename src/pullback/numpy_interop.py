@@ -40,7 +40,8 @@ def _wrap(result: Any) -> Any:
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor._make(np.asarray(result))
     if isinstance(result, (tuple, list)):
-        return type(result)(_wrap(r) for r in result)
+        items = [_wrap(r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
     return result
 
 

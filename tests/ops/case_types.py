@@ -17,7 +17,7 @@ import numpy as np
 from pullback.ops import OPS
 from pullback.ops.sampling import manual_seed
 
-DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int")
+DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int", "invertible", "spd")
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,9 @@ class Arg:
 
     domain: real (normal), pos (0.5..2), unit (0.1..0.9), away (|x| in 0.25..2: no kink
     at 0), grid (k/4 + 1/8: off 0 and +-0.5, with ties), ties (multiples of 1/2, on the
-    kinks), bool, int (0..high-1). ``values`` fixes the values instead.
+    kinks), bool, int (0..high-1), invertible (square matrices near the identity: well
+    conditioned), spd (symmetric positive-definite, well conditioned). ``values`` fixes
+    the values instead.
     """
 
     shape: tuple = ()
@@ -63,6 +65,11 @@ class Arg:
             v = rng.integers(-8, 8, shape) / 4 + 0.125
         elif d == "ties":
             v = rng.integers(-3, 4, shape) / 2
+        elif d == "invertible":
+            v = np.eye(shape[-1]) + 0.3 * rng.standard_normal(shape)
+        elif d == "spd":
+            m = rng.standard_normal(shape)
+            v = m @ np.swapaxes(m, -1, -2) / shape[-1] + np.eye(shape[-1])
         else:
             raise ValueError(f"unknown domain {d!r}; one of {DOMAINS}")
         return np.asarray(v, dtype=dtype)
@@ -71,7 +78,7 @@ class Arg:
         if self.values is not None:
             return "v" + "x".join(map(str, np.shape(self.values))) if np.ndim(
                 self.values) else f"v{self.values}"
-        prefix = {"bool": "b", "int": "i"}.get(self.domain, "")
+        prefix = {"bool": "b", "int": "i", "invertible": "inv", "spd": "spd"}.get(self.domain, "")
         return prefix + ("x".join(map(str, self.shape)) if self.shape else "0d")
 
 

@@ -140,16 +140,21 @@ def _pb_runs(fn, arrays):
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")
 @pytest.mark.parametrize("name", list(CALLS))
 def test_call_matches_torch_eager_compiled_and_grad(name, torch):
-    fn, arrays = CALLS[name]
+    check_against_torch(torch, *CALLS[name])
+
+
+def check_against_torch(torch, fn, arrays, atol=1e-7):
+    """``fn(module, *tensors)``'s outputs and the gradients of a weighted sum of them, in
+    pullback (eager, compiled, pb.grad) against torch."""
     want, want_grads = _torch_run(torch, fn, arrays)
     for how, (outs, grads) in _pb_runs(fn, arrays).items():
         assert len(outs) == len(want), how
         for o, w in zip(outs, want):
             assert o.shape == w.shape and o.dtype == w.dtype, how
-            np.testing.assert_allclose(o, w, rtol=1e-6, atol=1e-7, err_msg=how)
+            np.testing.assert_allclose(o, w, rtol=1e-6, atol=atol, err_msg=how)
         for g, e in zip(grads, want_grads):
             assert g.shape == e.shape and g.dtype == e.dtype, how
-            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7, err_msg=how)
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=atol, err_msg=how)
 
 
 def test_results_are_tuples_and_named_as_torchs(torch):

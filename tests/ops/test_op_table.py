@@ -95,10 +95,12 @@ def test_forward_matches_numpy_reference(case: Case) -> None:
     values = case.inputs(np.float32)
     out = record.apply(OPS[case.op], tuple(case.full_args(_pb_inputs(case, values))),
                        case.params) if case.rng_seed is None else _seeded_apply(case)
-    expected = case.reference(*values)
-    assert isinstance(out, pb.Tensor) and not out.requires_grad
-    assert out.numpy().dtype == expected.dtype
-    np.testing.assert_array_equal(out.numpy(), expected)
+    expected = outputs(case.reference(*values))
+    assert len(outputs(out)) == len(expected)
+    for o, e in zip(outputs(out), expected):  # (random draws never require grad)
+        assert isinstance(o, pb.Tensor) and o.requires_grad == case.differentiable
+        assert o.numpy(force=True).dtype == e.dtype
+        np.testing.assert_array_equal(o.numpy(force=True), e)
 
 
 def _seeded_apply(case: Case):
@@ -121,7 +123,12 @@ def test_grad_matches_finite_differences(case: Case) -> None:
                                    err_msg=f"input {i}")
 
 
-@pytest.mark.parametrize("case", DIFF_CASES, ids=ids(DIFF_CASES))
+# (a few ops' outputs are determined up to signs that are LAPACK's choice: svd's singular
+# vectors, eigh's eigenvectors; their cases check against numpy and finite differences)
+TORCH_DIFF_CASES = [c for c in DIFF_CASES if c.torch is not None]
+
+
+@pytest.mark.parametrize("case", TORCH_DIFF_CASES, ids=ids(TORCH_DIFF_CASES))
 def test_grad_matches_torch(case: Case, torch) -> None:
     values = case.inputs(np.float32)
     tin = _torch_inputs(torch, case, values)
@@ -139,7 +146,7 @@ def test_grad_matches_torch(case: Case, torch) -> None:
 
 
 # ------------------------------------------------------------------------- (c) node names
-NAMED = [c for c in DIFF_CASES if c.torch_name]
+NAMED = [c for c in TORCH_DIFF_CASES if c.torch_name]
 
 
 @pytest.mark.parametrize("case", NAMED, ids=ids(NAMED))

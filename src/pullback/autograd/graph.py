@@ -459,7 +459,9 @@ def _saved_accessors(names: tuple) -> None:
 
 _saved_accessors(("result", "self", "other"))
 
-_node_classes: dict[str, type] = {}
+#: (torch's node name, several outputs) -> its class: one op with several outputs and one
+#: with a single output may share torch's name (linalg.svd and linalg.svdvals)
+_node_classes: dict[tuple, type] = {}
 #: name() of nodes torch implements in C++ by hand (their type name is the short one)
 _QUALNAMES = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 
@@ -470,11 +472,11 @@ def node_class(op: OpDef) -> type:
     cls = op.node_cls
     if cls is None:
         name = op.grad_fn
-        cls = _node_classes.get(name)
+        cls = _node_classes.get((name, op.multi))
         if cls is None:
             base = MultiOpNode if op.multi else OpNode
             cls = type(name, (base,), {"__slots__": (), "_qualname": _QUALNAMES.get(name)})
-            _node_classes[name] = cls
+            _node_classes[name, op.multi] = cls
         _saved_accessors(op.torch_args + op.output_names)
         op.node_cls = cls
     return cls

@@ -7,18 +7,22 @@ Importing this package declares them all, family by family.
 
 from . import (  # noqa: F401
     bindings,
+    decompositions,
     einsum,
     elementwise,
+    factorizations,
     joining,
     linalg,
     methods,
     neural,
+    norms,
     pointwise,
     reductions,
     sampling,
     selection,
     shape,
     special,
+    spectral,
     splitting,
     statistics,
 )

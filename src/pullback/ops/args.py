@@ -110,6 +110,31 @@ def axes(axis: Any, ndim: int) -> tuple | None:
     return tuple(sorted(a % n for a in found)) if ndim else ()
 
 
+def numpy_form(fn: Any) -> Any:
+    """numpy's spelling of a function that checks its arguments as torch does: where the
+    torch form refuses them (a RuntimeError with torch's message), numpy's own function
+    runs instead, and raises numpy's error."""
+    def run(*a: Any, **kw: Any) -> Any:
+        try:
+            return fn(*a, **kw)
+        except RuntimeError:
+            raise Unsupported from None
+
+    return run
+
+
+def broadcast_shape(a: Any, b: Any) -> tuple:
+    """The broadcast shape of two tensors, with torch's error."""
+    x, y = tuple(a.shape), tuple(b.shape)
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
+    for d, (i, j) in enumerate(zip(x, y)):
+        if i != j and 1 not in (i, j):
+            raise RuntimeError(f"The size of tensor a ({i}) must match the size of tensor b "
+                               f"({j}) at non-singleton dimension {d}")
+    return tuple(max(i, j) if 0 not in (i, j) else 0 for i, j in zip(x, y))
+
+
 def plain(out: Any = None, **rest: Any) -> None:
     """Refuse ``out=`` and keywords the pullback form does not take."""
     if out is not None or rest:

@@ -1,5 +1,7 @@
-"""Matrix products, and the public functions that choose among them: torch names the
-node after the product it ran (mm, mv, dot, bmm, addmm)."""
+"""Matrix and tensor products, and the public functions that choose among them: torch
+names the node after the product it ran (mm, mv, dot, bmm, addmm); outer, inner, kron,
+tensordot and matrix_power are compositions of products and views, as torch's are; vdot,
+trace and cross are primitives."""
 
 from __future__ import annotations
 
@@ -8,7 +10,15 @@ import numpy as np
 from . import args
 from .elementwise import conj, mul
 from .registry import defop, public
-from .shape import squeeze_dim, t_op, transpose_op, unsqueeze_op
+from .shape import (
+    permute_op,
+    reshape,
+    reshape_op,
+    squeeze_dim,
+    t_op,
+    transpose_op,
+    unsqueeze_op,
+)
 
 _PRODUCT = dict(template="{0} @ {1}", fresh=True)
 
@@ -98,3 +108,185 @@ def linear(input, weight, bias=None):
         return addmm(bias, input, t_op(weight))
     out = matmul(input, t_op(weight) if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
+
+
+# ------------------------------------------------------------------ vdot, trace, cross
+vdot_op = defop("vdot", np.vdot, "VdotBackward0",
+                vjp=(lambda g, out, x, y: conj(g) * y, lambda g, out, x, y: g * x),
+                uses=("y", "x"), torch_args=("self", "other"), template="np.vdot({0}, {1})")
+
+
+@public("vdot", function=True, method=True,
+        numpy={np.vdot: lambda a, b: vdot_op(reshape(args.value(a), -1),
+                                              reshape(args.value(b), -1))})
+def vdot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           f"got {input.shape[0]} and {other.shape[0]} elements respectively")
+    return vdot_op(input, other)
+
+
+def _eye_of(x):
+    return np.eye(x.shape[-2], x.shape[-1], dtype=x.dtype)
+
+
+# the identity matrix of x's last two sizes and dtype (a trace's gradient)
+eye_of = defop("eye_of", _eye_of, template="np.eye(*{0}.shape[-2:], dtype={0}.dtype)")
+trace_op = defop("trace", np.trace, "TraceBackward0",
+                 vjp=(lambda g, out, x: g * eye_of(x),), template="np.trace({0})", fresh=True)
+
+
+def _numpy_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    args.plain(out)
+    a = args.value(a)
+    if offset or dtype is not None or a.ndim != 2 or (axis1, axis2) not in (
+            (0, 1), (1, 0), (-2, -1), (-1, -2), (0, -1), (-1, 0), (-2, 1), (1, -2)):
+        raise args.Unsupported
+    return trace_op(a)
+
+
+@public("trace", function=True, method=True, numpy={
+    np.trace: _numpy_trace,
+    np.linalg.trace: lambda x, offset=0, dtype=None: _numpy_trace(x, offset, -2, -1, dtype)})
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return trace_op(input)
+
+
+cross_op = defop("linalg_cross", lambda x, y, dim: np.cross(x, y, axis=dim),
+                 "LinalgCrossBackward0",
+                 vjp=(lambda g, out, x, y, dim: cross_op(y, conj(g), dim=dim),
+                      lambda g, out, x, y, dim: cross_op(conj(g), x, dim=dim)),
+                 uses=("y", "x"), torch_args=("self", "other"),
+                 template="np.cross({0}, {1}, axis={dim})", fresh=True)
+
+
+def _cross(input, other, dim):
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = args.wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    args.broadcast_shape(input, other)
+    return cross_op(input, other, dim=d - input.ndim)
+
+
+@public("linalg.cross", function=True)
+def linalg_cross(input, other, *, dim=-1):
+    return _cross(input, other, dim)
+
+
+def _numpy_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    a, b = args.value(a), args.value(b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if not axisa == axisb == axisc or min(a.ndim, b.ndim) == 0 or (
+            axisa >= 0 and a.ndim != b.ndim):
+        raise args.Unsupported
+    d = axisa - a.ndim if axisa >= 0 else axisa
+    if -d > min(a.ndim, b.ndim) or a.shape[d] != 3 or b.shape[d] != 3:
+        raise args.Unsupported  # numpy's 2-vectors and its errors
+    return cross_op(a, b, dim=d)
+
+
+@public("cross", function=True, method=True, numpy={
+    np.cross: _numpy_cross,
+    np.linalg.cross: lambda x1, x2, axis=-1: _numpy_cross(x1, x2, axis=axis)})
+def cross(input, other, dim=None):
+    if dim is None:  # torch's deprecated default: the first dim of size 3
+        dim = next((d for d, n in enumerate(args.broadcast_shape(input, other)) if n == 3),
+                   None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross(input, other, dim)
+
+
+# ------------------------------------------------------------------ compositions
+def _vector(name: str, which: str, x) -> None:
+    if x.ndim != 1:
+        raise RuntimeError(f"{name}: Expected 1-D argument {which}, but got {x.ndim}-D")
+
+
+@public("outer", function=("outer", "ger"), method=("outer", "ger"),
+        numpy={np.outer: lambda a, b, out=None: _numpy_outer(a, b, out),
+               np.linalg.outer: args.numpy_form(lambda x1, x2: outer(args.value(x1),
+                                                                     args.value(x2)))})
+def outer(input, vec2):
+    _vector("outer", "self", input)
+    _vector("outer", "vec2", vec2)
+    return mul(unsqueeze_op(input, dim=1), vec2)
+
+
+def _numpy_outer(a, b, out):
+    args.plain(out)
+    return outer(reshape(args.value(a), -1), reshape(args.value(b), -1))
+
+
+def _contract(a, b, dims_a: tuple, dims_b: tuple):
+    """torch's tensordot: the contracted dims of ``a`` moved last and those of ``b`` first,
+    one matrix product, then the free dims back."""
+    named = tuple(zip(dims_a, dims_b))
+    dims_a = tuple(args.wrap_dim(d, a.ndim) for d in dims_a)
+    dims_b = tuple(args.wrap_dim(d, b.ndim) for d in dims_b)
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    for da, db, (na, nb) in zip(dims_a, dims_b, named):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {na} and second has size "
+                               f"{b.shape[db]} in dim {nb}")
+    k = int(np.prod([a.shape[d] for d in dims_a], dtype=np.int64))
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    left = reshape(permute_op(a, dims=tuple(free_a) + tuple(dims_a)), -1, k)
+    right = reshape(permute_op(b, dims=tuple(dims_b) + tuple(free_b)), k, -1)
+    return reshape_op(mm_op(left, right), shape=shape)
+
+
+def _dims_pair(dims, a, b) -> tuple:
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        return tuple(range(-dims, 0)), tuple(range(dims))
+    return tuple(tuple([d] if isinstance(d, int) else d) for d in dims)
+
+
+def _numpy_tensordot(a, b, axes=2):
+    a, b = args.value(a), args.value(b)
+    return tensordot(a, b, axes)
+
+
+@public("tensordot", function=True, numpy={
+    np.tensordot: _numpy_tensordot,
+    np.linalg.tensordot: lambda x1, x2, axes=2: _numpy_tensordot(x1, x2, axes)})
+def tensordot(a, b, dims=2, out=None):
+    args.plain(out)
+    return _contract(a, b, *_dims_pair(dims, a, b))
+
+
+@public("inner", function=True, method=True,
+        numpy={np.inner: lambda a, b: inner(args.value(a), args.value(b))})
+def inner(input, other):
+    if input.ndim == 0 or other.ndim == 0:
+        return mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return _contract(input, other, (input.ndim - 1,), (other.ndim - 1,))
+
+
+@public("kron", function=True, method=True,
+        numpy={np.kron: lambda a, b: kron(args.value(a), args.value(b))})
+def kron(input, other):
+    n = max(input.ndim, other.ndim)
+    a = reshape(input, *((1,) * (n - input.ndim) + tuple(input.shape)))
+    b = reshape(other, *((1,) * (n - other.ndim) + tuple(other.shape)))
+    # a's dims at the even positions, b's at the odd ones, then each pair merged
+    spread_a = reshape(a, *[s for d in a.shape for s in (d, 1)])
+    spread_b = reshape(b, *[s for d in b.shape for s in (1, d)])
+    return reshape(mul(spread_a, spread_b), *[i * j for i, j in zip(a.shape, b.shape)])

@@ -255,7 +255,13 @@ def _keys(e: Public) -> list:
     return ([("function", n) for n in e.functions] + [("method", n) for n in e.methods]
             + [("method", e.inplace)] * bool(e.inplace)
             + [("functional", n) for n in e.functional]
-            + [("numpy", getattr(f, "__name__", f)) for f in e.numpy])
+            + [("numpy", _numpy_name(f)) for f in e.numpy])
+
+
+def _numpy_name(f: Any) -> Any:
+    """numpy's full name of a function (``np.cross`` and ``np.linalg.cross`` differ)."""
+    name = getattr(f, "__name__", None)
+    return f if name is None else f"{getattr(f, '__module__', None) or 'numpy'}.{name}"
 
 
 def defop(name: str, forward: Callable, grad_fn: str | None = None, *,

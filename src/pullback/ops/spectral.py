@@ -1,0 +1,129 @@
+"""Spectral decompositions: torch.linalg.svd (reduced or full), svdvals and eigh, with
+torch's rules (svd_backward, linalg_eig_backward for Hermitian input) written in
+pullback's ops, and numpy's ``np.linalg.svd`` / ``eigh`` / ``eigvalsh``.
+
+The rules divide by the differences of the (squared) singular values or eigenvalues:
+as torch's, a gradient through ``U``, ``Vh`` or the eigenvectors is finite only when
+those are distinct (a degenerate eigenvalue has no unique eigenvectors: inf or NaN
+there, as in torch); the singular values' and eigenvalues' own gradients are always
+finite. ``eigh`` reads the lower triangle and its gradient is that of a symmetric
+(Hermitian) argument, as torch's is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import args
+from .decompositions import matrices, mH, square
+from .linalg import bmm, eye_of
+from .registry import defop, public
+from .results import return_type
+from .shape import getitem, unsqueeze_op
+
+return_types_svd = return_type("linalg_svd", ("U", "S", "Vh"))
+return_types_eigh = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+
+
+def _svd_grad(gU, gS, gVh, U, S, Vh):
+    """torch's svd_backward for the reduced factors (U: m x k, Vh: k x n)."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    S2 = S * S
+    E = unsqueeze_op(S2, dim=S2.ndim - 1) - unsqueeze_op(S2, dim=S2.ndim)
+    eye = eye_of(E)
+    E = E + eye  # 1 on the diagonal, where the skew parts below are 0
+    UhgU = bmm(mH(U), gU)
+    VhgV = bmm(Vh, mH(gVh))
+    gA = ((UhgU - mH(UhgU)) * unsqueeze_op(S, dim=S.ndim - 1)
+          + unsqueeze_op(S, dim=S.ndim) * (VhgV - mH(VhgV))) / E
+    gA = gA + unsqueeze_op(gS, dim=gS.ndim - 1) * eye
+    if m > k:
+        gUSinv = gU / unsqueeze_op(S, dim=S.ndim - 1)
+        gA = bmm(U, gA) + gUSinv - bmm(U, bmm(mH(U), gUSinv))
+        return bmm(gA, Vh)
+    if n > k:
+        SinvgVh = gVh / unsqueeze_op(S, dim=S.ndim)
+        gA = bmm(gA, Vh) + SinvgVh - bmm(bmm(SinvgVh, mH(Vh)), Vh)
+        return bmm(U, gA)
+    return bmm(U, bmm(gA, Vh))
+
+
+def _svd_rule(g, out, A, full_matrices):
+    U, S, Vh = out
+    gU, gS, gVh = g
+    if full_matrices:  # the columns of U and rows of Vh past k get no gradient
+        k = S.shape[-1]
+        U, gU = (getitem(x, (Ellipsis, slice(0, k))) for x in (U, gU))
+        Vh, gVh = (getitem(x, (Ellipsis, slice(0, k), slice(None))) for x in (Vh, gVh))
+    return _svd_grad(gU, gS, gVh, U, S, Vh)
+
+
+svd_op = defop("linalg_svd",
+               lambda A, full_matrices: tuple(np.linalg.svd(A, full_matrices=full_matrices)),
+               "LinalgSvdBackward0", outputs=return_types_svd, vjp=(_svd_rule,),
+               uses=("U S Vh",), torch_args=("A",),
+               template="np.linalg.svd({0}, full_matrices={full_matrices})")
+
+
+def _svdvals_rule(g, out, A):
+    U, S, Vh = svd_op(A, full_matrices=False)
+    return bmm(U * unsqueeze_op(g, dim=g.ndim - 1), Vh)
+
+
+svdvals_op = defop("linalg_svdvals", lambda A: np.linalg.svd(A, compute_uv=False),
+                   "LinalgSvdBackward0", vjp=(_svdvals_rule,), uses=("A",), torch_args=("A",),
+                   template="np.linalg.svd({0}, compute_uv=False)", fresh=True)
+
+
+def _eigh_rule(g, out, A, UPLO):
+    L, V = out
+    gL, gV = g
+    VhgV = bmm(mH(V), gV)
+    E = unsqueeze_op(L, dim=L.ndim - 1) - unsqueeze_op(L, dim=L.ndim)
+    eye = eye_of(E)
+    inner = (VhgV - mH(VhgV)) * 0.5 / (E + eye) + unsqueeze_op(gL, dim=gL.ndim - 1) * eye
+    return bmm(V, bmm(inner, mH(V)))
+
+
+eigh_op = defop("linalg_eigh", lambda A, UPLO: tuple(np.linalg.eigh(A, UPLO=UPLO)),
+                "LinalgEighBackward0", outputs=return_types_eigh, vjp=(_eigh_rule,),
+                uses=("eigenvalues eigenvectors",), torch_args=("A",),
+                template="np.linalg.eigh({0}, UPLO={UPLO})")
+
+
+def _numpy_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    a = args.value(a)
+    if hermitian:
+        raise args.Unsupported
+    matrices("linalg.svd", a)
+    return svd_op(a, full_matrices=bool(full_matrices)) if compute_uv else svdvals_op(a)
+
+
+@public("linalg.svd", function=True, numpy={np.linalg.svd: args.numpy_form(_numpy_svd)})
+def svd(A, full_matrices=True, *, driver=None):
+    matrices("linalg.svd", A)
+    return svd_op(A, full_matrices=bool(full_matrices))
+
+
+@public("linalg.svdvals", function=True, numpy={np.linalg.svdvals: args.numpy_form(
+    lambda x: svdvals(args.value(x)))})
+def svdvals(A, *, driver=None):
+    matrices("linalg.svdvals", A)
+    return svdvals_op(A)
+
+
+@public("linalg.eigh", function=True,
+        numpy={np.linalg.eigh: args.numpy_form(
+            lambda a, UPLO="L": eigh(args.value(a), UPLO=UPLO))})
+def eigh(A, UPLO="L"):
+    square("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return eigh_op(A, UPLO=UPLO)
+
+
+@public("linalg.eigvalsh", function=True,
+        numpy={np.linalg.eigvalsh: args.numpy_form(
+            lambda a, UPLO="L": eigvalsh(args.value(a), UPLO=UPLO))})
+def eigvalsh(A, UPLO="L"):
+    return eigh(A, UPLO)[0]
