@@ -25,6 +25,7 @@ from pullback.ops import shape as S
 
 from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
 from .cases_multi import MULTI_CASES
+from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
 
@@ -631,7 +632,7 @@ NONDIFF_CASES = [
 
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
-                     + STATISTICS_CASES + NONDIFF_CASES)
+                     + STATISTICS_CASES + NONDIFF_CASES + SHAPES_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

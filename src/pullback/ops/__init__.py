@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     elementwise,
     joining,
     linalg,
+    reshaping,
     methods,
     neural,
     pointwise,

@@ -1,0 +1,132 @@
+"""The public shape and indexing functions (ops/reshaping.py, ops/indexing.py) against
+torch (their torch names) and numpy (numpy's names on Tensors): values, gradients, the
+same under pb.compile and pb.grad, and torch's errors. The primitives' own cases are in
+ops/cases_shapes.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from . import raised
+
+M34 = (np.arange(12, dtype=np.float64).reshape(3, 4) * 7 % 12 - 5) / 4
+T234 = (np.arange(24, dtype=np.float64).reshape(2, 3, 4) * 5 % 24 - 11) / 8
+IDX = np.array([2, 0, 2])
+GATHER = np.array([[0, 3], [1, 1], [2, 0]])
+MASK = M34 > 0
+
+# torch's spelling, run on pullback and on torch: (expression on (module, *tensors), inputs)
+TORCH = {
+    "flip list": (lambda m, x: m.flip(x, [0, -1]), [T234]),
+    "flip method": (lambda m, x: x.flip(1), [M34]),
+    "fliplr": (lambda m, x: m.fliplr(x), [T234]),
+    "flipud": (lambda m, x: m.flipud(x), [M34]),
+    "roll dims": (lambda m, x: m.roll(x, (1, -1), (0, -1)), [T234]),
+    "roll flat": (lambda m, x: x.roll(7), [M34]),
+    "repeat": (lambda m, x: x.repeat(2, 1, 3), [M34]),
+    "tile short": (lambda m, x: m.tile(x, (2,)), [T234]),
+    "tile long": (lambda m, x: x.tile((2, 1, 1)), [M34]),
+    "movedim": (lambda m, x: m.movedim(x, 0, -1), [T234]),
+    "movedim pairs": (lambda m, x: x.moveaxis((0, 1), (2, 0)), [T234]),
+    "rot90": (lambda m, x: m.rot90(x), [M34]),
+    "rot90 k=2": (lambda m, x: m.rot90(x, 2, (1, 2)), [T234]),
+    "rot90 k=-1": (lambda m, x: x.rot90(-1, [0, 1]), [M34]),
+    "tril": (lambda m, x: m.tril(x, -1), [T234]),
+    "triu": (lambda m, x: x.triu(diagonal=2), [M34]),
+}
+
+# numpy's spelling, on Tensors and on arrays: (expression on (np, *values), inputs)
+NUMPY = {
+    "np.flip all": (lambda x: np.flip(x), [T234]),
+    "np.flip axis": (lambda x: np.flip(x, axis=(0, 2)), [T234]),
+    "np.fliplr": (lambda x: np.fliplr(x), [M34]),
+    "np.flipud": (lambda x: np.flipud(x), [M34]),
+    "np.roll flat": (lambda x: np.roll(x, -3), [M34]),
+    "np.roll axes": (lambda x: np.roll(x, (1, 2), axis=(1, 1)), [T234]),
+    "np.tile": (lambda x: np.tile(x, (2, 1, 2)), [M34]),
+    "np.moveaxis": (lambda x: np.moveaxis(x, [0, -1], [-1, 0]), [T234]),
+    "np.rot90": (lambda x: np.rot90(x, 3, axes=(2, 0)), [T234]),
+    "np.tril": (lambda x: np.tril(x, 1), [M34]),
+    "np.triu vector": (lambda x: np.triu(x), [M34[0]]),
+}
+
+
+def _weighted(out, w):
+    return (out * w).sum()
+
+
+@pytest.mark.parametrize("name", list(TORCH))
+def test_torch_spelling_matches_torch(name: str, torch) -> None:
+    fn, inputs = TORCH[name]
+    xs = [pb.tensor(v, requires_grad=True) for v in inputs]
+    ts = [torch.tensor(v, requires_grad=True) for v in inputs]
+    out, expected = fn(pb, *xs), fn(torch, *ts)
+    np.testing.assert_allclose(out.numpy(force=True), expected.detach().numpy())
+    assert type(out.grad_fn).__name__ == type(expected.grad_fn).__name__
+    w = np.random.default_rng(0).standard_normal(tuple(expected.shape))
+    _weighted(out, pb.tensor(w)).backward()
+    _weighted(expected, torch.tensor(w)).backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+    compiled = pb.compile(lambda *a: _weighted(fn(pb, *a), w))
+    grads = pb.grad(lambda *a: _weighted(fn(pb, *a), w), argnums=tuple(range(len(xs))))(
+        *[pb.tensor(v) for v in inputs])
+    np.testing.assert_allclose(float(compiled(*[pb.tensor(v) for v in inputs])),
+                               float(_weighted(expected, torch.tensor(w)).detach()), rtol=1e-12)
+    for g, t in zip(grads, ts):
+        np.testing.assert_allclose(np.asarray(g), t.grad.numpy())
+
+
+@pytest.mark.parametrize("name", list(NUMPY))
+def test_numpy_spelling_matches_numpy(name: str) -> None:
+    fn, inputs = NUMPY[name]
+    xs = [pb.tensor(v, requires_grad=True) for v in inputs]
+    out, expected = fn(*xs), fn(*inputs)
+    assert isinstance(out, pb.Tensor)
+    np.testing.assert_array_equal(out.numpy(force=True), expected)
+    w = np.random.default_rng(1).standard_normal(expected.shape)
+    _weighted(out, pb.tensor(w)).backward()
+    # the gradient of a rearrangement is w sent back: check it position by position
+    ids = np.arange(inputs[0].size, dtype=np.float64).reshape(inputs[0].shape)
+    want = np.zeros(inputs[0].size)
+    np.add.at(want, fn(ids).astype(np.int64).reshape(-1), w.reshape(-1))
+    if name == "np.triu vector":  # the zeros numpy puts below the diagonal take nothing
+        want = np.array([w[0, 0], w[:2, 1].sum(), w[:3, 2].sum(), w[:, 3].sum()])
+    else:
+        keep = fn(np.ones_like(inputs[0])).reshape(-1) != 0
+        want = np.zeros(inputs[0].size)
+        np.add.at(want, fn(ids).astype(np.int64).reshape(-1)[keep], w.reshape(-1)[keep])
+    np.testing.assert_allclose(xs[0].grad.numpy().reshape(-1), want)
+    g = pb.grad(lambda x: _weighted(fn(x), w))(inputs[0])
+    np.testing.assert_allclose(np.asarray(g).reshape(-1), want)
+
+
+ERRORS = {
+    "flip dim": lambda m: m.flip(m.ones(2, 3), [2]),
+    "flip repeated": lambda m: m.ones(2, 3).flip(0, -2),
+    "fliplr 1-d": lambda m: m.fliplr(m.ones(3)),
+    "roll dim": lambda m: m.roll(m.ones(2, 3), 1, 2),
+    "roll mismatch": lambda m: m.roll(m.ones(2, 3), (1, 2), 0),
+    "roll no dims": lambda m: m.roll(m.ones(2, 3), (1, 2)),
+    "repeat short": lambda m: m.ones(2, 3).repeat(2),
+    "movedim dim": lambda m: m.movedim(m.ones(2, 3), 0, 3),
+    "movedim repeated": lambda m: m.movedim(m.ones(2, 3, 4), (0, 0), (1, 2)),
+    "rot90 dims": lambda m: m.rot90(m.ones(2, 3), 1, (0, 0)),
+    "rot90 1-d": lambda m: m.rot90(m.ones(3)),
+    "tril 1-d": lambda m: m.tril(m.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_match_torch(name: str, torch) -> None:
+    assert raised(lambda: ERRORS[name](pb)) == raised(lambda: ERRORS[name](torch))
+
+
+def test_compiled_code_reads_like_numpy() -> None:
+    fn = pb.compile(lambda x: (pb.flip(x, [0]) * x.roll(1, 1)).tril().sum())
+    seen = pb.compiler.inspect(fn, pb.tensor(M34, requires_grad=True))
+    assert "np.flip(x, axis=0)" in seen.forward and "np.roll(x, 1, axis=1)" in seen.forward
+    assert "np.tril(" in seen.forward and "np.roll(" in seen.backward
