@@ -3,6 +3,8 @@ ops/reshaping.py) and of the indexing ops (ops/indexing.py)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .case_types import A, _c
 
 RESHAPING_CASES = [
@@ -31,4 +33,53 @@ RESHAPING_CASES = [
     _c("triu", A((0, 2)), p={"diagonal": 0}, torch=lambda T, x: x.triu()),
 ]
 
-SHAPES_CASES = RESHAPING_CASES
+
+def _i(values) -> A:
+    return A(values=values, domain="int")
+
+
+_ROWS = [[0, 3], [1, 1], [2, 0]]      # gather/scatter_add: repeats allowed
+_PLACES = [[0, 2], [3, 1], [2, 0]]    # scatter: distinct per row
+_MASK = A(values=[[True, False, True, False], [False, False, False, True],
+                  [True, True, False, False]], domain="bool")
+
+INDEXING_CASES = [
+    _c("index_select", A((3, 4)), _i([2, 0, 2]), p={"dim": 1},
+       torch=lambda T, x, i: x.index_select(1, i)),
+    _c("index_select", A((3, 4)), _i([1]), p={"dim": -2 % 2},
+       torch=lambda T, x, i: x.index_select(-2, i)),
+    _c("index_select", A((3, 0)), A((0,), "int"), p={"dim": 0},
+       torch=lambda T, x, i: x.index_select(0, i)),
+    _c("new_zeros", A((2,)), p={"value": 0, "shape": (2, 3)},
+       reference=lambda like: np.zeros((2, 3), like.dtype)),
+    _c("index_add", A((3, 4)), _i([0, 2, 0]), A((3, 3)), p={"dim": 1, "alpha": 1},
+       torch=lambda T, x, i, s: x.index_add(1, i, s)),
+    _c("index_add", A((3, 4)), _i([2]), A((1, 4)), p={"dim": 0, "alpha": -2.5},
+       torch=lambda T, x, i, s: x.index_add(0, i, s, alpha=-2.5)),
+    _c("index_fill", A((3, 4)), _i([1, 3]), p={"dim": 1, "value": -1.5},
+       torch=lambda T, x, i: x.index_fill(1, i, -1.5)),
+    _c("index_copy", A((3, 4)), _i([2, 0]), A((2, 4)), p={"dim": 0},
+       torch=lambda T, x, i, s: x.index_copy(0, i, s)),
+    _c("scatter", A((3, 4)), _i(_PLACES), A((3, 2)), p={"dim": 1},
+       torch=lambda T, x, i, s: x.scatter(1, i, s)),
+    _c("scatter", A((4, 3)), _i([[1, 0, 3]]), A((1, 3)), p={"dim": 0},
+       torch=lambda T, x, i, s: x.scatter(0, i, s)),
+    _c("scatter_value", A((3, 4)), _i(_PLACES), p={"dim": 1, "value": 2.0},
+       torch=lambda T, x, i: x.scatter(1, i, 2.0)),
+    _c("scatter_add", A((3, 4)), _i(_ROWS), A((3, 2)), p={"dim": 1},
+       torch=lambda T, x, i, s: x.scatter_add(1, i, s)),
+    _c("scatter_add", A((2, 3)), _i([[0, 1, 1], [1, 1, 0]]), A((2, 3)), p={"dim": 0},
+       torch=lambda T, x, i, s: x.scatter_add(0, i, s)),
+    _c("masked_fill", A((3, 4)), _MASK, p={"value": 0.5},
+       torch=lambda T, x, m: x.masked_fill(m, 0.5)),
+    _c("masked_fill", A((3, 4)), A(values=[True, False, False, True], domain="bool"),
+       p={"value": -np.inf}, torch=lambda T, x, m: x.masked_fill(m, -np.inf), fd=False),
+    _c("masked_fill", A(()), A(values=True, domain="bool"), p={"value": 1.0},
+       torch=lambda T, x, m: x.masked_fill(m, 1.0)),
+    _c("masked_fill_tensor", A((3, 4)), _MASK, A(()),
+       torch=lambda T, x, m, v: x.masked_fill(m, v)),
+    _c("masked_fill_tensor", A((3, 4)), A(values=[False, True, False, True], domain="bool"),
+       A(()), torch=lambda T, x, m, v: x.masked_fill(m, v)),
+]
+
+SHAPES_CASES = RESHAPING_CASES + INDEXING_CASES

@@ -36,6 +36,23 @@ TORCH = {
     "rot90 k=-1": (lambda m, x: x.rot90(-1, [0, 1]), [M34]),
     "tril": (lambda m, x: m.tril(x, -1), [T234]),
     "triu": (lambda m, x: x.triu(diagonal=2), [M34]),
+    "gather": (lambda m, x: m.gather(x, 1, m.tensor(GATHER)), [M34]),
+    "gather smaller": (lambda m, x: x.gather(0, m.tensor([[2, 0], [1, 1]])), [M34]),
+    "take_along_dim": (lambda m, x: m.take_along_dim(x, m.tensor([[0], [3], [1]]), 1), [M34]),
+    "take_along_dim bcast": (lambda m, x: x.take_along_dim(m.tensor([[[1, 0]]]), -1), [T234]),
+    "take_along_dim flat": (lambda m, x: m.take_along_dim(x, m.tensor([11, 0, 5])), [M34]),
+    "index_select": (lambda m, x: m.index_select(x, -1, m.tensor(IDX)), [T234]),
+    "index_select 0-d": (lambda m, x: x.index_select(0, m.tensor(1)), [M34]),
+    "index_add": (lambda m, x, s: x.index_add(0, m.tensor([2, 2]), s, alpha=2), [M34, M34[:2]]),
+    "index_copy": (lambda m, x, s: m.index_copy(x, 1, m.tensor([3, 0]), s), [M34, M34[:, :2]]),
+    "index_fill": (lambda m, x: x.index_fill(0, m.tensor([0, 2]), 3.5), [M34]),
+    "scatter": (lambda m, x, s: x.scatter(1, m.tensor([[3], [0], [1]]), s), [M34, M34[:, :1]]),
+    "scatter value": (lambda m, x: m.scatter(x, 0, m.tensor([[1, 2]]), value=-2.0), [M34]),
+    "scatter_add": (lambda m, x, s: x.scatter_add(1, m.tensor(GATHER), s), [M34, M34[:, :2]]),
+    "masked_fill": (lambda m, x: x.masked_fill(m.tensor(MASK), -1.0), [M34]),
+    "masked_fill bcast": (lambda m, x: m.masked_fill(x, m.tensor(MASK[0]), 2.0), [M34]),
+    "masked_fill tensor": (lambda m, x, v: x.masked_fill(m.tensor(MASK), v), [M34, np.array(3.)]),
+    "repeat_interleave": (lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2]), dim=0), [M34]),
 }
 
 # numpy's spelling, on Tensors and on arrays: (expression on (np, *values), inputs)
@@ -51,6 +68,13 @@ NUMPY = {
     "np.rot90": (lambda x: np.rot90(x, 3, axes=(2, 0)), [T234]),
     "np.tril": (lambda x: np.tril(x, 1), [M34]),
     "np.triu vector": (lambda x: np.triu(x), [M34[0]]),
+    "np.take": (lambda x: np.take(x, [[0, -1], [2, 2]], axis=1), [M34]),
+    "np.take flat": (lambda x: np.take(x, [7, 1, 7]), [M34]),
+    "np.take_along_axis": (lambda x: np.take_along_axis(x, GATHER, axis=1), [M34]),
+    "np.take_along_axis bcast": (lambda x: np.take_along_axis(x, np.array([[[2], [0], [1]]]), 2),
+                                 [T234]),
+    "np.repeat": (lambda x: np.repeat(x, [2, 0, 1], axis=0), [M34]),
+    "np.repeat flat": (lambda x: np.repeat(x, 2), [M34]),
 }
 
 
@@ -117,6 +141,12 @@ ERRORS = {
     "rot90 dims": lambda m: m.rot90(m.ones(2, 3), 1, (0, 0)),
     "rot90 1-d": lambda m: m.rot90(m.ones(3)),
     "tril 1-d": lambda m: m.tril(m.ones(3)),
+    "gather dim": lambda m: m.gather(m.ones(2, 3), 2, m.zeros(2, 3, dtype=m.int64)),
+    "gather ndim": lambda m: m.gather(m.ones(2, 3), 1, m.zeros(2, dtype=m.int64)),
+    "gather size": lambda m: m.gather(m.ones(2, 3), 1, m.zeros(3, 3, dtype=m.int64)),
+    "index_select dim": lambda m: m.ones(2, 3).index_select(-3, m.tensor([0])),
+    "index_select 2-d": lambda m: m.ones(2, 3).index_select(0, m.tensor([[0]])),
+    "masked_fill float mask": lambda m: m.ones(2).masked_fill(m.ones(2), 0.0),
 }
 
 

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     bindings,
     einsum,
     elementwise,
+    indexing,
     joining,
     linalg,
     reshaping,
