@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .pieces import Pieces
+from .rearranging import Rearranging
 from .statements import If, Line, NoGrad, fill  # noqa: F401  (oracle reads them here)
 
 # ----------------------------------------------------------------------------- modes
@@ -212,7 +213,7 @@ def _cap(v: float) -> float:
     return min(max(float(v), -1e100), 1e100)
 
 
-class Gen(Pieces):
+class Gen(Pieces, Rearranging):
     """Draws one program. ``rng`` is a ``random.Random``; every choice goes through it."""
 
     def __init__(self, seed: int, mode: str | None = None) -> None:
@@ -1168,6 +1169,7 @@ class Gen(Pieces):
         "unary": 22, "binary": 24, "reduce": 12, "matmul": 7, "shape": 12, "index": 9,
         "inplace": 12, "branch": 5, "where_mask": 3, "softmax": 4, "detach_cast": 3,
         "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4, "stat": 6,
+        "rearrange": 4, "gather": 4,
     }
 
     def program(self) -> Program:

@@ -82,4 +82,34 @@ INDEXING_CASES = [
        A(()), torch=lambda T, x, m, v: x.masked_fill(m, v)),
 ]
 
-SHAPES_CASES = RESHAPING_CASES + INDEXING_CASES
+
+
+def _tvjp_diagonal(offset: int, dim1: int, dim2: int, shape: tuple):
+    """torch's backward of diagonal at ``shape``, as a function of the gradient."""
+    def run(T, g):
+        x0 = T.zeros(shape, dtype=g.dtype, requires_grad=True)
+        return T.autograd.grad(x0.diagonal(offset, dim1, dim2), x0, g, create_graph=True)[0]
+    return run
+
+
+DIAGONAL_CASES = [
+    _c("diagonal", A((3, 4)), p={"offset": 0, "dim1": 0, "dim2": 1},
+       torch=lambda T, x: x.diagonal()),
+    _c("diagonal", A((3, 4)), p={"offset": -1, "dim1": 1, "dim2": 0},
+       torch=lambda T, x: x.diagonal(-1, 1, 0)),
+    _c("diagonal", A((2, 3, 4)), p={"offset": 2, "dim1": 2, "dim2": 0},
+       torch=lambda T, x: x.diagonal(2, -1, 0)),
+    _c("diagonal", A((2, 3)), p={"offset": 5, "dim1": 0, "dim2": 1},
+       torch=lambda T, x: x.diagonal(5)),
+    _c("diagonal_backward", A((2, 2)), p={"shape": (2, 3, 4), "offset": 1, "dim1": 2,
+                                          "dim2": 1},
+       torch=_tvjp_diagonal(1, 2, 1, (2, 3, 4))),
+    _c("diag_embed", A((3,)), p={"offset": 0, "dim1": 0, "dim2": 1},
+       torch=lambda T, x: T.diag_embed(x)),
+    _c("diag_embed", A((2, 3)), p={"offset": -2, "dim1": 2, "dim2": 0},
+       torch=lambda T, x: T.diag_embed(x, -2, 2, 0)),
+    _c("diag_embed", A((0,)), p={"offset": 1, "dim1": 0, "dim2": 1},
+       torch=lambda T, x: T.diag_embed(x, 1)),
+]
+
+SHAPES_CASES = RESHAPING_CASES + INDEXING_CASES + DIAGONAL_CASES

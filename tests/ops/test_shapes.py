@@ -53,6 +53,16 @@ TORCH = {
     "masked_fill bcast": (lambda m, x: m.masked_fill(x, m.tensor(MASK[0]), 2.0), [M34]),
     "masked_fill tensor": (lambda m, x, v: x.masked_fill(m.tensor(MASK), v), [M34, np.array(3.)]),
     "repeat_interleave": (lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2]), dim=0), [M34]),
+    "diagonal": (lambda m, x: m.diagonal(x, 1, -1, 0), [T234]),
+    "diag 1-d": (lambda m, x: m.diag(x, -1), [M34[0]]),
+    "diagflat": (lambda m, x: m.diagflat(x, 2), [M34[:2, :2]]),
+    "diag_embed": (lambda m, x: x.diag_embed(1, 0, -1), [M34]),
+    "narrow": (lambda m, x: m.narrow(x, -1, 1, 2), [T234]),
+    "narrow negative start": (lambda m, x: x.narrow(0, -2, 2), [M34]),
+    "expand_as": (lambda m, x: x[:1].expand_as(x), [M34]),
+    "broadcast_to": (lambda m, x: m.broadcast_to(x, (2, 3, 4)), [M34]),
+    "unflatten": (lambda m, x: x.unflatten(-1, (2, -1)), [T234]),
+    "unflatten view": (lambda m, x: m.unflatten(x.mT, 0, (2, 2)), [M34]),
 }
 
 # numpy's spelling, on Tensors and on arrays: (expression on (np, *values), inputs)
@@ -75,6 +85,9 @@ NUMPY = {
                                  [T234]),
     "np.repeat": (lambda x: np.repeat(x, [2, 0, 1], axis=0), [M34]),
     "np.repeat flat": (lambda x: np.repeat(x, 2), [M34]),
+    "np.diag": (lambda x: np.diag(x, 1), [M34]),
+    "np.diagonal": (lambda x: np.diagonal(x, -1, 2, 1), [T234]),
+    "np.atleast_3d": (lambda x: np.atleast_3d(x), [M34[0]]),
 }
 
 
@@ -147,7 +160,31 @@ ERRORS = {
     "index_select dim": lambda m: m.ones(2, 3).index_select(-3, m.tensor([0])),
     "index_select 2-d": lambda m: m.ones(2, 3).index_select(0, m.tensor([[0]])),
     "masked_fill float mask": lambda m: m.ones(2).masked_fill(m.ones(2), 0.0),
+    "diagonal same dims": lambda m: m.ones(2, 3).diagonal(0, 1, -1),
+    "diagonal dim": lambda m: m.ones(2, 3).diagonal(0, 0, 2),
+    "diag 3-d": lambda m: m.diag(m.ones(2, 2, 2)),
+    "narrow dim": lambda m: m.ones(2, 3).narrow(2, 0, 1),
+    "narrow length": lambda m: m.ones(2, 3).narrow(1, 2, 2),
+    "unflatten sizes": lambda m: m.ones(2, 6).unflatten(1, (4, -1)),
 }
+
+
+def test_views_share_the_version_counter(torch) -> None:
+    """diagonal, narrow, unflatten, expand_as and movedim are views, as in torch: a write
+    into the base shows through them and bumps their version; a write through a diagonal
+    reaches the base (CopySlices)."""
+    for m in (pb, torch):
+        x = m.tensor(M34, requires_grad=True)
+        base = x * 1
+        views = [base.diagonal(), base.narrow(1, 1, 2), base.unflatten(1, (2, 2)),
+                 base[:1].expand_as(base), base.movedim(0, 1)]
+        base.add_(1)
+        assert [v._version for v in views] == [1] * len(views)
+        np.testing.assert_allclose(np.asarray(views[0].detach()), np.diag(M34) + 1)
+        base.diagonal().mul_(3)
+        assert type(base.grad_fn).__name__ == "CopySlices"
+        base.sum().backward()
+        np.testing.assert_allclose(np.asarray(x.grad), 1 + 2 * np.eye(3, 4))
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

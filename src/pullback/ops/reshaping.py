@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from . import args
+from .joining import atleast
 from .reductions import sum_dim
 from .registry import defop, public
-from .shape import expand, permute, reshape, reshape_op
+from .shape import expand, expand_to, permute, reshape, reshape_op, slice_view, view
 
 
 def _axis_text(dims: Any, lit: Any) -> str:
@@ -273,3 +274,61 @@ triu = public("triu", function=True, method=True,
     _tri_public(triu_op, "triu"))
 
 
+
+
+# ------------------------------------------------------------- views, as torch's
+@public("narrow", function=True, method=True)
+def narrow(input, dim, start, length):
+    d = args.wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    n = input.shape[d]
+    start = int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but "
+                         f"got {start})")
+    start %= n if start < 0 else n + 1
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_view(input, index=(slice(None),) * d + (slice(start, start + int(length)),))
+
+
+@public("expand_as", method=True)
+def expand_as(input, other):
+    return expand_to(input, tuple(other.shape))
+
+
+@public("broadcast_to", function=True, method=True)
+def broadcast_to(input, size):
+    return expand_to(input, tuple(size))
+
+
+@public("unflatten", function=True, method=True)
+def unflatten(input, dim, sizes):
+    d = args.wrap_dim(dim, input.ndim)
+    sizes = args.shape_arg((sizes,))
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input.shape[d] if input.ndim else 1
+    known = int(np.prod([s for s in sizes if s != -1]))
+    inner = tuple(n // known if s == -1 and known else s for s in sizes)
+    if int(np.prod(inner)) != n or sizes.count(-1) > 1:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({n}) in the input tensor")
+    # splitting one dim is a view whatever the strides (torch's ViewBackward0)
+    return view(input, shape=tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:]))
+
+
+def _atleast(n: int):
+    def fn(*tensors):
+        items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
+            else tensors
+        out = [atleast(args.value(t), n) for t in items]
+        return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) \
+            else tuple(out)
+    return fn
+
+
+atleast_1d = public("atleast_1d", function=True, numpy={np.atleast_1d: _atleast(1)})(_atleast(1))
+atleast_2d = public("atleast_2d", function=True, numpy={np.atleast_2d: _atleast(2)})(_atleast(2))
+atleast_3d = public("atleast_3d", function=True, numpy={np.atleast_3d: _atleast(3)})(_atleast(3))
