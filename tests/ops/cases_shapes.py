@@ -112,4 +112,20 @@ DIAGONAL_CASES = [
        torch=lambda T, x: T.diag_embed(x, 1)),
 ]
 
-SHAPES_CASES = RESHAPING_CASES + INDEXING_CASES + DIAGONAL_CASES
+_ROW_MASK = A(values=[True, False, True, True], domain="bool")
+MASKING_CASES = [
+    _c("masked_select", A((3, 4)), _MASK, torch=lambda T, x, m: x.masked_select(m)),
+    _c("masked_select", A((4,)), _MASK, torch=lambda T, x, m: x.masked_select(m)),  # broadcast
+    _c("masked_select", A((3, 1)), _ROW_MASK, torch=lambda T, x, m: x.masked_select(m)),
+    _c("masked_select_backward", A((5,)), _MASK, p={"shape": (3, 4)},
+       torch=lambda T, g, m: T.zeros(3, 4, dtype=g.dtype).masked_scatter(m, g)),
+    _c("masked_scatter", A((3, 4)), _MASK, A((2, 5)),
+       torch=lambda T, x, m, s: x.masked_scatter(m, s)),
+    _c("masked_scatter", A((3, 4)), _ROW_MASK, A((9,)),
+       torch=lambda T, x, m, s: x.masked_scatter(m, s)),
+    _c("masked_scatter_backward", A((3, 4)), _MASK, p={"shape": (2, 5)},
+       torch=lambda T, g, m: T.nn.functional.pad(g.masked_select(m), (0, 5)).view(2, 5),
+       torch_name=False),  # torch: a masked_select, padded and viewed
+]
+
+SHAPES_CASES = RESHAPING_CASES + INDEXING_CASES + DIAGONAL_CASES + MASKING_CASES

@@ -63,6 +63,9 @@ TORCH = {
     "broadcast_to": (lambda m, x: m.broadcast_to(x, (2, 3, 4)), [M34]),
     "unflatten": (lambda m, x: x.unflatten(-1, (2, -1)), [T234]),
     "unflatten view": (lambda m, x: m.unflatten(x.mT, 0, (2, 2)), [M34]),
+    "masked_scatter": (lambda m, x, s: x.masked_scatter(m.tensor(MASK), s), [M34, T234]),
+    "masked_scatter bcast": (lambda m, x, s: m.masked_scatter(x, m.tensor(MASK[1]), s),
+                             [M34, M34]),
 }
 
 # numpy's spelling, on Tensors and on arrays: (expression on (np, *values), inputs)
@@ -197,3 +200,18 @@ def test_compiled_code_reads_like_numpy() -> None:
     seen = pb.compiler.inspect(fn, pb.tensor(M34, requires_grad=True))
     assert "np.flip(x, axis=0)" in seen.forward and "np.roll(x, 1, axis=1)" in seen.forward
     assert "np.tril(" in seen.forward and "np.roll(" in seen.backward
+
+
+def test_masked_select_is_eager_only(torch) -> None:
+    """masked_select's length depends on the mask's values: eager, as torch; refused by
+    the tracer (TraceError) as nonzero is."""
+    for mask in (MASK, MASK[2], M34[:, :1] > 0):
+        x, t = pb.tensor(M34, requires_grad=True), torch.tensor(M34, requires_grad=True)
+        out, expected = x.masked_select(pb.tensor(mask)), t.masked_select(torch.tensor(mask))
+        np.testing.assert_array_equal(out.numpy(force=True), expected.detach().numpy())
+        assert type(out.grad_fn).__name__ == type(expected.grad_fn).__name__
+        (out * out).sum().backward()
+        (expected * expected).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+    with pytest.raises(pb.compiler.TraceError, match="masked_select"):
+        pb.compile(lambda a: a.masked_select(a > 0).sum())(pb.tensor(M34))

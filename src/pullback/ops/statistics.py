@@ -512,7 +512,7 @@ def _numpy_argsort(a, axis, order):
 
 #: ops whose result's shape depends on the input's values: the compiler refuses them
 #: (a trace is specialized on shapes), so they run eagerly only
-SHAPE_FROM_DATA = frozenset({"nonzero"})
+SHAPE_FROM_DATA = frozenset({"nonzero", "masked_select"})  # (masking.py)
 nonzero_op = defop("nonzero", lambda x: np.argwhere(x).astype(np.int64),
                    template="np.argwhere({0})")
 
