@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     indexing,
     joining,
     linalg,
+    padding,
     masking,
     reshaping,
     methods,
