@@ -44,6 +44,7 @@ def _i(values) -> A:
 
 _ROWS = [[0, 3], [1, 1], [2, 0]]      # gather/scatter_add: repeats allowed
 _PLACES = [[0, 2], [3, 1], [2, 0]]    # scatter: distinct per row
+_TIED_X = [[1.0, 5.0, 2.0, 0.0], [3.0, 3.0, 1.0, 4.0], [0.0, 2.0, 2.0, 1.0]]
 _MASK = A(values=[[True, False, True, False], [False, False, False, True],
                   [True, True, False, False]], domain="bool")
 
@@ -74,6 +75,16 @@ INDEXING_CASES = [
        torch=lambda T, x, i, s: x.scatter_add(1, i, s)),
     _c("scatter_add", A((2, 3)), _i([[0, 1, 1], [1, 1, 0]]), A((2, 3)), p={"dim": 0},
        torch=lambda T, x, i, s: x.scatter_add(0, i, s)),
+    *[_c("scatter_reduce", A((3, 4)), _i(_ROWS), A((3, 2)),
+         p={"dim": 1, "reduce": r, "include_self": inc},
+         torch=lambda T, x, i, s, r=r, inc=inc: x.scatter_reduce(1, i, s, r, include_self=inc))
+      for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+    # ties: the gradient split evenly among the equal values (input's own counted)
+    *[_c("scatter_reduce", A(values=_TIED_X), _i([[1, 1], [1, 0], [2, 2]]),
+         A(values=[[5.0, 1.0], [3.0, 3.0], [2.0, 2.0]]),
+         p={"dim": 1, "reduce": r, "include_self": inc}, fd=False, tag="ties",
+         torch=lambda T, x, i, s, r=r, inc=inc: x.scatter_reduce(1, i, s, r, include_self=inc))
+      for r in ("amax", "amin") for inc in (True, False)],
     _c("masked_fill", A((3, 4)), _MASK, p={"value": 0.5},
        torch=lambda T, x, m: x.masked_fill(m, 0.5)),
     _c("masked_fill", A((3, 4)), A(values=[True, False, False, True], domain="bool"),

@@ -50,6 +50,8 @@ TORCH = {
     "scatter value": (lambda m, x: m.scatter(x, 0, m.tensor([[1, 2]]), value=-2.0), [M34]),
     "scatter_add": (lambda m, x, s: x.scatter_add(1, m.tensor(GATHER), s), [M34, M34[:, :2]]),
     "masked_fill": (lambda m, x: x.masked_fill(m.tensor(MASK), -1.0), [M34]),
+    "scatter_reduce": (lambda m, x, s: m.scatter_reduce(x, -1, m.tensor(GATHER), s, "amax",
+                                                        include_self=False), [M34, T234[0, :, :2]]),
     "masked_fill bcast": (lambda m, x: m.masked_fill(x, m.tensor(MASK[0]), 2.0), [M34]),
     "masked_fill tensor": (lambda m, x, v: x.masked_fill(m.tensor(MASK), v), [M34, np.array(3.)]),
     "repeat_interleave": (lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2]), dim=0), [M34]),

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     pointwise,
     reductions,
     sampling,
+    scatter_reduce,
     selection,
     shape,
     special,
