@@ -28,22 +28,30 @@ def _along(dim: int, index: Any) -> tuple:
     return (slice(None),) * dim + (index,)
 
 
-def _index_add(x, index, source, dim, alpha):
+def _written(x, where, value):
+    """A C-ordered copy of ``x`` with ``value`` written at ``where``."""
     out = np.array(x, copy=True, order="C")
-    np.add.at(out, _along(dim, index), source * alpha if alpha != 1 else source)
+    out[where] = value
     return out
+
+
+def _added(x, where, value):
+    """A C-ordered copy of ``x`` with ``value`` added at ``where`` (repeats add up)."""
+    out = np.array(x, copy=True, order="C")
+    np.add.at(out, where, value)
+    return out
+
+
+def _index_add(x, index, source, dim, alpha):
+    return _added(x, _along(dim, index), source * alpha if alpha != 1 else source)
 
 
 def _index_copy(x, index, source, dim):
-    out = np.array(x, copy=True, order="C")
-    out[_along(dim, index)] = source
-    return out
+    return _written(x, _along(dim, index), source)
 
 
 def _index_fill(x, index, dim, value):
-    out = np.array(x, copy=True, order="C")
-    out[_along(dim, index)] = value
-    return out
+    return _written(x, _along(dim, index), value)
 
 
 def _scaled(g: Any, alpha: Any) -> Any:
@@ -84,21 +92,15 @@ def _grid(index, dim):
 
 
 def _scatter(x, index, src, dim):
-    out = np.array(x, copy=True, order="C")
-    out[_grid(index, dim)] = src
-    return out
+    return _written(x, _grid(index, dim), src)
 
 
 def _scatter_add(x, index, src, dim):
-    out = np.array(x, copy=True, order="C")
-    np.add.at(out, _grid(index, dim), src)
-    return out
+    return _added(x, _grid(index, dim), src)
 
 
 def _scatter_value(x, index, dim, value):
-    out = np.array(x, copy=True, order="C")
-    out[_grid(index, dim)] = value
-    return out
+    return _written(x, _grid(index, dim), value)
 
 
 def _picked(g: Any, index: Any, dim: int) -> Any:
