@@ -266,3 +266,11 @@ def test_masked_select_is_eager_only(torch) -> None:
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
     with pytest.raises(pb.compiler.TraceError, match="masked_select"):
         pb.compile(lambda a: a.masked_select(a > 0).sum())(pb.tensor(M34))
+
+
+def test_where_of_a_condition_alone_is_nonzero(torch) -> None:
+    for cond in (M34 > 0, T234 < 0.25, np.array(True)):
+        ours, theirs = pb.where(pb.tensor(cond)), torch.where(torch.tensor(cond))
+        assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]
+    with pytest.raises(pb.compiler.TraceError, match="nonzero"):
+        pb.compile(lambda a: pb.where(a > 0)[0])(pb.tensor(M34))
