@@ -5,7 +5,7 @@ spellings.
 >>> import pullback as pb
 >>> x = pb.ones(3, 3, requires_grad=True)
 >>> x.diagonal(1).grad_fn, pb.diag_embed(pb.ones(2)).shape
-(<DiagonalBackward0 object at ...>, pullback.Size([2, 2]))
+(<DiagonalBackward0 object at ...>, (2, 2))
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ spellings.
 >>> import pullback as pb
 >>> x = pb.tensor([[1., 2.], [3., 4.]], requires_grad=True)
 >>> pb.flip(x, [0]).grad_fn, x.repeat(2, 1).shape
-(<FlipBackward0 object at ...>, pullback.Size([4, 2]))
+(<FlipBackward0 object at ...>, (4, 2))
 """
 
 from __future__ import annotations
