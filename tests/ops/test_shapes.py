@@ -121,6 +121,9 @@ NUMPY_VALUES = {
     "np.diff axis prepend": lambda x: np.diff(x, axis=0, prepend=0.5, append=x[:1]),
     "np.append flat": lambda x: np.append(x, [1.0, 2.0]),
     "np.append axis": lambda x: np.append(x, x * 2, axis=1),
+    "np.gradient": lambda x: np.gradient(x)[1] * 2 + np.gradient(x)[0],
+    "np.gradient axis spacing": lambda x: np.gradient(x, 0.5, axis=-1),
+    "np.gradient two rows": lambda x: np.gradient(x[:2], 2.0, 0.25)[0],
 }
 
 

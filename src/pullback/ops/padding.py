@@ -1,6 +1,6 @@
 """Padding and differences: torch's ``F.pad`` (constant, reflect, replicate, circular)
 and numpy's ``pad`` (constant, edge, reflect, symmetric, wrap), ``diff`` (torch's and
-numpy's) and numpy's ``append``.
+numpy's), numpy's ``gradient`` (uniform spacings, edge_order=1) and numpy's ``append``.
 
 A constant pad is a primitive (torch's ConstantPadNdBackward0, whose gradient is the
 slice of the padded region); the other modes repeat elements of the input, so they are
@@ -140,4 +140,38 @@ def _numpy_append(arr, values, axis=None):
     return cat_op(x, v, dim=args.axes(axis, np.ndim(x))[0])
 
 
-public("numpy_diff", numpy={np.diff: _numpy_diff, np.append: _numpy_append})(_numpy_diff)
+def _along(x: Any, d: int, part: slice) -> Any:
+    return slice_view(x, index=(slice(None),) * d + (part,))
+
+
+def _gradient_along(x: Any, d: int, h: float) -> Any:
+    """numpy's gradient along ``d`` with spacing ``h`` (edge_order=1): central
+    differences inside, one-sided ones at the two ends."""
+    n = x.shape[d]
+    if n < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                         "least (edge_order + 1) elements are required.")
+    first = (_along(x, d, slice(1, 2)) - _along(x, d, slice(0, 1))) / h
+    last = (_along(x, d, slice(n - 1, n)) - _along(x, d, slice(n - 2, n - 1))) / h
+    if n == 2:
+        return cat_op(first, last, dim=d)
+    inner = (_along(x, d, slice(2, None)) - _along(x, d, slice(0, n - 2))) / (2 * h)
+    return cat_op(first, inner, last, dim=d)
+
+
+def _numpy_gradient(f, *varargs, axis=None, edge_order=1):
+    x = args.value(f)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(
+        a % x.ndim for a in ((axis,) if np.ndim(axis) == 0 else axis))
+    args.axes(axes, x.ndim)
+    if edge_order != 1 or len(varargs) > 1 and len(varargs) != len(axes) or any(
+            np.ndim(h) for h in varargs):
+        raise args.Unsupported  # second-order edges, coordinate arrays: numpy's own
+    steps = [float(varargs[k] if len(varargs) > 1 else varargs[0]) if varargs else 1.0
+             for k in range(len(axes))]
+    out = tuple(_gradient_along(x, d, h) for d, h in zip(axes, steps))
+    return out[0] if len(out) == 1 else out
+
+
+public("numpy_diff", numpy={np.diff: _numpy_diff, np.append: _numpy_append,
+                            np.gradient: _numpy_gradient})(_numpy_diff)
