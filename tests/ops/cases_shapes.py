@@ -78,7 +78,14 @@ INDEXING_CASES = [
     *[_c("scatter_reduce", A((3, 4)), _i(_ROWS), A((3, 2)),
          p={"dim": 1, "reduce": r, "include_self": inc},
          torch=lambda T, x, i, s, r=r, inc=inc: x.scatter_reduce(1, i, s, r, include_self=inc))
-      for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+      for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)],
+    # prod with zeros: the product of the others where a zero is alone (first order exact)
+    *[_c("scatter_reduce", A(values=[[1.0, 5.0, 2.0, 0.0], [3.0, 0.0, 1.0, 4.0],
+                                     [0.0, 2.0, 2.0, 1.0]]), _i([[1, 1], [1, 0], [2, 2]]),
+         A(values=[[5.0, 0.0], [3.0, 3.0], [0.0, 0.0]]),
+         p={"dim": 1, "reduce": "prod", "include_self": inc}, tag="zeros", second_order=False,
+         torch=lambda T, x, i, s, inc=inc: x.scatter_reduce(1, i, s, "prod", include_self=inc))
+      for inc in (True, False)],
     # ties: the gradient split evenly among the equal values (input's own counted)
     *[_c("scatter_reduce", A(values=_TIED_X), _i([[1, 1], [1, 0], [2, 2]]),
          A(values=[[5.0, 1.0], [3.0, 3.0], [2.0, 2.0]]),
