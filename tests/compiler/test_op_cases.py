@@ -7,8 +7,11 @@ from ops.case_types import float_outputs
 from ops.cases import CASES
 
 import pullback as pb
+from pullback.ops.statistics import SHAPE_FROM_DATA
 
-DIFF = [c for c in CASES if c.differentiable and c.rng_seed is None]
+# (an op whose result's shape depends on the data runs eagerly only: the tracer refuses it)
+DIFF = [c for c in CASES if c.differentiable and c.rng_seed is None
+        and c.op not in SHAPE_FROM_DATA]
 
 # the kink cases evaluate log, sqrt and powers at 0 on purpose (as tests/ops does)
 pytestmark = [pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning"),
@@ -49,3 +52,12 @@ def test_compiled_and_grad_match_eager(case):
     grads = pb.grad(loss, argnums=tuple(nums))(*[pb.tensor(v) for v in values])
     for g, w in zip(grads, want):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_FROM_DATA))
+def test_ops_whose_shape_depends_on_the_data_are_refused(name):
+    case = next(c for c in CASES if c.op == name)
+    values = [pb.tensor(v) for v in case.inputs(np.float64, seed=0)]
+    for wrap in (pb.compile, pb.grad):
+        with pytest.raises(pb.compiler.TraceError, match=rf"{name}\(\).*depends on the data"):
+            wrap(lambda *v: case.fn(*v).sum() * 1.0)(*values)

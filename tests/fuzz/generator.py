@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .pieces import Pieces
+from .rearranging import Rearranging
 from .statements import If, Line, NoGrad, fill  # noqa: F401  (oracle reads them here)
 
 # ----------------------------------------------------------------------------- modes
@@ -212,7 +213,7 @@ def _cap(v: float) -> float:
     return min(max(float(v), -1e100), 1e100)
 
 
-class Gen(Pieces):
+class Gen(Pieces, Rearranging):
     """Draws one program. ``rng`` is a ``random.Random``; every choice goes through it."""
 
     def __init__(self, seed: int, mode: str | None = None) -> None:
@@ -1095,8 +1096,10 @@ class Gen(Pieces):
         a = self.pick()
         if h is None or a is None:
             return False
-        conds = ["float($0.sum()) > 0", "$0.sum().item() > 0", "bool(($0 > 0).any())",
-                 "float($0.max()) > 0.5", "$0.mean() < 0", "$0.min().item() < -0.5"]
+        # thresholds no exact result lands on (x - x, logaddexp2(-1, -1) are 0.0 in numpy
+        # and within rounding of it in torch, which would take the other branch)
+        conds = ["float($0.sum()) > 0.1", "$0.sum().item() > 0.1", "bool(($0 > 0.1).any())",
+                 "float($0.max()) > 0.6", "$0.mean() < -0.1", "$0.min().item() < -0.6"]
         cond = Line(self.rng.choice(conds), (h.name,))
         arms = []
         choices = self.unary_choices(a)
@@ -1168,6 +1171,7 @@ class Gen(Pieces):
         "unary": 22, "binary": 24, "reduce": 12, "matmul": 7, "shape": 12, "index": 9,
         "inplace": 12, "branch": 5, "where_mask": 3, "softmax": 4, "detach_cast": 3,
         "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4, "stat": 6,
+        "rearrange": 4, "gather": 4,
     }
 
     def program(self) -> Program:

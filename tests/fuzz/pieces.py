@@ -96,11 +96,16 @@ class Pieces:
         if not 1 <= len(lengths) <= 4:
             return False
         plain = t.startswith("T.tensor_split")  # slices: ordinary views
+        # FOUND: a write under no_grad into a piece of an argument's split: pb.compile
+        # raises TraceError (no writes to inputs) where torch raises RuntimeError (a
+        # multi-output view); test_found.py's "split piece of an argument" is its xfail
+        argument = a.family in {i.name for i in self.inputs}
         vals = []
         for k in lengths:
             shape = a.shape[:d % a.rank] + ((k,) if not unbind else ()) + a.shape[d % a.rank + 1:]
             v = self.out_val(shape, a.dtype, (a.lo, a.hi), a.req, family=a.family,
-                             contig=False, writable=a.writable if plain else self.chance(0.3))
+                             contig=False, writable=a.writable if plain else (
+                                 not argument and self.chance(0.3)))
             vals.append(v)
         names = ", ".join(v.name for v in vals) + ("," if len(vals) == 1 else "")
         self.body.append(Line(t.format(d=d), (a.name,), names))

@@ -244,7 +244,7 @@ where = defop("where", np.where, "WhereBackward0",
                    lambda g, out, cond, x, y: where(cond, 0, g)),
               uses=("", "cond", "cond"), template="np.where({0}, {1}, {2})",
               elementwise=True, fresh=True, torch_args=("condition", "self", "other"),
-              function=True, numpy={np.where: _numpy_where}, promote=(1, 2))
+              numpy={np.where: _numpy_where}, promote=(1, 2))  # pb.where: statistics.py
 
 # -------------------------------------------------------------- copies and dtypes
 cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",

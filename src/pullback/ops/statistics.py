@@ -512,7 +512,7 @@ def _numpy_argsort(a, axis, order):
 
 #: ops whose result's shape depends on the input's values: the compiler refuses them
 #: (a trace is specialized on shapes), so they run eagerly only
-SHAPE_FROM_DATA = frozenset({"nonzero"})
+SHAPE_FROM_DATA = frozenset({"nonzero", "masked_select"})  # (masking.py)
 nonzero_op = defop("nonzero", lambda x: np.argwhere(x).astype(np.int64),
                    template="np.argwhere({0})")
 
@@ -522,6 +522,19 @@ def nonzero(input, *, as_tuple=False):
     found = nonzero_op(input)
     if not as_tuple:
         return found
-    if not input.ndim:
-        return (found[:, 0] if found.shape[1] else reshape(found, -1),)
+    if not input.ndim:  # a 0-d tensor counts as one element: (tensor([0]),) when true
+        return (nonzero_op(reshape(input, (1,)))[:, 0],)
     return tuple(found[:, i] for i in range(input.ndim))
+
+
+@public("where", function=True)
+def where_function(condition, input=None, other=None):
+    """torch.where(condition, input, other) chooses elementwise (the ``where`` op);
+    torch.where(condition) is ``nonzero(condition, as_tuple=True)`` (eager only)."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() received an invalid combination of arguments - got "
+                        "(condition, input) or (condition, other=): pass both input and "
+                        "other, or neither")
+    return where(condition, input, other)
