@@ -44,6 +44,12 @@ class Rearranging:
         d = self.rng.randrange(-r, r)
         n = a.shape[d]
         lo, hi = a.lo, a.hi
+        if kind == "gather" and a.writable:
+            # FOUND: torch's gather saves self (for its sizes) and refuses a backward
+            # after self was written in place; pullback saves the index only (uses), so
+            # it does not: only values never written (arguments) are gathered from;
+            # test_found.py's "gather of a value written later" is its xfail
+            return False
         if kind == "gather":
             shape = tuple(self.rng.randint(1, 3) if k == d % r else self.rng.randint(1, m)
                           if m else 0 for k, m in enumerate(a.shape))

@@ -32,7 +32,7 @@ def _put_along(src, index, dim, shape):
 # the gradients of a selection: x gathered at the indices along dim, and the scatter
 # of a gradient back (torch's double backward of sort/topk is a ScatterBackward0)
 take_along = defop("take_along", lambda x, index, dim: np.take_along_axis(x, index, dim),
-                   "GatherBackward0", torch_args=("self", "index"), uses=("x index", ""),
+                   "GatherBackward0", torch_args=("self", "index"), uses=("index", ""),
                    vjp=(lambda g, out, x, index, dim: put_along(g, index, dim=dim,
                                                                 shape=x.shape), None),
                    template="np.take_along_axis({0}, {1}, axis={dim})")
