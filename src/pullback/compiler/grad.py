@@ -66,13 +66,13 @@ class GradVariant:
         self.seed = np.ones(value.shape, value.dtype)
         self.grad_slots = grad_slots(traced, nums)
         values = slot_values(traced, args)
-        self.grad_kinds = [_kind(values[s]) for s in self.grad_slots]
+        self.grad_kinds = [kind_of(values[s]) for s in self.grad_slots]
         # per argnums target: None for an array, else its structure (gradients rebuilt in it)
         self.grad_trees = [None if not traced.arg_slots[s][1] else tree_structure(args[k])
                            for k, s in zip(nums, self._first_slots(nums))]
         self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
             and len(traced.arg_slots) == len(args)
-        self.out_kind = _kind(args[nums[0]])
+        self.out_kind = kind_of(args[nums[0]])
         self.nums = nums
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
@@ -88,7 +88,7 @@ def grad_slots(traced: Traced, nums: tuple) -> list:
     return [j for k in nums for j, (i, _) in enumerate(traced.arg_slots) if i == k]
 
 
-def _check_target(name: str, k: int, a: Any) -> None:
+def check_target(name: str, k: int, a: Any) -> None:
     """An ``argnums`` target must hold only float arrays, Tensors or floats (JAX's rule)."""
     leaves = [a] if is_traced_arg(a) else tree_leaves(a)
     bad = [x for x in leaves if not is_traced_arg(x)] or ([] if leaves else [a])
@@ -98,7 +98,7 @@ def _check_target(name: str, k: int, a: Any) -> None:
                         f"{type(bad[0]).__name__} {bad[0]!r}")
 
 
-def _map_traced(f: Any, a: Any, *rest: Any) -> Any:
+def map_traced(f: Any, a: Any, *rest: Any) -> Any:
     """``f`` on ``a`` if it is a traced value, else on each traced leaf of the pytree."""
     if is_traced_arg(a):
         return f(a, *rest)
@@ -121,7 +121,7 @@ def pull_back(outs: list, targets: list, seeds: list, create_graph: bool) -> lis
                               allow_unused=True, materialize_grads=True))
 
 
-def _kind(a: Any) -> str:
+def kind_of(a: Any) -> str:
     return "tensor" if isinstance(a, Tensor) else "float" if isinstance(a, float) else "array"
 
 
@@ -129,7 +129,7 @@ def _array(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
 
 
-def _as_kind(kind: str, value: Any) -> Any:
+def as_kind(kind: str, value: Any) -> Any:
     """Return a value as the kind the user passed: Tensor, ndarray or Python float."""
     if kind == "tensor":
         return Tensor._make(np.asarray(value))
@@ -193,7 +193,7 @@ class GradFunction:
     def build(self, args: tuple) -> GradVariant:
         nums = self._argnums(len(args))
         for k in nums:
-            _check_target(self._name, k, args[k])
+            check_target(self._name, k, args[k])
         traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name, self.fn)
         g = traced.graph
         value = g.outputs[0]
@@ -250,14 +250,14 @@ class GradFunction:
                 self.has_aux and not isinstance(self.argnums, tuple) and \
                 variant.grad_trees == [None] and variant.grad_kinds[0] == "array":
             return (outs[0], grads[0]) if self.with_value else grads[0]  # numpy in and out
-        flat = iter([_as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)])
+        flat = iter([as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)])
         gs = [next(flat) if tree is None else tree_unflatten(
             tree, [next(flat) for _ in range(tree.num_leaves)]) for tree in variant.grad_trees]
         kind = variant.out_kind
         if variant.traced.out_tree is None:  # a single value: no tree to rebuild
-            full = _as_kind(kind, outs[0])
+            full = as_kind(kind, outs[0])
         else:
-            full = unflatten(variant.traced.out_tree, [_as_kind(kind, o) for o in outs])
+            full = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
         return self._result(full, gs)
 
     def _result(self, out: Any, grads: Sequence) -> Any:
@@ -272,13 +272,13 @@ class GradFunction:
     def _eager(self, args: tuple, nums: tuple) -> Any:
         """Inside a trace or on tensors that require grad: differentiable results."""
         for k in nums:
-            _check_target(self._name, k, args[k])
+            check_target(self._name, k, args[k])
         floats = float_dtype(args)
         keep = lambda x: x if has_graph(x) else proxy(x, True, floats)
-        call_args = [_map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
+        call_args = [map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
         out, grads = self._autograd(call_args, nums, create_graph=True)
         # each gradient on its argument's face, as the function saw the argument
-        return self._result(out, [_map_traced(lambda a, g: face_like(g, a), call_args[k], g)
+        return self._result(out, [map_traced(lambda a, g: face_like(g, a), call_args[k], g)
                                   for k, g in zip(nums, grads)])
 
     def fallback(self, args: tuple) -> Any:
@@ -286,13 +286,13 @@ class GradFunction:
         kinds ``run`` returns: numpy in, numpy out; Tensor in, Tensor out; float, float."""
         nums = self._argnums(len(args))
         floats = float_dtype(args)
-        call_args = [_map_traced(lambda x, k=k: proxy(x, k in nums, floats), a)
+        call_args = [map_traced(lambda x, k=k: proxy(x, k in nums, floats), a)
                      for k, a in enumerate(args)]
         out, grads = self._autograd(call_args, nums, create_graph=False)
         leaves, tree = flatten(out)
-        kind = _kind(args[nums[0]])
-        out = unflatten(tree, [_as_kind(kind, _array(x)) for _, x in leaves])
-        return self._result(out, [_map_traced(lambda a, g: _as_kind(_kind(a), g._data),
+        kind = kind_of(args[nums[0]])
+        out = unflatten(tree, [as_kind(kind, _array(x)) for _, x in leaves])
+        return self._result(out, [map_traced(lambda a, g: as_kind(kind_of(a), g._data),
                                               args[k], g) for k, g in zip(nums, grads)])
 
     def _autograd(self, call_args: list, nums: tuple, create_graph: bool) -> tuple:

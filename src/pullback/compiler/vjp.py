@@ -30,7 +30,7 @@ from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_u
 from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
-from .grad import _as_kind, _check_target, _kind, _map_traced, has_graph, pull_back
+from .grad import as_kind, check_target, has_graph, kind_of, map_traced, pull_back
 from .trace import float_dtype, is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -87,7 +87,7 @@ class VJPFunction:
         for p, ts in zip(self.primals, targets):
             gs = [next(it) for _ in ts]
             if not create:  # plain values in, plain values out
-                gs = [_as_kind(_kind(leaf), g._data) for leaf, g in zip(tree_leaves(p), gs)]
+                gs = [as_kind(kind_of(leaf), g._data) for leaf, g in zip(tree_leaves(p), gs)]
             result.append(gs[0] if is_traced_arg(p) else tree_unflatten(tree_structure(p), gs))
         return tuple(result)
 
@@ -95,7 +95,7 @@ class VJPFunction:
         """The output's leaves and the primals' leaves of a fresh eager run of ``fn``
         (inside a trace, the primals are that trace's constants)."""
         floats = float_dtype(self.primals)
-        args = [_map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
+        args = [map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
         with enable_grad():
             out = source.rewrite(self.fn)(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
@@ -106,12 +106,12 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     returns one gradient per primal, each in its primal's structure. Primals and the
     output may be pytrees (the cotangent has the output's structure)."""
     for k, p in enumerate(primals):
-        _check_target("vjp", k, p)
+        check_target("vjp", k, p)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
     floats = float_dtype(primals)
     keep = (lambda x: x if has_graph(x) else proxy(x, True, floats)) if nested else \
         (lambda x: proxy(x, True, floats))
-    args = [_map_traced(keep, p) for p in primals]
+    args = [map_traced(keep, p) for p in primals]
     with enable_grad():
         out = (source.rewrite(fn) if nested else compiled(fn))(*args)
     if has_aux:
@@ -127,8 +127,8 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     targets = [tree_leaves(a) for a in args]
     fn_out = VJPFunction(fn, has_aux, outs, tree, targets, primals, nested)
     if not nested:  # plain values in: plain values out, of the first primal's kind
-        kind = _kind(tree_leaves(primals)[0]) if primals else "tensor"
-        show = lambda x: _as_kind(kind, x.detach()._data) if isinstance(x, Tensor) else x
+        kind = kind_of(tree_leaves(primals)[0]) if primals else "tensor"
+        show = lambda x: as_kind(kind, x.detach()._data) if isinstance(x, Tensor) else x
         out = tree_map(show, out)
         if has_aux:
             aux = tree_map(show, aux)
