@@ -256,22 +256,24 @@ def check_eager(fn, prog: Program, data: dict, ref: Ref, call: int) -> None:
             _tensor_check("eager", call, name, want, got, key="local")
         elif got != want and not (want != want and got != got):
             raise Fail(Mismatch("eager", "local", call, f"{name} = {got!r}, torch's {want!r}"))
-    outs = result if isinstance(result, tuple) else (result,)
     total = _objective(result)
     if total.requires_grad != ref.total_req:
         raise Fail(Mismatch("eager", "requires_grad", call, f"the loss's requires_grad is "
                             f"{total.requires_grad}, torch's {ref.total_req}"))
-    del outs
-    e = None
+    _expect_error("eager", call, ref, "backward", _backward(total, ref))
+    if ref.error:
+        return
+    _grads_check("eager", call, ref, {k: args[k].grad for k in prog.x_names}, False)
+
+
+def _backward(total, ref: Ref) -> Exception | None:
+    """``total.backward()`` where torch's loss required grad: the error it raised."""
     if ref.total_req:
         try:
             total.backward()
         except Exception as ex:  # noqa: BLE001
-            e = ex
-    _expect_error("eager", call, ref, "backward", e)
-    if ref.error:
-        return
-    _grads_check("eager", call, ref, {k: args[k].grad for k in prog.x_names}, False)
+            return ex
+    return None
 
 
 def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
@@ -305,14 +307,7 @@ def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
         if o.requires_grad != req:
             raise Fail(Mismatch("compile", "requires_grad", call, f"output {k}."
                                 f"requires_grad is {o.requires_grad}, torch's {req}"))
-    total = _objective(result)
-    e = None
-    if ref.total_req:
-        try:
-            total.backward()
-        except Exception as ex:  # noqa: BLE001
-            e = ex
-    _expect_error("compile", call, ref, "backward", e)
+    _expect_error("compile", call, ref, "backward", _backward(_objective(result), ref))
     if ref.error or ref.grads is None:
         return
     _grads_check("compile", call, ref, {k: args[k].grad for k in prog.x_names}, False)
