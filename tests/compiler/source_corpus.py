@@ -1239,3 +1239,9 @@ NUMPY_ONLY = [old_element_kept]
 #: needs: eager execution, under torch's rules for in-place writes (pb.grad on tensors
 #: that require grad, inside another trace, falling back), refuses them; traced, they run
 EAGER_REFUSED = [writes_argument_row, helper_normalizes_rows]
+#: on Tensors the function sees torch's face: an element read is torch's view, not
+#: numpy's scalar copy, so reading x[i] and then writing into x is refused there too
+TENSOR_REFUSED = EAGER_REFUSED + [writes_argument, augments_argument]
+#: ... and functions whose result rests on numpy's element copies (swaps through a
+#: temporary): on Tensors they compute what torch computes, another function
+ELEMENT_COPIES = NUMPY_ONLY + [bubble_pass, reverse_in_place]

@@ -307,7 +307,10 @@ def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
         if o.requires_grad != req:
             raise Fail(Mismatch("compile", "requires_grad", call, f"output {k}."
                                 f"requires_grad is {o.requires_grad}, torch's {req}"))
-    _expect_error("compile", call, ref, "backward", _backward(_objective(result), ref))
+    e = _backward(_objective(result), ref)
+    if versions and e is not None and VERSION_ERROR in str(e):
+        return  # torch's own refusal (eagerly, after falling back): agreement too
+    _expect_error("compile", call, ref, "backward", e)
     if ref.error or ref.grads is None:
         return
     _grads_check("compile", call, ref, {k: args[k].grad for k in prog.x_names}, False)

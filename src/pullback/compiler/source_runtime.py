@@ -45,7 +45,7 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import no_grad
-from ..numpy_face import adopt, to_face
+from ..numpy_face import NumpyTensor, adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
 from ..ops.joining import cat_op, stack_op
@@ -460,11 +460,11 @@ def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def subscript(x: Any, index: Any) -> Any:
-    """``x[index]`` read by converted code: with numpy's semantics an element of a Tensor
-    (a 0-d result) is a copy, as numpy's scalar is, not a view that a later write into
-    ``x`` would change."""
+    """``x[index]`` read by converted code: with numpy's semantics an element of a
+    numpy-face value (a 0-d result) is a copy, as numpy's scalar is, not a view that a
+    later write into ``x`` would change (a Tensor's element stays torch's view)."""
     out = x[index]
-    if isinstance(x, Tensor) and isinstance(out, Tensor) and out._base is not None \
+    if type(x) is NumpyTensor and isinstance(out, Tensor) and out._base is not None \
             and out._data.ndim == 0 and not _keeps_array(index):
         entry = _ENTRY.get()
         if entry is not None and entry.numpy_semantics:
