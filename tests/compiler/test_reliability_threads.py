@@ -10,7 +10,7 @@ import pytest
 
 import pullback as pb
 from pullback import config
-from pullback.compiler import replay
+from pullback.compiler import replay, source_ast
 
 N_THREADS = 8
 TIMEOUT = 60  # seconds: a deadlock fails the test instead of hanging it
@@ -210,3 +210,32 @@ def test_replay_cache_evicting_under_threads_counts_every_backward(monkeypatch):
 
     run_threads(work)
     assert sum(replay.STATS.values()) == N_THREADS * rounds
+
+
+class _Cycle:
+    """Garbage only the cycle collector frees; its finalizer runs Python code, which is
+    where the interpreter switches threads, even in the middle of a C function."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        sum(range(50))
+
+
+def test_threads_converting_source_at_once_do_not_share_the_ast_depth():
+    """CPython keeps one AST depth counter per interpreter: a thread switch inside a
+    collection during one thread's parse let another thread's parse change it
+    ("SystemError: AST constructor recursion depth mismatch", once in CI). The
+    source pass parses and compiles under one lock."""
+    codes = [f.__code__ for f in (cube_sum, check_cube, data, run_threads)]
+
+    def work(k):
+        for _ in range(40):
+            for _ in range(100):
+                _Cycle()
+            for code in codes:
+                node = source_ast.parse_function(code)
+                assert node is not None and node.name == code.co_name
+
+    run_threads(work)

@@ -15,6 +15,7 @@ import inspect
 import os
 import sys
 import sysconfig
+import threading
 import types
 from typing import Any
 
@@ -31,6 +32,11 @@ _UNKNOWN = object()
 #: the ``from __future__`` flags a code object carries (compiled again with its own)
 _FUTURE = functools.reduce(lambda a, b: a | b, (getattr(__future__, f).compiler_flag
                                                 for f in __future__.all_feature_names))
+#: held while CPython turns source into AST objects or AST objects into code: the
+#: depth counter it keeps while doing so is one per interpreter, not per thread, so
+#: two threads converting at once (a thread switch inside a garbage collection)
+#: fail with "SystemError: AST constructor recursion depth mismatch"
+_AST_LOCK = threading.Lock()
 
 
 # ---------------------------------------------------------------- whose code
@@ -87,7 +93,8 @@ def parse_function(code: types.CodeType) -> Any:
     if indented:  # parse it where it stands: columns stay the file's
         text = "if 1:\n" + text
     try:
-        tree = gast.parse(text)
+        with _AST_LOCK:
+            tree = gast.parse(text)
     except SyntaxError:
         return None
     gast.increment_lineno(tree, start - 1 - indented)
@@ -410,8 +417,9 @@ def compile_function(node: Any, fn: types.FunctionType) -> types.CodeType:
         decorator_list=[], returns=None, type_comment=None, type_params=[])
     module = gast.Module(body=[gast.copy_location(factory, node)], type_ignores=[])
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
-    module_code = compile(tree, code.co_filename, "exec", flags=code.co_flags & _FUTURE,
-                          dont_inherit=True)
+    with _AST_LOCK:
+        module_code = compile(tree, code.co_filename, "exec",
+                              flags=code.co_flags & _FUTURE, dont_inherit=True)
     new = _child(_child(module_code, _FACTORY), cls)
     new = _child(new, code.co_name)
     if hasattr(new, "co_qualname"):
