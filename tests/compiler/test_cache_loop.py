@@ -1,6 +1,7 @@
 """The one cache-and-guard loop behind pb.compile, pb.grad and pb.value_and_grad:
 the same counters, the same retrace limit, the same warning and the same eager fallback."""
 
+import gc
 import warnings
 
 import numpy as np
@@ -171,3 +172,28 @@ def test_a_captured_tensor_that_changes_shape_is_retraced(door):
     c.data = pb.full((1,), 2.0)
     np.testing.assert_allclose(call(x)[1], np.full(3, 4.0))
     assert (fn.cache.info.misses, fn.cache.info.recompiles) == (2, 1)
+
+
+def test_the_cycle_collector_pauses_while_a_variant_is_built_and_only_then():
+    """Full collections walk every live object, and a long trace makes many: paused
+    while building, tracing time stays linear in the program's length."""
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise ValueError("fails while tracing")
+        return (x * x).sum()
+
+    assert gc.isenabled()
+    pb.grad(f)(np.ones(2))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError, match="fails while tracing"):
+        pb.grad(f)(np.ones(3))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        pb.grad(lambda x: (x * x).sum())(np.ones(2))
+        assert not gc.isenabled()  # the user's choice is kept
+    finally:
+        gc.enable()
