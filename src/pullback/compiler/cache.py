@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import types
 import warnings
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -329,3 +330,37 @@ class Cache:
     def variants(self) -> list:
         with self.lock:
             return [v for vs in self.entries.values() for v in vs]
+
+
+#: the caches of front doors over plain functions, shared by every front door made over
+#: the same code with the same closure cells, globals and defaults, so a
+#: ``pb.grad(lambda w: ...)`` made anew on each pass of a loop finds the variants the
+#: last one traced (the captured guards read those very cells and globals, so a
+#: rebinding still retraces): key -> (cache, the objects whose ids are in the key)
+_SHARED: OrderedDict = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+SHARED_CACHES = 256  # functions; the least recently made front door's cache goes first
+
+
+def cache_for(fn: Any, door: tuple, maxsize: int | None = None) -> Cache:
+    """The cache a front door (``door``: its name and settings) over ``fn`` uses."""
+    if not isinstance(fn, types.FunctionType):
+        return Cache(maxsize)
+    held = (fn.__closure__ or (), fn.__globals__, fn.__defaults__, fn.__kwdefaults__)
+    key = (door, maxsize, fn.__code__, tuple(map(id, held[0])), *map(id, held[1:]))
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            found = _SHARED[key] = (Cache(maxsize), held)
+            if len(_SHARED) > SHARED_CACHES:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(key)
+    return found[0]
+
+
+def reset() -> None:
+    """Forget every shared cache: front doors made from now on trace afresh (as
+    ``torch._dynamo.reset()``; a front door made before keeps its own)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()

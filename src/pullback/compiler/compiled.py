@@ -26,7 +26,7 @@ from ..ops.quiet import INSIDE, context, quietly
 from ..pytree import tree_map
 from ..tensor import Tensor
 from . import source
-from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
+from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .trace import (
     Traced,
     arg_array,
@@ -217,7 +217,7 @@ class CompiledFunction:
         self.fn = fn
         self.target = fn if target is None else target
         self.how = how  # the front door's name in messages
-        self.cache = Cache(maxsize)
+        self.cache = cache_for(self.target, (how,), maxsize)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
