@@ -44,31 +44,46 @@ def out_sizes(sizes: tuple, kernel: tuple, stride: tuple, padding: tuple,
 
 
 def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
-    """A read-only view ``(N, C, *L, *K)`` of the (already padded) ``(N, C, *S)``: the
-    window of kernel ``K`` at each of the ``L`` output positions.
+    """A read-only view ``(*lead, *L, *K)`` of the (already padded) ``(*lead, *S)``, one
+    spatial dim per kernel dim: the window of kernel ``K`` at each of the ``L`` output
+    positions.
 
     >>> windows(np.arange(5.).reshape(1, 1, 5), (2,), (2,), (1,))[0, 0]
     array([[0., 1.],
            [2., 3.]])
     """
-    lead, sizes = xp.shape[:2], xp.shape[2:]
-    ls = out_sizes(sizes, kernel, stride, (0,) * len(kernel), dilation)
-    st = xp.strides[2:]
+    d = len(kernel)
+    lead, sizes = xp.shape[:-d], xp.shape[-d:]
+    ls = out_sizes(sizes, kernel, stride, (0,) * d, dilation)
+    st = xp.strides[-d:]
     return as_strided(xp, lead + ls + tuple(kernel),
-                      xp.strides[:2] + tuple(a * s for a, s in zip(st, stride))
-                      + tuple(a * d for a, d in zip(st, dilation)), writeable=False)
+                      xp.strides[:-d] + tuple(a * s for a, s in zip(st, stride))
+                      + tuple(a * dl for a, dl in zip(st, dilation)), writeable=False)
 
 
-def _pad(x: np.ndarray, padding: tuple, value: float = 0.0) -> np.ndarray:
-    if not any(padding):
+def add_windows(out: np.ndarray, blocks: np.ndarray, stride: tuple, dilation: tuple) -> None:
+    """The adjoint of ``windows``: add ``blocks`` ``(*lead, *K, *L)`` into ``out``
+    ``(*lead, *S)`` where each window lies, one strided block per kernel offset."""
+    d = len(stride)
+    kernel, ls = blocks.shape[-2 * d:-d], blocks.shape[-d:]
+    lead = (slice(None),) * (out.ndim - d)
+    for k in np.ndindex(*kernel):
+        where = tuple(slice(i * dl, i * dl + st * (m - 1) + 1, st)
+                      for i, dl, st, m in zip(k, dilation, stride, ls))
+        out[lead + where] += blocks[lead + k]
+
+
+def pad_spatial(x: np.ndarray, before: tuple, after: tuple, value: float = 0.0) -> np.ndarray:
+    """``x`` padded with ``value`` on its last ``len(before)`` dims."""
+    if not any(before) and not any(after):
         return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding),
-                  constant_values=value)
+    lead = ((0, 0),) * (x.ndim - len(before))
+    return np.pad(x, lead + tuple(zip(before, after)), constant_values=value)
 
 
 def _im2col(x, kernel, dilation, padding, stride):
     d = len(kernel)
-    w = windows(_pad(x, padding), kernel, stride, dilation)  # (N, C, *L, *K)
+    w = windows(pad_spatial(x, padding, padding), kernel, stride, dilation)  # (N, C, *L, *K)
     n, c = x.shape[:2]
     order = (0, 1) + tuple(range(2 + d, 2 + 2 * d)) + tuple(range(2, 2 + d))
     return w.transpose(order).reshape(n, c * int(np.prod(kernel)), int(np.prod(w.shape[2:2 + d])))
@@ -80,12 +95,8 @@ def _col2im(cols, output_size, kernel, dilation, padding, stride):
     c = cols.shape[1] // int(np.prod(kernel))
     padded = tuple(s + 2 * p for s, p in zip(output_size, padding))
     ls = out_sizes(padded, kernel, stride, (0,) * d, dilation)
-    blocks = cols.reshape((n, c) + tuple(kernel) + ls)
     out = np.zeros((n, c) + padded, dtype=cols.dtype)
-    for k in np.ndindex(*kernel):  # each kernel offset adds one strided block
-        where = tuple(slice(i * dl, i * dl + st * (m - 1) + 1, st)
-                      for i, dl, st, m in zip(k, dilation, stride, ls))
-        out[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None)) + k]
+    add_windows(out, cols.reshape((n, c) + tuple(kernel) + ls), stride, dilation)
     inner = tuple(slice(p, p + s) for p, s in zip(padding, output_size))
     return np.ascontiguousarray(out[(slice(None), slice(None)) + inner])
 
