@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .convolution import add_windows, ntuple, pad_spatial, windows
+from .reductions import mean_dim
 from .registry import defop, public
 from .resampling import linear_pair
 from .results import return_type
@@ -275,6 +276,8 @@ def _adaptive_size(fn: str, input: Any, output_size: Any, d: int) -> tuple:
 @public("adaptive_avg_pool2d", function=True, functional=True)
 def adaptive_avg_pool2d(input, output_size):
     size = _adaptive_size("adaptive_avg_pool2d", input, output_size, 2)
+    if size == (1, 1):  # torch's global average: a mean
+        return mean_dim(input, dim=(input.ndim - 2, input.ndim - 1), keepdim=True)
     return adaptive_avg_pool2d_op(input, output_size=size, options=())
 
 
@@ -282,8 +285,7 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool1d(input, output_size):
     size = _adaptive_size("adaptive_avg_pool1d", input, output_size, 1)
     x = unsqueeze_op(input, dim=input.ndim - 1)
-    out = adaptive_avg_pool2d_op(x, output_size=(1,) + size, options=())
-    return squeeze_dim(out, dim=input.ndim - 1)
+    return squeeze_dim(adaptive_avg_pool2d(x, (1,) + size), dim=input.ndim - 1)
 
 
 @public("adaptive_max_pool2d", function=True, functional=True)
