@@ -24,6 +24,7 @@ import numpy as np
 from pullback.ops import shape as S
 
 from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
+from .cases_conv import CONV_OP_CASES
 from .cases_linalg import (
     DECOMPOSITION_CASES,
     FACTORIZATION_CASES,
@@ -31,7 +32,6 @@ from .cases_linalg import (
     PRODUCT_CASES,
     SPECTRAL_CASES,
 )
-from .cases_conv import CONV_OP_CASES
 from .cases_multi import MULTI_CASES
 from .cases_shapes import SHAPES_CASES
 

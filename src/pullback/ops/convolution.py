@@ -261,11 +261,12 @@ def _conv(fn: str, d: int, input, weight, bias, stride, padding, dilation, group
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     padded = tuple(s + 2 * p for s, p in zip(x.shape[2:], padding))
-    if any(dl * (k - 1) + 1 > s for s, k, dl in zip(padded, kernel, dilation)):
+    spans = [dl * (k - 1) + 1 for k, dl in zip(kernel, dilation)]
+    if any(n > s for s, n in zip(padded, spans)):
         raise RuntimeError(f"Calculated padded input size per channel: "
                            f"({' x '.join(map(str, padded))}). Kernel size: "
-                           f"({' x '.join(str(dl * (k - 1) + 1) for k, dl in zip(kernel, dilation))}"
-                           "). Kernel size can't be greater than actual input size")
+                           f"({' x '.join(map(str, spans))}). Kernel size can't be greater "
+                           "than actual input size")
     out = convolution(x, weight, bias, stride=stride, padding=padding, dilation=dilation,
                       transposed=False, output_padding=(0,) * d, groups=int(groups))
     return out if batched else squeeze_dim(out, dim=0)
