@@ -218,7 +218,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                                                    padding, dilation, ceil_mode)
     out = max_pool2d_op(input, kernel=kernel, stride=stride, padding=padding,
                         dilation=dilation, ceil_mode=bool(ceil_mode))
-    return out if return_indices else out.values
+    return (out.values, out.indices) if return_indices else out.values
 
 
 @public("max_pool1d", function=True, functional=True)
@@ -292,7 +292,7 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     size = _adaptive_size("adaptive_max_pool2d", input, output_size, 2)
     out = adaptive_max_pool2d_op(input, output_size=size)
-    return out if return_indices else out.values
+    return (out.values, out.indices) if return_indices else out.values
 
 
 @public("adaptive_max_pool1d", function=True, functional=True)
