@@ -59,6 +59,8 @@ CASES = {
     "pixel_unshuffle": (lambda T: T.nn.PixelUnshuffle(2), [data(2, 2, 4, 6)]),
     "upsample_nearest": (lambda T: T.nn.Upsample(scale_factor=2), [data(2, 3, 4, 5)]),
     "upsample_nearest_1d": (lambda T: T.nn.Upsample(size=7), [data(2, 3, 4)]),
+    "upsample_linear": (lambda T: T.nn.Upsample(scale_factor=1.7, mode="linear"),
+                        [data(2, 3, 5)]),
     "upsample_bilinear": (lambda T: T.nn.Upsample(size=(7, 3), mode="bilinear"),
                           [data(2, 3, 4, 5)]),
     "upsample_bilinear_corners": (lambda T: T.nn.Upsample(scale_factor=1.5, mode="bilinear",
@@ -193,6 +195,16 @@ def test_interpolate_errors_match_torch(kw, torch):
         torch.nn.functional.interpolate(torch.ones(1, 1, 4, 4), **kw)
     with pytest.raises(ValueError) as ours:
         pb.nn.functional.interpolate(pb.ones(1, 1, 4, 4), **kw)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("shape, mode", [((1, 2, 4), "bilinear"), ((1, 2, 4, 4), "linear"),
+                                         ((1, 2, 4, 4), "foo"), ((4, 4), "nearest")])
+def test_interpolate_mode_errors_match_torch(shape, mode, torch):
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.nn.functional.interpolate(torch.ones(shape), scale_factor=2, mode=mode)
+    with pytest.raises(NotImplementedError) as ours:
+        pb.nn.functional.interpolate(pb.ones(*shape), scale_factor=2, mode=mode)
     assert str(ours.value) == str(theirs.value)
 
 

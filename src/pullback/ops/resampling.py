@@ -1,5 +1,5 @@
 """Resampling: torch's ``pixel_shuffle``/``pixel_unshuffle`` and ``interpolate`` (modes
-nearest and bilinear), and the separable linear maps they and adaptive average
+nearest, linear and bilinear), and the separable linear maps they and adaptive average
 pooling share.
 
 Nearest and bilinear resampling and adaptive averaging are each a matrix per spatial
@@ -174,6 +174,8 @@ nearest1d, nearest1d_backward = linear_pair(
     "upsample_nearest1d", "UpsampleNearest1DBackward0", "nearest")
 nearest2d, nearest2d_backward = linear_pair(
     "upsample_nearest2d", "UpsampleNearest2DBackward0", "nearest")
+linear1d, linear1d_backward = linear_pair(
+    "upsample_linear1d", "UpsampleLinear1DBackward0", "bilinear")
 bilinear2d, bilinear2d_backward = linear_pair(
     "upsample_bilinear2d", "UpsampleBilinear2DBackward0", "bilinear")
 
@@ -205,7 +207,10 @@ def _output_size(input: Any, d: int, size: Any, scale_factor: Any) -> tuple:
 
 
 _MODES: dict[tuple, Callable] = {("nearest", 1): nearest1d, ("nearest", 2): nearest2d,
-                                 ("bilinear", 2): bilinear2d}
+                                 ("linear", 1): linear1d, ("bilinear", 2): bilinear2d}
+_TORCH_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area",
+                "nearest-exact")
+_RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 
 
 @public("interpolate", functional=True)
@@ -214,14 +219,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
+    if input.ndim not in (3, 4, 5) or mode not in _TORCH_MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.ndim}D) for the modes: "
+                                  f"{' | '.join(_TORCH_MODES)} (got {mode})")
     d = input.ndim - 2
     out, scales = _output_size(input, d, size, scale_factor)
     if recompute_scale_factor:
         scales = (None,) * d
+    if _RANK.get(mode, input.ndim) != input.ndim:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_RANK[mode]}D input")
     op = _MODES.get((mode, d))
     if op is None or antialias:
         raise NotImplementedError(f"interpolate: mode {mode!r} on {input.ndim}D input "
                                   f"{'with antialias ' if antialias else ''}is not supported "
-                                  "yet (nearest on 3D or 4D, bilinear on 4D are)")
+                                  "yet (nearest on 3D or 4D, linear on 3D, bilinear on 4D "
+                                  "are)")
     options = scales if mode == "nearest" else (bool(align_corners), scales)
     return op(input, output_size=out, options=options)
