@@ -179,6 +179,13 @@ def test_constructor_errors_match_torch(make, torch):
     lambda T, F: F.pixel_shuffle(T.ones(2, 3, 4, 4), 2),
     lambda T, F: F.pixel_unshuffle(T.ones(2, 4, 9, 8), 2),
     lambda T, F: F.adaptive_avg_pool2d(T.ones(9), 2),
+    lambda T, F: F.adaptive_max_pool2d(T.ones(4), 2),
+    lambda T, F: F.max_pool1d(T.ones(4), 2),
+    lambda T, F: F.avg_pool1d(T.ones(4), 2),
+    lambda T, F: F.unfold(T.ones(2, 2, 2, 2, 2), 2),
+    lambda T, F: F.conv_transpose1d(T.ones(2, 4, 9, 8), T.ones(4, 4, 3)),
+    lambda T, F: F.max_pool2d(T.ones(2, 3, 4, 4), 2, stride=0),
+    lambda T, F: F.conv2d(T.ones(2, 4, 9, 8), T.ones(6, 4, 3, 3), stride=(1, 2, 3)),
 ])
 def test_functional_errors_match_torch(call, torch):
     with pytest.raises(RuntimeError) as theirs:

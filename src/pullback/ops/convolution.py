@@ -339,8 +339,9 @@ def _block_args(kernel_size, dilation, padding, stride) -> tuple:
 @public("unfold", functional=True)
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (3, 4):
-        raise RuntimeError("Input Error: Only 3D or 4D input Tensors are supported (got "
-                           f"{input.ndim}D)")
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
     batched = input.ndim == 4
     x = input if batched else unsqueeze_op(input, dim=0)
     kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)

@@ -185,7 +185,9 @@ def _pool_args(fn, input, kernel_size, stride, padding, dilation, ceil_mode):
     if any(k <= 0 for k in kernel):
         raise RuntimeError(f"{fn}: kernel_size must be greater than zero, but got kH: "
                            f"{kernel[0]} kW: {kernel[1]}")
-    if any(s <= 0 for s in stride):
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(s < 0 for s in stride):
         raise RuntimeError(f"{fn}: stride must be greater than zero, but got dH: {stride[0]} "
                            f"dW: {stride[1]}")
     for k, p, dl in zip(kernel, padding, dilation):
@@ -224,18 +226,20 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 @public("max_pool1d", function=True, functional=True)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    _check_input("max_pool1d", input, 1)
+    if input.ndim not in (2, 3) or any(n == 0 for n in input.shape[-1:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
     stride = None if stride is None or stride == [] or stride == () else _as_2d(stride, 1)
     x = unsqueeze_op(input, dim=input.ndim - 1)
-    out = max_pool2d(x, _as_2d(kernel_size, 1), stride, _as_2d(padding, 0),
-                     _as_2d(dilation, 1), ceil_mode, True)
-    values = squeeze_dim(out.values, dim=input.ndim - 1)
+    values, indices = max_pool2d(x, _as_2d(kernel_size, 1), stride, _as_2d(padding, 0),
+                                 _as_2d(dilation, 1), ceil_mode, True)
+    values = squeeze_dim(values, dim=input.ndim - 1)
     if not return_indices:
         return values
-    return values, squeeze_dim(out.indices, dim=input.ndim - 1)
+    return values, squeeze_dim(indices, dim=input.ndim - 1)
 
 
-@public("avg_pool2d", function=True, functional=True)
+@public("avg_pool2d", functional=True)
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     _check_input("avg_pool2d", input, 2)
@@ -253,8 +257,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"avg_pool1d() input tensor must have 2 or 3 dimensions but input "
-                           f"has size {input.ndim}")
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "avg_pool1d)")
     stride = None if stride is None or stride == [] or stride == () else _as_2d(stride, 1)
     x = unsqueeze_op(input, dim=input.ndim - 1)
     out = avg_pool2d(x, _as_2d(kernel_size, 1), stride, _as_2d(padding, 0), ceil_mode,
@@ -264,7 +269,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def _adaptive_size(fn: str, input: Any, output_size: Any, d: int) -> tuple:
     if input.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{fn}(): Expected {d + 1}D or {d + 2}D tensor, but got "
+        colon = ":" if "max" in fn else ""  # (torch's two texts)
+        raise RuntimeError(f"{fn}(): Expected {d + 1}D or {d + 2}D tensor, but got{colon} "
                            f"{list(input.shape)}")
     sizes = (output_size,) * d if output_size is None or isinstance(
         output_size, (int, np.integer)) else tuple(output_size)
@@ -273,7 +279,7 @@ def _adaptive_size(fn: str, input: Any, output_size: Any, d: int) -> tuple:
     return tuple(int(n if s is None else s) for s, n in zip(sizes, input.shape[-d:]))
 
 
-@public("adaptive_avg_pool2d", function=True, functional=True)
+@public("adaptive_avg_pool2d", functional=True)
 def adaptive_avg_pool2d(input, output_size):
     size = _adaptive_size("adaptive_avg_pool2d", input, output_size, 2)
     if size == (1, 1):  # torch's global average: a mean
@@ -288,7 +294,7 @@ def adaptive_avg_pool1d(input, output_size):
     return squeeze_dim(adaptive_avg_pool2d(x, (1,) + size), dim=input.ndim - 1)
 
 
-@public("adaptive_max_pool2d", function=True, functional=True)
+@public("adaptive_max_pool2d", functional=True)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     size = _adaptive_size("adaptive_max_pool2d", input, output_size, 2)
     out = adaptive_max_pool2d_op(input, output_size=size)
