@@ -23,7 +23,7 @@ tensor([[[[10., 18.],
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -118,8 +118,12 @@ def _transposed_size(sizes, kernel, stride, padding, dilation, output_padding) -
         sizes, kernel, stride, padding, dilation, output_padding))
 
 
-def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+def _convolution(x, w, b=None, stride=None, padding=None, dilation=None, transposed=False,
+                 output_padding=None, groups=1):
     n, kernel = x.shape[0], w.shape[2:]
+    ones, zeros = (1,) * len(kernel), (0,) * len(kernel)
+    stride, dilation = stride or ones, dilation or ones
+    padding, output_padding = padding or zeros, output_padding or zeros
     kp = int(np.prod(kernel))
     if transposed:  # columns from the weight, added up into the image
         cin_g, cout_g = w.shape[0] // groups, w.shape[1]
@@ -181,9 +185,27 @@ def _conv_bias_rule(g, out, x, w, b, stride, padding, dilation, transposed, outp
     return sum_dim(g, dim=(0,) + tuple(range(2, g.ndim)), keepdim=False)
 
 
+def print_call(name: str, **trivial: Any) -> Callable:
+    """A template: ``ops.<name>(inputs, params)`` without the params whose value is the
+    trivial one (``trivial[k]``: 1 or 0 for every entry of a tuple, or the value itself),
+    which the forward takes by default."""
+    def is_trivial(k: str, v: Any) -> bool:
+        t = trivial.get(k, _NOTHING)
+        return v == t or isinstance(v, tuple) and bool(v) and all(e == t for e in v)
+
+    def text(e: Any, a: list, lit: Any) -> str:
+        kept = [f"{k}={lit(v)}" for k, v in e.params.items() if not is_trivial(k, v)]
+        return f"ops.{name}({', '.join(a + kept)})"
+    return text
+
+
+_NOTHING = object()
+
 # torch's convolution: one node for every dim, transposed or not, with or without a bias
 convolution = defop("convolution", _convolution, "ConvolutionBackward0", fresh=True,
                     torch_args=("input", "weight", "bias"),
+                    template=print_call("convolution", stride=1, padding=0, dilation=1,
+                                        transposed=False, output_padding=0, groups=1),
                     vjp=(_conv_input_rule, _conv_weight_rule, _conv_bias_rule),
                     uses=("w", "x", ""))
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .convolution import add_windows, ntuple, pad_spatial, windows
+from .convolution import add_windows, ntuple, pad_spatial, print_call, windows
 from .reductions import mean_dim
 from .registry import defop, public
 from .resampling import linear_pair
@@ -58,7 +58,7 @@ def _padded(x, kernel, stride, padding, dilation, ceil_mode, value):
 
 
 # ------------------------------------------------------------------------ max pooling
-def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+def _max_pool(x, kernel, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
     xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     w = windows(xp, kernel, stride, dilation)  # (*lead, Lh, Lw, Kh, Kw)
     flat = w.reshape(w.shape[:-2] + (kernel[0] * kernel[1],))
@@ -83,6 +83,7 @@ def scatter_max(g: Any, indices: Any, x: Any) -> Any:
 
 max_pool2d_op = defop(
     "max_pool2d", _max_pool, "MaxPool2DWithIndicesBackward0", outputs=Pooled,
+    template=print_call("max_pool2d", padding=0, dilation=1, ceil_mode=False),
     torch_args=("self",), uses=("indices",),
     vjp=(lambda g, out, x, kernel, stride, padding, dilation, ceil_mode:
          scatter_max(g.values, out.indices, x),))
@@ -127,7 +128,8 @@ def _divisor(sizes, outs, kernel, stride, padding, count_include_pad, divisor_ov
     return np.outer(dh, dw).astype(np.float64)
 
 
-def _avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _avg_pool(x, kernel, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
     xp, outs = _padded(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
     sums = windows(xp, kernel, stride, (1, 1)).sum(axis=(-2, -1))
     div = _divisor(x.shape[-2:], outs, kernel, stride, padding, count_include_pad,
@@ -153,6 +155,8 @@ def _avg_pool_backward(g, input_size, kernel, stride, padding, ceil_mode, count_
 
 avg_pool2d_op = defop(
     "avg_pool2d", _avg_pool, "AvgPool2DBackward0", torch_args=("self",), fresh=True,
+    template=print_call("avg_pool2d", padding=0, ceil_mode=False, count_include_pad=True,
+                        divisor_override=None),
     vjp=(lambda g, out, x, kernel, stride, padding, ceil_mode, count_include_pad,
          divisor_override: avg_pool2d_backward(
              g, input_size=tuple(x.shape[-2:]), kernel=kernel, stride=stride, padding=padding,
