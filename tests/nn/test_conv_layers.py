@@ -189,6 +189,8 @@ def test_constructor_errors_match_torch(make, torch):
     lambda T, F: F.conv_transpose1d(T.ones(2, 4, 9, 8), T.ones(4, 4, 3)),
     lambda T, F: F.max_pool2d(T.ones(2, 3, 4, 4), 2, stride=0),
     lambda T, F: F.conv2d(T.ones(2, 4, 9, 8), T.ones(6, 4, 3, 3), stride=(1, 2, 3)),
+    lambda T, F: F.conv2d(T.ones(2, 3, 5, 5), T.ones(4, 3, 3, 3, dtype=T.float64)),
+    lambda T, F: F.conv2d(T.ones(2, 3, 5, 5), T.ones(4, 3, 3, 3), T.ones(4, dtype=T.float64)),
 ])
 def test_functional_errors_match_torch(call, torch):
     with pytest.raises(RuntimeError) as theirs:

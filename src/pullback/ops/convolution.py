@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import args
 from .einsum import einsum_op
 from .padding import constant_pad
 from .reductions import sum_dim
@@ -242,7 +243,24 @@ def _same_padding(kernel: tuple, dilation: tuple, stride: tuple) -> tuple | None
     return tuple(t // 2 for t in totals), tuple(t % 2 for t in totals)
 
 
+_C_NAMES = {"Double": "double", "Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
+
+
+def _check_types(input: Any, weight: Any, bias: Any) -> None:
+    """torch's texts for a weight or bias of another dtype than the input."""
+    kinds = [args.dtype_name(t) for t in (input, weight)]
+    if kinds[0] != kinds[1]:
+        raise RuntimeError(f"Input type (torch.{kinds[0]}Tensor) and weight type "
+                           f"(torch.{kinds[1]}Tensor) should be the same or input should be a "
+                           "MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and args.dtype_name(bias) != kinds[0]:
+        names = [_C_NAMES.get(k, k) for k in (kinds[0], args.dtype_name(bias))]
+        raise RuntimeError(f"Input type ({names[0]}) and bias type ({names[1]}) should be the "
+                           "same")
+
+
 def _check_conv(input: Any, weight: Any, bias: Any, groups: int, transposed: bool) -> None:
+    _check_types(input, weight, bias)
     shape = list(weight.shape)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
