@@ -9,7 +9,7 @@ import pytest
 
 import pullback as pb
 
-from .helpers import assert_same_run, run_both
+from .helpers import assert_same_run, copy_weights, run_both
 
 # torch warns that padding="same" with an even kernel copies the input (it does here too)
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning")
@@ -241,3 +241,27 @@ def test_cnn_trains_compiled_as_eagerly():
         compiled(x).backward()
     for p, w in zip(model.parameters(), want):
         np.testing.assert_allclose(p.grad.numpy(), w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda T: T.nn.Conv2d(2, 4, 3, stride=2, padding=1, groups=2), (2, 2, 5, 5)),
+    (lambda T: T.nn.ConvTranspose2d(2, 4, 3, stride=2, output_padding=1), (2, 2, 4, 4)),
+    (lambda T: T.nn.Sequential(T.nn.Conv1d(2, 3, 2), T.nn.Tanh(), T.nn.MaxPool1d(2),
+                               T.nn.Upsample(scale_factor=2, mode="linear")), (2, 2, 7)),
+    (lambda T: T.nn.Sequential(T.nn.Conv2d(2, 3, 2), T.nn.Tanh(), T.nn.AvgPool2d(2, 1),
+                               T.nn.AdaptiveAvgPool2d(2)), (2, 2, 6, 5)),
+])
+def test_gradient_penalty_matches_torch(make, shape, torch):
+    """Double backward: the weights' gradient of |d sum(out^2) / d x|^2."""
+    models = [make(pb), make(torch)]
+    copy_weights(models[0], models[1])
+    x0 = data(*shape)
+    results = []
+    for T, model in zip((pb, torch), models):
+        x = T.tensor(x0.copy(), requires_grad=True)
+        out = model(x)
+        (gx,) = T.autograd.grad((out * out).sum(), x, create_graph=True)
+        (gx * gx).sum().backward()
+        results.append([p.grad.numpy().copy() for p in model.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
