@@ -55,7 +55,7 @@ class _ConvNd(Module):
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "['valid', 'same']")
+                                 "{'valid', 'same'}")
             if padding == "same" and any(s != 1 for s in self.stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
