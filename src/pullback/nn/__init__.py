@@ -18,10 +18,10 @@ from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
-from .rnn import RNN, RNNCell
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "Bilinear", "CompiledModule", "CrossEntropyLoss",
-           "Flatten", "Identity", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict",
-           "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "ReLU",
-           "RNN", "RNNCell", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
-           "functional", "init"]
+           "Flatten", "GRU", "GRUCell", "Identity", "LSTM", "LSTMCell", "Linear", "LogSoftmax",
+           "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
+           "ParameterDict", "ParameterList", "ReLU", "RNN", "RNNCell", "Sequential", "Sigmoid",
+           "Softmax", "Tanh", "Unflatten", "functional", "init"]
