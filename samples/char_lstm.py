@@ -107,7 +107,7 @@ def main(steps):
         model.lstm(pb.zeros(1, 5, len(chars)), (pb.zeros(1, 1, 7), pb.zeros(1, 1, HIDDEN)))
     except RuntimeError as error:
         print("expected error: RuntimeError:", error)
-    print("next: src/pullback/nn/rnn.py (how LSTM and GRU are built from pb ops)")
+    print("next: docs/nn.md, section 2 (the recurrent layers: RNN, LSTM, GRU and their cells)")
 
 
 if __name__ == "__main__":

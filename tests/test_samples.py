@@ -290,3 +290,13 @@ def test_tour_includes_the_compiler_samples():
     assert "=== 20_compile_and_grad.py ===\nCompiling a function:" in proc.stdout
     assert "CompiledFunctionBackward" in proc.stdout
     assert proc.stdout.rstrip().endswith("all 1 samples ran")
+
+
+def test_digits_loop_serves_a_convolution_too():
+    """_training.py gives a CNN sample its data as (N, 1, 8, 8) images."""
+    proc = _run("-c", "from _training import digits_data\n"
+                "train, x_test, y_test = digits_data((1, 8, 8), batch_size=32)\n"
+                "xb, yb = next(iter(train))\n"
+                "print(tuple(xb.shape), tuple(yb.shape), tuple(x_test.shape), len(train))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "(32, 1, 8, 8) (32,) (360, 1, 8, 8) 45"
