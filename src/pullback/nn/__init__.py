@@ -34,12 +34,13 @@ from .pooling import (
     Unfold,
     Upsample,
 )
-from .rnn import RNN, RNNCell
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
-           "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CompiledModule", "Conv1d", "Conv2d",
-           "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss", "Fold", "Flatten",
-           "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
-           "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-           "PixelShuffle", "PixelUnshuffle", "ReLU", "RNN", "RNNCell", "Sequential", "Sigmoid",
-           "Softmax", "Tanh", "Unflatten", "Unfold", "Upsample", "functional", "init"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
+           "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CompiledModule", "Conv1d",
+           "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
+           "Flatten", "Fold", "GRU", "GRUCell", "Identity", "LSTM", "LSTMCell", "Linear",
+           "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module", "ModuleDict",
+           "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "PixelShuffle",
+           "PixelUnshuffle", "RNN", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
+           "Unflatten", "Unfold", "Upsample", "functional", "init"]
