@@ -164,6 +164,18 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "loss curve: ",
         "expected error: RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x8 and "
         "64x128)", "next: samples/char_lstm.py"]),
+    # 6 epochs: the accuracy test below asserts >= 97 % for both modes
+    "digits_cnn.py": (["--epochs", "6", "--plot",
+                       os.path.join(tempfile.gettempdir(), "pullback_digits_cnn_loss.png")], [
+        "data: 1437 training and 360 test images, batches of 64",
+        "(0): Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))",
+        "(2): MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)",
+        "epoch   1/6", "epoch   6/6", "final test accuracy (eager): ",
+        "final test accuracy (compiled): ", "time per epoch (compiled): ",
+        "compiled loss cache: CacheInfo(hits=", ", recompiles=0, fallbacks=0",
+        "expected error: RuntimeError: Given groups=1, weight of size [16, 1, 3, 3], expected "
+        "input[4, 8, 8, 1] to have 1 channels, but got 8 channels instead",
+        "next: samples/char_lstm.py"]),
     "char_lstm.py": (["--steps", "12"], [
         "text: 3346 characters, 53 distinct, from alice_rabbit_hole.txt",
         "(lstm): LSTM(53, 128, batch_first=True)",
@@ -245,6 +257,13 @@ def test_digits_mlp_reaches_97_percent_in_its_test_budget():
     assert len(accuracies) == 2 and min(accuracies) >= 97.0, proc.stdout
     losses = re.findall(r"eager loss (\S+) .*compiled loss (\S+) ", proc.stdout)
     assert len(losses) == 12 and all(a == b for a, b in losses)  # the same run twice
+
+
+def test_digits_cnn_reaches_97_percent_in_its_test_budget():
+    proc = _run_once("digits_cnn.py", *TRAINING["digits_cnn.py"][0])
+    assert proc.returncode == 0, proc.stderr
+    accuracies = _accuracies(proc.stdout)
+    assert len(accuracies) == 2 and min(accuracies) >= 97.0, proc.stdout
 
 
 def test_char_lstm_learns():
