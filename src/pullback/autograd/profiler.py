@@ -136,23 +136,23 @@ def aten_name(op: Any) -> str:
 
 # ------------------------------------------------------------ what the layers call
 def op_start(op: Any) -> None:
-    """The recorder's dispatch, before ``op`` runs (only while ``record.PROFILING``)."""
+    """The recorder's dispatch, before ``op`` runs (only while ``record.PROFILING``). An
+    op's forward runs on arrays, so ops do not nest: an op range still open here is one
+    whose op raised, and it ends now."""
     rec = current()
     if rec is not None:
-        rec.push(aten_name(op))
+        stack = rec.stack
+        if stack and stack[-1].is_op:
+            rec.close(stack[-1])
+        rec.push(aten_name(op)).is_op = True
 
 
 def op_end(op: Any, args: tuple, result: Any) -> None:
     """The recorder's dispatch, after ``op`` made ``result`` from ``args``."""
     rec = current()
-    if rec is None:
-        return
-    name = aten_name(op)
-    for ev in reversed(rec.stack):
-        if ev.name == name:
-            break
-    else:
-        return
+    if rec is None or not rec.stack or not rec.stack[-1].is_op:
+        return  # (a profiler entered inside the op: it did not see the start)
+    ev = rec.stack[-1]
     if rec.record_shapes:
         ev.input_shapes = rec.shapes(args)
     node = getattr(result, "_grad_fn", None)
@@ -221,10 +221,11 @@ def _wrap_module(mod: Any) -> None:
         rec = current()
         if rec is None:
             return fn(*args)
+        run = detailed(mod, fn) if rec.compiled_detail else fn  # (made outside the range)
         ev = rec.push(name, shapes=rec.shapes(args))
         out = None
         try:
-            out = (detailed(mod, fn) if rec.compiled_detail else fn)(*args)
+            out = run(*args)
             return out
         finally:
             rec.close(ev, out)

@@ -13,12 +13,12 @@ microseconds (floats) as in torch; memory is bytes of the arrays a range made.
 (3.0, 2.0)
 >>> print(EventList([ev, child]).key_averages().table(sort_by="cpu_time_total"))
 ... # doctest: +NORMALIZE_WHITESPACE
----------  ------------  ------------  ------------  ------------  ------------  ------------
-     Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls
----------  ------------  ------------  ------------  ------------  ------------  ------------
-aten::mul        66.67%       2.000us       100.00%       3.000us       3.000us             1
- aten::to        33.33%       1.000us        33.33%       1.000us       1.000us             1
----------  ------------  ------------  ------------  ------------  ------------  ------------
+-------------  ------------  ------------  ------------  ------------  ------------  ------------
+         Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls
+-------------  ------------  ------------  ------------  ------------  ------------  ------------
+    aten::mul        66.67%       2.000us       100.00%       3.000us       3.000us             1
+     aten::to        33.33%       1.000us        33.33%       1.000us       1.000us             1
+-------------  ------------  ------------  ------------  ------------  ------------  ------------
 Self CPU time total: 3.000us
 <BLANKLINE>
 """
@@ -81,6 +81,7 @@ class FunctionEvent(_Times):
     or ``user_annotation`` (``record_function``)."""
 
     count = 1
+    is_op = False  # an op of the table (ops do not nest: see profiler.op_start)
 
     def __init__(self, id: int, name: str, thread: int, start_ns: int, end_ns: int = -1,
                  input_shapes: list | None = None, sequence_nr: int = -1,
