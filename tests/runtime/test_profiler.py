@@ -342,3 +342,19 @@ def test_aten_names_of_table_ops():
     assert profiler.aten_name(OPS["sum_all"]) == "aten::sum"
     assert profiler.aten_name(OPS["index_select"]) == "aten::index_select"
     assert profiler.aten_name(OPS["argmax"]) == "aten::argmax"
+
+
+def test_first_call_of_a_compiled_function_shows_its_trace():
+    @pb.compile
+    def g(x):
+        return (x * 3).sum()
+
+    with pb.autograd.profiler.profile() as prof:
+        g(pb.ones(2))
+    top = [e for e in prof.function_events if e.cpu_parent is None]
+    assert top[0].name.startswith("pb.compile: trace ") and top[0].name.endswith("g")
+    assert [c.name for c in top[0].cpu_children] == ["aten::mul", "aten::sum"]
+    assert [t.name for t in top[1:]] == ["compiled::" + top[1].name.split("::")[1]]
+    table = prof.key_averages().table(top_level_events_only=True)
+    assert "This report only display top-level ops statistics" in table
+    assert "aten::mul" not in table and "pb.compile: trace" in table

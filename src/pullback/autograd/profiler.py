@@ -161,13 +161,14 @@ def op_end(op: Any, args: tuple, result: Any) -> None:
     rec.close(ev, result)
 
 
-class _Range:
-    """A range on this thread's profiler, if it has one (else nothing happens)."""
+class Range:
+    """A range on this thread's profiler, if it has one (else nothing happens).
+    ``made``, if set inside, counts as the range's memory."""
 
-    def __init__(self, name: str, kind: str, args: tuple = ()) -> None:
+    def __init__(self, name: str, kind: str = "cpu_op", args: tuple = ()) -> None:
         self.name, self.kind, self.args = name, kind, args
 
-    def __enter__(self) -> _Range:
+    def __enter__(self) -> Range:
         rec = self.rec = current()
         if rec is not None:
             self.ev = rec.push(self.name, self.kind, rec.shapes(self.args))
@@ -178,9 +179,9 @@ class _Range:
             self.rec.close(self.ev, getattr(self, "made", None))
 
 
-def function_range(cls: type, args: tuple) -> _Range:
+def function_range(cls: type, args: tuple) -> Range:
     """A custom Function's forward, named after its class (as torch names it)."""
-    return _Range(cls.__name__, "cpu_op", args)
+    return Range(cls.__name__, "cpu_op", args)
 
 
 def profiled_runner(run: Callable) -> Callable:
@@ -387,7 +388,7 @@ class record_function:
         self.args = args
 
     def __enter__(self) -> record_function:
-        self._range = _Range(self.name, "user_annotation").__enter__()
+        self._range = Range(self.name, "user_annotation").__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:

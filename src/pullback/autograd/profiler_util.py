@@ -152,14 +152,18 @@ class FunctionEventAvg(_Times):
         self.self_cpu_memory_usage = 0
         self.input_shapes: Any = None
         self.stack: list = []
-        self.cpu_parent = None
+        self.cpu_parent: Any = None
+        self.cpu_children: list = []
         self.is_user_annotation = False
 
     def add(self, other: Any) -> FunctionEventAvg:
-        if self.key is None:
+        if self.key is None:  # the first event's fields, as torch takes them
             self.key = other.key
             self.input_shapes = other.input_shapes
             self.is_user_annotation = other.is_user_annotation
+            self.cpu_parent = other.cpu_parent
+            self.cpu_children = other.cpu_children
+            self.stack = other.stack
         self.count += other.count
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total

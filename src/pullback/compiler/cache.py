@@ -20,6 +20,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from ..autograd import profiler
 from ..autograd.grad_mode import STATE
 from ..numpy_face import NumpyTensor
 from ..settings import config
@@ -248,7 +249,9 @@ class Cache:
                 with self.lock:
                     self.info.misses += 1
                     self.info.recompiles += bool(tried)
-                variant = door.build(args)
+                name = getattr(door.fn, "__qualname__", type(door.fn).__name__)
+                with profiler.Range(f"pb.{door.how}: trace {name}"):  # (its ops inside)
+                    variant = door.build(args)
                 self.add(key, variant)
                 tried.append(variant)
                 pending = [variant]
