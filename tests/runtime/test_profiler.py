@@ -230,6 +230,8 @@ def test_nested_and_reentered_profilers_are_refused():
             pass
     with pytest.raises(RuntimeError, match="^Profiler didn't finish running$"):
         pb.autograd.profiler.profile().key_averages()
+    with pytest.raises(ValueError, match="use_cuda=True needs a GPU"):
+        pb.autograd.profiler.profile(use_cuda=True)
 
 
 def test_disabled_and_outside_record_nothing():

@@ -39,6 +39,7 @@ from .profiler_util import EventList, FunctionEvent
 ALREADY_ENABLED = "Profiler is already enabled on this thread"
 NOT_REENTRANT = "Profiler context manager is not reentrant"
 NOT_FINISHED = "Profiler didn't finish running"
+NO_GPU = "profile: use_cuda=True needs a GPU; pullback runs on the CPU only"
 EVALUATE = "autograd::engine::evaluate_function: "
 
 _clock = time.perf_counter_ns
@@ -308,9 +309,12 @@ class profile:
     ``compiled_detail=True`` adds a range per generated statement inside). A profiler
     already on in this thread is refused (torch's message)."""
 
-    def __init__(self, enabled: bool = True, *, record_shapes: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False,
-                 use_cpu: bool = True, compiled_detail: bool = False) -> None:
+    def __init__(self, enabled: bool = True, *, use_cuda: bool = False,
+                 record_shapes: bool = False, profile_memory: bool = False,
+                 with_stack: bool = False, use_cpu: bool = True,
+                 compiled_detail: bool = False) -> None:
+        if use_cuda:
+            raise ValueError(NO_GPU)
         self.enabled = enabled
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
