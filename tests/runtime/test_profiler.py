@@ -163,6 +163,8 @@ def test_record_function_nests_and_decorates():
     kids = sum(c.cpu_time_total for c in outer.cpu_children)
     assert outer.self_cpu_time_total == pytest.approx(outer.cpu_time_total - kids)
     assert [e.name for e in prof.function_events if e.cpu_parent is None] == ["outer"]
+    assert type(outer).__name__ == "FunctionEvent"  # torch's types (reference 11.3)
+    assert type(prof.key_averages()).__name__ == "EventList"
     with pb.autograd.profiler.record_function("not profiled"):
         pass  # no profiler: nothing happens
 
@@ -224,6 +226,7 @@ def test_nested_and_reentered_profilers_are_refused():
                 pass
         pb.ones(2) * 2
     assert _names(outer) == ["aten::mul"]
+    assert _columns(str(outer))[0] == "Name"  # print(prof): the events' table
     assert not record.PROFILING
     with pytest.raises(RuntimeError, match="^Profiler context manager is not reentrant$"):
         with outer:
