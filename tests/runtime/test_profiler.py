@@ -213,6 +213,15 @@ def test_chrome_trace(tmp_path):
         assert set(e) == {"ph", "cat", "name", "pid", "tid", "ts", "dur", "args"}
         assert isinstance(e["ts"], float) and e["dur"] >= 0
         assert e["tid"] == threading.get_native_id()
+    flows = [e for e in trace["traceEvents"] if e["ph"] in "sf"]
+    starts = [e for e in flows if e["ph"] == "s"]
+    ends = [e for e in flows if e["ph"] == "f"]
+    # forward op -> the node it made: mul -> MulBackward0, sum -> SumBackward0
+    assert [s["id"] for s in starts] == [f["id"] for f in ends]
+    linked = [sorted(e["name"] for e in complete if e["args"].get("Sequence number") == s["id"])
+              for s in starts]
+    assert sorted(linked) == [["MulBackward0", "aten::mul"], ["SumBackward0", "aten::sum"]]
+    assert all(e["cat"] == "fwdbwd" for e in flows)
     loss, mul = complete[0], complete[1]
     assert loss["cat"] == "user_annotation" and mul["cat"] == "cpu_op"
     assert mul["args"]["Input Dims"] == [[3, 4], []]

@@ -284,7 +284,9 @@ def build_table(events: list, sort_by: str | None, row_limit: int, max_name: int
 
 def chrome_trace(events: list) -> dict:
     """Chrome's trace-event format: one complete event (``ph`` "X", ``ts`` and ``dur``
-    in microseconds) per range, process and thread names as metadata events."""
+    in microseconds) per range, process and thread names as metadata events, and a flow
+    (``ph`` "s" then "f", category "fwdbwd", as torch's) from each forward op to the
+    backward node it made, when both were recorded."""
     pid = os.getpid()
     threads = sorted({e.thread for e in events})
     trace: list = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
@@ -301,4 +303,16 @@ def chrome_trace(events: list) -> dict:
             args["Stack"] = e.stack
         trace.append({"ph": "X", "cat": e.kind, "name": e.name, "pid": pid, "tid": e.thread,
                       "ts": e.start_ns / 1e3, "dur": e.cpu_time_total, "args": args})
-    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+    return {"traceEvents": trace + _flows(events, pid), "displayTimeUnit": "ms"}
+
+
+def _flows(events: list, pid: int) -> list:
+    ops = {e.sequence_nr: e for e in events if e.is_op and e.sequence_nr >= 0}
+    flows = []
+    for e in events:
+        op = ops.get(e.sequence_nr) if not e.is_op and e.sequence_nr >= 0 else None
+        if op is not None:
+            flow = {"id": e.sequence_nr, "pid": pid, "cat": "fwdbwd", "name": "fwdbwd"}
+            flows.append({"ph": "s", "tid": op.thread, "ts": op.start_ns / 1e3, **flow})
+            flows.append({"ph": "f", "bp": "e", "tid": e.thread, "ts": e.start_ns / 1e3, **flow})
+    return flows
