@@ -369,6 +369,13 @@ def test_first_call_of_a_compiled_function_shows_its_trace():
     assert top[0].name.startswith("pb.compile: trace ") and top[0].name.endswith("g")
     assert [c.name for c in top[0].cpu_children] == ["aten::mul", "aten::sum"]
     assert [t.name for t in top[1:]] == ["compiled::" + top[1].name.split("::")[1]]
+    with pb.autograd.profiler.profile() as prof:
+        x = pb.ones(2, requires_grad=True)
+        g(x).backward()  # a new variant, and its backward generated on first use
+    node = next(e for e in prof.function_events if e.name == "CompiledFunctionBackward")
+    made, ran = node.cpu_children
+    assert made.name.startswith("pb.compile: codegen ") and made.name.endswith("_backward")
+    assert ran.name == "compiled::" + made.name.split()[-1]
     table = prof.key_averages().table(top_level_events_only=True)
     assert "This report only display top-level ops statistics" in table
     assert "aten::mul" not in table and "pb.compile: trace" in table
