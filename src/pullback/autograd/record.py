@@ -97,9 +97,11 @@ _profile_end: Any = None
 
 def set_profiling(on: bool, start: Any = None, end: Any = None) -> None:
     """The profiler's registration point: ``start(op)`` before each op, ``end(op, args,
-    result)`` after it, until ``set_profiling(False)``."""
+    result)`` after it, until ``set_profiling(False)`` (which keeps the callbacks: an op
+    another thread is running may still call ``end``)."""
     global PROFILING, _profile_start, _profile_end
-    _profile_start, _profile_end = start, end
+    if on:
+        _profile_start, _profile_end = start, end
     PROFILING = on
 
 
