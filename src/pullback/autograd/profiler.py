@@ -236,6 +236,13 @@ def _wrap_module(mod: Any) -> None:
     mod.fn = timed
 
 
+def _new_module(mod: Any) -> None:
+    """A module generated while profilers are on (maybe in another thread) is timed."""
+    with _LOCK:
+        if _ACTIVE:
+            _wrap_module(mod)
+
+
 def _unwrap_module(mod: Any) -> None:
     fn = mod.__dict__.pop("_pb_untimed", None)
     if fn is not None:
@@ -285,7 +292,7 @@ def _start(rec: Recorder) -> None:
         if _ACTIVE == 1:
             for mod in list(codegen.MODULES):
                 _wrap_module(mod)
-            codegen.on_new_module(_wrap_module)
+            codegen.on_new_module(_new_module)
             record.set_profiling(True, op_start, op_end)
 
 
