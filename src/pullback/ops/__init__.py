@@ -6,6 +6,7 @@ Importing this package declares them all, family by family.
 """
 
 from . import (  # noqa: F401
+    activations,
     bindings,
     decompositions,
     diagonals,

@@ -1,0 +1,53 @@
+"""Op cases of torch.nn.functional's primitives: activations (ops/activations.py),
+normalization (ops/normalization.py), embedding (ops/embedding.py) and the losses
+(ops/losses.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .case_types import A, _c
+
+F = "nn.functional"
+R34 = A((3, 4))
+# values on both sides of every kink (hardtanh's +-1, hardswish's +-3, leaky_relu's 0),
+# off the kinks themselves (finite differences straddle no kink)
+SPREAD = A(values=[[-4.1, -2.7, -1.3, -0.6], [-0.2, 0.3, 0.8, 1.4], [2.2, 3.3, 5.1, 6.7]])
+_SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
+def _f(name, **kw):
+    return lambda T, *xs: getattr(T.nn.functional, name)(*xs, **kw)
+
+
+ACTIVATION_CASES = [
+    _c("hardtanh", SPREAD, p={"min_val": -1.0, "max_val": 1.0}, torch=_f("hardtanh")),
+    _c("hardtanh", SPREAD, p={"min_val": 0.0, "max_val": 6.0}, tag="relu6",
+       torch=_f("hardtanh", min_val=0.0, max_val=6.0)),
+    # on the bounds: torch's gradient is 0 there
+    _c("hardtanh", A(values=[-1.0, 1.0, 0.5]), p={"min_val": -1.0, "max_val": 1.0},
+       tag="bounds", fd=False, torch=_f("hardtanh")),
+    _c("leaky_relu", SPREAD, p={"negative_slope": 0.2}, torch=_f("leaky_relu", negative_slope=0.2)),
+    _c("elu", SPREAD, p={"alpha": 1.5, "scale": 1.0, "input_scale": 1.0},
+       torch=_f("elu", alpha=1.5)),
+    _c("elu", SPREAD, p={"alpha": _SELU[0], "scale": _SELU[1], "input_scale": 1.0}, tag="selu",
+       torch=_f("selu")),
+    _c("celu", SPREAD, p={"alpha": 0.7}, torch=_f("celu", alpha=0.7)),
+    _c("gelu", R34, p={"approximate": "none"}, torch=_f("gelu")),
+    _c("gelu", R34, p={"approximate": "tanh"}, torch=_f("gelu", approximate="tanh")),
+    _c("silu", R34, torch=_f("silu")),
+    _c("mish", R34, torch=_f("mish")),
+    _c("softplus", SPREAD, p={"beta": 2.0, "threshold": 5.0},
+       torch=_f("softplus", beta=2.0, threshold=5.0)),
+    _c("softplus", A((2, 3)), p={"beta": 1.0, "threshold": 20.0}, torch=_f("softplus")),
+    _c("hardsigmoid", SPREAD, torch=_f("hardsigmoid")),
+    _c("hardswish", SPREAD, torch=_f("hardswish")),
+    _c("log_sigmoid", R34, torch=_f("logsigmoid")),
+    _c("glu", A((3, 4)), p={"dim": 1}, torch=_f("glu", dim=1)),
+    _c("glu", A((2, 4, 3)), p={"dim": 1}, torch=_f("glu", dim=1)),
+    _c("prelu", A((2, 3, 4), "away"), A((3,)), torch=_f("prelu")),
+    _c("prelu", A((5,), "away"), A((1,)), torch=_f("prelu")),
+    _c("prelu", A((2, 3), "away"), A((1,)), torch=_f("prelu")),
+]
+
+NN_OP_CASES = ACTIVATION_CASES
