@@ -50,4 +50,23 @@ ACTIVATION_CASES = [
     _c("prelu", A((2, 3), "away"), A((1,)), torch=_f("prelu")),
 ]
 
-NN_OP_CASES = ACTIVATION_CASES
+_RM, _RV = [0.3, -0.2, 0.1], [0.5, 1.5, 2.0]
+NORM_CASES = [
+    _c("layer_norm", A((3, 4)), A((4,)), A((4,)), p={"normalized_ndim": 1, "eps": 1e-5},
+       torch=lambda T, x, w, b: T.nn.functional.layer_norm(x, (4,), w, b)),
+    _c("layer_norm", A((2, 3, 4)), A((3, 4)), A((3, 4)), p={"normalized_ndim": 2, "eps": 0.1},
+       torch=lambda T, x, w, b: T.nn.functional.layer_norm(x, (3, 4), w, b, eps=0.1)),
+    _c("batch_norm", A((4, 3)), A((3,)), A((3,)), p={"eps": 1e-5},
+       torch=lambda T, x, w, b: T.nn.functional.batch_norm(x, None, None, w, b, True)),
+    _c("batch_norm", A((2, 3, 4)), A((3,)), A((3,)), p={"eps": 1e-3},
+       torch=lambda T, x, w, b: T.nn.functional.batch_norm(x, None, None, w, b, True, eps=1e-3)),
+    _c("batch_norm_eval", A((2, 3, 4)), A(values=_RM, grad=False), A(values=_RV, grad=False),
+       A((3,)), A((3,)), p={"eps": 1e-5},
+       torch=lambda T, x, m, v, w, b: T.nn.functional.batch_norm(x, m, v, w, b, False)),
+    _c("group_norm", A((2, 6, 3)), A((6,)), A((6,)), p={"num_groups": 3, "eps": 1e-5},
+       torch=lambda T, x, w, b: T.nn.functional.group_norm(x, 3, w, b)),
+    _c("group_norm", A((2, 4, 2, 3)), A((4,)), A((4,)), p={"num_groups": 1, "eps": 1e-5},
+       torch=lambda T, x, w, b: T.nn.functional.group_norm(x, 1, w, b)),
+]
+
+NN_OP_CASES = ACTIVATION_CASES + NORM_CASES

@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     masking,
     methods,
     neural,
+    normalization,
     norms,
     padding,
     pointwise,
