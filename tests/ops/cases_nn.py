@@ -69,4 +69,12 @@ NORM_CASES = [
        torch=lambda T, x, w, b: T.nn.functional.group_norm(x, 1, w, b)),
 ]
 
-NN_OP_CASES = ACTIVATION_CASES + NORM_CASES
+# the dropout mask: ones with probability 1 - p, drawn from pullback's generator
+RANDOM_NN_CASES = [
+    _c("bernoulli_keep", A((3, 4), grad=False), p={"p": 0.25, "shape": (3, 4)}, rng_seed=5,
+       reference=lambda x: (np.random.default_rng(5).random((3, 4)) < 0.75).astype(x.dtype)),
+    _c("bernoulli_keep", A((2, 3, 4), grad=False), p={"p": 0.5, "shape": (2, 3, 1)}, rng_seed=5,
+       reference=lambda x: (np.random.default_rng(5).random((2, 3, 1)) < 0.5).astype(x.dtype)),
+]
+
+NN_OP_CASES = ACTIVATION_CASES + NORM_CASES + RANDOM_NN_CASES

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     bindings,
     decompositions,
     diagonals,
+    dropout,
     einsum,
     elementwise,
     factorizations,
