@@ -77,4 +77,79 @@ RANDOM_NN_CASES = [
        reference=lambda x: (np.random.default_rng(5).random((2, 3, 1)) < 0.5).astype(x.dtype)),
 ]
 
-NN_OP_CASES = ACTIVATION_CASES + NORM_CASES + RANDOM_NN_CASES
+
+def _bag_rows(i, o):
+    """(bag, rows) of each non-empty bag given flat indices and offsets."""
+    ends = list(o[1:]) + [len(i)]
+    return [(b, i[lo:hi]) for b, (lo, hi) in enumerate(zip(o, ends)) if hi > lo]
+
+
+def _bag_sum(w, i, o):
+    out = np.zeros((len(o), w.shape[1]), w.dtype)
+    for b, rows in _bag_rows(i, o):
+        for r in rows:
+            out[b] += w[r]
+    return out
+
+
+def _bag_backward(mode):
+    """embedding_bag's gradient for the weight, row by row in index order (torch has no
+    double backward through it to compare with)."""
+    def run(g, w, i, o):
+        out = np.zeros(w.shape, g.dtype)
+        for b, rows in _bag_rows(i, o):
+            if mode == "max":
+                at = rows[np.argmax(w[rows], axis=0)]
+                out[at, np.arange(w.shape[1])] += g[b]
+                continue
+            for r in rows:
+                out[r] += g[b] / g.dtype.type(len(rows)) if mode == "mean" else g[b]
+        return out
+    return run
+
+
+def _bag_max_gather(gw, w, i, o):
+    """The transpose of max-mode's backward (torch has no double backward for it): each
+    bag's entries of gw at the rows holding its maxima."""
+    out = np.zeros((len(o), w.shape[1]), gw.dtype)
+    for b, (lo, hi) in enumerate(zip(o, list(o[1:]) + [len(i)])):
+        if hi > lo:
+            rows = i[lo:hi][np.argmax(w[i[lo:hi]], axis=0)]
+            out[b] = gw[rows, np.arange(w.shape[1])]
+    return out
+
+
+_IDX = A((2, 4), "int", high=5)
+_FLAT, _OFFSETS = A(values=[1, 3, 3, 0, 4, 2, 1], domain="int"), A(values=[0, 2, 2, 5],
+                                                                   domain="int")
+_BAG_P = {"padding_idx": None, "include_last_offset": False}
+EMBEDDING_CASES = [
+    _c("embedding", A((5, 3)), _IDX, p={"padding_idx": None},
+       torch=lambda T, w, i: T.nn.functional.embedding(i, w)),
+    # the padding row gets no gradient (finite differences see one)
+    _c("embedding", A((5, 3)), _IDX, p={"padding_idx": 1}, fd=False,
+       torch=lambda T, w, i: T.nn.functional.embedding(i, w, padding_idx=1)),
+    _c("embedding", A((4, 2)), A((), "int", high=4), p={"padding_idx": None},
+       torch=lambda T, w, i: T.nn.functional.embedding(i, w)),
+    _c("embedding_backward", A((2, 4, 3)), _IDX, p={"num_weights": 5, "padding_idx": 2},
+       torch_name=False, torch=lambda T, g, i: T.ops.aten.embedding_dense_backward(
+           g, i, 5, 2, False)),
+    *[_c("embedding_bag", A((5, 3)), _FLAT, _OFFSETS, p={"mode": m, **_BAG_P},
+         torch=lambda T, w, i, o, m=m: T.nn.functional.embedding_bag(i, w, o, mode=m))
+      for m in ("sum", "mean", "max")],
+    _c("embedding_bag", A((5, 3)), _IDX, A(values=[0, 4], domain="int"),
+       p={"mode": "mean", "padding_idx": 3, "include_last_offset": False}, tag="2d", fd=False,
+       torch=lambda T, w, i, o: T.nn.functional.embedding_bag(i, w, mode="mean",
+                                                              padding_idx=3)),
+    # the last offset ends the last bag (torch's float64 kernel reads on to the end)
+    _c("embedding_bag", A((5, 3)), _FLAT, _OFFSETS,
+       p={"mode": "sum", "padding_idx": None, "include_last_offset": True}, tag="last",
+       reference=lambda w, i, o: _bag_sum(w, i[:o[-1]], o[:-1])),
+    *[_c("embedding_bag_backward", A((4, 3)), A((5, 3), grad=False), _FLAT, _OFFSETS,
+         p={"mode": m, **_BAG_P}, reference=_bag_backward(m))
+      for m in ("sum", "mean", "max")],
+    _c("embedding_bag_max_gather", A((5, 3)), A((5, 3), grad=False), _FLAT, _OFFSETS,
+       p={"mode": "max", **_BAG_P}, reference=_bag_max_gather),
+]
+
+NN_OP_CASES = ACTIVATION_CASES + NORM_CASES + RANDOM_NN_CASES + EMBEDDING_CASES

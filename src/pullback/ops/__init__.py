@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     diagonals,
     dropout,
     einsum,
+    embedding,
     elementwise,
     factorizations,
     indexing,
