@@ -339,7 +339,6 @@ NN_CASES = [
              "binary_cross_entropy"),
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
-    *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
     _c("complex", R34, A((4,)), torch_name=False,
        torch=lambda T, x, y: T.complex(x, y.expand(3, 4))),
     _c("imag", R34, torch_name=False,

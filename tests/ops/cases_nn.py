@@ -152,4 +152,57 @@ EMBEDDING_CASES = [
        p={"mode": "max", **_BAG_P}, reference=_bag_max_gather),
 ]
 
-NN_OP_CASES = ACTIVATION_CASES + NORM_CASES + RANDOM_NN_CASES + EMBEDDING_CASES
+
+def _nll(x, t, w, ignore=-100, r="mean", tag="", **flags):
+    return _c("nll_loss", x, t, w, p={"ignore_index": ignore, "reduction": r}, tag=tag, **flags,
+              torch=lambda T, x, t, w: T.nn.functional.nll_loss(x, t, w, ignore_index=ignore,
+                                                                reduction=r))
+
+
+def _nll_vjp(shape, ignore, r):
+    def run(T, g, t, w):
+        x0 = T.zeros(shape, dtype=g.dtype, requires_grad=True)
+        out = T.nn.functional.nll_loss(x0, t, w, ignore_index=ignore, reduction=r)
+        return T.autograd.grad(out, x0, g, create_graph=True)[0]
+    return run
+
+
+def _pointwise_losses(op, fname, x, y, **kw):
+    return [_c(op, x, y, p={"reduction": r, **kw},
+               torch=lambda T, a, b, r=r: getattr(T.nn.functional, fname)(a, b, reduction=r,
+                                                                          **kw))
+            for r in ("mean", "sum", "none")]
+
+
+_W3, _W4 = A((3,), "pos", grad=False), A((4,), "pos", grad=False)
+_T5 = A(values=[0, 2, 1, 1, 0], domain="int")
+_T5_IGNORED = A(values=[0, -100, 1, 1, -100], domain="int")
+_T2x3 = A(values=[[0, 3, 1], [2, 1, 3]], domain="int")
+_SIGNS = A(values=[[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]],
+           grad=False)
+LOSS_CASES = [
+    *[_nll(A((5, 3)), _T5, _W3, r=r) for r in ("mean", "sum", "none")],
+    *[_nll(A((5, 3)), _T5_IGNORED, _W3, r=r, tag="ignored") for r in ("mean", "sum", "none")],
+    # extra dims: torch's nodes are NllLoss2DBackward0 and a ViewBackward0 over it
+    _nll(A((2, 4, 3)), _T2x3, _W4, ignore=1, torch_name=False),
+    _nll(A((2, 4, 3)), _T2x3, _W4, r="none", torch_name=False),
+    _nll(A((3,)), A(values=2, domain="int"), _W3),
+    # every target ignored: 0 / 0 in the mean, as torch
+    _c("nll_loss", A((2, 3)), A(values=[-100, -100], domain="int"), _W3,
+       p={"ignore_index": -100, "reduction": "mean"}, fd=False,
+       torch=lambda T, x, t, w: T.nn.functional.nll_loss(x, t, w)),
+    *[_c("nll_backward", A(() if r != "none" else (5,)), _T5_IGNORED, _W3,
+         p={"shape": (5, 3), "ignore_index": -100, "reduction": r}, torch_name=False,
+         torch=_nll_vjp((5, 3), -100, r)) for r in ("mean", "sum", "none")],
+    _c("nll_backward", A((2, 3)), _T2x3, _W4, p={"shape": (2, 4, 3), "ignore_index": 1,
+                                                  "reduction": "none"},
+       torch_name=False, torch=_nll_vjp((2, 4, 3), 1, "none")),
+    *_pointwise_losses("smooth_l1_loss", "smooth_l1_loss", SPREAD, A((3, 4)), beta=0.7),
+    *_pointwise_losses("huber_loss", "huber_loss", SPREAD, A((3, 4)), delta=0.8),
+    _c("smooth_l1_loss", SPREAD, A((4,)), p={"reduction": "mean", "beta": 1.0}, tag="bcast",
+       torch=lambda T, a, b: T.nn.functional.smooth_l1_loss(a, b.expand(3, 4))),
+    *_pointwise_losses("soft_margin_loss", "soft_margin_loss", A((3, 4)), _SIGNS),
+]
+
+NN_OP_CASES = (ACTIVATION_CASES + NORM_CASES + RANDOM_NN_CASES + EMBEDDING_CASES
+               + LOSS_CASES)

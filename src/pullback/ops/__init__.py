@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     indexing,
     joining,
     linalg,
+    losses,
     masking,
     methods,
     neural,

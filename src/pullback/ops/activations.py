@@ -23,13 +23,12 @@ from . import args
 from .elementwise import exp, logical_and, sigmoid, tanh, where
 from .joining import cat_op
 from .norms import torch_norm as norm
-from .pointwise import log1p
 from .reductions import sum_dim
 from .registry import defop, public
 from .reshaping import narrow
 from .shape import detach, reshape
-from .special import erf
 from .specfun import erf as np_erf
+from .special import erf
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
