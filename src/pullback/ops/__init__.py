@@ -7,6 +7,7 @@ Importing this package declares them all, family by family.
 
 from . import (  # noqa: F401
     activations,
+    attention,
     bindings,
     decompositions,
     diagonals,
