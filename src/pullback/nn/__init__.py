@@ -1,7 +1,8 @@
 """pullback.nn: torch.nn's modules, parameters, initialisation and functional API.
 
 Each layer is a small module over ``pb.nn.functional`` (``linear.py``, ``activation.py``,
-``loss.py``, ``rnn.py``); a new layer is a new class of the same shape.
+``loss.py``, ``normalization.py``, ``dropout.py``, ``sparse.py``, ``attention.py``,
+``rnn.py``); a new layer is a new class of the same shape.
 
 >>> import pullback as pb
 >>> from pullback import nn
@@ -10,18 +11,23 @@ Each layer is a small module over ``pb.nn.functional`` (``linear.py``, ``activat
 67
 """
 
-from . import functional, init
-from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from . import activation, attention, dropout, functional, init, loss, normalization, sparse
+from .activation import *  # noqa: F403
+from .attention import MultiheadAttention
 from .compiled import CompiledModule
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .dropout import *  # noqa: F403
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import *  # noqa: F403
 from .module import Module
+from .normalization import *  # noqa: F403
 from .parameter import Parameter
 from .rnn import RNN, RNNCell
+from .sparse import Embedding, EmbeddingBag
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "Bilinear", "CompiledModule", "CrossEntropyLoss",
-           "Flatten", "Identity", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict",
-           "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "ReLU",
-           "RNN", "RNNCell", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
-           "functional", "init"]
+__all__ = sorted(["Bilinear", "CompiledModule", "Embedding", "EmbeddingBag", "Flatten",
+                  "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
+                  "MultiheadAttention", "Parameter", "ParameterDict", "ParameterList", "RNN",
+                  "RNNCell", "Sequential", "Unflatten", "functional", "init",
+                  *activation.__all__, *dropout.__all__, *loss.__all__,
+                  *normalization.__all__])
