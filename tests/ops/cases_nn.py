@@ -119,6 +119,13 @@ def _bag_max_gather(gw, w, i, o):
     return out
 
 
+def _renorm_scale(T, w, i, max_norm):
+    """embedding's max_norm factor per row, from torch's renormalized copy of w."""
+    w2 = w.detach().clone()
+    T.nn.functional.embedding(i, w2, max_norm=max_norm)
+    return (w2 / w.detach()).mean(1, keepdim=True)
+
+
 _IDX = A((2, 4), "int", high=5)
 _FLAT, _OFFSETS = A(values=[1, 3, 3, 0, 4, 2, 1], domain="int"), A(values=[0, 2, 2, 5],
                                                                    domain="int")
@@ -131,6 +138,9 @@ EMBEDDING_CASES = [
        torch=lambda T, w, i: T.nn.functional.embedding(i, w, padding_idx=1)),
     _c("embedding", A((4, 2)), A((), "int", high=4), p={"padding_idx": None},
        torch=lambda T, w, i: T.nn.functional.embedding(i, w)),
+    _c("renorm_scale", A(values=np.arange(1.0, 16.0).reshape(5, 3) / 4, grad=False), _IDX,
+       p={"max_norm": 3.0, "norm_type": 2.0},
+       torch=lambda T, w, i: _renorm_scale(T, w, i, 3.0)),
     _c("embedding_backward", A((2, 4, 3)), _IDX, p={"num_weights": 5, "padding_idx": 2},
        torch_name=False, torch=lambda T, g, i: T.ops.aten.embedding_dense_backward(
            g, i, 5, 2, False)),

@@ -190,7 +190,7 @@ def _check_batch(input):
     size = input.shape[0] * int(np.prod(input.shape[2:]))
     if size == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {_size_list(input.shape).replace('[', 'torch.Size([')}])")
+                         f"size torch.Size({_size_list(input.shape)})")
 
 
 def _update(running, stat, momentum):
