@@ -141,6 +141,10 @@ EMBEDDING_CASES = [
     _c("renorm_scale", A(values=np.arange(1.0, 16.0).reshape(5, 3) / 4, grad=False), _IDX,
        p={"max_norm": 3.0, "norm_type": 2.0},
        torch=lambda T, w, i: _renorm_scale(T, w, i, 3.0)),
+    _c("class_one_hot", _IDX, p={"num_classes": 6},
+       torch=lambda T, i: T.nn.functional.one_hot(i, 6)),
+    _c("class_one_hot", A((0,), "int"), p={"num_classes": 3},
+       torch=lambda T, i: T.nn.functional.one_hot(i, 3)),
     _c("embedding_backward", A((2, 4, 3)), _IDX, p={"num_weights": 5, "padding_idx": 2},
        torch_name=False, torch=lambda T, g, i: T.ops.aten.embedding_dense_backward(
            g, i, 5, 2, False)),

@@ -100,7 +100,23 @@ def test_cdist_matches_torch(torch):
                                                              p).numpy(), rtol=1e-10)
 
 
+def test_one_hot_matches_torch(torch):
+    for args in (([[1, 4], [0, 2]],), ([1, 2], 5), (3,)):
+        ours = F.one_hot(pb.tensor(args[0]), *args[1:])
+        theirs = torch.nn.functional.one_hot(torch.tensor(args[0]), *args[1:])
+        assert ours.dtype == pb.int64 and ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 ERRORS = [
+    (lambda M, T: M.one_hot(T.tensor([1, 5]), 3), RuntimeError,
+     "Class values must be smaller than num_classes."),
+    (lambda M, T: M.one_hot(T.tensor([-1]), 3), RuntimeError,
+     "Class values must be non-negative."),
+    (lambda M, T: M.one_hot(T.tensor([1.0])), RuntimeError,
+     "one_hot is only applicable to index tensor of type LongTensor."),
+    (lambda M, T: M.one_hot(T.tensor([], dtype=T.int64)), RuntimeError,
+     "Can not infer total number of classes from empty tensor."),
     (lambda M, T: M.glu(T.ones(3, 5), 1), RuntimeError,
      "Halving dimension must be even, but dimension 1 is size 5"),
     (lambda M, T: M.layer_norm(T.ones(4, 5), (6,)), RuntimeError,

@@ -11,11 +11,22 @@ Each layer is a small module over ``pb.nn.functional`` (``linear.py``, ``activat
 67
 """
 
-from . import activation, attention, dropout, functional, init, loss, normalization, sparse
+from . import (
+    activation,
+    attention,
+    distance,
+    dropout,
+    functional,
+    init,
+    loss,
+    normalization,
+    sparse,
+)
 from .activation import *  # noqa: F403
 from .attention import MultiheadAttention
 from .compiled import CompiledModule
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import *  # noqa: F403
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import *  # noqa: F403
@@ -25,9 +36,9 @@ from .parameter import Parameter
 from .rnn import RNN, RNNCell
 from .sparse import Embedding, EmbeddingBag
 
-__all__ = sorted(["Bilinear", "CompiledModule", "Embedding", "EmbeddingBag", "Flatten",
-                  "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
-                  "MultiheadAttention", "Parameter", "ParameterDict", "ParameterList", "RNN",
-                  "RNNCell", "Sequential", "Unflatten", "functional", "init",
-                  *activation.__all__, *dropout.__all__, *loss.__all__,
+__all__ = sorted(["Bilinear", "CompiledModule", "CosineSimilarity", "Embedding",
+                  "EmbeddingBag", "Flatten", "Identity", "Linear", "Module", "ModuleDict",
+                  "ModuleList", "MultiheadAttention", "PairwiseDistance", "Parameter",
+                  "ParameterDict", "ParameterList", "RNN", "RNNCell", "Sequential", "Unflatten",
+                  "functional", "init", *activation.__all__, *dropout.__all__, *loss.__all__,
                   *normalization.__all__])

@@ -237,3 +237,28 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                       norm_type=norm_type))
     return embedding_bag_op(weight, input, offsets, mode=mode, padding_idx=padding_idx,
                             include_last_offset=include_last_offset)
+
+
+# ---------------------------------------------------------------------- one_hot
+def _class_one_hot(tensor, num_classes):
+    if tensor.size and tensor.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor.size and tensor.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor[..., None] == np.arange(num_classes)).astype(np.int64)
+
+
+# (the checks of the values run where the values are: eagerly, or in generated code)
+class_one_hot = defop("class_one_hot", _class_one_hot, fresh=True, torch_args=("self",))
+
+
+@public("one_hot", functional=True)
+def one_hot(tensor, num_classes=-1):
+    """torch's F.one_hot: int64 rows of ``num_classes`` (-1: the largest class + 1)."""
+    if args.np_dtype(tensor) != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if 0 in tensor.shape:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max()) + 1
+    return class_one_hot(tensor, num_classes=num_classes)
