@@ -27,7 +27,7 @@ from . import args
 from .activations import log_sigmoid_op, pairwise_distance
 from .elementwise import absolute, eq, exp, log, logical_not, minimum, sigmoid, sign, where
 from .indexing import index_select_op
-from .neural import _reduce, _scale, log_softmax_fn
+from .neural import _reduce, _scale, log_softmax_fn, mse_loss
 from .pointwise import xlogy
 from .registry import defop, public
 from .shape import detach
@@ -261,11 +261,33 @@ def _prob_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
 
 
 # --------------------------------------------------------------- pointwise losses
+def _weighted(errors, input, weight, reduction, by_weight):
+    """torch's weighted elementwise losses: errors * weight, and a mean that divides by the
+    weights' sum (``by_weight``: l1, mse) or by the count (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = errors * weight
+    if reduction == "mean" and by_weight:
+        return loss.sum() / weight.sum()
+    return _reduced(loss, reduction)
+
+
 @public("l1_loss", functional=True)
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = legacy_reduction(size_average, reduce, reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size("l1_loss", input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted(absolute(input - target), input, weight, reduction, True)
     return _reduced(absolute(input - target), reduction)
+
+
+@public("mse_loss", functional=True)
+def mse_loss_fn(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_same_size("mse_loss", input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted((input - target) ** 2, input, weight, reduction, True)
+    return mse_loss(input, target, reduction=reduction)
 
 
 @public("smooth_l1_loss", functional=True)
@@ -284,10 +306,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = args.reduction(reduction)
     _check_same_size("huber_loss", input, target)
-    if weight is not None:
-        raise TypeError("huber_loss: weight is not supported")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(huber_op(input, target, reduction="none", delta=delta), input, weight,
+                         reduction, False)
     return huber_op(input, target, reduction=reduction, delta=delta)
 
 

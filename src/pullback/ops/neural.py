@@ -152,8 +152,3 @@ def bce_fn(input, target, weight=None, reduction="mean"):
     if weight is not None:
         raise TypeError("binary_cross_entropy: weight is not supported yet")
     return binary_cross_entropy(input, target, reduction=args.reduction(reduction))
-
-
-@public("mse_loss", functional=True)
-def mse_loss_fn(input, target, reduction="mean"):
-    return mse_loss(input, target, reduction=args.reduction(reduction))
