@@ -100,6 +100,26 @@ LOOKUPS = {
 }
 
 
+@pytest.mark.parametrize("two_d", [False, True])
+def test_embedding_bag_per_sample_weights_match_torch(torch, two_d):
+    idx = np.array([[1, 4, 4], [0, 2, 5]]) if two_d else np.array([1, 4, 4, 0, 2, 5])
+    weights = data(*idx.shape)
+    offsets = None if two_d else np.array([0, 2, 2])
+    results = []
+    models = [pb.nn.EmbeddingBag(6, 3, mode="sum", padding_idx=2),
+              torch.nn.EmbeddingBag(6, 3, mode="sum", padding_idx=2)]
+    copy_weights(*models)
+    for T, bag in zip((pb, torch), models):
+        w = T.tensor(weights, requires_grad=True)
+        out = bag(T.tensor(idx), None if offsets is None else T.tensor(offsets),
+                  per_sample_weights=w)
+        (out * T.tensor(np.arange(out.numel(), dtype=np.float32).reshape(out.shape))
+         ).sum().backward()
+        results.append([out.detach().numpy(), w.grad.numpy(), bag.weight.grad.numpy()])
+    for a, b in zip(*results):
+        assert_close(a, b)
+
+
 @pytest.mark.parametrize("name", sorted(LOOKUPS))
 def test_lookup_matches_torch(name, torch):
     make, inputs = LOOKUPS[name]

@@ -1,6 +1,7 @@
 """torch.nn.functional's lookups: embedding (``EmbeddingBackward0``; the ``padding_idx``
 row gets no gradient; ``max_norm`` renormalizes the rows looked up, in place, as torch)
-and embedding_bag (sums, means or maxima of bags of rows, ``EmbeddingBagBackward0``).
+and embedding_bag (sums, means or maxima of bags of rows, ``EmbeddingBagBackward0``;
+``per_sample_weights`` scale the rows of a sum).
 
 The gradient of a lookup adds rows back into a table of zeros (``embedding_backward``)
 and the gradient of that is the lookup again, so each is the other's rule and both
@@ -211,9 +212,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
-    if scale_grad_by_freq or sparse or per_sample_weights is not None:
-        raise TypeError("embedding_bag: scale_grad_by_freq, sparse and per_sample_weights are "
-                        "not supported")
+    if scale_grad_by_freq or sparse:
+        raise TypeError("embedding_bag: scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
     _integer(input, "embedding_bag")
@@ -235,8 +239,28 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         weight.data.mul_(renorm_scale(weight.data, input, max_norm=max_norm,
                                       norm_type=norm_type))
+    if per_sample_weights is not None:
+        return _weighted_bags(input, weight, offsets, per_sample_weights, padding_idx,
+                              include_last_offset)
     return embedding_bag_op(weight, input, offsets, mode=mode, padding_idx=padding_idx,
                             include_last_offset=include_last_offset)
+
+
+def _weighted_bags(input, weight, offsets, per_sample_weights, padding_idx,
+                   include_last_offset):
+    """Sums of rows scaled by per_sample_weights: the scaled rows (padding rows zeroed)
+    summed bag by bag by embedding_bag over a table of them, looked up in order."""
+    if tuple(per_sample_weights.shape) != tuple(input.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights "
+                         f"({args.size_str(per_sample_weights)}) is not None, then it must have "
+                         f"the same shape as the input ({args.size_str(input)})")
+    flat = input.reshape(-1)
+    rows = embedding_op(weight, flat, padding_idx=None) * per_sample_weights.reshape(-1, 1)
+    if padding_idx is not None:
+        rows = where(unsqueeze_op(eq(flat, padding_idx), dim=-1), 0, rows)
+    order = np.arange(int(np.prod(input.shape)))
+    return embedding_bag_op(rows, order, offsets, mode="sum", padding_idx=None,
+                            include_last_offset=include_last_offset and input.ndim == 1)
 
 
 # ---------------------------------------------------------------------- one_hot
