@@ -142,6 +142,13 @@ ATTENTION = {
                   {"key_padding_mask": np.array([[False] * 4 + [True], [False] * 5]),
                    "attn_mask": np.triu(np.ones((4, 5), bool), 2)}),
     "mha_float_mask": (_mha(), [data(4, 2, 8)] * 3, {"attn_mask": data(4, 4)}),
+    "mha_bias_kv_zero_attn": (_mha(add_bias_kv=True, add_zero_attn=True, batch_first=True),
+                              [data(2, 4, 8), data(2, 5, 8), data(2, 5, 8)],
+                              {"key_padding_mask": np.array([[False] * 4 + [True],
+                                                             [False] * 5]),
+                               "attn_mask": np.triu(np.ones((4, 5), bool), 2)}),
+    "mha_zero_attn_float_mask": (_mha(add_zero_attn=True), [data(4, 2, 8)] * 3,
+                                 {"attn_mask": data(4, 4)}),
 }
 
 
@@ -298,6 +305,7 @@ def test_repr_matches_torch(expr, torch):
 def test_state_dict_keys_match_torch(torch):
     for make in (lambda T: T.nn.BatchNorm1d(3), lambda T: T.nn.MultiheadAttention(8, 2),
                  lambda T: T.nn.MultiheadAttention(8, 2, kdim=3, vdim=5),
+                 lambda T: T.nn.MultiheadAttention(8, 2, add_bias_kv=True),
                  lambda T: T.nn.InstanceNorm2d(3, affine=True, track_running_stats=True),
                  lambda T: T.nn.EmbeddingBag(4, 2), lambda T: T.nn.RMSNorm(3)):
         assert list(make(pb).state_dict()) == list(make(torch).state_dict())

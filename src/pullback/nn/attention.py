@@ -2,8 +2,9 @@
 ``q/k/v_proj_weight`` when ``kdim``/``vdim`` differ; ``out_proj``; ``batch_first``;
 ``key_padding_mask`` and ``attn_mask`` where True means "may not attend", or float masks
 added to the scores; ``need_weights`` with the weights averaged over heads or not;
-dropout on the weights in training), over the attention of
-``F.scaled_dot_product_attention``. ``add_bias_kv`` and ``add_zero_attn`` are refused.
+dropout on the weights in training; ``add_bias_kv``, a learnt key and value appended to
+every sequence, and ``add_zero_attn``, a zero key and value), over the attention of
+``F.scaled_dot_product_attention``.
 
 >>> import pullback as pb
 >>> from pullback import nn
@@ -24,6 +25,7 @@ import numpy as np
 from ..creation import empty, zeros
 from ..ops.attention import attend
 from ..ops.elementwise import where
+from ..ops.joining import cat
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -54,9 +56,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise TypeError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
-                            "supported")
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -82,7 +81,11 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
                                                         dtype=dtype)
-        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -95,6 +98,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def _projections(self, query: Tensor, key: Tensor, value: Tensor) -> tuple:
         e = self.embed_dim
@@ -143,8 +149,16 @@ class MultiheadAttention(Module):
         length, batch, _ = query.shape
         source = key.shape[0]
         q, k, v = self._projections(query, key, value)
-        q, k, v = (self._heads(t, t.shape[0], batch) for t in (q, k, v))
         bias = self._bias(key_padding_mask, attn_mask, batch, length, source, query.dtype)
+        if self.bias_k is not None:  # one more key and value, that every query may see
+            k = cat([k, self.bias_k.expand(1, batch, self.embed_dim)])
+            v = cat([v, self.bias_v.expand(1, batch, self.embed_dim)])
+            bias = None if bias is None else F.pad(bias, (0, 1))
+        q, k, v = (self._heads(t, t.shape[0], batch) for t in (q, k, v))
+        if self.add_zero_attn:
+            k, v = (cat([t, zeros(batch, self.num_heads, 1, self.head_dim, dtype=t.dtype)], 2)
+                    for t in (k, v))
+            bias = None if bias is None else F.pad(bias, (0, 1))
         out, weights = attend(q, k, v, bias, self.dropout if self.training else 0.0,
                               1 / math.sqrt(self.head_dim))
         out = out.permute(2, 0, 1, 3).reshape(length, batch, self.embed_dim)
