@@ -33,6 +33,7 @@ from .cases_linalg import (
     SPECTRAL_CASES,
 )
 from .cases_multi import MULTI_CASES
+from .cases_nn import NN_OP_CASES
 from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
@@ -339,7 +340,6 @@ NN_CASES = [
              "binary_cross_entropy"),
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
-    *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
     _c("complex", R34, A((4,)), torch_name=False,
        torch=lambda T, x, y: T.complex(x, y.expand(3, 4))),
     _c("imag", R34, torch_name=False,
@@ -642,7 +642,7 @@ CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES +
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
                      + STATISTICS_CASES + NONDIFF_CASES + DECOMPOSITION_CASES
                      + PRODUCT_CASES + NORM_CASES + SPECTRAL_CASES + FACTORIZATION_CASES
-                     + SHAPES_CASES + CONV_OP_CASES)
+                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]
