@@ -260,17 +260,23 @@ def test_batch_norm_running_stats_match_torch(torch, momentum):
     assert int(ours.num_batches_tracked) == 3  # eval mode leaves the counter
 
 
-def test_batch_norm_compiles_in_eval_mode_and_refuses_training_updates():
-    """Eval mode compiles (the running statistics are read); training mode writes them in
-    place, which the tracer refuses for captured tensors with a TraceError saying so."""
-    bn = pb.nn.BatchNorm1d(3)
-    bn(pb.tensor(data(5, 3)))
-    bn.eval()
+def test_batch_norm_compiles_in_eval_and_training_mode(torch):
+    """Eval mode reads the running statistics; training mode writes them in place, and
+    the generated code writes their new values back (the call that traces updates them
+    once, as eager code does). Three compiled training steps against torch's."""
+    ours, theirs = pb.nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3)
+    step = pb.compile(ours)
+    for k in range(3):
+        x = data(4 + k, 3)
+        got, want = step(pb.tensor(x)), theirs(torch.tensor(x))
+        assert_close(got.detach().numpy(), want.detach().numpy())
+    for a, b in zip(_stats(ours), _stats(theirs)):
+        assert_close(a, b)
+    assert int(ours.num_batches_tracked) == 3 and step.cache.info.misses == 3  # 3 shapes
+    ours.eval()
     x = pb.tensor(data(4, 3))
-    np.testing.assert_allclose(pb.compile(bn)(x).detach().numpy(), bn(x).detach().numpy(),
-                               rtol=1e-5, atol=1e-6)
-    with pytest.raises(pb.compiler.TraceError, match="in-place add_"):
-        pb.compile(bn.train())(x)
+    np.testing.assert_allclose(pb.compile(ours)(x).detach().numpy(),
+                               ours(x).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_instance_norm_running_stats_match_torch(torch):

@@ -28,11 +28,13 @@ Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 
 class _Hooks(threading.local):
     """This thread's tracers (the compiler): ``ops`` each get (op, args, params, out),
-    ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value."""
+    ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value,
+    ``writes`` each get the tensor an in-place op is about to write into."""
 
     def __init__(self) -> None:
         self.ops: list = []
         self.concrete: list = []
+        self.writes: list = []
 
 
 HOOKS = _Hooks()
@@ -42,21 +44,24 @@ TRACING = 0
 _TRACING_LOCK = threading.Lock()
 
 
-def start_tracing(on_op: Any, on_concrete: Any) -> None:
-    """Send this thread's ops and conversions to a tracer until ``stop_tracing``."""
+def start_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
+    """Send this thread's ops, conversions and writes to a tracer until
+    ``stop_tracing``."""
     global TRACING
     HOOKS.ops.append(on_op)
     HOOKS.concrete.append(on_concrete)
+    HOOKS.writes.append(on_write)
     with _TRACING_LOCK:
         TRACING += 1
 
 
-def stop_tracing(on_op: Any, on_concrete: Any) -> None:
+def stop_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
     global TRACING
     with _TRACING_LOCK:
         TRACING -= 1
     HOOKS.ops.remove(on_op)
     HOOKS.concrete.remove(on_concrete)
+    HOOKS.writes.remove(on_write)
 
 
 def trace_hooks() -> list:
@@ -69,11 +74,11 @@ class untraced:
     Function's forward and backward are one opaque step of the trace)."""
 
     def __enter__(self) -> None:
-        self.saved = HOOKS.ops, HOOKS.concrete
-        HOOKS.ops, HOOKS.concrete = [], []
+        self.saved = HOOKS.ops, HOOKS.concrete, HOOKS.writes
+        HOOKS.ops, HOOKS.concrete, HOOKS.writes = [], [], []
 
     def __exit__(self, *exc: object) -> None:
-        HOOKS.ops, HOOKS.concrete = self.saved
+        HOOKS.ops, HOOKS.concrete, HOOKS.writes = self.saved
 
 
 #: anomaly mode or saved-tensor hooks are on somewhere (grad_mode.set_node_extra): each
@@ -545,6 +550,9 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         # target (y *= y), or a view of it, is saved at the version the write changes
         edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
         node = make_node(op, args, params, edges)
+    if TRACING:
+        for hook in HOOKS.writes:
+            hook(self)
     _write(self, new)
     self._vc.value += 1
     if record:
