@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import special
-from ._common import INF, LOG_2PI, Distribution, inside, log, standardize
 from ...ops.elementwise import where
+from .. import special
 from ..special import _float
+from ._common import INF, LOG_2PI, Distribution, inside, log, standardize
 
 _LOG_PI = math.log(math.pi)
 
