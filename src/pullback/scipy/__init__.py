@@ -6,5 +6,5 @@ Tensors (``scipy.special.gammaln(t)``) run these functions (``_ufuncs.py``). See
 docs/scipy.md.
 """
 
-from . import special, stats
+from . import integrate, special, stats
 from . import _ufuncs
