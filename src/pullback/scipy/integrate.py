@@ -74,9 +74,9 @@ def closure_tensors(func: Callable) -> list:
     _tensors_in(getattr(func, "__self__", None), found)
     fn = getattr(func, "__func__", func)
     if not isinstance(fn, types.FunctionType):
-        _tensors_in(func, found)  # a Module, or a callable object
-        fn = getattr(type(func), "__call__", None)
-        fn = fn if isinstance(fn, types.FunctionType) else None
+        _tensors_in(func, found)  # a Module (its parameters), or a callable object
+        _tensors_in(getattr(func, "__dict__", {}), found)
+        fn = None
     if fn is not None:
         for cell in fn.__closure__ or ():
             try:
