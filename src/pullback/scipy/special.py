@@ -19,6 +19,7 @@ tensor([-1.9544,  0.4863,  2.6978], dtype=pullback.float64)
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -46,11 +47,11 @@ def _float(x: Any) -> Any:
     return x if np_dtype(x).kind in "fc" else to_dtype(x, np.float64)
 
 
-def _unary(op: str, name: str, doc: str):
+def _unary(op: str, name: str, doc: str, **params: Any):
     fn = OPS[op]
 
     def special(x: Any) -> Any:
-        return fn(_float(x))
+        return fn(_float(x), **params)
 
     special.__name__ = special.__qualname__ = name
     special.__doc__ = doc
@@ -64,7 +65,7 @@ erfc = _unary("erfc", "erfc", "1 - erf(x), without the cancellation.")
 erfinv = _unary("erfinv", "erfinv", "The inverse of erf on (-1, 1).")
 erfcx = _unary("special_erfcx", "erfcx", "exp(x^2) erfc(x), the scaled erfc.")
 expit = _unary("sigmoid", "expit", "1 / (1 + exp(-x)), the logistic sigmoid.")
-logit = _unary("logit", "logit", "log(p / (1 - p)), the inverse of expit.")
+logit = _unary("logit", "logit", "log(p / (1 - p)), the inverse of expit.", eps=None)
 log_ndtr = _unary("special_log_ndtr", "log_ndtr",
                   "log ndtr(x), accurate far into the lower tail.")
 ndtri = _unary("special_ndtri", "ndtri", "The inverse of ndtr (the normal quantile).")
@@ -204,3 +205,22 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
     """x - logsumexp(x) over ``axis`` (None: all elements)."""
     x = _float(x)
     return x - logsumexp(x, axis=axis, keepdims=True)
+
+
+def _scalar(out: Any) -> Any:
+    """A 0-d array result as a numpy scalar, as scipy returns it (Tensors stay)."""
+    if isinstance(out, tuple):
+        return tuple(_scalar(o) for o in out)
+    return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+
+def _scipy_result(fn):
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _scalar(fn(*args, **kwargs))
+    return run
+
+
+for _name in __all__:
+    globals()[_name] = _scipy_result(globals()[_name])
+del _name
