@@ -11,7 +11,7 @@ and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its val
 'SpecialI1Backward0'
 >>> y.sum().backward()
 >>> x.grad                          # i1' = i0 - i1 / x, 1/2 at 0
-tensor([0.5000, 0.7009, 1.5906], dtype=pullback.float64)
+tensor([0.5000, 0.7009, 1.4843], dtype=pullback.float64)
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ _B = np.array(_A[6] + (0.0,))  # fifth order (the last stage is the next step's 
 _B4 = np.array((5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100,
                 1 / 40))
 _E = _B - _B4
-MAX_STEPS = 100_000  # per segment
+MAX_STEPS = 100_000  # per segment, unless the caller says (odeint's mxstep)
 
 
 def _norm(x: np.ndarray) -> float:
@@ -62,7 +62,7 @@ def _step(f: Callable, y: np.ndarray, t: float, h: float, k1: np.ndarray) -> tup
 
 
 def _segment(f: Callable, y: np.ndarray, t0: float, t1: float, rtol: float, atol: float,
-             state: dict) -> np.ndarray:
+             state: dict, max_steps: int) -> np.ndarray:
     """y at t1 from y at t0 (``state`` carries the step size and f(y) between segments)."""
     direction = 1.0 if t1 >= t0 else -1.0
     span = abs(t1 - t0)
@@ -73,7 +73,7 @@ def _segment(f: Callable, y: np.ndarray, t0: float, t1: float, rtol: float, atol
         k1 = f(y, t0)
     h = state.get("h") or _first_step(f, y, t0, k1, direction, span, rtol, atol)
     t = t0
-    for _ in range(MAX_STEPS):
+    for _ in range(max_steps):
         left = abs(t1 - t)
         last = h >= left
         h_try = left if last else h
@@ -93,16 +93,17 @@ def _segment(f: Callable, y: np.ndarray, t0: float, t1: float, rtol: float, atol
                 return y
         else:
             h = h_try * max(0.2, factor)
-    raise RuntimeError(f"odeint: more than {MAX_STEPS} steps between t = {t0} and {t1} "
+    raise RuntimeError(f"odeint: more than {max_steps} steps between t = {t0} and {t1} "
                        f"(the problem may be stiff, or rtol/atol too small)")
 
 
-def solve(f: Callable, y0: np.ndarray, ts: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+def solve(f: Callable, y0: np.ndarray, ts: np.ndarray, rtol: float, atol: float,
+          max_steps: int = MAX_STEPS) -> np.ndarray:
     """y at each time of ``ts`` (ys[0] = y0), for dy/dt = f(y, t)."""
     ys = np.empty((len(ts),) + y0.shape)
     ys[0] = y = y0
     state: dict = {}
     for i in range(1, len(ts)):
-        y = _segment(f, y, float(ts[i - 1]), float(ts[i]), rtol, atol, state)
+        y = _segment(f, y, float(ts[i - 1]), float(ts[i]), rtol, atol, state, max_steps)
         ys[i] = y
     return ys

@@ -93,8 +93,13 @@ def closure_tensors(func: Callable) -> list:
 class _Problem:
     """func with its arguments, as the solver sees it: flat float64 arrays in and out."""
 
-    def __init__(self, func: Callable, shape: tuple, args: tuple, tfirst: bool) -> None:
+    def __init__(self, func: Callable, shape: tuple, args: tuple, tfirst: bool,
+                 max_steps: int) -> None:
         self.func, self.shape, self.args, self.tfirst = func, shape, args, tfirst
+        self.max_steps = max_steps
+
+    def with_args(self, args: tuple) -> _Problem:
+        return _Problem(self.func, self.shape, args, self.tfirst, self.max_steps)
 
     def call(self, y: Any, t: float) -> Any:
         return self.func(t, y, *self.args) if self.tfirst else self.func(y, t, *self.args)
@@ -141,7 +146,8 @@ def _adjoint(problem: _Problem, ys: np.ndarray, ts: np.ndarray, g: np.ndarray,
         y_i = ys[i].reshape(-1)
         t_grad[i] = g[i] @ problem.f(y_i, float(ts[i]))
         state = np.concatenate([y_i, a, theta])
-        state = _dopri.solve(augmented, state, ts[[i, i - 1]], rtol, atol)[-1]
+        state = _dopri.solve(augmented, state, ts[[i, i - 1]], rtol, atol,
+                             problem.max_steps)[-1]
         a, theta = state[n:2 * n], state[2 * n:]
         if i == 1:
             t_grad[0] = -(a @ problem.f(ys[0].reshape(-1), float(ts[0])))
@@ -159,9 +165,10 @@ class Odeint(Function):
     @staticmethod
     def forward(ctx, problem, rtol, atol, n_args, y0, t, *params):
         # this call's arguments (compiled code calls forward again with new values)
-        problem = _Problem(problem.func, problem.shape, params[:n_args], problem.tfirst)
+        problem = problem.with_args(params[:n_args])
         ts = _array(t)
-        ys = _dopri.solve(problem.f, _array(y0).reshape(-1), ts, rtol, atol)
+        ys = _dopri.solve(problem.f, _array(y0).reshape(-1), ts, rtol, atol,
+                          problem.max_steps)
         ctx.problem, ctx.rtol, ctx.atol, ctx.n_args = problem, rtol, atol, n_args
         ctx.ys, ctx.ts, ctx.params = ys, ts, params
         dtype = y0.dtype if isinstance(y0, Tensor) else None
@@ -178,7 +185,7 @@ class Odeint(Function):
                      for p, need in zip(ctx.params[:n_args], needs))
         wanted = [i for i, need in enumerate(needs) if need and isinstance(ctx.params[i], Tensor)]
         diff = [args[i] if i < n_args else ctx.params[i] for i in wanted]
-        problem = _Problem(ctx.problem.func, ctx.problem.shape, args, ctx.problem.tfirst)
+        problem = ctx.problem.with_args(args)
         gy0, gt, gp = _adjoint(problem, ctx.ys, ctx.ts, _array(grad), diff, ctx.rtol, ctx.atol)
         params: list = [None] * len(ctx.params)
         for i, v in zip(wanted, gp):
@@ -189,22 +196,25 @@ class Odeint(Function):
 
 
 def odeint(func: Callable, y0: Any, t: Any, *extra: Any, args: tuple = (),
-           rtol: float | None = None, atol: float | None = None, tfirst: bool = False) -> Any:
+           rtol: float | None = None, atol: float | None = None, tfirst: bool = False,
+           mxstep: int = 0) -> Any:
     """Integrate dy/dt = func(y, t, *args) from y0 at t[0]; y at each time of ``t``.
 
     ``args`` may follow ``t`` positionally (as in jax's odeint) or come as scipy's
-    ``args=`` tuple. ``rtol``, ``atol``: scipy's defaults (1.49012e-8)."""
+    ``args=`` tuple. ``rtol``, ``atol``: scipy's defaults (1.49012e-8). ``mxstep``: the
+    most steps between two time points (0: 100,000), beyond which it raises."""
     rtol = _TOL if rtol is None else float(rtol)
     atol = _TOL if atol is None else float(atol)
     all_args = tuple(extra) + tuple(args)
     shape = tuple(np.shape(y0._data if isinstance(y0, Tensor) else y0))
-    problem = _Problem(func, shape, all_args, tfirst)
+    problem = _Problem(func, shape, all_args, tfirst, int(mxstep) or _dopri.MAX_STEPS)
     closure = [p for p in closure_tensors(func) if all(p is not a for a in all_args)]
     if closure and record.trace_hooks():
         raise TypeError(_TRACED_CLOSURE)
     tensors = [v for v in (y0, t) + all_args if isinstance(v, Tensor)] + closure
     if not tensors:
-        ys = _dopri.solve(problem.f, _array(y0).reshape(-1), _array(t), rtol, atol)
+        ys = _dopri.solve(problem.f, _array(y0).reshape(-1), _array(t), rtol, atol,
+                          problem.max_steps)
         return ys.reshape((len(ys),) + shape)
     y0 = y0 if isinstance(y0, Tensor) else Tensor._make(_array(y0))
     t = t if isinstance(t, Tensor) else Tensor._make(_array(t))

@@ -8,7 +8,7 @@ is squeezed as scipy squeezes it. Differentiable in x, mean, cov and alpha.
 >>> cov = pb.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=pb.float64, requires_grad=True)
 >>> lp = multivariate_normal.logpdf(np.array([[0.0, 1.0], [1.0, -1.0]]), cov=cov)
 >>> lp
-tensor([-2.4324, -3.4324], dtype=pullback.float64, grad_fn=<...>)
+tensor([-2.6891, -3.2605], dtype=pullback.float64, grad_fn=<ViewBackward0>)
 """
 
 from __future__ import annotations
