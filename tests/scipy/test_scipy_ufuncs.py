@@ -79,3 +79,30 @@ def test_pullback_works_without_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["0.367879", "numpy.cbrt"]
+
+
+def test_scipy_functions_that_convert_their_arguments_name_themselves() -> None:
+    import scipy.integrate
+    import scipy.stats
+
+    x = pb.tensor([1.0, 2.0], requires_grad=True)
+    for call, name, use in [
+        (lambda: sp.logsumexp(x), "scipy.special.logsumexp", "pullback.scipy.special.logsumexp"),
+        (lambda: scipy.stats.norm.logpdf(x, 0.0, 2.0), "scipy.stats.norm.logpdf",
+         "pullback.scipy.stats.norm.logpdf"),
+        (lambda: scipy.stats.norm(0.0, 2.0).logpdf(x), "scipy.stats.norm.logpdf",
+         "pullback.scipy.stats.norm.logpdf"),
+        (lambda: scipy.stats.multivariate_normal.logpdf(x, cov=np.eye(2)),
+         "scipy.stats.multivariate_normal.logpdf",
+         "pullback.scipy.stats.multivariate_normal.logpdf"),
+        (lambda: scipy.integrate.odeint(lambda y, t: -y, x, [0.0, 1.0]),
+         "scipy.integrate.odeint", "pullback.scipy.integrate.odeint")]:
+        with pytest.raises(RuntimeError, match=rf"^{name} converts its arguments to numpy "
+                                               rf"arrays.*use {use} instead\. Can't call "
+                                               r"numpy\(\) on Tensor that requires grad"):
+            call()
+    with pytest.raises(RuntimeError, match=r"^scipy\.stats\.gamma\.cdf .*pullback has no "
+                                           r"version of it yet"):
+        scipy.stats.gamma.cdf(x, 2.0)
+    with pytest.raises(RuntimeError, match=r"^Can't call numpy\(\)"):  # torch's, elsewhere
+        np.asarray(x)

@@ -8,3 +8,5 @@ docs/scipy.md.
 
 from . import integrate, special, stats
 from . import _ufuncs
+from . import _calls
+

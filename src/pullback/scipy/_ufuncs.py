@@ -33,6 +33,8 @@ def register(module) -> None:
         ufunc = getattr(module, name)
         if not isinstance(ufunc, np.ufunc) or getattr(np, name, None) is ufunc:
             continue
+        if getattr(module, ufunc.__name__, None) is ufunc:
+            name = ufunc.__name__  # its own name, of its aliases (jv for jn, psi for digamma)
         impl = _implementation(name)
         hint = f"pullback.scipy.special.{name}" if impl is not None else ""
         numpy_interop.FOREIGN[ufunc] = (f"{_MODULE}.{name}", hint)
