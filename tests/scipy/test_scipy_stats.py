@@ -37,9 +37,9 @@ CASES = [
     *[("expon", f, (POS_X, -0.1, SCALE), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf")],
     *[("uniform", f, (UNIT_X, -0.2, 1.5), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf")],
     *[("poisson", f, (np.array([[0, 1, 2], [3, 5, 8]]), np.array([0.5, 2.0, 4.0])), (1,))
-      for f in ("logpmf", "pmf")],
+      for f in ("logpmf", "pmf", "cdf", "logcdf")],
     *[("binom", f, (np.array([[0, 1, 2], [3, 5, 4]]), 5, np.array([0.2, 0.5, 0.7])), (2,))
-      for f in ("logpmf", "pmf")],
+      for f in ("logpmf", "pmf", "cdf", "logcdf")],
     *[("bernoulli", f, (np.array([[0, 1, 1], [0, 0, 1]]), np.array([0.2, 0.5, 0.7])), (1,))
       for f in ("logpmf", "pmf", "cdf")],
 ]
@@ -77,6 +77,12 @@ def test_outside_the_support() -> None:
     np.testing.assert_array_equal(S.poisson.logpmf(k, 2.0) == -np.inf, [True, True, False, False])
     np.testing.assert_allclose(S.binom.pmf(k, 5, 0.3), ss.binom.pmf(k, 5, 0.3), atol=1e-15)
     np.testing.assert_allclose(S.expon.cdf(x), ss.expon.cdf(x))
+    for fn in ("cdf", "logcdf"):  # below the support, off the integers, above n, loc
+        np.testing.assert_allclose(getattr(S.poisson, fn)(k, 2.0, loc=1),
+                                   getattr(ss.poisson, fn)(k, 2.0, loc=1), rtol=1e-12)
+        np.testing.assert_allclose(getattr(S.binom, fn)(k, 5, 0.3),
+                                   getattr(ss.binom, fn)(k, 5, 0.3), rtol=1e-12, atol=1e-15)
+    assert S.poisson.logcdf(-2, 2.0) == -np.inf
     # gradients stay finite (0) where the density is -inf
     a = pb.tensor(2.0, dtype=pb.float64, requires_grad=True)
     S.gamma.logpdf(pb.tensor([-1.0, 1.0], dtype=pb.float64), a)[1].backward()

@@ -1,7 +1,8 @@
 """The discrete distributions: poisson, binom and bernoulli, with scipy's parameters
 (``mu``; ``n, p``; ``p``; then ``loc=0``). The counts ``k`` are data (no derivative);
 ``mu`` and ``p`` are differentiable. Outside the support, and at non-integer ``k``,
-logpmf is -inf and pmf 0, as in scipy.
+logpmf is -inf and pmf 0, as in scipy. poisson's and binom's cdf sum the pmf from 0 to
+k (a logsumexp), so they read the values of k.
 
 >>> import pullback as pb
 >>> from pullback.scipy.stats import poisson
@@ -36,9 +37,30 @@ def _poisson_logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
                   k, 0.0, -INF)
 
 
+def _summed(logpmf, k: Any, loc: Any, *params: Any) -> Any:
+    """log cdf: logsumexp of logpmf(j) over j = 0 .. floor(k - loc) (k is data: its values
+    are read), -inf below the support."""
+    k = np.floor(np.asarray(_constant(_float(k))) - np.asarray(_constant(_float(loc))))
+    top = int(np.max(k, initial=-1))
+    if top < 0:
+        return np.full(np.broadcast_shapes(k.shape, *map(np.shape, params)), -INF)
+    j = np.arange(top + 1.0).reshape((-1,) + (1,) * k.ndim)
+    terms = where(j <= k, logpmf(j, *params), -INF)
+    return special.logsumexp(terms, axis=0)
+
+
+def _constant(x: Any) -> Any:
+    return x.detach() if hasattr(x, "detach") else x
+
+
+def _poisson_logcdf(k: Any, mu: Any, loc: Any = 0) -> Any:
+    return _summed(_poisson_logpmf, k, loc, _float(mu))
+
+
 poisson = Distribution(
     "poisson", logpmf=_poisson_logpmf,
-    pmf=lambda k, mu, loc=0: np.exp(_poisson_logpmf(k, mu, loc)))
+    pmf=lambda k, mu, loc=0: np.exp(_poisson_logpmf(k, mu, loc)),
+    logcdf=_poisson_logcdf, cdf=lambda k, mu, loc=0: np.exp(_poisson_logcdf(k, mu, loc)))
 
 
 def _binom_logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -53,9 +75,15 @@ def _binom_logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return inside(ok, logpmf, k, 0.0, -INF)
 
 
+def _binom_logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    k = np.minimum(np.asarray(_constant(_float(k))), np.asarray(_constant(_float(n))))
+    return _summed(_binom_logpmf, k, loc, _float(n), _float(p))
+
+
 binom = Distribution(
     "binom", logpmf=_binom_logpmf,
-    pmf=lambda k, n, p, loc=0: np.exp(_binom_logpmf(k, n, p, loc)))
+    pmf=lambda k, n, p, loc=0: np.exp(_binom_logpmf(k, n, p, loc)),
+    logcdf=_binom_logcdf, cdf=lambda k, n, p, loc=0: np.exp(_binom_logcdf(k, n, p, loc)))
 
 
 def _bernoulli_logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
