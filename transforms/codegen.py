@@ -205,6 +205,8 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
         if _reuses_name(e):  # the result lives on in its input's buffer and name
             em.names[e.out.id] = em.literal(e.inputs[e.op.out_arg])
             body.append(rhs)
+        elif not e.outs:  # run for its effect (a print)
+            body.append(rhs)
         else:
             body.append(f"{_targets(em, e, last)} = {rhs}")
         for v in e.outs:

@@ -52,4 +52,4 @@ del _install, _check
 __version__ = "0.1.0"
 
 from .compiler import compile, grad, value_and_grad, vjp
-from . import viz
+from . import debug, viz

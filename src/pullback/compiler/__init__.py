@@ -11,7 +11,8 @@ from .grad import grad, value_and_grad
 from .vjp import vjp
 from .inspection import Inspection, inspect
 from .tracer import TraceError
+from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "CompiledFunction", "TraceError",
-           "inspect", "Inspection", "set_dump_dir"]
+           "inspect", "Inspection", "reset", "set_dump_dir"]
