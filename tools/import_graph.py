@@ -56,8 +56,8 @@ LAYERS: tuple[Layer, ...] = (
                                "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
     Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.optim", "pullback.debug",
-                           "pullback.scipy",
-                           "pullback.serialization", "pullback.viz", "pullback")),
+                           "pullback.scipy", "pullback.serialization", "pullback.viz",
+                           "pullback")),
 )
 DEFAULT_LAYER = 5  # any other pullback module belongs to the eager runtime
 NO_CYCLE_LAYERS = 4  # modules of layers 1..4 may be in no import cycle at all
