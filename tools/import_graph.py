@@ -56,7 +56,8 @@ LAYERS: tuple[Layer, ...] = (
                                "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
     Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.optim", "pullback.debug",
-                           "pullback.scipy", "pullback.serialization", "pullback.viz",
+                           "pullback.serialization", "pullback.viz", "pullback.datasets",
+                           "pullback.scipy",
                            "pullback")),
 )
 DEFAULT_LAYER = 5  # any other pullback module belongs to the eager runtime

@@ -104,8 +104,6 @@ class FrontDoor(Protocol):
         """The user's function run eagerly, returned as ``run`` would return it."""
 
 
-@dataclass
-
 class _Builds:
     """How many threads are building a variant, and whether the cycle collector ran
     before the first of them began."""
@@ -136,6 +134,8 @@ def collector_paused() -> Iterator[None]:
             if _Builds.running == 0 and _Builds.was_enabled:
                 gc.enable()
 
+
+@dataclass
 class CacheInfo:
     """Each call through the cache is a hit, a miss (traced a new variant; one more per
     retrace when a guard fails on the call that traced it) or a fallback (ran eagerly).
