@@ -111,6 +111,14 @@ EXPECTED: dict[str, list[str]] = {
         "gradgradcheck:\nFalse\nTrue",
         "tensor([ 363.7264, 1578.8706]) tensor([1404.8088, 8601.4707])",
         "'t1 = Func2_apply.backward(custom_function, g_z)  # Func2.backward'",
+        "Profiling one backward:\n---",
+        "Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls",
+        "Self CPU time total: ",
+        "rows: ['Func', 'FuncBackward', 'aten::add', 'aten::exp', 'aten::mul', "
+        "'autograd::engine::evaluate_function: FuncBackward', "
+        "'autograd::engine::evaluate_function: torch::autograd::AccumulateGrad', "
+        "'torch::autograd::AccumulateGrad']",
+        "calls: {'aten::exp': 2, 'aten::mul': 4, 'aten::add': 5}",
     ],
     "20_compile_and_grad.py": [
         "loss: tensor(0.2011, grad_fn=<CompiledFunctionBackward>)",

@@ -53,3 +53,4 @@ __version__ = "0.1.0"
 
 from .compiler import compile, grad, value_and_grad, vjp
 from . import debug, viz
+from . import profiler

@@ -88,6 +88,22 @@ def _set_extras(on: bool) -> None:
 
 on_node_extras(_set_extras)
 
+#: some thread profiles (autograd/profiler.py): ops then call the profiler's start and
+#: end; a plain global, checked before and after each op, False otherwise
+PROFILING = False
+_profile_start: Any = None
+_profile_end: Any = None
+
+
+def set_profiling(on: bool, start: Any = None, end: Any = None) -> None:
+    """The profiler's registration point: ``start(op)`` before each op, ``end(op, args,
+    result)`` after it, until ``set_profiling(False)`` (which keeps the callbacks: an op
+    another thread is running may still call ``end``)."""
+    global PROFILING, _profile_start, _profile_end
+    if on:
+        _profile_start, _profile_end = start, end
+    PROFILING = on
+
 
 def notify_concrete(t: Any, how: str) -> None:
     """Tell this thread's tracers that ``t``'s value leaves the graph (``how``: item...)."""
@@ -218,6 +234,8 @@ _next_seq = _node_seq.__next__
 
 def apply(op, args: tuple, params: dict) -> Any:
     """Run ``op`` on Tensors (and scalars/arrays), recording a node if grad is needed."""
+    if PROFILING:
+        _profile_start(op)
     arrays = []
     wants = False  # some input requires grad
     for a in args:
@@ -268,6 +286,8 @@ def apply(op, args: tuple, params: dict) -> Any:
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, result)
+    if PROFILING:
+        _profile_end(op, args, result)
     return result
 
 
@@ -369,6 +389,8 @@ def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, result)
+    if PROFILING:
+        _profile_end(op, args, result)
     return result
 
 
@@ -499,6 +521,8 @@ def _dense(a: np.ndarray) -> bool:
 def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
+    if PROFILING:
+        _profile_start(op)
     if self._multi_view:
         check_multi_view(self, args)
     if self._base is not None and self._view_version != self._vc.value:
@@ -533,6 +557,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, self, inplace=True)
+    if PROFILING:
+        _profile_end(op, args, self)
     return self
 
 

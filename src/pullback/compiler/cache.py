@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
+from ..autograd import profiler
 from ..autograd.grad_mode import STATE
 from ..numpy_face import NumpyTensor
 from ..settings import config
@@ -282,7 +283,8 @@ class Cache:
                 with self.lock:
                     self.info.misses += 1
                     self.info.recompiles += bool(tried)
-                with collector_paused():
+                name = getattr(door.fn, "__qualname__", type(door.fn).__name__)
+                with collector_paused(), profiler.Range(f"pb.{door.how}: trace {name}"):
                     variant = door.build(args)
                 self.add(key, variant)
                 tried.append(variant)

@@ -15,7 +15,7 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.adjoint import active_vars
 
-from ..autograd import anomaly_mode, messages
+from ..autograd import anomaly_mode, messages, profiler
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
@@ -64,10 +64,11 @@ class Variant:
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
-        if mod is None:
-            g = pipeline.backward_for(self.split.backward, needs, present)
-            mod = self.backwards[needs, present] = pipeline.codegen(
-                g, _ident(self.traced.graph.name) + "_backward")
+        if mod is None:  # generated on the first backward (a range of its own when profiled)
+            name = _ident(self.traced.graph.name) + "_backward"
+            with profiler.Range(f"pb.compile: codegen {name}"):
+                g = pipeline.backward_for(self.split.backward, needs, present)
+                mod = self.backwards[needs, present] = pipeline.codegen(g, name)
         return mod
 
 
