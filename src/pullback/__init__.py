@@ -25,6 +25,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint8)
 from .dtypes import int
 from . import datasets, linalg, nn, optim, utils
+from . import scipy
 from .serialization import load, save
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)

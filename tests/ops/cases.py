@@ -522,6 +522,36 @@ POINTWISE_CASES = [
     _c("polygamma", _POS34, p={"n": 1}, torch=lambda T, x: T.polygamma(1, x)),
     _c("polygamma", A(values=[-2.5, -0.5, 0.3, 3.0]), p={"n": 2},
        torch=lambda T, x: T.polygamma(2, x)),
+    # special_more.py: torch.special's (i1 and i1e: 1/2 at 0; both sides of |x| = 20,
+    # where the kernels switch from the power series to Hankel's asymptotic series)
+    _unary("i0", A(values=[[0.0, 0.5, -1.5, 3.0], [-2.5, 4.0, 1.0, -0.25]])),
+    _unary("i0", A(values=[-19.0, 21.0]), tag="large", fd=False),
+    _c("special_i0e", A(values=[0.5, -1.5, 3.0, -19.0, 21.0]), torch=lambda T, x: T.special.i0e(x)),
+    _c("special_i1", A(values=[0.5, -1.5, 3.0, -4.0]), torch=lambda T, x: T.special.i1(x)),
+    _c("special_i1", A(values=[-19.0, 21.0]), torch=lambda T, x: T.special.i1(x), tag="large",
+       fd=False),
+    _c("special_i1e", A(values=[0.5, -1.5, 3.0, -19.0, 21.0]), torch=lambda T, x: T.special.i1e(x)),
+    # at 0 (a kink of i0e, i1e; second derivatives of the 1/2 branch are not defined there)
+    _c("special_i0e", A(values=[0.0, -0.0]), torch=lambda T, x: T.special.i0e(x), tag="zero",
+       fd=False),
+    _c("special_i1", A(values=[0.0]), torch=lambda T, x: T.special.i1(x), tag="zero", fd=False),
+    _c("special_i1e", A(values=[0.0]), torch=lambda T, x: T.special.i1e(x), tag="zero",
+       fd=False),
+    _c("special_i1e", R34, torch=lambda T, x: T.special.i1e(x), tag="normal"),
+    _c("special_erfcx", A(values=[-2.0, -0.3, 0.0, 0.4, 1.5, 4.5, 30.0]),
+       torch=lambda T, x: T.special.erfcx(x)),
+    _c("special_log_ndtr", A(values=[-40.0, -6.0, -1.0, 0.0, 0.5, 3.0, 9.0]),
+       torch=lambda T, x: T.special.log_ndtr(x)),
+    _c("special_ndtri", A(values=[0.01, 0.05, 0.2, 0.5, 0.7, 0.9, 0.99]),
+       torch=lambda T, x: T.special.ndtri(x)),
+    _c("special_ndtri", A(values=[0.0, 1e-30, 1.0, 1.5, NAN]), tag="edges", fd=False,
+       torch=lambda T, x: T.special.ndtri(x)),
+    _c("special_xlog1py", R34, A((3, 4), "pos"), torch=lambda T, x, y: T.special.xlog1py(x, y)),
+    _c("special_xlog1py", A(()), A((3,), "unit"), torch=lambda T, x, y: T.special.xlog1py(x, y)),
+    # x = 0: the value 0 (NaN for a NaN y); x's gradient 0 where y <= -1 too
+    _c("special_xlog1py", A(values=[0.0, 0.0, 0.0, 1.0, 2.0]),
+       A(values=[-1.0, -2.0, NAN, 0.0, 3.0]), tag="edges",
+       torch=lambda T, x, y: T.special.xlog1py(x, y), fd=False),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:

@@ -37,6 +37,7 @@ from . import (  # noqa: F401
     selection,
     shape,
     special,
+    special_more,
     spectral,
     splitting,
     statistics,
