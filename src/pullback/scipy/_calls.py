@@ -8,6 +8,10 @@ module tells it which scipy function asked, and which pullback.scipy function to
 
 It reads the call stack: the outermost of the scipy frames around the refused
 conversion is the function the program called.
+
+Inside ``pb.grad``, ``pb.compile`` & co. no edit is needed: the source pass routes
+calls of scipy's functions, and ``replacement`` gives pullback's version of one called
+on traced values (``from scipy.stats import norm; norm.logpdf(x, mu)`` differentiates).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..compiler.source_ast import register_replacements
 from ..tensor import ARRAY_REFUSED
 from . import integrate, special, stats
 
@@ -54,6 +59,32 @@ def _pullback_version(parts: list) -> str:
     return "pullback." + ".".join(parts) if callable(obj) else ""
 
 
+def _callable_name(f: Any) -> list:
+    """scipy's public name of the callable ``f`` as its parts (``scipy.special.
+    logsumexp``: ["scipy", "special", "logsumexp"]; ``scipy.stats.norm.logpdf``:
+    ["scipy", "stats", "norm", "logpdf"])."""
+    owner = getattr(f, "__self__", None)
+    module = getattr(f, "__module__", None) or type(owner).__module__
+    parts = [p for p in module.split(".") if not p.startswith("_")][:2]
+    if owner is None or isinstance(owner, type(sys)):
+        return parts + [getattr(f, "__name__", "")]
+    owner = getattr(owner, "dist", owner)
+    name = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen")
+    return parts + [name, getattr(f, "__name__", "")]
+
+
+def replacement(f: Any) -> Any:
+    """pullback.scipy's function of the same name as scipy's ``f``, or None (a frozen
+    distribution's method is not replaced: its parameters are fixed already)."""
+    if getattr(getattr(f, "__self__", None), "dist", None) is not None:
+        return None
+    parts = _callable_name(f)
+    obj = _PULLBACK.get(parts[1]) if len(parts) > 2 else None
+    for part in parts[2:]:
+        obj = getattr(obj, part, None)
+    return obj if callable(obj) else None
+
+
 def explain() -> str:
     frame = _scipy_frame()
     if frame is None:
@@ -66,3 +97,4 @@ def explain() -> str:
 
 
 ARRAY_REFUSED.append(explain)
+register_replacements("scipy.", replacement)
