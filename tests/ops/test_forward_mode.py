@@ -9,6 +9,7 @@ import pytest
 
 import pullback as pb
 import pullback.autograd.forward_ad as fwAD
+from pullback.ops.statistics import SHAPE_FROM_DATA
 
 from .case_types import float_outputs, is_float, outputs
 from .cases import DIFF_CASES, FD_CASES, Case, ids
@@ -85,7 +86,11 @@ def test_eager_tangent_matches_finite_differences(case: Case) -> None:
         np.testing.assert_allclose(t, fd, **FD_TOL, err_msg=f"output {k}")
 
 
-@pytest.mark.parametrize("case", FD_CASES, ids=ids(FD_CASES))
+# (an op whose result's shape depends on the data runs eagerly only: the tracer refuses it)
+JVP_FD_CASES = [c for c in FD_CASES if c.op not in SHAPE_FROM_DATA]
+
+
+@pytest.mark.parametrize("case", JVP_FD_CASES, ids=ids(JVP_FD_CASES))
 def test_jvp_tangent_matches_finite_differences(case: Case) -> None:
     values = case.inputs(np.float64)
     dirs = _directions(case, values)
@@ -102,8 +107,10 @@ def test_tangents_match_torch_func_jvp(case: Case, torch) -> None:
     values = case.inputs(np.float64)
     dirs = _directions(case, values)
     want = _torch_tangents(torch, case, values, dirs)
-    for how, got in (("eager", _eager_tangents(case, values, dirs)),
-                     ("pb.jvp", _jvp_tangents(case, values, dirs))):
+    ways = [("eager", _eager_tangents(case, values, dirs))]
+    if case.op not in SHAPE_FROM_DATA:
+        ways.append(("pb.jvp", _jvp_tangents(case, values, dirs)))
+    for how, got in ways:
         assert len(got) == len(want), how
         for k, (g, w) in enumerate(zip(got, want)):
             np.testing.assert_allclose(g, w, **TORCH_TOL, err_msg=f"{how}, output {k}")

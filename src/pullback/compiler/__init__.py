@@ -9,9 +9,10 @@ from . import replay
 from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad
 from .vjp import vjp
+from .forward import jvp, linearize
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from pullback.transforms.codegen import set_dump_dir
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "CompiledFunction", "TraceError",
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "CompiledFunction", "TraceError",
            "inspect", "Inspection", "set_dump_dir"]
