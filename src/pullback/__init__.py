@@ -50,5 +50,6 @@ del _install, _check
 
 __version__ = "0.1.0"
 
-from .compiler import compile, grad, jvp, linearize, value_and_grad, vjp
+from .compiler import (compile, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
+                       vjp)
 from . import viz

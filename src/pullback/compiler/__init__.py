@@ -10,9 +10,11 @@ from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad
 from .vjp import vjp
 from .forward import jvp, linearize
+from .jacobians import hessian, jacfwd, jacrev
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from pullback.transforms.codegen import set_dump_dir
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "CompiledFunction", "TraceError",
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+           "hessian", "CompiledFunction", "TraceError",
            "inspect", "Inspection", "set_dump_dir"]
