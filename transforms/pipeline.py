@@ -128,5 +128,5 @@ def jvp_program(forward: Graph, wrt: list, tangents: list, n_tangents: int | Non
     return unique_names(run(jvp_graph(forward, wrt, tangents, n_tangents), inplace))
 
 
-__all__ = ["run", "simplify", "joint_graph", "jvp_graph", "jvp_program", "split_joint", "backward_for",
-           "codegen", "value_and_grad_graph", "Split", "Var"]
+__all__ = ["run", "simplify", "joint_graph", "jvp_graph", "jvp_program", "split_joint",
+           "backward_for", "codegen", "value_and_grad_graph", "Split", "Var"]

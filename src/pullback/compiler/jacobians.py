@@ -95,9 +95,9 @@ class Jacobian:
         cols = self._forward(args, nums, targets) if self.forward else \
             self._reverse(args, nums, targets)
         out, blocks, aux = cols
-        out_leaves, out_tree = tree_flatten(out)
+        out_tree = tree_flatten(out)[1]
         per_out = []
-        for o, row in zip(out_leaves, blocks):
+        for row in blocks:
             it = iter(row)
             per_arg = [tree_unflatten(tree_flatten(args[k])[1], [next(it) for _ in ts])
                        for k, ts in zip(nums, targets)]
