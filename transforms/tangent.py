@@ -13,7 +13,7 @@ forward outputs + one tangent per output (zeros where no tangent reaches it).
 >>> from pullback.ir import Builder, Graph, Var
 >>> x = Var((2,), np.float64, np.ones(2), name="x")
 >>> with Builder() as b:
-...     y = (x * x).sum()
+...     y = (x * x).cumsum(0)
 >>> t = Var((2,), np.float64, np.zeros(2), name="tan_x")
 >>> print(tangent(Graph([x], b.eqns, [y]), [x], [t]))
 { lambda x:f64[2] tan_x:f64[2] .
@@ -21,15 +21,15 @@ forward outputs + one tangent per output (zeros where no tangent reaches it).
       t1:f64[2] = mul tan_x x
       t2:f64[2] = mul tan_x x
       t3:f64[2] = add t1 t2
-      t4:f64[] = sum_all t0
-      t5:f64[] = zeros[shape=() dtype=float64]
-      t6:f64[2] = expand[shape=(2,)] t5
-      t7:f64[] = sum_to[shape=()] t3
+      t4:f64[2] = cumsum[dim=0] t0
+      t5:f64[2] = zeros[shape=(2,) dtype=float64]
+      t6:f64[2] = cumsum[dim=0 reverse=True] t5
+      t7:f64[2] = cumsum[dim=0 reverse=False] t3
   in (t4 t7) }
 
-``mul`` is elementwise: its VJP rules give its tangent. ``sum_all``'s is derived: its
-rule ``expand(u)`` transposed is ``sum_to(t)`` (``t5``, ``t6``, the dummy cotangent and
-its rule, go in the pipeline's dce).
+``mul`` is elementwise: its VJP rules give its tangent. ``cumsum``'s is derived: its
+rule, a reversed cumsum of ``u``, transposed is a forward cumsum of the tangent
+(``t5``, ``t6``, the dummy cotangent and its rule, go in the pipeline's dce).
 """
 
 from __future__ import annotations
