@@ -116,3 +116,41 @@ def test_dual_level_as_decorator() -> None:
         return fwAD.unpack_dual(fwAD.make_dual(x, pb.ones(3, dtype=x.dtype)) ** 2).tangent
 
     np.testing.assert_allclose(f(pb.tensor(X)).numpy(), 2 * X)
+
+
+def _cube(L):
+    class Cube(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.x, ctx.k = x, k  # (jvp reads ctx.x: torch's saved_tensors are backward's)
+            return x ** 3 * k
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2 * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, t, _k):
+            return t * 3 * ctx.x ** 2 * ctx.k
+    return Cube
+
+
+def test_custom_function_jvp_matches_torch(torch) -> None:
+    f = lambda L, d: _cube(L).apply(d, 2.0).sin()  # noqa: E731
+    np.testing.assert_allclose(_pb_tangent(f), _torch_tangent(torch, f), rtol=1e-12)
+
+
+def test_custom_function_without_jvp_is_refused(torch) -> None:
+    def call(L, fw, x, t):
+        class NoJvp(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        return _in_level(fw, lambda: NoJvp.apply(fw.make_dual(x, t)))
+    _both(torch, call)

@@ -150,6 +150,39 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     return UnpackedDualTensor(primal, tensor._fw_tangent)
 
 
+def has_tangents(args: tuple) -> bool:
+    """Whether forward mode is on and one of ``args`` carries a tangent."""
+    return record.FORWARD is not None and not getattr(_BUSY, "on", False) and any(
+        getattr(a, "_fw_tangent", None) is not None for a in args)
+
+
+class paused:
+    """Inside it ops propagate no tangent (a custom Function's forward is one step)."""
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_BUSY, "on", False)
+        _BUSY.on = True
+
+    def __exit__(self, *exc: object) -> None:
+        _BUSY.on = self.prev
+
+
+def function_jvp(cls: type, ctx: Any, args: tuple, result: Any) -> None:
+    """A custom Function's outputs get the tangents its ``jvp(ctx, *tangents)`` gives
+    (zeros for a Tensor input without one, None for the other inputs), as torch's;
+    the default ``jvp`` raises torch's NotImplementedError."""
+    Tensor = record.Tensor
+    tangents = [None if not isinstance(a, Tensor) else a._fw_tangent if a._fw_tangent
+                is not None else Tensor._make(np.zeros_like(a._data)) for a in args]
+    with paused():
+        got = cls.jvp(ctx, *tangents)
+    outs = result if isinstance(result, tuple) else (result,)
+    got = got if isinstance(got, tuple) else (got,)
+    for o, t in zip(outs, got):
+        if isinstance(o, Tensor) and t is not None and o._data.dtype.kind in "fc":
+            _attach(o, t)
+
+
 def _attach(t: Any, tangent: Any) -> None:
     if not isinstance(tangent, record.Tensor):
         tangent = record.Tensor._make(np.asarray(tangent))
