@@ -199,3 +199,37 @@ def test_jvp_of_vjp_is_a_hessian_vector_product() -> None:
 
     _, hvp = pb.jvp(g, (X,), (np.ones(3),))
     np.testing.assert_allclose(hvp, 6 * X)
+
+
+def test_custom_functions_take_their_jvp() -> None:
+    class Cube(pb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.x = x
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3 * ctx.x ** 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 30 * ctx.x ** 2  # (ten times the truth: it is the one used)
+
+    for _ in range(2):
+        out, tan = pb.jvp(Cube.apply, (X,), (np.ones(3),))
+        np.testing.assert_allclose(tan, 30 * X ** 2)
+    out, f_jvp = pb.linearize(Cube.apply, X)
+    np.testing.assert_allclose(f_jvp(np.ones(3)), 30 * X ** 2)
+
+    class NoJvp(pb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+        pb.jvp(NoJvp.apply, (X,), (X,))

@@ -29,6 +29,7 @@ from pullback.transforms import pipeline
 from pullback.transforms.tangent import TANGENT_PREFIX
 
 from ..autograd import anomaly_mode, forward_ad
+from ..autograd.function_ir import FunctionOp
 from ..autograd.record import trace_hooks
 from ..ir import Var
 from ..numpy_face import face_like
@@ -111,6 +112,10 @@ class JVPProgram:
             check_target(self.name, k, args[k])
         traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name, self.fn)
         g = traced.graph
+        if any(isinstance(e.op, FunctionOp) for e in g.eqns):
+            # a custom Function's tangents are its jvp's: run these arguments on dual
+            # tensors (the variant only records that)
+            return JVPVariant(traced, None, [], 0, None)
         slots = grad_slots(traced, nums)
         wrt = [g.inputs[j] for j in slots]
         tans = [Var(v.shape, v.dtype, np.zeros(v.shape, v.dtype),
@@ -134,6 +139,8 @@ class JVPProgram:
                           len(parts.residuals))
 
     def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
+        if variant.module is None:  # (a custom Function inside)
+            return None if tangents is None else self.fallback(args, tangents)
         check_captures(variant.traced)
         arrays = gather_inputs(variant.traced, args)
         extra = [] if tangents is None else tangent_arrays(variant, tangents)
@@ -300,7 +307,7 @@ def linearize(fn: Callable, *primals: Any) -> tuple:
         out, _ = program_of(fn, False).call(primals, [_zeros(p) for p in primals])
         return out, lambda *ts: program_of(fn, False).call(primals, list(ts))[1]
     got = program.cache.call(_Call(program, None), primals)
-    if got is None:  # guards kept failing: eagerly, per call
+    if got is None:  # guards kept failing, or a custom Function: eagerly, per call
         eager = program_of(fn, False)
         out, _ = eager.fallback(primals, [_zeros(p) for p in primals])
         return out, lambda *ts: eager.fallback(primals, list(ts))[1]
