@@ -233,3 +233,11 @@ def test_custom_functions_take_their_jvp() -> None:
 
     with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
         pb.jvp(NoJvp.apply, (X,), (X,))
+
+
+@pytest.mark.parametrize("which", ["jacfwd", "jacrev"])
+def test_jacobians_with_a_static_argument(which) -> None:
+    jac = getattr(pb, which)(lambda x, n: x ** n)
+    for _ in range(2):
+        np.testing.assert_allclose(jac(X, 3), np.diag(3 * X ** 2))
+    np.testing.assert_allclose(jac(X, 2), np.diag(2 * X))

@@ -154,3 +154,12 @@ def test_custom_function_without_jvp_is_refused(torch) -> None:
                 return g * 2
         return _in_level(fw, lambda: NoJvp.apply(fw.make_dual(x, t)))
     _both(torch, call)
+
+
+def test_a_dual_tensor_prints_its_tangent(torch) -> None:
+    def text(L, fw):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        with fw.dual_level():
+            return [repr(fw.make_dual(x * 1, L.tensor([1.0, 2.0]))),
+                    repr(fw.make_dual(L.tensor([[1.0, 2.0], [3.0, 4.0]]), L.ones(2, 2)))]
+    assert text(pb, fwAD) == text(torch, torch.autograd.forward_ad)

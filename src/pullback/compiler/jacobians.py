@@ -28,7 +28,7 @@ from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from .forward import JVPProgram
-from .grad import OutputError
+from .grad import OutputError, check_target
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -149,7 +149,11 @@ class Jacobian:
                 full[k] = t
             return self.fn(*full)
 
-        got = vjp(partial, *[args[k] for k in nums], has_aux=self.has_aux)
+        if all(_differentiable(a) for a in args):  # fn itself: its compiled vjp is cached
+            got, picks = vjp(self.fn, *args, has_aux=self.has_aux), nums
+        else:  # the other arguments closed over (traced anew per call)
+            got = vjp(partial, *[args[k] for k in nums], has_aux=self.has_aux)
+            picks = tuple(range(len(nums)))
         out, pull = got[0], got[1]
         aux = got[2] if self.has_aux else None
         outs, tree = tree_flatten(out)
@@ -161,11 +165,18 @@ class Jacobian:
             for j in range(int(np.prod(_shape(o)))):
                 cts = [_basis(p, j) if p_i == i else _zeros_like(p) for p_i, p in enumerate(outs)]
                 grads = pull(tree_unflatten(tree, cts))
-                rows.append([g for k, g in zip(nums, grads)
-                             for g in tree_leaves(g)])
+                rows.append([leaf for k in picks for leaf in tree_leaves(grads[k])])
             blocks.append([_assemble([r[n] for r in rows], _shape(o), _shape(x), x, 0)
                            for n, x in enumerate(flat_targets)])
         return out, blocks, aux
+
+
+def _differentiable(a: Any) -> bool:
+    try:
+        check_target("jacrev", 0, a)
+    except TypeError:
+        return False
+    return True
 
 
 def _rebuild(arg: Any, leaves: list) -> Any:
