@@ -84,7 +84,26 @@ PROGRAMS = {
     "views": lambda L, d: d.reshape(3, 1).expand(3, 2).t()[1],
     "multi": lambda L, d: d.reshape(1, 3).max(1).values + d.sort().values,
     "no_grad": lambda L, d: _no_grad(L, lambda: d.tanh()),
+    "detach": lambda L, d: d.detach() * d,
+    "mask": lambda L, d: d[d > 0],
+    "where": lambda L, d: L.where(d > 0, d, d * d),
+    "setitem": lambda L, d: _setitem(L, d),
+    "write_into_a_view": lambda L, d: _write_view(L, d),
+    "complex_abs": lambda L, d: L.complex(d, d * 2).abs(),
+    "unbind": lambda L, d: L.stack(d.unbind(0)[::-1]),
 }
+
+
+def _setitem(L, d):
+    z = L.zeros(3, dtype=d.dtype)
+    z[1:] = d[:2] * 3
+    return z
+
+
+def _write_view(L, d):
+    y = d * 1
+    y[:2].mul_(d[1:])
+    return y
 
 
 def _no_grad(L, f):

@@ -33,7 +33,7 @@ from pullback.transforms.tangent import transpose_rules
 from ..ir import Builder, Graph, Var, evaluate
 from ..ops import apply_jvp
 from ..ops.results import pack
-from ..ops.shape import view
+from ..ops.shape import view, view_chain, view_scatter
 from . import record
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -197,6 +197,8 @@ def _propagate(op: Any, args: tuple, params: dict, result: Any, before: bool) ->
         return None
     Tensor = record.Tensor
     tangents = [a._fw_tangent if isinstance(a, Tensor) else None for a in args]
+    if before and tangents[0] is None and args[0]._base is not None:
+        tangents[0] = _through_view(args[0])  # a view of a dual tensor being written
     if all(t is None for t in tangents):
         return None
     if before:  # the target's value before the write, with its tangent
@@ -207,6 +209,8 @@ def _propagate(op: Any, args: tuple, params: dict, result: Any, before: bool) ->
     _BUSY.on = True
     try:
         t = apply_jvp(op, tangents, result, args, params, _derive)
+        if t is not None and not op.multi and result._base is not None and not op.is_view:
+            _write_base(result, t)  # an in-place write into a view: into its base's too
     finally:
         _BUSY.on = False
     if t is None:
@@ -218,6 +222,28 @@ def _propagate(op: Any, args: tuple, params: dict, result: Any, before: bool) ->
     else:
         _attach(result, t)
     return None
+
+
+def _through_view(view: Any) -> Any:
+    """The tangent of a view with none of its own: its base's, seen through it."""
+    base_t = view._base._fw_tangent
+    if base_t is None:
+        return None
+    _BUSY.on = True
+    try:
+        return view_chain(base_t, chain=view._view_chain)
+    finally:
+        _BUSY.on = False
+
+
+def _write_base(view: Any, t: Any) -> None:
+    """The base of a view written in place takes the view's new tangent in its region
+    (zeros elsewhere if it had none), as torch writes the base's tangent."""
+    base = view._base
+    old = base._fw_tangent
+    if old is None:
+        old = record.Tensor._make(np.zeros_like(base._data))
+    _attach(base, view_scatter(old, t, chain=view._view_chain))
 
 
 def _derive(op: Any, tangents: list, out: Any, inputs: tuple, params: dict) -> Any:

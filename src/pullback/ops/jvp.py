@@ -54,7 +54,9 @@ def apply_jvp(op: OpDef, tangents: list, out: Any, inputs: tuple, params: dict,
     per output (None for the integer ones). None when no input has a tangent.
     ``derive(op, tangents, out, inputs, params)`` transposes the VJP rules for the
     inputs whose tangent it gets (the others None), with the same result."""
-    if all(t is None for t in tangents):
+    if not op.differentiable or all(t is None for t in tangents):
+        return None
+    if not op.multi and _kind(out) not in "fc":  # an integer result has no tangent
         return None
     if op.multi:
         return derive(op, tangents, out, inputs, params)
