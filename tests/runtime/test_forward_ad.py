@@ -182,3 +182,18 @@ def test_a_dual_tensor_prints_its_tangent(torch) -> None:
             return [repr(fw.make_dual(x * 1, L.tensor([1.0, 2.0]))),
                     repr(fw.make_dual(L.tensor([[1.0, 2.0], [3.0, 4.0]]), L.ones(2, 2)))]
     assert text(pb, fwAD) == text(torch, torch.autograd.forward_ad)
+
+
+def test_transforms_called_on_dual_tensors_propagate_tangents() -> None:
+    """pb.compile, pb.grad and pb.vjp on dual tensors run eagerly: their results carry
+    tangents (forward over reverse for grad and vjp)."""
+    f = pb.compile(lambda x: (x.sin() * x).sum())
+    g = pb.grad(lambda x: (x ** 3).sum())
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pb.tensor(X), pb.tensor(T))
+        tf = fwAD.unpack_dual(f(d)).tangent.item()
+        tg = fwAD.unpack_dual(g(d)).tangent.detach().numpy()
+        tv = fwAD.unpack_dual(pb.vjp(lambda x: x ** 2, d)[1](pb.ones(3, dtype=d.dtype))[0])
+    np.testing.assert_allclose(tf, ((np.cos(X) * X + np.sin(X)) * T).sum())
+    np.testing.assert_allclose(tg, 6 * X * T)
+    np.testing.assert_allclose(tv.tangent.detach().numpy(), 2 * T)
