@@ -100,8 +100,9 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
     return run(bwd.replace(outputs=outs), dce, inplace)
 
 
-def codegen(graph: Graph, name: str, env: dict | None = None) -> Module:
-    return generate(graph, name, env=env)
+def codegen(graph: Graph, name: str, env: dict | None = None, block: str = "grad of"
+            ) -> Module:
+    return generate(graph, name, env=env, block=block)
 
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:

@@ -45,6 +45,8 @@ from .tracer import def_line
 
 __all__ = ["jvp", "linearize", "JVPProgram"]
 
+TANGENT_OF = "tangent of"  # generated code's comment over a tangent's statements
+
 
 class JVPVariant:
     """One specialization: the generated code and how to feed and read it."""
@@ -125,14 +127,14 @@ class JVPProgram:
         name = _ident(g.name) + ("_linearized" if self.linear else "_jvp")
         if not self.linear:
             joint = pipeline.jvp_program(g, wrt, tans, n_value)
-            module = pipeline.codegen(joint, name, guard_env(traced.guards))
+            module = pipeline.codegen(joint, name, guard_env(traced.guards), TANGENT_OF)
             strip_values(joint)
             strip_values(g)
             return JVPVariant(traced, module, slots, n_value, value_tree)
         joint = pipeline.jvp_graph(g, wrt, tans, n_value)
         parts = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
         module = pipeline.codegen(parts.forward, name, guard_env(traced.guards))
-        tangent_module = pipeline.codegen(parts.backward, name + "_tangent")
+        tangent_module = pipeline.codegen(parts.backward, name + "_tangent", block=TANGENT_OF)
         for graph in (joint, g, parts.forward, parts.backward):
             strip_values(graph)
         return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
