@@ -247,25 +247,71 @@ def _write_base(view: Any, t: Any) -> None:
 
 
 def _derive(op: Any, tangents: list, out: Any, inputs: tuple, params: dict) -> Any:
-    """``transpose_rules`` on IR mirrors of the Tensors, evaluated on the Tensors."""
+    """``transpose_rules`` on IR mirrors of the values (arrays and Tensors), evaluated on
+    the values. The IR depends on shapes, dtypes, scalars and params only (as the
+    compiler's code does), so it is built once per such key."""
     Tensor = record.Tensor
-    pairs: list = []
+    outs = list(out) if op.multi else [out]
+    values = [x for x in (*inputs, *outs, *tangents)
+              if isinstance(x, (Tensor, np.ndarray))]
+    key = _derive_key(op, inputs, outs, tangents, params)
+    built = _DERIVED.get(key) if key is not None else None
+    if built is None:
+        built = _build_derived(op, tangents, out, inputs, params)
+        if key is not None:
+            if len(_DERIVED) >= 1024:
+                _DERIVED.clear()
+            _DERIVED[key] = built
+    graph, which = built
+    got = iter(evaluate(graph, values))
+    result = [next(got) if w else None for w in which]
+    return result if op.multi else result[0]
+
+
+_DERIVED: dict = {}  # key -> (graph, which outputs have a tangent)
+
+
+def _derive_key(op: Any, inputs: tuple, outs: list, tangents: list, params: dict) -> Any:
+    """What the derived IR depends on; None when a part is not hashable."""
+    Tensor = record.Tensor
+
+    def part(x: Any) -> Any:
+        if isinstance(x, (Tensor, np.ndarray)):
+            d = x._data if isinstance(x, Tensor) else x
+            return (d.shape, d.dtype.str)
+        return (type(x), x)
+
+    key = (op, tuple(map(part, inputs)), tuple(map(part, outs)),
+           tuple(map(part, tangents)), tuple(sorted(params.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _build_derived(op: Any, tangents: list, out: Any, inputs: tuple, params: dict) -> tuple:
+    Tensor = record.Tensor
+    mirrors: list = []
 
     def mirror(x: Any) -> Any:
-        if not isinstance(x, Tensor):
+        if not isinstance(x, (Tensor, np.ndarray)):
             return x
-        v = Var(x._data.shape, x._data.dtype, x._data)
-        pairs.append((v, x))
+        d = x._data if isinstance(x, Tensor) else x
+        v = Var(d.shape, d.dtype, d)
+        mirrors.append(v)
         return v
 
     ins = tuple(mirror(x) for x in inputs)
     outs = pack(op.result, [mirror(o) for o in out]) if op.multi else mirror(out)
-    ts = [None if t is None else mirror(t) for t in tangents]
+    ts = [mirror(t) for t in tangents]
     with Builder() as b:
         r = transpose_rules(op, ts, outs, ins, params)
     flat = list(r) if op.multi else [r]
-    kept = [x for x in flat if x is not None]
-    graph = dce(Graph([v for v, _ in pairs], b.eqns, kept, b.consts))
-    values = iter(evaluate(graph, [x for _, x in pairs]))
-    result = [None if x is None else next(values) for x in flat]
-    return result if op.multi else result[0]
+    graph = dce(Graph(mirrors, b.eqns, [x for x in flat if x is not None], b.consts))
+    for v in mirrors:
+        v._data = None
+    for e in graph.eqns:  # (shapes and dtypes stay; the values are this call's)
+        for v in e.outs:
+            v._data = None
+    return graph, [x is not None for x in flat]

@@ -2,7 +2,8 @@
 
 The same shapes, tuple nesting, ``create_graph`` / ``strict`` behaviour and messages as
 torch 2.13. ``jvp`` and ``jacobian(strategy="forward-mode")`` run the function on dual
-tensors (``forward_ad.py``: true forward mode). ``hvp`` uses the double-backward trick,
+tensors (``forward_ad.py``: true forward mode); ``jvp`` of a function with a custom
+Function that has no ``jvp`` takes torch's own way, the double-backward trick. ``hvp`` uses the double-backward trick,
 as torch's own does: for ``H v``, ``g(u) = H^T u`` is linear in a dummy ``u``, so the
 gradient of ``g(u) . v`` with respect to ``u`` is ``H v``; it needs the function's
 backward to be differentiable (a ``once_differentiable`` Function is not).
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import forward_ad, messages, record
 from .backward import grad, stack_rows
+from .function import NO_JVP
 from .grad_mode import STATE, enable_grad, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -231,7 +233,12 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         v = _v_or_none(v, inputs, is_inputs_tuple, "jvp", create_graph, V_NONE_INPUT)
         if v is None:  # (a single one-element input)
             v = tuple(_tensor(np.ones_like(x._data)) for x in inputs)
-        is_outputs_tuple, outputs, tangents = _dual_run(func, inputs, v, "jvp")
+        try:
+            is_outputs_tuple, outputs, tangents = _dual_run(func, inputs, v, "jvp")
+        except NotImplementedError as e:  # a custom Function without jvp: torch's own
+            if str(e) != NO_JVP:          # way, the double-backward trick, needs none
+                raise
+            is_outputs_tuple, outputs, tangents = _double_back_jvp(func, inputs, v)
         _check_requires_grad(outputs, "outputs", strict=strict)
         if strict:  # torch's words for an input no output depends on
             dummies = tuple(_zeros_like(o, requires_grad=True) for o in outputs)
@@ -240,6 +247,21 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         result = _fill_in_zeros(tangents, outputs, strict, create_graph, "back_trick")
     return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
             _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+
+
+def _double_back_jvp(func: Callable, inputs: tuple, v: tuple) -> tuple:
+    """``J v`` as the gradient of ``(J^T u) . v`` in a dummy ``u`` (``J^T u`` is linear
+    in ``u``): what torch's ``functional.jvp`` computes, for a function forward mode
+    cannot run (a custom Function without ``jvp``)."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
+                                          "function", "jvp")
+    dummies = tuple(_zeros_like(o, requires_grad=True) for o in outputs)
+    grad_inputs = _autograd_grad(outputs, inputs, dummies, create_graph=True)
+    pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
+    tangents = _autograd_grad(tuple(g for g, _ in pairs), dummies,
+                              tuple(t for _, t in pairs), create_graph=True) if pairs \
+        else (None,) * len(outputs)
+    return is_outputs_tuple, outputs, tangents
 
 
 def _dual_run(func: Callable, inputs: tuple, tangents: tuple, fn_name: str | None) -> tuple:
