@@ -3,9 +3,9 @@
 The same shapes, tuple nesting, ``create_graph`` / ``strict`` behaviour and messages as
 torch 2.13. ``jvp`` and ``jacobian(strategy="forward-mode")`` run the function on dual
 tensors (``forward_ad.py``: true forward mode); ``jvp`` of a function with a custom
-Function that has no ``jvp`` takes torch's own way, the double-backward trick. ``hvp`` uses the double-backward trick,
-as torch's own does: for ``H v``, ``g(u) = H^T u`` is linear in a dummy ``u``, so the
-gradient of ``g(u) . v`` with respect to ``u`` is ``H v``; it needs the function's
+Function that has no ``jvp`` takes torch's own way, the double-backward trick, which
+``hvp`` uses too, as torch's does: for ``H v``, ``g(u) = H^T u`` is linear in a dummy
+``u``, so the gradient of ``g(u) . v`` with respect to ``u`` is ``H v``; it needs the function's
 backward to be differentiable (a ``once_differentiable`` Function is not).
 
 >>> import pullback as pb
