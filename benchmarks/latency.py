@@ -4,6 +4,8 @@
   The function is ``h = tanh(h * w + h)`` 166 times (498 equations) then ``(h * h).sum()``
   (2 more). Every repetition compiles a fresh function object from fresh source, so no
   cache can answer it.
+* Long traces: the first call via pb.value_and_grad of the same chain 10 times longer
+  (5,000 equations): time per equation should stay what it is at 500 (linear).
 * Cache-hit overhead: a compiled call of ``f(a0..a{n-1}) = a0 * 2 + a1 + ... `` on 4-float
   arrays, minus the same statements run as a plain Python function on numpy arrays (the
   code a generator should emit), for n = 1, 8, 64 arguments.
@@ -30,6 +32,7 @@ class Latency:
     first_call: dict[str, list[float]] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
     overhead: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
+    long_trace: dict[int, float] = field(default_factory=dict)  # equations -> seconds
     missing: dict[str, str] = field(default_factory=dict)
 
 
@@ -41,13 +44,14 @@ def _fresh(source: str, name: str, env: dict) -> Callable:
     return namespace[name]
 
 
-CHAIN_SRC = f"""
+CHAIN_TEMPLATE = """
 def chain500(x, w):
     h = x
-    for _ in range({LAYERS}):
+    for _ in range({layers}):
         h = pb.tanh(h * w + h)
     return (h * h).sum()
 """
+CHAIN_SRC = CHAIN_TEMPLATE.format(layers=LAYERS)
 
 
 def _median_time(fn: Callable, args: tuple, calls: int, rounds: int) -> float:
@@ -103,6 +107,21 @@ def first_call(result: Latency, repeats: int) -> None:
             result.missing[door] = f"{type(e).__name__}: {e}"[:160]
 
 
+def long_trace(result: Latency) -> None:
+    """Seconds of the first call via pb.value_and_grad at 500 and 5,000 equations."""
+    pb = importlib.import_module("pullback")
+    if not hasattr(pb, "value_and_grad"):
+        return
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(16).astype(np.float32)
+    w = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    for layers in (LAYERS, LAYERS * 10):
+        f = _fresh(CHAIN_TEMPLATE.format(layers=layers), "chain500", {"pb": pb})
+        t0 = time.perf_counter()
+        pb.value_and_grad(f, argnums=1)(x, w)
+        result.long_trace[3 * layers + 2] = time.perf_counter() - t0
+
+
 def _sum_source(n: int) -> tuple[str, str]:
     args = ", ".join(f"a{i}" for i in range(n))
     body = "".join(f"    out = out + a{i}\n" for i in range(1, n))
@@ -134,5 +153,6 @@ def cache_hit(result: Latency, calls: int, rounds: int) -> None:
 def run(quick: bool) -> Latency:
     result = Latency()
     first_call(result, repeats=2 if quick else 7)
+    long_trace(result)
     cache_hit(result, calls=200 if quick else 2000, rounds=5 if quick else 15)
     return result

@@ -215,6 +215,10 @@ def latency_section(lat: Latency | None) -> list[str]:
         out.append(f"- 500-equation function, first call via {door}: median "
                    f"{fmt_time(statistics.median(times))} over {len(times)} fresh functions "
                    f"(min {fmt_time(min(times))}); a cached call: {fmt_time(lat.steady[door])}")
+    if lat.long_trace:
+        per = ", ".join(f"{n} equations: {fmt_time(t)} ({t / n * 1e6:.0f} us per equation)"
+                        for n, t in lat.long_trace.items())
+        out.append(f"- first call via pb.value_and_grad, {per}")
     for door, per_n in lat.overhead.items():
         for n, (hit, plain) in per_n.items():
             out.append(f"- cache hit via {door}, {n} args: {fmt_time(hit)} per call; the same "

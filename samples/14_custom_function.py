@@ -6,9 +6,12 @@ gradients backward gives for grad_tensors [1, 1]; gradcheck in float64 (True), a
 what it says about float32 and about a wrong backward; gradgradcheck, which this
 backward fails (it reuses exp(x) computed in forward, where grad is off, so its own
 derivative is lost) and a version that recomputes exp(x) in backward passes; the same
-Function inside pb.compile, where generated code calls its forward and backward.
-Seed: 003 (torch.autograd notes, sections 13 "torch.autograd.Function", 14 "gradcheck"
-and 15 "gradgradcheck").
+Function inside pb.compile, where generated code calls its forward and backward; and the
+profiler's table of one forward and backward (the Function's forward is a row named
+after its class, its backward a FuncBackward node; pullback has no GPU, so use_cuda is
+left out).
+Seed: 003 (torch.autograd notes, sections 13 "torch.autograd.Function", 14 "gradcheck",
+15 "gradgradcheck" and 16 "torch.autograd.profiler.profile").
 """
 
 import warnings
@@ -113,3 +116,15 @@ loss(x, y).backward()
 print(x.grad, y.grad)
 backward_code = str(pb.compiler.inspect(loss, x, y).backward)
 print([line.strip() for line in backward_code.splitlines() if "Func2" in line])
+
+print("\nProfiling one backward:")
+x = pb.tensor([1., 2.], requires_grad=True)
+y = pb.tensor([3., 4.], requires_grad=True)
+grad = pb.tensor([1., 1.])
+with pb.autograd.profiler.profile() as prof:
+    z = myfunc(x, y)
+    z.backward(grad)
+print(prof.key_averages().table(sort_by="cpu_time_total"))
+rows = prof.key_averages()
+print("rows:", sorted(r.key for r in rows))
+print("calls:", {r.key: r.count for r in rows if r.key.startswith("aten::")})

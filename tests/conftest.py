@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import pullback as pb
+
 
 @pytest.fixture(scope="session")
 def torch():
@@ -15,6 +17,14 @@ def torch():
     except ImportError:  # pragma: no cover - the test extra installs torch
         pytest.fail("this test compares with PyTorch: pip install -e '.[test]'")
     return _torch
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    """Each test's front doors trace afresh: their caches are shared by function (a
+    ``pb.grad`` made again over one function finds the variants of the last), so a
+    test counting traces must not find another test's."""
+    pb.compiler.reset()
 
 
 @pytest.fixture

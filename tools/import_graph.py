@@ -55,8 +55,9 @@ LAYERS: tuple[Layer, ...] = (
                                "pullback.numpy_interop", "pullback.numpy_face",
                                "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
-    Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.optim",
-                           "pullback.serialization", "pullback.viz", "pullback")),
+    Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.optim", "pullback.debug",
+                           "pullback.serialization", "pullback.viz", "pullback.datasets",
+                           "pullback")),
 )
 DEFAULT_LAYER = 5  # any other pullback module belongs to the eager runtime
 NO_CYCLE_LAYERS = 4  # modules of layers 1..4 may be in no import cycle at all

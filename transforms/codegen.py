@@ -31,15 +31,29 @@ from .inplace import IntoOp
 
 
 class Module:
-    """The generated source and its compiled function."""
+    """The generated source and its compiled function. Every live one is in ``MODULES``
+    (the profiler swaps their functions for timed ones while it is on)."""
 
     def __init__(self, source: str, fn: Callable, filename: str) -> None:
         self.source = source
         self.fn = fn
         self.filename = filename
+        MODULES.add(self)
+        if _on_new is not None:
+            _on_new(self)
 
     def __repr__(self) -> str:
         return self.source
+
+
+MODULES: weakref.WeakSet = weakref.WeakSet()
+_on_new: Callable | None = None
+
+
+def on_new_module(listener: Callable | None) -> None:
+    """Call ``listener(module)`` on each Module made from now on (None: stop)."""
+    global _on_new
+    _on_new = listener
 
 
 class _Emitter:
@@ -206,6 +220,8 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
         rhs = em.expr(e)
         if _reuses_name(e):  # the result lives on in its input's buffer and name
             em.names[e.out.id] = em.literal(e.inputs[e.op.out_arg])
+            body.append(rhs)
+        elif not e.outs:  # run for its effect (a print)
             body.append(rhs)
         else:
             body.append(f"{_targets(em, e, last)} = {rhs}")

@@ -1,4 +1,5 @@
-"""dce: drop equations whose results no output needs."""
+"""dce: drop equations whose results no output needs. An impure equation (a random
+draw, a print: effects.py) is kept: it does something besides its result."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ def dce(graph: Graph) -> Graph:
     kept = []
     for e in reversed(graph.eqns):
         out = e.out  # (None for an equation with several outputs: needed if any one is)
-        if out.id in live if out is not None else any(v.id in live for v in e.outs):
+        if (out.id in live if out is not None else any(v.id in live for v in e.outs)) \
+                or not e.op.pure:
             kept.append(e)
             live.update(a.id for a in e.inputs if isinstance(a, Var))
     kept.reverse()

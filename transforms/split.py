@@ -21,7 +21,18 @@ def residuals(joint: Graph, n_fwd_inputs: int) -> list:
             for a in e.inputs:
                 if isinstance(a, Var) and a.id in fwd_ids:
                     used.setdefault(a.id, a)
+    for v in draws(joint):  # (create_graph evaluates the forward again: not its draws)
+        used.setdefault(v.id, v)
     return list(used.values())
+
+
+def draws(graph: Graph) -> list:
+    """The results of impure equations with no Var input (random draws) that other
+    equations read: saved, so that evaluating the graph again reuses them."""
+    made = {v.id: v for e in graph.eqns if not e.op.pure and e.block is None
+            and not any(isinstance(a, Var) for a in e.inputs) for v in e.outs}
+    read = {a.id for e in graph.eqns for a in e.inputs if isinstance(a, Var)}
+    return [v for i, v in made.items() if i in read]
 
 
 def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, Graph, list]:

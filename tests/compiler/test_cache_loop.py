@@ -1,6 +1,7 @@
 """The one cache-and-guard loop behind pb.compile, pb.grad and pb.value_and_grad:
 the same counters, the same retrace limit, the same warning and the same eager fallback."""
 
+import gc
 import warnings
 
 import numpy as np
@@ -171,3 +172,84 @@ def test_a_captured_tensor_that_changes_shape_is_retraced(door):
     c.data = pb.full((1,), 2.0)
     np.testing.assert_allclose(call(x)[1], np.full(3, 4.0))
     assert (fn.cache.info.misses, fn.cache.info.recompiles) == (2, 1)
+
+
+def test_the_cycle_collector_pauses_while_a_variant_is_built_and_only_then():
+    """Full collections walk every live object, and a long trace makes many: paused
+    while building, tracing time stays linear in the program's length."""
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise ValueError("fails while tracing")
+        return (x * x).sum()
+
+    assert gc.isenabled()
+    pb.grad(f)(np.ones(2))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError, match="fails while tracing"):
+        pb.grad(f)(np.ones(3))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        pb.grad(lambda x: (x * x).sum())(np.ones(2))
+        assert not gc.isenabled()  # the user's choice is kept
+    finally:
+        gc.enable()
+
+
+DATA = np.linspace(-1.0, 1.0, 5)
+
+
+def objective(w, d):
+    return ((w - d) ** 2).sum()
+
+
+def test_a_grad_function_made_anew_in_a_loop_traces_once():
+    """``for it in ...: g = pb.grad(lambda w: objective(w, DATA))``: one code object,
+    the same globals: the new front door finds the last one's variant."""
+    w = np.zeros(5)
+    doors = []
+    for _ in range(5):
+        g = pb.grad(lambda w: objective(w, DATA))
+        w = w - 0.1 * g(w)
+        doors.append(g)
+    assert doors[0].cache is doors[-1].cache
+    info = doors[-1].cache.info
+    assert (info.misses, info.hits) == (1, 4)
+    np.testing.assert_allclose(w, DATA * (1 - 0.8 ** 5))
+
+
+def test_a_closure_made_anew_sees_its_new_values():
+    """Same code, same cell, new contents: the captured guard retraces; other cells
+    (another call of the factory) are another cache."""
+    x = np.array([1.0, 2.0])
+
+    def run(scales):
+        out = []
+        for lam in scales:
+            out.append(pb.grad(lambda w: lam * (w * w).sum())(x))  # noqa: B023 - called at once
+        return out
+
+    for lam, g in zip((1.0, 2.0, 2.0), run((1.0, 2.0, 2.0))):
+        np.testing.assert_allclose(g, 2 * lam * x)
+
+    def factory(k):
+        return pb.compile(lambda t: (t * k).sum())
+
+    a, b = factory(2.0), factory(3.0)
+    assert a.cache is not b.cache
+    t = pb.tensor(x)
+    assert (a(t).item(), b(t).item()) == (6.0, 9.0)
+
+
+def test_other_settings_and_reset_give_another_cache():
+    f = lambda w: (w * w).sum()  # noqa: E731
+    assert pb.grad(f).cache is pb.grad(f).cache
+    assert pb.grad(f).cache is not pb.value_and_grad(f).cache
+    assert pb.grad(f).cache is not pb.grad(f, has_aux=False, argnums=(0,)).cache
+    assert pb.compile(f).cache is not pb.compile(f, maxsize=4).cache
+    old = pb.grad(f).cache
+    pb.compiler.reset()
+    assert pb.grad(f).cache is not old

@@ -172,7 +172,13 @@ def close(want: np.ndarray, got, dtype: str) -> str | None:
 
 
 def _node(t) -> str | None:
-    return None if t.grad_fn is None else t.grad_fn.name()
+    """grad_fn's name; what reading it raised (torch's refusal of a multi-output
+    view whose base was written since: both libraries must refuse it alike)."""
+    try:
+        fn = t.grad_fn
+    except RuntimeError as e:
+        return f"raises {e}"
+    return None if fn is None else fn.name()
 
 
 def _tensor_check(stage: str, call: int, what: str, ref_t, got_t, key: str = "value") -> None:

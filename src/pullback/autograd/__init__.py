@@ -10,6 +10,7 @@ from .function import Function, once_differentiable
 from . import function_ir
 from .variable import Variable
 from . import forward_ad, functional
+from . import profiler
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
@@ -17,4 +18,4 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "RemovableHandle", "Function", "once_differentiable", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "forward_ad",
-           "functional"]
+           "functional", "profiler"]

@@ -94,12 +94,15 @@ def _is_ours(filename: str) -> bool:
     return filename.startswith(_PKG_DIR) or filename.startswith("<pullback")
 
 
+def user_frames() -> list:
+    """The current call stack's frames (outermost first), pullback's own left out."""
+    return [f for f in traceback.extract_stack(sys._getframe(1)) if not _is_ours(f.filename)]
+
+
 def forward_stack() -> list[str]:
     """The current call stack as ``traceback.format_list`` lines, pullback's frames left
     out (torch's C++ ops have no Python frames; ours would only hide the user's)."""
-    frames = [f for f in traceback.extract_stack(sys._getframe(1))
-              if not _is_ours(f.filename)]
-    return traceback.format_list(frames)
+    return traceback.format_list(user_frames())
 
 
 def store_stack(node: Any) -> None:

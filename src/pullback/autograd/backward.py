@@ -74,7 +74,17 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
              create_graph: bool = False, grad_variables: Any = None,
              inputs: Any = None) -> None:
     """Accumulate into ``.grad`` of the leaves (or of ``inputs``) the gradients of
-    ``tensors``, weighted by ``grad_tensors``; one pass for several roots."""
+    ``tensors``, weighted by ``grad_tensors``; one pass for several roots. Refused
+    while this thread traces a function: generated code would not fill ``.grad``."""
+    if record.trace_hooks():
+        raise RuntimeError(messages.side_effect_in_trace("backward()"))
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs)
+
+
+def run_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, grad_variables: Any = None,
+                 inputs: Any = None) -> None:
+    """``backward`` itself (a checkpoint's recomputation runs it inside a backward)."""
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
                       FutureWarning, stacklevel=2)
@@ -154,16 +164,20 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if is_grads_batched:
         return _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused,
                              materialize_grads)
-    seeds = _root_grads(outs, gouts, create_graph)
+    # while this thread traces, the backward's ops must reach the trace (as with
+    # create_graph), and its results are detached as create_graph=False's are
+    traced = not create_graph and bool(record.trace_hooks())
+    seeds = _root_grads(outs, gouts, create_graph or traced)
     edges = _root_edges(outs)
-    task = engine.GraphTask(create_graph, retain_graph, accumulate=False)
+    task = engine.GraphTask(create_graph or traced, retain_graph, accumulate=False)
     task.targets = _capture(task, ins)
-    captured = None if create_graph else engine.replay(edges, seeds, retain_graph,
-                                                         task.captures)
+    captured = None if create_graph or traced else engine.replay(edges, seeds, retain_graph,
+                                                                   task.captures)
     if captured is None:
         captured = engine.execute(task, edges, seeds)
-    return tuple(_result(captured[task.captures[grad_edge(t)]], t, i, allow_unused,
-                         materialize_grads) for i, t in enumerate(ins))
+    result = tuple(_result(captured[task.captures[grad_edge(t)]], t, i, allow_unused,
+                           materialize_grads) for i, t in enumerate(ins))
+    return tuple(g.detach() if traced and g is not None else g for g in result)
 
 
 def _result(g: Any, t: Any, i: int, allow_unused: bool, materialize: bool) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ops.elementwise import clone
 from ..ops.quiet import quietly
-from . import anomaly_mode, graph, messages
+from . import anomaly_mode, graph, messages, profiler
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
 
@@ -121,6 +121,8 @@ def execute(task: GraphTask, root_edges: list, root_grads: list) -> list:
     task.needed = needed_nodes(order, deps, task.targets)
     captured: list = [None] * len(task.captures)
     run = _run_node_checked if anomaly_mode.is_anomaly_enabled() else _run_node
+    if profiler.is_enabled():  # chosen once per call, as anomaly mode's runner
+        run = profiler.profiled_runner(run)
 
     def visit(node: Node, grads: list | None) -> list | None:
         if task.needed is not None and not task.needed.get(node):
@@ -165,8 +167,9 @@ def set_replay(fn: Any) -> None:
 def replay(root_edges: list, seeds: list, retain_graph: bool,
            captures: dict | None = None) -> list | None:
     """The registered runner's result, or None (no runner, or it declined; anomaly mode
-    always interprets, so that a failing node can be named)."""
-    if _replay is None or anomaly_mode.is_anomaly_enabled():
+    always interprets, so that a failing node can be named, and so does the profiler,
+    so that its table has a row per node)."""
+    if _replay is None or anomaly_mode.is_anomaly_enabled() or profiler.is_enabled():
         return None
     return _replay(root_edges, seeds, retain_graph, captures)
 
@@ -178,7 +181,10 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, g: Any) -> None:
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
-def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list | None:
+def _run_node(task: GraphTask, node: Node, grads: list, captured: list,
+              apply: Any = None) -> list | None:
+    """One node: hooks, captures, the node itself (through ``apply(node, grads, needs,
+    create_graph)`` when given: the profiler's timed call)."""
     for nr in range(len(grads)):
         if grads[nr] is None:
             continue
@@ -195,17 +201,21 @@ def _run_node(task: GraphTask, node: Node, grads: list, captured: list) -> list 
     if type(node) is AccumulateGrad and not task.accumulate:
         return None  # autograd.grad: captured above, .grad untouched
     needs = needs_of(node, task.needed)
-    out = node.apply(grads, needs, task.create_graph)
+    if apply is None:
+        out = node.apply(grads, needs, task.create_graph)
+    else:
+        out = apply(node, grads, needs, task.create_graph)
     if node._post_hooks:
         out = _run_node_hooks(node._post_hooks, (out, grads), out)
     return out
 
 
-def _run_node_checked(task: GraphTask, node: Node, grads: list, captured: list) -> list | None:
+def _run_node_checked(task: GraphTask, node: Node, grads: list, captured: list,
+                      apply: Any = None) -> list | None:
     """``_run_node`` in anomaly mode: a failure (or a NaN it returns, with check_nan) is
     preceded by the warning with the forward traceback of the node."""
     try:
-        out = _run_node(task, node, grads, captured)
+        out = _run_node(task, node, grads, captured, apply)
         if anomaly_mode.is_anomaly_check_nan_enabled():
             anomaly_mode.check_nan(node, out)
     except Exception:

@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import fit_to
-from . import forward_ad, messages, record
+from . import forward_ad, messages, profiler, record
 from .grad_mode import STATE
 from .graph import Node, SavedOutput, SavedTensor
 from .saved_hooks import PackedOutput, PackedTensor, current
@@ -275,6 +275,10 @@ class Function:
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         if traced_apply is not None and record.TRACING and record.trace_hooks():
             return traced_apply(cls, args, kwargs)
+        if record.PROFILING:  # a range named after the class, as torch's
+            with profiler.function_range(cls, args) as rng:
+                rng.made = call_function(cls, args, kwargs)[1]
+            return rng.made
         return call_function(cls, args, kwargs)[1]
 
 

@@ -187,3 +187,12 @@ def multi_view(t: Any, indirect: bool) -> str:
         head = (f"Output {t._output_nr} of {node_short_name(node)} is a view and {what} "
                 "modified inplace.")
     return f"{head} {MULTI_VIEW}"
+
+
+def side_effect_in_trace(what: str) -> str:
+    """``backward()`` or ``optimizer.step()`` called while a function is traced."""
+    return (f"{what} was called inside a function being traced (pb.compile, pb.grad, ...): "
+            "the generated code would not repeat it on later calls, nor the .grad it fills "
+            "or the parameters it updates. Compile the forward and the loss, and call "
+            "backward() and the optimizer's step() on the compiled function's result, "
+            "outside it; or get gradients as values with pb.autograd.grad or pb.grad")

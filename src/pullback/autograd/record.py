@@ -88,6 +88,22 @@ def _set_extras(on: bool) -> None:
 
 on_node_extras(_set_extras)
 
+#: some thread profiles (autograd/profiler.py): ops then call the profiler's start and
+#: end; a plain global, checked before and after each op, False otherwise
+PROFILING = False
+_profile_start: Any = None
+_profile_end: Any = None
+
+
+def set_profiling(on: bool, start: Any = None, end: Any = None) -> None:
+    """The profiler's registration point: ``start(op)`` before each op, ``end(op, args,
+    result)`` after it, until ``set_profiling(False)`` (which keeps the callbacks: an op
+    another thread is running may still call ``end``)."""
+    global PROFILING, _profile_start, _profile_end
+    if on:
+        _profile_start, _profile_end = start, end
+    PROFILING = on
+
 
 #: forward mode's tangent propagation, ``hook(op, args, params, result, inplace)``, while
 #: a dual level is open (forward_ad.py sets it); None otherwise: the op hot path's check
@@ -228,6 +244,8 @@ _next_seq = _node_seq.__next__
 
 def apply(op, args: tuple, params: dict) -> Any:
     """Run ``op`` on Tensors (and scalars/arrays), recording a node if grad is needed."""
+    if PROFILING:
+        _profile_start(op)
     arrays = []
     wants = False  # some input requires grad
     for a in args:
@@ -278,6 +296,8 @@ def apply(op, args: tuple, params: dict) -> Any:
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, result)
+    if PROFILING:
+        _profile_end(op, args, result)
     if FORWARD is not None:  # (after the tracers: the tangent's ops read the result)
         FORWARD(op, args, params, result, False)
     return result
@@ -381,6 +401,8 @@ def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, result)
+    if PROFILING:
+        _profile_end(op, args, result)
     if FORWARD is not None:
         FORWARD(op, args, params, result, False)
     return result
@@ -513,6 +535,8 @@ def _dense(a: np.ndarray) -> bool:
 def apply_inplace(op, args: tuple, params: dict) -> Any:
     """``args[0] = op(*args)`` in place: bump the version, rebase grad_fn if recording."""
     self = args[0]
+    if PROFILING:
+        _profile_start(op)
     if self._multi_view:
         check_multi_view(self, args)
     if self._base is not None and self._view_version != self._vc.value:
@@ -549,6 +573,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
     if TRACING:
         for hook in HOOKS.ops:
             hook(op, args, params, self, inplace=True)
+    if PROFILING:
+        _profile_end(op, args, self)
     if before is not None:
         FORWARD(op, before, params, self, False)
     return self

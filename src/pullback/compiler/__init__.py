@@ -13,8 +13,9 @@ from .forward import jvp, linearize
 from .jacobians import hessian, jacfwd, jacrev
 from .inspection import Inspection, inspect
 from .tracer import TraceError
+from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "hessian", "CompiledFunction", "TraceError",
-           "inspect", "Inspection", "set_dump_dir"]
+           "hessian", "CompiledFunction", "TraceError", "inspect", "Inspection", "reset",
+           "set_dump_dir"]

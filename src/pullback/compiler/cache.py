@@ -12,14 +12,18 @@ next variant or traces a new one. A key whose guards keep failing falls back to 
 
 from __future__ import annotations
 
+import gc
 import threading
+import types
 import warnings
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
+from ..autograd import profiler
 from ..autograd.grad_mode import STATE
 from ..numpy_face import NumpyTensor
 from ..settings import config
@@ -99,6 +103,37 @@ class FrontDoor(Protocol):
 
     def fallback(self, args: tuple) -> Any:
         """The user's function run eagerly, returned as ``run`` would return it."""
+
+
+class _Builds:
+    """How many threads are building a variant, and whether the cycle collector ran
+    before the first of them began."""
+
+    lock = threading.Lock()
+    running = 0
+    was_enabled = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a variant is built (traced, transformed,
+    generated): each full collection walks every live object, and a long trace makes
+    hundreds of thousands (Vars, equations, Tensors), so collections made tracing
+    time grow with the square of the program's length (an HMM over 2,000 steps:
+    20 s with the collector, 10 s without). Nothing is left uncollected: the
+    collector runs again, as before, once the last build ends."""
+    with _Builds.lock:
+        if _Builds.running == 0:
+            _Builds.was_enabled = gc.isenabled()
+            gc.disable()
+        _Builds.running += 1
+    try:
+        yield
+    finally:
+        with _Builds.lock:
+            _Builds.running -= 1
+            if _Builds.running == 0 and _Builds.was_enabled:
+                gc.enable()
 
 
 @dataclass
@@ -248,7 +283,9 @@ class Cache:
                 with self.lock:
                     self.info.misses += 1
                     self.info.recompiles += bool(tried)
-                variant = door.build(args)
+                name = getattr(door.fn, "__qualname__", type(door.fn).__name__)
+                with collector_paused(), profiler.Range(f"pb.{door.how}: trace {name}"):
+                    variant = door.build(args)
                 self.add(key, variant)
                 tried.append(variant)
                 pending = [variant]
@@ -295,3 +332,37 @@ class Cache:
     def variants(self) -> list:
         with self.lock:
             return [v for vs in self.entries.values() for v in vs]
+
+
+#: the caches of front doors over plain functions, shared by every front door made over
+#: the same code with the same closure cells, globals and defaults, so a
+#: ``pb.grad(lambda w: ...)`` made anew on each pass of a loop finds the variants the
+#: last one traced (the captured guards read those very cells and globals, so a
+#: rebinding still retraces): key -> (cache, the objects whose ids are in the key)
+_SHARED: OrderedDict = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+SHARED_CACHES = 256  # functions; the least recently made front door's cache goes first
+
+
+def cache_for(fn: Any, door: tuple, maxsize: int | None = None) -> Cache:
+    """The cache a front door (``door``: its name and settings) over ``fn`` uses."""
+    if not isinstance(fn, types.FunctionType):
+        return Cache(maxsize)
+    held = (fn.__closure__ or (), fn.__globals__, fn.__defaults__, fn.__kwdefaults__)
+    key = (door, maxsize, fn.__code__, tuple(map(id, held[0])), *map(id, held[1:]))
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is None:
+            found = _SHARED[key] = (Cache(maxsize), held)
+            if len(_SHARED) > SHARED_CACHES:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(key)
+    return found[0]
+
+
+def reset() -> None:
+    """Forget every shared cache: front doors made from now on trace afresh (as
+    ``torch._dynamo.reset()``; a front door made before keeps its own)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()

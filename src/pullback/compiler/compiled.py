@@ -15,7 +15,7 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.adjoint import active_vars
 
-from ..autograd import anomaly_mode, messages, record
+from ..autograd import anomaly_mode, messages, profiler, record
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
@@ -26,7 +26,7 @@ from ..ops.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from . import source
-from .cache import Cache, call_key, check_captures, check_maxsize, guard_env
+from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .trace import (
     Traced,
     arg_array,
@@ -64,10 +64,11 @@ class Variant:
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
-        if mod is None:
-            g = pipeline.backward_for(self.split.backward, needs, present)
-            mod = self.backwards[needs, present] = pipeline.codegen(
-                g, _ident(self.traced.graph.name) + "_backward")
+        if mod is None:  # generated on the first backward (a range of its own when profiled)
+            name = _ident(self.traced.graph.name) + "_backward"
+            with profiler.Range(f"pb.compile: codegen {name}"):
+                g = pipeline.backward_for(self.split.backward, needs, present)
+                mod = self.backwards[needs, present] = pipeline.codegen(g, name)
         return mod
 
 
@@ -157,6 +158,20 @@ class CompiledNode(Node):
     def num_outputs(self) -> int:
         return self.n_out
 
+    def _again(self, e: Any, args: tuple) -> Any:
+        """One equation of the joint graph evaluated again (``create_graph``): what the
+        forward did besides its values (draws, prints) is not done twice; a draw is
+        the value the forward drew (a residual)."""
+        if e.op.pure or any(isinstance(a, Var) for a in e.inputs):
+            return e.op(*args, **e.params)
+        if not e.outs:
+            return ()
+        saved = {v.id: r for v, r in zip(self.variant.split.residuals, self.residuals)}
+        if all(v.id in saved for v in e.outs):  # (split.draws: saved when read)
+            values = [Tensor._make(np.asarray(saved[v.id])) for v in e.outs]
+            return values[0] if e.out is not None else tuple(values)
+        return e.op(*args, **e.params)
+
     def apply(self, grads: list, needs: list, create_graph: bool) -> list:
         if self._freed:
             raise RuntimeError(messages.SECOND_BACKWARD)
@@ -170,7 +185,8 @@ class CompiledNode(Node):
         wrt = self.variant.wrt
         if create_graph:  # recompute through the op table so the backward is differentiable
             seeds = [s if isinstance(s, Tensor) else Tensor._make(np.asarray(s)) for s in seeds]
-            result = evaluate(self.variant.joint, inputs + seeds)[len(outs):]
+            result = evaluate(self.variant.joint, inputs + seeds,
+                              step=self._again)[len(outs):]
         else:
             mask = tuple(bool(needs[k]) for k in wrt)
             if anomaly_mode.is_anomaly_enabled():  # interpreted: a failure names its line
@@ -202,7 +218,7 @@ class CompiledFunction:
         self.fn = fn
         self.target = fn if target is None else target
         self.how = how  # the front door's name in messages
-        self.cache = Cache(maxsize)
+        self.cache = cache_for(self.target, (how,), maxsize)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

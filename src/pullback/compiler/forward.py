@@ -37,7 +37,7 @@ from ..ops.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
-from .cache import Cache, check_captures, guard_env
+from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
 from .grad import as_kind, check_target, grad_slots, has_graph, kind_of, map_traced
 from .trace import Traced, float_dtype, gather_inputs, proxy, trace_call, unflatten
@@ -75,7 +75,8 @@ class JVPProgram:
         self.nums = nums
         self.name = name
         self.linear = linear
-        self.cache = Cache()
+        # shared by the programs of functions with one code and the same cells (cache.py)
+        self.cache = cache_for(fn, (name, has_aux, nums, linear))
 
     def targets(self, n: int) -> tuple:
         return tuple(range(n)) if self.nums is None else self.nums

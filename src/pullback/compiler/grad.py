@@ -25,7 +25,7 @@ from ..ops.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
-from .cache import Cache, check_captures, guard_env
+from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
 from .source_runtime import Entry
 from .trace import (
@@ -159,7 +159,7 @@ class GradFunction:
         self.argnums = argnums
         self.has_aux = has_aux
         self.with_value = with_value
-        self.cache = Cache()
+        self.cache = cache_for(fn, (self.how, argnums, has_aux))
         self._nums: dict[int, tuple] = {}
         functools.update_wrapper(self, fn, updated=())
 

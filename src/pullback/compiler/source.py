@@ -65,6 +65,7 @@ from typing import Any, Callable
 
 import gast
 
+from .effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
 from .source_ast import (
     RUNTIME_NAME,
     Rewriter,
@@ -128,10 +129,21 @@ def converted(fn: Callable) -> Callable:
 
 def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` from rewritten code: a user function converted first, a
-    numpy function through ``numpy_call``."""
+    numpy function through ``numpy_call``, a draw from a numpy generator through
+    ``draw``."""
+    if is_draw(f):
+        return draw(f, *args, **kwargs)
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
     return _callee(f)(*args, **kwargs)
+
+
+def effect_call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """A call the source pass took for ``print`` or logging's (``effects.py``): a
+    ``callback`` when it is one, else ``call`` on the arguments' values."""
+    if is_effect(f):
+        return callback(f, *args, **kwargs)
+    return call(f, *concrete(args), **concrete(kwargs))
 
 
 def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
@@ -146,7 +158,8 @@ def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
-                                 subscript=subscript, stored=stored)
+                                 subscript=subscript, stored=stored, effect_call=effect_call,
+                                 fstring=fstring, percent=percent, later=later)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 

@@ -29,6 +29,9 @@ from pullback import transforms
 RUNTIME_NAME = "__pb_rt__"
 _FACTORY = "__pb_factory__"
 _UNKNOWN = object()
+#: logging's functions and its loggers' methods that emit a record
+LOG_NAMES = frozenset({"debug", "info", "warning", "warn", "error", "critical",
+                       "exception", "log"})
 #: the ``from __future__`` flags a code object carries (compiled again with its own)
 _FUTURE = functools.reduce(lambda a, b: a | b, (getattr(__future__, f).compiler_flag
                                                 for f in __future__.all_feature_names))
@@ -196,6 +199,15 @@ class Scope:
             return self.globals[name]
         return vars(builtins).get(name, _UNKNOWN)
 
+    def maybe_effect(self, func: Any) -> bool:
+        """Whether a call of ``func`` may be ``print`` or logging's (``effects.py``):
+        known to be, or a method of that name on what cannot be resolved."""
+        f = self.resolve(func)
+        if f is _UNKNOWN:
+            return isinstance(func, gast.Attribute) and func.attr in LOG_NAMES
+        return f is builtins.print or (getattr(f, "__module__", None) == "logging"
+                                       and getattr(f, "__name__", None) in LOG_NAMES)
+
     def routed(self, func: Any) -> bool:
         """Whether a call of ``func`` goes through the runtime: numpy's functions, user
         functions, and what cannot be resolved until it runs."""
@@ -288,6 +300,8 @@ class Rewriter(gast.NodeTransformer):
         return gast.copy_location(new, node)
 
     def visit_Call(self, node: Any) -> Any:
+        if self.scope.maybe_effect(node.func):
+            return self._effect_call(node)
         helper = "buffer" if id(node) in self.buffer_calls else "call"
         self.generic_visit(node)
         if not self.scope.routed(node.func):
@@ -296,6 +310,53 @@ class Rewriter(gast.NodeTransformer):
         new = gast.Call(func=_at(_runtime(helper), node.func), args=[node.func] + node.args,
                         keywords=node.keywords)
         return gast.copy_location(new, node)
+
+    # ------------------------------------------------ print, logging (effects.py)
+    def _effect_call(self, node: Any) -> Any:
+        """``print(...)``, ``logger.info(...)``: through ``effect_call``, with the
+        f-strings, ``%`` formatting, ``float(x)`` and ``x.item()`` among its arguments
+        formatted when the call runs (``fstring``, ``percent``, ``later``)."""
+        self.changed = True
+        args = [self._effect_arg(a) for a in node.args]
+        keywords = [gast.keyword(arg=k.arg, value=self._effect_arg(k.value))
+                    for k in node.keywords]
+        new = gast.Call(func=_at(_runtime("effect_call"), node.func),
+                        args=[self.visit(node.func)] + args, keywords=keywords)
+        return gast.copy_location(new, node)
+
+    def _effect_arg(self, a: Any) -> Any:
+        if isinstance(a, gast.JoinedStr):
+            parts = [self._effect_part(v) for v in a.values]
+            return _at(gast.Call(func=_runtime("fstring"), args=parts, keywords=[]), a)
+        if isinstance(a, gast.BinOp) and isinstance(a.op, gast.Mod) \
+                and isinstance(a.left, gast.Constant) and isinstance(a.left.value, str):
+            right = a.right
+            right = (gast.Tuple(elts=[self._later(e) for e in right.elts], ctx=gast.Load())
+                     if isinstance(right, gast.Tuple) else self._later(right))
+            return _at(gast.Call(func=_runtime("percent"), args=[a.left, _at(right, a)],
+                                 keywords=[]), a)
+        return self._later(a)
+
+    def _effect_part(self, v: Any) -> Any:
+        if not isinstance(v, gast.FormattedValue):
+            return v
+        spec = gast.Constant(value="", kind=None) if v.format_spec is None \
+            else self._effect_arg(v.format_spec)
+        return _at(gast.Tuple(elts=[self._later(v.value),
+                                    gast.Constant(value=v.conversion, kind=None), spec],
+                              ctx=gast.Load()), v)
+
+    def _later(self, e: Any) -> Any:
+        """``float(x)`` as ``later(float, x)``, ``x.item()`` as ``later(x.item)``."""
+        if isinstance(e, gast.Call) and not e.keywords:
+            f = e.func
+            if len(e.args) == 1 and self.scope.resolve(f) in (float, int):
+                return _at(gast.Call(func=_runtime("later"),
+                                     args=[f, self.visit(e.args[0])], keywords=[]), e)
+            if not e.args and isinstance(f, gast.Attribute) and f.attr == "item":
+                f.value = self.visit(f.value)
+                return _at(gast.Call(func=_runtime("later"), args=[f], keywords=[]), e)
+        return self.visit(e)
 
 
 def _plain_ref(expr: Any) -> bool:

@@ -24,6 +24,7 @@ from ..autograd.grad_mode import STATE
 from ..ir import Builder, Eqn, Graph, Var
 from ..numpy_face import NumpyTensor
 from ..ops.elementwise import cast
+from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..ops.shape import copy, detach, view_chain, view_scatter
 from ..ops.statistics import SHAPE_FROM_DATA
 from ..tensor import Tensor
@@ -116,8 +117,18 @@ class Tracer:
         self.detached: dict[int, Tensor] = {}  # id of a detach()ed alias -> its source
         self.stale: set[int] = set()  # views whose memory was written since they were read
         self.fail: TraceError | None = None
+        # id of a random generator the traced code drew from -> (it, its state before):
+        # the generated code makes the same draws again on the call that traced it
+        self.rewinds: dict[int, tuple] = {}
 
     # ------------------------------------------------------------ bookkeeping
+    def will_draw(self, gen: Any) -> None:
+        """The traced code is about to draw from ``gen``: when the trace ends, ``gen``
+        goes back to where it is now, so that the generated code, run on this call
+        too, draws what eager code would (same stream, same values)."""
+        if id(gen) not in self.rewinds:
+            self.rewinds[id(gen)] = (gen, state_of(gen))
+
     def add_input(self, t: Tensor, name: str) -> Var:
         v = Var(t._data.shape, t._data.dtype, t._data, name=name)
         self._bind(t, v)
@@ -330,11 +341,14 @@ class Tracer:
 
     # ------------------------------------------------------------------ running
     def __enter__(self) -> Tracer:
+        self.will_draw(GENERATOR.rng)  # pb.randn & co. read it
         record.start_tracing(self.on_op, self.on_concrete)
         return self
 
     def __exit__(self, *exc: object) -> None:
         record.stop_tracing(self.on_op, self.on_concrete)
+        for gen, state in self.rewinds.values():
+            set_state_of(gen, state)
 
     def graph(self, outputs: list) -> Graph:
         _name_assignments(self.builder.eqns)

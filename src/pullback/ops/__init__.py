@@ -7,6 +7,7 @@ Importing this package declares them all, family by family.
 
 from . import (  # noqa: F401
     bindings,
+    convolution,
     decompositions,
     diagonals,
     einsum,
@@ -21,7 +22,9 @@ from . import (  # noqa: F401
     norms,
     padding,
     pointwise,
+    pooling,
     reductions,
+    resampling,
     reshaping,
     sampling,
     scatter_reduce,

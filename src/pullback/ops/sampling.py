@@ -20,6 +20,27 @@ class _Generator:
 GENERATOR = _Generator()
 
 
+def state_of(gen: np.random.Generator | np.random.RandomState) -> object:
+    """Where a numpy generator is in its stream (all of it: RandomState's cached
+    Gaussian too), for ``set_state_of`` to go back there."""
+    if isinstance(gen, np.random.RandomState):
+        return gen.get_state()
+    return gen.bit_generator.state
+
+
+def set_state_of(gen: np.random.Generator | np.random.RandomState, state: object) -> None:
+    """Put ``gen`` back where ``state_of`` found it.
+
+    >>> g = np.random.default_rng(0)
+    >>> s = state_of(g); a = g.random(); set_state_of(g, s); bool(g.random() == a)
+    True
+    """
+    if isinstance(gen, np.random.RandomState):
+        gen.set_state(state)
+    else:
+        gen.bit_generator.state = state
+
+
 def manual_seed(seed: int) -> None:
     """Seed pullback's random number generator (rand, randn, randint, ...)."""
     GENERATOR.rng = np.random.default_rng(seed)

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..autograd import messages, record
 from ..autograd.grad_mode import enable_grad
 from ..nn.state_dict import typename
 from ..tensor import Tensor
@@ -165,7 +166,10 @@ class Optimizer:
 
     def step(self, closure: Callable | None = None) -> Any:
         """One update of every parameter that has a gradient. ``closure`` (optional)
-        recomputes the loss, with grad mode on; its result is returned."""
+        recomputes the loss, with grad mode on; its result is returned. Refused while
+        this thread traces a function (generated code would not repeat it)."""
+        if record.trace_hooks():
+            raise RuntimeError(messages.side_effect_in_trace(f"{type(self).__name__}.step()"))
         loss = None
         if closure is not None:
             with enable_grad():

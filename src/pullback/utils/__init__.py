@@ -1,5 +1,6 @@
-"""pullback.utils: torch.utils' autograd helpers (``checkpoint``)."""
+"""pullback.utils: torch.utils' autograd helpers (``checkpoint``) and its data loading
+(``data``: ``TensorDataset``, ``DataLoader``, ``random_split``)."""
 
-from . import checkpoint
+from . import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]

@@ -34,7 +34,7 @@ from typing import Any, Callable, ContextManager
 import numpy as np
 
 from ..autograd import engine, record
-from ..autograd.backward import backward
+from ..autograd.backward import run_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad, no_grad
 from ..autograd.graph import SavedTensor
@@ -345,7 +345,7 @@ class CheckpointFunction(Function):
         if not pairs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        backward([o for o, _ in pairs], [g for _, g in pairs])
+        run_backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(a.grad if isinstance(a, record.Tensor) else None
                                     for a in detached)
 
