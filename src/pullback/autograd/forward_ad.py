@@ -51,6 +51,7 @@ class UnpackedDualTensor(NamedTuple):
 class _Level:
     level: int | None = None
     duals: list = []  # weakrefs to the tensors given a tangent at the level
+    prune_at = 1024  # when to drop the dead ones
 
 
 _STATE = _Level()
@@ -187,7 +188,11 @@ def _attach(t: Any, tangent: Any) -> None:
     if not isinstance(tangent, record.Tensor):
         tangent = record.Tensor._make(np.asarray(tangent))
     t._fw_tangent = tangent
-    _STATE.duals.append(weakref.ref(t))
+    duals = _STATE.duals
+    duals.append(weakref.ref(t))
+    if len(duals) >= _STATE.prune_at:  # a long level: forget the tensors that are gone
+        duals[:] = [r for r in duals if r() is not None]
+        _STATE.prune_at = max(1024, 2 * len(duals))
 
 
 def _propagate(op: Any, args: tuple, params: dict, result: Any, before: bool) -> Any:
