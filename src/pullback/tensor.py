@@ -51,6 +51,7 @@ class Tensor(TensorMethods, ValueMethods):
     _post_acc_hooks: HookDict | None = None
     _accumulator: Any = None  # weakref to the leaf's AccumulateGrad
     _is_inference = False
+    _fw_tangent: Tensor | None = None  # forward mode's tangent (autograd/forward_ad.py)
 
     _pb_dispatch = dispatcher(1)(apply)
     __array_priority__ = 1000

@@ -110,6 +110,16 @@ def set_profiling(on: bool, start: Any = None, end: Any = None) -> None:
     PROFILING = on
 
 
+#: forward mode's tangent propagation, ``hook(op, args, params, result, inplace)``, while
+#: a dual level is open (forward_ad.py sets it); None otherwise: the op hot path's check
+FORWARD: Any = None
+
+
+def set_forward(hook: Any) -> None:
+    global FORWARD
+    FORWARD = hook
+
+
 def notify_concrete(t: Any, how: str) -> None:
     """Tell this thread's tracers that ``t``'s value leaves the graph (``how``: item...)."""
     if TRACING:
@@ -293,6 +303,8 @@ def apply(op, args: tuple, params: dict) -> Any:
             hook(op, args, params, result)
     if PROFILING:
         _profile_end(op, args, result)
+    if FORWARD is not None:  # (after the tracers: the tangent's ops read the result)
+        FORWARD(op, args, params, result, False)
     return result
 
 
@@ -396,6 +408,8 @@ def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any
             hook(op, args, params, result)
     if PROFILING:
         _profile_end(op, args, result)
+    if FORWARD is not None:
+        FORWARD(op, args, params, result, False)
     return result
 
 
@@ -542,6 +556,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         new = np.asarray(quietly(op.forward, *arrays, **params))
     except ValueError as e:
         raise _forward_error(e, arrays) from None
+    # forward mode: the operands before the write (None when none carries a tangent)
+    before = None if FORWARD is None else FORWARD(op, args, params, None, True)
     record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     if record:
@@ -567,6 +583,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
             hook(op, args, params, self, inplace=True)
     if PROFILING:
         _profile_end(op, args, self)
+    if before is not None:
+        FORWARD(op, before, params, self, False)
     return self
 
 

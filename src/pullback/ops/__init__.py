@@ -42,8 +42,9 @@ from . import (  # noqa: F401
     splitting,
     statistics,
 )
+from .jvp import apply_jvp, fit_out
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
 from .vjp import apply_vjp, complete, fit_to, vjp_per_input
 
-__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "complete", "defop", "fit_to",
-           "public", "subscribe", "vjp_per_input"]
+__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_jvp", "apply_vjp", "complete",
+           "defop", "fit_out", "fit_to", "public", "subscribe", "vjp_per_input"]
