@@ -308,7 +308,10 @@ def test_tour_runs_every_sample_under_a_header():
     assert "=== 01_first_gradient.py ===\nThe first gradient:" in proc.stdout
     assert "=== 08_hooks.py ===\nTensor hooks:" in proc.stdout
     assert "BinaryCrossEntropyWithLogitsBackward0" in proc.stdout
-    assert proc.stdout.rstrip().endswith("all 2 samples ran")
+    assert proc.stdout.rstrip().endswith("all 2 samples ran\nnext: train a model on real "
+                                         "data (python samples/digits_cnn.py; samples/"
+                                         "README.md lists every sample and what it teaches), "
+                                         "then docs/user_guide.md")
 
 
 def test_tour_includes_the_compiler_samples():
@@ -316,7 +319,7 @@ def test_tour_includes_the_compiler_samples():
     assert proc.returncode == 0, proc.stderr
     assert "=== 20_compile_and_grad.py ===\nCompiling a function:" in proc.stdout
     assert "CompiledFunctionBackward" in proc.stdout
-    assert proc.stdout.rstrip().endswith("all 1 samples ran")
+    assert "all 1 samples ran\nnext: " in proc.stdout
 
 
 def test_digits_loop_serves_a_convolution_too():
