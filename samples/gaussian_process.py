@@ -6,10 +6,11 @@ triangular factor, the log determinant from the factor's diagonal); its negative
 marginal likelihood as a function of three unconstrained hyperparameters (log
 lengthscale, log signal variance, log noise variance); pb.value_and_grad of it handed to
 scipy.optimize.minimize(jac=True, method="L-BFGS-B"), which gets a float and a float64
-array as it needs (types printed), traced once for all its evaluations; the gradient against central finite differences and
-against slogdet's spelling of the same likelihood; the fitted hyperparameters, the log
-likelihood before and after, and the posterior mean at a few points against the sine;
-and what np.linalg.cholesky says when the kernel matrix is not positive definite.
+array as it needs (types printed), traced once for all its evaluations; the gradient
+against central finite differences and against slogdet's spelling of the same
+likelihood; the fitted hyperparameters, the log likelihood before and after, and the
+posterior mean at a few points against the sine; and what np.linalg.cholesky says when
+the kernel matrix is not positive definite.
 
 The model is numpy only: pullback appears at the driver, pb.value_and_grad(objective).
 (scipy.linalg.cho_factor / cho_solve on traced values do not differentiate yet: the

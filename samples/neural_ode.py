@@ -1,6 +1,6 @@
 """A neural ODE fitted to a spiral, with scipy.integrate.odeint, in plain numpy.
 
-Shows: a 2-D spiral from dy/dt = y A (the classic neural-ODE demo) sampled at 20
+Shows: a 2-D spiral from dy/dt = y A (A a rotation with a little decay) sampled at 16
 times; a vector field that is a small numpy MLP (tanh, 16 hidden units) whose weights are
 one flat array, passed to scipy.integrate.odeint(field, y0, t, args=(params,)), as scipy
 code passes parameters; pb.value_and_grad of the squared error of the trajectory, where
