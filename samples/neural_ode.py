@@ -108,7 +108,7 @@ def main():
     for i in (0, len(T) // 2, len(T) - 1):
         print(f"t = {T[i]:.2f}   data ({data[i, 0]:+.3f}, {data[i, 1]:+.3f})   "
               f"fitted ({fitted[i, 0]:+.3f}, {fitted[i, 1]:+.3f})")
-    print("next: samples/README.md (the other samples), docs/extending.md")
+    print("next: docs/scipy.md (what pullback.scipy has, and how odeint differentiates)")
 
 
 if __name__ == "__main__":
