@@ -6,7 +6,8 @@ mean m and log standard deviations s; the evidence lower bound estimated with th
 reparameterisation trick, z = m + exp(s) * eps, the noise eps drawn from a numpy
 RandomState inside the objective; pb.grad of the negative ELBO, which draws fresh noise
 on every call and advances the generator as eager code would (checked: two calls give
-different gradients, and the generator's state moved); the gradient against central
+different gradients, the generator's state moved, and one call leaves it where one eager
+call does); the gradient against central
 finite differences with the noise fixed by reseeding; a small Adam in numpy, the ELBO
 every few steps; the fitted q against the moments of the target (in closed form);
 and what pb.grad says about a draw whose parameters need a gradient but have no
@@ -94,9 +95,13 @@ def main():
     print(f"the generator advanced: {not np.array_equal(state, rs.get_state()[1])}")
     rs.seed(2)
     eager = negative_elbo(params)
+    after_eager = rs.get_state()[1].copy()
     rs.seed(2)
+    value = pb.value_and_grad(negative_elbo)(params)[0]
     print(f"value under pb.value_and_grad equals eager numpy with the same seed: "
-          f"{np.isclose(pb.value_and_grad(negative_elbo)(params)[0], eager)}")
+          f"{np.isclose(value, eager)}")
+    print(f"and leaves the generator where the eager call does: "
+          f"{np.array_equal(after_eager, rs.get_state()[1])}")
 
     rs.seed(0)
     params = adam(pb.value_and_grad(negative_elbo), params, args.steps)

@@ -212,6 +212,7 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "two calls of the gradient differ (fresh noise): True",
         "the generator advanced: True",
         "value under pb.value_and_grad equals eager numpy with the same seed: True",
+        "and leaves the generator where the eager call does: True",
         "step    1   ELBO  -7.5995", "step   25   ELBO ", "step  100   ELBO ",
         "final ELBO (mean of 20 estimates): ", "q mean:   (", "target mean: (+0.000, +0.125)",
         "target std:  (1.500, 1.668)",
