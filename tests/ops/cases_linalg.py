@@ -35,6 +35,16 @@ DECOMPOSITION_CASES = [
        fd=False),
     _c("linalg_cholesky", A((1, 1), "spd"), torch=lambda T, a: T.linalg.cholesky(a)),
     _c("linalg_cholesky", A((3, 1, 1), "spd"), torch=lambda T, a: T.linalg.cholesky(a)),
+    # only A's triangle is read: the finite difference of the other is zero, as is the rule's
+    _c("linalg_solve_triangular", _INV, A((3, 2)),
+       p={"upper": False, "left": True, "unitriangular": False},
+       torch=lambda T, a, b: T.linalg.solve_triangular(a, b, upper=False)),
+    _c("linalg_solve_triangular", A((2, 3, 3), "invertible"), A((4, 3)),  # X A = B, batched
+       p={"upper": True, "left": False, "unitriangular": False},
+       torch=lambda T, a, b: T.linalg.solve_triangular(a, b, upper=True, left=False)),
+    _c("linalg_solve_triangular", _INV, A((2, 3, 1)),
+       p={"upper": True, "left": True, "unitriangular": True},
+       torch=lambda T, a, b: T.linalg.solve_triangular(a, b, upper=True, unitriangular=True)),
     _c("tri_weight", A((3, 3), grad=False),
        torch=lambda T, a: T.ones(3, 3, dtype=a.dtype).tril() - T.eye(3, dtype=a.dtype) / 2),
 ]

@@ -159,7 +159,7 @@ def test_pb_linalg_is_derived_from_the_table():
     assert names <= set(pb.linalg.__all__)
     assert {"inv", "det", "slogdet", "solve", "cholesky", "matrix_power", "cross", "norm",
             "vector_norm", "matrix_norm", "svd", "svdvals", "eigh", "eigvalsh", "qr", "pinv",
-            "matrix_exp", "lstsq", "matrix_rank"} <= names
+            "matrix_exp", "lstsq", "matrix_rank", "solve_triangular"} <= names
     assert pb.linalg.inv.__qualname__ == "linalg.inv" and not hasattr(pb, "linalg.inv")
     import pickle
     assert pickle.loads(pickle.dumps(pb.linalg.inv)) is pb.linalg.inv
@@ -206,6 +206,17 @@ ERRORS = {
     "matrix_exp of 2x3": (lambda m, x: m.linalg.matrix_exp(x), np.ones((2, 3))),
     "lstsq sizes": (lambda m, x: m.linalg.lstsq(x, x[:1]), np.ones((2, 3))),
     "lstsq of 1-d": (lambda m, x: m.linalg.lstsq(x[0], x), np.ones((2, 3))),
+    "solve_triangular of 1-d B": (
+        lambda m, x: m.linalg.solve_triangular(x, x[0], upper=True), np.eye(3)),
+    "solve_triangular sizes": (
+        lambda m, x: m.linalg.solve_triangular(x, x[:2], upper=True), np.eye(3)),
+    "solve_triangular sizes of XA = B": (
+        lambda m, x: m.linalg.solve_triangular(x, x[:, :2], upper=False, left=False),
+        np.eye(3)),
+    "solve_triangular of 2x3": (
+        lambda m, x: m.linalg.solve_triangular(x, x.mT, upper=True), np.ones((2, 3))),
+    "solve_triangular of ints": (
+        lambda m, x: m.linalg.solve_triangular(x.long(), x.long(), upper=True), np.eye(2)),
 }
 
 

@@ -41,6 +41,7 @@ from . import (  # noqa: F401
     spectral,
     splitting,
     statistics,
+    triangular,
 )
 from .jvp import apply_jvp, fit_out
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
