@@ -1,11 +1,11 @@
 """What writing the scientific samples (samples/bbvi.py, gaussian_process.py,
-mixture_model.py, neural_ode.py) found that pullback does not do yet: each a strict xfail
-until it is fixed, with what a user writes and what should happen."""
+mixture_model.py, neural_ode.py) found that pullback did not do, with what a user writes
+and what should happen (each was a strict xfail until it was fixed)."""
 
 import numpy as np
 import pytest
 from scipy.integrate import odeint
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_factor, cho_solve, lu_factor, solve_triangular
 
 import pullback as pb
 
@@ -26,28 +26,29 @@ def differences(f, x, eps=1e-6):
     return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(len(x))])
 
 
-@pytest.mark.xfail(strict=True, reason="the source pass routes no scipy.linalg function: "
-                   "cho_factor/cho_solve on traced values refuse the conversion to numpy")
 def test_scipy_linalg_cho_solve_differentiates():
+    """Routed to pullback.scipy.linalg's cho_factor and cho_solve."""
     theta = np.array([0.2, -1.0])
     np.testing.assert_allclose(pb.grad(quadratic_form)(theta),
                                differences(quadratic_form, theta), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="scipy >= 1.15 wraps scipy.linalg's functions in "
-                   "_lib._util's `wrapper`: the message names `scipy.wrapper`")
 def test_the_refusal_names_the_scipy_linalg_function():
-    def f(theta):
-        return solve_triangular(kernel(theta), Y, lower=True).sum()
+    """scipy >= 1.15 wraps scipy.linalg's functions in scipy._lib's ``wrapper``: the
+    message names the function it wraps. (Under pb.grad solve_triangular is routed to
+    pullback's; called eagerly on a Tensor, scipy's own refuses; lu_factor has no
+    pullback version.)"""
+    with pytest.raises(RuntimeError, match=r"^scipy\.linalg\.solve_triangular converts.*"
+                       r"use pullback\.scipy\.linalg\.solve_triangular instead"):
+        solve_triangular(pb.tensor(np.eye(3), requires_grad=True), Y, lower=True)
+    with pytest.raises(RuntimeError, match=r"^scipy\.linalg\.lu_factor converts.*"
+                       "pullback has no version of it yet"):
+        pb.grad(lambda theta: lu_factor(kernel(theta))[0].sum())(np.array([0.2, -1.0]))
 
-    with pytest.raises(RuntimeError, match=r"^scipy\.linalg\.solve_triangular converts"):
-        pb.grad(f)(np.array([0.2, -1.0]))
 
-
-@pytest.mark.xfail(strict=True, reason="scipy's odeint is routed only when an argument is "
-                   "traced; a field closing over one gets scipy's, whose message sends the "
-                   "user to pullback's odeint, which refuses closures inside a trace")
 def test_odeint_with_a_traced_closure_says_pass_it_as_an_argument():
+    """A scipy call is routed when a callable argument closes over a traced value too:
+    pullback's odeint then says what to do."""
     def final(k):
         return odeint(lambda y, t: -k * y, np.array([1.0]), np.array([0.0, 1.0]))[-1, 0]
 
@@ -55,9 +56,8 @@ def test_odeint_with_a_traced_closure_says_pass_it_as_an_argument():
         pb.grad(final)(0.5)
 
 
-@pytest.mark.xfail(strict=True, reason="routed to pullback's odeint, args=array is taken "
-                   "as a sequence of arguments; scipy requires a tuple")
 def test_odeint_args_must_be_a_tuple_as_in_scipy():
+    """Routed to pullback's odeint, args=array is refused as scipy refuses it."""
     def final(p):
         return odeint(lambda y, t, p: -p[0] * y, np.array([1.0]), np.array([0.0, 1.0]),
                       args=p)[-1, 0]

@@ -86,6 +86,7 @@ from .source_ast import (
 from .source_runtime import (
     Entry,
     as_buffer,
+    closes_over_traced,
     is_creation,
     new_buffer,
     numpy_call,
@@ -138,10 +139,11 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
     find = replaceable(f)
-    if find is not None and (traced_inside(args) or traced_inside(kwargs.values())):
+    if find is not None and (traced_inside(args) or traced_inside(kwargs.values())
+                             or closes_over_traced(args) or closes_over_traced(kwargs.values())):
         ours = find(f)
-        if ours is not None:  # scipy's function on traced values: pullback.scipy's
-            return ours(*args, **kwargs)
+        if ours is not None:  # scipy's function on traced values (or a callback closing
+            return ours(*args, **kwargs)  # over them, as odeint's field): pullback.scipy's
     return _callee(f)(*args, **kwargs)
 
 

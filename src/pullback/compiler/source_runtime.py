@@ -37,6 +37,8 @@ array([0., 0.])
 
 from __future__ import annotations
 
+import functools
+import types
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -289,6 +291,31 @@ def _as_array(x: Any) -> Any:
 
 def traced_inside(values: Any) -> bool:
     return any(is_traced(v) or holds_traced(v) for v in values)
+
+
+def closes_over_traced(values: Any) -> bool:
+    """Whether a function among ``values`` (a callback handed to a library, such as
+    odeint's field) holds a traced value in its closure cells or defaults."""
+    for v in values:
+        fn = getattr(v, "__func__", v)
+        if isinstance(fn, functools.partial):
+            if traced_inside(fn.args) or traced_inside(fn.keywords.values()):
+                return True
+        elif isinstance(fn, types.FunctionType):
+            if traced_inside(_cell_values(fn)) or traced_inside(fn.__defaults__ or ()):
+                return True
+    return False
+
+
+def _cell_values(fn: types.FunctionType) -> list:
+    """The values in ``fn``'s closure cells (not the empty ones)."""
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # a name not bound yet
+            pass
+    return values
 
 
 def _cast(t: Tensor, dtype: Any) -> Tensor:

@@ -17,13 +17,14 @@ on traced values (``from scipy.stats import norm; norm.logpdf(x, mu)`` different
 from __future__ import annotations
 
 import sys
+import types
 from typing import Any
 
 from ..compiler.source_ast import register_replacements
 from ..tensor import ARRAY_REFUSED
-from . import integrate, special, stats
+from . import integrate, linalg, special, stats
 
-_PULLBACK = {"special": special, "stats": stats, "integrate": integrate}
+_PULLBACK = {"special": special, "stats": stats, "integrate": integrate, "linalg": linalg}
 
 
 def _scipy_frame() -> Any:
@@ -39,9 +40,25 @@ def _scipy_frame() -> Any:
     return outer
 
 
+def _wrapped(frame: Any) -> Any:
+    """The scipy function that the decorator's wrapper running in ``frame`` wraps
+    (scipy._lib's ``wrapper`` closes over it as ``f`` or ``fun``), or None."""
+    for name in frame.f_code.co_freevars:
+        f = frame.f_locals.get(name)
+        module = getattr(f, "__module__", None) or ""
+        if isinstance(f, types.FunctionType) and module.startswith("scipy.") \
+                and not module.startswith("scipy._lib"):
+            return f
+    return None
+
+
 def _public_name(frame: Any) -> list:
     """scipy's public name of the function running in ``frame``, as its parts
-    (["scipy", "stats", "norm", "logpdf"])."""
+    (["scipy", "stats", "norm", "logpdf"]); for a decorator's wrapper (scipy.linalg's
+    functions have one), the function it wraps."""
+    wrapped = _wrapped(frame) if frame.f_code.co_freevars else None
+    if wrapped is not None:
+        return _callable_name(wrapped)
     module = [p for p in frame.f_globals["__name__"].split(".") if not p.startswith("_")]
     owner = frame.f_locals.get("self")
     if owner is None:

@@ -203,6 +203,8 @@ def odeint(func: Callable, y0: Any, t: Any, *extra: Any, args: tuple = (),
     ``args`` may follow ``t`` positionally (as in jax's odeint) or come as scipy's
     ``args=`` tuple. ``rtol``, ``atol``: scipy's defaults (1.49012e-8). ``mxstep``: the
     most steps between two time points (0: 100,000), beyond which it raises."""
+    if not isinstance(args, tuple):  # (scipy's check: an array would be unpacked)
+        raise TypeError("Extra arguments must be in a tuple.")
     rtol = _TOL if rtol is None else float(rtol)
     atol = _TOL if atol is None else float(atol)
     all_args = tuple(extra) + tuple(args)
