@@ -1,6 +1,7 @@
 """scipy with derivatives, in the manner of ``jax.scipy`` and HIPS autograd's
-``autograd.scipy``: ``pullback.scipy.special``, ``pullback.scipy.stats``, ``pullback.scipy.linalg`` and
-``pullback.scipy.integrate.odeint``, with scipy's names, parameters and conventions.
+``autograd.scipy``: ``pullback.scipy.special``, ``pullback.scipy.stats``,
+``pullback.scipy.linalg`` and ``pullback.scipy.integrate.odeint``, with scipy's names,
+parameters and conventions.
 scipy itself is not needed; when a program has imported it, scipy's own ufuncs called on
 Tensors (``scipy.special.gammaln(t)``) run these functions (``_ufuncs.py``). See
 docs/scipy.md.

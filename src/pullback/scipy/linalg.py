@@ -35,6 +35,7 @@ from ..ops import decompositions as _dec
 from ..ops import factorizations as _fac
 from ..ops.args import np_dtype, value
 from ..ops.elementwise import to_dtype
+from ..ops.reshaping import tril_op, triu_op
 from ..ops.shape import squeeze_dim, unsqueeze_op
 from ..ops.triangular import solve_triangular_op
 
@@ -43,8 +44,8 @@ __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve",
 
 _TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C", "n": "N", "t": "T",
           "c": "C"}
-_ASSUME = {"gen": "gen", "general": "gen", "sym": "gen", "symmetric": "gen",
-           "her": "gen", "hermitian": "gen", "diagonal": "gen", "tridiagonal": "gen",
+_ASSUME = {"gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym",
+           "her": "her", "hermitian": "her", "diagonal": "gen", "tridiagonal": "gen",
            "banded": "gen", "pos": "pos", "positive definite": "pos",
            "upper triangular": "upper", "lower triangular": "lower"}
 
@@ -163,9 +164,10 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
           transposed: bool = False) -> Any:
     """x with ``a x = b`` (``a^T x = b`` when ``transposed``). ``assume_a``: "pos"
     (positive definite) solves with ``cholesky`` (of the ``lower`` or upper triangle),
-    "upper triangular" and "lower triangular" with ``solve_triangular``; every other
-    structure scipy knows ("gen", "sym", "her", "diagonal", "banded"...) with the
-    general solver, which reads all of ``a``.
+    "upper triangular" and "lower triangular" with ``solve_triangular``, "sym" and
+    "her" with the general solver on the symmetric (Hermitian) matrix of that
+    triangle; "gen" and the other structures scipy knows ("diagonal", "banded"...)
+    with the general solver, which reads all of ``a``.
 
     >>> solve([[3.0, 1.0], [1.0, 2.0]], [9.0, 8.0])
     array([2., 3.])
@@ -174,16 +176,28 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
     if kind is None:
         raise ValueError(f"{assume_a} is not a recognized matrix structure")
     a = _matrix(a)
-    if transposed:
+    if kind in ("upper", "lower"):
+        return solve_triangular(a, b, trans=int(transposed), lower=kind == "lower")
+    if transposed:  # (the other triangle of a^T is the same of a)
         a = _dec.mT(a)
         lower = not lower
     if kind == "pos":
         return cho_solve(cho_factor(a, lower=lower), b)
-    if kind in ("upper", "lower"):
-        return solve_triangular(a, b, lower=kind == "lower")
+    if kind in ("sym", "her"):
+        a = _from_triangle(a, lower, kind == "her")
     b, vector = _rhs(b, a)
     with _scipy_errors():
         return _as_given(_dec.solve_op(a, b), vector)
+
+
+def _from_triangle(a: Any, lower: bool, hermitian: bool) -> Any:
+    """The symmetric (Hermitian) matrix of ``a``'s lower or upper triangle, the part
+    scipy's symmetric solvers read."""
+    if lower:
+        tri, off = tril_op(a, diagonal=0), tril_op(a, diagonal=-1)
+    else:
+        tri, off = triu_op(a, diagonal=0), triu_op(a, diagonal=1)
+    return tri + (_dec.mH(off) if hermitian else _dec.mT(off))
 
 
 def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
