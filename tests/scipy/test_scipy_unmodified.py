@@ -54,6 +54,20 @@ def test_odeint_unmodified_gives_gradients_of_its_arguments():
     assert pb.grad(final)(0.5) == pytest.approx(-3 * np.exp(-0.5), rel=1e-6)
 
 
+def test_odeint_takes_args_positionally_as_scipy_does():
+    """scipy's fourth argument is the args tuple (pullback's own odeint takes ``*args``,
+    as jax's): the routed call keeps scipy's meaning."""
+    def final(k):
+        return odeint(lambda y, t, k: -k * y, np.array([1.0]), np.array([0.0, 1.0]),
+                      (k,), None, 0, 0, hmax=0.5)[-1, 0]
+
+    assert final(0.5) == pytest.approx(np.exp(-0.5), rel=1e-6)
+    assert pb.grad(final)(0.5) == pytest.approx(-np.exp(-0.5), rel=1e-6)
+    with pytest.raises(NotImplementedError, match="full_output"):
+        pb.grad(lambda k: odeint(lambda y, t: -k * y, np.ones(1), np.array([0.0, 1.0]),
+                                 full_output=1)[0][-1, 0])(0.5)
+
+
 def test_a_frozen_distribution_names_what_to_use():
     """``norm(mu).logpdf`` fixed its parameters before the call: not replaced, and the
     error names pullback's function."""

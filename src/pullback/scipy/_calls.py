@@ -25,6 +25,9 @@ from ..tensor import ARRAY_REFUSED
 from . import integrate, linalg, special, stats
 
 _PULLBACK = {"special": special, "stats": stats, "integrate": integrate, "linalg": linalg}
+#: where pullback's function has another signature than scipy's (jax's odeint takes
+#: ``*args``), the replacement with scipy's
+_SCIPY_SIGNATURE = {"integrate.odeint": integrate.scipy_odeint}
 
 
 def _scipy_frame() -> Any:
@@ -96,6 +99,8 @@ def replacement(f: Any) -> Any:
     if getattr(getattr(f, "__self__", None), "dist", None) is not None:
         return None
     parts = _callable_name(f)
+    if ".".join(parts[1:]) in _SCIPY_SIGNATURE:
+        return _SCIPY_SIGNATURE[".".join(parts[1:])]
     obj = _PULLBACK.get(parts[1]) if len(parts) > 2 else None
     for part in parts[2:]:
         obj = getattr(obj, part, None)

@@ -221,3 +221,25 @@ def odeint(func: Callable, y0: Any, t: Any, *extra: Any, args: tuple = (),
     y0 = y0 if isinstance(y0, Tensor) else Tensor._make(_array(y0))
     t = t if isinstance(t, Tensor) else Tensor._make(_array(t))
     return Odeint.apply(problem, rtol, atol, len(all_args), y0, t, *all_args, *closure)
+
+
+def scipy_odeint(func: Callable, y0: Any, t: Any, args: tuple = (), Dfun: Any = None,
+                 col_deriv: int = 0, full_output: int = 0, ml: Any = None, mu: Any = None,
+                 rtol: float | None = None, atol: float | None = None, tcrit: Any = None,
+                 h0: float = 0.0, hmax: float = 0.0, hmin: float = 0.0, ixpr: int = 0,
+                 mxstep: int = 0, mxhnil: int = 0, mxordn: int = 12, mxords: int = 5,
+                 printmessg: int = 0, tfirst: bool = False) -> Any:
+    """``odeint`` with scipy.integrate.odeint's signature, where the fourth positional
+    argument is the ``args`` tuple (``odeint(f, y0, t, (k,))``): what a scipy call the
+    source pass routes here means. LSODA's options that steer its own steps (``Dfun``,
+    ``ml``, ``mu``, ``tcrit``, ``h0``, ``hmax``, ``hmin``...) do not apply to
+    Dormand-Prince and are left aside; ``full_output`` is refused.
+
+    >>> float(scipy_odeint(lambda y, t, k: -k * y, [1.0], [0.0, 1.0], (0.0,))[-1, 0])
+    1.0
+    """
+    if full_output:
+        raise NotImplementedError("odeint inside pb.compile/pb.grad: full_output is not "
+                                  "supported by pullback.scipy.integrate.odeint")
+    return odeint(func, y0, t, args=args, rtol=rtol, atol=atol, tfirst=tfirst,
+                  mxstep=mxstep)
