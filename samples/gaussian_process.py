@@ -7,14 +7,13 @@ marginal likelihood as a function of three unconstrained hyperparameters (log
 lengthscale, log signal variance, log noise variance); pb.value_and_grad of it handed to
 scipy.optimize.minimize(jac=True, method="L-BFGS-B"), which gets a float and a float64
 array as it needs (types printed), traced once for all its evaluations; the gradient
-against central finite differences and against slogdet's spelling of the same
-likelihood; the fitted hyperparameters, the log likelihood before and after, and the
+against central finite differences and against two other spellings of the same
+likelihood (slogdet, and scipy.linalg's cho_factor / cho_solve); the fitted hyperparameters, the log likelihood before and after, and the
 posterior mean at a few points against the sine; and what np.linalg.cholesky says when
 the kernel matrix is not positive definite.
 
-The model is numpy only: pullback appears at the driver, pb.value_and_grad(objective).
-(scipy.linalg.cho_factor / cho_solve on traced values do not differentiate yet: the
-numpy spellings below do.)
+The model is numpy and scipy only: pullback appears at the driver,
+pb.value_and_grad(objective) (scipy.linalg's calls run pullback.scipy.linalg's there).
 
     python samples/gaussian_process.py
     python samples/gaussian_process.py --steps 10    # at most 10 L-BFGS-B iterations
@@ -23,6 +22,7 @@ numpy spellings below do.)
 import argparse
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 
 import pullback as pb
@@ -46,6 +46,14 @@ def neg_log_marginal_slogdet(theta, x, y):
     K = rbf(x, x, theta[0], theta[1]) + np.exp(theta[2]) * np.eye(len(x))
     _, logdet = np.linalg.slogdet(K)
     return 0.5 * y @ np.linalg.solve(K, y) + 0.5 * logdet + 0.5 * len(x) * np.log(2 * np.pi)
+
+
+def neg_log_marginal_scipy(theta, x, y):
+    """The same, spelled with scipy.linalg's Cholesky solve."""
+    K = rbf(x, x, theta[0], theta[1]) + np.exp(theta[2]) * np.eye(len(x))
+    factor = cho_factor(K, lower=True)
+    logdet = 2 * np.sum(np.log(np.diag(factor[0])))
+    return 0.5 * y @ cho_solve(factor, y) + 0.5 * logdet + 0.5 * len(x) * np.log(2 * np.pi)
 
 
 def posterior_mean(theta, x, y, x_new):
@@ -81,6 +89,9 @@ def main():
           f"{relative_error(gradient, differences):.1e}")
     other = pb.grad(neg_log_marginal_slogdet)(theta0, x, y)
     print(f"gradient vs the slogdet spelling: max relative error "
+          f"{relative_error(gradient, other):.1e}")
+    other = pb.grad(neg_log_marginal_scipy)(theta0, x, y)
+    print(f"gradient vs the scipy.linalg spelling: max relative error "
           f"{relative_error(gradient, other):.1e}")
     print(f"log likelihood at the start: {-value:.4f}")
 

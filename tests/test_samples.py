@@ -224,6 +224,7 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "value_and_grad returns: float64, ndarray float64 of shape (3,)",
         "gradient vs central differences: max relative error ",
         "gradient vs the slogdet spelling: max relative error ",
+        "gradient vs the scipy.linalg spelling: max relative error ",
         "log likelihood at the start: -34.2133", "iteration   2   log likelihood ",
         "L-BFGS-B: CONVERGENCE", "traced once for all of them: CacheInfo(hits=",
         ", misses=1, recompiles=0, fallbacks=0, size=1)", "fitted: lengthscale ",
