@@ -8,9 +8,10 @@ lengthscale, log signal variance, log noise variance); pb.value_and_grad of it h
 scipy.optimize.minimize(jac=True, method="L-BFGS-B"), which gets a float and a float64
 array as it needs (types printed), traced once for all its evaluations; the gradient
 against central finite differences and against two other spellings of the same
-likelihood (slogdet, and scipy.linalg's cho_factor / cho_solve); the fitted hyperparameters, the log likelihood before and after, and the
-posterior mean at a few points against the sine; and what np.linalg.cholesky says when
-the kernel matrix is not positive definite.
+likelihood (slogdet, and scipy.linalg's cho_factor / cho_solve); the fitted
+hyperparameters, the log likelihood before and after, and the posterior mean at a few
+points against the sine; and what np.linalg.cholesky says when the kernel matrix is not
+positive definite.
 
 The model is numpy and scipy only: pullback appears at the driver,
 pb.value_and_grad(objective) (scipy.linalg's calls run pullback.scipy.linalg's there).
