@@ -25,6 +25,7 @@ from pullback.ops import shape as S
 
 from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
 from .cases_conv import CONV_OP_CASES
+from .cases_fft import FFT_CASES
 from .cases_linalg import (
     DECOMPOSITION_CASES,
     FACTORIZATION_CASES,
@@ -642,7 +643,7 @@ CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES +
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
                      + STATISTICS_CASES + NONDIFF_CASES + DECOMPOSITION_CASES
                      + PRODUCT_CASES + NORM_CASES + SPECTRAL_CASES + FACTORIZATION_CASES
-                     + SHAPES_CASES + CONV_OP_CASES)
+                     + SHAPES_CASES + CONV_OP_CASES + FFT_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

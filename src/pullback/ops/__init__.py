@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     einsum,
     elementwise,
     factorizations,
+    fourier,
     indexing,
     joining,
     linalg,
