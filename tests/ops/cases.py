@@ -419,6 +419,9 @@ def _unary(op: str, x: Arg, method: str | None = None, **kw: Any) -> Case:
 
 # kinks, ties, zeros and NaN: the gradients are torch's (each note says which rule)
 POINTWISE_CASES = [
+    # numpy's cbrt (torch has none: its sign(x) |x|^(1/3) as the oracle)
+    _c("cbrt", A((3, 4), "away"), torch_name=False,
+       torch=lambda T, x: x.sign() * x.abs() ** (1 / 3)),
     _unary("tan", _UNIT34), _unary("tan", A(values=[-1.0, 0.5, 1.2, 0.0])),
     _unary("asin", _UNIT34), _unary("acos", _UNIT34), _unary("atan", R34),
     _unary("sinh", R34), _unary("cosh", R34), _unary("asinh", R34),

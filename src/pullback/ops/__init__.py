@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     masking,
     methods,
     neural,
+    numpy_extras,
     norms,
     padding,
     pointwise,
