@@ -47,7 +47,7 @@ def _first_sentence(doc: str | None) -> str:
     if not doc:
         return ""
     text = " ".join(doc.strip().split("\n\n")[0].split())
-    m = re.match(r"(.+?[.:])(\s|$)", text)
+    m = re.match(r"(.+?(?<!e\.g|i\.e)\.)(\s|$)", text)
     return (m.group(1) if m else text).rstrip(":.") + "."
 
 

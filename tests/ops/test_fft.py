@@ -23,9 +23,11 @@ _FUNCTIONS = [
     ("irfft", {"dim": 0, "norm": "forward"}), ("irfftn", {}), ("irfftn", {"s": (4, 6)}),
     ("irfft2", {"norm": "ortho"}), ("hfft", {}), ("hfft", {"n": 7, "norm": "ortho"}),
     ("ihfft", {}), ("ihfft", {"n": 5, "norm": "forward"}),
+    ("hfft2", {}), ("hfftn", {"s": (3, 5), "norm": "ortho"}), ("hfftn", {"dim": (0,)}),
+    ("ihfft2", {}), ("ihfftn", {"s": (3, 5), "norm": "forward"}), ("ihfftn", {"dim": (1,)}),
     ("fftshift", {}), ("fftshift", {"dim": 0}), ("ifftshift", {"dim": (1,)}),
 ]
-_REAL_ONLY = ("rfft", "rfftn", "rfft2", "ihfft")
+_REAL_ONLY = ("rfft", "rfftn", "rfft2", "ihfft", "ihfft2", "ihfftn")
 
 
 def _input(cplx: bool, dtype=np.float64) -> np.ndarray:

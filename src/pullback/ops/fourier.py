@@ -216,33 +216,39 @@ def _one(x: Any, n: Any, dim: int) -> tuple:
 
 @public("fft.fft", function=True, numpy=_numpy_one("fft"))
 def fft(input, n=None, dim=-1, norm=None):
+    """The one-dim transform; a real input is a two-sided r2c."""
     return _c2c_or_r2c("fft", input, *_one(input, n, dim), norm, True, one=True)
 
 
 @public("fft.ifft", function=True, numpy=_numpy_one("ifft"))
 def ifft(input, n=None, dim=-1, norm=None):
+    """The one-dim inverse; a real input is the conjugate of a two-sided r2c."""
     return _c2c_or_r2c("ifft", input, *_one(input, n, dim), norm, False, one=True)
 
 
 @public("fft.fftn", function=True, numpy=_numpy_nd("fftn"))
 def fftn(input, s=None, dim=None, norm=None):
+    """The transform over ``dim`` (default: all, or the last ``len(s)``)."""
     return _c2c_or_r2c("fftn", input, *_plan(input, s, dim), norm, True)
 
 
 @public("fft.ifftn", function=True, numpy=_numpy_nd("ifftn"))
 def ifftn(input, s=None, dim=None, norm=None):
+    """The inverse over ``dim`` (default: all, or the last ``len(s)``)."""
     return _c2c_or_r2c("ifftn", input, *_plan(input, s, dim), norm, False)
 
 
 @public("fft.fft2", function=True,
         numpy=_numpy_nd("fft2", (-2, -1)))
 def fft2(input, s=None, dim=(-2, -1), norm=None):
+    """fftn over the last two dims."""
     return fftn(input, s, dim, norm)
 
 
 @public("fft.ifft2", function=True,
         numpy=_numpy_nd("ifft2", (-2, -1)))
 def ifft2(input, s=None, dim=(-2, -1), norm=None):
+    """ifftn over the last two dims."""
     return ifftn(input, s, dim, norm)
 
 
@@ -253,22 +259,26 @@ def _rfft(name: str, x: Any, dims: tuple, sizes: tuple, norm: Any) -> Any:
 
 @public("fft.rfft", function=True, numpy=_numpy_one("rfft"))
 def rfft(input, n=None, dim=-1, norm=None):
+    """The one-sided transform of a real input: n // 2 + 1 entries."""
     return _rfft("rfft", input, *_one(input, n, dim), _norm(norm))
 
 
 @public("fft.rfftn", function=True, numpy=_numpy_nd("rfftn"))
 def rfftn(input, s=None, dim=None, norm=None):
+    """The transform of a real input, one-sided in the last of ``dim``."""
     return _rfft("rfftn", input, *_plan(input, s, dim), _norm(norm))
 
 
 @public("fft.rfft2", function=True,
         numpy=_numpy_nd("rfft2", (-2, -1)))
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
+    """rfftn over the last two dims."""
     return _rfft("rfft2", input, *_plan(input, s, dim), _norm(norm))
 
 
 @public("fft.ihfft", function=True, numpy=_numpy_one("ihfft"))
 def ihfft(input, n=None, dim=-1, norm=None):
+    """The inverse of hfft: the conjugate of a one-sided r2c."""
     return conj(_rfft("ihfft", input, *_one(input, n, dim), _SWAP[_norm(norm)]))
 
 
@@ -283,23 +293,74 @@ def _irfft(name: str, x: Any, dims: tuple, sizes: tuple, norm: str, flip: bool =
 
 @public("fft.irfft", function=True, numpy=_numpy_one("irfft"))
 def irfft(input, n=None, dim=-1, norm=None):
+    """The real inverse of a one-sided spectrum (n defaults to 2 * (m - 1))."""
     return _irfft("irfft", input, *_one(input, n, dim), _norm(norm))
 
 
 @public("fft.irfftn", function=True, numpy=_numpy_nd("irfftn"))
 def irfftn(input, s=None, dim=None, norm=None):
+    """The real inverse of a spectrum one-sided in the last of ``dim``."""
     return _irfft("irfftn", input, *_plan(input, s, dim), _norm(norm))
 
 
 @public("fft.irfft2", function=True,
         numpy=_numpy_nd("irfft2", (-2, -1)))
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
+    """irfftn over the last two dims."""
     return _irfft("irfft2", input, *_plan(input, s, dim), _norm(norm))
 
 
 @public("fft.hfft", function=True, numpy=_numpy_one("hfft"))
 def hfft(input, n=None, dim=-1, norm=None):
+    """The real transform of a one-sided Hermitian signal: c2r of its conjugate."""
     return _irfft("hfft", input, *_one(input, n, dim), _SWAP[_norm(norm)], flip=True)
+
+
+def _hfftn(x: Any, s: Any, dim: Any, norm: Any, name: str) -> Any:
+    """torch's hfftn: a forward c2c over all but the last dim, the conjugate, and a c2r
+    of the last (each unscaled for norm="backward")."""
+    norm = _norm(norm)
+    dims, sizes = _plan(x, s, dim)
+    x = _floating(x, name)
+    last = sizes[-1] if sizes[-1] is not None else _points(2 * (x.shape[dims[-1]] - 1))
+    x = _complex(_resize(x, dims, sizes[:-1] + (last // 2 + 1,)))
+    if len(dims) > 1:
+        x = fft_c2c(x, dim=dims[:-1], norm=norm, forward=True)
+    return fft_c2r(conj(x), dim=dims[-1:], norm=_SWAP[norm], last_dim_size=last)
+
+
+def _ihfftn(x: Any, s: Any, dim: Any, norm: Any, name: str) -> Any:
+    """torch's ihfftn: a one-sided r2c of the last dim, the conjugate, and an inverse
+    c2c over the others."""
+    norm = _norm(norm)
+    dims, sizes = _plan(x, s, dim)
+    x = _resize(_floating(x, name, real_only=True), dims, sizes)
+    out = conj(fft_r2c(x, dim=dims[-1:], norm=_SWAP[norm], onesided=True))
+    return fft_c2c(out, dim=dims[:-1], norm=norm, forward=False) if len(dims) > 1 else out
+
+
+@public("fft.hfftn", function=True)
+def hfftn(input, s=None, dim=None, norm=None):
+    """hfft over ``dim``: c2c over all but the last, the conjugate, c2r of the last."""
+    return _hfftn(input, s, dim, norm, "hfftn")
+
+
+@public("fft.hfft2", function=True)
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    """hfftn over the last two dims."""
+    return _hfftn(input, s, dim, norm, "hfft2")
+
+
+@public("fft.ihfftn", function=True)
+def ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of hfftn: r2c of the last dim, the conjugate, c2c over the rest."""
+    return _ihfftn(input, s, dim, norm, "ihfftn")
+
+
+@public("fft.ihfft2", function=True)
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    """ihfftn over the last two dims."""
+    return _ihfftn(input, s, dim, norm, "ihfft2")
 
 
 def _shift(x: Any, dim: Any, sign: int) -> Any:
@@ -311,10 +372,12 @@ def _shift(x: Any, dim: Any, sign: int) -> Any:
 @public("fft.fftshift", function=True, numpy={np.fft.fftshift: lambda x, axes=None: fftshift(
     args.value(x), axes)})
 def fftshift(input, dim=None):
+    """The zero frequency moved to the middle: a roll by n // 2 along ``dim``."""
     return _shift(input, dim, 1)
 
 
 @public("fft.ifftshift", function=True, numpy={np.fft.ifftshift: lambda x, axes=None: ifftshift(
     args.value(x), axes)})
 def ifftshift(input, dim=None):
+    """fftshift's inverse: a roll by -(n // 2)."""
     return _shift(input, dim, -1)
