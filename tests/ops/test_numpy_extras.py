@@ -124,7 +124,8 @@ def test_numpy_eig_of_a_real_spectrum_is_real() -> None:
     assert np.linalg.eig(pb.tensor([[0.0, -1.0], [1.0, 0.0]]))[0].dtype == pb.complex64
 
 
-@pytest.mark.parametrize("name", ["sin-exp", "matmul-tanh", "softmax", "mean-pow"])
+@pytest.mark.parametrize("name", ["sin-exp", "matmul-tanh", "softmax", "mean-pow",
+                                  "conv-sort", "cumsum-norm"])
 def test_float16_gradients_are_float16_as_torch_gives(torch, name) -> None:
     x = np.linspace(-1, 1, 12).reshape(3, 4).astype(np.float16)
     w = np.linspace(0.5, -0.5, 8).reshape(4, 2).astype(np.float16)
@@ -134,7 +135,12 @@ def test_float16_gradients_are_float16_as_torch_gives(torch, name) -> None:
         y = {"sin-exp": lambda: (t.sin() * t.exp()).sum(),
              "matmul-tanh": lambda: (t @ u).tanh().sum(),
              "softmax": lambda: (m.softmax(t, 1) * t).sum(),
-             "mean-pow": lambda: ((t - t.mean(0)) ** 2).mean() + (u * u).sum()}[name]()
+             "mean-pow": lambda: ((t - t.mean(0)) ** 2).mean() + (u * u).sum(),
+             "conv-sort": lambda: m.nn.functional.conv2d(
+                 t.reshape(1, 1, 3, 4), u.reshape(1, 1, 2, 4)[:, :, :, :2]).sum()
+             + (t.sort(1)[0] * t).sum(),
+             "cumsum-norm": lambda: t.cumsum(1).log_softmax(0).sum()
+             + m.linalg.vector_norm(u)}[name]()
         y.backward()
         return y, t.grad, u.grad
     ours, theirs = run(pb), run(torch)
@@ -146,3 +152,11 @@ def test_float16_gradients_are_float16_as_torch_gives(torch, name) -> None:
         np.testing.assert_allclose(a.detach().numpy().astype(np.float32),
                                    b.detach().numpy().astype(np.float32),
                                    rtol=2e-2, atol=2e-2)
+
+
+def test_float16_through_pb_grad_gives_float16() -> None:
+    x = np.linspace(-1, 1, 6).reshape(2, 3).astype(np.float16)
+    g = pb.grad(lambda v: np.sum(np.tanh(v) @ v.T))(x)
+    assert g.dtype == np.float16
+    expected = pb.grad(lambda v: np.sum(np.tanh(v) @ v.T))(x.astype(np.float64))
+    np.testing.assert_allclose(g.astype(np.float64), expected, rtol=2e-2, atol=2e-2)
