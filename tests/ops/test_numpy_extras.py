@@ -28,6 +28,8 @@ _PROGRAMS = {
     "rollaxis-start": (lambda x: np.rollaxis(x, 0, 2), _X),
     "choose": (lambda x: np.choose(np.array([2, 0, 1, 2]), [x[0], x[1], x[2]]), _X),
     "choose-broadcast": (lambda x: np.choose(np.array([[0], [1], [0]]), [x, x * 2]), _X),
+    "choose-constant": (lambda x: np.choose(np.array([1, 0, 2, 1]), [x[0], 0.5, [1.0] * 4]),
+                        _X),
     "partition": (lambda x: np.partition(x, 1, axis=1), _X),
     "partition-flat": (lambda x: np.partition(x, 5, axis=None), _X),
     "convolve-full": (lambda v: np.convolve(v, _V3), _V6),

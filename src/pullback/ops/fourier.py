@@ -167,21 +167,19 @@ def _plan(x: Any, s: Any, dim: Any) -> tuple:
 
 
 def _resize(x: Any, dims: tuple, sizes: tuple) -> Any:
-    """Trim (a slice) or zero-pad (a constant pad) each of ``dims`` to its size."""
-    cut = [slice(None)] * x.ndim
-    for d, n in zip(dims, sizes):
-        if n is not None and n < x.shape[d]:
-            cut[d] = slice(0, n)
-    if any(c != slice(None) for c in cut):
-        x = slice_view(x, index=tuple(cut))
-    pads = tuple((0, max(0, n - x.shape[d]) if n is not None and d in dims else 0)
-                 for d, n in zip(range(x.ndim), [dict(zip(dims, sizes)).get(d) for d in
-                                                 range(x.ndim)]))
+    """Trim (a slice) or zero-pad (a constant pad) each of ``dims`` to its size (None:
+    as it is), as torch's resize_fft_input."""
+    want = dict(zip(dims, sizes))
+    target = [want.get(d) or n for d, n in enumerate(x.shape)]
+    if any(t < n for t, n in zip(target, x.shape)):
+        x = slice_view(x, index=tuple(slice(0, min(t, n)) for t, n in zip(target, x.shape)))
+    pads = tuple((0, t - n) for t, n in zip(target, x.shape))
     return constant_pad(x, pads=pads, value=0) if any(p for _, p in pads) else x
 
 
 def _numpy_one(name: str) -> dict:
-    """numpy's spelling of a one-dim transform: (a, n, axis, norm, out)."""
+    """numpy's spelling of a one-dim transform: (a, n, axis, norm, out). It calls the
+    torch form by name (declared just below, with this as its ``numpy=``)."""
     def run(a, n=None, axis=-1, norm=None, out=None):
         args.plain(out)
         return globals()[name](args.value(a), n, axis, norm)

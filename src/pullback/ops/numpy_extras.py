@@ -70,7 +70,7 @@ def _numpy_choose(a, choices, out=None, mode="raise"):
     index = np.asarray(a)
     if index.dtype.kind not in "iu" or not all(0 <= i < len(choices) for i in index.flat):
         raise args.Unsupported  # numpy's own error
-    values = [args.value(c) for c in choices]
+    values = [c if is_traced(c) else np.asarray(c) for c in choices]
     shape = np.broadcast_shapes(index.shape, *(np.shape(v) for v in values))
     dtype = np.result_type(*(args.np_dtype(v) for v in values))
     picked = stack([expand(to_dtype(v, dtype), shape=shape) for v in values], 0)
