@@ -32,7 +32,7 @@ from . import args
 from .convolution import conv1d
 from .elementwise import absolute, clone, imag, is_complex, real, to_dtype
 from .indexing import take_along_dim
-from .joining import stack
+from .joining import stack_op
 from .padding import constant_pad
 from .reductions import amax
 from .registry import defop, is_traced, public
@@ -73,7 +73,7 @@ def _numpy_choose(a, choices, out=None, mode="raise"):
     values = [c if is_traced(c) else np.asarray(c) for c in choices]
     shape = np.broadcast_shapes(index.shape, *(np.shape(v) for v in values))
     dtype = np.result_type(*(args.np_dtype(v) for v in values))
-    picked = stack([expand(to_dtype(v, dtype), shape=shape) for v in values], 0)
+    picked = stack_op(*[expand(to_dtype(v, dtype), shape=shape) for v in values], dim=0)
     at = np.broadcast_to(index, shape)[None].astype(np.int64)
     return reshape(take_along_dim(picked, at, 0), shape)
 
