@@ -148,3 +148,19 @@ def test_generated_code_reads_as_numpy() -> None:
     source = variant.forward.source + "".join(m.source for m in variant.backwards.values())
     assert "np.fft.rfftn(" in source and "np.fft.irfftn(" in source
     assert "np.fft.fftn(" in source
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn",
+                                  "irfftn", "rfft2", "irfft2"])
+def test_numpy_names_promote_as_numpy_does(name) -> None:
+    """numpy's dtypes on numpy's names: integers transform in float64, float16 in float32
+    (irfft and hfft of float16 give float16); the gradient has the input's dtype."""
+    f = getattr(np.fft, name)
+    for dtype in (np.int64, np.float16):
+        x = np.arange(1, 13).reshape(3, 4).astype(dtype)
+        out = f(pb.tensor(x))
+        assert out.dtype.name == str(f(x).dtype)
+        np.testing.assert_allclose(out.numpy(), f(x), rtol=1e-6 if dtype == np.int64 else 1e-3)
+    t = pb.tensor(np.linspace(0, 1, 12).reshape(3, 4).astype(np.float16), requires_grad=True)
+    np.real(f(t)).sum().backward()
+    assert t.grad.dtype == pb.float16

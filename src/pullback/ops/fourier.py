@@ -177,12 +177,24 @@ def _resize(x: Any, dims: tuple, sizes: tuple) -> Any:
     return constant_pad(x, pads=pads, value=0) if any(p for _, p in pads) else x
 
 
+def _numpy_input(a: Any) -> Any:
+    """numpy's promotion before a transform: integers to float64, float16 to float32."""
+    a = args.value(a)
+    d = args.np_dtype(a)
+    if d.kind in "biu":
+        return cast(a, dtype=np.dtype(np.float64))
+    return cast(a, dtype=np.dtype(np.float32)) if d == np.float16 else a
+
+
 def _numpy_one(name: str) -> dict:
     """numpy's spelling of a one-dim transform: (a, n, axis, norm, out). It calls the
-    torch form by name (declared just below, with this as its ``numpy=``)."""
+    torch form by name (declared just below, with this as its ``numpy=``); numpy's irfft
+    and hfft of float16 give float16."""
     def run(a, n=None, axis=-1, norm=None, out=None):
         args.plain(out)
-        return globals()[name](args.value(a), n, axis, norm)
+        result = globals()[name](_numpy_input(a), n, axis, norm)
+        half = name in ("irfft", "hfft") and args.np_dtype(args.value(a)) == np.float16
+        return cast(result, dtype=np.dtype(np.float16)) if half else result
     return {getattr(np.fft, name): args.numpy_form(run)}
 
 
@@ -190,7 +202,7 @@ def _numpy_nd(name: str, default: Any = None) -> dict:
     """numpy's spelling of an n-dim transform: (a, s, axes, norm, out)."""
     def run(a, s=None, axes=default, norm=None, out=None):
         args.plain(out)
-        return globals()[name](args.value(a), s, axes, norm)
+        return globals()[name](_numpy_input(a), s, axes, norm)
     return {getattr(np.fft, name): args.numpy_form(run)}
 
 
