@@ -55,7 +55,8 @@ LAYERS: tuple[Layer, ...] = (
                                "pullback.numpy_interop", "pullback.numpy_face",
                                "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
-    Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.optim", "pullback.debug",
+    Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.fft", "pullback.optim",
+                           "pullback.debug",
                            "pullback.serialization", "pullback.viz", "pullback.datasets",
                            "pullback")),
 )
