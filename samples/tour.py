@@ -37,6 +37,11 @@ def run(path: Path) -> int:
     return status
 
 
+#: where the tour leaves the reader
+NEXT = ("next: train a model on real data (python samples/digits_cnn.py; samples/README.md "
+        "lists every sample and what it teaches), then docs/user_guide.md")
+
+
 def main(argv: list[str]) -> int:
     paths = [p for p in sample_paths() if not argv or any(a in p.name for a in argv)]
     failed = [p.name for p in paths if run(p) != 0]
@@ -44,6 +49,7 @@ def main(argv: list[str]) -> int:
         print(f"{len(failed)} of {len(paths)} samples failed: {', '.join(failed)}")
         return 1
     print(f"all {len(paths)} samples ran")
+    print(NEXT)
     return 0
 
 

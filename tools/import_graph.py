@@ -58,6 +58,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.fft", "pullback.optim",
                            "pullback.debug",
                            "pullback.serialization", "pullback.viz", "pullback.datasets",
+                           "pullback.scipy",
                            "pullback")),
 )
 DEFAULT_LAYER = 5  # any other pullback module belongs to the eager runtime

@@ -187,20 +187,22 @@ def _is_chain(p: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _comment_text(src: Any, backward: bool) -> str:
+def _comment_text(src: Any, label: str | None) -> str:
     where = f"{os.path.basename(src.filename)}:{src.lineno}"
-    text = f"# grad of: {src.text}  ({where})" if backward else f"# {where}: {src.text}"
+    text = f"# {label}: {src.text}  ({where})" if label else f"# {where}: {src.text}"
     return "".join(c if c.isprintable() else " " for c in text)  # one line, however read
 
 
-def _comment(e: Any, backward: bool) -> str | None:
+def _comment(e: Any, backward: str | None) -> str | None:
     src = e.block.src if backward and e.block is not None else e.src
     return None if src is None else _comment_text(src, backward)
 
 
-def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
+def generate(graph: Graph, fn_name: str, env: dict | None = None,
+             block: str = "grad of") -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
-    Backward equations (those with a ``block``) get ``# grad of:`` comments."""
+    Backward equations (those with a ``block``) get ``# grad of:`` comments (``block``
+    names them: ``tangent of`` in forward mode's code)."""
     em = _Emitter(graph)
     em.globals.update(env or {})
     for v, value in graph.consts.items():
@@ -211,7 +213,7 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None) -> Module:
     prev_comment = None
     input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
     for i, e in enumerate(graph.eqns):
-        c = _comment(e, e.block is not None)
+        c = _comment(e, block if e.block is not None else None)
         if c is not None and c != prev_comment:
             body.append(c)
             prev_comment = c

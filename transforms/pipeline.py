@@ -9,6 +9,12 @@
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
 
+Forward mode (pb.jvp, linearize, jacfwd) runs ``tangent`` where the others run
+``adjoint``:
+
+    traced forward IR -> dce -> tangent (JVP rules on IR values, interleaved)
+      -> peephole, cse, dce -> (linearize) split -> inplace -> codegen
+
 Every pass is IR -> IR except split and codegen. With ``config.check_ir`` on (the tests
 turn it on), the verifier checks the IR after every pass.
 """
@@ -28,6 +34,7 @@ from .dce import dce
 from .inplace import inplace
 from .peephole import peephole
 from .split import split
+from .tangent import tangent
 
 
 def run(graph: Graph, *passes: Any) -> Graph:
@@ -93,8 +100,9 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
     return run(bwd.replace(outputs=outs), dce, inplace)
 
 
-def codegen(graph: Graph, name: str, env: dict | None = None) -> Module:
-    return generate(graph, name, env=env)
+def codegen(graph: Graph, name: str, env: dict | None = None, block: str = "grad of"
+            ) -> Module:
+    return generate(graph, name, env=env, block=block)
 
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
@@ -102,5 +110,24 @@ def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     return unique_names(run(joint_graph(forward, wrt, seeds), inplace))
 
 
-__all__ = ["run", "simplify", "joint_graph", "split_joint", "backward_for", "codegen",
-           "value_and_grad_graph", "Split", "Var"]
+def jvp_graph(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None
+              ) -> Graph:
+    """forward -> forward and tangents in one graph: inputs + ``tangents`` (one per
+    ``wrt`` input), outputs + the tangents of the first ``n_tangents`` outputs (all by
+    default). ``pb.linearize`` splits it."""
+    joint = tangent(unique_names(run(forward, dce)), wrt, tangents)
+    if n_tangents is not None:
+        joint = joint.replace(outputs=joint.outputs[:len(forward.outputs) + n_tangents])
+    if config.check_ir:
+        verify(joint)
+    return unique_names(run(joint, peephole, cse, dce))
+
+
+def jvp_program(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None
+                ) -> Graph:
+    """One graph computing the values and their tangents (pb.jvp, jacfwd)."""
+    return unique_names(run(jvp_graph(forward, wrt, tangents, n_tangents), inplace))
+
+
+__all__ = ["run", "simplify", "joint_graph", "jvp_graph", "jvp_program", "split_joint",
+           "backward_for", "codegen", "value_and_grad_graph", "Split", "Var"]

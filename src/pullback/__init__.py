@@ -25,6 +25,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint8)
 from .dtypes import int
 from . import datasets, fft, linalg, nn, optim, utils
+from . import scipy
 from .serialization import load, save
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
@@ -50,6 +51,7 @@ del _install, _check
 
 __version__ = "0.1.0"
 
-from .compiler import compile, grad, value_and_grad, vjp
+from .compiler import (compile, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
+                       vjp)
 from . import debug, viz
 from . import profiler

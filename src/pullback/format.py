@@ -209,4 +209,6 @@ def format_tensor(t: Any) -> str:
         suffixes.append(f"grad_fn=<{name}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if t._fw_tangent is not None:  # a dual tensor (autograd/forward_ad.py)
+        suffixes.append(f"tangent={format_tensor(t._fw_tangent)}")
     return _add_suffixes(prefix + body, suffixes, len(prefix))

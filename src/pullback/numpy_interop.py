@@ -76,15 +76,18 @@ def _has_float(x: Any) -> bool:
     return isinstance(x, (float, complex))
 
 
-def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """Run ``fn`` on the arrays; refuse when a gradient would have been needed."""
+def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = "") -> Any:
+    """Run ``fn`` on the arrays; refuse when a gradient would have been needed (``name``:
+    the function's qualified name, ``hint``: the pullback function to use instead)."""
     grad = STATE.grad_enabled and (_needs_grad(args) or _needs_grad(kwargs))
     out = kwargs.get("out")
+    hint = f"Use {hint} instead. " if hint else ""
     if grad and out is not None:
-        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(name=name + " with out="))
+        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(
+            name=name + " with out=", hint=hint))
     result = fn(*_unwrap(args), **_unwrap(kwargs))
     if grad and _has_float(result):
-        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(name=name))
+        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(name=name, hint=hint))
     if out is None:
         return _wrap(result)
     # numpy returns the out= objects themselves: give back the user's Tensors, whose
@@ -101,6 +104,12 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
 UFUNCS: dict = {}
 #: numpy function -> the pullback implementation with numpy's signature
 FUNCTIONS: dict = {}
+#: ufuncs of other libraries (scipy.special's) -> (qualified name, the pullback function
+#: to suggest in errors, or "")
+FOREIGN: dict = {}
+#: called with a ufunc that is in neither table: may add it to both (pullback.scipy
+#: registers scipy.special's ufuncs this way, once the program has imported scipy)
+RESOLVERS: list = []
 
 
 def _install(entry: Public) -> None:
@@ -128,7 +137,11 @@ def _reduce(ufunc: np.ufunc, x: Any, axis: Any = 0, dtype: Any = None, out: Any 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_ufunc__``: a numpy ufunc with a Tensor among its operands."""
-    name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+    if ufunc not in UFUNCS and ufunc not in FOREIGN:
+        for resolve in RESOLVERS:
+            resolve(ufunc)
+    qualified, hint = FOREIGN.get(ufunc, (f"numpy.{ufunc.__name__}", ""))
+    name = qualified if method == "__call__" else f"{qualified}.{method}"
     try:
         if method == "__call__" and not kwargs and ufunc in UFUNCS:
             return _wrap(UFUNCS[ufunc](*(value(x) for x in inputs)))
@@ -136,7 +149,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
             return _wrap(_reduce(ufunc, value(inputs[0]), **kwargs))
     except Unsupported:
         pass
-    return _fallback(name, getattr(ufunc, method), inputs, kwargs)
+    return _fallback(name, getattr(ufunc, method), inputs, kwargs, hint)
 
 
 def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
@@ -149,7 +162,7 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
             return _wrap(handler(*args, **kwargs))
         except Unsupported:
             pass
-    return _fallback(func.__name__, func, args, kwargs)
+    return _fallback(f"numpy.{func.__name__}", func, args, kwargs)
 
 
 # creation functions are not ops: creation.py registers np.zeros_like & co., which make

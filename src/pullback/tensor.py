@@ -51,6 +51,7 @@ class Tensor(TensorMethods, ValueMethods):
     _post_acc_hooks: HookDict | None = None
     _accumulator: Any = None  # weakref to the leaf's AccumulateGrad
     _is_inference = False
+    _fw_tangent: Tensor | None = None  # forward mode's tangent (autograd/forward_ad.py)
 
     _pb_dispatch = dispatcher(1)(apply)
     __array_priority__ = 1000
@@ -160,7 +161,9 @@ class Tensor(TensorMethods, ValueMethods):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._requires_grad:  # the array would silently drop the gradient: refuse, as torch
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+            # (a library function converting its arguments may say who asks: pullback.scipy)
+            who = "".join(explain() for explain in ARRAY_REFUSED)
+            raise RuntimeError(who + "Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         notify_concrete(self, "__array__")
         a = self._data
@@ -378,6 +381,9 @@ def _flat(seq):
             yield s
 
 
+#: called when __array__ refuses a Tensor that requires grad: each returns "" or a
+#: sentence naming the function that converts it (a registration point for pullback.scipy)
+ARRAY_REFUSED: list = []
 _PLAIN = frozenset({Tensor, float, int})
 
 

@@ -132,10 +132,30 @@ def test_errors_name_the_function_and_line():
     glob = pb.ones(3)
 
     def mutates(x):
-        glob.add_(x)
+        glob.add_(x)  # with a gradient: a write into a captured tensor's history
         return x * 1
     with pytest.raises(pb.compiler.TraceError, match=re.escape("glob.add_(x)")):
-        pb.compile(mutates)(pb.ones(3))
+        pb.compile(mutates)(pb.ones(3, requires_grad=True))
+
+
+def test_a_captured_buffer_written_without_gradient_is_written_on_every_call():
+    """As a BatchNorm's running statistics: the generated code writes the new value
+    back into the tensor; the call that traces writes it once, as eager code."""
+    counter, total = pb.zeros((), dtype=pb.int64), pb.zeros(3)
+
+    def step(x):
+        counter.add_(1)
+        with pb.no_grad():
+            total.add_(x * 2)
+        return (x * x).sum()
+
+    f = pb.compile(step)
+    for k in range(3):
+        x = pb.full((3,), float(k + 1), requires_grad=True)
+        f(x).backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+    assert counter.item() == 3 and total.tolist() == [12.0, 12.0, 12.0]
+    assert f.cache.info.misses == 1
 
 
 def test_captured_parameters_receive_gradients():

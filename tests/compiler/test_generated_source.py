@@ -135,7 +135,7 @@ def test_function_names_python_reads_differently_still_compile():
 
 
 def test_comments_stay_one_line():
-    text = codegen._comment_text(SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r"), True)
+    text = codegen._comment_text(SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r"), "grad of")
     assert len(text.splitlines()) == 1 and text.startswith("# grad of:")
 
 

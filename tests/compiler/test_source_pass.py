@@ -522,7 +522,7 @@ def test_trace_errors_name_the_users_line():
 
     with pytest.raises(pb.compiler.TraceError,
                        match=rf"test_source_pass.py:{line_of(mutates, 'glob.add_')} "):
-        pb.compile(mutates)(pb.ones(2))
+        pb.compile(mutates)(pb.ones(2, requires_grad=True))  # (a write with a gradient)
 
 
 # ------------------------------------------------------------ what it leaves alone

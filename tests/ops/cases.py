@@ -34,6 +34,7 @@ from .cases_linalg import (
     SPECTRAL_CASES,
 )
 from .cases_multi import MULTI_CASES
+from .cases_nn import NN_OP_CASES
 from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
@@ -340,7 +341,6 @@ NN_CASES = [
              "binary_cross_entropy"),
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
-    *_losses("nll_loss", A((5, 3)), A((5,), "int"), "nll_loss"),
     _c("complex", R34, A((4,)), torch_name=False,
        torch=lambda T, x, y: T.complex(x, y.expand(3, 4))),
     _c("imag", R34, torch_name=False,
@@ -526,6 +526,36 @@ POINTWISE_CASES = [
     _c("polygamma", _POS34, p={"n": 1}, torch=lambda T, x: T.polygamma(1, x)),
     _c("polygamma", A(values=[-2.5, -0.5, 0.3, 3.0]), p={"n": 2},
        torch=lambda T, x: T.polygamma(2, x)),
+    # special_more.py: torch.special's (i1 and i1e: 1/2 at 0; both sides of |x| = 20,
+    # where the kernels switch from the power series to Hankel's asymptotic series)
+    _unary("i0", A(values=[[0.0, 0.5, -1.5, 3.0], [-2.5, 4.0, 1.0, -0.25]])),
+    _unary("i0", A(values=[-19.0, 21.0]), tag="large", fd=False),
+    _c("special_i0e", A(values=[0.5, -1.5, 3.0, -19.0, 21.0]), torch=lambda T, x: T.special.i0e(x)),
+    _c("special_i1", A(values=[0.5, -1.5, 3.0, -4.0]), torch=lambda T, x: T.special.i1(x)),
+    _c("special_i1", A(values=[-19.0, 21.0]), torch=lambda T, x: T.special.i1(x), tag="large",
+       fd=False),
+    _c("special_i1e", A(values=[0.5, -1.5, 3.0, -19.0, 21.0]), torch=lambda T, x: T.special.i1e(x)),
+    # at 0 (a kink of i0e, i1e; second derivatives of the 1/2 branch are not defined there)
+    _c("special_i0e", A(values=[0.0, -0.0]), torch=lambda T, x: T.special.i0e(x), tag="zero",
+       fd=False),
+    _c("special_i1", A(values=[0.0]), torch=lambda T, x: T.special.i1(x), tag="zero", fd=False),
+    _c("special_i1e", A(values=[0.0]), torch=lambda T, x: T.special.i1e(x), tag="zero",
+       fd=False),
+    _c("special_i1e", R34, torch=lambda T, x: T.special.i1e(x), tag="normal"),
+    _c("special_erfcx", A(values=[-2.0, -0.3, 0.0, 0.4, 1.5, 4.5, 30.0]),
+       torch=lambda T, x: T.special.erfcx(x)),
+    _c("special_log_ndtr", A(values=[-40.0, -6.0, -1.0, 0.0, 0.5, 3.0, 9.0]),
+       torch=lambda T, x: T.special.log_ndtr(x)),
+    _c("special_ndtri", A(values=[0.01, 0.05, 0.2, 0.5, 0.7, 0.9, 0.99]),
+       torch=lambda T, x: T.special.ndtri(x)),
+    _c("special_ndtri", A(values=[0.0, 1e-30, 1.0, 1.5, NAN]), tag="edges", fd=False,
+       torch=lambda T, x: T.special.ndtri(x)),
+    _c("special_xlog1py", R34, A((3, 4), "pos"), torch=lambda T, x, y: T.special.xlog1py(x, y)),
+    _c("special_xlog1py", A(()), A((3,), "unit"), torch=lambda T, x, y: T.special.xlog1py(x, y)),
+    # x = 0: the value 0 (NaN for a NaN y); x's gradient 0 where y <= -1 too
+    _c("special_xlog1py", A(values=[0.0, 0.0, 0.0, 1.0, 2.0]),
+       A(values=[-1.0, -2.0, NAN, 0.0, 3.0]), tag="edges",
+       torch=lambda T, x, y: T.special.xlog1py(x, y), fd=False),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:
@@ -646,7 +676,7 @@ CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES +
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
                      + STATISTICS_CASES + NONDIFF_CASES + DECOMPOSITION_CASES
                      + PRODUCT_CASES + NORM_CASES + SPECTRAL_CASES + FACTORIZATION_CASES
-                     + SHAPES_CASES + CONV_OP_CASES + FFT_CASES)
+                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES + FFT_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

@@ -103,7 +103,7 @@ def test_forward_matches_numpy_reference(case: Case) -> None:
     """Ops torch cannot reproduce (its generator is not numpy's): numpy's values."""
     values = case.inputs(np.float32)
     out = record.apply(OPS[case.op], tuple(case.full_args(_pb_inputs(case, values))),
-                       case.params) if case.rng_seed is None else _seeded_apply(case)
+                       case.params) if case.rng_seed is None else _seeded_apply(case, values)
     expected = outputs(case.reference(*values))
     assert len(outputs(out)) == len(expected)
     for o, e in zip(outputs(out), expected):  # (random draws never require grad)
@@ -112,9 +112,10 @@ def test_forward_matches_numpy_reference(case: Case) -> None:
         np.testing.assert_array_equal(o.numpy(force=True), e)
 
 
-def _seeded_apply(case: Case):
+def _seeded_apply(case: Case, values: list):
     manual_seed(case.rng_seed)
-    return record.apply(OPS[case.op], tuple(case.args), case.params)
+    return record.apply(OPS[case.op], tuple(case.full_args(_pb_inputs(case, values))),
+                        case.params)
 
 
 # ---------------------------------------------------------------- (b) first-order gradients

@@ -208,15 +208,41 @@ def test_optional_checks_pass_on_correct_functions(both):
     both.same(snippet)
 
 
-def test_forward_mode_check_fails_on_a_wrong_backward():
+def _wrong_jvp_sin(T):
+    class WrongJvpSin(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * x.cos() * 2
+    return WrongJvpSin
+
+
+def test_forward_mode_check_fails_on_a_wrong_jvp():
     text = ""
     try:
-        pb.autograd.gradcheck(_wrong_sin(pb).apply, (_x(pb),), check_forward_ad=True,
+        pb.autograd.gradcheck(_wrong_jvp_sin(pb).apply, (_x(pb),), check_forward_ad=True,
                               check_backward_ad=False)
     except pb.autograd.GradcheckError as e:
         text = str(e)
     assert text.startswith("Jacobian computed with forward mode mismatch for output 0 with "
                            "respect to input 0,\n")
+
+
+def test_forward_mode_check_needs_a_jvp(both):
+    """A Function without jvp: forward mode raises torch's NotImplementedError."""
+    both.raises(lambda T: T.autograd.gradcheck(_wrong_sin(T).apply, (_x(T),),
+                                               check_forward_ad=True, check_backward_ad=False),
+                exc=NotImplementedError)
 
 
 def test_assertions_on_flag_combinations(both):

@@ -9,7 +9,7 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anom
 from .function import Function, once_differentiable
 from . import function_ir
 from .variable import Variable
-from . import functional
+from . import forward_ad, functional
 from . import profiler
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
@@ -17,5 +17,5 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "is_grad_enabled", "is_inference_mode_enabled", "Node", "AccumulateGrad",
            "RemovableHandle", "Function", "once_differentiable", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-           "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "functional",
-           "profiler"]
+           "Variable", "gradcheck", "gradgradcheck", "GradcheckError", "forward_ad",
+           "functional", "profiler"]

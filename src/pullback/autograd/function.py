@@ -31,6 +31,7 @@ tensor([1.0000, 2.7183])
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -40,7 +41,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import fit_to
-from . import messages, profiler, record
+from . import forward_ad, messages, profiler, record
 from .grad_mode import STATE
 from .graph import Node, SavedOutput, SavedTensor
 from .saved_hooks import PackedOutput, PackedTensor, current
@@ -311,14 +312,16 @@ def call_function(cls: type, args: tuple, kwargs: dict,
     ctx._tensor_args = tensor_args
     ctx._n_args = len(args)
     executable = STATE.grad_enabled and any(needs[i] for i in tensor_args)
+    dual = forward_ad.has_tangents(args)  # forward mode: the Function's jvp gives them
     prev = STATE.grad_enabled
     STATE.grad_enabled = False  # forward (and setup_context) run with grad disabled
     try:
-        if has_setup_context(cls):
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args, **kwargs)
+        with forward_ad.paused() if dual else contextlib.nullcontext():
+            if has_setup_context(cls):
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
     finally:
         STATE.grad_enabled = prev
     if executable:
@@ -326,6 +329,8 @@ def call_function(cls: type, args: tuple, kwargs: dict,
     ctx._input_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_args)
     result = _wrap_outputs(ctx, args, tensor_args, output, executable)
     _save(ctx, result if isinstance(result, tuple) else (result,))
+    if dual:
+        forward_ad.function_jvp(cls, ctx, args, result)
     ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = None
     return ctx, result
 

@@ -1,12 +1,12 @@
 """``torch.autograd.functional``: vjp, jvp, jacobian, hessian, vhp and hvp of a function.
 
 The same shapes, tuple nesting, ``create_graph`` / ``strict`` behaviour and messages as
-torch 2.13. pullback has reverse mode only: forward-mode products (``jvp``, ``hvp``,
-``jacobian(strategy="forward-mode")``) use the double-backward trick, as torch's own
-``jvp`` and ``hvp`` do. For ``J v``: ``g(u) = J^T u`` is linear in a dummy ``u``, so the
-gradient of ``g(u) . v`` with respect to ``u`` is ``J v``. It needs the function's
-backward to be differentiable (a ``once_differentiable`` Function is not); a true
-forward mode is a later task.
+torch 2.13. ``jvp`` and ``jacobian(strategy="forward-mode")`` run the function on dual
+tensors (``forward_ad.py``: true forward mode); ``jvp`` of a function with a custom
+Function that has no ``jvp`` takes torch's own way, the double-backward trick, which
+``hvp`` uses too, as torch's does: for ``H v``, ``g(u) = H^T u`` is linear in a dummy
+``u``, so the gradient of ``g(u) . v`` with respect to ``u`` is ``H v``; it needs the function's
+backward to be differentiable (a ``once_differentiable`` Function is not).
 
 >>> import pullback as pb
 >>> from pullback.autograd.functional import jacobian, hessian
@@ -24,8 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import messages, record
+from . import forward_ad, messages, record
 from .backward import grad, stack_rows
+from .function import NO_JVP
 from .grad_mode import STATE, enable_grad, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -224,19 +225,54 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 
 def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
-    """``(func(inputs), J v)``: the Jacobian-vector product, shaped like the outputs
-    (by the double-backward trick)."""
+    """``(func(inputs), J v)``: the Jacobian-vector product, shaped like the outputs,
+    by forward mode (``func`` runs once, on dual tensors)."""
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _v_or_none(v, inputs, is_inputs_tuple, "jvp", create_graph, V_NONE_INPUT)
-        is_outputs_tuple, outputs = _outputs(func, inputs, "jvp", strict)
-        # the backward is linear in grad_outputs: their value never reaches the result
-        grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    return _product(outputs, is_outputs_tuple, (grad_inputs, grad_outputs, v), outputs,
-                    is_outputs_tuple, create_graph, strict, "back_trick")
+        if v is None:  # (a single one-element input)
+            v = tuple(_tensor(np.ones_like(x._data)) for x in inputs)
+        try:
+            is_outputs_tuple, outputs, tangents = _dual_run(func, inputs, v, "jvp")
+        except NotImplementedError as e:  # a custom Function without jvp: torch's own
+            if str(e) != NO_JVP:          # way, the double-backward trick, needs none
+                raise
+            is_outputs_tuple, outputs, tangents = _double_back_jvp(func, inputs, v)
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        if strict:  # torch's words for an input no output depends on
+            dummies = tuple(_zeros_like(o, requires_grad=True) for o in outputs)
+            _check_requires_grad(_autograd_grad(outputs, inputs, dummies, create_graph=True),
+                                 "grad_inputs", strict=True)
+        result = _fill_in_zeros(tangents, outputs, strict, create_graph, "back_trick")
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+
+
+def _double_back_jvp(func: Callable, inputs: tuple, v: tuple) -> tuple:
+    """``J v`` as the gradient of ``(J^T u) . v`` in a dummy ``u`` (``J^T u`` is linear
+    in ``u``): what torch's ``functional.jvp`` computes, for a function forward mode
+    cannot run (a custom Function without ``jvp``)."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
+                                          "function", "jvp")
+    dummies = tuple(_zeros_like(o, requires_grad=True) for o in outputs)
+    grad_inputs = _autograd_grad(outputs, inputs, dummies, create_graph=True)
+    pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
+    tangents = _autograd_grad(tuple(g for g, _ in pairs), dummies,
+                              tuple(t for _, t in pairs), create_graph=True) if pairs \
+        else (None,) * len(outputs)
+    return is_outputs_tuple, outputs, tangents
+
+
+def _dual_run(func: Callable, inputs: tuple, tangents: tuple, fn_name: str | None) -> tuple:
+    """``func`` on dual tensors: (is_outputs_tuple, outputs, their tangents or None);
+    the outputs are ``func``'s own (their tangents go with the level)."""
+    with forward_ad.dual_level():
+        duals = tuple(forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
+        is_outputs_tuple, outputs = _as_tuple(func(*duals),
+                                              "outputs of the user-provided function", fn_name)
+        tangents = tuple(forward_ad.unpack_dual(o).tangent for o in outputs)
+    return is_outputs_tuple, outputs, tangents
 
 
 def _second_order(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool,
@@ -304,7 +340,7 @@ def _split_rows(jac: Any, numels: tuple) -> list:
 def _jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool,
             differentiable: bool = False) -> Any:
     """``jacobian(strategy="forward-mode")``: J times every basis vector of the inputs,
-    by the double-backward trick, batched over the basis. As torch's forward mode, the
+    by forward mode, one dual run per basis vector. As torch's forward mode, the
     result has a graph when an input requires grad (``differentiable``: the inputs
     count as requiring it, as hessian's inner jacobian makes them)."""
     if strict:
@@ -317,28 +353,28 @@ def _jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool,
                                   "Hessian isonly implemented for `vectorize=True`.")
     numels = tuple(inp.numel() for inp in inputs)
     differentiable = differentiable or any(inp.requires_grad for inp in inputs)
+    basis = [t.reshape(sum(numels), *inp.shape)
+             for t, inp in zip(_standard_basis(inputs, numels), inputs)]
+    columns = []  # per basis vector: the outputs' tangents
     with enable_grad():
-        inputs = tuple(inp if inp.requires_grad else inp.detach().requires_grad_()
-                       for inp in inputs)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs")
-        dummies = tuple(_zeros_like(o, requires_grad=True) if o.requires_grad else None
-                        for o in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, dummies, create_graph=True)
-        tangents = tuple(t.reshape(sum(numels), *inp.shape)
-                         for t, inp in zip(_standard_basis(inputs, numels), inputs))
-        live = [(d, o) for d, o in zip(dummies, outputs) if d is not None]
-        jv = _autograd_grad(grad_inputs, tuple(d for d, _ in live), tangents,
-                            create_graph=differentiable, is_grads_batched=True) if live else ()
-    per_output = dict(zip((id(o) for _, o in live), jv))
+        for j in range(sum(numels)):
+            is_outputs_tuple, outputs, tangents = _dual_run(
+                func, inputs, tuple(b[j] for b in basis), None)
+            columns.append(tangents)
+        if not columns:  # no input element: the outputs' shapes from one plain call
+            is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs")
     result = []
-    for out in outputs:
-        jac = per_output.get(id(out))
-        if jac is None:
-            jac = _tensor(np.zeros((sum(numels),) + tuple(out.shape), out._data.dtype))
-        row = []
-        for piece, inp in zip(_split_rows(jac, numels), inputs):
-            moved = piece.permute(*range(1, piece.ndim), 0)
-            jac_ij = moved.reshape(*out.shape, *inp.shape)
+    for k, out in enumerate(outputs):
+        cols = [c[k] if c[k] is not None else _zeros_like(out) for c in columns]
+        row, start = [], 0
+        for n, inp in zip(numels, inputs):
+            piece = cols[start:start + n]
+            start += n
+            if piece:  # (n, *out.shape) -> (*out.shape, n) -> (*out.shape, *inp.shape)
+                rows = stack_rows(piece, out, differentiable)
+                jac_ij = rows.permute(*range(1, rows.ndim), 0).reshape(*out.shape, *inp.shape)
+            else:
+                jac_ij = _tensor(np.zeros(tuple(out.shape) + tuple(inp.shape), out._data.dtype))
             row.append(jac_ij if differentiable else jac_ij.detach())
         result.append(row)
     return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))

@@ -8,8 +8,8 @@ one row per input element, one column per output element. Complex inputs give th
 conjugate Wirtinger derivative; complex outputs are checked as their real and imaginary
 parts. ``fast_mode`` compares ``v^T J u`` for random ``u``, ``v`` instead. There are no
 sparse tensors in pullback, so ``masked`` changes nothing; ``check_forward_ad`` checks the
-double-backward forward mode (``functional.jacobian(strategy="forward-mode")``), real
-inputs only.
+forward-mode Jacobian (``functional.jacobian(strategy="forward-mode")``: dual tensors,
+a custom Function's ``jvp``), real inputs only.
 
 >>> import pullback as pb
 >>> from pullback.autograd import gradcheck

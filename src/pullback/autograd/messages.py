@@ -83,10 +83,11 @@ INTERNAL_OVERLAP = (
     "memory location. Please clone() the tensor before performing the operation.")
 VIEW_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an in-place "
                      "operation.")
+# name: qualified (numpy.cbrt, scipy.special.jv); hint: "" or "Use ... instead. "
 NUMPY_NOT_DIFFERENTIABLE = (
-    "numpy.{name} is not differentiable in pullback yet, and one of its arguments requires "
-    "grad. Call it on tensor.detach() or under pullback.no_grad() if no gradient should flow "
-    "through it")
+    "{name} is not differentiable in pullback yet, and one of its arguments requires "
+    "grad. {hint}Call it on tensor.detach() or under pullback.no_grad() if no gradient should "
+    "flow through it")
 NO_GRAD_VIEW_INPLACE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "

@@ -28,11 +28,13 @@ Tensor: Any = None  # set by pullback.tensor (the class imports this module)
 
 class _Hooks(threading.local):
     """This thread's tracers (the compiler): ``ops`` each get (op, args, params, out),
-    ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value."""
+    ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value,
+    ``writes`` each get the tensor an in-place op is about to write into."""
 
     def __init__(self) -> None:
         self.ops: list = []
         self.concrete: list = []
+        self.writes: list = []
 
 
 HOOKS = _Hooks()
@@ -42,21 +44,24 @@ TRACING = 0
 _TRACING_LOCK = threading.Lock()
 
 
-def start_tracing(on_op: Any, on_concrete: Any) -> None:
-    """Send this thread's ops and conversions to a tracer until ``stop_tracing``."""
+def start_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
+    """Send this thread's ops, conversions and writes to a tracer until
+    ``stop_tracing``."""
     global TRACING
     HOOKS.ops.append(on_op)
     HOOKS.concrete.append(on_concrete)
+    HOOKS.writes.append(on_write)
     with _TRACING_LOCK:
         TRACING += 1
 
 
-def stop_tracing(on_op: Any, on_concrete: Any) -> None:
+def stop_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
     global TRACING
     with _TRACING_LOCK:
         TRACING -= 1
     HOOKS.ops.remove(on_op)
     HOOKS.concrete.remove(on_concrete)
+    HOOKS.writes.remove(on_write)
 
 
 def trace_hooks() -> list:
@@ -69,11 +74,11 @@ class untraced:
     Function's forward and backward are one opaque step of the trace)."""
 
     def __enter__(self) -> None:
-        self.saved = HOOKS.ops, HOOKS.concrete
-        HOOKS.ops, HOOKS.concrete = [], []
+        self.saved = HOOKS.ops, HOOKS.concrete, HOOKS.writes
+        HOOKS.ops, HOOKS.concrete, HOOKS.writes = [], [], []
 
     def __exit__(self, *exc: object) -> None:
-        HOOKS.ops, HOOKS.concrete = self.saved
+        HOOKS.ops, HOOKS.concrete, HOOKS.writes = self.saved
 
 
 #: anomaly mode or saved-tensor hooks are on somewhere (grad_mode.set_node_extra): each
@@ -103,6 +108,16 @@ def set_profiling(on: bool, start: Any = None, end: Any = None) -> None:
     if on:
         _profile_start, _profile_end = start, end
     PROFILING = on
+
+
+#: forward mode's tangent propagation, ``hook(op, args, params, result, inplace)``, while
+#: a dual level is open (forward_ad.py sets it); None otherwise: the op hot path's check
+FORWARD: Any = None
+
+
+def set_forward(hook: Any) -> None:
+    global FORWARD
+    FORWARD = hook
 
 
 def notify_concrete(t: Any, how: str) -> None:
@@ -288,6 +303,8 @@ def apply(op, args: tuple, params: dict) -> Any:
             hook(op, args, params, result)
     if PROFILING:
         _profile_end(op, args, result)
+    if FORWARD is not None:  # (after the tracers: the tangent's ops read the result)
+        FORWARD(op, args, params, result, False)
     return result
 
 
@@ -391,6 +408,8 @@ def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any
             hook(op, args, params, result)
     if PROFILING:
         _profile_end(op, args, result)
+    if FORWARD is not None:
+        FORWARD(op, args, params, result, False)
     return result
 
 
@@ -537,6 +556,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         new = np.asarray(quietly(op.forward, *arrays, **params))
     except ValueError as e:
         raise _forward_error(e, arrays) from None
+    # forward mode: the operands before the write (None when none carries a tangent)
+    before = None if FORWARD is None else FORWARD(op, args, params, None, True)
     record = STATE.grad_enabled and op.differentiable and not STATE.inference and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     if record:
@@ -545,6 +566,9 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         # target (y *= y), or a view of it, is saved at the version the write changes
         edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
         node = make_node(op, args, params, edges)
+    if TRACING:
+        for hook in HOOKS.writes:
+            hook(self)
     _write(self, new)
     self._vc.value += 1
     if record:
@@ -559,6 +583,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
             hook(op, args, params, self, inplace=True)
     if PROFILING:
         _profile_end(op, args, self)
+    if before is not None:
+        FORWARD(op, before, params, self, False)
     return self
 
 

@@ -9,10 +9,13 @@ from . import replay
 from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad
 from .vjp import vjp
+from .forward import jvp, linearize
+from .jacobians import hessian, jacfwd, jacrev
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "CompiledFunction", "TraceError",
-           "inspect", "Inspection", "reset", "set_dump_dir"]
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+           "hessian", "CompiledFunction", "TraceError", "inspect", "Inspection", "reset",
+           "set_dump_dir"]

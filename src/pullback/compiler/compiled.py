@@ -15,7 +15,7 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.adjoint import active_vars
 
-from ..autograd import anomaly_mode, messages, profiler
+from ..autograd import anomaly_mode, messages, profiler, record
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
@@ -23,7 +23,7 @@ from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..numpy_face import to_tensor_face
 from ..ops.quiet import INSIDE, context, quietly
-from ..pytree import tree_map
+from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
@@ -224,7 +224,10 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
-        if trace_hooks():  # inside another function's trace: inlined, that trace records it
+        if trace_hooks() or (record.FORWARD is not None and any(
+                getattr(x, "_fw_tangent", None) is not None for x in tree_leaves(args))):
+            # inside another function's trace (inlined, that trace records it), or on
+            # dual tensors (eager, so that every op propagates their tangents)
             return source.rewrite(self.target)(*args)
         return self.cache.call(self, args)
 

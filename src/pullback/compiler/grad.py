@@ -16,7 +16,7 @@ import numpy as np
 
 from pullback.transforms import pipeline
 
-from ..autograd import anomaly_mode, record
+from ..autograd import anomaly_mode, forward_ad, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
@@ -106,8 +106,21 @@ def map_traced(f: Any, a: Any, *rest: Any) -> Any:
 
 
 def has_graph(x: Any) -> bool:
-    """Whether ``x`` is a Tensor an outer computation differentiates through."""
-    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None)
+    """Whether ``x`` is a Tensor an outer computation differentiates through (a graph,
+    or a tangent of forward mode's)."""
+    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None
+                                      or x._fw_tangent is not None)
+
+
+def nested_leaf(x: Any, floats: Any) -> Any:
+    """What a transform running eagerly (nested) differentiates for argument ``x``:
+    ``x`` itself when it has a graph, else a fresh leaf requiring grad, which keeps
+    ``x``'s tangent on dual tensors (forward over reverse)."""
+    if isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None):
+        return x
+    leaf = proxy(x, True, floats)
+    tangent = getattr(x, "_fw_tangent", None)
+    return leaf if tangent is None else forward_ad.make_dual(leaf, tangent)
 
 
 def pull_back(outs: list, targets: list, seeds: list, create_graph: bool) -> list:
@@ -181,7 +194,8 @@ class GradFunction:
         if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
             return self.fallback(args)        # names the failing op's forward call
         for a in args:
-            if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None):
+            if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
+                                          or a._fw_tangent is not None):
                 return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
 
@@ -274,7 +288,7 @@ class GradFunction:
         for k in nums:
             check_target(self._name, k, args[k])
         floats = float_dtype(args)
-        keep = lambda x: x if has_graph(x) else proxy(x, True, floats)
+        keep = lambda x: nested_leaf(x, floats)
         call_args = [map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
         out, grads = self._autograd(call_args, nums, create_graph=True)
         # each gradient on its argument's face, as the function saw the argument

@@ -78,6 +78,7 @@ from .source_ast import (
     is_user_code,
     parse_function,
     passed_names,
+    replaceable,
     returned_names,
     strip_signature,
     written_names,
@@ -90,6 +91,7 @@ from .source_runtime import (
     numpy_call,
     stored,
     subscript,
+    traced_inside,
     writable,
 )
 
@@ -135,6 +137,11 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
         return draw(f, *args, **kwargs)
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
+    find = replaceable(f)
+    if find is not None and (traced_inside(args) or traced_inside(kwargs.values())):
+        ours = find(f)
+        if ours is not None:  # scipy's function on traced values: pullback.scipy's
+            return ours(*args, **kwargs)
     return _callee(f)(*args, **kwargs)
 
 

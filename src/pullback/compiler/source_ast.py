@@ -29,6 +29,28 @@ from pullback import transforms
 RUNTIME_NAME = "__pb_rt__"
 _FACTORY = "__pb_factory__"
 _UNKNOWN = object()
+#: module prefix ("scipy.") -> a function giving pullback's version of a function of
+#: that library, or None: a call of it on traced values calls pullback's (the source
+#: pass routes such calls; ``pullback.scipy`` registers scipy's)
+REPLACEMENTS: dict = {}
+
+
+def register_replacements(prefix: str, find: Any) -> None:
+    """Calls of functions from modules starting with ``prefix`` go through ``find(f)``
+    (pullback's version of ``f``, or None) when they get traced values."""
+    REPLACEMENTS[prefix] = find
+
+
+def replaceable(f: Any) -> Any:
+    """The ``find`` registered for ``f``'s module, or None."""
+    module = getattr(f, "__module__", None)
+    if REPLACEMENTS and isinstance(module, str):
+        for prefix, find in REPLACEMENTS.items():
+            if module.startswith(prefix):
+                return find
+    return None
+
+
 #: logging's functions and its loggers' methods that emit a record
 LOG_NAMES = frozenset({"debug", "info", "warning", "warn", "error", "critical",
                        "exception", "log"})
@@ -212,7 +234,8 @@ class Scope:
         """Whether a call of ``func`` goes through the runtime: numpy's functions, user
         functions, and what cannot be resolved until it runs."""
         f = self.resolve(func)
-        return f is _UNKNOWN or is_numpy(f) or _user_function(f)
+        return f is _UNKNOWN or is_numpy(f) or _user_function(f) or \
+            replaceable(f) is not None
 
 
 def _user_function(f: Any) -> bool:

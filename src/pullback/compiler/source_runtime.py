@@ -288,7 +288,7 @@ def _as_array(x: Any) -> Any:
     return traced_array(x) if holds_traced(x) else x
 
 
-def _traced_inside(values: Any) -> bool:
+def traced_inside(values: Any) -> bool:
     return any(is_traced(v) or holds_traced(v) for v in values)
 
 
@@ -453,7 +453,7 @@ def _lookup(table: dict, fn: Any) -> Any:
 def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` for a numpy function ``fn``: numpy's own call unless a
     traced value is inside a list argument."""
-    if not (_traced_inside(args) or _traced_inside(kwargs.values())):
+    if not (traced_inside(args) or traced_inside(kwargs.values())):
         return fn(*args, **kwargs)
     build = _lookup(_BUILDERS, fn)
     if build is not None:

@@ -23,6 +23,7 @@ from ..autograd import record
 from ..autograd.grad_mode import STATE
 from ..ir import Builder, Eqn, Graph, Var
 from ..numpy_face import NumpyTensor
+from ..ops import OpDef
 from ..ops.elementwise import cast
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..ops.shape import copy, detach, view_chain, view_scatter
@@ -120,6 +121,9 @@ class Tracer:
         # id of a random generator the traced code drew from -> (it, its state before):
         # the generated code makes the same draws again on the call that traced it
         self.rewinds: dict[int, tuple] = {}
+        # id of a captured tensor written in place (a BatchNorm's running statistics)
+        # -> (it, its value before): generated code writes its new value back into it
+        self.written: dict[int, tuple] = {}
 
     # ------------------------------------------------------------ bookkeeping
     def will_draw(self, gen: Any) -> None:
@@ -212,7 +216,7 @@ class Tracer:
                              "shape depends on the data, which a trace cannot follow; call "
                              "it outside pb.compile and pb.grad (eagerly)")
         if inplace:
-            self._check_inplace(op, result, src)
+            self._check_inplace(op, result, src, args)
             old, args = args[0], (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
@@ -300,8 +304,12 @@ class Tracer:
         self._bind(base, self._emit(view_scatter, (old, self.var_of[id(view)]),
                                     {"chain": chain}, base._data.copy(), src, keep))
 
-    def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None) -> None:
+    def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None,
+                       args: tuple = ()) -> None:
         where = f" at {src} ({src.text})" if src else ""
+        if self._outside(t) and t._base is None and not _records(t, args):
+            self.value_of(t)  # a buffer updated outside the graph (running statistics):
+            return            # an input of generated code, written back at its end
         if self._outside(t):
             raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on a tensor captured "
                              f"from outside the compiled function{where}; pass it as an "
@@ -321,6 +329,12 @@ class Tracer:
 
     def _is_input(self, t: Tensor) -> bool:
         return any(self.var_of[id(t)] is i for i in self.inputs)
+
+    def on_write(self, t: Tensor) -> None:
+        """An in-place op is about to write into ``t``: a captured tensor's value before
+        the trace's first write is put back when the trace ends (``written``)."""
+        if id(t) not in self.written and self._outside(t) and t._base is None:
+            self.written[id(t)] = (t, t._data.copy())
 
     def on_concrete(self, t: Tensor, how: str) -> None:
         if id(t) not in self.var_of and not t._requires_grad:
@@ -342,20 +356,39 @@ class Tracer:
     # ------------------------------------------------------------------ running
     def __enter__(self) -> Tracer:
         self.will_draw(GENERATOR.rng)  # pb.randn & co. read it
-        record.start_tracing(self.on_op, self.on_concrete)
+        record.start_tracing(self.on_op, self.on_concrete, self.on_write)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        record.stop_tracing(self.on_op, self.on_concrete)
+        record.stop_tracing(self.on_op, self.on_concrete, self.on_write)
         for gen, state in self.rewinds.values():
             set_state_of(gen, state)
+        for t, old in self.written.values():  # the generated code writes them again
+            np.copyto(t._data, old)
 
     def graph(self, outputs: list) -> Graph:
         _name_assignments(self.builder.eqns)
+        captured = {id(t): v for t, v in self.captures}
+        for t, _ in self.written.values():  # the buffers' new values, into their memory
+            new = self.var_of[id(t)]
+            if new is not captured[id(t)]:
+                self.builder.eqns.append(Eqn(COPY_INTO, (captured[id(t)], new), (), {}))
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
                      outputs, self.builder.consts, name=_fname(self.fn),
                      guards=[g.var for g in self.guards])
 
+
+def _records(t: Tensor, args: tuple) -> bool:
+    """Whether an in-place op on ``t`` with ``args`` records a gradient."""
+    return STATE.grad_enabled and any(
+        isinstance(a, Tensor) and (a._requires_grad or a._base is not None and
+                                   a._base._requires_grad) for a in (t, *args))
+
+
+#: ``np.copyto(buffer, new)``: a captured tensor's new value, written into its memory at
+#: the end of generated code (impure: kept although nothing reads it)
+COPY_INTO = OpDef("copy_into", lambda into, new: (), pure=False, fresh=False,
+                  outputs=tuple, template="np.copyto({0}, {1})")
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
 

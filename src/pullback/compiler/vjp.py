@@ -30,7 +30,15 @@ from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_u
 from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
-from .grad import as_kind, check_target, has_graph, kind_of, map_traced, pull_back
+from .grad import (
+    as_kind,
+    check_target,
+    has_graph,
+    kind_of,
+    map_traced,
+    nested_leaf,
+    pull_back,
+)
 from .trace import float_dtype, is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -109,7 +117,7 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         check_target("vjp", k, p)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
     floats = float_dtype(primals)
-    keep = (lambda x: x if has_graph(x) else proxy(x, True, floats)) if nested else \
+    keep = (lambda x: nested_leaf(x, floats)) if nested else \
         (lambda x: proxy(x, True, floats))
     args = [map_traced(keep, p) for p in primals]
     with enable_grad():

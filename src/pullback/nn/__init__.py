@@ -1,8 +1,8 @@
 """pullback.nn: torch.nn's modules, parameters, initialisation and functional API.
 
 Each layer is a small module over ``pb.nn.functional`` (``linear.py``, ``activation.py``,
-``loss.py``, ``rnn.py``, ``conv.py``, ``pooling.py``); a new layer is a new class of the
-same shape.
+``loss.py``, ``normalization.py``, ``dropout.py``, ``sparse.py``, ``attention.py``,
+``rnn.py``, ``conv.py``, ``pooling.py``); a new layer is a new class of the same shape.
 
 >>> import pullback as pb
 >>> from pullback import nn
@@ -11,14 +11,28 @@ same shape.
 67
 """
 
-from . import functional, init
-from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from . import (
+    activation,
+    attention,
+    distance,
+    dropout,
+    functional,
+    init,
+    loss,
+    normalization,
+    sparse,
+)
+from .activation import *  # noqa: F403
+from .attention import MultiheadAttention
 from .compiled import CompiledModule
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import *  # noqa: F403
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import *  # noqa: F403
 from .module import Module
+from .normalization import *  # noqa: F403
 from .parameter import Parameter
 from .pooling import (
     AdaptiveAvgPool1d,
@@ -35,12 +49,15 @@ from .pooling import (
     Upsample,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sparse import Embedding, EmbeddingBag
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CompiledModule", "Conv1d",
-           "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
-           "Flatten", "Fold", "GRU", "GRUCell", "Identity", "LSTM", "LSTMCell", "Linear",
-           "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module", "ModuleDict",
-           "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "PixelShuffle",
-           "PixelUnshuffle", "RNN", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-           "Unflatten", "Unfold", "Upsample", "functional", "init"]
+__all__ = sorted(["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
+                  "AvgPool2d", "Bilinear", "CompiledModule", "Conv1d", "Conv2d", "Conv3d",
+                  "ConvTranspose1d", "ConvTranspose2d", "CosineSimilarity", "Embedding",
+                  "EmbeddingBag", "Flatten", "Fold", "GRU", "GRUCell", "Identity", "LSTM",
+                  "LSTMCell", "Linear", "MaxPool1d", "MaxPool2d", "Module", "ModuleDict",
+                  "ModuleList", "MultiheadAttention", "PairwiseDistance", "Parameter",
+                  "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "RNN",
+                  "RNNCell", "Sequential", "Unflatten", "Unfold", "Upsample", "functional",
+                  "init", *activation.__all__, *dropout.__all__, *loss.__all__,
+                  *normalization.__all__])

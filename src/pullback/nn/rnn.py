@@ -29,7 +29,7 @@ import numbers
 import warnings
 from typing import Any
 
-from ..creation import empty, rand, zeros
+from ..creation import empty, zeros
 from ..ops.joining import stack
 from ..tensor import Tensor
 from . import functional as F
@@ -81,15 +81,6 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tenso
     r, z = F.sigmoid(i_r + h_r), F.sigmoid(i_z + h_z)
     n = F.tanh(i_n + r * h_n)
     return (1 - z) * n + z * h
-
-
-def _dropout(x: Tensor, p: float) -> Tensor:
-    """Each element zeroed with probability ``p``, the rest scaled by ``1/(1-p)`` (drawn
-    from pullback's generator, afresh on every compiled call too)."""
-    if p >= 1:
-        return x * 0.0
-    keep = rand(*x.shape, dtype=x.dtype) < 1 - p
-    return x * keep * (1.0 / (1 - p))
 
 
 class _CellBase(Module):
@@ -255,7 +246,7 @@ class _RNNBase(Module):
         finals: list = []
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
-                x = _dropout(x, self.dropout)
+                x = F.dropout(x, self.dropout)
             outs = []
             for d in range(self._dirs):
                 weights = self._weights(layer, d)

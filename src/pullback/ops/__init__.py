@@ -6,22 +6,28 @@ Importing this package declares them all, family by family.
 """
 
 from . import (  # noqa: F401
+    activations,
+    attention,
     bindings,
     convolution,
     decompositions,
     diagonals,
+    dropout,
     einsum,
+    embedding,
     elementwise,
     factorizations,
     fourier,
     indexing,
     joining,
     linalg,
+    losses,
     masking,
     methods,
     neural,
-    numpy_extras,
+    normalization,
     norms,
+    numpy_extras,
     padding,
     pointwise,
     pooling,
@@ -33,12 +39,14 @@ from . import (  # noqa: F401
     selection,
     shape,
     special,
+    special_more,
     spectral,
     splitting,
     statistics,
 )
+from .jvp import apply_jvp, fit_out
 from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
 from .vjp import apply_vjp, complete, fit_to, vjp_per_input
 
-__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_vjp", "complete", "defop", "fit_to",
-           "public", "subscribe", "vjp_per_input"]
+__all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_jvp", "apply_vjp", "complete",
+           "defop", "fit_out", "fit_to", "public", "subscribe", "vjp_per_input"]

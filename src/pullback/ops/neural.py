@@ -1,5 +1,5 @@
-"""Neural-network primitives (the softmax family, losses) and their torch.nn.functional
-functions."""
+"""Neural-network primitives (the softmax family, binary cross-entropy, mse) and their
+torch.nn.functional functions (nll_loss, cross_entropy and the other losses: losses.py)."""
 
 from __future__ import annotations
 
@@ -91,10 +91,6 @@ def _rows(target):
     return np.arange(target.shape[0])
 
 
-def _nll(logp, target, reduction):
-    return _reduce(-logp[_rows(target), target], reduction)
-
-
 def _onehot(target, num_classes, dtype):
     return (np.arange(num_classes) == np.expand_dims(target, 1)).astype(dtype)
 
@@ -116,14 +112,6 @@ take_rows = defop("take_rows", lambda x, target: x[_rows(target), target], "Inde
 put_rows = defop("put_rows", _put_rows, "IndexPutBackward0",
                  vjp=(lambda g, out, v, target, num_classes: take_rows(g, target), None),
                  uses=("target", ""))
-
-
-def _nll_rule(g, out, logp, target, reduction):
-    return put_rows(-g * _scale(target.shape, reduction), target, num_classes=logp.shape[1])
-
-
-nll_loss = defop("nll_loss", _nll, "NllLossBackward0",
-                 vjp=(_nll_rule, None), uses=("target", ""))
 
 
 # ------------------------------------------------------------- public functions
@@ -164,20 +152,3 @@ def bce_fn(input, target, weight=None, reduction="mean"):
     if weight is not None:
         raise TypeError("binary_cross_entropy: weight is not supported yet")
     return binary_cross_entropy(input, target, reduction=args.reduction(reduction))
-
-
-@public("mse_loss", functional=True)
-def mse_loss_fn(input, target, reduction="mean"):
-    return mse_loss(input, target, reduction=args.reduction(reduction))
-
-
-@public("nll_loss", functional=True)
-def nll_loss_fn(input, target, reduction="mean"):
-    if input.ndim != 2:
-        raise ValueError(f"nll_loss: expected 2D input (batch, classes), got {input.ndim}D")
-    return nll_loss(input, target, reduction=args.reduction(reduction))
-
-
-@public("cross_entropy", functional=True)
-def cross_entropy(input, target, reduction="mean"):
-    return nll_loss_fn(log_softmax_fn(input, 1), target, reduction=reduction)

@@ -67,21 +67,25 @@ def _print_mean(e: Any, a: list, lit: Any) -> str:
 # (every axis)
 sum_all = defop("sum_all", lambda x: sum_of(x), "SumBackward0",
                 vjp=(lambda g, out, x: expand(g, shape=x.shape),),
+                jvp=(lambda t, out, x: sum_all(t),),  # linear: the op on the tangent
                 template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit))
 sum_dim = defop("sum_dim", lambda x, dim, keepdim: c_order(sum_of(x, dim, keepdim)),
                 "SumBackward1",
                 vjp=(lambda g, out, x, dim, keepdim:
                      expand(reshape_op(g, shape=_keep_shape(x.shape, dim)), shape=x.shape),),
+                jvp=(lambda t, out, x, dim, keepdim: sum_dim(t, dim=dim, keepdim=keepdim),),
                 template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit, e.params["dim"],
                                                      e.params["keepdim"]), fresh=True)
 mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
                  vjp=(lambda g, out, x: expand(g / _per_result(x.shape), shape=x.shape),),
+                 jvp=(lambda t, out, x: mean_all(t),),
                  template=_print_mean)
 mean_dim = defop("mean_dim", lambda x, dim, keepdim: c_order(fast_mean(x, dim, keepdim)),
                  "MeanBackward1",
                  vjp=(lambda g, out, x, dim, keepdim:
                       expand(reshape_op(g / _per_result(x.shape, dim),
                                         shape=_keep_shape(x.shape, dim)), shape=x.shape),),
+                 jvp=(lambda t, out, x, dim, keepdim: mean_dim(t, dim=dim, keepdim=keepdim),),
                  template=_print_mean, fresh=True)
 
 

@@ -64,12 +64,15 @@ class OpDef:
       zeros for the outputs no gradient reached; ``multi`` says there are several
     - ``regions``: for an op whose outputs are views of its input (split, unbind),
       ``regions(shape, **params)`` gives each output's basic index into the input
+    - ``jvp``: optional forward-mode rules, one per input (None: derived), with the VJP
+      rules' signature ``rule(t, out, *inputs, **params)``: the tangent of the output
+      that input ``i``'s tangent ``t`` gives (jvp.py derives the rest from ``vjp``)
     """
 
     __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "n_inputs",
                  "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
                  "template", "promote", "to_float", "differentiable", "node_cls",
-                 "variadic", "result", "multi", "output_names", "regions")
+                 "variadic", "result", "multi", "output_names", "regions", "jvp")
 
     def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
                  vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
@@ -77,13 +80,16 @@ class OpDef:
                  pure: bool = True, fresh: bool | None = None, template: str | None = None,
                  torch_args: tuple = ("self", "other"), promote: tuple | None = None,
                  to_float: bool = False, variadic: bool = False, outputs: Any = None,
-                 regions: Callable | None = None) -> None:
+                 regions: Callable | None = None, jvp: tuple | None = None) -> None:
         ufunc = isinstance(forward, np.ufunc)
         elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
         self.forward = forward
         self.grad_fn = grad_fn
         self.vjp = vjp
+        if jvp is not None and (vjp is None or len(jvp) != len(vjp)):
+            raise ValueError(f"op {name}: jvp= takes one rule (or None) per VJP rule")
+        self.jvp = jvp
         self.torch_args = torch_args
         self.variadic = variadic
         self.result = result_type(name, outputs)

@@ -232,7 +232,15 @@ def _var(x, dim, correction, keepdim):
     return c_order(np.asarray(np.var(x, axis=dim, ddof=correction, keepdims=keepdim)))
 
 
-var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True)
+def _var_jvp(t, out, x, dim, correction, keepdim):
+    """2 / (N - correction) sum((x - mean(x)) t): the variance's tangent."""
+    centered = x - mean_dim(x, dim=dim, keepdim=True)
+    return sum_dim(centered * t, dim=dim, keepdim=keepdim) * _var_factor(x.shape, dim,
+                                                                          correction)
+
+
+var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True,
+               jvp=(_var_jvp,))
 # torch's std_backward: the variance's rule on g / (2 std), 0 where std == 0
 std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, correction,
                                                                          keepdim)),
@@ -240,6 +248,9 @@ std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, c
                vjp=(lambda g, out, x, dim, correction, keepdim:
                     _var_rule(where(out == 0, 0, g / (out * 2)), out, x, dim, correction,
                               keepdim),),
+               # (declared: the rule transposed would divide a masked zero by std == 0)
+               jvp=(lambda t, out, x, dim, correction, keepdim: where(
+                   out == 0, 0, _var_jvp(t, out, x, dim, correction, keepdim) / (out * 2)),),
                uses=("x out",), fresh=True)
 
 

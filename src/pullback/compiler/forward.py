@@ -1,0 +1,336 @@
+"""``pb.jvp`` and ``pb.linearize``: forward mode as generated code.
+
+Called on plain values, the function is traced once per argument signature, the
+tangent pass (``transforms/tangent.py``) interleaves the tangent program with it, and
+the generated function computes the values and their tangents together, through the
+cache loop every front door runs (``cache.py``). Called inside another transform's
+trace, or on Tensors an outer computation differentiates, it runs eagerly on dual
+tensors (``autograd/forward_ad.py``) instead, so that the tangents keep their graph:
+``pb.grad`` of a ``pb.jvp``, ``pb.jacfwd`` of a ``pb.grad`` work.
+
+>>> import numpy as np, pullback as pb
+>>> pb.jvp(lambda x: x ** 3, (np.array([1., 2.]),), (np.array([1., 1.]),))
+(array([1., 8.]), array([ 3., 12.]))
+>>> out, f_jvp = pb.linearize(np.sin, np.array(0.5))
+>>> f_jvp(np.array(2.0))
+array(1.75516512)
+>>> pb.grad(lambda x: pb.jvp(lambda y: y ** 3, (x,), (1.0,))[1])(2.0)
+12.0
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.transforms import pipeline
+from pullback.transforms.tangent import TANGENT_PREFIX
+
+from ..autograd import anomaly_mode, forward_ad
+from ..autograd.function_ir import FunctionOp
+from ..autograd.record import trace_hooks
+from ..ir import Var
+from ..numpy_face import face_like
+from ..ops.quiet import INSIDE, context
+from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..tensor import Tensor
+from . import source
+from .cache import cache_for, check_captures, guard_env
+from .compiled import _ident, strip_values
+from .grad import as_kind, check_target, grad_slots, has_graph, kind_of, map_traced
+from .trace import Traced, float_dtype, gather_inputs, proxy, trace_call, unflatten
+from .tracer import def_line
+
+__all__ = ["jvp", "linearize", "JVPProgram"]
+
+TANGENT_OF = "tangent of"  # generated code's comment over a tangent's statements
+
+
+class JVPVariant:
+    """One specialization: the generated code and how to feed and read it."""
+
+    def __init__(self, traced: Traced, module: Any, slots: list, n_value: int,
+                 value_tree: Any, tangent_module: Any = None, n_res: int = 0) -> None:
+        self.traced = traced
+        self.module = module  # inputs + tangents -> outputs + tangents (linearize: + residuals)
+        self.slots = slots  # graph inputs that take a tangent, in tangent order
+        self.dtypes = [traced.graph.inputs[j].dtype for j in slots]
+        self.n_value = n_value  # output leaves of the value (the rest are aux)
+        self.value_tree = value_tree
+        self.tangent_module = tangent_module  # linearize: residuals + tangents -> tangents
+        self.n_res = n_res
+
+
+class JVPProgram:
+    """A function's forward-mode programs for one choice of differentiated arguments
+    (``nums``; None: every one), behind its own cache. ``jvp`` uses one per function,
+    ``jacfwd`` one per argnums."""
+
+    def __init__(self, fn: Callable, has_aux: bool, nums: tuple | None = None,
+                 name: str = "jvp", linear: bool = False) -> None:
+        self.fn = fn
+        self.has_aux = has_aux
+        self.nums = nums
+        self.name = name
+        self.linear = linear
+        # shared by the programs of functions with one code and the same cells (cache.py)
+        self.cache = cache_for(fn, (name, has_aux, nums, linear))
+
+    def targets(self, n: int) -> tuple:
+        return tuple(range(n)) if self.nums is None else self.nums
+
+    def call(self, args: tuple, tangents: list) -> tuple:
+        """``(out, tangent_out)`` (``aux`` third with has_aux); ``tangents``: one per
+        target, each in its argument's structure."""
+        nums = self.targets(len(args))
+        if trace_hooks() or anomaly_mode.is_anomaly_enabled() or any(
+                has_graph(x) for x in tree_leaves((args, tangents))):
+            return self.eager(args, tangents, nums, plain=False)
+        return self.cache.call(_Call(self, tangents), args)
+
+    # ---------------------------------------------------------------- generated
+    def value_fn(self, *args: Any) -> Any:
+        return self.checked(self.fn(*args))
+
+    def checked(self, out: Any) -> Any:
+        """``fn``'s output, refused with torch.func's words unless it is Tensors (and
+        an aux, with has_aux)."""
+        value = out
+        if self.has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(f"{self.name}(f, primals, tangents): output of function f "
+                                   "should be a tuple: (output, aux) if has_aux is True")
+            value = out[0]
+        for leaf in tree_leaves(value):
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f"{self.name}(f, primals, tangents): expected f(*primals) to "
+                                   f"return only tensors, got unsupported type {type(leaf)}")
+        return out
+
+    def build(self, args: tuple) -> JVPVariant:
+        nums = self.targets(len(args))
+        for k in nums:
+            check_target(self.name, k, args[k])
+        traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name, self.fn)
+        g = traced.graph
+        if any(isinstance(e.op, FunctionOp) for e in g.eqns):
+            # a custom Function's tangents are its jvp's: run these arguments on dual
+            # tensors (the variant only records that)
+            return JVPVariant(traced, None, [], 0, None)
+        slots = grad_slots(traced, nums)
+        wrt = [g.inputs[j] for j in slots]
+        tans = [Var(v.shape, v.dtype, np.zeros(v.shape, v.dtype),
+                    name=TANGENT_PREFIX + (v.name or "x")) for v in wrt]
+        value_tree = traced.out_tree[1][0] if self.has_aux else traced.out_tree
+        n_value = len(flat_leaves(value_tree))
+        name = _ident(g.name) + ("_linearized" if self.linear else "_jvp")
+        if not self.linear:
+            joint = pipeline.jvp_program(g, wrt, tans, n_value)
+            module = pipeline.codegen(joint, name, guard_env(traced.guards), TANGENT_OF)
+            strip_values(joint)
+            strip_values(g)
+            return JVPVariant(traced, module, slots, n_value, value_tree)
+        joint = pipeline.jvp_graph(g, wrt, tans, n_value)
+        parts = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
+        module = pipeline.codegen(parts.forward, name, guard_env(traced.guards))
+        tangent_module = pipeline.codegen(parts.backward, name + "_tangent", block=TANGENT_OF)
+        for graph in (joint, g, parts.forward, parts.backward):
+            strip_values(graph)
+        return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
+                          len(parts.residuals))
+
+    def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
+        if variant.module is None:  # (a custom Function inside)
+            return None if tangents is None else self.fallback(args, tangents)
+        check_captures(variant.traced)
+        arrays = gather_inputs(variant.traced, args)
+        extra = [] if tangents is None else tangent_arrays(variant, tangents)
+        fn = variant.module.fn
+        result = fn(*arrays, *extra) if INSIDE.get() else context().run(fn, *arrays, *extra)
+        if self.linear:
+            return variant, result
+        n = variant.traced.n_outputs
+        kind = self._kind(args)
+        return self.package(variant, kind, list(result[:n]), list(result[n:]))
+
+    def _kind(self, args: tuple) -> str:
+        leaves = [x for k in self.targets(len(args)) for x in tree_leaves(args[k])]
+        return kind_of(leaves[0]) if leaves else "tensor"
+
+    def package(self, variant: JVPVariant, kind: str, outs: list, tangents: list) -> tuple:
+        full = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
+        t_out = unflatten(variant.value_tree, [as_kind(kind, t) for t in tangents])
+        if self.has_aux:
+            return full[0], t_out, full[1]
+        return full, t_out
+
+    def fallback(self, args: tuple, tangents: list) -> Any:
+        return self.eager(args, tangents, self.targets(len(args)), plain=True)
+
+    # -------------------------------------------------------------------- eager
+    def eager(self, args: tuple, tangents: list, nums: tuple, plain: bool) -> tuple:
+        """On dual tensors: inside a trace, on tensors with a graph, or falling back
+        (``plain``: results of the kinds passed in, as generated code returns them)."""
+        for k in nums:
+            check_target(self.name, k, args[k])
+        floats = float_dtype(args)
+        keep = lambda x: x if has_graph(x) else proxy(x, False, floats)
+        call_args = list(args)
+        with forward_ad.dual_level():
+            for k, t in zip(nums, tangents):
+                call_args[k] = map_traced(
+                    lambda p, tk: forward_ad.make_dual(p, _tangent_tensor(tk, p)),
+                    map_traced(keep, args[k]), t)
+            out = self.checked(source.rewrite(self.fn)(*call_args))
+            value, aux = (out[0], out[1]) if self.has_aux else (out, None)
+            leaves, tree = tree_flatten(value)
+            pairs = [forward_ad.unpack_dual(o) for o in leaves]
+        prims = [p for p, _ in pairs]
+        tans = [face_like(Tensor._make(np.zeros_like(p._data)), p) if t is None
+                else face_like(t, p) for p, t in pairs]
+        if plain:
+            kind = self._kind(args)
+            show = lambda x: as_kind(kind, x.detach()._data)
+            prims, tans = [show(p) for p in prims], [show(t) for t in tans]
+            if aux is not None:
+                aux = tree_unflatten(tree_structure(aux), [show(a) if isinstance(a, Tensor)
+                                                           else a for a in tree_leaves(aux)])
+        value, t_out = tree_unflatten(tree, prims), tree_unflatten(tree, tans)
+        return (value, t_out, aux) if self.has_aux else (value, t_out)
+
+
+class _Call:
+    """One call through a program's cache: the program, with this call's tangents."""
+
+    def __init__(self, program: JVPProgram, tangents: list | None) -> None:
+        self.program = program
+        self.tangents = tangents
+        self.fn = program.fn
+        self.how = program.name
+
+    def build(self, args: tuple) -> JVPVariant:
+        return self.program.build(args)
+
+    def run(self, variant: JVPVariant, args: tuple) -> Any:
+        return self.program.run(variant, args, self.tangents)
+
+    def fallback(self, args: tuple) -> Any:
+        if self.tangents is None:  # linearize: no generated code for these arguments
+            return None
+        return self.program.fallback(args, self.tangents)
+
+
+def flat_leaves(tree: Any) -> list:
+    """The leaf slots (None) of a trace's output structure (``trace.flatten``)."""
+    if tree is None:
+        return [None]
+    kind, sub = tree
+    if kind == "const":
+        return []
+    items = sub.values() if kind is dict else sub
+    return [x for s in items for x in flat_leaves(s)]
+
+
+def tangent_arrays(variant: JVPVariant, tangents: list) -> list:
+    """The tangents' leaves as arrays of their primals' dtypes, in slot order."""
+    leaves = [x for t in tangents for x in ([t] if _is_leaf(t) else tree_leaves(t))]
+    return [np.asarray(t._data if isinstance(t, Tensor) else t, dtype=d)
+            for t, d in zip(leaves, variant.dtypes)]
+
+
+def _is_leaf(t: Any) -> bool:
+    return isinstance(t, (Tensor, np.ndarray, float, int))
+
+
+def _tangent_tensor(t: Any, primal: Tensor) -> Tensor:
+    if isinstance(t, Tensor):
+        return t
+    return face_like(Tensor._make(np.asarray(t, dtype=primal._data.dtype)), primal)
+
+
+_PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def program_of(fn: Callable, has_aux: bool, linear: bool = False) -> JVPProgram:
+    """The one JVPProgram of ``fn`` (its cache lives as long as ``fn``)."""
+    key = (has_aux, linear)
+    try:
+        programs = _PROGRAMS.setdefault(fn, {})
+    except TypeError:  # not weak-referenceable: compiled for this call only
+        return JVPProgram(fn, has_aux, name="linearize" if linear else "jvp", linear=linear)
+    p = programs.get(key)
+    if p is None:
+        p = programs[key] = JVPProgram(fn, has_aux, name="linearize" if linear else "jvp",
+                                       linear=linear)
+    return p
+
+
+def check_tangents(name: str, primals: Any, tangents: Any) -> None:
+    """torch.func's checks: primals a tuple, tangents of the same structure and shapes."""
+    if not isinstance(primals, (tuple, list)):
+        raise RuntimeError(f"{name}(f, primals, tangents): Expected primals to be a tuple. "
+                           "E.g. it should be valid to call f(*primals).")
+    ps, ts = tree_structure(tuple(primals)), tree_structure(
+        tuple(tangents) if isinstance(tangents, (tuple, list)) else tangents)
+    if ps != ts or type(primals) is not type(tangents):
+        raise RuntimeError(f"{name}(f, primals, tangents): Expected primals and tangents to "
+                           "have the same python structure. For example, if primals is a tuple "
+                           "of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{ps} and tangents with structure {tree_structure(tangents)}")
+    for p, t in zip(tree_leaves(primals), tree_leaves(tangents)):
+        if np.shape(_data(p)) != np.shape(_data(t)):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size "
+                f"{list(np.shape(_data(p)))} while the given forward gradient is of size "
+                f"{list(np.shape(_data(t)))}.")
+
+
+def _data(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def jvp(fn: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> tuple:
+    """``(fn(*primals), J tangents)``: the Jacobian-vector product of ``fn`` at
+    ``primals`` (a tuple of arrays, Tensors, floats or pytrees of them) along
+    ``tangents`` (the same structure); ``(out, tangent_out, aux)`` with ``has_aux``."""
+    check_tangents("jvp", primals, tangents)
+    return program_of(fn, has_aux).call(tuple(primals), list(tangents))
+
+
+def linearize(fn: Callable, *primals: Any) -> tuple:
+    """``(fn(*primals), f_jvp)``: ``f_jvp(*tangents)`` is ``J tangents`` at ``primals``,
+    without computing ``fn`` again (its generated code reads the values saved by the
+    first run, as a backward reads residuals)."""
+    program = program_of(fn, False, linear=True)
+    if trace_hooks() or anomaly_mode.is_anomaly_enabled() or any(
+            has_graph(x) for x in tree_leaves(primals)):
+        out, _ = program_of(fn, False).call(primals, [_zeros(p) for p in primals])
+        return out, lambda *ts: program_of(fn, False).call(primals, list(ts))[1]
+    got = program.cache.call(_Call(program, None), primals)
+    if got is None:  # guards kept failing, or a custom Function: eagerly, per call
+        eager = program_of(fn, False)
+        out, _ = eager.fallback(primals, [_zeros(p) for p in primals])
+        return out, lambda *ts: eager.fallback(primals, list(ts))[1]
+    variant, result = got
+    n = variant.traced.n_outputs
+    outs, res = list(result[:n]), list(result[n:])
+    kind = program._kind(primals)
+    out = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
+
+    def f_jvp(*tangents: Any) -> Any:
+        check_tangents("linearize", primals, tangents)
+        ts = tangent_arrays(variant, list(tangents))
+        mod = variant.tangent_module.fn
+        got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
+        return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])
+
+    f_jvp.__name__ = f"{getattr(fn, '__name__', 'f')}_jvp"
+    f_jvp.__doc__ = f"The linearization of {def_line(fn)}."
+    return out, f_jvp
+
+
+def _zeros(p: Any) -> Any:
+    return map_traced(lambda x: np.zeros_like(_data(x)) if not isinstance(x, float) else 0.0, p)

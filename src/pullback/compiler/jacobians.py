@@ -1,0 +1,205 @@
+"""``pb.jacfwd``, ``pb.jacrev`` and ``pb.hessian``: whole Jacobians, as JAX and
+torch.func give them (each output leaf's Jacobian has shape ``out.shape + in.shape``).
+
+``jacfwd`` runs the generated tangent program (``forward.py``) once per basis vector of
+the inputs, ``jacrev`` the generated pullback (``vjp.py``) once per basis vector of the
+output; ``hessian(f) = jacfwd(jacrev(f))``, forward over reverse. Inside a trace or on
+tensors with a graph the same loops run eagerly and assemble the Jacobian with ops, so
+it is differentiable.
+
+>>> import numpy as np, pullback as pb
+>>> f = lambda x: (x ** 3).sum()
+>>> pb.hessian(f)(np.array([1., 2.]))
+array([[ 6.,  0.],
+       [ 0., 12.]])
+>>> pb.jacfwd(pb.grad(f))(np.array([1., 2.]))
+array([[ 6.,  0.],
+       [ 0., 12.]])
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops.joining import stack
+from ..pytree import tree_flatten, tree_leaves, tree_unflatten
+from ..tensor import Tensor
+from .forward import JVPProgram
+from .grad import OutputError, check_target
+from .vjp import vjp
+
+__all__ = ["jacfwd", "jacrev", "hessian"]
+
+
+def _argnums(name: str, argnums: Any, n: int) -> tuple:
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    for k in nums:
+        if not isinstance(k, int):
+            raise RuntimeError(f"{name}: Expected argnums to be int or tuple of ints, got "
+                               f"{type(k).__name__}")
+        if not -n <= k < n:
+            raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
+    return tuple(k % n for k in nums)
+
+
+def _shape(x: Any) -> tuple:
+    return tuple(np.shape(x._data if isinstance(x, Tensor) else x))
+
+
+def _zeros_like(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return Tensor._make(np.zeros_like(x._data))
+    return np.zeros_like(np.asarray(x, dtype=float) if isinstance(x, float) else x)
+
+
+def _basis(x: Any, j: int) -> Any:
+    """The j-th basis vector of the space of ``x``, of its kind."""
+    e = np.zeros_like(x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float))
+    e.reshape(-1)[j] = 1
+    return Tensor._make(e) if isinstance(x, Tensor) else e
+
+
+def _assemble(columns: list, lead: tuple, tail: tuple, like: Any, axis: int) -> Any:
+    """One Jacobian block of shape ``lead + tail`` from its columns (``axis=-1``: the
+    columns run over ``tail``, as jacfwd makes them) or rows (``axis=0``, jacrev)."""
+    shape = lead + tail
+    if not columns:
+        return _zeros_like(like).reshape(shape) if isinstance(like, Tensor) else \
+            np.zeros(shape, np.asarray(like).dtype)
+    if any(isinstance(c, Tensor) for c in columns):
+        cols = [c if isinstance(c, Tensor) else Tensor._make(np.asarray(c)) for c in columns]
+        return stack([c.reshape(-1) for c in cols], dim=axis).reshape(shape)
+    return np.stack([np.reshape(c, -1) for c in columns], axis=axis).reshape(shape)
+
+
+class Jacobian:
+    """``jacfwd(f)`` / ``jacrev(f)``: the Jacobian function of ``f``."""
+
+    def __init__(self, fn: Callable, argnums: Any, has_aux: bool, forward: bool,
+                 scalar: str | None = None) -> None:
+        self.fn = fn
+        self.argnums = argnums
+        self.has_aux = has_aux
+        self.forward = forward
+        self.scalar = scalar  # hessian: refuse a non-scalar output, in its name
+        self.name = "jacfwd" if forward else "jacrev"
+        self._programs: dict = {}
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args: Any) -> Any:
+        nums = _argnums(self.name, self.argnums, len(args))
+        targets = [tree_leaves(args[k]) for k in nums]
+        cols = self._forward(args, nums, targets) if self.forward else \
+            self._reverse(args, nums, targets)
+        out, blocks, aux = cols
+        out_tree = tree_flatten(out)[1]
+        per_out = []
+        for row in blocks:
+            it = iter(row)
+            per_arg = [tree_unflatten(tree_flatten(args[k])[1], [next(it) for _ in ts])
+                       for k, ts in zip(nums, targets)]
+            per_out.append(tuple(per_arg) if isinstance(self.argnums, tuple) else per_arg[0])
+        jac = tree_unflatten(out_tree, per_out)
+        return (jac, aux) if self.has_aux else jac
+
+    def _check_scalar(self, out_leaves: list) -> None:
+        if self.scalar and (len(out_leaves) != 1 or int(np.prod(_shape(out_leaves[0]))) != 1):
+            ndim = len(_shape(out_leaves[0])) if out_leaves else 0
+            raise OutputError(f"{self.scalar}(f)(*args): Expected f(*args) to return a scalar "
+                              f"Tensor, got tensor with {ndim} dims; for the Jacobian of a "
+                              "non-scalar function's Jacobian use jacfwd(jacrev(f))")
+
+    def _forward(self, args: tuple, nums: tuple, targets: list) -> tuple:
+        """Columns: one tangent run per basis vector of every target leaf."""
+        program = self._programs.get(nums)
+        if program is None:
+            program = self._programs[nums] = JVPProgram(self.fn, self.has_aux, nums, "jacfwd")
+        zeros = [[_zeros_like(x) for x in ts] for ts in targets]
+        out, aux, blocks = None, None, None
+        for a, ts in enumerate(targets):
+            for leaf, x in enumerate(ts):
+                columns = []
+                for j in range(int(np.prod(_shape(x)))):
+                    tangents = [list(z) for z in zeros]
+                    tangents[a][leaf] = _basis(x, j)
+                    got = program.call(args, [_rebuild(args[k], t)
+                                              for k, t in zip(nums, tangents)])
+                    out, t_out = got[0], got[1]
+                    aux = got[2] if self.has_aux else None
+                    columns.append(tree_leaves(t_out))
+                if out is None:  # no element to perturb: run once for the output
+                    got = program.call(args, [_rebuild(args[k], z) for k, z in zip(nums, zeros)])
+                    out, aux = got[0], (got[2] if self.has_aux else None)
+                outs = tree_leaves(out)
+                if blocks is None:
+                    blocks = [[] for _ in outs]
+                for i, o in enumerate(outs):
+                    blocks[i].append(_assemble([c[i] for c in columns], _shape(o), _shape(x),
+                                               o, -1))
+        return out, blocks, aux
+
+    def _reverse(self, args: tuple, nums: tuple, targets: list) -> tuple:
+        """Rows: one pullback per basis vector of every output leaf."""
+        def partial(*ts: Any) -> Any:
+            full = list(args)
+            for k, t in zip(nums, ts):
+                full[k] = t
+            return self.fn(*full)
+
+        if all(_differentiable(a) for a in args):  # fn itself: its compiled vjp is cached
+            got, picks = vjp(self.fn, *args, has_aux=self.has_aux), nums
+        else:  # the other arguments closed over (traced anew per call)
+            got = vjp(partial, *[args[k] for k in nums], has_aux=self.has_aux)
+            picks = tuple(range(len(nums)))
+        out, pull = got[0], got[1]
+        aux = got[2] if self.has_aux else None
+        outs, tree = tree_flatten(out)
+        self._check_scalar(outs)
+        flat_targets = [x for ts in targets for x in ts]
+        blocks = []
+        for i, o in enumerate(outs):
+            rows = []
+            for j in range(int(np.prod(_shape(o)))):
+                cts = [_basis(p, j) if p_i == i else _zeros_like(p) for p_i, p in enumerate(outs)]
+                grads = pull(tree_unflatten(tree, cts))
+                rows.append([leaf for k in picks for leaf in tree_leaves(grads[k])])
+            blocks.append([_assemble([r[n] for r in rows], _shape(o), _shape(x), x, 0)
+                           for n, x in enumerate(flat_targets)])
+        return out, blocks, aux
+
+
+def _differentiable(a: Any) -> bool:
+    try:
+        check_target("jacrev", 0, a)
+    except TypeError:
+        return False
+    return True
+
+
+def _rebuild(arg: Any, leaves: list) -> Any:
+    """``leaves`` in the structure of ``arg`` (itself when it is one value)."""
+    if isinstance(arg, (Tensor, np.ndarray, float)):
+        return leaves[0]
+    return tree_unflatten(tree_flatten(arg)[1], leaves)
+
+
+def jacfwd(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
+    """The Jacobian of ``fn`` with respect to ``argnums`` by forward mode (one tangent
+    program run per input element): best when inputs are fewer than outputs."""
+    return Jacobian(fn, argnums, has_aux, forward=True)
+
+
+def jacrev(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
+    """The Jacobian of ``fn`` with respect to ``argnums`` by reverse mode (one pullback
+    per output element): best when outputs are fewer than inputs."""
+    return Jacobian(fn, argnums, has_aux, forward=False)
+
+
+def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:
+    """The Hessian of scalar-valued ``fn``: ``jacfwd(jacrev(fn))``, forward over
+    reverse. A non-scalar output is refused (its 'Hessian' is jacfwd(jacrev(f)))."""
+    return Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
+                    False, forward=True)

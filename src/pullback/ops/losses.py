@@ -1,0 +1,425 @@
+"""torch.nn.functional's losses beyond neural.py's (binary cross-entropy, mse):
+nll_loss (class weights, ``ignore_index``, any number of extra dims) and cross_entropy
+(label smoothing, probability targets) over it; the losses torch has a node for
+(``SmoothL1LossBackward0``, ``HuberLossBackward0``, ``SoftMarginLossBackward0``) as
+primitives; the others composed of ops as torch composes them, so their nodes are
+torch's (``MeanBackward0``, ``AddBackward0``...). Every one takes
+``reduction="none" | "mean" | "sum"`` (and the legacy ``size_average``/``reduce``).
+
+>>> import pullback as pb
+>>> import pullback.nn.functional as F
+>>> x = pb.tensor([[2., 0., 1.], [0., 2., 1.]])
+>>> F.cross_entropy(x, pb.tensor([0, 2]), label_smoothing=0.1)
+tensor(0.9576)
+>>> F.cross_entropy(x, pb.tensor([0, -100]))
+tensor(0.4076)
+>>> F.smooth_l1_loss(pb.tensor([0., 3.]), pb.zeros(2), reduction="none")
+tensor([0.0000, 2.5000])
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import args
+from .activations import log_sigmoid_op, pairwise_distance
+from .elementwise import absolute, eq, exp, log, logical_not, minimum, sigmoid, sign, where
+from .indexing import index_select_op
+from .neural import _reduce, _scale, log_softmax_fn, mse_loss
+from .pointwise import xlogy
+from .registry import defop, public
+from .shape import detach
+from .summation import sum_of
+
+
+# ------------------------------------------------------------------- nll_loss
+def _flat(logp_shape, target):
+    """(rows, classes) of logp's class-last layout, target flattened alike."""
+    if len(logp_shape) == 1:
+        return 1, logp_shape[0]
+    c = logp_shape[1]
+    return int(np.prod(logp_shape)) // max(c, 1), c
+
+
+def _class_last(x):
+    return x[None] if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+
+
+def _weights(target, weight, ignore_index):
+    """Each target's class weight, 0 where it is ignore_index; the clipped targets."""
+    t = target.reshape(-1)
+    ignored = t == ignore_index
+    bad = t[~ignored & ((t < 0) | (t >= weight.shape[0]))]
+    if bad.size:
+        raise IndexError(f"Target {bad[0]} is out of bounds.")
+    safe = np.where(ignored, 0, t)
+    return np.where(ignored, 0, weight[safe]).astype(weight.dtype), safe
+
+
+def _nll(logp, target, weight, ignore_index, reduction):
+    w, t = _weights(target, weight, ignore_index)
+    rows = _class_last(logp)
+    losses = -w * rows[np.arange(t.size), t]
+    if reduction == "none":
+        return losses.reshape(target.shape)
+    total = sum_of(losses)
+    return total / sum_of(w) if reduction == "mean" else total
+
+
+def _nll_backward(g, target, weight, shape, ignore_index, reduction):
+    """nll's transpose: -w g at each target's position (g / the total weight: mean)."""
+    w, t = _weights(target, weight, ignore_index)
+    g = np.asarray(g)
+    coef = -w * (g.reshape(-1) if reduction == "none" else g)
+    if reduction == "mean":  # (an ignored target's 0 stays 0 when every one is ignored)
+        coef = np.where(w == 0, 0, coef / sum_of(w))
+    n, c = _flat(shape, target)
+    out = np.zeros((n, c), np.result_type(g))
+    out[np.arange(t.size), t] = coef
+    if len(shape) == 1:
+        return out[0]
+    moved = (shape[0],) + tuple(shape[2:]) + (shape[1],)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(moved), -1, 1))
+
+
+nll_loss_op = defop(
+    "nll_loss", _nll, "NllLossBackward0", torch_args=("self", "target", "weight"),
+    uses=("target weight", "", ""), fresh=True,
+    vjp=(lambda g, out, logp, target, weight, ignore_index, reduction: nll_backward(
+        g, target, weight, shape=logp.shape, ignore_index=ignore_index, reduction=reduction),
+         None, None))
+nll_backward = defop(
+    "nll_backward", _nll_backward, "NllLossBackwardBackward0", fresh=True,
+    torch_args=("grad_output", "target", "weight"), uses=("target weight", "", ""),
+    vjp=(lambda g, out, grad, target, weight, shape, ignore_index, reduction: nll_loss_op(
+        g, target, weight, ignore_index=ignore_index, reduction=reduction), None, None))
+
+
+# ------------------------------------------------------ losses with a node of their own
+def _smooth_l1(x, y, reduction, beta):
+    d = np.abs(x - y)
+    return _reduce(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(x, y, beta):
+    d = x - y
+    return where(absolute(d) < beta, d * (1 / beta), sign(d))
+
+
+smooth_l1_op = defop(
+    "smooth_l1_loss", _smooth_l1, "SmoothL1LossBackward0", uses=("x y", "x y"), fresh=True,
+    torch_args=("self", "target"),
+    vjp=(lambda g, out, x, y, reduction, beta:
+         g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction),
+         lambda g, out, x, y, reduction, beta:
+         -g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction)))
+
+
+def _huber(x, y, reduction, delta):
+    d = np.abs(x - y)
+    return _reduce(np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _huber_grad(x, y, delta):
+    d = x - y
+    return where(absolute(d) < delta, d, sign(d) * delta)
+
+
+huber_op = defop(
+    "huber_loss", _huber, "HuberLossBackward0", uses=("x y", "x y"), fresh=True,
+    torch_args=("self", "target"),
+    vjp=(lambda g, out, x, y, reduction, delta:
+         g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction),
+         lambda g, out, x, y, reduction, delta:
+         -g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction)))
+soft_margin_op = defop(
+    "soft_margin_loss",
+    lambda x, y, reduction: _reduce(np.logaddexp(0, -y * x), reduction),
+    "SoftMarginLossBackward0", uses=("x y", ""), fresh=True, torch_args=("self", "target"),
+    vjp=(lambda g, out, x, y, reduction:
+         -g * y * sigmoid(-y * x) * _scale(args.broadcast_shape(x, y), reduction), None))
+
+
+# ------------------------------------------------------------------ helpers
+def legacy_reduction(size_average, reduce, reduction):
+    """torch's _Reduction.legacy_get_string: the old flags, with torch's warning."""
+    if size_average is None and reduce is None:
+        return args.reduction(reduction)
+    mean = size_average is None or size_average
+    ret = ("mean" if mean else "sum") if reduce is None or reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _reduced(loss, reduction):
+    """The mean or sum of an elementwise loss (the loss itself for 'none')."""
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _check_same_size(fn, input, target):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({args.size_str(target)}) that is different to "
+                      f"the input size ({args.size_str(input)}). This will likely lead to "
+                      "incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+# ------------------------------------------------------------ nll, cross_entropy
+def _class_weight(input, weight, class_dim):
+    n = input.shape[class_dim] if input.ndim else 1
+    if weight is None:
+        return np.ones(n, args.np_dtype(input))
+    if tuple(weight.shape) != (n,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n} classes or "
+                           f"no classes but got weight tensor of shape: "
+                           f"[{', '.join(map(str, weight.shape))}]")
+    return weight
+
+
+def _check_target(input, target, ignore_index):
+    if args.np_dtype(target).kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {args.dtype_name(target)}")
+    batch = input.shape[0] if input.ndim >= 2 else None
+    if batch is not None and (target.ndim == 0 or target.shape[0] != batch):
+        raise ValueError(f"Expected input batch_size ({batch}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 0}).")
+    want = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim >= 2 else ()
+    if tuple(target.shape) != want:
+        raise RuntimeError(f"size mismatch (got input: {args.size_str(input)} , target: "
+                           f"{args.size_str(target)})")
+
+
+@public("nll_loss", functional=True)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    _check_target(input, target, ignore_index)
+    w = _class_weight(input, weight, 1 if input.ndim >= 2 else 0)
+    return nll_loss_op(input, target, w, ignore_index=ignore_index, reduction=reduction)
+
+
+def _smoothing(logp, target, weight, ignore_index, reduction, class_dim):
+    """torch's smooth term: -sum over classes of (weighted) log-probabilities, 0 where the
+    target is ignored, normalized as nll normalizes."""
+    shape = [1] * logp.ndim
+    shape[class_dim] = logp.shape[class_dim]
+    term = logp if weight is None else logp * weight.reshape(shape)
+    smooth = -term.sum(class_dim)
+    ignored = eq(target, ignore_index)
+    smooth = where(ignored, 0, smooth)
+    if reduction == "mean":
+        if weight is None:
+            return smooth.sum() / logical_not(ignored).sum()
+        safe = where(ignored, 0, target).reshape(-1)
+        kept = where(ignored.reshape(-1), 0, index_select_op(weight, safe, dim=0))
+        return smooth.sum() / kept.sum()
+    return smooth.sum() if reduction == "sum" else smooth
+
+
+@public("cross_entropy", functional=True)
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 1 if input.ndim >= 2 else 0
+    logp = log_softmax_fn(input, class_dim)
+    if args.np_dtype(target).kind == "f":
+        return _prob_cross_entropy(logp, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing == 0:
+        return nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if weight is not None:
+        _class_weight(input, weight, class_dim)
+    smooth = _smoothing(logp, target, weight, ignore_index, reduction, class_dim)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / input.shape[class_dim])
+
+
+def _prob_cross_entropy(logp, target, weight, reduction, label_smoothing, class_dim):
+    if tuple(target.shape) != tuple(logp.shape):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{args.dtype_name(target).capitalize()}")
+    c = logp.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / c
+    term = logp * target
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = c
+        term = term * weight.reshape(shape)
+    if reduction == "mean":
+        return -term.sum() / (int(np.prod(logp.shape)) // max(c, 1))
+    return -term.sum() if reduction == "sum" else -term.sum(class_dim)
+
+
+# --------------------------------------------------------------- pointwise losses
+def _weighted(errors, input, weight, reduction, by_weight):
+    """torch's weighted elementwise losses: errors * weight, and a mean that divides by the
+    weights' sum (``by_weight``: l1, mse) or by the count (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = errors * weight
+    if reduction == "mean" and by_weight:
+        return loss.sum() / weight.sum()
+    return _reduced(loss, reduction)
+
+
+@public("l1_loss", functional=True)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_same_size("l1_loss", input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted(absolute(input - target), input, weight, reduction, True)
+    return _reduced(absolute(input - target), reduction)
+
+
+@public("mse_loss", functional=True)
+def mse_loss_fn(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_same_size("mse_loss", input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted((input - target) ** 2, input, weight, reduction, True)
+    return mse_loss(input, target, reduction=reduction)
+
+
+@public("smooth_l1_loss", functional=True)
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_same_size("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    return smooth_l1_op(input, target, reduction=reduction, beta=beta)
+
+
+@public("huber_loss", functional=True)
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    reduction = args.reduction(reduction)
+    _check_same_size("huber_loss", input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(huber_op(input, target, reduction="none", delta=delta), input, weight,
+                         reduction, False)
+    return huber_op(input, target, reduction=reduction, delta=delta)
+
+
+@public("soft_margin_loss", functional=True)
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return soft_margin_op(input, target, reduction=reduction)
+
+
+@public("kl_div", functional=True)
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.",
+                      stacklevel=3)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        loss = xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduced(loss, args.reduction(reduction))
+
+
+@public("poisson_nll_loss", functional=True)
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        stirling = target * log(target) - target + log(target * (2 * np.pi)) * 0.5
+        loss = loss + where(target > 1, stirling, 0)
+    return _reduced(loss, reduction)
+
+
+@public("gaussian_nll_loss", functional=True)
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    reduction = args.reduction(reduction)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    var = var + detach(var.clamp(min=eps) - var)  # torch clamps in place under no_grad
+    loss = (log(var) + (input - target) ** 2 / var) * 0.5
+    if full:
+        loss = loss + 0.5 * np.log(2 * np.pi)
+    return _reduced(loss, reduction)
+
+
+# ------------------------------------------------------------------ margins
+@public("margin_ranking_loss", functional=True)
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return _reduced((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+@public("hinge_embedding_loss", functional=True)
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    margin_clamp = (margin - input).clamp(min=0)
+    loss = where(target != 1, margin_clamp, 0) + where(target != -1, input, 0)
+    return _reduced(loss, reduction)
+
+
+@public("multilabel_soft_margin_loss", functional=True)
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * log_sigmoid_op(input) + (1 - target) * log_sigmoid_op(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]
+    return _reduced(loss, reduction)
+
+
+@public("cosine_embedding_loss", functional=True)
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    d = input1.ndim - 1
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + 1e-12
+    mag2 = (input2 * input2).sum(d) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    loss = where(target == 1, 1 - cos, 0) + where(target == -1, (cos - margin).clamp(min=0), 0)
+    return _reduced(loss, reduction)
+
+
+@public("triplet_margin_loss", functional=True)
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
+                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = minimum(d_neg, d_swap)
+    return _reduced((d_pos - d_neg + margin).clamp(min=0), reduction)

@@ -1,0 +1,72 @@
+"""More special functions as ops, on the numpy kernels of specfun_more.py: the modified
+Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
+and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
+0 and at the poles). ``pullback.scipy.special`` offers them under scipy's names.
+
+>>> import pullback as pb
+>>> from pullback.ops import OPS
+>>> x = pb.tensor([0.0, 1.0, -2.0], dtype=pb.float64, requires_grad=True)
+>>> y = OPS["special_i1"](x)
+>>> y.grad_fn.name()
+'SpecialI1Backward0'
+>>> y.sum().backward()
+>>> x.grad                          # i1' = i0 - i1 / x, 1/2 at 0
+tensor([0.5000, 0.7009, 1.4843], dtype=pullback.float64)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import specfun_more
+from .elementwise import exp, logical_and, sign, where
+from .pointwise import log1p
+from .registry import defop
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def _unary(name: str, forward, grad_fn: str, rule, uses: str, **facts):
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), elementwise=True,
+                 fresh=True, **facts)
+
+
+# torch: i0' = i1; i0e' = i1e - sgn(x) i0e; i1' = i0 - i1 / x and i1e' = i0e - i1e (sgn(x)
+# + 1 / x), both 1/2 at x = 0
+i0 = _unary("i0", specfun_more.i0, "I0Backward0", lambda g, out, x: g * special_i1(x), "x",
+            function=True, method=True, inplace=True,
+            numpy={np.i0: lambda x: i0(x)})
+special_i0e = _unary("special_i0e", specfun_more.i0e, "SpecialI0EBackward0",
+                     lambda g, out, x: g * (special_i1e(x) - sign(x) * out), "x out")
+special_i1 = _unary("special_i1", specfun_more.i1, "SpecialI1Backward0",
+                    lambda g, out, x: g * where(x == 0, 0.5, i0(x) - out / x), "x out")
+special_i1e = _unary("special_i1e", specfun_more.i1e, "SpecialI1EBackward0",
+                     lambda g, out, x: g * where(x == 0, 0.5, special_i0e(x)
+                                                 - out * (sign(x) + 1 / x)), "x out")
+# torch: erfcx' = 2 x erfcx(x) - 2 / sqrt(pi)
+special_erfcx = _unary("special_erfcx", specfun_more.erfcx, "SpecialErfcxBackward0",
+                       lambda g, out, x: (2.0 * x * out - _TWO_OVER_SQRT_PI) * g, "x out")
+# torch: log_ndtr' = phi / Phi = exp(-(log Phi + x^2 / 2)) / sqrt(2 pi)
+special_log_ndtr = _unary("special_log_ndtr", specfun_more.log_ndtr, "SpecialLogNdtrBackward0",
+                          lambda g, out, x: g / _SQRT_2PI * exp(-(out + x * x / 2)), "x out")
+# torch: ndtri' = sqrt(2 pi) exp(ndtri^2 / 2)
+special_ndtri = _unary("special_ndtri", specfun_more.ndtri, "SpecialNdtriBackward0",
+                       lambda g, out, x: g * _SQRT_2PI * exp(out * out / 2), "out")
+
+
+def _xlog1py(x, y):
+    """torch's (and scipy's) xlog1py: 0 where x == 0 (unless y is NaN), else x log1p(y)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(x == 0, 0, x * np.log1p(y))
+    return np.where(np.isnan(y), np.nan, v).astype(v.dtype, copy=False)
+
+
+# torch: x's gradient xlog1py(g, y), 0 where x == 0 and y <= -1; y's g x / (1 + y)
+special_xlog1py = defop(
+    "special_xlog1py", _xlog1py, "SpecialXlog1PyBackward0",
+    vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= -1), 0, g * log1p(y)),
+         lambda g, out, x, y: g * x / (y + 1)),
+    uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1))

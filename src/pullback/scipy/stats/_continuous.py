@@ -1,0 +1,202 @@
+"""The univariate continuous distributions: norm, t, gamma, beta, laplace, cauchy,
+logistic, expon and uniform, each with scipy's shape parameters, then ``loc=0,
+scale=1``; every function is differentiable in x, the shape parameters, loc and scale.
+
+>>> import pullback as pb
+>>> from pullback.scipy.stats import norm
+>>> mu = pb.tensor(0.5, dtype=pb.float64, requires_grad=True)
+>>> lp = norm.logpdf(pb.tensor([0.0, 1.0, 2.0], dtype=pb.float64), loc=mu, scale=2.0).sum()
+>>> lp.backward()
+>>> float(mu.grad)                  # sum (x - mu) / scale^2
+0.375
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...ops.elementwise import where
+from .. import special
+from ..special import _float
+from ._common import INF, LOG_2PI, Distribution, inside, log, standardize
+
+_LOG_PI = math.log(math.pi)
+
+
+# ------------------------------------------------------------------------ norm
+def _norm_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return -0.5 * (z * z) - 0.5 * LOG_2PI - log(scale)
+
+
+def _norm_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return special.ndtr(standardize(x, loc, scale)[0])
+
+
+def _norm_logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return special.log_ndtr(standardize(x, loc, scale)[0])
+
+
+def _norm_sf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return special.ndtr(-standardize(x, loc, scale)[0])
+
+
+def _norm_logsf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return special.log_ndtr(-standardize(x, loc, scale)[0])
+
+
+def _norm_ppf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return _float(loc) + _float(scale) * special.ndtri(q)
+
+
+def _norm_isf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return _float(loc) - _float(scale) * special.ndtri(q)
+
+
+norm = Distribution(
+    "norm", logpdf=_norm_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_norm_logpdf(x, loc, scale)),
+    cdf=_norm_cdf, logcdf=_norm_logcdf, sf=_norm_sf, logsf=_norm_logsf, ppf=_norm_ppf,
+    isf=_norm_isf)
+
+
+# ------------------------------------------------------------------------- t
+def _t_logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    df = _float(df)
+    half = (df + 1) / 2
+    return (special.gammaln(half) - special.gammaln(df / 2) - 0.5 * (log(df) + _LOG_PI)
+            - log(scale) - half * np.log1p(z * z / df))
+
+
+t = Distribution("t", logpdf=_t_logpdf,
+                 pdf=lambda x, df, loc=0.0, scale=1.0: np.exp(_t_logpdf(x, df, loc, scale)))
+
+
+# --------------------------------------------------------------------- gamma
+def _gamma_logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    a = _float(a)
+    return inside(z >= 0, lambda z: special.xlogy(a - 1, z) - z - special.gammaln(a),
+                  z, 1.0, -INF) - log(scale)
+
+
+gamma = Distribution(
+    "gamma", logpdf=_gamma_logpdf,
+    pdf=lambda x, a, loc=0.0, scale=1.0: np.exp(_gamma_logpdf(x, a, loc, scale)))
+
+
+# ---------------------------------------------------------------------- beta
+def _beta_logpdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    a, b = _float(a), _float(b)
+    return inside((z >= 0) & (z <= 1),
+                  lambda z: (special.xlogy(a - 1, z) + special.xlog1py(b - 1, -z)
+                             - special.betaln(a, b)),
+                  z, 0.5, -INF) - log(scale)
+
+
+beta = Distribution(
+    "beta", logpdf=_beta_logpdf,
+    pdf=lambda x, a, b, loc=0.0, scale=1.0: np.exp(_beta_logpdf(x, a, b, loc, scale)))
+
+
+# ------------------------------------------------------------------- laplace
+def _laplace_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return -np.abs(z) - log(2 * scale)
+
+
+def _laplace_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, _ = standardize(x, loc, scale)
+    e = 0.5 * np.exp(-np.abs(z))
+    return where(z < 0, e, 1 - e)
+
+
+def _laplace_logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, _ = standardize(x, loc, scale)
+    e = 0.5 * np.exp(-np.abs(z))
+    return where(z < 0, log(e), np.log1p(-e))
+
+
+laplace = Distribution(
+    "laplace", logpdf=_laplace_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_laplace_logpdf(x, loc, scale)),
+    cdf=_laplace_cdf, logcdf=_laplace_logcdf)
+
+
+# -------------------------------------------------------------------- cauchy
+def _cauchy_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return -_LOG_PI - log(scale) - np.log1p(z * z)
+
+
+def _cauchy_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return 0.5 + np.arctan(standardize(x, loc, scale)[0]) / math.pi
+
+
+cauchy = Distribution(
+    "cauchy", logpdf=_cauchy_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_cauchy_logpdf(x, loc, scale)),
+    cdf=_cauchy_cdf, logcdf=lambda x, loc=0.0, scale=1.0: log(_cauchy_cdf(x, loc, scale)))
+
+
+# ------------------------------------------------------------------ logistic
+def _softplus(z: Any) -> Any:
+    """log(1 + e^z), without overflow."""
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
+
+
+def _logistic_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return -np.abs(z) - 2 * np.log1p(np.exp(-np.abs(z))) - log(scale)
+
+
+logistic = Distribution(
+    "logistic", logpdf=_logistic_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_logistic_logpdf(x, loc, scale)),
+    cdf=lambda x, loc=0.0, scale=1.0: special.expit(standardize(x, loc, scale)[0]),
+    logcdf=lambda x, loc=0.0, scale=1.0: -_softplus(-standardize(x, loc, scale)[0]),
+    sf=lambda x, loc=0.0, scale=1.0: special.expit(-standardize(x, loc, scale)[0]),
+    logsf=lambda x, loc=0.0, scale=1.0: -_softplus(standardize(x, loc, scale)[0]))
+
+
+# --------------------------------------------------------------------- expon
+def _expon_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return inside(z >= 0, lambda z: -z, z, 0.0, -INF) - log(scale)
+
+
+def _expon_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, _ = standardize(x, loc, scale)
+    return inside(z >= 0, lambda z: -np.expm1(-z), z, 0.0, 0.0)
+
+
+def _expon_logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, _ = standardize(x, loc, scale)
+    return inside(z > 0, lambda z: log(-np.expm1(-z)), z, 1.0, -INF)
+
+
+expon = Distribution(
+    "expon", logpdf=_expon_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_expon_logpdf(x, loc, scale)),
+    cdf=_expon_cdf, logcdf=_expon_logcdf)
+
+
+# ------------------------------------------------------------------- uniform
+def _uniform_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    z, scale = standardize(x, loc, scale)
+    return inside((z >= 0) & (z <= 1), lambda z: 0.0 * z, z, 0.5, -INF) - log(scale)
+
+
+def _uniform_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return np.clip(standardize(x, loc, scale)[0], 0.0, 1.0)
+
+
+uniform = Distribution(
+    "uniform", logpdf=_uniform_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_uniform_logpdf(x, loc, scale)),
+    cdf=_uniform_cdf, logcdf=lambda x, loc=0.0, scale=1.0: log(_uniform_cdf(x, loc, scale)))

@@ -1,0 +1,114 @@
+"""tangent: forward mode. Interleave tangent equations with a traced forward graph.
+
+Walks the forward equations in order; after each one whose inputs carry a tangent it
+emits the tangent of its result with ``apply_jvp`` (ops/jvp.py: the op's declared
+JVP rules, its VJP rules for an elementwise op on real values, else its VJP rules
+transposed by ``transpose_rules``). Symbolic zeros: a value no input tangent reaches
+has no tangent and costs nothing.
+
+The result: inputs = forward inputs + one tangent per differentiated input, outputs =
+forward outputs + one tangent per output (zeros where no tangent reaches it).
+
+>>> import numpy as np
+>>> from pullback.ir import Builder, Graph, Var
+>>> x = Var((2,), np.float64, np.ones(2), name="x")
+>>> with Builder() as b:
+...     y = (x * x).cumsum(0)
+>>> t = Var((2,), np.float64, np.zeros(2), name="tan_x")
+>>> print(tangent(Graph([x], b.eqns, [y]), [x], [t]))
+{ lambda x:f64[2] tan_x:f64[2] .
+  let t0:f64[2] = mul x x
+      t1:f64[2] = mul tan_x x
+      t2:f64[2] = mul tan_x x
+      t3:f64[2] = add t1 t2
+      t4:f64[2] = cumsum[dim=0] t0
+      t5:f64[2] = zeros[shape=(2,) dtype=float64]
+      t6:f64[2] = cumsum[dim=0 reverse=True] t5
+      t7:f64[2] = cumsum[dim=0 reverse=False] t3
+  in (t4 t7) }
+
+``mul`` is elementwise: its VJP rules give its tangent. ``cumsum``'s is derived: its
+rule, a reversed cumsum of ``u``, transposed is a forward cumsum of the tangent
+(``t5``, ``t6``, the dummy cotangent and its rule, go in the pipeline's dce).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pullback.ir import Builder, Eqn, Graph, Var, current, emit_zeros
+from pullback.ops import apply_jvp, fit_out, vjp_per_input
+from pullback.ops.results import pack
+
+from .adjoint import adjoint
+
+TANGENT_PREFIX = "tan_"  # the tangent of input ``x`` is ``tan_x``
+
+
+def tangent(graph: Graph, wrt: list, tangents: list) -> Graph:
+    """``tangents[i]`` is the tangent Var of ``wrt[i]`` (an input of ``graph``)."""
+    tan: dict[int, Any] = {v.id: t for v, t in zip(wrt, tangents)}
+    builder = Builder()
+    builder.consts = dict(graph.consts)
+    with builder:
+        for e in graph.eqns:
+            builder.eqns.append(e)
+            builder.src, builder.block = e.src, e
+            _emit_tangent(e, tan)
+        outs = [_output_tangent(v, tan) for v in graph.outputs]
+    return Graph(graph.inputs + list(tangents), builder.eqns, graph.outputs + outs,
+                 builder.consts, graph.name, graph.guards)
+
+
+def _emit_tangent(e: Eqn, tan: dict) -> None:
+    ts = [tan.get(a.id) if isinstance(a, Var) else None for a in e.inputs]
+    if all(t is None for t in ts):
+        return
+    if e.keeps_history:  # the target's old value's tangent, as its gradient goes there
+        if ts[0] is not None:
+            tan[e.out.id] = fit_out(ts[0], e.out)
+        return
+    if not e.op.differentiable:
+        return
+    out = e.out if e.out is not None else pack(e.op.result, e.outs)
+    t = apply_jvp(e.op, ts, out, e.inputs, e.params, transpose_rules)
+    if t is None:
+        return
+    if e.out is not None:
+        tan[e.out.id] = t
+    else:
+        tan.update((v.id, ti) for v, ti in zip(e.outs, t) if ti is not None)
+
+
+def _output_tangent(v: Any, tan: dict) -> Any:
+    t = tan.get(v.id) if isinstance(v, Var) else None
+    if t is None:
+        return emit_zeros(tuple(v.shape), v.dtype)
+    return t
+
+
+def transpose_rules(op: Any, tangents: list, out: Any, inputs: tuple, params: dict) -> Any:
+    """``sum_i J_i t_i`` for the inputs with a tangent, on IR values, into the active
+    builder: the VJP rules run on a dummy cotangent ``u`` (zeros), and the adjoint pass
+    differentiates ``sum_i <vjp_i(u), t_i>`` with respect to ``u``. A list, one per
+    output, for an op with several outputs (None for its integer outputs)."""
+    outer = current()
+    outs = list(out) if op.multi else [out]
+    us = [emit_zeros(tuple(o.shape), o.dtype) if o.dtype.kind in "fc" else None for o in outs]
+    g = pack(op.result, us) if op.multi else us[0]
+    with Builder() as b:
+        b.src, b.block = outer.src, outer.block
+        gs = vjp_per_input(op, g, out, inputs, params, [t is not None for t in tangents])
+    pairs = [(gi, t) for gi, t in zip(gs, tangents) if isinstance(gi, Var) and t is not None]
+    wrt = [u for u in us if u is not None]
+    adj = adjoint(Graph(wrt, b.eqns, [gi for gi, _ in pairs], b.consts), wrt,
+                  [t for _, t in pairs])
+    outer.eqns += adj.eqns
+    outer.consts.update(adj.consts)
+    cts = iter(adj.outputs[len(pairs):])
+    result = [None if u is None else _or_zeros(next(cts), u) for u in us]
+    return result if op.multi else result[0]
+
+
+def _or_zeros(ct: Any, u: Var) -> Any:
+    return emit_zeros(tuple(u.shape), u.dtype) if ct is None else ct
