@@ -29,6 +29,8 @@ def _directions(case: Case, values: list) -> list:
     dirs = []
     for i in case.grad_argnums:
         d = rng.standard_normal(np.shape(values[i]))
+        if np.iscomplexobj(values[i]):  # a complex input moves in both parts
+            d = d + 1j * rng.standard_normal(np.shape(values[i]))
         if case.arg_specs[i].domain == "spd":
             d = (d + np.swapaxes(d, -1, -2)) / 2
         dirs.append(d)

@@ -92,15 +92,15 @@ DRAW = OpDef("draw", _draw_forward, pure=False, fresh=True, template=_draw_sourc
 
 def draw(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` for a generator's method ``f``, from converted code."""
-    if any(is_traced(a) for a in args) or any(is_traced(v) for v in kwargs.values()):
-        return _reparameterized(f, args, kwargs)
     tracer = active_tracer()
-    if tracer is None:
-        return f(*args, **kwargs)
-    if f.__name__ == "shuffle":
+    if tracer is not None and f.__name__ == "shuffle":
         raise TraceError(f"{_where()}: {_name(f)} shuffles its argument in place, which a "
                          "trace cannot repeat on every call; use "
                          f"{type(f.__self__).__name__}.permutation, which returns a new array")
+    if any(is_traced(a) for a in args) or any(is_traced(v) for v in kwargs.values()):
+        return _reparameterized(f, args, kwargs)
+    if tracer is None:
+        return f(*args, **kwargs)
     tracer.will_draw(f.__self__)
     params = {"method": Method(f), "args": args, "kwargs": tuple(kwargs.items())}
     return to_face(record.apply(DRAW, (), params))
