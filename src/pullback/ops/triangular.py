@@ -80,7 +80,8 @@ solve_triangular_op = defop("linalg_solve_triangular", _solve_triangular,
 
 @public("linalg.solve_triangular", function=True)
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
-    """torch.linalg.solve_triangular: B must be a (batch of) matrix (matrices)."""
+    """X with A X = B (X A = B unless ``left``), reading A's upper or lower triangle;
+    B is a (batch of) matrix, never a vector, as in torch."""
     for name, M in (("A", A), ("B", B)):
         if M.ndim < 2:
             raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have "
