@@ -29,10 +29,12 @@ array([1.00000000e+00, 1.26606588e+00, 7.81672298e+11])
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from .specfun import _BIG, _C, _D, _P, _Q, _SMALL, _SQRT_PI, _elementwise, _ratio, erfc, erfinv
+from .specfun import (_BIG, _C, _D, _P, _Q, _SMALL, _SQRT_PI, _STIRLING, _elementwise,
+                      _lgamma_near_two, _ratio, erfc, erfinv, lgamma)
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_2PI = math.log(2 * math.pi)
@@ -165,3 +167,219 @@ i1 = _elementwise(lambda x: _bessel(x, 1, False))
 i1e = _elementwise(lambda x: _bessel(x, 1, True))
 for _f, _n in ((i0, "i0"), (i0e, "i0e"), (i1, "i1"), (i1e, "i1e")):
     _f.__name__ = _n
+
+
+# ------------------------------------------------- gammainc, gammaincc, betainc
+_EPS = 3e-16  # (two units in the last place of 1: a step of 1 + 2^-52 ends the loop)
+_TINY = 1e-300
+_MAX_STEPS = 100000
+
+
+def _broadcast_float(*args: np.ndarray) -> tuple:
+    """The operands broadcast, as flat float64 copies, their shape and the dtype of the
+    result (the operands' float type; float64 for integers)."""
+    dtype = np.result_type(*args)
+    if dtype.kind != "f":
+        dtype = np.dtype(np.float64)
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    return tuple(a.reshape(-1).copy() for a in arrays), arrays[0].shape, dtype
+
+
+def _until_converged(state: dict, step, result) -> np.ndarray:
+    """Run ``step(n, state)`` for n = 1, 2, ... on the elements not yet converged (it
+    updates the arrays of ``state`` and returns the mask of those that converged at
+    this step), then ``result(state)`` on each one as it converges. Converged elements
+    leave the loop, so their value takes no further rounding."""
+    size = len(next(iter(state.values())))
+    out = np.empty(size)
+    index = np.arange(size)
+    for n in range(1, _MAX_STEPS):
+        if index.size == 0:
+            break
+        done = step(n, state)
+        if done.any():
+            out[index[done]] = result({k: v[done] for k, v in state.items()})
+            keep = ~done
+            index = index[keep]
+            state = {k: v[keep] for k, v in state.items()}
+    out[index] = result(state) if index.size else out[index]
+    return out
+
+
+def _log1pmx(t: np.ndarray) -> np.ndarray:
+    """log(1 + t) - t for |t| < 1/2, without cancellation: with u = t / (2 + t) (|u| <
+    1/3), it is -t u + 2 (u^3 / 3 + u^5 / 5 + ...)."""
+    u = t / (2 + t)
+    u2 = u * u
+    total = np.zeros_like(u)
+    for k in range(33, 1, -2):
+        total = (total + 1 / k) * u2
+    return -t * u + 2 * u * total
+
+
+def _gamma_prefix(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x^a e^-x / Gamma(a), through logarithms; for a >= 12 as
+    a log(x / a) - (x - a) + log(a / 2 pi) / 2 - S(a) with Stirling's series S, and
+    a log(x / a) - (x - a) = a (log1p(t) - t), t = (x - a) / a, by its series where
+    |t| < 1/2, so that the large terms a log x, x and lgamma(a) do not cancel."""
+    out = np.exp(a * np.log(x) - x - lgamma(a))
+    big = a >= 12
+    ab, xb = a[big], x[big]
+    r = 1 / ab
+    series = np.full_like(ab, _STIRLING[-1])
+    for c in reversed(_STIRLING[:-1]):
+        series = series * (r * r) + c
+    t = (xb - ab) / ab
+    near = np.abs(t) < 0.5
+    core = ab * np.log(xb / ab) - (xb - ab)
+    core[near] = ab[near] * _log1pmx(t[near])
+    out[big] = np.exp(core + 0.5 * np.log(ab / (2 * np.pi)) - series * r)
+    return out
+
+
+def _lgamma1p(a: np.ndarray) -> np.ndarray:
+    """lgamma(1 + a) for |a| < 1/2, exact for small a (lgamma(2 + a) - log1p(a))."""
+    return _lgamma_near_two(a) - np.log1p(a)
+
+
+def _gamma_small(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for a < 1/2, x < 1.5 from gamma(a, x)'s alternating series
+    P = x^a / Gamma(a + 1) (1 + a sum_n>=1 (-x)^n / (n! (a + n))): Q = -expm1(a log x -
+    lgamma(1 + a)) - x^a / Gamma(a + 1) a sum_n>=1 ..., with no cancellation where
+    Q is small."""
+    log_lead = a * np.log(x) - _lgamma1p(a)
+    term = np.ones_like(x)
+    total = np.zeros_like(x)
+    for n in range(1, 40):
+        term = term * (-x / n)
+        total += term / (a + n)
+    return -np.expm1(log_lead) - np.exp(log_lead) * a * total
+
+
+def _gamma_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """P(a, x) = x^a e^-x / Gamma(a) sum_n x^n / (a (a + 1) ... (a + n)), for x < a + 1,
+    where the terms shrink from the first on."""
+
+    def step(n, s):
+        s["term"] = s["term"] * (s["x"] / (s["a"] + n))
+        s["total"] = s["total"] + s["term"]
+        return np.abs(s["term"]) <= np.abs(s["total"]) * _EPS
+
+    return _until_converged({"a": a, "x": x, "term": 1 / a, "total": 1 / a}, step,
+                            lambda s: s["total"] * _gamma_prefix(s["a"], s["x"]))
+
+
+def _lentz(s: dict, num: np.ndarray, den: Any) -> np.ndarray:
+    """One step of Lentz's method on the fraction's state ``s`` (h, c, d): the next
+    partial numerator ``num`` and denominator ``den``; returns the factor h took."""
+    d = num * s["d"] + den
+    d = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
+    c = den + num / s["c"]
+    c = np.where(np.abs(c) < _TINY, _TINY, c)
+    s["c"], s["d"] = c, d
+    s["h"] = s["h"] * (c * d)
+    return c * d
+
+
+def _gamma_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) from Legendre's continued fraction
+    x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a ...
+    evaluated forwards by Lentz's method, for x >= a + 1 (or x >= 1.5 with a < 1)."""
+    first = 1 / (x + 1 - a)
+
+    def step(n, s):
+        return np.abs(_lentz(s, -n * (n - s["a"]), s["x"] + (2 * n + 1) - s["a"]) - 1) <= _EPS
+
+    state = {"a": a, "x": x, "h": first, "d": first, "c": np.full_like(x, 1 / _TINY)}
+    return _until_converged(state, step, lambda s: s["h"] * _gamma_prefix(s["a"], s["x"]))
+
+
+def _gammainc_pair(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
+    """P(a, x) (or Q(a, x) if ``upper``) on flat float64 arrays, scipy's values at the
+    edges: NaN for a < 0, x < 0 or a NaN; P(0, x) = 1 for x > 0; P(a, 0) = 0, P(a, inf) = 1."""
+    p = np.full_like(x, np.nan)
+    ok = (a >= 0) & (x >= 0)
+    p[ok & (x == 0) & (a > 0)] = 0.0
+    p[ok & (x > 0) & ((a == 0) | (x == np.inf))] = 1.0
+    p[ok & (a == np.inf) & (x < np.inf)] = 0.0
+    inner = ok & (x > 0) & (a > 0) & (x < np.inf) & (a < np.inf)
+    # the series where it converges fast; the continued fraction where Q is the small one
+    # (x >= a + 1), and for small a from x = 1.5 on, where 1 - P would cancel
+    frac = inner & ((x >= a + 1) | ((a < 1) & (x >= 1.5)))
+    series = inner & ~frac
+    q = 1 - p
+    ps = _gamma_series(a[series], x[series])
+    p[series], q[series] = ps, 1 - ps
+    # for small a, Q near 0 from its own series (1 - P would cancel)
+    small = series & (a < 0.5) & (x < 1.5)
+    qs = _gamma_small(a[small], x[small])
+    p[small] = np.where(qs < 0.5, 1 - qs, p[small])
+    q[small] = np.where(qs < 0.5, qs, q[small])
+    qf = _gamma_fraction(a[frac], x[frac])
+    p[frac], q[frac] = 1 - qf, qf
+    return q if upper else p
+
+
+def _ufunc_like(kernel, *args: np.ndarray) -> np.ndarray:
+    flat, shape, dtype = _broadcast_float(*args)
+    with np.errstate(all="ignore"):
+        out = kernel(*flat)
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+def gammainc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The regularized lower incomplete gamma function P(a, x)."""
+    return _ufunc_like(lambda a, x: _gammainc_pair(a, x, False), a, x)
+
+
+def gammaincc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return _ufunc_like(lambda a, x: _gammainc_pair(a, x, True), a, x)
+
+
+def _beta_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """I_x(a, b) from its continued fraction (DLMF 8.17.22)
+    x^a (1 - x)^b / (a B(a, b)) / (1 + d1 / (1 + d2 / (1 + ...))), with
+    d_2m+1 = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)) and
+    d_2m = m (b - m) x / ((a + 2m - 1)(a + 2m)), by Lentz's method, for
+    x < (a + 1) / (a + b + 2), where it converges fast."""
+    d = 1 - (a + b) * x / (a + 1)
+    first = 1 / np.where(np.abs(d) < _TINY, _TINY, d)
+
+    def step(m, s):
+        a, b, x = s["a"], s["b"], s["x"]
+        _lentz(s, m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), 1.0)
+        odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        return np.abs(_lentz(s, odd, 1.0) - 1) <= _EPS
+
+    def result(s):
+        a, b, x = s["a"], s["b"], s["x"]
+        log_prefix = (a * np.log(x) + b * np.log1p(-x)
+                      - (lgamma(a) + lgamma(b) - lgamma(a + b)))
+        return np.exp(log_prefix) * s["h"] / a
+
+    state = {"a": a, "b": b, "x": x, "h": first, "d": first, "c": np.ones_like(x)}
+    return _until_converged(state, step, result)
+
+
+def _betainc_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """I_x(a, b) on flat float64 arrays, scipy's values at the edges: NaN outside
+    a, b >= 0 (not both 0) and 0 <= x <= 1; 0 at x = 0 and for b = 0 below x = 1, 1 at
+    x = 1 and for a = 0 above x = 0."""
+    out = np.full_like(x, np.nan)
+    ok = (a >= 0) & (b >= 0) & ((a > 0) | (b > 0)) & (x >= 0) & (x <= 1)
+    ok &= (a < np.inf) & (b < np.inf)
+    out[ok & ((x == 0) | ((b == 0) & (x < 1)))] = 0.0
+    out[ok & ((x == 1) | ((a == 0) & (x > 0)))] = 1.0
+    inner = ok & (a > 0) & (b > 0) & (x > 0) & (x < 1)
+    # the fraction converges fast below the mean; above, I_x(a, b) = 1 - I_(1-x)(b, a)
+    low = inner & (x * (a + b + 2) < a + 1)
+    high = inner & ~low
+    out[low] = _beta_fraction(a[low], b[low], x[low])
+    out[high] = 1 - _beta_fraction(b[high], a[high], 1 - x[high])
+    return out
+
+
+def betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The regularized incomplete beta function I_x(a, b)."""
+    return _ufunc_like(_betainc_flat, a, b, x)
