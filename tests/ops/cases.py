@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+import scipy.special
 
 from pullback.ops import shape as S
 
@@ -37,6 +38,11 @@ from .cases_nn import NN_OP_CASES
 from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
+
+
+def _scipy_betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """scipy's betainc in float64, rounded to the inputs' dtype (torch has none)."""
+    return scipy.special.betainc(*(np.float64(v) for v in (a, b, x))).astype(x.dtype)
 
 
 def _tvjp(fwd: Callable, shape: tuple) -> Callable:
@@ -552,6 +558,29 @@ POINTWISE_CASES = [
     _c("special_xlog1py", A(values=[0.0, 0.0, 0.0, 1.0, 2.0]),
        A(values=[-1.0, -2.0, NAN, 0.0, 3.0]), tag="edges",
        torch=lambda T, x, y: T.special.xlog1py(x, y), fd=False),
+    # gammainc, gammaincc, betainc: differentiable in x (the shape parameters raise);
+    # the series (x < a + 1), the continued fraction, small a, a >= 12
+    _c("special_gammainc", A((3, 4), "pos", grad=False), A((3, 4), "pos"),
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_gammainc", A(values=[0.3, 0.3, 2.0, 15.0, 15.0, 40.0], grad=False),
+       A(values=[0.5, 2.0, 5.0, 10.0, 20.0, 38.0]), tag="branches",
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_gammaincc", A((4,), "pos", grad=False), A((3, 1), "pos"),
+       torch=lambda T, a, x: T.special.gammaincc(a, x)),
+    _c("special_gammaincc", A(values=[0.3, 0.3, 2.0, 15.0, 15.0, 40.0], grad=False),
+       A(values=[0.5, 2.0, 5.0, 10.0, 20.0, 38.0]), tag="branches",
+       torch=lambda T, a, x: T.special.gammaincc(a, x)),
+    # x = 0, x < 0 (NaN), a = 0 (1 for x > 0), inf
+    _c("special_gammainc", A(values=[2.0, 2.0, 0.0, 3.0, 1.0], grad=False),
+       A(values=[0.0, -1.0, 2.0, INF, NAN]), tag="edges", fd=False,
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_betainc", A((3, 4), "pos", grad=False), A((3, 4), "pos", grad=False),
+       A((3, 4), "unit"), reference=_scipy_betainc),
+    _c("special_betainc", A(values=[0.5, 3.0, 20.0, 2.0], grad=False),
+       A(values=[0.7, 2.0, 30.0, 50.0], grad=False), A(values=[0.9, 0.2, 0.45, 0.01]),
+       tag="branches", reference=_scipy_betainc),
+    _c("special_betainc", A((), "pos", grad=False), A((4,), "pos", grad=False),
+       A((3, 1), "unit"), reference=_scipy_betainc),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:

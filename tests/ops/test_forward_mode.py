@@ -117,6 +117,8 @@ def test_jvp_tangent_matches_finite_differences(case: Case) -> None:
 def _torch_has_forward(c: Case) -> bool:
     if c.op == "prod_others":  # torch's expression is a backward: jvp cannot run autograd.grad
         return False
+    if c.op in ("special_gammainc", "special_gammaincc"):  # torch 2.13: no forward AD of igamma
+        return False
     # torch 2.13's forward AD of scatter_reduce(reduce="prod") gives a zero tangent
     return not (c.op == "scatter_reduce" and c.params.get("reduce") == "prod")
 

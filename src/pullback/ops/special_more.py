@@ -1,7 +1,10 @@
 """More special functions as ops, on the numpy kernels of specfun_more.py: the modified
 Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
 and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
-0 and at the poles). ``pullback.scipy.special`` offers them under scipy's names.
+0 and at the poles); the regularized incomplete gamma functions (torch's
+``special.gammainc``, ``gammaincc``) and scipy's incomplete beta function ``betainc``,
+differentiable in x only (their derivatives in a and b raise NotImplementedError, as
+torch's do). ``pullback.scipy.special`` offers them under scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
@@ -22,7 +25,8 @@ import numpy as np
 
 from . import specfun_more
 from .elementwise import exp, logical_and, sign, where
-from .pointwise import log1p
+from .pointwise import log1p, xlogy
+from .special import lgamma
 from .registry import defop
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -70,3 +74,45 @@ special_xlog1py = defop(
     vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= -1), 0, g * log1p(y)),
          lambda g, out, x, y: g * x / (y + 1)),
     uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1))
+
+
+def _refuse(function: str, arg: str):
+    """What the rule of a shape parameter with no derivative does when a gradient is
+    asked of it: raise, as torch's igamma does for its ``input``."""
+    raise NotImplementedError(
+        f"the derivative of {function} with respect to {arg} is not implemented: "
+        f"pullback.scipy.special.{function} is differentiable in x only")
+
+
+def _gamma_density(a, x):
+    """x^(a - 1) e^-x / Gamma(a), the derivative of gammainc(a, x) in x."""
+    return exp(xlogy(a - 1, x) - x - lgamma(a))
+
+
+# torch: igamma's other (x): the density; its input (a): not implemented
+special_gammainc = defop(
+    "special_gammainc", specfun_more.gammainc, "IgammaBackward0",
+    vjp=(lambda g, out, a, x: _refuse("gammainc", "a"),
+         lambda g, out, a, x: g * _gamma_density(a, x)),
+    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+special_gammaincc = defop(
+    "special_gammaincc", specfun_more.gammaincc, "IgammacBackward0",
+    vjp=(lambda g, out, a, x: _refuse("gammaincc", "a"),
+         lambda g, out, a, x: -g * _gamma_density(a, x)),
+    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+
+
+def _beta_density(a, b, x):
+    """x^(a - 1) (1 - x)^(b - 1) / B(a, b), the derivative of betainc(a, b, x) in x."""
+    return exp(xlogy(a - 1, x) + special_xlog1py(b - 1, -x)
+               - (lgamma(a) + lgamma(b) - lgamma(a + b)))
+
+
+# scipy's betainc(a, b, x) (torch has none): operands of one dtype (pullback.scipy
+# casts them)
+special_betainc = defop(
+    "special_betainc", specfun_more.betainc, "SpecialBetaincBackward0",
+    vjp=(lambda g, out, a, b, x: _refuse("betainc", "a"),
+         lambda g, out, a, b, x: _refuse("betainc", "b"),
+         lambda g, out, a, b, x: g * _beta_density(a, b, x)),
+    uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"))
