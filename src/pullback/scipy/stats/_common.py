@@ -50,3 +50,10 @@ def log(x: Any) -> Any:
     """np.log without numpy's warnings for 0 and negative values (scipy's -inf, NaN)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(x)
+
+
+def log_of(p: Any, q: Any) -> Any:
+    """log p, computed from whichever of p and q = 1 - p is the smaller (log p, or
+    log1p(-q)), each on values safe for it, so that neither tail loses digits."""
+    low = p < 0.5
+    return where(low, log(where(low, p, 0.5)), np.log1p(-where(low, 0.5, q)))
