@@ -169,3 +169,15 @@ def test_cdf_gradients_stay_finite_off_the_support() -> None:
     (stats.gamma.logcdf(x, 2.0).exp().sum() + stats.beta.cdf(x, 2.0, 3.0).sum()
      + stats.beta.logsf(x, 2.0, 3.0).exp().sum()).backward()
     assert np.all(np.isfinite(x.grad.numpy()))
+
+
+def _unmodified(x):
+    return ss.gamma.logcdf(x, 2.0, scale=1.5).sum() + ss.t.sf(x, 3.0).sum()
+
+
+def test_unmodified_scipy_code_differentiates_under_pb_grad() -> None:
+    """scipy.stats' cdfs on traced values run pullback.scipy's (the source pass)."""
+    x = np.array([0.5, 2.0])
+    want = (ss.gamma.pdf(x, 2.0, scale=1.5) / ss.gamma.cdf(x, 2.0, scale=1.5)
+            - ss.t.pdf(x, 3.0))
+    np.testing.assert_allclose(pb.grad(_unmodified)(x), want, rtol=1e-12)

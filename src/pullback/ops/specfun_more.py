@@ -17,6 +17,10 @@ once, integers as float64), as the kernels of specfun.py. The methods:
   (x/2)^nu) for |x| <= 20, whose terms are all positive; above, Hankel's asymptotic
   series e^|x| / sqrt(2 pi |x|) sum_k (-1)^k a_k(nu) / |x|^k, whose smallest term at
   |x| = 20 is below 1e-17.
+- ``gammainc(a, x)``, ``gammaincc(a, x)`` (P and Q = 1 - P) and ``betainc(a, b, x)``,
+  scipy's regularized incomplete gamma and beta functions (argument order and edge
+  values scipy's): series below the mean, continued fractions by Lentz's method above,
+  each element leaving the loop when it has converged (docs/scipy.md section 5).
 
 >>> import numpy as np
 >>> from pullback.ops import specfun_more as S
@@ -24,6 +28,8 @@ once, integers as float64), as the kernels of specfun.py. The methods:
 array([1.00000000e+00, 1.26606588e+00, 7.81672298e+11])
 >>> float(S.ndtri(np.array(0.975)))
 1.9599639845400538
+>>> S.gammainc(np.array([1.0, 2.0]), np.array([1.0, 1.0]))      # 1 - 1/e, 1 - 2/e
+array([0.63212056, 0.26424112])
 """
 
 from __future__ import annotations
@@ -33,8 +39,22 @@ from typing import Any
 
 import numpy as np
 
-from .specfun import (_BIG, _C, _D, _P, _Q, _SMALL, _SQRT_PI, _STIRLING, _elementwise,
-                      _lgamma_near_two, _ratio, erfc, erfinv, lgamma)
+from .specfun import (
+    _BIG,
+    _C,
+    _D,
+    _P,
+    _Q,
+    _SMALL,
+    _SQRT_PI,
+    _STIRLING,
+    _elementwise,
+    _lgamma_near_two,
+    _ratio,
+    erfc,
+    erfinv,
+    lgamma,
+)
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_2PI = math.log(2 * math.pi)

@@ -26,8 +26,8 @@ import numpy as np
 from . import specfun_more
 from .elementwise import exp, logical_and, sign, where
 from .pointwise import log1p, xlogy
-from .special import lgamma
 from .registry import defop
+from .special import lgamma
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ops.elementwise import where
-from ..special import _float
+from ..special import _float, _scipy_result
 
 LOG_2PI = math.log(2 * math.pi)
 INF = math.inf
@@ -22,6 +22,7 @@ class Distribution:
     def __init__(self, name: str, **functions: Callable) -> None:
         self.name = name
         for key, fn in functions.items():
+            fn = _scipy_result(fn)  # (a 0-d result as a numpy scalar, as scipy's)
             fn.__name__ = key
             fn.__qualname__ = f"{name}.{key}"
             setattr(self, key, fn)
