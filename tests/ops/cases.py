@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import mpmath
 import numpy as np
 import scipy.special
 
@@ -40,9 +41,18 @@ from .cases_shapes import SHAPES_CASES
 R34, R4 = A((3, 4)), A((4,))
 
 
-def _scipy_betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """scipy's betainc in float64, rounded to the inputs' dtype (torch has none)."""
-    return scipy.special.betainc(*(np.float64(v) for v in (a, b, x))).astype(x.dtype)
+def _scipy(name: str) -> Callable:
+    """scipy.special's function ``name`` in float64, rounded to the inputs' dtype: the
+    reference where torch has none (betainc) or cannot differentiate (igamma in a)."""
+    return lambda *xs: getattr(scipy.special, name)(*map(np.float64, xs)).astype(xs[-1].dtype)
+
+
+def _gammainc_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """dP/da by mpmath's numerical derivative at 30 digits."""
+    with mpmath.workdps(30):
+        return np.array([float(mpmath.diff(lambda s: mpmath.gammainc(
+            s, 0, float(v), regularized=True), float(u))) for u, v in
+            zip(a.ravel(), x.ravel())]).reshape(a.shape).astype(a.dtype)
 
 
 def _tvjp(fwd: Callable, shape: tuple) -> Callable:
@@ -570,17 +580,27 @@ POINTWISE_CASES = [
     _c("special_gammaincc", A(values=[0.3, 0.3, 2.0, 15.0, 15.0, 40.0], grad=False),
        A(values=[0.5, 2.0, 5.0, 10.0, 20.0, 38.0]), tag="branches",
        torch=lambda T, a, x: T.special.gammaincc(a, x)),
+    # in a too (torch has no derivative there): the series, the fraction, small a, a >= 12
+    _c("special_gammainc", A((3, 4), "pos"), A((3, 4), "pos"), reference=_scipy("gammainc"),
+       tag="a", second_order=False),
+    _c("special_gammainc", A(values=[0.3, 0.3, 0.4, 2.0, 15.0, 15.0, 40.0]),
+       A(values=[0.5, 2.0, 1.2, 5.0, 10.0, 20.0, 38.0]), tag="branches-a",
+       reference=_scipy("gammainc"), second_order=False),
+    _c("special_gammaincc", A((4,), "pos"), A((3, 1), "pos"), reference=_scipy("gammaincc"),
+       tag="a", second_order=False),
+    _c("special_gammainc_da", A(values=[0.3, 0.4, 2.0, 15.0, 15.0], grad=False),
+       A(values=[0.5, 1.2, 5.0, 10.0, 20.0]), reference=_gammainc_da),
     # x = 0, x < 0 (NaN), a = 0 (1 for x > 0), inf
     _c("special_gammainc", A(values=[2.0, 2.0, 0.0, 3.0, 1.0], grad=False),
        A(values=[0.0, -1.0, 2.0, INF, NAN]), tag="edges", fd=False,
        torch=lambda T, a, x: T.special.gammainc(a, x)),
     _c("special_betainc", A((3, 4), "pos", grad=False), A((3, 4), "pos", grad=False),
-       A((3, 4), "unit"), reference=_scipy_betainc),
+       A((3, 4), "unit"), reference=_scipy("betainc")),
     _c("special_betainc", A(values=[0.5, 3.0, 20.0, 2.0], grad=False),
        A(values=[0.7, 2.0, 30.0, 50.0], grad=False), A(values=[0.9, 0.2, 0.45, 0.01]),
-       tag="branches", reference=_scipy_betainc),
+       tag="branches", reference=_scipy("betainc")),
     _c("special_betainc", A((), "pos", grad=False), A((4,), "pos", grad=False),
-       A((3, 1), "unit"), reference=_scipy_betainc),
+       A((3, 1), "unit"), reference=_scipy("betainc")),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:

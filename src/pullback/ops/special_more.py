@@ -2,9 +2,9 @@
 Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
 and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
 0 and at the poles); the regularized incomplete gamma functions (torch's
-``special.gammainc``, ``gammaincc``) and scipy's incomplete beta function ``betainc``,
-differentiable in x only (their derivatives in a and b raise NotImplementedError, as
-torch's do). ``pullback.scipy.special`` offers them under scipy's names.
+``special.gammainc``, ``gammaincc``), differentiable in a and x (a once), and scipy's
+incomplete beta function ``betainc``, differentiable in x only (its derivatives in a
+and b raise NotImplementedError, as torch's igamma does for a). ``pullback.scipy.special`` offers them under scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
@@ -24,10 +24,10 @@ import math
 import numpy as np
 
 from . import specfun_more
-from .elementwise import exp, logical_and, sign, where
+from .elementwise import exp, log, logical_and, sign, where
 from .pointwise import log1p, xlogy
 from .registry import defop
-from .special import lgamma
+from .special import digamma, lgamma
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -76,12 +76,13 @@ special_xlog1py = defop(
     uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1))
 
 
-def _refuse(function: str, arg: str):
+def _refuse(function: str, arg: str, what: str = "derivative"):
     """What the rule of a shape parameter with no derivative does when a gradient is
     asked of it: raise, as torch's igamma does for its ``input``."""
+    only = "in x only" if what == "derivative" else f"once in {arg}"
     raise NotImplementedError(
-        f"the derivative of {function} with respect to {arg} is not implemented: "
-        f"pullback.scipy.special.{function} is differentiable in x only")
+        f"the {what} of {function} with respect to {arg} is not implemented: "
+        f"pullback.scipy.special.{function} is differentiable {only}")
 
 
 def _gamma_density(a, x):
@@ -89,17 +90,26 @@ def _gamma_density(a, x):
     return exp(xlogy(a - 1, x) - x - lgamma(a))
 
 
-# torch: igamma's other (x): the density; its input (a): not implemented
+# dP/da: no closed form; the kernel differentiates the series and the continued fraction
+# (its own derivative in x is the density's in a; a second derivative in a raises)
+special_gammainc_da = defop(
+    "special_gammainc_da", specfun_more.gammainc_da, "SpecialGammaincDaBackward0",
+    vjp=(lambda g, out, a, x: _refuse("gammainc", "a", "second derivative"),
+         lambda g, out, a, x: g * _gamma_density(a, x) * (log(x) - digamma(a))),
+    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+
+# torch: igamma's other (x): the density; its input (a): not implemented in torch, here
+# dP/da (and dQ/da = -dP/da)
 special_gammainc = defop(
     "special_gammainc", specfun_more.gammainc, "IgammaBackward0",
-    vjp=(lambda g, out, a, x: _refuse("gammainc", "a"),
+    vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
          lambda g, out, a, x: g * _gamma_density(a, x)),
-    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
 special_gammaincc = defop(
     "special_gammaincc", specfun_more.gammaincc, "IgammacBackward0",
-    vjp=(lambda g, out, a, x: _refuse("gammaincc", "a"),
+    vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
          lambda g, out, a, x: -g * _gamma_density(a, x)),
-    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
 
 
 def _beta_density(a, b, x):

@@ -93,7 +93,8 @@ def xlog1py(x: Any, y: Any) -> Any:
 
 def gammainc(a: Any, x: Any) -> Any:
     """The regularized lower incomplete gamma function P(a, x); differentiable in x
-    (its derivative is the gamma density x^(a-1) e^-x / Gamma(a)), not in a.
+    (its derivative is the gamma density x^(a-1) e^-x / Gamma(a)) and once in a (the
+    series and the continued fraction differentiated term by term).
 
     >>> float(gammainc(2.0, 1.0))           # 1 - 2 / e
     0.2642411176571153
@@ -103,7 +104,7 @@ def gammainc(a: Any, x: Any) -> Any:
 
 def gammaincc(a: Any, x: Any) -> Any:
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), without
-    the cancellation; differentiable in x, not in a."""
+    the cancellation; differentiable as gammainc."""
     return OPS["special_gammaincc"](_float(a), _float(x))
 
 
