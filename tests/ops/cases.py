@@ -50,8 +50,8 @@ def _scipy(name: str) -> Callable:
 def _gammainc_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """dP/da by mpmath's numerical derivative at 30 digits."""
     with mpmath.workdps(30):
-        return np.array([float(mpmath.diff(lambda s: mpmath.gammainc(
-            s, 0, float(v), regularized=True), float(u))) for u, v in
+        return np.array([float(mpmath.diff(lambda s, v=float(v): mpmath.gammainc(
+            s, 0, v, regularized=True), float(u))) for u, v in
             zip(a.ravel(), x.ravel())]).reshape(a.shape).astype(a.dtype)
 
 

@@ -109,8 +109,8 @@ def test_gamma_grads_in_a() -> None:
     a = pb.tensor(args[0], requires_grad=True)
     S.gammainc(a, args[1]).sum().backward()
     with mpmath.workdps(30):
-        want = [float(mpmath.diff(lambda s: mpmath.gammainc(s, 0, float(v), regularized=True),
-                                  float(u))) for u, v in zip(args[0].flat, args[1].flat)]
+        want = [float(mpmath.diff(lambda s, v=float(v): mpmath.gammainc(
+            s, 0, v, regularized=True), float(u))) for u, v in zip(args[0].flat, args[1].flat)]
     np.testing.assert_allclose(a.grad.numpy().ravel(), want, rtol=1e-13)
     # mixed second derivative: d/dx dP/da = density * (log x - digamma(a))
     check_second(lambda a, x: S.gammainc(a, x), [np.array([0.7, 3.0]), np.array([1.0, 2.0])], 1)

@@ -4,7 +4,8 @@ and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its val
 0 and at the poles); the regularized incomplete gamma functions (torch's
 ``special.gammainc``, ``gammaincc``), differentiable in a and x (a once), and scipy's
 incomplete beta function ``betainc``, differentiable in x only (its derivatives in a
-and b raise NotImplementedError, as torch's igamma does for a). ``pullback.scipy.special`` offers them under scipy's names.
+and b raise NotImplementedError, as torch's igamma does for a). ``pullback.scipy.special``
+offers them under scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
