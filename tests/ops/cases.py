@@ -55,6 +55,27 @@ def _gammainc_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
             zip(a.ravel(), x.ravel())]).reshape(a.shape).astype(a.dtype)
 
 
+def _betainc_d(k: int) -> Callable:
+    """dI_x(a, b)/da (k = 0) or /db (k = 1) by mpmath's numerical derivative."""
+
+    def run(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+        a, b, x = np.broadcast_arrays(a, b, x)
+        out = []
+        with mpmath.workdps(30):
+            for u, v, w in zip(a.ravel(), b.ravel(), x.ravel()):
+                p = [float(u), float(v)]
+
+                def f(s, p=p, w=float(w)):
+                    q = list(p)
+                    q[k] = s
+                    return mpmath.betainc(q[0], q[1], 0, w, regularized=True)
+
+                out.append(float(mpmath.diff(f, p[k])))
+        return np.array(out).reshape(x.shape).astype(x.dtype)
+
+    return run
+
+
 def _tvjp(fwd: Callable, shape: tuple) -> Callable:
     """torch's backward of ``fwd`` at ``shape`` as a function of the incoming gradient:
     the node torch records for it under create_graph."""
@@ -601,6 +622,18 @@ POINTWISE_CASES = [
        tag="branches", reference=_scipy("betainc")),
     _c("special_betainc", A((), "pos", grad=False), A((4,), "pos", grad=False),
        A((3, 1), "unit"), reference=_scipy("betainc")),
+    # in a and b too: both sides of the mean (the fraction, its symmetry)
+    _c("special_betainc", A((3, 4), "pos"), A((3, 4), "pos"), A((3, 4), "unit"),
+       reference=_scipy("betainc"), tag="ab", second_order=False),
+    _c("special_betainc", A(values=[0.5, 3.0, 20.0, 2.0]), A(values=[0.7, 2.0, 30.0, 50.0]),
+       A(values=[0.9, 0.2, 0.45, 0.01]), tag="branches-ab", reference=_scipy("betainc"),
+       second_order=False),
+    _c("special_betainc_da", A(values=[0.5, 3.0, 20.0], grad=False),
+       A(values=[0.7, 2.0, 30.0], grad=False), A(values=[0.9, 0.2, 0.45]),
+       reference=_betainc_d(0)),
+    _c("special_betainc_db", A(values=[0.5, 3.0, 20.0], grad=False),
+       A(values=[0.7, 2.0, 30.0], grad=False), A(values=[0.9, 0.2, 0.45]),
+       reference=_betainc_d(1)),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:

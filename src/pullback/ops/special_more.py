@@ -2,10 +2,10 @@
 Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
 and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
 0 and at the poles); the regularized incomplete gamma functions (torch's
-``special.gammainc``, ``gammaincc``), differentiable in a and x (a once), and scipy's
-incomplete beta function ``betainc``, differentiable in x only (its derivatives in a
-and b raise NotImplementedError, as torch's igamma does for a). ``pullback.scipy.special``
-offers them under scipy's names.
+``special.gammainc``, ``gammaincc``) and scipy's incomplete beta function ``betainc``,
+differentiable in x and in their shape parameters (those once: a second derivative in
+a or b raises NotImplementedError, as torch's igamma does for a first one).
+``pullback.scipy.special`` offers them under scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
@@ -119,11 +119,31 @@ def _beta_density(a, b, x):
                - (lgamma(a) + lgamma(b) - lgamma(a + b)))
 
 
+def _beta_grad_op(name: str, kernel, grad_fn: str, slope):
+    """dI/da or dI/db as an op: its derivative in x is the density times ``slope``
+    (the density's logarithmic derivative in that parameter); a second derivative in
+    a or b raises."""
+    return defop(
+        name, kernel, grad_fn,
+        vjp=(lambda g, out, a, b, x: _refuse("betainc", "a", "second derivative"),
+             lambda g, out, a, b, x: _refuse("betainc", "b", "second derivative"),
+             lambda g, out, a, b, x: g * _beta_density(a, b, x) * slope(a, b, x)),
+        uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"))
+
+
+special_betainc_da = _beta_grad_op(
+    "special_betainc_da", specfun_more.betainc_da, "SpecialBetaincDaBackward0",
+    lambda a, b, x: log(x) - digamma(a) + digamma(a + b))
+special_betainc_db = _beta_grad_op(
+    "special_betainc_db", specfun_more.betainc_db, "SpecialBetaincDbBackward0",
+    lambda a, b, x: log1p(-x) - digamma(b) + digamma(a + b))
+
 # scipy's betainc(a, b, x) (torch has none): operands of one dtype (pullback.scipy
-# casts them)
+# casts them); dI/da and dI/db from the kernels that differentiate the fraction
 special_betainc = defop(
     "special_betainc", specfun_more.betainc, "SpecialBetaincBackward0",
-    vjp=(lambda g, out, a, b, x: _refuse("betainc", "a"),
-         lambda g, out, a, b, x: _refuse("betainc", "b"),
+    vjp=(lambda g, out, a, b, x: g * special_betainc_da(a, b, x),
+         lambda g, out, a, b, x: g * special_betainc_db(a, b, x),
          lambda g, out, a, b, x: g * _beta_density(a, b, x)),
-    uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"))
+    uses=("a b x", "a b x", "a b x"), elementwise=True, fresh=True,
+    torch_args=("a", "b", "x"))
