@@ -131,7 +131,7 @@ def test_betainc_grads_in_a_and_b() -> None:
             for u, v, w in zip(args[0].flat, args[1].flat, args[2].flat):
                 p = [float(u), float(v)]
 
-                def f(s, p=p, w=float(w)):
+                def f(s, p=p, w=float(w), k=k):
                     q = list(p)
                     q[k] = s
                     return mpmath.betainc(q[0], q[1], 0, w, regularized=True)
