@@ -20,7 +20,10 @@ once, integers as float64), as the kernels of specfun.py. The methods:
 - ``gammainc(a, x)``, ``gammaincc(a, x)`` (P and Q = 1 - P) and ``betainc(a, b, x)``,
   scipy's regularized incomplete gamma and beta functions (argument order and edge
   values scipy's): series below the mean, continued fractions by Lentz's method above,
-  each element leaving the loop when it has converged (docs/scipy.md section 5).
+  each element leaving the loop when it has converged; ``gammainc_da``,
+  ``betainc_da``, ``betainc_db``, their derivatives in the shape parameters, differentiate
+  the same series and fractions (forward mode through Lentz's recurrence; docs/scipy.md
+  section 5).
 
 >>> import numpy as np
 >>> from pullback.ops import specfun_more as S

@@ -110,7 +110,8 @@ def gammaincc(a: Any, x: Any) -> Any:
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """The regularized incomplete beta function I_x(a, b); differentiable in x (its
-    derivative is the beta density), not in a and b.
+    derivative is the beta density) and once in a and b (the continued fraction
+    differentiated through its recurrence).
 
     >>> float(betainc(2.0, 3.0, 0.5))       # 11 / 16
     0.6875
