@@ -1,11 +1,12 @@
-"""More special functions as ops, on the numpy kernels of specfun_more.py: the modified
-Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
-and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
-0 and at the poles); the regularized incomplete gamma functions (torch's
-``special.gammainc``, ``gammaincc``) and scipy's incomplete beta function ``betainc``,
-differentiable in x and in their shape parameters (those once: a second derivative in
-a or b raises NotImplementedError, as torch's igamma does for a first one).
-``pullback.scipy.special`` offers them under scipy's names.
+"""More special functions as ops, on the numpy kernels of specfun_more.py and
+specfun_incomplete.py: the modified Bessel functions i0, i0e, i1, i1e, the normal
+distribution's log_ndtr and ndtri, erfcx and xlog1py, with torch's rules
+(``torch.special``'s: its grad_fn names, its values at 0 and at the poles); the
+regularized incomplete gamma functions (torch's ``special.gammainc``, ``gammaincc``) and
+scipy's incomplete beta function ``betainc``, differentiable in x and in their shape
+parameters (those once: a second derivative in a or b raises NotImplementedError, as
+torch's igamma does for a first one). ``pullback.scipy.special`` offers them under
+scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
@@ -24,7 +25,7 @@ import math
 
 import numpy as np
 
-from . import specfun_more
+from . import specfun_incomplete, specfun_more
 from .elementwise import exp, log, logical_and, sign, where
 from .pointwise import log1p, xlogy
 from .registry import defop
@@ -94,7 +95,7 @@ def _gamma_density(a, x):
 # dP/da: no closed form; the kernel differentiates the series and the continued fraction
 # (its own derivative in x is the density's in a; a second derivative in a raises)
 special_gammainc_da = defop(
-    "special_gammainc_da", specfun_more.gammainc_da, "SpecialGammaincDaBackward0",
+    "special_gammainc_da", specfun_incomplete.gammainc_da, "SpecialGammaincDaBackward0",
     vjp=(lambda g, out, a, x: _refuse("gammainc", "a", "second derivative"),
          lambda g, out, a, x: g * _gamma_density(a, x) * (log(x) - digamma(a))),
     uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
@@ -102,12 +103,12 @@ special_gammainc_da = defop(
 # torch: igamma's other (x): the density; its input (a): not implemented in torch, here
 # dP/da (and dQ/da = -dP/da)
 special_gammainc = defop(
-    "special_gammainc", specfun_more.gammainc, "IgammaBackward0",
+    "special_gammainc", specfun_incomplete.gammainc, "IgammaBackward0",
     vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
          lambda g, out, a, x: g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
 special_gammaincc = defop(
-    "special_gammaincc", specfun_more.gammaincc, "IgammacBackward0",
+    "special_gammaincc", specfun_incomplete.gammaincc, "IgammacBackward0",
     vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
          lambda g, out, a, x: -g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
@@ -132,16 +133,16 @@ def _beta_grad_op(name: str, kernel, grad_fn: str, slope):
 
 
 special_betainc_da = _beta_grad_op(
-    "special_betainc_da", specfun_more.betainc_da, "SpecialBetaincDaBackward0",
+    "special_betainc_da", specfun_incomplete.betainc_da, "SpecialBetaincDaBackward0",
     lambda a, b, x: log(x) - digamma(a) + digamma(a + b))
 special_betainc_db = _beta_grad_op(
-    "special_betainc_db", specfun_more.betainc_db, "SpecialBetaincDbBackward0",
+    "special_betainc_db", specfun_incomplete.betainc_db, "SpecialBetaincDbBackward0",
     lambda a, b, x: log1p(-x) - digamma(b) + digamma(a + b))
 
 # scipy's betainc(a, b, x) (torch has none): operands of one dtype (pullback.scipy
 # casts them); dI/da and dI/db from the kernels that differentiate the fraction
 special_betainc = defop(
-    "special_betainc", specfun_more.betainc, "SpecialBetaincBackward0",
+    "special_betainc", specfun_incomplete.betainc, "SpecialBetaincBackward0",
     vjp=(lambda g, out, a, b, x: g * special_betainc_da(a, b, x),
          lambda g, out, a, b, x: g * special_betainc_db(a, b, x),
          lambda g, out, a, b, x: g * _beta_density(a, b, x)),
