@@ -206,6 +206,61 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "gradient descent, 1000 steps of lr 1e-3: (0.3273, 0.1040), f = 0.4535",
         "expected error: RuntimeError: The Tensor returned by the function given to hessian "
         "should contain a single element", "next: docs/extending.md"]),
+    # the scientific samples: plain numpy and scipy models, pullback only at the driver
+    "bbvi.py": (["--steps", "100"], [
+        "gradient vs central differences (same noise): max relative error ",
+        "two calls of the gradient differ (fresh noise): True",
+        "the generator advanced: True",
+        "value under pb.value_and_grad equals eager numpy with the same seed: True",
+        "and leaves the generator where the eager call does: True",
+        "step    1   ELBO  -7.5995", "step   25   ELBO ", "step  100   ELBO ",
+        "final ELBO (mean of 20 estimates): ", "q mean:   (", "target mean: (+0.000, +0.125)",
+        "target std:  (1.500, 1.668)",
+        "expected error: TypeError: RandomState.gamma: a value that needs a gradient was "
+        "passed as a parameter of the draw; only normal and uniform are differentiable",
+        "next: samples/gaussian_process.py"]),
+    "gaussian_process.py": (["--steps", "20"], [
+        "data: 30 points of sin(x) + noise of std 0.2",
+        "value_and_grad returns: float64, ndarray float64 of shape (3,)",
+        "gradient vs central differences: max relative error ",
+        "gradient vs the slogdet spelling: max relative error ",
+        "log likelihood at the start: -34.2133", "iteration   2   log likelihood ",
+        "L-BFGS-B: CONVERGENCE", "traced once for all of them: CacheInfo(hits=",
+        ", misses=1, recompiles=0, fallbacks=0, size=1)", "fitted: lengthscale ",
+        "log likelihood after fitting: ", "posterior mean at x = ",
+        "expected error: LinAlgError: Matrix is not positive definite",
+        "next: samples/mixture_model.py"]),
+    "mixture_model.py": (["--steps", "300"], [
+        "data: 600 points from 3 components",
+        "log likelihood per point at the true parameters: -1.8237",
+        "gradient vs central differences: max relative error ",
+        "step    1   log likelihood per point -2.4001", "step  300   log likelihood per point ",
+        "log likelihood per point: -2.4001 at the start, ",
+        "fitted above the true parameters' (the maximum likelihood of this sample is not the "
+        "truth): True", "weights fitted: ", "means   fitted: ", "scales  fitted: ",
+        "expected error: RuntimeError: scipy.stats.norm.logpdf converts its arguments to numpy "
+        "arrays, which would drop their gradient: use pullback.scipy.stats.norm.logpdf instead",
+        "next: samples/neural_ode.py"]),
+    "neural_ode.py": (["--steps", "30"], [
+        "data: the spiral dy/dt = y A from y0 = [2.0, 0.0] at 16 times in [0, 3.0]",
+        "vector field: an MLP 2 -> 16 (tanh) -> 2, 82 parameters",
+        "gradient (adjoint) vs central differences, 8 parameters, tolerances 1e-11: max "
+        "relative error ", "loss at the start: 3.22783   (equals eager odeint's: True)",
+        "step    1   loss 3.22783", "step   30   loss ", "loss after 30 steps: ",
+        "t = 3.00   data (+1.423, -0.414)   fitted (", "next: docs/scipy.md"]),
+}
+
+# the scientific samples' finite-difference checks, and how their objective must improve
+# in the test run: (regex of the objective's first and last value, higher is better,
+# least improvement, largest relative error of the gradient)
+SCIENTIFIC = {
+    "bbvi.py": (r"step    1   ELBO +(\S+) .*final ELBO \(mean of 20 estimates\): ([^;]+);",
+                True, 6.0, 1e-6),
+    "gaussian_process.py": (r"at the start: (\S+)\n.*after fitting: (\S+)", True, 20.0,
+                            1e-6),
+    "mixture_model.py": (r"per point: (\S+) at the start, (\S+) fitted", True, 0.5, 1e-6),
+    "neural_ode.py": (r"loss at the start: (\S+) .*loss after 30 steps: (\S+)", False, 2.5,
+                      1e-4),
 }
 
 
@@ -279,6 +334,26 @@ def test_char_lstm_learns():
     assert proc.returncode == 0, proc.stderr
     first, last = re.search(r"first loss: (\S+)   last loss: (\S+)", proc.stdout).groups()
     assert float(last) < float(first) - 0.3, proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(SCIENTIFIC))
+def test_scientific_sample_checks_its_gradient_and_improves(name: str):
+    pattern, higher, least, tolerance = SCIENTIFIC[name]
+    proc = _run_once(name, *TRAINING[name][0])
+    assert proc.returncode == 0, proc.stderr
+    errors = re.findall(r"max relative error (\S+)", proc.stdout)
+    assert errors and max(float(e) for e in errors) < tolerance, proc.stdout
+    first, last = (float(v) for v in re.search(pattern, proc.stdout, re.S).groups())
+    assert (last - first if higher else first - last) > least, proc.stdout
+
+
+def test_scientific_models_are_numpy_and_scipy_only():
+    """pullback appears at the driver (pb.grad, pb.value_and_grad), not in the model."""
+    for name in SCIENTIFIC:
+        text = (SAMPLES / name).read_text(encoding="utf-8")
+        model = text[:text.index("\ndef main(")]
+        assert re.findall(r"\bpb\.|pullback", model[model.index('"""', 3) + 3:]) == \
+            ["pullback"], name  # only `import pullback as pb`
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

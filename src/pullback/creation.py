@@ -19,6 +19,7 @@ from .autograd import messages, record
 from .numpy_interop import FUNCTIONS
 from .ops import sampling
 from .ops.elementwise import clone
+from .ops.numpy_extras import numpy_full_like
 from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
 from .tensor import Tensor, as_array
 
@@ -167,6 +168,17 @@ def _numpy_like(fn):
 
 for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
     FUNCTIONS[_f] = _numpy_like(_f)
+
+
+def _numpy_full_like(a, fill_value, *args, **kw):
+    """``np.full_like(t, v)``: with a fill value that is a Tensor, the fill expanded (the
+    gradient flows into it, ops/numpy_extras.py); else a new tensor as zeros_like's."""
+    if isinstance(fill_value, Tensor):
+        return numpy_full_like(a, fill_value, *args, **kw)
+    return _numpy_like(np.full_like)(a, fill_value, *args, **kw)
+
+
+FUNCTIONS[np.full_like] = _numpy_full_like
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:

@@ -137,6 +137,19 @@ def test_shuffle_inside_a_trace_is_refused_with_the_alternative():
         pb.compile(f)(pb.tensor(X, requires_grad=True))
 
 
+def test_shuffle_of_a_drawn_array_is_refused_with_the_alternative():
+    """(found writing samples/bbvi.py: it took the reparameterised-draw path)"""
+    rs = np.random.RandomState(0)
+
+    def f(x):
+        eps = rs.randn(4, 3)
+        rs.shuffle(eps)
+        return (x * eps).sum()
+
+    with pytest.raises(TraceError, match=r"RandomState.shuffle .* use RandomState.permutation"):
+        pb.grad(f)(X)
+
+
 def test_create_graph_through_compiled_draws_uses_the_forwards_draws():
     rs = np.random.RandomState(2)
     cf = pb.compile(noisy(rs))

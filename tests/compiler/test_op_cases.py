@@ -36,7 +36,7 @@ def test_compiled_and_grad_match_eager(case):
     nums = case.grad_argnums
 
     def eager_grads(fn):
-        ts = [pb.tensor(v, requires_grad=i in nums) if v.dtype.kind == "f" else pb.tensor(v)
+        ts = [pb.tensor(v, requires_grad=i in nums) if v.dtype.kind in "fc" else pb.tensor(v)
               for i, v in enumerate(values)]
         fn(*ts).backward()
         return [ts[i].grad.numpy() for i in nums]

@@ -17,7 +17,8 @@ import numpy as np
 from pullback.ops import OPS
 from pullback.ops.sampling import manual_seed
 
-DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int", "invertible", "spd")
+DOMAINS = ("real", "pos", "unit", "away", "grid", "ties", "bool", "int", "invertible", "spd",
+           "complex")
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class Arg:
     domain: real (normal), pos (0.5..2), unit (0.1..0.9), away (|x| in 0.25..2: no kink
     at 0), grid (k/4 + 1/8: off 0 and +-0.5, with ties), ties (multiples of 1/2, on the
     kinks), bool, int (0..high-1), invertible (square matrices near the identity: well
-    conditioned), spd (symmetric positive-definite, well conditioned). ``values`` fixes
-    the values instead.
+    conditioned), spd (symmetric positive-definite, well conditioned), complex (normal
+    real and imaginary parts, in the complex dtype of the float one asked for: complex64
+    for float32). ``values`` fixes the values instead.
     """
 
     shape: tuple = ()
@@ -53,6 +55,9 @@ class Arg:
             return rng.random(shape) < 0.5
         if d == "int":
             return rng.integers(0, self.high, shape).astype(np.int64)
+        if d == "complex":
+            v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+            return v.astype(np.result_type(dtype, np.complex64))
         if d == "real":
             v = rng.standard_normal(shape)
         elif d == "pos":
@@ -78,7 +83,8 @@ class Arg:
         if self.values is not None:
             return "v" + "x".join(map(str, np.shape(self.values))) if np.ndim(
                 self.values) else f"v{self.values}"
-        prefix = {"bool": "b", "int": "i", "invertible": "inv", "spd": "spd"}.get(self.domain, "")
+        prefix = {"bool": "b", "int": "i", "invertible": "inv", "spd": "spd",
+                  "complex": "c"}.get(self.domain, "")
         return prefix + ("x".join(map(str, self.shape)) if self.shape else "0d")
 
 

@@ -27,6 +27,7 @@ from pullback.ops import shape as S
 
 from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
 from .cases_conv import CONV_OP_CASES
+from .cases_fft import FFT_CASES
 from .cases_linalg import (
     DECOMPOSITION_CASES,
     FACTORIZATION_CASES,
@@ -455,6 +456,9 @@ def _unary(op: str, x: Arg, method: str | None = None, **kw: Any) -> Case:
 
 # kinks, ties, zeros and NaN: the gradients are torch's (each note says which rule)
 POINTWISE_CASES = [
+    # numpy's cbrt (torch has none: its sign(x) |x|^(1/3) as the oracle)
+    _c("cbrt", A((3, 4), "away"), torch_name=False,
+       torch=lambda T, x: x.sign() * x.abs() ** (1 / 3)),
     _unary("tan", _UNIT34), _unary("tan", A(values=[-1.0, 0.5, 1.2, 0.0])),
     _unary("asin", _UNIT34), _unary("acos", _UNIT34), _unary("atan", R34),
     _unary("sinh", R34), _unary("cosh", R34), _unary("asinh", R34),
@@ -754,7 +758,7 @@ CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES +
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
                      + STATISTICS_CASES + NONDIFF_CASES + DECOMPOSITION_CASES
                      + PRODUCT_CASES + NORM_CASES + SPECTRAL_CASES + FACTORIZATION_CASES
-                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES)
+                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES + FFT_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

@@ -110,7 +110,19 @@ SPECTRAL_CASES = [
        reference=lambda a: tuple(np.linalg.eigh(a, UPLO="U"))),
     _c("linalg_eigh", A((2, 1, 1), "spd"), p={"UPLO": "L"},
        torch=lambda T, a: T.linalg.eigh(a)),
+    # eig: real distinct eigenvalues, so real eigenvectors whose phase (a sign, LAPACK's
+    # choice: torch's float32 signs differ from numpy's) does not move under a small change:
+    # finite differences hold; test_numpy_extras checks complex eigenvalues and torch with
+    # phase-free losses
+    _c("linalg_eig", A(values=[[2.0, 1.0, 0.5], [0.3, -1.0, 0.7], [0.2, 0.4, 0.5]]),
+       reference=lambda a: _eig(a)),
+    _c("linalg_eig", A(values=[[[1.5, 0.3], [0.2, -0.5]], [[0.0, 1.0], [2.0, 0.5]]]),
+       reference=lambda a: _eig(a)),
 ]
+
+
+def _eig(a):
+    return tuple(x.astype(np.result_type(a.dtype, np.complex64)) for x in np.linalg.eig(a))
 
 
 def _qr(shape, mode="reduced"):

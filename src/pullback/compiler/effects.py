@@ -92,15 +92,15 @@ DRAW = OpDef("draw", _draw_forward, pure=False, fresh=True, template=_draw_sourc
 
 def draw(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` for a generator's method ``f``, from converted code."""
-    if any(is_traced(a) for a in args) or any(is_traced(v) for v in kwargs.values()):
-        return _reparameterized(f, args, kwargs)
     tracer = active_tracer()
-    if tracer is None:
-        return f(*args, **kwargs)
-    if f.__name__ == "shuffle":
+    if tracer is not None and f.__name__ == "shuffle":
         raise TraceError(f"{_where()}: {_name(f)} shuffles its argument in place, which a "
                          "trace cannot repeat on every call; use "
                          f"{type(f.__self__).__name__}.permutation, which returns a new array")
+    if any(is_traced(a) for a in args) or any(is_traced(v) for v in kwargs.values()):
+        return _reparameterized(f, args, kwargs)
+    if tracer is None:
+        return f(*args, **kwargs)
     tracer.will_draw(f.__self__)
     params = {"method": Method(f), "args": args, "kwargs": tuple(kwargs.items())}
     return to_face(record.apply(DRAW, (), params))
@@ -278,36 +278,38 @@ def _plain(x: Any) -> bool:
                isinstance(a, (str, int, float, bool, type(None))) for a in items)
 
 
-def _filled(x: Any, values: tuple) -> Any:
-    if isinstance(x, _Slot):
-        v = values[x.k]
-        return v if x.numpy_face else Tensor._make(np.asarray(v))
+def _rebuilt(x: Any, leaf: Callable) -> Any:
+    """``x`` made again through tuples, lists, dicts, ``Formatted`` and ``Later``, with
+    ``leaf`` applied to everything else."""
     if isinstance(x, Formatted):
-        return Formatted(_filled(x.parts, values), x.percent)
+        return Formatted(_rebuilt(x.parts, leaf), x.percent)
     if isinstance(x, Later):
-        return Later(x.fn, _filled(x.value, values))
+        return Later(x.fn, _rebuilt(x.value, leaf))
     if isinstance(x, (tuple, list)):
-        return type(x)(_filled(y, values) for y in x)
+        return type(x)(_rebuilt(y, leaf) for y in x)
     if isinstance(x, dict):
-        return {k: _filled(v, values) for k, v in x.items()}
-    return x
+        return {k: _rebuilt(v, leaf) for k, v in x.items()}
+    return leaf(x)
+
+
+def _filled(x: Any, values: tuple) -> Any:
+    """``x`` with each ``_Slot`` the call's value for it, on its face."""
+    def fill(y: Any) -> Any:
+        if not isinstance(y, _Slot):
+            return y
+        v = values[y.k]
+        return v if y.numpy_face else Tensor._make(np.asarray(v))
+    return _rebuilt(x, fill)
 
 
 def _slotted(x: Any, inputs: list) -> Any:
-    """``x`` with each Tensor in it (through containers, ``Formatted``, ``Later``) a
-    ``_Slot``; the Tensors appended to ``inputs``."""
-    if isinstance(x, Tensor):
-        inputs.append(x)
-        return _Slot(len(inputs) - 1, type(x) is NumpyTensor)
-    if isinstance(x, Formatted):
-        return Formatted(_slotted(x.parts, inputs), x.percent)
-    if isinstance(x, Later):
-        return Later(x.fn, _slotted(x.value, inputs))
-    if isinstance(x, (tuple, list)):
-        return type(x)(_slotted(y, inputs) for y in x)
-    if isinstance(x, dict):
-        return {k: _slotted(v, inputs) for k, v in x.items()}
-    return x
+    """``x`` with each Tensor in it a ``_Slot``; the Tensors appended to ``inputs``."""
+    def slot(y: Any) -> Any:
+        if not isinstance(y, Tensor):
+            return y
+        inputs.append(y)
+        return _Slot(len(inputs) - 1, type(y) is NumpyTensor)
+    return _rebuilt(x, slot)
 
 
 def _callback_forward(*values: np.ndarray, effect: Effect) -> tuple:

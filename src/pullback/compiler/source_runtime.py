@@ -49,6 +49,7 @@ from ..numpy_face import NumpyTensor, adopt, to_face
 from ..ops import OpDef
 from ..ops.elementwise import clone
 from ..ops.joining import cat_op, stack_op
+from ..ops.numpy_extras import numpy_full, numpy_full_like
 from ..pytree import tree_leaves
 from ..tensor import Tensor
 from .tracer import TraceError, Tracer, source_of, user_frame
@@ -369,7 +370,8 @@ def _vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
 #: numpy function -> its form for arguments holding traced values
 _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarray,
                    np.ascontiguousarray: _ascontiguousarray, np.stack: _stack,
-                   np.concatenate: _concatenate, np.hstack: _hstack, np.vstack: _vstack}
+                   np.concatenate: _concatenate, np.hstack: _hstack, np.vstack: _vstack,
+                   np.full: numpy_full, np.full_like: numpy_full_like}
 
 #: creation function -> what computes its value (``empty``: zeros, so that generated
 #: code holds no uninitialized memory)

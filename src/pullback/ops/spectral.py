@@ -1,6 +1,6 @@
-"""Spectral decompositions: torch.linalg.svd (reduced or full), svdvals and eigh, with
-torch's rules (svd_backward, linalg_eig_backward for Hermitian input) written in
-pullback's ops, and numpy's ``np.linalg.svd`` / ``eigh`` / ``eigvalsh``.
+"""Spectral decompositions: torch.linalg.svd (reduced or full), svdvals, eigh and eig,
+with torch's rules (svd_backward, linalg_eig_backward) written in pullback's ops, and
+numpy's ``np.linalg.svd`` / ``eigh`` / ``eigvalsh`` / ``eig`` / ``eigvals``.
 
 The rules divide by the differences of the (squared) singular values or eigenvalues:
 as torch's, a gradient through ``U``, ``Vh`` or the eigenvectors is finite only when
@@ -15,14 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import args
-from .decompositions import matrices, mH, square
+from .decompositions import matrices, mH, solve_op, square
+from .elementwise import absolute, conj, imag, real
 from .linalg import bmm, eye_of
+from .reductions import amax, sum_dim
 from .registry import defop, public
 from .results import return_type
 from .shape import getitem, unsqueeze_op
 
 return_types_svd = return_type("linalg_svd", ("U", "S", "Vh"))
 return_types_eigh = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+return_types_eig = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 
 
 def _svd_grad(gU, gS, gVh, U, S, Vh):
@@ -127,3 +130,65 @@ def eigh(A, UPLO="L"):
             lambda a, UPLO="L": eigvalsh(args.value(a), UPLO=UPLO))})
 def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO)[0]
+
+
+# ---------------------------------------------------------------------------- eig
+def _eig(A):
+    L, V = np.linalg.eig(A)
+    c = np.result_type(A.dtype, np.complex64)  # torch's: always complex
+    return L.astype(c, copy=False), V.astype(c, copy=False)
+
+
+def _eig_rule(g, out, A):
+    """torch's linalg_eig_backward: V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV)))
+    / conj(L_j - L_i)) V^H. As torch's it assumes the loss does not depend on the
+    eigenvectors' phases (their norm is 1, their phase LAPACK's choice)."""
+    L, V = out
+    gL, gV = g
+    Vh = mH(V)
+    VhgV = bmm(Vh, gV)
+    eye = eye_of(VhgV)
+    re_diag = sum_dim(real(VhgV * eye), dim=(VhgV.ndim - 2,), keepdim=True)
+    inner = VhgV - bmm(Vh, V * re_diag)
+    Lc = conj(L)
+    E = unsqueeze_op(Lc, dim=Lc.ndim - 1) - unsqueeze_op(Lc, dim=Lc.ndim) + eye
+    inner = inner / E * (1 - eye) + unsqueeze_op(gL, dim=gL.ndim - 1) * eye
+    return solve_op(Vh, bmm(inner, Vh))
+
+
+eig_op = defop("linalg_eig", _eig, "LinalgEigBackward0", outputs=return_types_eig,
+               vjp=(_eig_rule,), uses=("eigenvalues eigenvectors",), torch_args=("A",))
+
+
+@public("linalg.eig", function=True)
+def eig(A):
+    square("linalg.eig", A)
+    return eig_op(A)
+
+
+@public("linalg.eigvals", function=True)
+def eigvals(A):
+    return eig(A)[0]
+
+
+def _all_real(L) -> bool:
+    """numpy's eig returns real arrays when every eigenvalue is real (a value read)."""
+    return bool(amax(absolute(imag(L))) == 0) if L.shape[-1] else True
+
+
+def _numpy_eig(a):
+    A = args.value(a)
+    if args.np_dtype(A).kind == "c":
+        return eig(A)
+    L, V = eig(A)
+    return return_types_eig(real(L), real(V)) if _all_real(L) else eig(A)
+
+
+def _numpy_eigvals(a):
+    A = args.value(a)
+    L = eigvals(A)
+    return real(L) if args.np_dtype(A).kind != "c" and _all_real(L) else L
+
+
+public("eig_numpy", numpy={np.linalg.eig: args.numpy_form(_numpy_eig),
+                           np.linalg.eigvals: args.numpy_form(_numpy_eigvals)})(_numpy_eig)
