@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import mpmath
 import numpy as np
+import scipy.special
 
 from pullback.ops import shape as S
 
@@ -38,6 +40,41 @@ from .cases_nn import NN_OP_CASES
 from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
+
+
+def _scipy(name: str) -> Callable:
+    """scipy.special's function ``name`` in float64, rounded to the inputs' dtype: the
+    reference where torch has none (betainc) or cannot differentiate (igamma in a)."""
+    return lambda *xs: getattr(scipy.special, name)(*map(np.float64, xs)).astype(xs[-1].dtype)
+
+
+def _gammainc_da(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """dP/da by mpmath's numerical derivative at 30 digits."""
+    with mpmath.workdps(30):
+        return np.array([float(mpmath.diff(lambda s, v=float(v): mpmath.gammainc(
+            s, 0, v, regularized=True), float(u))) for u, v in
+            zip(a.ravel(), x.ravel())]).reshape(a.shape).astype(a.dtype)
+
+
+def _betainc_d(k: int) -> Callable:
+    """dI_x(a, b)/da (k = 0) or /db (k = 1) by mpmath's numerical derivative."""
+
+    def run(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+        a, b, x = np.broadcast_arrays(a, b, x)
+        out = []
+        with mpmath.workdps(30):
+            for u, v, w in zip(a.ravel(), b.ravel(), x.ravel()):
+                p = [float(u), float(v)]
+
+                def f(s, p=p, w=float(w)):
+                    q = list(p)
+                    q[k] = s
+                    return mpmath.betainc(q[0], q[1], 0, w, regularized=True)
+
+                out.append(float(mpmath.diff(f, p[k])))
+        return np.array(out).reshape(x.shape).astype(x.dtype)
+
+    return run
 
 
 def _tvjp(fwd: Callable, shape: tuple) -> Callable:
@@ -556,6 +593,51 @@ POINTWISE_CASES = [
     _c("special_xlog1py", A(values=[0.0, 0.0, 0.0, 1.0, 2.0]),
        A(values=[-1.0, -2.0, NAN, 0.0, 3.0]), tag="edges",
        torch=lambda T, x, y: T.special.xlog1py(x, y), fd=False),
+    # gammainc, gammaincc, betainc: differentiable in x (the shape parameters raise);
+    # the series (x < a + 1), the continued fraction, small a, a >= 12
+    _c("special_gammainc", A((3, 4), "pos", grad=False), A((3, 4), "pos"),
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_gammainc", A(values=[0.3, 0.3, 2.0, 15.0, 15.0, 40.0], grad=False),
+       A(values=[0.5, 2.0, 5.0, 10.0, 20.0, 38.0]), tag="branches",
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_gammaincc", A((4,), "pos", grad=False), A((3, 1), "pos"),
+       torch=lambda T, a, x: T.special.gammaincc(a, x)),
+    _c("special_gammaincc", A(values=[0.3, 0.3, 2.0, 15.0, 15.0, 40.0], grad=False),
+       A(values=[0.5, 2.0, 5.0, 10.0, 20.0, 38.0]), tag="branches",
+       torch=lambda T, a, x: T.special.gammaincc(a, x)),
+    # in a too (torch has no derivative there): the series, the fraction, small a, a >= 12
+    _c("special_gammainc", A((3, 4), "pos"), A((3, 4), "pos"), reference=_scipy("gammainc"),
+       tag="a", second_order=False),
+    _c("special_gammainc", A(values=[0.3, 0.3, 0.4, 2.0, 15.0, 15.0, 40.0]),
+       A(values=[0.5, 2.0, 1.2, 5.0, 10.0, 20.0, 38.0]), tag="branches-a",
+       reference=_scipy("gammainc"), second_order=False),
+    _c("special_gammaincc", A((4,), "pos"), A((3, 1), "pos"), reference=_scipy("gammaincc"),
+       tag="a", second_order=False),
+    _c("special_gammainc_da", A(values=[0.3, 0.4, 2.0, 15.0, 15.0], grad=False),
+       A(values=[0.5, 1.2, 5.0, 10.0, 20.0]), reference=_gammainc_da),
+    # x = 0, x < 0 (NaN), a = 0 (1 for x > 0), inf
+    _c("special_gammainc", A(values=[2.0, 2.0, 0.0, 3.0, 1.0], grad=False),
+       A(values=[0.0, -1.0, 2.0, INF, NAN]), tag="edges", fd=False,
+       torch=lambda T, a, x: T.special.gammainc(a, x)),
+    _c("special_betainc", A((3, 4), "pos", grad=False), A((3, 4), "pos", grad=False),
+       A((3, 4), "unit"), reference=_scipy("betainc")),
+    _c("special_betainc", A(values=[0.5, 3.0, 20.0, 2.0], grad=False),
+       A(values=[0.7, 2.0, 30.0, 50.0], grad=False), A(values=[0.9, 0.2, 0.45, 0.01]),
+       tag="branches", reference=_scipy("betainc")),
+    _c("special_betainc", A((), "pos", grad=False), A((4,), "pos", grad=False),
+       A((3, 1), "unit"), reference=_scipy("betainc")),
+    # in a and b too: both sides of the mean (the fraction, its symmetry)
+    _c("special_betainc", A((3, 4), "pos"), A((3, 4), "pos"), A((3, 4), "unit"),
+       reference=_scipy("betainc"), tag="ab", second_order=False),
+    _c("special_betainc", A(values=[0.5, 3.0, 20.0, 2.0]), A(values=[0.7, 2.0, 30.0, 50.0]),
+       A(values=[0.9, 0.2, 0.45, 0.01]), tag="branches-ab", reference=_scipy("betainc"),
+       second_order=False),
+    _c("special_betainc_da", A(values=[0.5, 3.0, 20.0], grad=False),
+       A(values=[0.7, 2.0, 30.0], grad=False), A(values=[0.9, 0.2, 0.45]),
+       reference=_betainc_d(0)),
+    _c("special_betainc_db", A(values=[0.5, 3.0, 20.0], grad=False),
+       A(values=[0.7, 2.0, 30.0], grad=False), A(values=[0.9, 0.2, 0.45]),
+       reference=_betainc_d(1)),
 ]
 
 def _median(values: Any, dim: int, keepdim: bool, **kw: Any) -> Case:

@@ -119,6 +119,8 @@ def test_jvp_tangent_matches_finite_differences(case: Case) -> None:
 def _torch_has_forward(c: Case) -> bool:
     if c.op == "prod_others":  # torch's expression is a backward: jvp cannot run autograd.grad
         return False
+    if c.op in ("special_gammainc", "special_gammaincc"):  # torch 2.13: no forward AD of igamma
+        return False
     # torch 2.13 has no forward formula for _embedding_bag: jvp raises NotImplementedError
     # (finite differences and the transpose test below check embedding_bag's tangents)
     if c.op == "embedding_bag":

@@ -31,6 +31,14 @@ CASES = [
       for f in ("logpdf", "pdf")],
     *[("beta", f, (UNIT_X, np.array([0.7, 2.0, 3.5]), 1.5, -0.05, 1.2), (0, 1, 2, 3, 4))
       for f in ("logpdf", "pdf")],
+    # the cdfs through the incomplete gamma and beta functions: differentiable in x, loc,
+    # scale and the shape parameters
+    *[("t", f, (X, np.array([2.5, 4.0, 9.0]), LOC, SCALE), (0, 1, 2, 3))
+      for f in ("cdf", "logcdf", "sf", "logsf")],
+    *[("gamma", f, (POS_X, np.array([0.7, 2.0, 3.5]), 0.1, SCALE), (0, 1, 2, 3))
+      for f in ("cdf", "logcdf", "sf", "logsf")],
+    *[("beta", f, (UNIT_X, np.array([0.7, 2.0, 3.5]), 1.5, -0.05, 1.2), (0, 1, 2, 3, 4))
+      for f in ("cdf", "logcdf", "sf", "logsf")],
     *[(d, f, (X, LOC, SCALE), (0, 1, 2))
       for d in ("laplace", "cauchy", "logistic") for f in ("logpdf", "pdf", "cdf", "logcdf")],
     *[("logistic", f, (X, LOC, SCALE), (0, 1, 2)) for f in ("sf", "logsf")],

@@ -32,7 +32,19 @@ import math
 
 import numpy as np
 
-from .specfun import _BIG, _C, _D, _P, _Q, _SMALL, _SQRT_PI, _elementwise, _ratio, erfc, erfinv
+from .specfun import (
+    _BIG,
+    _C,
+    _D,
+    _P,
+    _Q,
+    _SMALL,
+    _SQRT_PI,
+    _elementwise,
+    _ratio,
+    erfc,
+    erfinv,
+)
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_2PI = math.log(2 * math.pi)

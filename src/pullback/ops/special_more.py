@@ -1,7 +1,12 @@
-"""More special functions as ops, on the numpy kernels of specfun_more.py: the modified
-Bessel functions i0, i0e, i1, i1e, the normal distribution's log_ndtr and ndtri, erfcx
-and xlog1py, with torch's rules (``torch.special``'s: its grad_fn names, its values at
-0 and at the poles). ``pullback.scipy.special`` offers them under scipy's names.
+"""More special functions as ops, on the numpy kernels of specfun_more.py and
+specfun_incomplete.py: the modified Bessel functions i0, i0e, i1, i1e, the normal
+distribution's log_ndtr and ndtri, erfcx and xlog1py, with torch's rules
+(``torch.special``'s: its grad_fn names, its values at 0 and at the poles); the
+regularized incomplete gamma functions (torch's ``special.gammainc``, ``gammaincc``) and
+scipy's incomplete beta function ``betainc``, differentiable in x and in their shape
+parameters (those once: a second derivative in a or b raises NotImplementedError, as
+torch's igamma does for a first one). ``pullback.scipy.special`` offers them under
+scipy's names.
 
 >>> import pullback as pb
 >>> from pullback.ops import OPS
@@ -20,10 +25,11 @@ import math
 
 import numpy as np
 
-from . import specfun_more
-from .elementwise import exp, logical_and, sign, where
-from .pointwise import log1p
+from . import specfun_incomplete, specfun_more
+from .elementwise import exp, log, logical_and, sign, where
+from .pointwise import log1p, xlogy
 from .registry import defop
+from .special import digamma, lgamma
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -70,3 +76,75 @@ special_xlog1py = defop(
     vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= -1), 0, g * log1p(y)),
          lambda g, out, x, y: g * x / (y + 1)),
     uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1))
+
+
+def _refuse(function: str, arg: str, what: str = "derivative"):
+    """What the rule of a shape parameter with no derivative does when a gradient is
+    asked of it: raise, as torch's igamma does for its ``input``."""
+    only = "in x only" if what == "derivative" else f"once in {arg}"
+    raise NotImplementedError(
+        f"the {what} of {function} with respect to {arg} is not implemented: "
+        f"pullback.scipy.special.{function} is differentiable {only}")
+
+
+def _gamma_density(a, x):
+    """x^(a - 1) e^-x / Gamma(a), the derivative of gammainc(a, x) in x."""
+    return exp(xlogy(a - 1, x) - x - lgamma(a))
+
+
+# dP/da: no closed form; the kernel differentiates the series and the continued fraction
+# (its own derivative in x is the density's in a; a second derivative in a raises)
+special_gammainc_da = defop(
+    "special_gammainc_da", specfun_incomplete.gammainc_da, "SpecialGammaincDaBackward0",
+    vjp=(lambda g, out, a, x: _refuse("gammainc", "a", "second derivative"),
+         lambda g, out, a, x: g * _gamma_density(a, x) * (log(x) - digamma(a))),
+    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+
+# torch: igamma's other (x): the density; its input (a): not implemented in torch, here
+# dP/da (and dQ/da = -dP/da)
+special_gammainc = defop(
+    "special_gammainc", specfun_incomplete.gammainc, "IgammaBackward0",
+    vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
+         lambda g, out, a, x: g * _gamma_density(a, x)),
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+special_gammaincc = defop(
+    "special_gammaincc", specfun_incomplete.gammaincc, "IgammacBackward0",
+    vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
+         lambda g, out, a, x: -g * _gamma_density(a, x)),
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+
+
+def _beta_density(a, b, x):
+    """x^(a - 1) (1 - x)^(b - 1) / B(a, b), the derivative of betainc(a, b, x) in x."""
+    return exp(xlogy(a - 1, x) + special_xlog1py(b - 1, -x)
+               - (lgamma(a) + lgamma(b) - lgamma(a + b)))
+
+
+def _beta_grad_op(name: str, kernel, grad_fn: str, slope):
+    """dI/da or dI/db as an op: its derivative in x is the density times ``slope``
+    (the density's logarithmic derivative in that parameter); a second derivative in
+    a or b raises."""
+    return defop(
+        name, kernel, grad_fn,
+        vjp=(lambda g, out, a, b, x: _refuse("betainc", "a", "second derivative"),
+             lambda g, out, a, b, x: _refuse("betainc", "b", "second derivative"),
+             lambda g, out, a, b, x: g * _beta_density(a, b, x) * slope(a, b, x)),
+        uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"))
+
+
+special_betainc_da = _beta_grad_op(
+    "special_betainc_da", specfun_incomplete.betainc_da, "SpecialBetaincDaBackward0",
+    lambda a, b, x: log(x) - digamma(a) + digamma(a + b))
+special_betainc_db = _beta_grad_op(
+    "special_betainc_db", specfun_incomplete.betainc_db, "SpecialBetaincDbBackward0",
+    lambda a, b, x: log1p(-x) - digamma(b) + digamma(a + b))
+
+# scipy's betainc(a, b, x) (torch has none): operands of one dtype (pullback.scipy
+# casts them); dI/da and dI/db from the kernels that differentiate the fraction
+special_betainc = defop(
+    "special_betainc", specfun_incomplete.betainc, "SpecialBetaincBackward0",
+    vjp=(lambda g, out, a, b, x: g * special_betainc_da(a, b, x),
+         lambda g, out, a, b, x: g * special_betainc_db(a, b, x),
+         lambda g, out, a, b, x: g * _beta_density(a, b, x)),
+    uses=("a b x", "a b x", "a b x"), elementwise=True, fresh=True,
+    torch_args=("a", "b", "x"))

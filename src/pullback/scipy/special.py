@@ -28,11 +28,12 @@ import numpy as np
 from ..ops import OPS
 from ..ops.args import np_dtype, value
 from ..ops.elementwise import sign, to_dtype, where
+from ..ops.promotion import promote_types
 
-__all__ = ["beta", "betaln", "digamma", "erf", "erfc", "erfcx", "erfinv", "expit", "gamma",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log_ndtr", "log_softmax", "logit",
-           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "rgamma",
-           "softmax", "xlog1py", "xlogy"]
+__all__ = ["beta", "betainc", "betaln", "digamma", "erf", "erfc", "erfcx", "erfinv", "expit",
+           "gamma", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
+           "psi", "rgamma", "softmax", "xlog1py", "xlogy"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_PI = math.log(math.pi)
@@ -88,6 +89,44 @@ def xlogy(x: Any, y: Any) -> Any:
 def xlog1py(x: Any, y: Any) -> Any:
     """x log1p(y), 0 where x == 0."""
     return OPS["special_xlog1py"](_float(x), _float(y))
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function P(a, x); differentiable in x
+    (its derivative is the gamma density x^(a-1) e^-x / Gamma(a)) and once in a (the
+    series and the continued fraction differentiated term by term).
+
+    >>> float(gammainc(2.0, 1.0))           # 1 - 2 / e
+    0.2642411176571153
+    """
+    return OPS["special_gammainc"](_float(a), _float(x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), without
+    the cancellation; differentiable as gammainc."""
+    return OPS["special_gammaincc"](_float(a), _float(x))
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function I_x(a, b); differentiable in x (its
+    derivative is the beta density) and once in a and b (the continued fraction
+    differentiated through its recurrence).
+
+    >>> float(betainc(2.0, 3.0, 0.5))       # 11 / 16
+    0.6875
+    """
+    a, b, x = _common(_float(a), _float(b), _float(x))
+    return OPS["special_betainc"](a, b, x)
+
+
+def _common(*xs: Any) -> tuple:
+    """Float operands cast to their common dtype (torch's promotion: a Python number
+    takes the other operands' dtype), for an op of several operands that promotes none."""
+    arrays = [x for x in xs if not isinstance(x, float)]
+    dtype = functools.reduce(promote_types, map(np_dtype, arrays), None)
+    return tuple(x if isinstance(x, float) or np_dtype(x) == dtype else to_dtype(x, dtype)
+                 for x in xs)
 
 
 def polygamma(n: Any, x: Any) -> Any:

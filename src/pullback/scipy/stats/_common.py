@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ops.elementwise import where
-from ..special import _float
+from ..special import _float, _scipy_result
 
 LOG_2PI = math.log(2 * math.pi)
 INF = math.inf
@@ -22,6 +22,7 @@ class Distribution:
     def __init__(self, name: str, **functions: Callable) -> None:
         self.name = name
         for key, fn in functions.items():
+            fn = _scipy_result(fn)  # (a 0-d result as a numpy scalar, as scipy's)
             fn.__name__ = key
             fn.__qualname__ = f"{name}.{key}"
             setattr(self, key, fn)
@@ -50,3 +51,10 @@ def log(x: Any) -> Any:
     """np.log without numpy's warnings for 0 and negative values (scipy's -inf, NaN)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(x)
+
+
+def log_of(p: Any, q: Any) -> Any:
+    """log p, computed from whichever of p and q = 1 - p is the smaller (log p, or
+    log1p(-q)), each on values safe for it, so that neither tail loses digits."""
+    low = p < 0.5
+    return where(low, log(where(low, p, 0.5)), np.log1p(-where(low, 0.5, q)))

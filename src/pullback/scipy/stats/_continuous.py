@@ -21,7 +21,7 @@ import numpy as np
 from ...ops.elementwise import where
 from .. import special
 from ..special import _float
-from ._common import INF, LOG_2PI, Distribution, inside, log, standardize
+from ._common import INF, LOG_2PI, Distribution, inside, log, log_of, standardize
 
 _LOG_PI = math.log(math.pi)
 
@@ -72,8 +72,54 @@ def _t_logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
             - log(scale) - half * np.log1p(z * z / df))
 
 
+def _t_lower(z: Any, df: Any) -> Any:
+    """P(T < -|z|) for z off 0 and finite: (1 - I_u(1/2, df/2)) / 2 with
+    u = z^2 / (df + z^2) for z^2 < df (where 1 - u would lose digits), else
+    I_w(df/2, 1/2) / 2 with w = df / (df + z^2), each branch on values safe for it."""
+    near = z * z < df
+    zn = where(near, z, 0.5 * np.sqrt(df) + 0.0 * z)
+    zf = where(near, np.sqrt(df) + 0.0 * z, z)
+    centre = special.betainc(0.5, df / 2, zn * zn / (df + zn * zn))
+    tail = special.betainc(df / 2, 0.5, df / (df + zf * zf))
+    return 0.5 * where(near, 1 - centre, tail)
+
+
+def _t_cdf_pair(z: Any, df: Any) -> tuple:
+    """(cdf(z), sf(z)) of the standard t: 1/2 + z pdf(0) at z = 0 (the value, and the
+    derivative pdf(0) where the incomplete beta's would be 0 inf), 0 and 1 at the
+    infinities, NaN for df <= 0."""
+    ok = (z != 0) & (np.abs(z) != INF)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (df <= 0: NaN, as scipy)
+        lower = _t_lower(where(ok, z, 1.0), df)
+        pdf0 = np.exp(special.gammaln((df + 1) / 2) - special.gammaln(df / 2)
+                      - 0.5 * (log(df) + _LOG_PI))
+    half = 0.5 + where(z == 0, z * pdf0, 0.0)
+    cdf = where(ok, where(z < 0, lower, 1 - lower), where(z == 0, half, (z > 0) + 0.0))
+    sf = where(ok, where(z > 0, lower, 1 - lower), where(z == 0, 1 - half, (z < 0) + 0.0))
+    bad = df <= 0
+    return where(bad, np.nan, cdf), where(bad, np.nan, sf)
+
+
+def _t_cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return _t_cdf_pair(standardize(x, loc, scale)[0], _float(df))[0]
+
+
+def _t_sf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return _t_cdf_pair(standardize(x, loc, scale)[0], _float(df))[1]
+
+
+def _t_logcdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return log_of(*_t_cdf_pair(standardize(x, loc, scale)[0], _float(df)))
+
+
+def _t_logsf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    cdf, sf = _t_cdf_pair(standardize(x, loc, scale)[0], _float(df))
+    return log_of(sf, cdf)
+
+
 t = Distribution("t", logpdf=_t_logpdf,
-                 pdf=lambda x, df, loc=0.0, scale=1.0: np.exp(_t_logpdf(x, df, loc, scale)))
+                 pdf=lambda x, df, loc=0.0, scale=1.0: np.exp(_t_logpdf(x, df, loc, scale)),
+                 cdf=_t_cdf, logcdf=_t_logcdf, sf=_t_sf, logsf=_t_logsf)
 
 
 # --------------------------------------------------------------------- gamma
@@ -84,9 +130,35 @@ def _gamma_logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
                   z, 1.0, -INF) - log(scale)
 
 
+def _gamma_cdf_pair(x: Any, a: Any, loc: Any, scale: Any) -> tuple:
+    """(cdf, sf): P(a, z) and Q(a, z) for 0 < z < inf, the limits outside, NaN for
+    a <= 0."""
+    z, _ = standardize(x, loc, scale)
+    a = _float(a)
+    inner = np.logical_not(z <= 0) & (z != INF)  # (NaN stays inside, to come out NaN)
+    zs = where(inner, z, 1.0)
+    cdf = where(inner, special.gammainc(a, zs), (z > 0) + 0.0)
+    sf = where(inner, special.gammaincc(a, zs), (z <= 0) + 0.0)
+    bad = a <= 0
+    return where(bad, np.nan, cdf), where(bad, np.nan, sf)
+
+
+def _gamma_logcdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return log_of(*_gamma_cdf_pair(x, a, loc, scale))
+
+
+def _gamma_logsf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    cdf, sf = _gamma_cdf_pair(x, a, loc, scale)
+    return log_of(sf, cdf)
+
+
 gamma = Distribution(
     "gamma", logpdf=_gamma_logpdf,
-    pdf=lambda x, a, loc=0.0, scale=1.0: np.exp(_gamma_logpdf(x, a, loc, scale)))
+    pdf=lambda x, a, loc=0.0, scale=1.0: np.exp(_gamma_logpdf(x, a, loc, scale)),
+    cdf=lambda x, a, loc=0.0, scale=1.0: _gamma_cdf_pair(x, a, loc, scale)[0],
+    logcdf=_gamma_logcdf,
+    sf=lambda x, a, loc=0.0, scale=1.0: _gamma_cdf_pair(x, a, loc, scale)[1],
+    logsf=_gamma_logsf)
 
 
 # ---------------------------------------------------------------------- beta
@@ -99,9 +171,38 @@ def _beta_logpdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> An
                   z, 0.5, -INF) - log(scale)
 
 
+def _beta_cdf_pair(x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple:
+    """(cdf, sf): I_z(a, b) and 1 - I_z(a, b) or I_(1-z)(b, a), the one without
+    cancellation, for 0 < z < 1; 0 or 1 outside, NaN unless a, b > 0."""
+    z, _ = standardize(x, loc, scale)
+    a, b = _float(a), _float(b)
+    inner = np.logical_not((z <= 0) | (z >= 1))
+    zs = where(inner, z, 0.5)
+    cdf = special.betainc(a, b, zs)
+    # (1 - z is inexact for small z: sf from it only where sf is the smaller one)
+    sf = where(cdf < 0.5, 1 - cdf, special.betainc(b, a, 1 - zs))
+    cdf = where(inner, cdf, (z >= 1) + 0.0)
+    sf = where(inner, sf, (z <= 0) + 0.0)
+    bad = (a <= 0) | (b <= 0)
+    return where(bad, np.nan, cdf), where(bad, np.nan, sf)
+
+
+def _beta_logcdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    return log_of(*_beta_cdf_pair(x, a, b, loc, scale))
+
+
+def _beta_logsf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+    cdf, sf = _beta_cdf_pair(x, a, b, loc, scale)
+    return log_of(sf, cdf)
+
+
 beta = Distribution(
     "beta", logpdf=_beta_logpdf,
-    pdf=lambda x, a, b, loc=0.0, scale=1.0: np.exp(_beta_logpdf(x, a, b, loc, scale)))
+    pdf=lambda x, a, b, loc=0.0, scale=1.0: np.exp(_beta_logpdf(x, a, b, loc, scale)),
+    cdf=lambda x, a, b, loc=0.0, scale=1.0: _beta_cdf_pair(x, a, b, loc, scale)[0],
+    logcdf=_beta_logcdf,
+    sf=lambda x, a, b, loc=0.0, scale=1.0: _beta_cdf_pair(x, a, b, loc, scale)[1],
+    logsf=_beta_logsf)
 
 
 # ------------------------------------------------------------------- laplace
