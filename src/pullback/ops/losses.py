@@ -19,6 +19,7 @@ tensor([0.0000, 2.5000])
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -37,49 +38,64 @@ from .summation import sum_of
 # ------------------------------------------------------------------- nll_loss
 def _flat(logp_shape, target):
     """(rows, classes) of logp's class-last layout, target flattened alike."""
-    if len(logp_shape) == 1:
-        return 1, logp_shape[0]
+    if len(logp_shape) <= 2:
+        return (1, logp_shape[0]) if len(logp_shape) == 1 else tuple(logp_shape)
     c = logp_shape[1]
-    return int(np.prod(logp_shape)) // max(c, 1), c
+    return math.prod(logp_shape) // max(c, 1), c
 
 
 def _class_last(x):
-    return x[None] if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    if x.ndim <= 2:  # (rows, classes) already: no copy
+        return x[None] if x.ndim == 1 else x
+    return np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
 
 
-def _weights(target, weight, ignore_index):
-    """Each target's class weight, 0 where it is ignore_index; the clipped targets."""
+def _weights(target, weight, ignore_index, classes):
+    """Each target's class weight (None: all 1 and none ignored, the common case, which
+    costs no array), 0 where it is ignore_index; the targets, clipped into range."""
     t = target.reshape(-1)
+    if weight is None and not 0 <= ignore_index < classes and (
+            t.size == 0 or (t.min() >= 0 and t.max() < classes)):
+        return None, t  # every target a class: none is ignore_index
     ignored = t == ignore_index
-    bad = t[~ignored & ((t < 0) | (t >= weight.shape[0]))]
+    w = np.ones(classes) if weight is None else weight
+    bad = t[~ignored & ((t < 0) | (t >= classes))]
     if bad.size:
         raise IndexError(f"Target {bad[0]} is out of bounds.")
     safe = np.where(ignored, 0, t)
-    return np.where(ignored, 0, weight[safe]).astype(weight.dtype), safe
+    dtype = np.result_type(w) if weight is not None else None
+    return np.where(ignored, 0, w[safe]).astype(dtype), safe
 
 
 def _nll(logp, target, weight, ignore_index, reduction):
-    w, t = _weights(target, weight, ignore_index)
     rows = _class_last(logp)
-    losses = -w * rows[np.arange(t.size), t]
+    w, t = _weights(target, weight, ignore_index, rows.shape[1])
+    picked = rows[np.arange(t.size), t]
+    losses = -picked if w is None else -(w.astype(picked.dtype) * picked)
     if reduction == "none":
         return losses.reshape(target.shape)
     total = sum_of(losses)
-    return total / sum_of(w) if reduction == "mean" else total
+    if reduction == "sum":
+        return total
+    count = np.asarray(t.size if w is None else sum_of(w.astype(picked.dtype)), total.dtype)
+    return total / count if count else total * np.nan  # (0/0: NaN, as torch's)
 
 
 def _nll_backward(g, target, weight, shape, ignore_index, reduction):
     """nll's transpose: -w g at each target's position (g / the total weight: mean)."""
-    w, t = _weights(target, weight, ignore_index)
-    g = np.asarray(g)
-    coef = -w * (g.reshape(-1) if reduction == "none" else g)
-    if reduction == "mean":  # (an ignored target's 0 stays 0 when every one is ignored)
-        coef = np.where(w == 0, 0, coef / sum_of(w))
     n, c = _flat(shape, target)
+    w, t = _weights(target, weight, ignore_index, c)
+    g = np.asarray(g)
+    coef = -(g.reshape(-1) if reduction == "none" else g)
+    if w is not None:
+        coef = w.astype(g.dtype) * coef
+    if reduction == "mean":  # (an ignored target's 0 stays 0 when every one is ignored)
+        total = t.size if w is None else sum_of(w.astype(g.dtype))
+        coef = coef / np.asarray(total, g.dtype) if total else coef * 0
     out = np.zeros((n, c), np.result_type(g))
     out[np.arange(t.size), t] = coef
-    if len(shape) == 1:
-        return out[0]
+    if len(shape) <= 2:
+        return out[0] if len(shape) == 1 else out
     moved = (shape[0],) + tuple(shape[2:]) + (shape[1],)
     return np.ascontiguousarray(np.moveaxis(out.reshape(moved), -1, 1))
 
@@ -171,9 +187,10 @@ def _check_same_size(fn, input, target):
 
 # ------------------------------------------------------------ nll, cross_entropy
 def _class_weight(input, weight, class_dim):
+    """``weight``, checked (None stays None: every class weighs 1)."""
     n = input.shape[class_dim] if input.ndim else 1
     if weight is None:
-        return np.ones(n, args.np_dtype(input))
+        return None
     if tuple(weight.shape) != (n,):
         raise RuntimeError(f"weight tensor should be defined either for all {n} classes or "
                            f"no classes but got weight tensor of shape: "
