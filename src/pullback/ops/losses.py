@@ -55,8 +55,8 @@ def _weights(target, weight, ignore_index, classes):
     costs no array), 0 where it is ignore_index; the targets, clipped into range."""
     t = target.reshape(-1)
     if weight is None and not 0 <= ignore_index < classes and (
-            t.size == 0 or (t.min() >= 0 and t.max() < classes)):
-        return None, t  # every target a class: none is ignore_index
+            t.size == 0 or np.minimum.reduce(t) >= 0):
+        return None, t  # none is ignore_index (_picked checks the upper bound)
     ignored = t == ignore_index
     w = np.ones(classes) if weight is None else weight
     bad = t[~ignored & ((t < 0) | (t >= classes))]
@@ -67,11 +67,22 @@ def _weights(target, weight, ignore_index, classes):
     return np.where(ignored, 0, w[safe]).astype(dtype), safe
 
 
+def _picked(rows, t):
+    """Each row's entry at its target (torch's message for a target out of range)."""
+    try:
+        return rows[np.arange(t.size), t]
+    except IndexError:
+        raise IndexError(f"Target {t[t >= rows.shape[1]][0]} is out of bounds.") from None
+
+
 def _nll(logp, target, weight, ignore_index, reduction):
     rows = _class_last(logp)
     w, t = _weights(target, weight, ignore_index, rows.shape[1])
-    picked = rows[np.arange(t.size), t]
-    losses = -picked if w is None else -(w.astype(picked.dtype) * picked)
+    picked = _picked(rows, t)
+    if w is None:  # the common case: as plain as it can be
+        return _reduce(-picked, reduction) if reduction != "none" else \
+            (-picked).reshape(target.shape)
+    losses = -(w.astype(picked.dtype) * picked)
     if reduction == "none":
         return losses.reshape(target.shape)
     total = sum_of(losses)
@@ -87,11 +98,14 @@ def _nll_backward(g, target, weight, shape, ignore_index, reduction):
     w, t = _weights(target, weight, ignore_index, c)
     g = np.asarray(g)
     coef = -(g.reshape(-1) if reduction == "none" else g)
-    if w is not None:
+    if w is None:
+        if reduction == "mean":
+            coef = coef / t.size if t.size else coef
+    else:
         coef = w.astype(g.dtype) * coef
-    if reduction == "mean":  # (an ignored target's 0 stays 0 when every one is ignored)
-        total = t.size if w is None else sum_of(w.astype(g.dtype))
-        coef = coef / np.asarray(total, g.dtype) if total else coef * 0
+        if reduction == "mean":  # (an ignored target's 0 stays 0 when every one is)
+            total = sum_of(w.astype(g.dtype))
+            coef = coef / np.asarray(total, g.dtype) if total else coef * 0
     out = np.zeros((n, c), np.result_type(g))
     out[np.arange(t.size), t] = coef
     if len(shape) <= 2:
