@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from .registry import OpDef
+from .registry import OpDef, Public, subscribe
 
 
 def _signature(op: OpDef) -> tuple[list, list]:
@@ -219,3 +219,24 @@ def _missing(name: str, param: str) -> None:
 def _first(op: OpDef) -> str:
     first = op.torch_args[0] if op.torch_args else "input"
     return "input" if first == "self" else first
+
+
+def install_module(prefix: str, namespace: dict, names: list) -> None:
+    """Fill a module's ``namespace`` (and its ``__all__``, ``names``) with every binding
+    declared with a ``<prefix><name>`` function name, now and as ops are declared later:
+    ``pb.linalg`` ("linalg."), ``pb.fft`` ("fft.")."""
+
+    def install(entry: Public) -> None:
+        for full in entry.functions:
+            if full.startswith(prefix):
+                name = full[len(prefix):]
+                namespace[name] = torch_aliases(public_callable(entry.fn, full), name)
+                if name not in names:
+                    names.append(name)
+
+    def check(entry: Public) -> None:
+        for full in entry.functions:
+            if full.startswith(prefix) and full[len(prefix):] in namespace:
+                raise ValueError(f"pullback.{full} exists already")
+
+    subscribe(install, check)

@@ -102,16 +102,22 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _drop(input, p, training, inplace, _feature_shape(input), False)
 
 
+def _warn_rank(input, spatial):
+    """torch's deprecation warning for dropout{spatial}d of another rank than it expects."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        warnings.warn(
+            f"dropout{spatial}d: Received a {input.ndim}-D input to dropout{spatial}d, which "
+            "is deprecated and will result in an error in a future release. To retain the "
+            f"behavior and silence this warning, please use dropout instead. Note that "
+            f"dropout{spatial}d exists to provide channel-wise dropout on inputs with "
+            f"{spatial} spatial dimensions, a channel dimension, and an optional batch "
+            f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).", stacklevel=4)
+
+
 @public("dropout2d", functional=True)
 def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
-    if input.ndim not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated "
-            "and will result in an error in a future release. To retain the behavior and "
-            "silence this warning, please use dropout instead. Note that dropout2d exists to "
-            "provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=3)
+    _warn_rank(input, 2)
     if input.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
@@ -126,13 +132,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 @public("dropout3d", functional=True)
 def dropout3d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
-    if input.ndim not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated "
-            "and will result in an error in a future release. To retain the behavior and "
-            "silence this warning, please use dropout instead. Note that dropout3d exists to "
-            "provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=3)
+    _warn_rank(input, 3)
     if input.ndim == 4:
         return _unbatched_channels(input, p, training, inplace)
     return _drop(input, p, training, inplace, _feature_shape(input), False)

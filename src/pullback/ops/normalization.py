@@ -173,8 +173,9 @@ def _size_list(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-@public("layer_norm", functional=True)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def _normalized_shape(input, normalized_shape):
+    """``normalized_shape`` as a tuple, checked against the input's last dims (torch's
+    message)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     k = len(shape)
@@ -182,6 +183,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={_size_list(shape)}, expected input with "
                            f"shape [*, {', '.join(map(str, shape))}], but got input of size"
                            f"{_size_list(input.shape)}")
+    return shape
+
+
+@public("layer_norm", functional=True)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = _normalized_shape(input, normalized_shape)
+    k = len(shape)
     w, b = _affine(input, weight, bias, shape)
     return layer_norm_op(input, w, b, normalized_ndim=k, eps=eps)
 
@@ -271,13 +279,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @public("rms_norm", functional=True)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(normalized_shape)
+    shape = _normalized_shape(input, normalized_shape)
     k = len(shape)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={_size_list(shape)}, expected input with "
-                           f"shape [*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{_size_list(input.shape)}")
     if eps is None:
         eps = float(np.finfo(args.np_dtype(input)).eps)
     dims = tuple(range(input.ndim - k, input.ndim))

@@ -50,24 +50,26 @@ def _broadcast_float(*args: np.ndarray) -> tuple:
     return tuple(a.reshape(-1).copy() for a in arrays), arrays[0].shape, dtype
 
 
-def _until_converged(state: dict, step, result) -> np.ndarray:
+def _until_converged(state: dict, step, result, rows: tuple = ()) -> np.ndarray:
     """Run ``step(n, state)`` for n = 1, 2, ... on the elements not yet converged (it
     updates the arrays of ``state`` and returns the mask of those that converged at
-    this step), then ``result(state)`` on each one as it converges. Converged elements
-    leave the loop, so their value takes no further rounding."""
+    this step), then ``result(state)`` on each one as it converges (``rows``: the shape
+    of what ``result`` gives per element beyond the element itself, ``(2,)`` for a
+    pair). Converged elements leave the loop, so their value takes no further rounding."""
     size = len(next(iter(state.values())))
-    out = np.empty(size)
+    out = np.empty(rows + (size,))
     index = np.arange(size)
     for n in range(1, _MAX_STEPS):
         if index.size == 0:
             break
         done = step(n, state)
         if done.any():
-            out[index[done]] = result({k: v[done] for k, v in state.items()})
+            out[..., index[done]] = result({k: v[done] for k, v in state.items()})
             keep = ~done
             index = index[keep]
             state = {k: v[keep] for k, v in state.items()}
-    out[index] = result(state) if index.size else out[index]
+    if index.size:
+        out[..., index] = result(state)
     return out
 
 
@@ -428,25 +430,7 @@ def _beta_fraction_grad(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> tuple:
     state = {"a": a, "b": b, "x": x, "h": first, "d": first, "c": np.ones_like(x),
              "dh0": da0, "dd0": da0, "dc0": zero, "dh1": db0, "dd1": db0, "dc1": zero,
              "last0": zero, "last1": zero}
-    return _until_converged_stacked(state, tracked, result)
-
-
-def _until_converged_stacked(state: dict, step, result) -> np.ndarray:
-    """_until_converged for a ``result`` of two rows per element."""
-    size = len(state["x"])
-    out = np.empty((2, size))
-    index = np.arange(size)
-    for n in range(1, _MAX_STEPS):
-        if index.size == 0:
-            break
-        done = step(n, state)
-        if done.any():
-            out[:, index[done]] = result({k: v[done] for k, v in state.items()})
-            index = index[~done]
-            state = {k: v[~done] for k, v in state.items()}
-    if index.size:
-        out[:, index] = result(state)
-    return out
+    return _until_converged(state, tracked, result, rows=(2,))
 
 
 def _betainc_grad_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
