@@ -66,6 +66,15 @@ from typing import Any, Callable
 import gast
 
 from .effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
+from .mutations import (
+    attr_value,
+    is_mutation,
+    item_value,
+    not_replayed,
+    rebind,
+    unreplayable,
+)
+from .mutations import mutate as _mutate
 from .source_ast import (
     RUNTIME_NAME,
     Rewriter,
@@ -83,6 +92,7 @@ from .source_ast import (
     strip_signature,
     written_names,
 )
+from .source_state import UPDATES, rewrite_state
 from .source_runtime import (
     Entry,
     as_buffer,
@@ -166,9 +176,22 @@ def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return as_buffer(out, args, kwargs) if is_numpy(f) else out
 
 
+def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """``receiver.method(...)`` from rewritten code, where the method may change state the
+    function did not make (``history.append(loss)``): made again on every call of the
+    generated code (``mutations.py``) when it is a list's, dict's, set's or deque's;
+    else ``call``."""
+    if is_mutation(f):
+        return _mutate(f, args, kwargs, key)
+    not_replayed(key)
+    return call(f, *args, **kwargs)
+
+
 _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
-                                 fstring=fstring, percent=percent, later=later)
+                                 fstring=fstring, percent=percent, later=later,
+                                 rebind=rebind, attr_value=attr_value, item_value=item_value,
+                                 mutate=mutate, unreplayable=unreplayable)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -218,7 +241,9 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     scope = Scope(fn, node)
     written = written_names(node)  # (before calls are rewritten: x.fill(...) is one)
     passed = passed_names(node, scope)
+    state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
     rewriter = Rewriter(scope, written | passed | returned_names(node))
+    rewriter.changed |= state_changed
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= add_prologue(node, written | passed)
@@ -228,6 +253,8 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     if not _same_names(code, new):  # the file changed since it was imported
         return None
     _OURS.update(codes_in(new))
+    if updates:
+        UPDATES[code] = updates
     return new
 
 
