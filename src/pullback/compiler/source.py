@@ -209,9 +209,17 @@ def _callee(f: Callable, library: bool = False) -> Callable:
         return f if func is f.func else functools.partial(func, *f.args, **f.keywords)
     method = call_method(f)  # an object of a user class
     if isinstance(method, types.FunctionType):
-        func = convert(method)
+        func = convert(method, library or _user_forward(f))
         return f if func is None else types.MethodType(func, f)
     return f
+
+
+def _user_forward(f: Any) -> bool:
+    """An object whose ``__call__`` (a library's, as ``pb.nn.Module``'s) runs a
+    ``forward`` of the user's: its ``__call__`` is converted so that the call reaches
+    the converted ``forward``."""
+    forward = inspect.getattr_static(type(f), "forward", None)
+    return isinstance(forward, types.FunctionType) and is_user_code(forward.__code__)
 
 
 def convert(fn: types.FunctionType, library: bool = False) -> types.FunctionType | None:

@@ -285,7 +285,10 @@ class _Scope(gast.NodeTransformer):
         self.shared.changed = True
         check = gast.Expr(value=gast.Call(func=_runtime("unreplayable"), args=[
             _const(names[0]), _const(how)], keywords=[]))
-        return [_at(gast.copy_location(check, node), node), node]
+        where = gast.Pass()  # (the statement's first line)
+        where.lineno = where.end_lineno = node.lineno
+        where.col_offset, where.end_col_offset = node.col_offset, node.col_offset + 1
+        return [_at(check, where), node]
 
     def visit_For(self, node: Any) -> Any:
         self.generic_visit(node)
