@@ -276,7 +276,7 @@ LOOP = 0
 def loops_on_a_global(x):
     global LOOP
     for LOOP in range(2):
-        x = x * 2
+        x = x * (2 + LOOP)
     return x.sum()
 
 

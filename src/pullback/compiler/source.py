@@ -92,7 +92,6 @@ from .source_ast import (
     strip_signature,
     written_names,
 )
-from .source_state import UPDATES, rewrite_state
 from .source_runtime import (
     Entry,
     as_buffer,
@@ -105,6 +104,7 @@ from .source_runtime import (
     traced_inside,
     writable,
 )
+from .source_state import UPDATES, rewrite_state
 
 _NOT_DONE = object()
 _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
