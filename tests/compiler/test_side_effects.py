@@ -3,6 +3,8 @@ nonlocal counter, a captured list or dict, an attribute of a captured object or 
 argument) happen on every call, with that call's values, as in plain Python
 (compiler/mutations.py, source_state.py); the results stay right for each call."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -349,3 +351,47 @@ def test_a_modules_forward_counting_its_calls_and_keeping_its_losses():
                                rtol=1e-5)
     assert int(net.bn.num_batches_tracked) == 3
     assert info(f) == (2, 1)
+
+
+TAGS = set()
+LAST_TWO = collections.deque(maxlen=2)
+LOSSES = []
+
+
+def keeps_in_many_ways(x):
+    global LOSSES
+    loss = (x * x).sum()
+    TAGS.add("seen")
+    LAST_TWO.append(loss)
+    LOSSES = LOSSES + [loss]
+    return loss
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_sets_deques_and_a_global_list_rebound(door):
+    global LOSSES
+    TAGS.clear()
+    LAST_TWO.clear()
+    LOSSES = []
+    _, fn = run(door, keeps_in_many_ways)
+    want = [float((x * x).sum()) for x in XS]
+    assert TAGS == {"seen"}
+    assert [float(v) for v in LAST_TWO] == pytest.approx(want[1:])
+    assert [float(v) for v in LOSSES] == pytest.approx(want)
+    assert info(fn) == (2, 1)
+
+
+BY_KEY = {}
+
+
+def appends_to_what_a_call_returns(x):
+    BY_KEY.setdefault("losses", []).append((x * x).sum())
+    return (x * x).sum()
+
+
+def test_changing_a_container_a_call_returned_is_refused_with_the_line():
+    BY_KEY.clear()
+    with pytest.raises(TraceError, match=r"test_side_effects.py:\d+ \(BY_KEY.setdefault.*"
+                                         r"append changes a list that a call returned"):
+        pb.grad(appends_to_what_a_call_returns)(XS[0])
+    assert BY_KEY == {}

@@ -63,6 +63,8 @@ MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "s
                       "symmetric_difference_update", "appendleft", "extendleft",
                       "popleft", "rotate"})
 _ARRAYS = (np.ndarray, Tensor)
+#: the ``key`` of a change to a container a call returned (``d.setdefault(k, []).append``)
+RETURNED = "returned:"
 _MISSING = object()
 
 
@@ -231,6 +233,14 @@ def mutate(method: Any, args: tuple, kwargs: dict, key: str | None) -> Any:
     if tracer is None:
         return method(*args, **kwargs)
     owner = method.__self__
+    if key == RETURNED:
+        src = source_of(user_frame())
+        at = "a traced function" if src is None else f"{src} ({src.text})"
+        raise TraceError(f"{at}: {method.__name__} changes a {type(owner).__name__} that a "
+                         "call returned, which the compiled function could not find again "
+                         "on every call; change the container by its name (d[k] = "
+                         "d.get(k, []) + [x]), return the value instead, or keep this state "
+                         "outside the compiled function")
     _will_change_contents(tracer, owner)
     out = method(*args, **kwargs)
     name = method.__name__
@@ -295,5 +305,5 @@ def unreplayable(name: str, how: str) -> None:
                      "this state outside the compiled function")
 
 
-__all__ = ["CONTAINERS", "MUTATORS", "OPERATORS", "attr_value", "is_mutation", "item_value",
-           "mutate", "not_replayed", "rebind", "unreplayable"]
+__all__ = ["CONTAINERS", "MUTATORS", "OPERATORS", "RETURNED", "attr_value", "is_mutation",
+           "item_value", "mutate", "not_replayed", "rebind", "unreplayable"]

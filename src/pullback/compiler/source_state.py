@@ -14,7 +14,9 @@ every call.
   (an argument's own items, ``x[i] = ...``, stay the source pass's: a write into an
   array);
 - ``history.append(loss)`` and the other methods of ``MUTATORS`` on such a receiver:
-  ``__pb_rt__.mutate(key, history.append, loss)``.
+  ``__pb_rt__.mutate(key, history.append, loss)`` (refused inside a trace when the
+  receiver is what a call returned, ``d.setdefault(k, []).append(x)``: generated code
+  could not find it again).
 
 ``key`` ("name:history", "attr:n") names the state when the function reads it nowhere
 but in these changes (and, for a container, in changes made as statements): then its
@@ -31,7 +33,7 @@ from typing import Any
 
 import gast
 
-from .mutations import MUTATORS
+from .mutations import MUTATORS, RETURNED
 from .source_ast import _arg_names, _at, _name, _runtime
 
 #: original code object -> the (kind, name, what) the function reads only to change
@@ -199,6 +201,8 @@ class _Scope(gast.NodeTransformer):
 
     def _mutate(self, call: Any, key: str | None) -> Any:
         self.shared.changed = True
+        if _has_call(call.func.value):  # (``d.setdefault(k, []).append(x)``)
+            key = RETURNED
         call.func.value = self.visit(call.func.value)
         args = [self.visit(a) for a in call.args]
         keywords = [gast.keyword(arg=k.arg, value=self.visit(k.value)) for k in call.keywords]
@@ -304,6 +308,10 @@ class _Scope(gast.NodeTransformer):
             _names_in(t) & self.declared for t in targets) else node
 
     visit_AsyncWith = visit_With
+
+
+def _has_call(expr: Any) -> bool:
+    return any(isinstance(n, gast.Call) for n in gast.walk(expr))
 
 
 def _names_in(target: Any) -> set:
