@@ -395,3 +395,25 @@ def test_changing_a_container_a_call_returned_is_refused_with_the_line():
                                          r"append changes a list that a call returned"):
         pb.grad(appends_to_what_a_call_returns)(XS[0])
     assert BY_KEY == {}
+
+
+TICKS = 0
+
+
+def reads_ticks():
+    return TICKS
+
+
+def ticks_and_reads_in_a_helper(x):
+    global TICKS
+    TICKS += 1
+    return (x * x).sum() * reads_ticks()
+
+
+def test_a_counter_another_function_reads_stays_guarded():
+    global TICKS
+    TICKS = 0
+    grads, fn = run("grad", ticks_and_reads_in_a_helper)
+    for k, (g, x) in enumerate(zip(grads, XS)):
+        np.testing.assert_allclose(g, 2 * x * (k + 1))
+    assert TICKS == 3 and info(fn) == (0, 3)

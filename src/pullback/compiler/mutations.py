@@ -299,7 +299,7 @@ def unreplayable(name: str, how: str) -> None:
         return
     src = source_of(user_frame())
     at = "a traced function" if src is None else f"{src} ({src.text})"
-    raise TraceError(f"{at}: {how} binds the {name!r} of the enclosing scope, which the "
+    raise TraceError(f"{at}: {how} binds {name!r}, a global or nonlocal name, which the "
                      "compiled function would do only while it is traced; assign it alone "
                      f"({name} = ... or {name} += ...), return the value instead, or keep "
                      "this state outside the compiled function")
