@@ -44,6 +44,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .source_ast import RUNTIME_NAME, is_user_code, is_user_file
+from .source_state import updates_of
 from .tracer import SourceLine
 
 MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function
@@ -198,6 +199,8 @@ class _Walk:
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
         self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
         self.own_checks: dict = {}  # id of an object guarding itself -> (check, calls)
+        self.contents: set = set()  # indices of the terms on a container's contents
+        self._inside = 0  # > 0 while guarding a container's contents
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
@@ -229,6 +232,8 @@ class _Walk:
         if len(self.terms) < MAX_GUARDS:
             if snapshot:
                 self.snapshots.append((len(self.terms), *snapshot))
+            if self._inside:
+                self.contents.add(len(self.terms))
             self.terms.append((Capture(label, where), expr))
 
     # ------------------------------------------------------------- callables
@@ -312,15 +317,17 @@ class _Walk:
             self.guard(label, where, f"((_v := {expr}) is {e} or _same(_v, {e}))")
         elif isinstance(v, (list, tuple, dict)):
             e = self.bind(v)
-            self.guard(label, where, f"{expr} is {e}" if isinstance(v, tuple) else
-                       f"{expr} is {e} and len({e}) == {len(v)}")
-            if id(v) in self.seen:
-                return
-            self.seen.add(id(v))
-            items = list(v.items() if isinstance(v, dict) else enumerate(v))[:MAX_ITEMS]
-            for k, x in items:
-                key = repr(k) if type(k) in (int, str) else "..."
-                self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
+            self.guard(label, where, f"{expr} is {e}")
+            self._inside += 1  # (its length and items: the contents)
+            if not isinstance(v, tuple):
+                self.guard(label, where, f"len({e}) == {len(v)}")
+            if id(v) not in self.seen:
+                self.seen.add(id(v))
+                items = list(v.items() if isinstance(v, dict) else enumerate(v))[:MAX_ITEMS]
+                for k, x in items:
+                    key = repr(k) if type(k) in (int, str) else "..."
+                    self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
+            self._inside -= 1
         elif isinstance(v, types.ModuleType):
             if _user_module(v):  # (never guarded itself; entered for what the code names)
                 self.entered(v, self.bind(v), label, depth)
@@ -412,10 +419,37 @@ class _Walk:
             self.follow(a, 1, name)
 
     # ------------------------------------------------------------- the result
-    def finish(self, referenced: set) -> CapturedGuards | None:
+    def _changed_only(self, where: tuple | None, content: bool, changed: set) -> bool:
+        """Whether a guard reads state the trace changed and generated code changes on
+        every call (a counter, a list appended to), which no code the walk followed reads
+        but to change it: its value never reaches the trace. A container keeps its
+        identity guard (the change goes into that very object)."""
+        if where is None or not isinstance(where[0], str):
+            return False
+        kind = "attr" if where[0] == "attr" else "name"
+        name = where[1]
+        what = "value" if (kind, name, "value") in changed else \
+            "content" if content and (kind, name, "content") in changed else None
+        if what is None:
+            return False
+        for code in self.codes:
+            r = reads(code)
+            table = r.attrs if kind == "attr" else {**r.globals, **r.cells}
+            if name in table and (kind, name, what) not in updates_of(code):
+                return False
+        return True
+
+    def finish(self, referenced: set, changed: set = frozenset()) -> CapturedGuards | None:
         """The generated check; arrays and Tensors the generated code does not read
-        (``referenced``: ids of what it does) are compared by their bytes as well."""
+        (``referenced``: ids of what it does) are compared by their bytes as well.
+        ``changed``: the state the trace changed and generated code changes again on
+        every call (``mutations.py``), unguarded where the code reads it only to change it."""
         terms = list(self.terms)
+        if changed:
+            kept = [k for k, (c, _) in enumerate(terms) if not self._changed_only(
+                c.where, k in self.contents, changed)]
+            self.snapshots = [(kept.index(k), v, d) for k, v, d in self.snapshots if k in kept]
+            terms = [terms[k] for k in kept]
         for capture, _ in terms:
             capture.where = self._found(capture.where)
         for k, v, data_expr in self.snapshots:
@@ -440,11 +474,12 @@ class _Walk:
 
 
 def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
-            referenced: set) -> CapturedGuards | None:
+            referenced: set, changed: set = frozenset()) -> CapturedGuards | None:
     """The guards on what ``fn`` captures, for a call on ``args`` whose arguments at
     positions ``traced_args`` are traced (the others are entered if they are objects);
-    ``referenced``: ids of the arrays and Tensors the generated code reads. None when
-    nothing is guarded."""
+    ``referenced``: ids of the arrays and Tensors the generated code reads; ``changed``:
+    the state generated code changes on every call (``Walk.finish``). None when nothing
+    is guarded."""
     names: set = set()
     for _ in range(4):  # objects are entered for the names the code reads, which grow
         walk = _Walk(names)  # as methods are followed: walk until they stay the same
@@ -455,7 +490,7 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
         if walk.names <= names:
             break
         names = names | walk.names
-    return walk.finish(referenced)
+    return walk.finish(referenced, changed)
 
 
 def referenced_ids(graph: Any, captures: list) -> set:

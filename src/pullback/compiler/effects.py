@@ -326,10 +326,45 @@ def callback(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     function: now, outside a trace; by the generated code, inside one (returns None)."""
     if active_tracer() is None:
         return fn(*concrete(args), **concrete(kwargs))
-    inputs: list = []
-    effect = Effect(fn, _slotted(args, inputs), _slotted(kwargs, inputs))
-    record.apply(CALLBACK, tuple(inputs), {"effect": effect})
+    recorded(Effect(fn, args, kwargs))
     return None
+
+
+def recorded(effect: Effect) -> Effect:
+    """``effect`` (its arguments still the call's values) recorded as a ``callback``
+    equation: its traced values become the equation's inputs, ``_Slot``s in it."""
+    inputs: list = []
+    effect.args = _slotted(effect.args, inputs)
+    effect.kwargs = _slotted(effect.kwargs, inputs)
+    record.apply(CALLBACK, tuple(inputs), {"effect": effect})
+    return effect
+
+
+class Write(Effect):
+    """A write into state outside the traced function (``history.append(loss)``, ``step
+    += 1``, ``self.n = n``: ``mutations.py``), made by generated code on every call with
+    that call's values. The values it stores are copies (generated code may reuse an
+    array's memory later), a 0-d numpy-face value as numpy's scalar; a Tensor without
+    its history. ``target``: the object written into (a list, an object, a cell, a
+    module's globals), given to ``fn`` first."""
+
+    def __init__(self, name: str, target: Any, fn: Callable, args: tuple,
+                 kwargs: dict | None = None) -> None:
+        super().__init__(fn, args, kwargs or {})
+        self.name = name
+        self.target = target
+
+    @staticmethod
+    def codegen_name(e: Write) -> str:
+        return e.name
+
+    def __call__(self, *values: Any) -> None:
+        def fill(y: Any) -> Any:
+            if not isinstance(y, _Slot):
+                return y
+            v = np.array(values[y.k])
+            return (v[()] if v.ndim == 0 else v) if y.numpy_face else Tensor._make(v)
+        self.fn(self.target, *_rebuilt(self.args, fill), **_rebuilt(self.kwargs, fill))
 
 
 def _name(f: Any) -> str:
@@ -344,6 +379,6 @@ def _where() -> str:
     return "a traced function" if src is None else f"{src} ({src.text})"
 
 
-__all__ = ["CALLBACK", "DRAW", "Effect", "Formatted", "Later", "Method", "callback",
+__all__ = ["CALLBACK", "DRAW", "Effect", "Formatted", "Later", "Method", "Write", "callback",
            "concrete", "draw", "fstring", "is_draw", "is_effect", "later",
-           "percent"]
+           "percent", "recorded"]

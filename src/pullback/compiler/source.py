@@ -66,6 +66,15 @@ from typing import Any, Callable
 import gast
 
 from .effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
+from .mutations import (
+    attr_value,
+    is_mutation,
+    item_value,
+    not_replayed,
+    rebind,
+    unreplayable,
+)
+from .mutations import mutate as _mutate
 from .source_ast import (
     RUNTIME_NAME,
     Rewriter,
@@ -95,6 +104,7 @@ from .source_runtime import (
     traced_inside,
     writable,
 )
+from .source_state import UPDATES, rewrite_state
 
 _NOT_DONE = object()
 _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -166,9 +176,22 @@ def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return as_buffer(out, args, kwargs) if is_numpy(f) else out
 
 
+def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """``receiver.method(...)`` from rewritten code, where the method may change state the
+    function did not make (``history.append(loss)``): made again on every call of the
+    generated code (``mutations.py``) when it is a list's, dict's, set's or deque's;
+    else ``call``."""
+    if is_mutation(f):
+        return _mutate(f, args, kwargs, key)
+    not_replayed(key)
+    return call(f, *args, **kwargs)
+
+
 _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
-                                 fstring=fstring, percent=percent, later=later)
+                                 fstring=fstring, percent=percent, later=later,
+                                 rebind=rebind, attr_value=attr_value, item_value=item_value,
+                                 mutate=mutate, unreplayable=unreplayable)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -186,9 +209,17 @@ def _callee(f: Callable, library: bool = False) -> Callable:
         return f if func is f.func else functools.partial(func, *f.args, **f.keywords)
     method = call_method(f)  # an object of a user class
     if isinstance(method, types.FunctionType):
-        func = convert(method)
+        func = convert(method, library or _user_forward(f))
         return f if func is None else types.MethodType(func, f)
     return f
+
+
+def _user_forward(f: Any) -> bool:
+    """An object whose ``__call__`` (a library's, as ``pb.nn.Module``'s) runs a
+    ``forward`` of the user's: its ``__call__`` is converted so that the call reaches
+    the converted ``forward``."""
+    forward = inspect.getattr_static(type(f), "forward", None)
+    return isinstance(forward, types.FunctionType) and is_user_code(forward.__code__)
 
 
 def convert(fn: types.FunctionType, library: bool = False) -> types.FunctionType | None:
@@ -218,7 +249,9 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     scope = Scope(fn, node)
     written = written_names(node)  # (before calls are rewritten: x.fill(...) is one)
     passed = passed_names(node, scope)
+    state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
     rewriter = Rewriter(scope, written | passed | returned_names(node))
+    rewriter.changed |= state_changed
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= add_prologue(node, written | passed)
@@ -228,6 +261,8 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     if not _same_names(code, new):  # the file changed since it was imported
         return None
     _OURS.update(codes_in(new))
+    if updates:
+        UPDATES[code] = updates
     return new
 
 

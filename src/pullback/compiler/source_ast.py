@@ -323,6 +323,8 @@ class Rewriter(gast.NodeTransformer):
         return gast.copy_location(new, node)
 
     def visit_Call(self, node: Any) -> Any:
+        if _is_runtime(node.func):  # (made by source_state.py: routed already)
+            return self.generic_visit(node)
         if self.scope.maybe_effect(node.func):
             return self._effect_call(node)
         helper = "buffer" if id(node) in self.buffer_calls else "call"
@@ -447,6 +449,11 @@ def _at(new: Any, where: Any) -> Any:
             if getattr(n, field, None) is None and field in n._attributes:
                 setattr(n, field, getattr(where, field))
     return new
+
+
+def _is_runtime(f: Any) -> bool:
+    return isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+        and f.value.id == RUNTIME_NAME
 
 
 def _runtime(helper: str) -> Any:

@@ -209,7 +209,8 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     captures = [t for t, _ in tracer.captures]
     # what the function read from outside its arguments: guarded, so rebinding retraces
     captured = collect(user_fn, args, names, {i for i, _ in slots},
-                       referenced_ids(graph, captures))
+                       referenced_ids(graph, captures),
+                       {k for k, replayed in tracer.unguarded.items() if replayed})
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
                   captured, captured and captured.check)
 

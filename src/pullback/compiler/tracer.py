@@ -124,6 +124,15 @@ class Tracer:
         # id of a captured tensor written in place (a BatchNorm's running statistics)
         # -> (it, its value before): generated code writes its new value back into it
         self.written: dict[int, tuple] = {}
+        # state outside the function that the traced code changed (a captured list, an
+        # object's attribute, a global: mutations.py) -> (the object changed, how to put
+        # it back, what was there): put back when the trace ends, as generated code, run
+        # on this call too, makes the change again
+        self.changed: dict[Any, tuple] = {}
+        # ("name" or "attr", name, "value" or "content") -> whether every change the trace
+        # saw to it is made again by generated code (its guard may be left out: captured.py)
+        self.unguarded: dict[tuple, bool] = {}
+        self.writes: list[tuple] = []  # (equation, target) of the changes generated code makes
 
     # ------------------------------------------------------------ bookkeeping
     def will_draw(self, gen: Any) -> None:
@@ -132,6 +141,40 @@ class Tracer:
         too, draws what eager code would (same stream, same values)."""
         if id(gen) not in self.rewinds:
             self.rewinds[id(gen)] = (gen, state_of(gen))
+
+    def will_change(self, key: Any, target: Any, restore: Callable, before: Any) -> None:
+        """The traced code is about to change ``target`` (state outside the function):
+        when the trace ends, ``restore(target, before)`` puts back what is there now."""
+        if key not in self.changed:
+            self.changed[key] = (target, restore, before)
+
+    def unguard(self, key: tuple, replayed: bool) -> None:
+        """A change to ``key`` (see ``unguarded``) was made again by generated code, or
+        not (``replayed`` False, which stays)."""
+        self.unguarded[key] = self.unguarded.get(key, True) and replayed
+
+    def wrote(self, target: Any) -> None:
+        """The equation just recorded makes a change to ``target`` on every call."""
+        self.writes.append((self.builder.eqns[-1], target))
+
+    def _put_back(self) -> None:
+        """Undo the changes the trace made to state outside the function, and drop the
+        writes into objects only the trace holds (a list the function made and handed
+        to a helper that appends to it): nobody can see them."""
+        _restore(self.changed)
+        if not self.writes:
+            self.changed = {}
+            return
+        ours = _counts([t for t, _, _ in self.changed.values()], 1)
+        ours = _counts([t for _, t in self.writes], 2, ours)  # (the entry and the effect)
+        dead = set()
+        for e, t in self.writes:  # (``t``, a local name, as ``_REFS``'s ``obj``)
+            if _references(t) - _REFS <= ours.get(id(t), 0):
+                dead.add(id(e))
+        del e, t
+        if dead:
+            self.builder.eqns = [e for e in self.builder.eqns if id(e) not in dead]
+        self.changed, self.writes = {}, []
 
     def add_input(self, t: Tensor, name: str) -> Var:
         v = Var(t._data.shape, t._data.dtype, t._data, name=name)
@@ -365,6 +408,7 @@ class Tracer:
             set_state_of(gen, state)
         for t, old in self.written.values():  # the generated code writes them again
             np.copyto(t._data, old)
+        self._put_back()
 
     def graph(self, outputs: list) -> Graph:
         _name_assignments(self.builder.eqns)
@@ -376,6 +420,32 @@ class Tracer:
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
                      outputs, self.builder.consts, name=_fname(self.fn),
                      guards=[g.var for g in self.guards])
+
+
+def _counts(targets: list, each: int, into: dict | None = None) -> dict:
+    into = {} if into is None else into
+    for t in targets:
+        into[id(t)] = into.get(id(t), 0) + each
+    return into
+
+
+def _restore(changed: dict) -> None:
+    for target, restore, before in reversed(changed.values()):
+        restore(target, before)
+
+
+def _references(target: Any) -> int:
+    """The references to ``target`` (as ``sys.getrefcount`` counts them from here)."""
+    return sys.getrefcount(target)
+
+
+def _own_references() -> int:
+    obj: list = []
+    return _references(obj)
+
+
+#: what ``_references`` counts for an object only a local name refers to
+_REFS = _own_references()
 
 
 def _records(t: Tensor, args: tuple) -> bool:
