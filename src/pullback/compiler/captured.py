@@ -57,6 +57,10 @@ _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBAL
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE",
                          "LOAD_FROM_DICT_OR_DEREF"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+# builtins that look names up by a string (``globals()['K']``, ``getattr(mod, 'K')``):
+# code calling one has its string constants taken as global and attribute names too
+_DYNAMIC_GLOBALS = frozenset({"globals", "vars", "eval", "exec"})
+_DYNAMIC_ATTRS = frozenset({"getattr", "vars", "eval", "exec", "__dict__"})
 
 
 @dataclass
@@ -119,6 +123,7 @@ class _Reads:
     cells: dict
     attrs: dict
     code: Any  # the code each name was first read in, per name: {name: code}
+    strings: dict | None = None  # identifier-like string constants, each with its line
 
 
 _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -127,10 +132,27 @@ _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def reads(code: types.CodeType) -> _Reads:
     found = _READS.get(code)
     if found is None:  # (filled before it is shared: another thread may read it)
-        found = _Reads({}, {}, {}, {})
+        found = _Reads({}, {}, {}, {}, {})
         _scan(code, found)
+        _dynamic(found)
         _READS[code] = found
     return found
+
+
+def _dynamic(r: _Reads) -> None:
+    """Code that looks names up by a string (``globals()['K']``, ``vars(obj)['K']``,
+    ``getattr(mod, 'K')``) reads, as far as the walk knows, every name its string
+    constants spell: they are taken as the globals and attributes it reads. A name
+    computed at run time (not a constant of the code) is not seen."""
+    dyn_globals = not _DYNAMIC_GLOBALS.isdisjoint(r.globals)
+    dyn_attrs = not _DYNAMIC_ATTRS.isdisjoint(r.globals) or "__dict__" in r.attrs
+    for name, (line, code) in (r.strings or {}).items():
+        for table, wanted, kind in ((r.globals, dyn_globals, "name"),
+                                    (r.attrs, dyn_attrs, "attr")):
+            if wanted and name not in table:
+                table[name] = line
+                r.code.setdefault((kind, name), code)
+    r.strings = None
 
 
 def _scan(code: types.CodeType, into: _Reads) -> None:
@@ -140,6 +162,10 @@ def _scan(code: types.CodeType, into: _Reads) -> None:
         line = (pos.lineno if pos is not None and pos.lineno else
                 ins.starts_line or line)
         if not isinstance(ins.argval, str):
+            continue
+        if ins.opname == "LOAD_CONST":
+            if ins.argval.isidentifier():
+                into.strings.setdefault(ins.argval, (line, code))
             continue
         table = (into.globals if ins.opname in _GLOBAL_LOADS else
                  into.cells if ins.opname in _CELL_LOADS else
@@ -165,7 +191,12 @@ def _user_type(cls: type) -> bool:
 
 
 def _user_module(m: types.ModuleType) -> bool:
+    """A module of the user's files, or one made at run time (``types.ModuleType``,
+    with no file and not built into Python)."""
     name = getattr(m, "__file__", None)
+    if name is None:
+        return getattr(m, "__spec__", None) is None and \
+            m.__name__ not in sys.builtin_module_names
     return isinstance(name, str) and is_user_file(name)
 
 
@@ -193,7 +224,7 @@ class _Walk:
         self.names: set = set()
         self.codes: list = []  # the code objects followed, in order (for messages)
         self.seen: set = set()  # ids of the functions followed and objects entered
-        self.env: dict = {"_same": same_scalar}
+        self.env: dict = {"_same": same_scalar, "_Fn": types.FunctionType}
         self.terms: list = []  # (capture, expression) per guard, parents first
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
         self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
@@ -265,7 +296,12 @@ class _Walk:
         elif _user_object(f):  # a callable object of a user class
             self.entered(f, self.bind(f), label, depth)
 
-    def function(self, fn: types.FunctionType, depth: int) -> None:
+    def function(self, fn: types.FunctionType, depth: int, expr: str | None = None) -> None:
+        """What a user function reads: its globals, its closure cells and defaults.
+        ``expr`` reads the function where it is a captured value (a global, a cell):
+        its cells and defaults are read through it, so a function made anew from the
+        same code with the same captures (a lambda made on each pass of a loop) passes
+        the guards, and one capturing something else does not."""
         if id(fn) in self.seen:  # (by function: two closures of one code differ in cells)
             return
         self.seen.add(id(fn))
@@ -279,17 +315,41 @@ class _Walk:
             if name in glb:
                 if g is None:
                     g = self.bind(glb)
+                    if expr is not None:  # (a function of the same code from another module)
+                        self.guard(f"the globals of {code.co_name}", (code, code.co_firstlineno),
+                                   f"{expr}.__globals__ is {g}")
                 self.value(f"global {name}", f"{g}[{self.bind(name)}]", glb[name], depth + 1,
                            self.where("global", name))
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        for i, (name, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
             if name == RUNTIME_NAME:  # the source pass's helpers, in rewritten code
                 continue
             try:
                 v = cell.cell_contents
             except ValueError:  # not yet assigned
                 continue
-            self.value(f"closure cell {name}", f"{self.bind(cell)}.cell_contents", v,
-                       depth + 1, self.where("cell", name))
+            read = f"{self.bind(cell)}.cell_contents" if expr is None else \
+                f"{expr}.__closure__[{i}].cell_contents"
+            self.value(f"closure cell {name}", read, v, depth + 1, self.where("cell", name))
+        self.defaults(fn, depth, expr or self.bind(fn))
+
+    def defaults(self, fn: types.FunctionType, depth: int, expr: str) -> None:
+        """A followed function's defaults (the traced function's own become arguments)."""
+        code = fn.__code__
+        at = (code, code.co_firstlineno)
+        found = fn.__defaults__ or ()
+        if depth > 0 and found:  # (none given: a call leaving one out would have failed)
+            self.guard(f"the defaults of {code.co_name}", at,
+                       f"len({expr}.__defaults__ or ()) == {len(found)}")
+            for i, v in enumerate(found):
+                self.value(f"default {i} of {code.co_name}", f"{expr}.__defaults__[{i}]", v,
+                           depth + 1, at)
+        kw = fn.__kwdefaults__ or {}
+        if kw:
+            self.guard(f"the keyword defaults of {code.co_name}", at,
+                       f"len({expr}.__kwdefaults__ or ()) == {len(kw)}")
+        for k, v in kw.items():
+            self.value(f"keyword default {k} of {code.co_name}",
+                       f"{expr}.__kwdefaults__[{self.bind(k)}]", v, depth + 1, at)
 
     # ------------------------------------------------------------- values
     def value(self, label: str, expr: str, v: Any, depth: int, where: tuple | None) -> None:
@@ -321,17 +381,33 @@ class _Walk:
             for k, x in items:
                 key = repr(k) if type(k) in (int, str) else "..."
                 self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
-        elif isinstance(v, types.ModuleType):
-            if _user_module(v):  # (never guarded itself; entered for what the code names)
-                self.entered(v, self.bind(v), label, depth)
+        elif isinstance(v, (set, frozenset, slice, range)):
+            e = self.bind(v)  # (equal where equal is cheap; a set is mutable: its copy)
+            self.guard(label, where, f"{expr} is {e} and {e} == {self.bind(frozenset(v))}"
+                       if isinstance(v, set) else f"((_v := {expr}) is {e} or _same(_v, {e}))")
+        elif isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+            # the same code (a function made anew from it is the same function if
+            # what it captures is: ``function`` reads that through ``expr``)
+            self.guard(label, where, f"(type(_v := {expr}) is _Fn and "
+                                     f"_v.__code__ is {self.bind(v.__code__)})")
+            self.function(v, depth, expr)
         elif _own_guard(v) is not None:
             self.own(v, expr, label, depth, where)
         elif _user_object(v):
             e = self.bind(v)
             self.guard(label, where, f"{expr} is {e}")
             self.entered(v, e, label, depth)
-        elif callable(v) and not isinstance(v, type):
-            self.follow(v, depth, label)
+        else:  # anything else by identity: modules, classes, library functions, ufuncs,
+            e = self.bind(v)  # generators, bound methods, partials, other objects
+            self.guard(label, where, f"{expr} is {e}")
+            if isinstance(v, types.ModuleType):
+                if _user_module(v):  # entered for the attributes the code names
+                    self.entered(v, e, label, depth)
+            elif isinstance(v, type):
+                if _user_type(v):  # (class attributes: Net.scale, Net.forward)
+                    self.entered(v, e, label, depth)
+            elif callable(v):
+                self.follow(v, depth, label)
 
     def own(self, obj: Any, expr: str | None, label: str, depth: int,
             where: tuple | None) -> None:

@@ -39,6 +39,9 @@ class Traced:
     # their check(args), which the cache loop calls before it runs the variant
     captured: CapturedGuards | None = None
     check: Callable | None = None
+    # the numpy generators the generated code draws from (None: pullback's own, read
+    # when it runs); the cache loop rewinds them when a guard fails during a run
+    generators: tuple = ()
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -211,7 +214,27 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     captured = collect(user_fn, args, names, {i for i, _ in slots},
                        referenced_ids(graph, captures))
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
-                  captured, captured and captured.check)
+                  captured, captured and captured.check, drawn_from(graph))
+
+
+#: pullback's ops that draw from its own generator (``pb.rand``, ``pb.randn``, dropout)
+_OWN_DRAWS = frozenset({"uniform", "normal", "integers", "bernoulli_keep"})
+
+
+def drawn_from(graph: Graph) -> tuple:
+    """The generators a graph's draws read (None for pullback's own, which
+    ``pb.manual_seed`` replaces), each once."""
+    found: dict = {}
+    for e in graph.eqns:
+        if e.op.pure:
+            continue
+        if e.op.name == "draw":
+            gen = e.params["method"].fn.__self__
+            found[id(gen)] = gen
+        elif e.op.name in _OWN_DRAWS:
+            found[0] = None
+    return tuple(found.values())
+
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,
