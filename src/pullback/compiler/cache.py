@@ -184,8 +184,9 @@ def arg_key(a: Any) -> Any:
         return (type(a).__name__,) + tuple(arg_key(x) for x in a)
     if isinstance(a, dict):
         return ("dict",) + tuple((k, arg_key(v)) for k, v in sorted(a.items()))
-    if isinstance(a, float):
-        return ("f",)  # Python floats are traced as values, not baked in
+    if isinstance(a, (float, np.floating)):  # traced as values, not baked in; a Python
+        # float's dtype follows the call's arrays (in the key), np.float32's is its own
+        return ("f",) if type(a) is float else ("f", a.dtype.char)
     try:
         hash(a)
     except TypeError:

@@ -69,6 +69,7 @@ class Capture:
 
     label: str  # "global W", "self.W", "closure cell lam", "partial keyword lam"...
     where: tuple | None  # (code object, line) of a read, for messages
+    quiet: bool = False  # a library module's name (``np``): guarded, not listed
 
     def describe(self) -> str:
         at = ""
@@ -95,7 +96,9 @@ class CapturedGuards:
         return None if k is None else self.captures[k]
 
     def describe(self) -> list:
-        return [c.describe() for c in self.captures]
+        """What the guards check, for ``pb.compiler.inspect`` (not the names bound to
+        library modules, guarded too: ``np`` rebound would retrace)."""
+        return [c.describe() for c in self.captures if not c.quiet]
 
 
 def same_scalar(value: Any, expected: Any) -> bool:
@@ -254,13 +257,14 @@ class _Walk:
                     table[name]
         return None
 
-    def guard(self, label: str, where: tuple | None, expr: str, snapshot: tuple = ()) -> None:
+    def guard(self, label: str, where: tuple | None, expr: str, snapshot: tuple = (),
+              quiet: bool = False) -> None:
         """``snapshot``: (array or Tensor, its data's expression), compared by its bytes
         as well if generated code does not read it (see ``finish``)."""
         if len(self.terms) < MAX_GUARDS:
             if snapshot:
                 self.snapshots.append((len(self.terms), *snapshot))
-            self.terms.append((Capture(label, where), expr))
+            self.terms.append((Capture(label, where, quiet), expr))
 
     # ------------------------------------------------------------- callables
     def follow(self, f: Any, depth: int, label: str = "self") -> None:
@@ -399,14 +403,12 @@ class _Walk:
             self.entered(v, e, label, depth)
         else:  # anything else by identity: modules, classes, library functions, ufuncs,
             e = self.bind(v)  # generators, bound methods, partials, other objects
-            self.guard(label, where, f"{expr} is {e}")
-            if isinstance(v, types.ModuleType):
-                if _user_module(v):  # entered for the attributes the code names
-                    self.entered(v, e, label, depth)
-            elif isinstance(v, type):
-                if _user_type(v):  # (class attributes: Net.scale, Net.forward)
-                    self.entered(v, e, label, depth)
-            elif callable(v):
+            module = isinstance(v, types.ModuleType)
+            entered = _user_module(v) if module else isinstance(v, type) and _user_type(v)
+            self.guard(label, where, f"{expr} is {e}", quiet=module and not entered)
+            if entered:  # the attributes the code names (a class's: Net.scale, Net.forward)
+                self.entered(v, e, label, depth)
+            elif callable(v) and not module and not isinstance(v, type):
                 self.follow(v, depth, label)
 
     def own(self, obj: Any, expr: str | None, label: str, depth: int,
