@@ -229,14 +229,20 @@ class _Walk:
         self.seen: set = set()  # ids of the functions followed and objects entered
         self.env: dict = {"_same": same_scalar, "_Fn": types.FunctionType}
         self.terms: list = []  # (capture, expression) per guard, parents first
+        self.bound: dict = {}  # id of a value bound -> its name (the value is in env)
+        self.exprs: set = set()  # the expressions guarded
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
         self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
         self.own_checks: dict = {}  # id of an object guarding itself -> (check, calls)
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
-        name = f"_b{len(self.env)}"
-        self.env[name] = value
+        """A name of the check's globals for ``value`` (one per object: the same
+        read written twice is one expression, guarded once)."""
+        name = self.bound.get(id(value))
+        if name is None:
+            name = self.bound[id(value)] = f"_b{len(self.env)}"
+            self.env[name] = value
         return name
 
     def where(self, kind: str, name: str) -> tuple:
@@ -261,6 +267,9 @@ class _Walk:
               quiet: bool = False) -> None:
         """``snapshot``: (array or Tensor, its data's expression), compared by its bytes
         as well if generated code does not read it (see ``finish``)."""
+        if expr in self.exprs:  # (a global two followed functions of a module read)
+            return
+        self.exprs.add(expr)
         if len(self.terms) < MAX_GUARDS:
             if snapshot:
                 self.snapshots.append((len(self.terms), *snapshot))
