@@ -263,3 +263,30 @@ def test_the_retrace_limit_warning_names_a_rebound_function():
     text = " ".join(str(x.message) for x in w)
     assert "the guard that global F is unchanged since it was traced" in text
     assert "return F(v).sum()" in text
+
+
+class Model:
+    def __init__(self):
+        self.w = np.array([1.0, 2.0, 3.0])
+
+    def act(self, z):
+        return np.sin(z)
+
+    def __call__(self, v):
+        return self.act(v * self.w).sum()
+
+
+def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_retraces():
+    model = Model()
+    g = pb.grad(lambda v: model(v))
+    np.testing.assert_allclose(g(X), model.w * np.cos(X * model.w), rtol=1e-12)
+    original = Model.act
+    try:
+        Model.act = lambda self, z: np.tanh(z)
+        np.testing.assert_allclose(g(X), model.w * (1 - np.tanh(X * model.w) ** 2),
+                                   rtol=1e-12)
+    finally:
+        Model.act = original
+    np.testing.assert_allclose(g(X), model.w * np.cos(X * model.w), rtol=1e-12)
+    model.act = lambda z: z * z  # an instance attribute hides the method
+    np.testing.assert_allclose(g(X), 2 * model.w ** 2 * X, rtol=1e-12)

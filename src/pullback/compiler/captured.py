@@ -469,23 +469,29 @@ class _Walk:
 
     def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int) -> None:
         """``obj.name`` found on its class: a method (or property) of a user class is
-        followed; a value of one is guarded where it is (``Net.scale = 2`` retraces),
-        and so is its absence from the instance (``net.scale = 2`` would hide it)."""
+        guarded by identity (``Net.forward = other`` retraces) and followed; a value of
+        one is guarded where it is (``Net.scale = 2`` retraces), and so is its absence
+        from the instance (``net.scale = 2`` or ``net.forward = f`` would hide it)."""
         owner = next((c for c in type(obj).__mro__ if name in c.__dict__), None)
         if owner is None or not _user_type(owner):
             return
-        m = owner.__dict__[name]
+        raw = m = owner.__dict__[name]
         if isinstance(m, (staticmethod, classmethod)):
             m = m.__func__
         elif isinstance(m, property):
             m = m.fget
-        if isinstance(m, types.FunctionType):
+        at = self.where("attr", name)
+        key = self.bind(name)
+        dunder = name.startswith("__") and name.endswith("__")  # (``__call__``: how
+        if not dunder:  # the object is called, found on its class; followed only)
+            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+        if isinstance(m, types.FunctionType):  # a method: the one traced, by identity
+            if not dunder:
+                self.guard(f"{label}.{name}", at,
+                           f"{self.bind(owner)}.__dict__[{key}] is {self.bind(raw)}")
             if is_user_code(m.__code__):
                 self.function(m, depth + 1)
-        elif isinstance(m, _SCALARS + (np.ndarray, Tensor, list, tuple, dict)):
-            at = self.where("attr", name)
-            key = self.bind(name)
-            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+        else:
             self.value(f"{label}.{name}", f"{self.bind(owner)}.__dict__[{key}]", m,
                        depth + 1, at)
 
