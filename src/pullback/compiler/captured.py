@@ -16,12 +16,23 @@ one the trace saw:
   bytes as well, so a write into it retraces;
 - numbers, strings, None and dtypes by value (identity first: the common case is one
   ``is``), lists, tuples and dicts by identity and length, then element by element;
+  sets, frozensets, slices and ranges by equality (a set against a copy);
 - objects of the user's classes by identity (an argument's own attributes are read
-  from the argument itself), their instance attributes that the followed code names;
-- modules, functions and classes are never guarded: the user's modules are entered
-  for the attributes the code names, and the user's functions the code can reach
-  (globals, cells, methods, partials, wrapped functions) are followed for what they
-  capture, to a bounded depth.
+  from the argument itself), their instance attributes that the followed code names,
+  and the methods it names on their classes (replaced, or hidden by an instance
+  attribute, they retrace);
+- the user's functions by their code, and what they capture (globals, cells and
+  defaults, read through the function where it is a captured value, so a lambda made
+  anew from the same code with the same captures keeps its variant), followed to a
+  bounded depth; user modules and classes by identity, entered for the attributes the
+  code names;
+- anything else by identity (the guard rule: what the walk does not understand is
+  not assumed constant): library functions and ufuncs (``f = np.cos``), numpy types,
+  generators, bound methods, partials, library modules (not listed by ``describe``).
+
+Names looked up by a string (``globals()['K']``, ``getattr(mod, 'K')``) are guarded
+when the string is a constant of the code that calls ``globals``/``vars``/
+``getattr``/``eval``; a name computed at run time is not seen.
 
 The cache loop (``cache.py``) calls ``check`` before it runs a variant; a failure is
 a guard failure like any other, and ``first_failure`` names the captured value and
