@@ -7,6 +7,7 @@ slices, ranges, sets, a helper's defaults, names looked up by a string
 function attribute; and a guard failing after a draw leaves the generator where a
 single eager call would (docs/reliability.md, "The guard rule")."""
 
+import functools
 import sys
 import types
 import warnings
@@ -290,3 +291,21 @@ def test_a_method_replaced_on_the_class_or_shadowed_on_the_instance_retraces():
     np.testing.assert_allclose(g(X), model.w * np.cos(X * model.w), rtol=1e-12)
     model.act = lambda z: z * z  # an instance attribute hides the method
     np.testing.assert_allclose(g(X), 2 * model.w ** 2 * X, rtol=1e-12)
+
+
+def test_partials_and_bound_methods_made_anew_are_compared_by_what_they_hold():
+    def scale(z, k):
+        return z * k
+
+    rng = np.random.default_rng(0)
+    model = Model()
+    g = None
+    for k in (2.0, 2.0, 3.0):
+        part = functools.partial(scale, k=k)  # a new partial each pass
+        method = model.act  # a new bound method each pass
+        draw = rng.random  # a new builtin method each pass
+        g = pb.grad(lambda v: (part(v) + method(v) + 0 * draw()).sum())  # noqa: B023
+        np.testing.assert_allclose(g(X), k + np.cos(X), rtol=1e-12)
+    assert g.cache.info.misses == 2  # (k = 2.0 twice: one variant)
+    part = functools.partial(np.multiply, 5.0)  # another function
+    np.testing.assert_allclose(g(X), 5 + np.cos(X), rtol=1e-12)

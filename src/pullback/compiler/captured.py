@@ -238,7 +238,8 @@ class _Walk:
         self.names: set = set()
         self.codes: list = []  # the code objects followed, in order (for messages)
         self.seen: set = set()  # ids of the functions followed and objects entered
-        self.env: dict = {"_same": same_scalar, "_Fn": types.FunctionType}
+        self.env: dict = {"_same": same_scalar, "_Fn": types.FunctionType,
+                          "_Partial": functools.partial}
         self.terms: list = []  # (capture, expression) per guard, parents first
         self.bound: dict = {}  # id of a value bound -> its name (the value is in env)
         self.exprs: set = set()  # the expressions guarded
@@ -287,9 +288,11 @@ class _Walk:
             self.terms.append((Capture(label, where, quiet), expr))
 
     # ------------------------------------------------------------- callables
-    def follow(self, f: Any, depth: int, label: str = "self") -> None:
+    def follow(self, f: Any, depth: int, label: str = "self", expr: str | None = None) -> None:
         """What a callable reads: a function's globals and cells (and what they reach),
-        a bound method's instance, a partial's arguments, a wrapper's function."""
+        a bound method's instance, a partial's arguments, a wrapper's function.
+        ``expr`` reads a partial where it is a captured value: its function and
+        arguments are read through it (an equal partial made anew passes)."""
         if depth > MAX_DEPTH:
             return
         if isinstance(f, types.FunctionType):
@@ -303,7 +306,7 @@ class _Walk:
                 self.entered(f.__self__, self.bind(f.__self__), owner, depth)
             self.follow(f.__func__, depth)
         elif isinstance(f, functools.partial):
-            p = self.bind(f)
+            p = expr or self.bind(f)
             code = getattr(f.func, "__code__", None)
             where = None if code is None else (code, code.co_firstlineno)
             for i, a in enumerate(f.args):
@@ -311,7 +314,10 @@ class _Walk:
             for k, a in f.keywords.items():
                 self.value(f"partial keyword {k}", f"{p}.keywords[{self.bind(k)}]", a,
                            depth + 1, where)
-            self.follow(f.func, depth, label)
+            if expr is None:
+                self.follow(f.func, depth, label)
+            else:
+                self.value(f"{label}.func", f"{p}.func", f.func, depth, where)
         elif isinstance(getattr(f, "__wrapped__", None), types.FunctionType) and \
                 not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
             self.follow(f.__wrapped__, depth, label)
@@ -409,6 +415,20 @@ class _Walk:
             e = self.bind(v)  # (equal where equal is cheap; a set is mutable: its copy)
             self.guard(label, where, f"{expr} is {e} and {e} == {self.bind(frozenset(v))}"
                        if isinstance(v, set) else f"((_v := {expr}) is {e} or _same(_v, {e}))")
+        elif type(v) is functools.partial:  # (its function and arguments: follow)
+            self.guard(label, where, f"(type(_v := {expr}) is _Partial and len(_v.args) == "
+                                     f"{len(v.args)} and len(_v.keywords) == {len(v.keywords)})")
+            self.follow(v, depth, label, expr)
+        elif isinstance(v, (types.MethodType, types.BuiltinMethodType)) and \
+                getattr(v, "__self__", None) is not None and \
+                not isinstance(v.__self__, types.ModuleType):
+            # a bound method (``step = model.step``, ``draw = rng.normal``): its object
+            # and function, so the same method bound anew passes
+            how = (f"_v.__func__ is {self.bind(v.__func__)}" if isinstance(v, types.MethodType)
+                   else f"_v.__name__ == {self.bind(v.__name__)}")
+            self.guard(label, where, f"(type(_v := {expr}) is {self.bind(type(v))} and "
+                                     f"_v.__self__ is {self.bind(v.__self__)} and {how})")
+            self.follow(v, depth, label)
         elif isinstance(v, types.FunctionType) and is_user_code(v.__code__):
             # the same code (a function made anew from it is the same function if
             # what it captures is: ``function`` reads that through ``expr``)
