@@ -415,7 +415,13 @@ class _Walk:
             e = self.bind(v)  # (equal where equal is cheap; a set is mutable: its copy)
             self.guard(label, where, f"{expr} is {e} and {e} == {self.bind(frozenset(v))}"
                        if isinstance(v, set) else f"((_v := {expr}) is {e} or _same(_v, {e}))")
-        elif type(v) is functools.partial:  # (its function and arguments: follow)
+        else:
+            self.other(label, expr, v, depth, where)
+
+    def other(self, label: str, expr: str, v: Any, depth: int, where: tuple | None) -> None:
+        """A captured value that is not data: a callable, an object, a module or a
+        class; what the walk does not understand is guarded by identity."""
+        if type(v) is functools.partial:  # (its function and arguments: follow)
             self.guard(label, where, f"(type(_v := {expr}) is _Partial and len(_v.args) == "
                                      f"{len(v.args)} and len(_v.keywords) == {len(v.keywords)})")
             self.follow(v, depth, label, expr)
