@@ -283,9 +283,9 @@ def test_empty_arrays(door):
         assert grad.shape == (0, 3) and grad.dtype == np.float64
 
 
-def test_python_float_is_a_numpy_face_0d_value_of_the_default_float_dtype():
-    def f(s):
-        assert s.shape == () and s.size == 1 and s.dtype == np.float32
+def test_python_float_is_a_numpy_face_0d_float64_value():
+    def f(s):  # (numpy computes with a Python float in float64: test_scalar_precision.py)
+        assert s.shape == () and s.size == 1 and s.dtype == np.float64
         return (s * s).sum(axis=0)
 
     assert pb.grad(f)(3.0) == 6.0 and isinstance(pb.grad(f)(3.0), float)

@@ -26,6 +26,7 @@ import numpy as np
 from ..autograd import profiler
 from ..autograd.grad_mode import STATE
 from ..numpy_face import NumpyTensor
+from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..settings import config
 from ..tensor import Tensor
 from .trace import Traced
@@ -64,6 +65,20 @@ def same_value(value: Any, expected: Any) -> bool:
             a, expected, equal_nan=expected.dtype.kind in "fc")
     return bool(a == expected) or (a.dtype.kind in "fc" and bool(np.isnan(a))
                                    and expected != expected)
+
+
+def run_rewinding(door: Any, variant: Any, args: tuple) -> Any:
+    """``door.run(variant, args)`` for a variant that draws: if a guard fails part way (after some
+    draws), its generators go back to where they were, so that the variant run or
+    traced next draws what a single eager call would (a seeded run matches numpy's)."""
+    gens = [GENERATOR.rng if g is None else g for g in variant.traced.generators]
+    states = [state_of(g) for g in gens]
+    try:
+        return door.run(variant, args)
+    except GuardFailed:
+        for g, state in zip(gens, states):
+            set_state_of(g, state)
+        raise
 
 
 def guard_env(guards: list) -> dict:
@@ -169,8 +184,9 @@ def arg_key(a: Any) -> Any:
         return (type(a).__name__,) + tuple(arg_key(x) for x in a)
     if isinstance(a, dict):
         return ("dict",) + tuple((k, arg_key(v)) for k, v in sorted(a.items()))
-    if isinstance(a, float):
-        return ("f",)  # Python floats are traced as values, not baked in
+    if isinstance(a, (float, np.floating)):  # traced as values, not baked in; a Python
+        # float's dtype follows the call's arrays (in the key), np.float32's is its own
+        return ("f",) if type(a) is float else ("f", a.dtype.char)
     try:
         hash(a)
     except TypeError:
@@ -225,12 +241,14 @@ class Cache:
         failed = None
         if variants is not None:  # the hot path: a cache hit
             for variant in variants:
-                check = variant.traced.check  # (_run, inlined)
+                traced = variant.traced  # (_run, inlined)
+                check = traced.check
                 if check is not None and not check(args):
                     failed = (variant, CAPTURED)
                     continue
                 try:
-                    out = door.run(variant, args)
+                    out = door.run(variant, args) if not traced.generators else \
+                        run_rewinding(door, variant, args)
                 except GuardFailed as e:
                     failed = (variant, e.index)
                     continue
@@ -243,9 +261,11 @@ class Cache:
     @staticmethod
     def _run(door: FrontDoor, variant: Any, args: tuple) -> Any:
         """``door.run`` once the values the variant's trace captured are checked."""
-        check = variant.traced.check
-        if check is not None and not check(args):
+        traced = variant.traced
+        if traced.check is not None and not traced.check(args):
             raise GuardFailed(CAPTURED)
+        if traced.generators:  # (a guard failing after a draw: the draw is undone)
+            return run_rewinding(door, variant, args)
         return door.run(variant, args)
 
     def _hit(self, key: tuple) -> None:

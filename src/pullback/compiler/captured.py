@@ -16,12 +16,23 @@ one the trace saw:
   bytes as well, so a write into it retraces;
 - numbers, strings, None and dtypes by value (identity first: the common case is one
   ``is``), lists, tuples and dicts by identity and length, then element by element;
+  sets, frozensets, slices and ranges by equality (a set against a copy);
 - objects of the user's classes by identity (an argument's own attributes are read
-  from the argument itself), their instance attributes that the followed code names;
-- modules, functions and classes are never guarded: the user's modules are entered
-  for the attributes the code names, and the user's functions the code can reach
-  (globals, cells, methods, partials, wrapped functions) are followed for what they
-  capture, to a bounded depth.
+  from the argument itself), their instance attributes that the followed code names,
+  and the methods it names on their classes (replaced, or hidden by an instance
+  attribute, they retrace);
+- the user's functions by their code, and what they capture (globals, cells and
+  defaults, read through the function where it is a captured value, so a lambda made
+  anew from the same code with the same captures keeps its variant), followed to a
+  bounded depth; user modules and classes by identity, entered for the attributes the
+  code names;
+- anything else by identity (the guard rule: what the walk does not understand is
+  not assumed constant): library functions and ufuncs (``f = np.cos``), numpy types,
+  generators, bound methods, partials, library modules (not listed by ``describe``).
+
+Names looked up by a string (``globals()['K']``, ``getattr(mod, 'K')``) are guarded
+when the string is a constant of the code that calls ``globals``/``vars``/
+``getattr``/``eval``; a name computed at run time is not seen.
 
 The cache loop (``cache.py``) calls ``check`` before it runs a variant; a failure is
 a guard failure like any other, and ``first_failure`` names the captured value and
@@ -58,6 +69,10 @@ _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBAL
 _CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE",
                          "LOAD_FROM_DICT_OR_DEREF"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+# builtins that look names up by a string (``globals()['K']``, ``getattr(mod, 'K')``):
+# code calling one has its string constants taken as global and attribute names too
+_DYNAMIC_GLOBALS = frozenset({"globals", "vars", "eval", "exec"})
+_DYNAMIC_ATTRS = frozenset({"getattr", "vars", "eval", "exec", "__dict__"})
 
 
 @dataclass
@@ -66,6 +81,7 @@ class Capture:
 
     label: str  # "global W", "self.W", "closure cell lam", "partial keyword lam"...
     where: tuple | None  # (code object, line) of a read, for messages
+    quiet: bool = False  # a library module's name (``np``): guarded, not listed
 
     def describe(self) -> str:
         at = ""
@@ -92,7 +108,9 @@ class CapturedGuards:
         return None if k is None else self.captures[k]
 
     def describe(self) -> list:
-        return [c.describe() for c in self.captures]
+        """What the guards check, for ``pb.compiler.inspect`` (not the names bound to
+        library modules, guarded too: ``np`` rebound would retrace)."""
+        return [c.describe() for c in self.captures if not c.quiet]
 
 
 def same_scalar(value: Any, expected: Any) -> bool:
@@ -120,6 +138,7 @@ class _Reads:
     cells: dict
     attrs: dict
     code: Any  # the code each name was first read in, per name: {name: code}
+    strings: dict | None = None  # identifier-like string constants, each with its line
 
 
 _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -128,10 +147,27 @@ _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def reads(code: types.CodeType) -> _Reads:
     found = _READS.get(code)
     if found is None:  # (filled before it is shared: another thread may read it)
-        found = _Reads({}, {}, {}, {})
+        found = _Reads({}, {}, {}, {}, {})
         _scan(code, found)
+        _dynamic(found)
         _READS[code] = found
     return found
+
+
+def _dynamic(r: _Reads) -> None:
+    """Code that looks names up by a string (``globals()['K']``, ``vars(obj)['K']``,
+    ``getattr(mod, 'K')``) reads, as far as the walk knows, every name its string
+    constants spell: they are taken as the globals and attributes it reads. A name
+    computed at run time (not a constant of the code) is not seen."""
+    dyn_globals = not _DYNAMIC_GLOBALS.isdisjoint(r.globals)
+    dyn_attrs = not _DYNAMIC_ATTRS.isdisjoint(r.globals) or "__dict__" in r.attrs
+    for name, (line, code) in (r.strings or {}).items():
+        for table, wanted, kind in ((r.globals, dyn_globals, "name"),
+                                    (r.attrs, dyn_attrs, "attr")):
+            if wanted and name not in table:
+                table[name] = line
+                r.code.setdefault((kind, name), code)
+    r.strings = None
 
 
 def _scan(code: types.CodeType, into: _Reads) -> None:
@@ -141,6 +177,10 @@ def _scan(code: types.CodeType, into: _Reads) -> None:
         line = (pos.lineno if pos is not None and pos.lineno else
                 ins.starts_line or line)
         if not isinstance(ins.argval, str):
+            continue
+        if ins.opname == "LOAD_CONST":
+            if ins.argval.isidentifier():
+                into.strings.setdefault(ins.argval, (line, code))
             continue
         table = (into.globals if ins.opname in _GLOBAL_LOADS else
                  into.cells if ins.opname in _CELL_LOADS else
@@ -166,7 +206,12 @@ def _user_type(cls: type) -> bool:
 
 
 def _user_module(m: types.ModuleType) -> bool:
+    """A module of the user's files, or one made at run time (``types.ModuleType``,
+    with no file and not built into Python)."""
     name = getattr(m, "__file__", None)
+    if name is None:
+        return getattr(m, "__spec__", None) is None and \
+            m.__name__ not in sys.builtin_module_names
     return isinstance(name, str) and is_user_file(name)
 
 
@@ -194,8 +239,11 @@ class _Walk:
         self.names: set = set()
         self.codes: list = []  # the code objects followed, in order (for messages)
         self.seen: set = set()  # ids of the functions followed and objects entered
-        self.env: dict = {"_same": same_scalar}
+        self.env: dict = {"_same": same_scalar, "_Fn": types.FunctionType,
+                          "_Partial": functools.partial}
         self.terms: list = []  # (capture, expression) per guard, parents first
+        self.bound: dict = {}  # id of a value bound -> its name (the value is in env)
+        self.exprs: set = set()  # the expressions guarded
         self.snapshots: list = []  # (term index, array or Tensor, its data's expression)
         self.prologue: dict = {}  # local name -> what it reads first: args[k].__dict__
         self.own_checks: dict = {}  # id of an object guarding itself -> (check, calls)
@@ -204,8 +252,12 @@ class _Walk:
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
-        name = f"_b{len(self.env)}"
-        self.env[name] = value
+        """A name of the check's globals for ``value`` (one per object: the same
+        read written twice is one expression, guarded once)."""
+        name = self.bound.get(id(value))
+        if name is None:
+            name = self.bound[id(value)] = f"_b{len(self.env)}"
+            self.env[name] = value
         return name
 
     def where(self, kind: str, name: str) -> tuple:
@@ -226,20 +278,26 @@ class _Walk:
                     table[name]
         return None
 
-    def guard(self, label: str, where: tuple | None, expr: str, snapshot: tuple = ()) -> None:
+    def guard(self, label: str, where: tuple | None, expr: str, snapshot: tuple = (),
+              quiet: bool = False) -> None:
         """``snapshot``: (array or Tensor, its data's expression), compared by its bytes
         as well if generated code does not read it (see ``finish``)."""
+        if expr in self.exprs:  # (a global two followed functions of a module read)
+            return
+        self.exprs.add(expr)
         if len(self.terms) < MAX_GUARDS:
             if snapshot:
                 self.snapshots.append((len(self.terms), *snapshot))
             if self._inside:
                 self.contents.add(len(self.terms))
-            self.terms.append((Capture(label, where), expr))
+            self.terms.append((Capture(label, where, quiet), expr))
 
     # ------------------------------------------------------------- callables
-    def follow(self, f: Any, depth: int, label: str = "self") -> None:
+    def follow(self, f: Any, depth: int, label: str = "self", expr: str | None = None) -> None:
         """What a callable reads: a function's globals and cells (and what they reach),
-        a bound method's instance, a partial's arguments, a wrapper's function."""
+        a bound method's instance, a partial's arguments, a wrapper's function.
+        ``expr`` reads a partial where it is a captured value: its function and
+        arguments are read through it (an equal partial made anew passes)."""
         if depth > MAX_DEPTH:
             return
         if isinstance(f, types.FunctionType):
@@ -253,7 +311,7 @@ class _Walk:
                 self.entered(f.__self__, self.bind(f.__self__), owner, depth)
             self.follow(f.__func__, depth)
         elif isinstance(f, functools.partial):
-            p = self.bind(f)
+            p = expr or self.bind(f)
             code = getattr(f.func, "__code__", None)
             where = None if code is None else (code, code.co_firstlineno)
             for i, a in enumerate(f.args):
@@ -261,7 +319,10 @@ class _Walk:
             for k, a in f.keywords.items():
                 self.value(f"partial keyword {k}", f"{p}.keywords[{self.bind(k)}]", a,
                            depth + 1, where)
-            self.follow(f.func, depth, label)
+            if expr is None:
+                self.follow(f.func, depth, label)
+            else:
+                self.value(f"{label}.func", f"{p}.func", f.func, depth, where)
         elif isinstance(getattr(f, "__wrapped__", None), types.FunctionType) and \
                 not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
             self.follow(f.__wrapped__, depth, label)
@@ -270,7 +331,12 @@ class _Walk:
         elif _user_object(f):  # a callable object of a user class
             self.entered(f, self.bind(f), label, depth)
 
-    def function(self, fn: types.FunctionType, depth: int) -> None:
+    def function(self, fn: types.FunctionType, depth: int, expr: str | None = None) -> None:
+        """What a user function reads: its globals, its closure cells and defaults.
+        ``expr`` reads the function where it is a captured value (a global, a cell):
+        its cells and defaults are read through it, so a function made anew from the
+        same code with the same captures (a lambda made on each pass of a loop) passes
+        the guards, and one capturing something else does not."""
         if id(fn) in self.seen:  # (by function: two closures of one code differ in cells)
             return
         self.seen.add(id(fn))
@@ -284,17 +350,41 @@ class _Walk:
             if name in glb:
                 if g is None:
                     g = self.bind(glb)
+                    if expr is not None:  # (a function of the same code from another module)
+                        self.guard(f"the globals of {code.co_name}", (code, code.co_firstlineno),
+                                   f"{expr}.__globals__ is {g}")
                 self.value(f"global {name}", f"{g}[{self.bind(name)}]", glb[name], depth + 1,
                            self.where("global", name))
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        for i, (name, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
             if name == RUNTIME_NAME:  # the source pass's helpers, in rewritten code
                 continue
             try:
                 v = cell.cell_contents
             except ValueError:  # not yet assigned
                 continue
-            self.value(f"closure cell {name}", f"{self.bind(cell)}.cell_contents", v,
-                       depth + 1, self.where("cell", name))
+            read = f"{self.bind(cell)}.cell_contents" if expr is None else \
+                f"{expr}.__closure__[{i}].cell_contents"
+            self.value(f"closure cell {name}", read, v, depth + 1, self.where("cell", name))
+        self.defaults(fn, depth, expr or self.bind(fn))
+
+    def defaults(self, fn: types.FunctionType, depth: int, expr: str) -> None:
+        """A followed function's defaults (the traced function's own become arguments)."""
+        code = fn.__code__
+        at = (code, code.co_firstlineno)
+        found = fn.__defaults__ or ()
+        if depth > 0 and found:  # (none given: a call leaving one out would have failed)
+            self.guard(f"the defaults of {code.co_name}", at,
+                       f"len({expr}.__defaults__ or ()) == {len(found)}")
+            for i, v in enumerate(found):
+                self.value(f"default {i} of {code.co_name}", f"{expr}.__defaults__[{i}]", v,
+                           depth + 1, at)
+        kw = fn.__kwdefaults__ or {}
+        if kw:
+            self.guard(f"the keyword defaults of {code.co_name}", at,
+                       f"len({expr}.__kwdefaults__ or ()) == {len(kw)}")
+        for k, v in kw.items():
+            self.value(f"keyword default {k} of {code.co_name}",
+                       f"{expr}.__kwdefaults__[{self.bind(k)}]", v, depth + 1, at)
 
     # ------------------------------------------------------------- values
     def value(self, label: str, expr: str, v: Any, depth: int, where: tuple | None) -> None:
@@ -328,17 +418,56 @@ class _Walk:
                     key = repr(k) if type(k) in (int, str) else "..."
                     self.value(f"{label}[{key}]", f"{e}[{self.bind(k)}]", x, depth + 1, where)
             self._inside -= 1
-        elif isinstance(v, types.ModuleType):
-            if _user_module(v):  # (never guarded itself; entered for what the code names)
-                self.entered(v, self.bind(v), label, depth)
+        elif isinstance(v, set):  # (mutable: its identity, then its contents by a copy)
+            e = self.bind(v)
+            self.guard(label, where, f"{expr} is {e}")
+            self._inside += 1
+            self.guard(label, where, f"{e} == {self.bind(frozenset(v))}")
+            self._inside -= 1
+        elif isinstance(v, (frozenset, slice, range)):  # (equal where equal is cheap)
+            e = self.bind(v)
+            self.guard(label, where, f"((_v := {expr}) is {e} or _same(_v, {e}))")
+        else:
+            self.other(label, expr, v, depth, where)
+
+    def other(self, label: str, expr: str, v: Any, depth: int, where: tuple | None) -> None:
+        """A captured value that is not data: a callable, an object, a module or a
+        class; what the walk does not understand is guarded by identity."""
+        if type(v) is functools.partial:  # (its function and arguments: follow)
+            self.guard(label, where, f"(type(_v := {expr}) is _Partial and len(_v.args) == "
+                                     f"{len(v.args)} and len(_v.keywords) == {len(v.keywords)})")
+            self.follow(v, depth, label, expr)
+        elif isinstance(v, (types.MethodType, types.BuiltinMethodType)) and \
+                getattr(v, "__self__", None) is not None and \
+                not isinstance(v.__self__, types.ModuleType):
+            # a bound method (``step = model.step``, ``draw = rng.normal``): its object
+            # and function, so the same method bound anew passes
+            how = (f"_v.__func__ is {self.bind(v.__func__)}" if isinstance(v, types.MethodType)
+                   else f"_v.__name__ == {self.bind(v.__name__)}")
+            self.guard(label, where, f"(type(_v := {expr}) is {self.bind(type(v))} and "
+                                     f"_v.__self__ is {self.bind(v.__self__)} and {how})")
+            self.follow(v, depth, label)
+        elif isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+            # the same code (a function made anew from it is the same function if
+            # what it captures is: ``function`` reads that through ``expr``)
+            self.guard(label, where, f"(type(_v := {expr}) is _Fn and "
+                                     f"_v.__code__ is {self.bind(v.__code__)})")
+            self.function(v, depth, expr)
         elif _own_guard(v) is not None:
             self.own(v, expr, label, depth, where)
         elif _user_object(v):
             e = self.bind(v)
             self.guard(label, where, f"{expr} is {e}")
             self.entered(v, e, label, depth)
-        elif callable(v) and not isinstance(v, type):
-            self.follow(v, depth, label)
+        else:  # anything else by identity: modules, classes, library functions, ufuncs,
+            e = self.bind(v)  # generators, bound methods, partials, other objects
+            module = isinstance(v, types.ModuleType)
+            entered = _user_module(v) if module else isinstance(v, type) and _user_type(v)
+            self.guard(label, where, f"{expr} is {e}", quiet=module and not entered)
+            if entered:  # the attributes the code names (a class's: Net.scale, Net.forward)
+                self.entered(v, e, label, depth)
+            elif callable(v) and not module and not isinstance(v, type):
+                self.follow(v, depth, label)
 
     def own(self, obj: Any, expr: str | None, label: str, depth: int,
             where: tuple | None) -> None:
@@ -389,23 +518,29 @@ class _Walk:
 
     def class_attribute(self, obj: Any, base: str, name: str, label: str, depth: int) -> None:
         """``obj.name`` found on its class: a method (or property) of a user class is
-        followed; a value of one is guarded where it is (``Net.scale = 2`` retraces),
-        and so is its absence from the instance (``net.scale = 2`` would hide it)."""
+        guarded by identity (``Net.forward = other`` retraces) and followed; a value of
+        one is guarded where it is (``Net.scale = 2`` retraces), and so is its absence
+        from the instance (``net.scale = 2`` or ``net.forward = f`` would hide it)."""
         owner = next((c for c in type(obj).__mro__ if name in c.__dict__), None)
         if owner is None or not _user_type(owner):
             return
-        m = owner.__dict__[name]
+        raw = m = owner.__dict__[name]
         if isinstance(m, (staticmethod, classmethod)):
             m = m.__func__
         elif isinstance(m, property):
             m = m.fget
-        if isinstance(m, types.FunctionType):
+        at = self.where("attr", name)
+        key = self.bind(name)
+        dunder = name.startswith("__") and name.endswith("__")  # (``__call__``: how
+        if not dunder:  # the object is called, found on its class; followed only)
+            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+        if isinstance(m, types.FunctionType):  # a method: the one traced, by identity
+            if not dunder:
+                self.guard(f"{label}.{name}", at,
+                           f"{self.bind(owner)}.__dict__[{key}] is {self.bind(raw)}")
             if is_user_code(m.__code__):
                 self.function(m, depth + 1)
-        elif isinstance(m, _SCALARS + (np.ndarray, Tensor, list, tuple, dict)):
-            at = self.where("attr", name)
-            key = self.bind(name)
-            self.guard(f"{label}.{name}", at, f"{key} not in {base}")
+        else:
             self.value(f"{label}.{name}", f"{self.bind(owner)}.__dict__[{key}]", m,
                        depth + 1, at)
 

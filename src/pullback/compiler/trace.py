@@ -39,6 +39,9 @@ class Traced:
     # their check(args), which the cache loop calls before it runs the variant
     captured: CapturedGuards | None = None
     check: Callable | None = None
+    # the numpy generators the generated code draws from (None: pullback's own, read
+    # when it runs); the cache loop rewinds them when a guard fails during a run
+    generators: tuple = ()
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -137,26 +140,42 @@ def _require(t: Tensor) -> Tensor:
 
 
 def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
+    """An argument's array: a Python float in ``floats``, a numpy scalar in its own."""
     if isinstance(a, np.ndarray):
         return a
+    if isinstance(a, np.floating) and type(a) is not np.float64:
+        return np.asarray(a)  # (np.float64 is a float: ``floats`` is float64 beside it)
     return np.asarray(a, dtype=floats or dtypes.default_float.np)
 
 
 def float_dtype(args: Any) -> np.dtype:
-    """The dtype of the Python floats among a call's arguments: the widest float dtype
-    of its arrays and Tensors (so 0.1 next to float64 arrays stays 0.1, and float32
-    code stays float32; a 0-d float64 value does not promote a float32 array), the
-    default float dtype when there are none."""
+    """The dtype of the Python floats among a call's arguments, numpy's: float64, or
+    weakly typed next to float arrays (numpy 2's rule): the widest float dtype of the
+    call's arrays and Tensors, so float32 code stays float32 and 0.1 next to float64
+    arrays is 0.1. With a Tensor among them and no float array (the torch face), the
+    default float dtype, as torch gives ``int_tensor * 0.5``."""
     widest = None
+    torch_face = False
     for x in tree_leaves(args):
-        d = x._data.dtype if isinstance(x, Tensor) else getattr(x, "dtype", None)
+        if isinstance(x, Tensor):
+            d = x._data.dtype
+            torch_face = torch_face or type(x) is not NumpyTensor
+        else:
+            d = getattr(x, "dtype", None)
         if d is not None and d.kind == "f" and (widest is None or d.itemsize > widest.itemsize):
             widest = d
-    return widest or dtypes.default_float.np
+    if widest is not None:
+        return widest
+    return dtypes.default_float.np if torch_face else _FLOAT64
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def is_traced_arg(a: Any) -> bool:
-    return isinstance(a, (Tensor, np.ndarray, float))
+    """Traced rather than static: arrays, Tensors, Python floats and numpy's float
+    scalars (``np.float32(0.8)``: a 0-d value of its dtype)."""
+    return isinstance(a, (Tensor, np.ndarray, float, np.floating))
 
 
 def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
@@ -212,7 +231,27 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                        referenced_ids(graph, captures),
                        {k for k, replayed in tracer.unguarded.items() if replayed})
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
-                  captured, captured and captured.check)
+                  captured, captured and captured.check, drawn_from(graph))
+
+
+#: pullback's ops that draw from its own generator (``pb.rand``, ``pb.randn``, dropout)
+_OWN_DRAWS = frozenset({"uniform", "normal", "integers", "bernoulli_keep"})
+
+
+def drawn_from(graph: Graph) -> tuple:
+    """The generators a graph's draws read (None for pullback's own, which
+    ``pb.manual_seed`` replaces), each once."""
+    found: dict = {}
+    for e in graph.eqns:
+        if e.op.pure:
+            continue
+        if e.op.name == "draw":
+            gen = e.params["method"].fn.__self__
+            found[id(gen)] = gen
+        elif e.op.name in _OWN_DRAWS:
+            found[0] = None
+    return tuple(found.values())
+
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,
@@ -251,7 +290,7 @@ def arg_array(a: Any, var: Any) -> np.ndarray:
     the dtype the trace gave it, so that results and guards see what the trace saw."""
     if isinstance(a, Tensor):
         return a._data
-    if isinstance(a, float):
+    if isinstance(a, (float, np.floating)):
         return np.asarray(a, var.dtype)
     return a
 
