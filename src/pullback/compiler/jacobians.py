@@ -28,7 +28,7 @@ from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from .forward import JVPProgram
-from .grad import OutputError, check_target
+from .grad import OutputError, check_target, unique_argnums
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -42,7 +42,7 @@ def _argnums(name: str, argnums: Any, n: int) -> tuple:
                                f"{type(k).__name__}")
         if not -n <= k < n:
             raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
-    return tuple(k % n for k in nums)
+    return unique_argnums(name, argnums, tuple(k % n for k in nums))
 
 
 def _shape(x: Any) -> tuple:
@@ -56,8 +56,11 @@ def _zeros_like(x: Any) -> Any:
 
 
 def _basis(x: Any, j: int) -> Any:
-    """The j-th basis vector of the space of ``x``, of its kind."""
-    e = np.zeros_like(x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float))
+    """The j-th basis vector of the space of ``x`` (C order, as the Jacobian's columns
+    run), of its kind. A fresh C-contiguous array: ``zeros_like`` keeps a transposed or
+    Fortran input's layout, where ``reshape(-1)`` is a copy the write would be lost in."""
+    d = x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float)
+    e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
     return Tensor._make(e) if isinstance(x, Tensor) else e
 
@@ -201,5 +204,7 @@ def jacrev(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
 def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:
     """The Hessian of scalar-valued ``fn``: ``jacfwd(jacrev(fn))``, forward over
     reverse. A non-scalar output is refused (its 'Hessian' is jacfwd(jacrev(f)))."""
-    return Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
-                    False, forward=True)
+    outer = Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
+                     False, forward=True)
+    outer.name = "hessian"
+    return outer
