@@ -27,8 +27,10 @@ import numpy as np
 from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
+from ..autograd import anomaly_mode
+from ..autograd.record import trace_hooks
 from .forward import JVPProgram
-from .grad import OutputError, check_target, unique_argnums
+from .grad import OutputError, check_target, has_graph, unique_argnums
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -116,26 +118,20 @@ class Jacobian:
                               "non-scalar function's Jacobian use jacfwd(jacrev(f))")
 
     def _forward(self, args: tuple, nums: tuple, targets: list) -> tuple:
-        """Columns: one tangent run per basis vector of every target leaf."""
-        program = self._programs.get(nums)
-        if program is None:
-            program = self._programs[nums] = JVPProgram(self.fn, self.has_aux, nums, "jacfwd")
+        """Columns: the output's tangent along every basis vector of every target leaf,
+        from one evaluation of ``fn`` (as JAX's vmapped jvp): its draws and prints happen
+        once, whatever the number of columns."""
+        out, aux, tangent_of = self._linearized(args, nums)
         zeros = [[_zeros_like(x) for x in ts] for ts in targets]
-        out, aux, blocks = None, None, None
+        blocks = None
         for a, ts in enumerate(targets):
             for leaf, x in enumerate(ts):
                 columns = []
                 for j in range(int(np.prod(_shape(x)))):
                     tangents = [list(z) for z in zeros]
                     tangents[a][leaf] = _basis(x, j)
-                    got = program.call(args, [_rebuild(args[k], t)
-                                              for k, t in zip(nums, tangents)])
-                    out, t_out = got[0], got[1]
-                    aux = got[2] if self.has_aux else None
-                    columns.append(tree_leaves(t_out))
-                if out is None:  # no element to perturb: run once for the output
-                    got = program.call(args, [_rebuild(args[k], z) for k, z in zip(nums, zeros)])
-                    out, aux = got[0], (got[2] if self.has_aux else None)
+                    got = tangent_of([_rebuild(args[k], t) for k, t in zip(nums, tangents)])
+                    columns.append(tree_leaves(got))
                 outs = tree_leaves(out)
                 if blocks is None:
                     blocks = [[] for _ in outs]
@@ -143,6 +139,27 @@ class Jacobian:
                     blocks[i].append(_assemble([c[i] for c in columns], _shape(o), _shape(x),
                                                o, -1))
         return out, blocks, aux
+
+    def _linearized(self, args: tuple, nums: tuple) -> tuple:
+        """``(out, aux, tangent_of)``: generated code on plain values (one forward run,
+        then the tangent program per column); else (inside a trace, on tensors with a
+        graph, or when no generated code applies) ``fn`` on dual tensors, per column."""
+        programs = self._programs.get(nums)
+        if programs is None:
+            programs = self._programs[nums] = (
+                JVPProgram(self.fn, self.has_aux, nums, self.name, linear=True),
+                JVPProgram(self.fn, self.has_aux, nums, self.name))
+        linear, program = programs
+        if not (trace_hooks() or anomaly_mode.is_anomaly_enabled()
+                or any(has_graph(x) for x in tree_leaves(args))):
+            got = linear.linearized(args)
+            if got is not None:
+                return got
+        zeros = [_rebuild(args[k], [_zeros_like(x) for x in tree_leaves(args[k])])
+                 for k in nums]
+        got = program.call(args, zeros)
+        return got[0], (got[2] if self.has_aux else None), \
+            lambda tangents: program.call(args, tangents)[1]
 
     def _reverse(self, args: tuple, nums: tuple, targets: list) -> tuple:
         """Rows: one pullback per basis vector of every output leaf."""
