@@ -181,8 +181,18 @@ def _print_sign(e: Any, a: list, lit: Any) -> str:
     return f"np.sign({a[0]})"
 
 
-# sign is differentiable in torch, with a zero gradient everywhere
-sign = defop("sign", _sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+def _sign_vjp(g, out, x):
+    """Zero for real x. Complex x: torch's sgn_backward, the gradient of z / |z| (which
+    abs's rule reads: without it the second derivative through complex abs was wrong):
+    (g - Re(g conj(sgn)) sgn) / |z|, 0 at z = 0."""
+    if np.dtype(args.np_dtype(x)).kind != "c":
+        return zeros_like(g)
+    r = absolute(x)
+    return where(r == 0, 0, (g - real(g * conj(out)) * out) / r)
+
+
+# sign is differentiable in torch, with a zero gradient everywhere (for real inputs)
+sign = defop("sign", _sign, "SignBackward0", vjp=(_sign_vjp,), uses=("x out",),
              template=_print_sign, elementwise=True, fresh=True, function=True, method=True,
              numpy=np.sign)
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
