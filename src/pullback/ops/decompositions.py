@@ -170,10 +170,10 @@ def _adjugate(A):
     return out
 
 
+# adjugate's rule: adj(A) = det(A) inv(A), differentiated as that product (at an
+# invertible A; at a singular one inv raises torch's singular-matrix error: a second
+# derivative of det there is refused, never wrong)
 def _adjugate_rule(g, out, A):
-    """adj(A) = det(A) inv(A), differentiated as that product (at an invertible A; at a
-    singular one inv raises torch's singular-matrix error: a second derivative of det
-    there is refused, never wrong)."""
     Ainv = inv_op(A)
     d = det_op(A)
     g_d = sum_dim(g * conj(Ainv), dim=(-2, -1), keepdim=False)

@@ -181,10 +181,10 @@ def _print_sign(e: Any, a: list, lit: Any) -> str:
     return f"np.sign({a[0]})"
 
 
+# sign's rule: zero for real x. Complex x: torch's sgn_backward, the gradient of z / |z|
+# (which abs's rule reads: without it the second derivative through complex abs was
+# wrong): (g - Re(g conj(sgn)) sgn) / |z|, 0 at z = 0
 def _sign_vjp(g, out, x):
-    """Zero for real x. Complex x: torch's sgn_backward, the gradient of z / |z| (which
-    abs's rule reads: without it the second derivative through complex abs was wrong):
-    (g - Re(g conj(sgn)) sgn) / |z|, 0 at z = 0."""
     if np.dtype(args.np_dtype(x)).kind != "c":
         return zeros_like(g)
     r = absolute(x)
