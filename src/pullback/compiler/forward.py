@@ -208,7 +208,7 @@ class JVPProgram:
                 call_args[k] = map_traced(
                     lambda p, tk: forward_ad.make_dual(p, _tangent_tensor(tk, p)),
                     map_traced(keep, args[k]), t)
-            out = self.checked(source.rewrite(self.fn)(*call_args))
+            out = self.checked(source.rewrite(self.fn, numpy_semantics=True)(*call_args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]

@@ -106,7 +106,7 @@ class VJPFunction:
         floats = float_dtype(self.primals)
         args = [map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
         with enable_grad():
-            out = source.rewrite(self.fn)(*args)
+            out = source.rewrite(self.fn, numpy_semantics=True)(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
 
@@ -126,7 +126,7 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         (lambda x: proxy(x, True, floats))
     args = [map_traced(keep, p) for p in primals]
     with enable_grad():
-        out = (source.rewrite(fn) if nested else compiled(fn))(*args)
+        out = (source.rewrite(fn, numpy_semantics=True) if nested else compiled(fn))(*args)
     if not nested:
         copy_back(given, primals)
     if has_aux:
