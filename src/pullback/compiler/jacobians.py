@@ -24,11 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..autograd import anomaly_mode
+from ..autograd.record import trace_hooks
 from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
-from ..autograd import anomaly_mode
-from ..autograd.record import trace_hooks
 from .forward import JVPProgram
 from .grad import OutputError, check_target, has_graph, unique_argnums
 from .vjp import vjp
