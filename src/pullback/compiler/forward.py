@@ -69,12 +69,15 @@ class JVPProgram:
     ``jacfwd`` one per argnums."""
 
     def __init__(self, fn: Callable, has_aux: bool, nums: tuple | None = None,
-                 name: str = "jvp", linear: bool = False) -> None:
+                 name: str = "jvp", linear: bool = False, writes: bool = True) -> None:
         self.fn = fn
         self.has_aux = has_aux
         self.nums = nums
         self.name = name
         self.linear = linear
+        # eagerly, numpy's semantics for writes into arguments (copied back into them);
+        # not for jacfwd's runs per column, where the next column would see the writes
+        self.writes = writes
         # shared by the programs of functions with one code and the same cells (cache.py)
         self.cache = cache_for(fn, (name, has_aux, nums, linear))
 
@@ -208,7 +211,7 @@ class JVPProgram:
                 call_args[k] = map_traced(
                     lambda p, tk: forward_ad.make_dual(p, _tangent_tensor(tk, p)),
                     map_traced(keep, args[k]), t)
-            out = self.checked(source.rewrite(self.fn, numpy_semantics=True)(*call_args))
+            out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(*call_args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]

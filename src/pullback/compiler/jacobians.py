@@ -148,7 +148,7 @@ class Jacobian:
         if programs is None:
             programs = self._programs[nums] = (
                 JVPProgram(self.fn, self.has_aux, nums, self.name, linear=True),
-                JVPProgram(self.fn, self.has_aux, nums, self.name))
+                JVPProgram(self.fn, self.has_aux, nums, self.name, writes=False))
         linear, program = programs
         if not (trace_hooks() or anomaly_mode.is_anomaly_enabled()
                 or any(has_graph(x) for x in tree_leaves(args))):
