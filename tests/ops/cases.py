@@ -276,8 +276,8 @@ MATH_CASES = [
     _c("sign", A(values=_KINK), torch=lambda T, x: x.sign(), fd=False),
     # complex: z / |z| (torch's sgn, SgnBackward0) has a gradient, which abs's second
     # derivative reads
-    _c("sign", A((3, 4), "complex"), tag="complex", torch=lambda T, x: x.sgn(),
-       torch_name=False, second_order=False),
+    _c("sgn", A((3, 4), "complex"), tag="complex", torch=lambda T, x: x.sgn(),
+       second_order=False),
     _c("abs", A((3, 4), "complex"), tag="complex", torch=lambda T, x: x.abs(),
        second_order=False),  # (the harness's second order is real; see
     # tests/compiler/test_forward_first_class.py: the Hessian through |fft(x)|**2)
