@@ -47,11 +47,13 @@ def cse(graph: Graph) -> Graph:
         key = (e.op.name, tuple(a.id if isinstance(a, Var) else _key(a) for a in inputs),
                _params_key(e.params))
         prev = seen.get(key) if e.op.pure else None  # random draws are never merged
-        if prev is not None:
-            for v, p in zip(e.outs, prev):
+        # a forward equation never reuses a tangent's or adjoint's (``block``) result:
+        # split would leave the forward reading a value only the other part computes
+        if prev is not None and (e.block is not None or prev[1] is None):
+            for v, p in zip(e.outs, prev[0]):
                 rename[v.id] = p
             continue
-        seen[key] = e.outs
+        seen[key] = (e.outs, e.block)
         eqns.append(e.replace(inputs=inputs) if any(a is not b for a, b in zip(inputs, e.inputs))
                     else e)
     outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]

@@ -68,6 +68,17 @@ def _needs_grad(x: Any) -> bool:
     return False
 
 
+def _has_tangent(x: Any) -> bool:
+    """Whether ``x`` holds a dual tensor (forward mode's level is open)."""
+    if isinstance(x, record.Tensor):
+        return x._fw_tangent is not None
+    if isinstance(x, (tuple, list)):
+        return any(_has_tangent(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_tangent(v) for v in x.values())
+    return False
+
+
 def _has_float(x: Any) -> bool:
     if isinstance(x, (np.ndarray, np.generic)):
         return x.dtype.kind in "fc"
@@ -80,14 +91,16 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = ""
     """Run ``fn`` on the arrays; refuse when a gradient would have been needed (``name``:
     the function's qualified name, ``hint``: the pullback function to use instead)."""
     grad = STATE.grad_enabled and (_needs_grad(args) or _needs_grad(kwargs))
+    # forward mode refuses as reverse mode does: a tangent would be lost silently
+    tangent = record.FORWARD is not None and (_has_tangent(args) or _has_tangent(kwargs))
+    text = messages.NUMPY_NOT_DIFFERENTIABLE if grad else messages.NUMPY_NO_TANGENT
     out = kwargs.get("out")
     hint = f"Use {hint} instead. " if hint else ""
-    if grad and out is not None:
-        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(
-            name=name + " with out=", hint=hint))
+    if (grad or tangent) and out is not None:
+        raise TypeError(text.format(name=name + " with out=", hint=hint))
     result = fn(*_unwrap(args), **_unwrap(kwargs))
-    if grad and _has_float(result):
-        raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(name=name, hint=hint))
+    if (grad or tangent) and _has_float(result):
+        raise TypeError(text.format(name=name, hint=hint))
     if out is None:
         return _wrap(result)
     # numpy returns the out= objects themselves: give back the user's Tensors, whose

@@ -274,6 +274,13 @@ MATH_CASES = [
        fd=False),
     _c("sign", A((3, 4), "away"), torch=lambda T, x: x.sign()),
     _c("sign", A(values=_KINK), torch=lambda T, x: x.sign(), fd=False),
+    # complex: z / |z| (torch's sgn, SgnBackward0) has a gradient, which abs's second
+    # derivative reads
+    _c("sgn", A((3, 4), "complex"), tag="complex", torch=lambda T, x: x.sgn(),
+       second_order=False),
+    _c("abs", A((3, 4), "complex"), tag="complex", torch=lambda T, x: x.abs(),
+       second_order=False),  # (the harness's second order is real; see
+    # tests/compiler/test_forward_first_class.py: the Hessian through |fft(x)|**2)
     # torch's sign (and so abs's gradient) is 0 at NaN
     _c("sign", A(values=[NAN, -1.0, 0.5]), tag="nan", torch=lambda T, x: x.sign(), fd=False),
     _c("abs", A(values=[NAN, -1.0, 0.5]), tag="nan", torch=lambda T, x: x.abs(), fd=False),

@@ -19,6 +19,16 @@ DECOMPOSITION_CASES = [
     _c("linalg_det", A((2, 1, 2, 2), "invertible"), torch=lambda T, a: T.linalg.det(a)),
     _c("linalg_det", A((1, 1), "invertible"), torch=lambda T, a: T.linalg.det(a)),
     _c("linalg_det", _NEG_DET, torch=lambda T, a: T.linalg.det(a)),
+    # det's gradient: det(A) inv(A) where A is invertible, an SVD's form where it is not
+    # (its own gradient there raises torch's singular-matrix error)
+    _c("linalg_adjugate", _INV, torch_name=False,
+       torch=lambda T, a: T.linalg.det(a)[..., None, None] * T.linalg.inv(a)),
+    _c("linalg_adjugate", A((2, 2, 2), "invertible"), torch_name=False,
+       torch=lambda T, a: T.linalg.det(a)[..., None, None] * T.linalg.inv(a)),
+    _c("linalg_adjugate", A(values=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+                            grad=False), tag="singular",
+       torch=lambda T, a: T.tensor([[-3.0, 6.0, -3.0], [6.0, -12.0, 6.0], [-3.0, 6.0, -3.0]],
+                                   dtype=a.dtype)),
     _c("linalg_slogdet", _INV, torch=lambda T, a: T.linalg.slogdet(a)),
     _c("linalg_slogdet", _NEG_DET, torch=lambda T, a: T.linalg.slogdet(a)),
     _c("linalg_slogdet", A((3, 2, 2), "invertible"), torch=lambda T, a: T.linalg.slogdet(a)),

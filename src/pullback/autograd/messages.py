@@ -88,6 +88,11 @@ NUMPY_NOT_DIFFERENTIABLE = (
     "{name} is not differentiable in pullback yet, and one of its arguments requires "
     "grad. {hint}Call it on tensor.detach() or under pullback.no_grad() if no gradient should "
     "flow through it")
+# forward mode's form: a dual tensor among the arguments (grad mode does not stop tangents)
+NUMPY_NO_TANGENT = (
+    "{name} is not differentiable in pullback yet, and one of its arguments carries a "
+    "forward-mode tangent (a dual tensor). {hint}Call it on forward_ad.unpack_dual(x).primal "
+    "if no tangent should flow through it")
 NO_GRAD_VIEW_INPLACE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "

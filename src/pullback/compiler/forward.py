@@ -43,7 +43,7 @@ from .grad import as_kind, check_target, grad_slots, has_graph, kind_of, map_tra
 from .trace import Traced, float_dtype, gather_inputs, proxy, trace_call, unflatten
 from .tracer import def_line
 
-__all__ = ["jvp", "linearize", "JVPProgram"]
+__all__ = ["jvp", "linearize", "JVPProgram", "private_copy", "copy_back"]
 
 TANGENT_OF = "tangent of"  # generated code's comment over a tangent's statements
 
@@ -69,12 +69,15 @@ class JVPProgram:
     ``jacfwd`` one per argnums."""
 
     def __init__(self, fn: Callable, has_aux: bool, nums: tuple | None = None,
-                 name: str = "jvp", linear: bool = False) -> None:
+                 name: str = "jvp", linear: bool = False, writes: bool = True) -> None:
         self.fn = fn
         self.has_aux = has_aux
         self.nums = nums
         self.name = name
         self.linear = linear
+        # eagerly, numpy's semantics for writes into arguments (copied back into them);
+        # not for jacfwd's runs per column, where the next column would see the writes
+        self.writes = writes
         # shared by the programs of functions with one code and the same cells (cache.py)
         self.cache = cache_for(fn, (name, has_aux, nums, linear))
 
@@ -155,6 +158,31 @@ class JVPProgram:
         kind = self._kind(args)
         return self.package(variant, kind, list(result[:n]), list(result[n:]))
 
+    def linearized(self, args: tuple) -> tuple | None:
+        """One run of the generated forward at ``args`` (a ``linear`` program, on plain
+        values): ``(out, aux, tangent_of)``, where ``tangent_of(tangents)`` (one per
+        target, each in its argument's structure) is the output's tangent, computed from
+        that run's saved values without running ``fn`` again, so its draws and prints
+        happen once. None when no generated code applies (a custom Function inside, or
+        guards that keep failing)."""
+        got = self.cache.call(_Call(self, None), args)
+        if got is None:
+            return None
+        variant, result = got
+        n = variant.traced.n_outputs
+        outs, res = list(result[:n]), list(result[n:])
+        kind = self._kind(args)
+        full = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
+        out, aux = (full[0], full[1]) if self.has_aux else (full, None)
+        mod = variant.tangent_module.fn
+
+        def tangent_of(tangents: list) -> Any:
+            ts = tangent_arrays(variant, tangents)
+            got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
+            return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])
+
+        return out, aux, tangent_of
+
     def _kind(self, args: tuple) -> str:
         leaves = [x for k in self.targets(len(args)) for x in tree_leaves(args[k])]
         return kind_of(leaves[0]) if leaves else "tensor"
@@ -183,7 +211,7 @@ class JVPProgram:
                 call_args[k] = map_traced(
                     lambda p, tk: forward_ad.make_dual(p, _tangent_tensor(tk, p)),
                     map_traced(keep, args[k]), t)
-            out = self.checked(source.rewrite(self.fn)(*call_args))
+            out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(*call_args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]
@@ -309,27 +337,45 @@ def linearize(fn: Callable, *primals: Any) -> tuple:
             has_graph(x) for x in tree_leaves(primals)):
         out, _ = program_of(fn, False).call(primals, [_zeros(p) for p in primals])
         return out, lambda *ts: program_of(fn, False).call(primals, list(ts))[1]
-    got = program.cache.call(_Call(program, None), primals)
+    # JAX's: the primals as they are now (the caller may write into its arrays later);
+    # what the function wrote into its copies goes back into the caller's arrays
+    given, primals = primals, tuple(map_traced(private_copy, p) for p in primals)
+    got = program.linearized(primals)
+    copy_back(given, primals)
     if got is None:  # guards kept failing, or a custom Function: eagerly, per call
         eager = program_of(fn, False)
         out, _ = eager.fallback(primals, [_zeros(p) for p in primals])
         return out, lambda *ts: eager.fallback(primals, list(ts))[1]
-    variant, result = got
-    n = variant.traced.n_outputs
-    outs, res = list(result[:n]), list(result[n:])
-    kind = program._kind(primals)
-    out = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
+    out, _, tangent_of = got
 
     def f_jvp(*tangents: Any) -> Any:
         check_tangents("linearize", primals, tangents)
-        ts = tangent_arrays(variant, list(tangents))
-        mod = variant.tangent_module.fn
-        got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
-        return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])
+        return tangent_of(list(tangents))
 
     f_jvp.__name__ = f"{getattr(fn, '__name__', 'f')}_jvp"
     f_jvp.__doc__ = f"The linearization of {def_line(fn)}."
     return out, f_jvp
+
+
+def private_copy(x: Any) -> Any:
+    """A copy of a plain array or Tensor argument (JAX's transforms copy what they keep):
+    later writes into the caller's array do not reach saved values."""
+    if isinstance(x, np.ndarray):
+        return np.array(x)
+    if isinstance(x, Tensor) and not has_graph(x):
+        return face_like(Tensor._make(np.array(x._data)), x)
+    return x
+
+
+def copy_back(given: tuple, copies: tuple) -> None:
+    """What the function wrote into the copies of its arguments (numpy's semantics, as
+    under ``pb.grad``), into the caller's arrays."""
+    for a, c in zip(tree_leaves(given), tree_leaves(copies)):
+        if a is c:
+            continue
+        old, new = (a._data, c._data) if isinstance(a, Tensor) else (a, c)
+        if isinstance(old, np.ndarray) and not np.array_equal(old, new, equal_nan=True):
+            np.copyto(old, new)
 
 
 def _zeros(p: Any) -> Any:

@@ -88,6 +88,15 @@ def grad_slots(traced: Traced, nums: tuple) -> list:
     return [j for k in nums for j, (i, _) in enumerate(traced.arg_slots) if i == k]
 
 
+def unique_argnums(name: str, argnums: Any, nums: tuple) -> tuple:
+    """``nums`` (``argnums`` made non-negative), refused with torch.func's words when an
+    argument is named twice: its gradient would be split between the two (JAX has no
+    meaning for it either)."""
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"{name}: argnums elements must be unique, got {argnums}")
+    return nums
+
+
 def check_target(name: str, k: int, a: Any) -> None:
     """An ``argnums`` target must hold only float arrays, Tensors or floats (JAX's rule)."""
     leaves = [a] if is_traced_arg(a) else tree_leaves(a)
@@ -184,7 +193,7 @@ class GradFunction:
             if not -n <= k < n:
                 raise ValueError(f"{self._name}: argnums {k} is out of range for "
                                  f"{n} positional arguments")
-        return tuple(k % n for k in nums)
+        return unique_argnums(self._name, self.argnums, tuple(k % n for k in nums))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:

@@ -24,11 +24,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..autograd import anomaly_mode
+from ..autograd.record import trace_hooks
 from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from .forward import JVPProgram
-from .grad import OutputError, check_target
+from .grad import OutputError, check_target, has_graph, unique_argnums
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -42,7 +44,7 @@ def _argnums(name: str, argnums: Any, n: int) -> tuple:
                                f"{type(k).__name__}")
         if not -n <= k < n:
             raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
-    return tuple(k % n for k in nums)
+    return unique_argnums(name, argnums, tuple(k % n for k in nums))
 
 
 def _shape(x: Any) -> tuple:
@@ -56,8 +58,11 @@ def _zeros_like(x: Any) -> Any:
 
 
 def _basis(x: Any, j: int) -> Any:
-    """The j-th basis vector of the space of ``x``, of its kind."""
-    e = np.zeros_like(x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float))
+    """The j-th basis vector of the space of ``x`` (C order, as the Jacobian's columns
+    run), of its kind. A fresh C-contiguous array: ``zeros_like`` keeps a transposed or
+    Fortran input's layout, where ``reshape(-1)`` is a copy the write would be lost in."""
+    d = x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float)
+    e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
     return Tensor._make(e) if isinstance(x, Tensor) else e
 
@@ -113,26 +118,20 @@ class Jacobian:
                               "non-scalar function's Jacobian use jacfwd(jacrev(f))")
 
     def _forward(self, args: tuple, nums: tuple, targets: list) -> tuple:
-        """Columns: one tangent run per basis vector of every target leaf."""
-        program = self._programs.get(nums)
-        if program is None:
-            program = self._programs[nums] = JVPProgram(self.fn, self.has_aux, nums, "jacfwd")
+        """Columns: the output's tangent along every basis vector of every target leaf,
+        from one evaluation of ``fn`` (as JAX's vmapped jvp): its draws and prints happen
+        once, whatever the number of columns."""
+        out, aux, tangent_of = self._linearized(args, nums)
         zeros = [[_zeros_like(x) for x in ts] for ts in targets]
-        out, aux, blocks = None, None, None
+        blocks = None
         for a, ts in enumerate(targets):
             for leaf, x in enumerate(ts):
                 columns = []
                 for j in range(int(np.prod(_shape(x)))):
                     tangents = [list(z) for z in zeros]
                     tangents[a][leaf] = _basis(x, j)
-                    got = program.call(args, [_rebuild(args[k], t)
-                                              for k, t in zip(nums, tangents)])
-                    out, t_out = got[0], got[1]
-                    aux = got[2] if self.has_aux else None
-                    columns.append(tree_leaves(t_out))
-                if out is None:  # no element to perturb: run once for the output
-                    got = program.call(args, [_rebuild(args[k], z) for k, z in zip(nums, zeros)])
-                    out, aux = got[0], (got[2] if self.has_aux else None)
+                    got = tangent_of([_rebuild(args[k], t) for k, t in zip(nums, tangents)])
+                    columns.append(tree_leaves(got))
                 outs = tree_leaves(out)
                 if blocks is None:
                     blocks = [[] for _ in outs]
@@ -140,6 +139,27 @@ class Jacobian:
                     blocks[i].append(_assemble([c[i] for c in columns], _shape(o), _shape(x),
                                                o, -1))
         return out, blocks, aux
+
+    def _linearized(self, args: tuple, nums: tuple) -> tuple:
+        """``(out, aux, tangent_of)``: generated code on plain values (one forward run,
+        then the tangent program per column); else (inside a trace, on tensors with a
+        graph, or when no generated code applies) ``fn`` on dual tensors, per column."""
+        programs = self._programs.get(nums)
+        if programs is None:
+            programs = self._programs[nums] = (
+                JVPProgram(self.fn, self.has_aux, nums, self.name, linear=True),
+                JVPProgram(self.fn, self.has_aux, nums, self.name, writes=False))
+        linear, program = programs
+        if not (trace_hooks() or anomaly_mode.is_anomaly_enabled()
+                or any(has_graph(x) for x in tree_leaves(args))):
+            got = linear.linearized(args)
+            if got is not None:
+                return got
+        zeros = [_rebuild(args[k], [_zeros_like(x) for x in tree_leaves(args[k])])
+                 for k in nums]
+        got = program.call(args, zeros)
+        return got[0], (got[2] if self.has_aux else None), \
+            lambda tangents: program.call(args, tangents)[1]
 
     def _reverse(self, args: tuple, nums: tuple, targets: list) -> tuple:
         """Rows: one pullback per basis vector of every output leaf."""
@@ -201,5 +221,7 @@ def jacrev(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
 def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:
     """The Hessian of scalar-valued ``fn``: ``jacfwd(jacrev(fn))``, forward over
     reverse. A non-scalar output is refused (its 'Hessian' is jacfwd(jacrev(f)))."""
-    return Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
-                    False, forward=True)
+    outer = Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
+                     False, forward=True)
+    outer.name = "hessian"
+    return outer

@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd import record
+from ..autograd import forward_ad, record
 from ..autograd.grad_mode import no_grad
 from ..numpy_face import NumpyTensor, adopt, to_face
 from ..ops import OpDef
@@ -153,7 +153,10 @@ class Entry:
             with no_grad():
                 c.arg.copy_(c.copy)
             return
-        if c.arg._grad_fn is None and c.arg._base is None and c.arg._requires_grad:
+        root = c.arg
+        if root._base is not None and root._fw_tangent is not None:
+            root = root._base  # (a dual tensor: forward mode's view of the argument)
+        if root._grad_fn is None and root._base is None and root._requires_grad:
             raise TraceError(f"{_at(c.src)} writes into its argument, a tensor the traced "
                              "function may not change (its argument, or one from outside "
                              "it); pass the transform a copy (np.copy(x))")
@@ -521,6 +524,8 @@ def _element(view: Tensor) -> Tensor:
     t._output_nr = nr
     if tracer is not None:
         tracer.same_value(t, view)
+    if view._fw_tangent is not None:  # (forward mode: the element's tangent comes along)
+        return forward_ad.make_dual(t, view._fw_tangent)
     return t
 
 

@@ -178,6 +178,10 @@ def is_traced_arg(a: Any) -> bool:
     return isinstance(a, (Tensor, np.ndarray, float, np.floating))
 
 
+#: the front doors whose traces follow numpy's semantics (JAX's functional transforms)
+NUMPY_SEMANTICS = ("grad", "grad_and_value", "vjp", "jvp", "jacfwd", "hessian", "linearize")
+
+
 def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                user_fn: Callable | None = None) -> Traced:
     """Run ``fn`` on proxies of ``args`` and record it. An argument is traced whole or,
@@ -185,10 +189,11 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
     graph and its inputs."""
     user_fn = user_fn or fn
-    # the source pass: numpy code the tracer cannot see, rewritten (source.py); pb.grad
-    # follows numpy's semantics (writes into arguments are functionalized, elements
-    # read are copies), pb.compile and pb.vjp torch's (they refuse writes into inputs)
-    fn = source.rewrite(fn, numpy_semantics=how in ("grad", "grad_and_value"), traced=True)
+    # the source pass: numpy code the tracer cannot see, rewritten (source.py); the
+    # functional transforms follow numpy's semantics (writes into arguments are
+    # functionalized, elements read are copies), pb.compile torch's (it refuses writes
+    # into inputs)
+    fn = source.rewrite(fn, numpy_semantics=how in NUMPY_SEMANTICS, traced=True)
     names = param_names(user_fn, len(args))
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []

@@ -362,10 +362,24 @@ class Tracer:
                              f"'{self.var_of[id(t)].name}'{where}; compiled functions must not "
                              "mutate their inputs")
         root, _ = self._storage(t)
+        if root is not t and self._outside(root) and root._base is None and \
+                self._through_detach(t) and not _records(t, args):
+            self.value_of(root)  # a write through .data / detach() of a captured tensor,
+            return               # recording no gradient (Embedding's max_norm renorm, as
+            # torch's under no_grad): its history stays; generated code writes it back
         if root is not t and (self._outside(root) or self._is_input(root)):
             raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view (or "
                              f"detach()) of an argument or captured tensor{where}; compiled "
                              "functions must not mutate their inputs")
+
+    def _through_detach(self, t: Tensor) -> bool:
+        """Whether ``t`` reaches its memory's root through a detach()ed alias."""
+        while True:
+            if id(t) in self.detached:
+                return True
+            if t._base is None:
+                return False
+            t = t._base
 
     def _outside(self, t: Tensor) -> bool:
         return id(t) not in self.var_of or any(c is t for c, _ in self.captures)
@@ -376,6 +390,8 @@ class Tracer:
     def on_write(self, t: Tensor) -> None:
         """An in-place op is about to write into ``t``: a captured tensor's value before
         the trace's first write is put back when the trace ends (``written``)."""
+        if id(t) in self.var_of and not self._outside(t):
+            t = self._storage(t)[0]  # (through .data of a captured tensor)
         if id(t) not in self.written and self._outside(t) and t._base is None:
             self.written[id(t)] = (t, t._data.copy())
 

@@ -30,6 +30,7 @@ from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_u
 from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
+from .forward import copy_back, private_copy
 from .grad import (
     as_kind,
     check_target,
@@ -105,7 +106,7 @@ class VJPFunction:
         floats = float_dtype(self.primals)
         args = [map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
         with enable_grad():
-            out = source.rewrite(self.fn)(*args)
+            out = source.rewrite(self.fn, numpy_semantics=True)(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
 
@@ -116,12 +117,18 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     for k, p in enumerate(primals):
         check_target("vjp", k, p)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
+    given = primals
+    if not nested:  # JAX's: vjp_fn is for the primals as they are now (the caller may
+        # write into its arrays later); the function's writes go back as under pb.grad
+        primals = tuple(map_traced(private_copy, p) for p in primals)
     floats = float_dtype(primals)
     keep = (lambda x: nested_leaf(x, floats)) if nested else \
         (lambda x: proxy(x, True, floats))
     args = [map_traced(keep, p) for p in primals]
     with enable_grad():
-        out = (source.rewrite(fn) if nested else compiled(fn))(*args)
+        out = (source.rewrite(fn, numpy_semantics=True) if nested else compiled(fn))(*args)
+    if not nested:
+        copy_back(given, primals)
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
             raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "

@@ -3,8 +3,9 @@ torch uses, written in pullback's ops so that they differentiate again; and nump
 ``np.linalg`` spellings.
 
 Batches: every op takes ``(*, n, n)`` inputs, as numpy's gufuncs and torch do. The
-derivative of ``det`` and ``slogdet`` goes through ``inv``: at a singular matrix it
-raises torch's singular-matrix error (torch falls back on an SVD there).
+derivative of ``slogdet`` goes through ``inv``: at a singular matrix it raises torch's
+singular-matrix error. ``det``'s is the adjugate, which an SVD gives at a singular matrix
+(as torch's does); its own derivative goes through ``inv`` again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from . import args
 from .elementwise import clone, conj, mul
 from .linalg import bmm, eye_of, matmul
+from .reductions import sum_dim
 from .registry import defop, public
 from .results import return_type
 from .shape import reshape_op, squeeze_dim, transpose_op, unsqueeze_op
@@ -140,13 +142,56 @@ def _cholesky_rule(g, L, A):
     return (gA + mH(gA)) * 0.5
 
 
+def _others_product(S):
+    """``prod_{j != i} S_j`` along the last dim, without dividing (exact at zeros)."""
+    ones = np.ones(S.shape[:-1] + (1,), S.dtype)
+    left = np.cumprod(np.concatenate([ones, S[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, S[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return left * right
+
+
+def _adjugate(A):
+    """adj(A) (det(A) inv(A) where A is invertible), also at singular matrices, where
+    it comes from the SVD A = U S Vh: det(U) det(Vh) Vh^H diag(prod_{j != i} S_j) U^H,
+    as torch's linalg_det_backward does there."""
+    A = np.asarray(A)
+    d = np.linalg.det(A)
+    out = np.empty_like(A, dtype=np.result_type(A, d))
+    bad = (d == 0) | ~np.isfinite(d)
+    good = ~bad
+    if np.any(good):
+        out[good] = d[good][..., None, None] * np.linalg.inv(A[good])
+    if np.any(bad):
+        U, S, Vh = np.linalg.svd(A[bad])
+        alpha = np.linalg.det(U) * np.linalg.det(Vh)
+        D = _others_product(S).astype(out.dtype) * alpha[..., None]
+        out[bad] = np.conj(np.swapaxes(Vh, -1, -2)) @ (D[..., :, None]
+                                                       * np.conj(np.swapaxes(U, -1, -2)))
+    return out
+
+
+# adjugate's rule: adj(A) = det(A) inv(A), differentiated as that product (at an
+# invertible A; at a singular one inv raises torch's singular-matrix error: a second
+# derivative of det there is refused, never wrong)
+def _adjugate_rule(g, out, A):
+    Ainv = inv_op(A)
+    d = det_op(A)
+    g_d = sum_dim(g * conj(Ainv), dim=(-2, -1), keepdim=False)
+    g_inv = g * as_matrix(conj(d))
+    return -bmm(mH(Ainv), bmm(g_inv, mH(Ainv))) + as_matrix(g_d * conj(d)) * mH(Ainv)
+
+
 # ------------------------------------------------------------------ primitives
 inv_op = defop("linalg_inv", _inv, "LinalgInvExBackward0",
                vjp=(lambda g, out, A: -bmm(mH(out), bmm(g, mH(out))),), uses=("out",),
                torch_args=("A",), template="np.linalg.inv({0})", fresh=True)
+# det's gradient is g adj(A)^H (g conj(det) inv(A)^H where A is invertible): the adjugate,
+# not the inverse, so that it holds at a singular matrix too (torch's and JAX's)
 det_op = defop("linalg_det", np.linalg.det, "LinalgDetBackward0",
-               vjp=(lambda g, out, A: as_matrix(g * conj(out)) * mH(inv_op(A)),),
-               uses=("A out",), torch_args=("A",), template="np.linalg.det({0})", fresh=True)
+               vjp=(lambda g, out, A: as_matrix(g) * mH(adjugate_op(A)),),
+               uses=("A",), torch_args=("A",), template="np.linalg.det({0})", fresh=True)
+adjugate_op = defop("linalg_adjugate", _adjugate, "LinalgAdjugateBackward0",
+                    vjp=(_adjugate_rule,), uses=("A",), torch_args=("A",), fresh=True)
 slogdet_op = defop("linalg_slogdet", lambda A: tuple(np.linalg.slogdet(A)),
                    "LinalgSlogdetBackward0", outputs=return_types_slogdet,
                    vjp=(lambda g, out, A: as_matrix(g.logabsdet) * mH(inv_op(A)),),
@@ -218,8 +263,9 @@ def _numpy_solve(a, b):
             lambda a, upper=False: cholesky(args.value(a), upper=upper))})
 def cholesky(A, *, upper=False):
     square("linalg.cholesky", A)
-    L = cholesky_op(A)
-    return mH(L) if upper else L
+    if upper:  # numpy's and torch's (LAPACK uplo='U'): U with A = U^H U, from A's upper
+        return mH(cholesky_op(mH(A)))  # triangle, the lower one of A^H
+    return cholesky_op(A)
 
 
 @public("linalg.matrix_power", function=("linalg.matrix_power", "matrix_power"),

@@ -154,7 +154,7 @@ sin = _unary("sin", np.sin, "SinBackward0", lambda g, out, x: g * conj(cos(x)), 
 cos = _unary("cos", np.cos, "CosBackward0", lambda g, out, x: -g * conj(sin(x)), "x")
 tanh = _unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - out * out),
               "out", functional=True)
-absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign(x),),
+absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign_of(x),),
                  uses=("x",), template="np.abs({0})", function=True, method=True,
                  inplace=True, numpy=np.absolute)
 sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
@@ -181,10 +181,30 @@ def _print_sign(e: Any, a: list, lit: Any) -> str:
     return f"np.sign({a[0]})"
 
 
-# sign is differentiable in torch, with a zero gradient everywhere
+# sgn's rule (torch's sgn_backward): the gradient of z / |z|, which abs's rule reads at a
+# complex z (without it the second derivative through complex abs was wrong):
+# (g - Re(g conj(sgn)) sgn) / |z|, 0 at z = 0; zero for real x, as sign's
+def _sgn_vjp(g, out, x):
+    if np.dtype(args.np_dtype(x)).kind != "c":
+        return zeros_like(g)
+    r = absolute(x)
+    return where(r == 0, 0, (g - real(g * conj(out)) * out) / r)
+
+
+# sign is differentiable in torch, with a zero gradient everywhere (real inputs: it saves
+# nothing); sgn (torch.sgn) is sign for complex inputs too, and saves what its rule reads
 sign = defop("sign", _sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
-             template=_print_sign, elementwise=True, fresh=True, function=True, method=True,
-             numpy=np.sign)
+             template=_print_sign, elementwise=True, fresh=True)
+sgn = defop("sgn", _sign, "SgnBackward0", vjp=(_sgn_vjp,), uses=("x out",),
+            template=_print_sign, fresh=True, function=True, method=True)
+
+
+@public("sign", function=True, method=True, numpy={np.sign: lambda x: sign_of(x)})
+def sign_of(input):
+    """torch.sign; numpy's np.sign, z / |z| at a complex z (torch.sgn's node there)."""
+    return sgn(input) if np.dtype(args.np_dtype(input)).kind == "c" else sign(input)
+
+
 clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "ClampBackward1",
                  # where, not g * mask: torch's gradient is 0 outside [min, max], NaN g or not
                  vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),

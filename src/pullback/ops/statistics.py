@@ -341,6 +341,10 @@ nansum_op = defop("nansum", _nansum, "NansumBackward0",
                   vjp=(lambda g, out, x, dim, keepdim:
                        expand(_kept(g, x.shape, dim, keepdim), shape=x.shape)
                        * logical_not(isnan(x)),),
+                  # torch's forward formula: the tangent with x's NaN places filled with 0
+                  # (a product would carry a NaN tangent there into every sum)
+                  jvp=(lambda t, out, x, dim, keepdim:
+                       sum_dim(where(isnan(x), 0, t), dim=dim, keepdim=keepdim),),
                   uses=("x",), fresh=True)
 
 
