@@ -175,10 +175,19 @@ def _call_eager(*args: Any, runner: FunctionRunner) -> CallRecord:
     return CallRecord(ctx, result if isinstance(result, tuple) else (result,))
 
 
+def _describe(cls: type, which: int) -> str:
+    """The comment generated code puts after a call of ``cls``'s forward or backward:
+    the user's rules (``_pb_rules``, set by pb.custom_vjp and custom_jvp) or the method."""
+    rules = getattr(cls, "_pb_rules", None)
+    if rules is not None:
+        return rules[which]
+    return f"{cls.__qualname__}.{('forward', 'backward')[which]}" + (
+        " (a custom autograd.Function)" if which == 0 else "")
+
+
 def _call_template(e: Any, args: list, literal: Any) -> str:
     runner = e.params["runner"]
-    return (f"{literal(runner)}({', '.join(args)})  # {runner.cls.__qualname__}.forward "
-            "(a custom autograd.Function)")
+    return f"{literal(runner)}({', '.join(args)})  # {_describe(runner.cls, 0)}"
 
 
 def _call_rule(j: int) -> Any:
@@ -220,8 +229,7 @@ def _backward_eager(call: CallRecord, *grads: Any, runner: FunctionRunner) -> tu
 
 def _backward_template(e: Any, args: list, literal: Any) -> str:
     runner = e.params["runner"]
-    return (f"{literal(runner)}.backward({', '.join(args)})  # "
-            f"{runner.cls.__qualname__}.backward")
+    return f"{literal(runner)}.backward({', '.join(args)})  # {_describe(runner.cls, 1)}"
 
 
 BACKWARD = _op("custom_function_backward", _backward_forward, None, _backward_template,
