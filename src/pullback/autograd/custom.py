@@ -413,9 +413,10 @@ class custom_jvp(_CustomBase):
         saved = ctx.saved_tensors
         create = STATE.grad_enabled
         primals = saved if create else _detached(saved)
-        dummies = tuple(type(p)._make(np.zeros_like(p._data)).requires_grad_()
-                        for p in primals)
         with enable_grad():
+            # zero tangents to differentiate in: made by ops from the primals, so that
+            # a trace around a create_graph backward follows them
+            dummies = tuple(_dummy(p) for p in primals)
             _, t_out = self._rule(call, primals, dummies)
         pairs = [(t, g) for t, g in zip(t_out, grads)
                  if isinstance(t, record.Tensor) and t.requires_grad and g is not None]
@@ -429,6 +430,13 @@ class custom_jvp(_CustomBase):
         for j, g in zip(wanted, got):
             out[j] = g
         return tuple(out)
+
+
+def _dummy(p: Any) -> Any:
+    """A zero tangent the rule's output is differentiated in: ``p * 0`` keeps the
+    primal's history (the gradient in it is the one wanted: the rule is linear in it)."""
+    d = p * 0
+    return d if d.requires_grad else d.requires_grad_()
 
 
 def _zero_like(v: Any) -> Any:

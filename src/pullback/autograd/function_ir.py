@@ -23,13 +23,14 @@ and the backward's results get the eager engine's checks. Interpreted on Tensors
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
 from ..ir import Var
 from ..ops import OpDef
-from . import function, record
+from . import forward_ad, function, record
 from .function import backward_fn, call_function
 from .grad_mode import STATE
 
@@ -257,7 +258,8 @@ OUTPUT_NO_GRAD = _op("custom_function_output", lambda call, index: unbox(call).o
 def traced_apply(cls: type, args: tuple, kwargs: dict) -> Any:
     """``cls.apply`` inside a trace: run it eagerly, unseen, and report the steps."""
     hooks = list(record.trace_hooks())
-    with record.untraced():
+    dual = forward_ad.has_tangents(args)
+    with record.untraced(), forward_ad.paused() if dual else contextlib.nullcontext():
         ctx, result = call_function(cls, args, kwargs)
     if ctx._dirty:
         raise RuntimeError(f"{cls.__qualname__}: a custom Function that modifies an input in "
@@ -275,6 +277,8 @@ def traced_apply(cls: type, args: tuple, kwargs: dict) -> Any:
             out_op = OUTPUT if o._grad_fn is ctx else OUTPUT_NO_GRAD
             for hook in hooks:
                 hook(out_op, (call,), {"index": nr}, o)
+    if dual:  # the outputs' tangents: the jvp's ops are traced, as any the program runs
+        forward_ad.function_jvp(cls, ctx, args, result)
     return result
 
 
