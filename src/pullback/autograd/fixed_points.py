@@ -32,8 +32,8 @@ from .backward import grad as autograd_grad
 from .custom import custom_vjp
 from .grad_mode import STATE, enable_grad
 
-NO_CONVERGENCE = ("fixed_point: no convergence after {n} iterations of {f} (distance {d} > "
-                  "tol {tol}); the iteration must be a contraction near the fixed point. Pass a "
+NO_CONVERGENCE = ("fixed_point: no convergence after {n} iterations of {f} (distance {d:.3g} > "
+                  "tol {tol:g}); the iteration must be a contraction near the fixed point. Pass a "
                   "larger max_iter or tol, or a better x0")
 
 
