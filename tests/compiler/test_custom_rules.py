@@ -408,7 +408,54 @@ def test_custom_jvp_second_derivatives():
     np.testing.assert_allclose(pb.hessian(f)(X), np.diag(want))
     jvp_sum = lambda a: pb.jvp(log1pexp, (a,), (np.ones(3),))[1].sum()
     np.testing.assert_allclose(pb.grad(jvp_sum)(X), want)
+    diag = np.arange(3)
+    np.testing.assert_allclose(pb.jacfwd(pb.jacfwd(log1pexp))(X)[diag, diag, diag], want)
     np.testing.assert_allclose(central(lambda a: pb.grad(f)(a).sum(), X), want, atol=1e-7)
+
+
+def test_forward_mode_generated_code_calls_the_jvp_rule():
+    from pullback.compiler.forward import program_of
+
+    f = lambda a: log1pexp(a) * 2
+    _, t = pb.jvp(f, (X,), (Y,))
+    np.testing.assert_allclose(t, 2 * Y / (1 + np.exp(-X)))
+    (variant,) = program_of(f, False).cache.variants()
+    assert ("log1pexp_apply.jvp(t0, tan_a)  # log1pexp_jvp: the jvp rule of log1pexp"
+            in variant.module.source)
+    out, f_jvp = pb.linearize(f, X)
+    np.testing.assert_allclose(f_jvp(Y), t)
+    (variant,) = program_of(f, False, linear=True).cache.variants()
+    assert "log1pexp_apply(" not in variant.tangent_module.source  # the forward ran once
+    assert "log1pexp_apply.jvp(" in variant.tangent_module.source
+
+
+def test_an_autograd_functions_jvp_in_traced_forward_mode():
+    class Sin(pb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x.sin() * k, x.argmax()
+
+        @staticmethod
+        def backward(ctx, g, _):
+            (x,) = ctx.saved_tensors
+            return g * x.cos() * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, t, _):
+            (x,) = ctx.saved_tensors
+            return t * x.cos() * ctx.k, None
+
+    f = lambda a: Sin.apply(a, 3.0)[0]
+    xt = pb.tensor(X)
+    _, t = pb.jvp(f, (xt,), (pb.tensor(Y),))
+    np.testing.assert_allclose(t.numpy(), 3 * np.cos(X) * Y)
+    np.testing.assert_allclose(pb.jacfwd(pb.jacfwd(f))(xt)[0, 0, 0].item(), -3 * np.sin(X[0]))
+    x = pb.tensor(X, requires_grad=True)
+    _, t = pb.jvp(f, (x,), (pb.ones(3, dtype=pb.float64),))
+    t.sum().backward()  # the tangent keeps its graph on Tensors that require grad
+    np.testing.assert_allclose(x.grad.numpy(), -3 * np.sin(X))
 
 
 def test_defjvps_and_nondiff_argnums():

@@ -341,7 +341,8 @@ class custom_jvp(_CustomBase):
         self.jvp = jvp
         name = _name(self.fun)
         self._function._pb_rules = (f"{name} (pb.custom_jvp)",
-                                    f"{_name(jvp)} transposed: the jvp rule of {name}")
+                                    f"{_name(jvp)} transposed: the jvp rule of {name}",
+                                    f"{_name(jvp)}: the jvp rule of {name}")
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:
