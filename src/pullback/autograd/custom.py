@@ -84,7 +84,7 @@ class _Call:
 
     def __init__(self, owner: Any, args: tuple) -> None:
         self.owner = owner
-        self.nondiff = frozenset(owner.nondiff_argnums)
+        self.nondiff = frozenset(i % len(args) for i in owner.nondiff_argnums)
         self.trees: list[PyTreeDef] = []
         self.leaves: list = []
         self.arg_of: list[int] = []  # leaf index -> argument index
@@ -188,14 +188,13 @@ class _CustomBase:
             return self.fun(*args)
         self._check_nondiff(call)
         outs = self._function.apply(*call.tensors(), call=call)
+        for k in call.tensor_pos:  # generated code may keep the call: not its arguments
+            call.leaves[k] = None
         outs = outs if isinstance(outs, tuple) else (outs,)
         return tree_unflatten(call.out_tree, outs)
 
     def _check_nondiff(self, call: _Call) -> None:
         """custom_jvp: nondiff Tensors are constants (JAX stops their gradient)."""
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:
         return f"<{self.kind} {_name(self.fun)}>"
