@@ -249,6 +249,16 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "relative error ", "loss at the start: 3.22783   (equals eager odeint's: True)",
         "step    1   loss 3.22783", "step   30   loss ", "loss after 30 steps: ",
         "t = 3.00   data (+1.423, -0.414)   fitted (", "next: docs/scipy.md"]),
+    "fixed_point.py": (["--steps", "50"], [
+        "sqrt(2) by Newton's iteration: 1.414213562373   np.sqrt: 1.414213562373",
+        "first derivative:  0.353553390593   np.sqrt's: 0.353553390593",
+        "second derivative: -0.088388347648   np.sqrt's: -0.088388347648",
+        "the forward solve took 13 iterations", "fixed_point steps in the traced program: 1",
+        "gradient vs central differences (4 entries of A): max relative error ",
+        "step    1   loss 0.63399", "step   50   loss ", "loss: 0.63399 at the start, ",
+        "traced once for all of them: CacheInfo(hits=50, misses=1, recompiles=0, fallbacks=0",
+        "expected error: RuntimeError: fixed_point: no convergence after 100 iterations of "
+        "doubling", "next: docs/extending.md"]),
 }
 
 # the scientific samples' finite-difference checks, and how their objective must improve
@@ -346,6 +356,15 @@ def test_scientific_sample_checks_its_gradient_and_improves(name: str):
     assert errors and max(float(e) for e in errors) < tolerance, proc.stdout
     first, last = (float(v) for v in re.search(pattern, proc.stdout, re.S).groups())
     assert (last - first if higher else first - last) > least, proc.stdout
+
+
+def test_fixed_point_sample_checks_its_gradient_and_learns():
+    proc = _run_once("fixed_point.py", *TRAINING["fixed_point.py"][0])
+    assert proc.returncode == 0, proc.stderr
+    error = re.search(r"max relative error (\S+)", proc.stdout).group(1)
+    assert float(error) < 1e-6, proc.stdout
+    first, last = re.search(r"loss: (\S+) at the start, (\S+) after", proc.stdout).groups()
+    assert float(last) < float(first) / 10, proc.stdout
 
 
 def test_scientific_models_are_numpy_and_scipy_only():

@@ -68,6 +68,11 @@ def _emit_tangent(e: Eqn, tan: dict) -> None:
         if ts[0] is not None:
             tan[e.out.id] = fit_out(ts[0], e.out)
         return
+    if getattr(e.op, "tangent", None) is not None:  # a custom Function's call or output
+        t = e.op.tangent(e, ts)
+        if t is not None:
+            tan[e.out.id] = t
+        return
     if not e.op.differentiable:
         return
     out = e.out if e.out is not None else pack(e.op.result, e.outs)

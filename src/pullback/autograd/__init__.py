@@ -8,6 +8,8 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anom
                            set_detect_anomaly)
 from .function import Function, once_differentiable
 from . import function_ir
+from .custom import custom_jvp, custom_vjp
+from .fixed_points import fixed_point
 from .variable import Variable
 from . import forward_ad, functional
 from . import profiler

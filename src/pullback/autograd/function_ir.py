@@ -23,13 +23,14 @@ and the backward's results get the eager engine's checks. Interpreted on Tensors
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
-from ..ir import Var
+from ..ir import Var, emit_zeros
 from ..ops import OpDef
-from . import function, record
+from . import forward_ad, function, record
 from .function import backward_fn, call_function
 from .grad_mode import STATE
 
@@ -41,7 +42,7 @@ class FunctionOp(OpDef):
     interpreter under create_graph) it is the eager Function; on anything else it
     runs its forward (generated code does not call it: its template spells the call)."""
 
-    __slots__ = ("eager",)
+    __slots__ = ("eager", "tangent")  # tangent: the tangent pass's rule (forward mode)
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         if any(isinstance(a, Var) for a in args):
@@ -56,6 +57,7 @@ def _op(name: str, forward: Any, vjp: tuple | None, template: Any, eager: Any = 
     op = FunctionOp(name, forward, grad_fn, vjp=vjp, aliases=True, pure=False, fresh=False,
                     elementwise=False, template=template)
     op.eager = eager
+    op.tangent = None
     return op
 
 
@@ -133,6 +135,45 @@ class FunctionRunner:
         return _per_argument(ctx, per_tensor)
 
 
+    def jvp(self, call: CallRecord, *tangents: Any) -> tuple:
+        """The tangent of every output of the call (None for the integer ones), from the
+        Function's ``jvp`` given one tangent per argument (zeros where there is none)."""
+        return _run_jvp(self.cls, call, tangents, eager=False)
+
+
+def _run_jvp(cls: type, call: CallRecord, tangents: tuple, eager: bool) -> tuple:
+    """``cls.jvp(ctx, ...)`` on a traced call: arrays in and out in generated code,
+    Tensors under ``eager`` (the IR interpreted on Tensors keeps their graph)."""
+    ctx, Tensor = call.ctx, record.Tensor
+    ts = []
+    for i in range(ctx._n_args):
+        t = tangents[i] if i < len(tangents) else None
+        if i not in ctx._tensor_args:
+            ts.append(None)
+        elif t is None:
+            shape, dtype = ctx._input_meta[ctx._tensor_args.index(i)]
+            ts.append(Tensor._make(np.zeros(shape, dtype)))
+        else:
+            ts.append(t if isinstance(t, Tensor) else Tensor._make(np.asarray(t)))
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = eager and prev
+    try:
+        with forward_ad.paused():
+            got = cls.jvp(ctx, *ts)
+    finally:
+        STATE.grad_enabled = prev
+    got = got if isinstance(got, tuple) else (got,)
+    out = []
+    for meta, t in zip(ctx._outputs, got):
+        if meta is None or meta[1].kind not in "fc" or t is None:
+            out.append(None if meta is None or meta[1].kind not in "fc" else
+                       np.zeros(meta[0], meta[1]))
+            continue
+        t = t if isinstance(t, Tensor) else Tensor._make(np.asarray(t))
+        out.append(t if eager else np.asarray(t._data, meta[1]).reshape(meta[0]))
+    return tuple(out)
+
+
 def _per_argument(ctx: Any, per_tensor: list) -> tuple:
     out: list = [None] * ctx._n_args
     for i, g in zip(ctx._tensor_args, per_tensor):
@@ -175,10 +216,19 @@ def _call_eager(*args: Any, runner: FunctionRunner) -> CallRecord:
     return CallRecord(ctx, result if isinstance(result, tuple) else (result,))
 
 
+def _describe(cls: type, which: int) -> str:
+    """The comment generated code puts after a call of ``cls``'s forward or backward:
+    the user's rules (``_pb_rules``, set by pb.custom_vjp and custom_jvp) or the method."""
+    rules = getattr(cls, "_pb_rules", None)
+    if rules is not None:
+        return rules[which]
+    return f"{cls.__qualname__}.{('forward', 'backward')[which]}" + (
+        " (a custom autograd.Function)" if which == 0 else "")
+
+
 def _call_template(e: Any, args: list, literal: Any) -> str:
     runner = e.params["runner"]
-    return (f"{literal(runner)}({', '.join(args)})  # {runner.cls.__qualname__}.forward "
-            "(a custom autograd.Function)")
+    return f"{literal(runner)}({', '.join(args)})  # {_describe(runner.cls, 0)}"
 
 
 def _call_rule(j: int) -> Any:
@@ -202,6 +252,7 @@ def call_op(cls: type, n_args: int, tensor_args: tuple) -> FunctionOp:
         op = _CALL_OPS[key] = _op("custom_function", _call_forward,
                                   rules if tensor_args else None, _call_template,
                                   _call_eager, cls._backward_cls.__name__)
+        op.tangent = _call_tangent
     return op
 
 
@@ -220,8 +271,7 @@ def _backward_eager(call: CallRecord, *grads: Any, runner: FunctionRunner) -> tu
 
 def _backward_template(e: Any, args: list, literal: Any) -> str:
     runner = e.params["runner"]
-    return (f"{literal(runner)}.backward({', '.join(args)})  # "
-            f"{runner.cls.__qualname__}.backward")
+    return f"{literal(runner)}.backward({', '.join(args)})  # {_describe(runner.cls, 1)}"
 
 
 BACKWARD = _op("custom_function_backward", _backward_forward, None, _backward_template,
@@ -245,11 +295,52 @@ OUTPUT_NO_GRAD = _op("custom_function_output", lambda call, index: unbox(call).o
                      None, _output_template)
 
 
+# ------------------------------------------------------------------- forward mode
+def _jvp_forward(call: Any, *tangents: Any, runner: FunctionRunner) -> np.ndarray:
+    return box(runner.jvp(unbox(call), *tangents))
+
+
+def _jvp_eager(call: CallRecord, *tangents: Any, runner: FunctionRunner) -> tuple:
+    return _run_jvp(runner.cls, call, tangents, eager=True)
+
+
+def _jvp_template(e: Any, args: list, literal: Any) -> str:
+    runner = e.params["runner"]
+    rules = getattr(runner.cls, "_pb_rules", None)
+    what = rules[2] if rules is not None and len(rules) > 2 else \
+        f"{runner.cls.__qualname__}.jvp"
+    return f"{literal(runner)}.jvp({', '.join(args)})  # {what}"
+
+
+JVP = _op("custom_function_jvp", _jvp_forward, None, _jvp_template, _jvp_eager)
+TANGENT = _op("custom_function_tangent", lambda tangents, index: unbox(tangents)[index], None,
+              lambda e, args, _: f"{args[0]}[{e.params['index']}]")
+
+
+def _call_tangent(e: Any, tangents: list) -> Any:
+    """The tangent pass's rule for a call: one step running the Function's ``jvp``
+    (an object value, like the call's), which each output's tangent indexes."""
+    ts = [t if t is not None or not isinstance(v, Var) or v.dtype.kind not in "fc"
+          else emit_zeros(tuple(v.shape), v.dtype) for t, v in zip(tangents, e.inputs)]
+    return JVP(e.out, *ts, runner=e.params["runner"])
+
+
+def _output_tangent(e: Any, tangents: list) -> Any:
+    (jv,) = tangents
+    if jv is None or unbox(jv._data)[e.params["index"]] is None:
+        return None
+    return TANGENT(jv, index=e.params["index"])
+
+
+OUTPUT.tangent = _output_tangent
+
+
 # ------------------------------------------------------------------------ tracing
 def traced_apply(cls: type, args: tuple, kwargs: dict) -> Any:
     """``cls.apply`` inside a trace: run it eagerly, unseen, and report the steps."""
     hooks = list(record.trace_hooks())
-    with record.untraced():
+    dual = forward_ad.has_tangents(args)
+    with record.untraced(), forward_ad.paused() if dual else contextlib.nullcontext():
         ctx, result = call_function(cls, args, kwargs)
     if ctx._dirty:
         raise RuntimeError(f"{cls.__qualname__}: a custom Function that modifies an input in "
@@ -267,6 +358,8 @@ def traced_apply(cls: type, args: tuple, kwargs: dict) -> Any:
             out_op = OUTPUT if o._grad_fn is ctx else OUTPUT_NO_GRAD
             for hook in hooks:
                 hook(out_op, (call,), {"index": nr}, o)
+    if dual:  # the outputs' tangents: the jvp's ops are traced, as any the program runs
+        forward_ad.function_jvp(cls, ctx, args, result)
     return result
 
 

@@ -29,7 +29,6 @@ from pullback.transforms import pipeline
 from pullback.transforms.tangent import TANGENT_PREFIX
 
 from ..autograd import anomaly_mode, forward_ad
-from ..autograd.function_ir import FunctionOp
 from ..autograd.record import trace_hooks
 from ..ir import Var
 from ..numpy_face import face_like
@@ -118,10 +117,6 @@ class JVPProgram:
             check_target(self.name, k, args[k])
         traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name, self.fn)
         g = traced.graph
-        if any(isinstance(e.op, FunctionOp) for e in g.eqns):
-            # a custom Function's tangents are its jvp's: run these arguments on dual
-            # tensors (the variant only records that)
-            return JVPVariant(traced, None, [], 0, None)
         slots = grad_slots(traced, nums)
         wrt = [g.inputs[j] for j in slots]
         tans = [Var(v.shape, v.dtype, np.zeros(v.shape, v.dtype),
