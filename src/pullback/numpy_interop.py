@@ -4,9 +4,11 @@
 dispatch here (``Tensor.__array_ufunc__`` / ``__array_function__``) and run the function
 the op table declares for that numpy name (``numpy=`` in ``pullback.ops``), with numpy's
 semantics (``axis``/``keepdims``, numpy's dtype rules), so the result is a Tensor with a
-``grad_fn``. Anything not mapped, ``out=`` and extra ufunc keywords run
-plainly on the arrays when no gradient is needed and give Tensors; when a gradient
-would be needed they raise a TypeError rather than lose it.
+``grad_fn``. Anything not mapped and extra ufunc keywords run plainly on the arrays
+(read-only: a function writing into a Tensor's data raises) when no gradient is
+needed and give Tensors; when a gradient would be needed they raise a TypeError
+rather than lose it. numpy's functions that write into an argument (``ufunc.at``,
+``np.copyto``, ``np.put``..., ``out=``) are in-place ops (numpy_inplace.py).
 
 >>> import numpy as np, pullback as pb
 >>> x = pb.tensor([[1., -2.], [3., 4.]], requires_grad=True)
