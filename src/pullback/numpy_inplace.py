@@ -45,7 +45,7 @@ lost.
 tensor([4., 2., 6.], grad_fn=<CopyBackwards>)
 >>> y.sum().backward()
 >>> x.grad
-tensor([3., 2., 2.])
+tensor([2., 2., 2.])
 """
 
 from __future__ import annotations
@@ -232,7 +232,8 @@ def ufunc_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = _MISSING) -> None:
     try:
         if fn is None:
             raise Unsupported
-        if ufunc in (np.add, np.subtract) and bb is not None:
+        if bb is not None and (ufunc is np.add or ufunc is np.subtract
+                               and a._data.dtype.kind in "fc"):
             alpha = 1 if ufunc is np.add else -1
             new = index_add_op(flat, pos, bb, dim=0, alpha=alpha)
         else:

@@ -123,6 +123,11 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = ""
         raise TypeError(messages.NUMPY_NOT_DIFFERENTIABLE.format(
             name=name + " with out=", hint=hint))
     outs = out if isinstance(out, tuple) else (out,)
+    if out is not None and record.trace_hooks() and any(
+            isinstance(o, np.ndarray) for o in outs):
+        raise TypeError(f"{name} writes into its argument 'out', a numpy array, in traced "
+                        "code: the write would happen only while tracing. Make the array "
+                        "in the function (np.zeros, np.empty...) or drop out=")
     temps = tuple(o._data.copy() if isinstance(o, record.Tensor) else o for o in outs)
     rest = {k: v for k, v in kwargs.items() if k != "out"}
     if rest.get("overwrite_input"):

@@ -472,3 +472,59 @@ def test_index_add_copy_fill_against_torch(name):
                 s.grad.numpy() if s.grad is not None else np.zeros(0)]
     for mine, theirs in zip(run(pb), run(torch)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("method", ["sort", "partition", "resize", "setfield", "byteswap"])
+def test_numpy_face_in_place_methods_refused(method):
+    """ndarray's other in-place methods on a traced value: refused, naming the method."""
+    def f(x):
+        y = x * 1.0
+        getattr(y, method)(1)
+        return np.sum(y)
+    with pytest.raises(AttributeError, match=f"ndarray.{method} is not supported"):
+        pb.grad(f)(X.copy())
+
+
+def test_shuffle_refused_in_a_trace():
+    rng = np.random.default_rng(0)
+
+    def f(x):
+        y = x * 1.0
+        rng.shuffle(y)
+        return np.sum(y * x)
+    with pytest.raises(Exception, match="shuffles its argument in place"):
+        pb.grad(f)(X.copy())
+
+
+def test_out_into_a_numpy_array_in_traced_code_refused():
+    captured = np.zeros(4)
+
+    def f(x):
+        np.multiply(x, 2.0, out=captured)
+        return np.sum(x)
+    with pytest.raises(TypeError, match=r"numpy\.multiply writes into its argument 'out', a "
+                                        "numpy array, in traced code"):
+        pb.compile(f)(X.copy())
+
+
+def test_integer_targets():
+    """ufunc.at on integer and unsigned targets with no gradient: numpy's values."""
+    for dtype in (np.int64, np.uint8):
+        ref = np.array([5, 6, 7], dtype)
+        np.subtract.at(ref, [0, 0, 2], np.array([1, 2, 3], dtype))
+        y = pb.tensor(np.array([5, 6, 7], dtype))
+        np.subtract.at(y, [0, 0, 2], np.array([1, 2, 3], dtype))
+        np.testing.assert_array_equal(y.numpy(), ref)
+
+
+def test_eager_forward_ad():
+    """The writes carry tangents in eager forward mode (torch's forward_ad)."""
+    import pullback.autograd.forward_ad as fwAD
+
+    for f in (add_at_derived, put, multiply_at, copyto_where):
+        t = np.array([0.5, -1.0, 0.25, 2.0])
+        with fwAD.dual_level():
+            out = f(fwAD.make_dual(pb.tensor(X.copy()), pb.tensor(t)))
+            primal, tangent = fwAD.unpack_dual(out)
+        np.testing.assert_allclose(primal.item(), f(X.copy()), rtol=1e-12)
+        np.testing.assert_allclose(tangent.item(), _fd(f, X) @ t, rtol=1e-6, atol=1e-7)
