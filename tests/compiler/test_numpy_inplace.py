@@ -177,6 +177,17 @@ def test_forward_mode(f):
     np.testing.assert_allclose(out, f(X.copy()), rtol=1e-12)
     np.testing.assert_allclose(tangent, _fd(f, X) @ t, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(pb.jacfwd(f)(X2.copy()), _fd(f, X2), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(pb.jacrev(f)(X2.copy()), _fd(f, X2), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", [add_at_derived, multiply_at, divide_at, fill_diagonal, put,
+                               putmask, place], ids=lambda f: f.__name__)
+def test_hessian(f):
+    """Second order through the writes: pb.hessian against differences of the gradient
+    (which the tests above hold to differences of the function)."""
+    grad = pb.grad(f)
+    want = np.stack([(grad(X + e * 1e-6) - grad(X - e * 1e-6)) / 2e-6 for e in np.eye(4)])
+    np.testing.assert_allclose(pb.hessian(f)(X.copy()), want, rtol=1e-5, atol=1e-6)
 
 
 def _eager(f):
