@@ -250,21 +250,25 @@ def ufunc_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = _MISSING) -> None:
 
 
 # -------------------------------------------------------------- the functions
+def _traced_mask(mask: Any) -> bool:
+    """A boolean Tensor mask: taken as a traced operand of ``where`` (no guard on it)."""
+    return isinstance(mask, Tensor) and mask._data.dtype == np.bool_
+
+
 def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     name = "numpy.copyto"
-    mask = _static(where)
     if not isinstance(dst, Tensor):
         _into_array(name, "dst", (src,))
-        np.copyto(dst, _data(src), casting=casting, where=mask)
+        np.copyto(dst, _data(src), casting=casting, where=_static(where))
         return None
-    np.copyto(np.array(dst._data, copy=True), _data(src), casting=casting, where=mask)
+    np.copyto(np.array(dst._data, copy=True), _data(src), casting=casting, where=_data(where))
     src = _fresh(src if isinstance(src, Tensor) else np.asarray(src), dst)
-    if mask is True or np.all(mask):
+    mask = where if _traced_mask(where) else _static(where)
+    if not isinstance(mask, Tensor) and np.all(mask):
         _inplace(name, "dst", copy, (dst, src), {})
     else:
         _inplace(name, "dst", copy, (dst, where_op(mask, src, clone(dst))), {})
     return None
-
 
 
 def _target(name: str, arg: str, a: Any, values: tuple, run: Callable) -> bool:
@@ -339,7 +343,21 @@ def _masked(name: str, arg: str, a: Any, mask: Any, values: Any, numpy_fn: Calla
 
 
 def _putmask(a: Any, mask: Any, values: Any) -> None:
-    return _masked("numpy.putmask", "a", a, mask, values, np.putmask, True)
+    name = "numpy.putmask"
+    if not (isinstance(a, Tensor) and _traced_mask(mask)):
+        return _masked(name, "a", a, mask, values, np.putmask, True)
+    np.putmask(np.array(a._data, copy=True), mask._data, _data(values))  # numpy's errors
+    size = np.size(_data(values))
+    if size == 0:
+        return None
+    # the value at each position n is values.flat[n % size], whatever the mask: a traced
+    # mask selects with ``where`` (no guard on it)
+    full = _recycled(values, np.arange(a._data.size) % size)
+    full = reshape(full, a._data.shape) if isinstance(full, Tensor) else full.reshape(
+        a._data.shape)
+    new = where_op(reshape(mask, a._data.shape), full, clone(a))
+    _inplace(name, "a", copy, (a, new), {})
+    return None
 
 
 def _place(arr: Any, mask: Any, vals: Any) -> None:

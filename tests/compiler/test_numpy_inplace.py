@@ -539,3 +539,27 @@ def test_eager_forward_ad():
             primal, tangent = fwAD.unpack_dual(out)
         np.testing.assert_allclose(primal.item(), f(X.copy()), rtol=1e-12)
         np.testing.assert_allclose(tangent.item(), _fd(f, X) @ t, rtol=1e-6, atol=1e-7)
+
+
+def putmask_data_mask(x):
+    y = x * 1.0
+    np.putmask(y, x > 0, x[::-1] ** 2)
+    return np.sum(y * x)
+
+
+def copyto_data_mask(x):
+    y = x * 2.0
+    np.copyto(y, x ** 3, where=x < 1.0)
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f", [putmask_data_mask, copyto_data_mask], ids=lambda f: f.__name__)
+def test_masks_from_data_are_traced(f):
+    """A mask computed from the input is an operand of the traced code, not a guard:
+    new data with a new mask runs the same trace."""
+    cf = pb.compile(f)
+    g = pb.grad(f)
+    for x in (X, X2, -X):
+        np.testing.assert_allclose(float(cf(x.copy())), f(x.copy()), rtol=1e-12)
+        np.testing.assert_allclose(g(x.copy()), _fd(f, x), rtol=1e-6, atol=1e-7)
+    assert cf.cache.info.misses == 1 and g.cache.info.misses == 1
