@@ -106,12 +106,13 @@ def _into_array(name: str, arg: str, values: tuple) -> None:
                         "write into a Tensor")
 
 
-def _inplace(name: str, arg: str, op: Any, args: tuple, params: dict) -> Any:
+def _inplace(name: str | None, arg: str, op: Any, args: tuple, params: dict) -> Any:
     """``record.apply_inplace``, its errors told that ``name`` wrote into ``arg``."""
     try:
         return record.apply_inplace(op, args, params)
     except Exception as e:
-        e.add_note(f"(raised by {name} writing into its argument '{arg}')")
+        if name is not None:
+            e.add_note(f"(raised by {name} writing into its argument '{arg}')")
         raise
 
 
@@ -155,7 +156,7 @@ def last_writers(pos: np.ndarray) -> np.ndarray | None:
     return np.sort(pos.size - 1 - first_reversed)
 
 
-def write_flat(name: str, arg: str, a: Tensor, pos: np.ndarray, vals: Any) -> None:
+def write_flat(name: str | None, arg: str, a: Tensor, pos: np.ndarray, vals: Any) -> None:
     """``a.flat[pos] = vals`` in place, numpy's way: where ``pos`` repeats, the last
     write wins, in the value and in the gradient (the earlier writers get none)."""
     keep = last_writers(pos)
@@ -175,7 +176,7 @@ def assign(a: Tensor, index: Any, value: Any) -> None:
     ref = np.array(a._data, copy=True)
     ref[index] = _data(value)  # numpy's errors
     pos = np.arange(a._data.size).reshape(a._data.shape)[index]
-    write_flat("assignment", "self", a, pos.reshape(-1), _broadcast_flat(value, pos.shape))
+    write_flat(None, "", a, pos.reshape(-1), _broadcast_flat(value, pos.shape))
 
 
 def repeats_positions(a: Tensor, index: Any) -> bool:

@@ -31,6 +31,7 @@ from .autograd import messages, record
 from .autograd.grad_mode import STATE
 from .ops import Public, subscribe
 from .ops.args import Unsupported, value
+from .ops.elementwise import clone
 from .ops.shape import copy
 
 
@@ -156,13 +157,35 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = ""
     return outs[0] if len(outs) == 1 else outs
 
 
+def _out_tensor(out: Any) -> Any:
+    """The one Tensor ``out=`` names (None: none, or several outputs)."""
+    o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    return o if isinstance(o, record.Tensor) else None
+
+
+def _unaliased(values: Any, out: Any) -> Any:
+    """``values`` with each Tensor sharing memory with the ``out=`` Tensor cloned: the
+    result's history must not save memory the write into ``out`` changes (as torch's
+    in-place ops save the original ``self``)."""
+    o = _out_tensor(out)
+    if o is None:
+        return values
+
+    def fresh(v: Any) -> Any:
+        if isinstance(v, record.Tensor) and np.may_share_memory(v._data, o._data):
+            return clone(v)
+        return v
+    if isinstance(values, dict):
+        return {k: fresh(v) for k, v in values.items()}
+    return tuple(fresh(v) for v in values)
+
+
 def _into_out(result: Any, out: Any) -> Any:
     """``result`` (computed by the table) written into ``out=``, a Tensor, in place;
     anything numpy would decide otherwise (broadcasting into ``out``, a cast it refuses,
     several outputs) goes to numpy (``Unsupported``)."""
-    o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    Tensor = record.Tensor
-    if not (isinstance(o, Tensor) and isinstance(result, Tensor)) \
+    o = _out_tensor(out)
+    if not (o is not None and isinstance(result, record.Tensor)) \
             or tuple(o.shape) != tuple(result.shape) \
             or not np.can_cast(result._data.dtype, o._data.dtype, "same_kind"):
         raise Unsupported
@@ -220,7 +243,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     name = qualified if method == "__call__" else f"{qualified}.{method}"
     try:
         if method == "__call__" and ufunc in UFUNCS and (not kwargs or set(kwargs) == {"out"}):
-            result = UFUNCS[ufunc](*(value(x) for x in inputs))
+            result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))))
             return _into_out(result, kwargs["out"]) if kwargs else _wrap(result)
         if method == "reduce" and len(inputs) == 1:
             return _wrap(_reduce(ufunc, value(inputs[0]), **kwargs))
@@ -246,7 +269,9 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
         try:
             if kwargs.get("out") is not None:
                 rest = {k: v for k, v in kwargs.items() if k != "out"}
-                return _into_out(handler(*args, **rest), kwargs["out"])
+                out = kwargs["out"]
+                return _into_out(handler(*_unaliased(args, out), **_unaliased(rest, out)),
+                                 out)
             return _wrap(handler(*args, **kwargs))
         except Unsupported:
             pass

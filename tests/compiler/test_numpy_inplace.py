@@ -130,6 +130,14 @@ def ufunc_out(x):
     return np.sum(buf * x)
 
 
+def function_out(x):
+    m = np.outer(x, x[:3])
+    col = np.zeros(3)
+    np.sum(m, axis=0, out=col)
+    np.clip(col, -1.0, 1.5, out=col)
+    return np.sum(col ** 2)
+
+
 def method_put(x):
     y = x * 1.0
     y.put([1, 3], x[:2] * 4.0)
@@ -140,11 +148,11 @@ def method_put(x):
 ROWS = [add_at_buffer, add_at_derived, subtract_at_buffer, maximum_at_buffer, copyto,
         fill_diagonal, put, put_along_axis, putmask]
 MORE = [multiply_at, minimum_at_2d, divide_at, negative_at, copyto_where, place,
-        nan_to_num_in_place, ufunc_out, method_put]
+        nan_to_num_in_place, ufunc_out, function_out, method_put]
 PROGRAMS = ROWS + MORE
 # programs whose buffer is a numpy array made inside: eagerly (no source pass) numpy's
 # array cannot take a Tensor; their eager form makes the buffer from the input
-NUMPY_BUFFER = {add_at_buffer, subtract_at_buffer, maximum_at_buffer, ufunc_out}
+NUMPY_BUFFER = {add_at_buffer, subtract_at_buffer, maximum_at_buffer, ufunc_out, function_out}
 
 
 def _fd(f, x):
