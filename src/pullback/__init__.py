@@ -13,6 +13,7 @@ binding declared with ``function=`` (see ``pullback.ops``).
 from .settings import config
 from . import ops  # declares the op table first
 from .tensor import Tensor
+from . import numpy_inplace  # numpy's functions that write into an argument, on Tensors
 from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)

@@ -29,14 +29,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, numpy_interop
+from . import dtypes, numpy_inplace, numpy_interop
 from .autograd.record import apply
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
 from .ops.methods import ValueMethods
 from .ops.registry import dispatcher
+from .ops.shape import basic_index_kind
 from .tensor import Tensor
-from .tensor_methods import TensorMethods
+from .tensor_methods import TensorMethods, _index
 
 
 def _apply(op: Any, args: tuple, params: dict) -> Any:
@@ -107,6 +108,15 @@ class NumpyTensor(Tensor):
     __mul__ = ValueMethods.__mul__
     __matmul__ = ValueMethods.__matmul__
     __getitem__ = TensorMethods.__getitem__
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        """numpy's assignment: where an advanced index names an element more than once,
+        the last write wins, and so does its gradient (torch's face keeps torch's)."""
+        idx = _index(idx)
+        if basic_index_kind(idx) is None and numpy_inplace.repeats_positions(self, idx):
+            numpy_inplace.assign(self, idx, value)
+        else:
+            TensorMethods.__setitem__(self, idx, value)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = numpy_interop.array_ufunc(ufunc, method, inputs, kwargs)
@@ -202,6 +212,9 @@ class NumpyTensor(Tensor):
 
     def fill(self, value: Any) -> None:
         self[...] = value  # in place: traced on local values, refused on arguments
+
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        np.put(self, indices, values, mode)  # in place, as fill
 
     def __len__(self) -> int:
         if not self._data.ndim:

@@ -4,9 +4,11 @@
 dispatch here (``Tensor.__array_ufunc__`` / ``__array_function__``) and run the function
 the op table declares for that numpy name (``numpy=`` in ``pullback.ops``), with numpy's
 semantics (``axis``/``keepdims``, numpy's dtype rules), so the result is a Tensor with a
-``grad_fn``. Anything not mapped, ``out=`` and extra ufunc keywords run
-plainly on the arrays when no gradient is needed and give Tensors; when a gradient
-would be needed they raise a TypeError rather than lose it.
+``grad_fn``. Anything not mapped and extra ufunc keywords run plainly on the arrays
+(read-only: a function writing into a Tensor's data raises) when no gradient is
+needed and give Tensors; when a gradient would be needed they raise a TypeError
+rather than lose it. numpy's functions that write into an argument (``ufunc.at``,
+``np.copyto``, ``np.put``..., ``out=``) are in-place ops (numpy_inplace.py).
 
 >>> import numpy as np, pullback as pb
 >>> x = pb.tensor([[1., -2.], [3., 4.]], requires_grad=True)
@@ -29,6 +31,8 @@ from .autograd import messages, record
 from .autograd.grad_mode import STATE
 from .ops import Public, subscribe
 from .ops.args import Unsupported, value
+from .ops.elementwise import clone
+from .ops.shape import copy
 
 
 # ------------------------------------------------------------------------ values
@@ -87,9 +91,43 @@ def _has_float(x: Any) -> bool:
     return isinstance(x, (float, complex))
 
 
+def _frozen(x: Any, views: list) -> Any:
+    """``_unwrap``, with each Tensor's data given as a read-only view (kept in ``views``):
+    a numpy function that writes into an argument this module does not know raises."""
+    if isinstance(x, record.Tensor):
+        record.notify_concrete(x, "__array__")
+        v = x._data.view()
+        v.flags.writeable = False
+        views.append(v)
+        return v
+    if isinstance(x, (tuple, list)):
+        return type(x)(_frozen(v, views) for v in x)
+    if isinstance(x, dict):
+        return {k: _frozen(v, views) for k, v in x.items()}
+    return x
+
+
+def _thawed(result: Any, views: list) -> Any:
+    """A result that is a read-only view of a Tensor's data (``_frozen``): a copy."""
+    if isinstance(result, np.ndarray) and not result.flags.writeable and any(
+            np.may_share_memory(result, v) for v in views):
+        return result.copy()
+    if isinstance(result, (tuple, list)) and not hasattr(result, "_fields"):
+        return type(result)(_thawed(r, views) for r in result)
+    return result
+
+
+def _tensor_args(args: tuple, kwargs: dict) -> str:
+    where = [f"argument {i}" for i, a in enumerate(args) if isinstance(a, record.Tensor)]
+    where += [f"'{k}'" for k, a in kwargs.items() if isinstance(a, record.Tensor)]
+    return ", ".join(where) or "an argument"
+
+
 def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = "") -> Any:
     """Run ``fn`` on the arrays; refuse when a gradient would have been needed (``name``:
-    the function's qualified name, ``hint``: the pullback function to use instead)."""
+    the function's qualified name, ``hint``: the pullback function to use instead).
+    The Tensors' data is read-only to ``fn``; ``out=`` Tensors are written by an
+    in-place copy (recorded, as any in-place op)."""
     grad = STATE.grad_enabled and (_needs_grad(args) or _needs_grad(kwargs))
     # forward mode refuses as reverse mode does: a tangent would be lost silently
     tangent = record.FORWARD is not None and (_has_tangent(args) or _has_tangent(kwargs))
@@ -98,18 +136,74 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = ""
     hint = f"Use {hint} instead. " if hint else ""
     if (grad or tangent) and out is not None:
         raise TypeError(text.format(name=name + " with out=", hint=hint))
-    result = fn(*_unwrap(args), **_unwrap(kwargs))
+    outs = out if isinstance(out, tuple) else (out,)
+    if out is not None and record.trace_hooks() and any(
+            isinstance(o, np.ndarray) for o in outs):
+        raise TypeError(f"{name} writes into its argument 'out', a numpy array, in traced "
+                        "code: the write would happen only while tracing. Make the array "
+                        "in the function (np.zeros, np.empty...) or drop out=")
+    temps = tuple(o._data.copy() if isinstance(o, record.Tensor) else o for o in outs)
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if rest.get("overwrite_input"):
+        rest["overwrite_input"] = False  # (numpy may leave the input as it was)
+    views: list = []
+    call_kwargs = _frozen(rest, views)
+    if out is not None:
+        call_kwargs["out"] = temps if isinstance(out, tuple) else temps[0]
+    try:
+        result = fn(*_frozen(args, views), **call_kwargs)
+    except ValueError as e:
+        if "read-only" not in str(e):
+            raise
+        raise TypeError(f"{name} writes into its argument, a Tensor ({_tensor_args(args, rest)})"
+                        ", a write pullback cannot record; write with an assignment "
+                        "(x[...] = ...) or call it on a numpy array (np.array(x))") from None
     if (grad or tangent) and _has_float(result):
         raise TypeError(text.format(name=name, hint=hint))
     if out is None:
-        return _wrap(result)
-    # numpy returns the out= objects themselves: give back the user's Tensors, whose
-    # storage was written in place (a new version, as for any in-place op)
-    outs = out if isinstance(out, tuple) else (out,)
-    for o in outs:
+        return _wrap(_thawed(result, views))
+    # numpy returns the out= objects themselves: give back the user's Tensors, which
+    # take numpy's result by an in-place copy (a new version, seen by a trace)
+    for o, t in zip(outs, temps):
         if isinstance(o, record.Tensor):
-            o._vc.value += 1
+            record.apply_inplace(copy, (o, t), {})
     return outs[0] if len(outs) == 1 else outs
+
+
+def _out_tensor(out: Any) -> Any:
+    """The one Tensor ``out=`` names (None: none, or several outputs)."""
+    o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    return o if isinstance(o, record.Tensor) else None
+
+
+def _unaliased(values: Any, out: Any) -> Any:
+    """``values`` with each Tensor sharing memory with the ``out=`` Tensor cloned: the
+    result's history must not save memory the write into ``out`` changes (as torch's
+    in-place ops save the original ``self``)."""
+    o = _out_tensor(out)
+    if o is None:
+        return values
+
+    def fresh(v: Any) -> Any:
+        if isinstance(v, record.Tensor) and np.may_share_memory(v._data, o._data):
+            return clone(v)
+        return v
+    if isinstance(values, dict):
+        return {k: fresh(v) for k, v in values.items()}
+    return tuple(fresh(v) for v in values)
+
+
+def _into_out(result: Any, out: Any) -> Any:
+    """``result`` (computed by the table) written into ``out=``, a Tensor, in place;
+    anything numpy would decide otherwise (broadcasting into ``out``, a cast it refuses,
+    several outputs) goes to numpy (``Unsupported``)."""
+    o = _out_tensor(out)
+    if not (o is not None and isinstance(result, record.Tensor)) \
+            or tuple(o.shape) != tuple(result.shape) \
+            or not np.can_cast(result._data.dtype, o._data.dtype, "same_kind"):
+        raise Unsupported
+    record.apply_inplace(copy, (o, result), {})
+    return o
 
 
 # -------------------------------------------------- the tables, from the op table
@@ -120,6 +214,11 @@ FUNCTIONS: dict = {}
 #: ufuncs of other libraries (scipy.special's) -> (qualified name, the pullback function
 #: to suggest in errors, or "")
 FOREIGN: dict = {}
+#: numpy function -> its form writing into a Tensor argument (``np.copyto``, ``np.put``...;
+#: numpy_inplace.py fills it)
+WRITERS: dict = {}
+#: ufunc method (``"at"``) -> its form writing into a Tensor (numpy_inplace.py)
+UFUNC_METHODS: dict = {}
 #: called with a ufunc that is in neither table: may add it to both (pullback.scipy
 #: registers scipy.special's ufuncs this way, once the program has imported scipy)
 RESOLVERS: list = []
@@ -156,10 +255,13 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     qualified, hint = FOREIGN.get(ufunc, (f"numpy.{ufunc.__name__}", ""))
     name = qualified if method == "__call__" else f"{qualified}.{method}"
     try:
-        if method == "__call__" and not kwargs and ufunc in UFUNCS:
-            return _wrap(UFUNCS[ufunc](*(value(x) for x in inputs)))
+        if method == "__call__" and ufunc in UFUNCS and (not kwargs or set(kwargs) == {"out"}):
+            result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))))
+            return _into_out(result, kwargs["out"]) if kwargs else _wrap(result)
         if method == "reduce" and len(inputs) == 1:
             return _wrap(_reduce(ufunc, value(inputs[0]), **kwargs))
+        if method in UFUNC_METHODS:
+            return UFUNC_METHODS[method](ufunc, *inputs, **kwargs)
     except Unsupported:
         pass
     return _fallback(name, getattr(ufunc, method), inputs, kwargs, hint)
@@ -169,9 +271,20 @@ def array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> A
     """``Tensor.__array_function__``: a numpy function with a Tensor among its arguments."""
     if not all(issubclass(t, (record.Tensor, np.ndarray)) for t in types):
         return NotImplemented
+    writer = WRITERS.get(func)
     handler = FUNCTIONS.get(func)
+    try:
+        if writer is not None:
+            return writer(*args, **kwargs)
+    except Unsupported:
+        pass
     if handler is not None:
         try:
+            if kwargs.get("out") is not None:
+                rest = {k: v for k, v in kwargs.items() if k != "out"}
+                out = kwargs["out"]
+                return _into_out(handler(*_unaliased(args, out), **_unaliased(rest, out)),
+                                 out)
             return _wrap(handler(*args, **kwargs))
         except Unsupported:
             pass

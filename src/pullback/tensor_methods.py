@@ -131,7 +131,10 @@ class TensorMethods:
 
 
 def _install(entry: Public) -> None:
-    if entry.inplace:
+    if entry.inplace and entry.operands is not None:
+        setattr(TensorMethods, entry.inplace, bindings.inplace_public(
+            entry.fn, entry.operands, entry.inplace, apply_inplace))
+    elif entry.inplace:
         setattr(TensorMethods, entry.inplace,
                 bindings.inplace(entry.fn, entry.inplace, apply_inplace))
 

@@ -33,7 +33,8 @@ calls (each converted once per code object, when its first call is traced):
   function writes into ``h``, hands it to a function or returns it, becomes
   ``h = __pb_rt__.buffer(np.zeros, ...)``: inside a front door, a local Tensor that
   traced values may be written into (other arrays stay numpy's);
-- an argument the function writes into (``x[0] = ...``, ``x += ...``, ``x.fill(v)``)
+- an argument the function writes into (``x[0] = ...``, ``x += ...``, ``x.fill(v)``,
+  ``np.add.at(x, ...)``, ``np.put(x, ...)`` and numpy's other writers, ``out=x``)
   or hands to a function is taken through ``__pb_rt__.writable(x)`` on entry: under
   ``pb.grad`` the function (and the functions it hands ``x`` to) write into one copy,
   and the caller's array gets what they leave in it; a copy nothing writes into is

@@ -415,19 +415,44 @@ def _has_slice(index: Any) -> bool:
     return any(isinstance(p, gast.Slice) for p in parts)
 
 
+#: numpy's functions that write into their first argument (``numpy_inplace.py``), and
+#: the ndarray methods that write into the array (``x.fill(v)``, ``x.put(i, v)``)
+WRITING_FUNCTIONS = frozenset({"copyto", "fill_diagonal", "put", "put_along_axis", "putmask",
+                               "place", "at"})
+WRITING_METHODS = frozenset({"fill", "put"})
+
+
+def _written_by_call(n: Any) -> list:
+    """What a call writes into: the first argument of ``np.put(a, ...)``,
+    ``np.add.at(a, ...)`` & co. (known by name: a name that is not numpy's makes at
+    most a needless copy), ``x`` of ``x.fill(v)``, and ``out=`` arrays."""
+    f = n.func
+    name = f.attr if isinstance(f, gast.Attribute) else f.id if isinstance(f, gast.Name) \
+        else None
+    targets = [k.value for k in n.keywords if k.arg == "out"]
+    if isinstance(f, gast.Attribute) and f.attr in WRITING_METHODS:
+        targets.append(f.value)
+    if name in WRITING_FUNCTIONS and n.args:
+        targets.append(n.args[0])
+    if name == "nan_to_num" and any(k.arg == "copy" for k in n.keywords) and n.args:
+        targets.append(n.args[0])
+    return [e for t in targets for e in (t.elts if isinstance(t, gast.Tuple) else [t])]
+
+
 def written_names(node: Any) -> set:
     """The names the function writes into: ``x[...] = ...``, ``x[...] += ...``,
-    ``x.attr[...] = ...``, ``x += ...``, ``x.fill(...)``."""
+    ``x.attr[...] = ...``, ``x += ...``, and the calls of ``_written_by_call``
+    (``x.fill(...)``, ``np.add.at(x, ...)``, ``out=x``...)."""
     written = set()
     for n in gast.walk(node):
-        target = n.value if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
-            else n.target if isinstance(n, gast.AugAssign) else n.func.value if isinstance(
-                n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr == "fill" \
-            else None
-        while isinstance(target, (gast.Subscript, gast.Attribute)):
-            target = target.value
-        if isinstance(target, gast.Name):
-            written.add(target.id)
+        targets = [n.value] if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
+            else [n.target] if isinstance(n, gast.AugAssign) else _written_by_call(n) \
+            if isinstance(n, gast.Call) else []
+        for target in targets:
+            while isinstance(target, (gast.Subscript, gast.Attribute)):
+                target = target.value
+            if isinstance(target, gast.Name):
+                written.add(target.id)
     return written
 
 

@@ -109,6 +109,32 @@ def inplace(op: OpDef, name: str, record_inplace: Callable) -> Callable:
                  f"Tensor.{name}", "pullback.tensor")
 
 
+def inplace_public(fn: Callable, operands: Callable, name: str,
+                   record_inplace: Callable) -> Callable:
+    """``Tensor.<name>(self, ...)`` for a public function ``fn`` of torch's signature (not
+    a primitive): ``operands``, of the same signature, gives the primitive call ``(op,
+    inputs, params)``, which ``record_inplace`` writes into ``self``."""
+    params = list(inspect.signature(fn).parameters.values())
+    env: dict = {"_operands": operands, "_record": record_inplace}
+    formal, call = [], []
+    for i, p in enumerate(params):
+        pname = "self" if i == 0 else p.name
+        if p.kind is p.KEYWORD_ONLY and "*" not in formal:
+            formal.append("*")
+        if p.default is not p.empty:
+            env[f"_d_{pname}"] = p.default
+        formal.append(pname if p.default is p.empty else f"{pname}=_d_{pname}")
+        call.append(f"{pname}={pname}" if p.kind is p.KEYWORD_ONLY else pname)
+    source = (f"def {name}({', '.join(formal)}):\n"
+              f"    op, inputs, params = _operands({', '.join(call)})\n"
+              "    return _record(op, inputs, params)\n")
+    exec(compile(source, f"<pullback binding Tensor.{name}>", "exec"), env)
+    method = env[name]
+    method.__qualname__, method.__module__ = f"Tensor.{name}", "pullback.tensor"
+    method.__doc__ = f"Tensor.{name}: {fn.__name__} written into self (see pullback.ops)."
+    return method
+
+
 #: torch's argument parser takes numpy's name for two arguments, in every function and
 #: method it parses (``x.sum(axis=0, keepdims=True)``; python_arg_parser.cpp)
 TORCH_ALIASES = {"dim": "axis", "keepdim": "keepdims"}

@@ -69,17 +69,17 @@ fill_op = defop("new_zeros", lambda like, value, shape: np.full(shape, value, np
     like)), fresh=True, template="np.full({shape}, {value}, {0}.dtype)")
 index_add_op = defop(
     "index_add", _index_add, "IndexAddBackward0", torch_args=("self", "index", "source"),
-    uses=("", "", "index"), fresh=True, inplace="index_add_",
+    uses=("", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, source, dim, alpha: g, None,
          lambda g, out, x, index, source, dim, alpha: _scaled(
              index_select_op(g, index, dim=dim), alpha)))
 index_fill_op = defop(
     "index_fill", _index_fill, "IndexFillBackward0", torch_args=("self", "index"),
-    uses=("index", ""), fresh=True, inplace="index_fill_",
+    uses=("index", ""), fresh=True,
     vjp=(lambda g, out, x, index, dim, value: index_fill_op(g, index, dim=dim, value=0), None))
 index_copy_op = defop(
     "index_copy", _index_copy, "IndexCopyBackward0", torch_args=("self", "index", "source"),
-    uses=("index", "", "index"), fresh=True, inplace="index_copy_",
+    uses=("index", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, source, dim: index_fill_op(g, index, dim=dim, value=0), None,
          lambda g, out, x, index, source, dim: index_select_op(g, index, dim=dim)))
 
@@ -232,26 +232,46 @@ def _check_source(fn: str, input: Any, d: int, index: Any, source: Any) -> None:
                            f"source slice shape: {list(source.shape)} at dimension 0.")
 
 
-@public("index_add", function=True, method=True)
-def index_add(input, dim, index, source, *, alpha=1):
+# torch's signature puts ``dim`` first; each function's ``operands`` gives the op and its
+# operands, which Tensor's in-place form writes into ``input`` (``inplace=``)
+def _index_add_operands(input, dim, index, source, *, alpha=1):
     d = args.wrap_dim(dim, input.ndim)
     index = _vector("index_add", index)
     _check_source("index_add", input, d, index, source)
-    return index_add_op(input, index, source, dim=d, alpha=alpha)
+    return index_add_op, (input, index, source), {"dim": d, "alpha": alpha}
 
 
-@public("index_copy", function=True, method=True)
-def index_copy(input, dim, index, source):
+def _index_copy_operands(input, dim, index, source):
     d = args.wrap_dim(dim, input.ndim)
     index = _vector("index_copy", index)
     _check_source("index_copy", input, d, index, source)
-    return index_copy_op(input, index, source, dim=d)
+    return index_copy_op, (input, index, source), {"dim": d}
 
 
-@public("index_fill", function=True, method=True)
-def index_fill(input, dim, index, value):
+def _index_fill_operands(input, dim, index, value):
     d = args.wrap_dim(dim, input.ndim)
-    return index_fill_op(input, _vector("index_fill", index), dim=d, value=float(value))
+    return index_fill_op, (input, _vector("index_fill", index)), {"dim": d, "value": float(value)}
+
+
+@public("index_add", function=True, method=True, inplace="index_add_",
+        operands=_index_add_operands)
+def index_add(input, dim, index, source, *, alpha=1):
+    op, inputs, params = _index_add_operands(input, dim, index, source, alpha=alpha)
+    return op(*inputs, **params)
+
+
+@public("index_copy", function=True, method=True, inplace="index_copy_",
+        operands=_index_copy_operands)
+def index_copy(input, dim, index, source):
+    op, inputs, params = _index_copy_operands(input, dim, index, source)
+    return op(*inputs, **params)
+
+
+@public("index_fill", function=True, method=True, inplace="index_fill_",
+        operands=_index_fill_operands)
+def index_fill(input, dim, index, value):
+    op, inputs, params = _index_fill_operands(input, dim, index, value)
+    return op(*inputs, **params)
 
 
 @public("scatter", function=True, method=True)

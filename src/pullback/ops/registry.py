@@ -194,11 +194,12 @@ class Public:
     ``Tensor.<inplace>`` (a primitive written into its first input), the
     ``nn.functional`` names, and numpy functions (``{np_fn: implementation}``)."""
 
-    __slots__ = ("fn", "functions", "methods", "inplace", "functional", "numpy")
+    __slots__ = ("fn", "functions", "methods", "inplace", "functional", "numpy", "operands")
 
     def __init__(self, fn: Callable, functions: tuple, methods: tuple, inplace: str | None,
-                 functional: tuple, numpy: dict) -> None:
+                 functional: tuple, numpy: dict, operands: Callable | None = None) -> None:
         self.fn = fn
+        self.operands = operands
         self.functions = functions
         self.methods = methods
         self.inplace = inplace
@@ -229,15 +230,20 @@ def _numpy(spec: Any, fn: Callable) -> dict:
 
 
 def declare(fn: Callable, name: str, *, function: Any = False, method: Any = False,
-            inplace: Any = False, functional: Any = False, numpy: Any = None) -> None:
+            inplace: Any = False, functional: Any = False, numpy: Any = None,
+            operands: Callable | None = None) -> None:
     """Make ``fn`` reachable under the given names (see ``Public``). A name another
     binding has, or one a surface refuses (``pb.grad``...), raises before anything
-    is registered."""
+    is registered. The in-place form of a public function that is not a primitive
+    needs ``operands``: a function of the same signature giving ``(op, inputs,
+    params)``, the primitive call that is written into the first input."""
     inplace_name = (name + "_") if inplace is True else (inplace or None)
     if inplace_name is not None and not isinstance(inplace_name, str):
         raise TypeError(f"{name}: inplace= takes True or one method name, not {inplace!r}")
+    if inplace_name is not None and not isinstance(fn, OpDef) and operands is None:
+        raise TypeError(f"{name}: the in-place form of a public function needs operands=")
     entry = Public(fn, _names(function, name), _names(method, name), inplace_name,
-                   _names(functional, name), _numpy(numpy, fn))
+                   _names(functional, name), _numpy(numpy, fn), operands)
     if not (entry.functions or entry.methods or entry.inplace or entry.functional
             or entry.numpy):
         return
