@@ -233,10 +233,13 @@ def _map_first_tensor(x: Any, fn: Callable) -> Any:
 
 # ----------------------------------------------------------------- traced values
 def is_traced(x: Any) -> bool:
-    """A Tensor that requires grad or that the active tracer recorded."""
+    """A Tensor that requires grad, has a tangent (forward mode), or that the active
+    tracer recorded."""
     if not isinstance(x, Tensor):
         return False
     if x._requires_grad or (x._base is not None and x._base._requires_grad):
+        return True
+    if x._fw_tangent is not None:
         return True
     tracer = _tracer()
     return tracer is not None and id(x) in tracer.var_of
