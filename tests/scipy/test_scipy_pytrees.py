@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.optimize
 from scipy.integrate import odeint
 
 import pullback as pb
@@ -213,3 +214,63 @@ def test_repeated_time_points_as_scipy():
     with pytest.raises(ValueError, match="monotonically increasing or monotonically"):
         pb.grad(lambda k: odeint(lambda y, t, k: -k * y, np.ones(1), [0.0, 1.0, 0.5],
                                  (k,)).sum())(0.5)
+
+
+# ------------------------------------------ scipy functions that call a function back
+class _Model:
+    def __init__(self, k):
+        self.k = k
+
+    def residual(self, x):
+        return x ** 3 - self.k
+
+
+def _helper_closure(k):
+    def inner(x):
+        return np.exp(-k * x)
+    return lambda x: inner(x)
+
+
+CALLBACKS = {
+    "scipy.integrate.quad": (lambda k: scipy.integrate.quad(lambda x: np.exp(-k * x), 0.0,
+                                                            1.0)[0], "'func'", "leggauss"),
+    "scipy.optimize.brentq": (lambda k: scipy.optimize.brentq(lambda x: x ** 3 - k, 0.0, 3.0),
+                              "'f'", "implicit function theorem"),
+    "scipy.optimize.minimize_scalar": (
+        lambda k: scipy.optimize.minimize_scalar(lambda x: (x - k) ** 2).x, "'fun'", "Newton"),
+    "scipy.optimize.fsolve": (lambda k: scipy.optimize.fsolve(lambda x: x ** 3 - k, 1.0)[0],
+                              "'func'", "detach"),
+    "scipy.optimize.root_scalar": (
+        lambda k: scipy.optimize.root_scalar(lambda x: x ** 3 - k, bracket=(0, 3)).root,
+        "'f'", "detach"),
+    "scipy.integrate.solve_ivp": (
+        lambda k: scipy.integrate.solve_ivp(lambda t, y: -k * y, (0, 1), [1.0]).y[0, -1],
+        "'fun'", "pullback.scipy.integrate.odeint"),
+    # the traced value reaches the callback through args=, a bound, an object, a helper
+    "scipy.integrate.quad ": (lambda k: scipy.integrate.quad(lambda x, k: np.exp(-k * x), 0.0,
+                                                             1.0, args=(k,))[0], "'func'", ""),
+    "scipy.integrate.quad  ": (lambda k: scipy.integrate.quad(np.sin, 0.0, k)[0], "'func'", ""),
+    "scipy.optimize.brentq ": (lambda k: scipy.optimize.brentq(_Model(k).residual, 0.0, 3.0),
+                               "'f'", ""),
+    "scipy.integrate.quad   ": (lambda k: scipy.integrate.quad(_helper_closure(k), 0.0, 1.0)[0],
+                                "'func'", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLBACKS))
+def test_scipy_callbacks_on_traced_values_are_refused(name):
+    """Issue 24: quad, brentq & co. over a closure on a traced parameter gave a zero
+    gradient; they are refused, naming the function, the argument and what to use."""
+    fn, argument, advice = CALLBACKS[name]
+    with pytest.raises(TypeError, match="carries a gradient") as info:
+        pb.grad(fn)(np.array(2.0))
+    message = str(info.value)
+    assert message.startswith(name.strip() + ":") and argument in message
+    assert "Use instead" in message and advice in message
+
+
+def test_scipy_callbacks_without_traced_values_run_as_scipys():
+    def f(k):
+        return scipy.integrate.quad(lambda x: x * x, 0.0, 1.0)[0] * k
+
+    assert pb.grad(f)(np.array(2.0)) == pytest.approx(1 / 3)

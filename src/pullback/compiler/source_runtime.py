@@ -297,17 +297,23 @@ def traced_inside(values: Any) -> bool:
     return any(is_traced(v) or holds_traced(v) for v in values)
 
 
-def closes_over_traced(values: Any) -> bool:
+def closes_over_traced(values: Any, depth: int = 3) -> bool:
     """Whether a function among ``values`` (a callback handed to a library, such as
-    odeint's field) holds a traced value in its closure cells or defaults."""
+    odeint's field or quad's integrand) holds a traced value in its closure cells or
+    defaults, its bound object's attributes, or (``depth`` levels down) in those of
+    the functions it holds there (``lambda x: helper(x)`` with ``helper`` a closure)."""
     for v in values:
         fn = getattr(v, "__func__", v)
+        inner: list = []
         if isinstance(fn, functools.partial):
-            if traced_inside(fn.args) or traced_inside(fn.keywords.values()):
-                return True
+            inner = [*fn.args, *fn.keywords.values(), fn.func]
         elif isinstance(fn, types.FunctionType):
-            if traced_inside(_cell_values(fn)) or traced_inside(fn.__defaults__ or ()):
-                return True
+            inner = _cell_values(fn) + list(fn.__defaults__ or ())
+            owner = getattr(v, "__self__", None)
+            inner += list(getattr(owner, "__dict__", {}).values())
+        if traced_inside(inner) or (depth > 1 and closes_over_traced(
+                [c for c in inner if callable(c) and not isinstance(c, type)], depth - 1)):
+            return True
     return False
 
 
