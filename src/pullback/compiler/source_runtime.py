@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd import record
+from ..autograd import function, record
 from ..autograd.grad_mode import no_grad
 from ..numpy_face import NumpyTensor, adopt, to_face
 from ..ops import OpDef
@@ -245,6 +245,36 @@ def is_traced(x: Any) -> bool:
     return tracer is not None and id(x) in tracer.var_of
 
 
+def _in_front_door() -> bool:
+    return _ENTRY.get() is not None or active_tracer() is not None
+
+
+def check_function_args(cls: type, args: tuple, kwargs: dict) -> None:
+    """``cls.apply(*args, **kwargs)`` inside a front door: a traced value inside a list,
+    tuple or dict argument, or passed by keyword, is refused. torch's ``apply`` tracks
+    only the Tensors passed to it directly (and says nothing of the others: eagerly,
+    outside the front doors, pullback does the same); inside ``pb.grad`` its gradient
+    would be zero, and ``pb.compile``'s generated code would keep the traced call's
+    value."""
+    if not _in_front_door():
+        return
+    where = [(f"argument {i + 1}", a) for i, a in enumerate(args) if not isinstance(a, Tensor)]
+    where += [(f"keyword argument {k!r}", v) for k, v in kwargs.items()]
+    for name, value in where:
+        if any(is_traced(leaf) for leaf in tree_leaves(value)):
+            raise TraceError(
+                f"{cls.__qualname__}.apply: {name} holds a traced Tensor (one that requires "
+                "grad or comes from the transformed function's inputs) inside a "
+                f"{type(value).__name__}; an autograd.Function tracks only the Tensors passed "
+                "to apply directly, as torch's does, so its gradient would be lost and "
+                "compiled code would keep this call's value. Pass each Tensor as an "
+                f"argument of its own ({cls.__qualname__}.apply(x, *ws)) and return one "
+                "gradient for each from backward.")
+
+
+function.check_args = check_function_args
+
+
 def holds_traced(x: Any) -> bool:
     """A (nested) list or tuple with a traced value in it."""
     if isinstance(x, (list, tuple)):
@@ -287,6 +317,19 @@ def traced_array(obj: Any, dtype: Any = None) -> Any:
     its elements (each a traced value, a traced array, or a constant)."""
     ref = np.array(_data(obj), dtype=dtype)  # numpy's shape and dtype (and errors)
     return _stacked([traced_array(x) if holds_traced(x) else x for x in obj], 0, ref)
+
+
+def array_like(x: Any) -> Any:
+    """``x``, a (nested) list or tuple holding traced values that numpy would take as
+    one numeric array (``[mu0, mu1]``, ``[[a, 0.1], [0.1, b]]``), as one traced array;
+    anything else (a pytree such as ``(c, lower)``, a value) as it is."""
+    if not holds_traced(x):
+        return x
+    try:
+        ref = np.array(_data(x))
+    except (ValueError, TypeError):
+        return x
+    return traced_array(x) if ref.dtype.kind in "biufc" else x
 
 
 def _as_array(x: Any) -> Any:

@@ -16,6 +16,7 @@ on traced values (``from scipy.stats import norm; norm.logpdf(x, mu)`` different
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -24,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..compiler.source_ast import register_replacements
+from ..compiler.source_runtime import array_like
 from ..tensor import ARRAY_REFUSED
 from . import integrate, linalg, special, stats
 
@@ -115,6 +117,17 @@ def replacement(f: Any) -> Any:
     return _refusing(f, parts) if parts[1:2] in (["integrate"], ["optimize"]) else None
 
 
+def _taking_lists(fn: Callable) -> Callable:
+    """pullback's ``fn`` called as scipy's is: an argument that is a list or tuple of
+    traced values (``norm.logpdf(x, [mu0, mu1])``, a nested list as a matrix) is the
+    array numpy would make of it, traced."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*[array_like(a) for a in args],
+                  **{k: array_like(v) for k, v in kwargs.items()})
+    return call
+
+
 #: what to write instead of a scipy function that calls a function back
 _INSTEAD = {
     "integrate.solve_ivp": "pullback.scipy.integrate.odeint(fun, y0, t_eval, args=..., "
@@ -171,5 +184,19 @@ def explain() -> str:
             f"their gradient: {use}. ")
 
 
+def _take_lists() -> None:
+    """Every function of pullback.scipy.special, .linalg and .stats' distributions takes
+    lists of Tensors where scipy takes an array (``_taking_lists``), called by the
+    program or routed here by the source pass."""
+    for module in (special, linalg):
+        for name in module.__all__:
+            setattr(module, name, _taking_lists(getattr(module, name)))
+    for name in stats.__all__:
+        dist = getattr(stats, name)
+        for key in dist._functions:
+            setattr(dist, key, _taking_lists(getattr(dist, key)))
+
+
+_take_lists()
 ARRAY_REFUSED.append(explain)
 register_replacements("scipy.", replacement)
