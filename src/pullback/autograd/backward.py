@@ -101,9 +101,9 @@ def run_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | No
     edges = _root_edges(outputs)
     task = engine.GraphTask(create_graph, retain_graph, accumulate=True)
     if inputs is not None:
+        task.targets = _capture(task, inputs)  # (first: it refuses what is no Tensor)
         for t in inputs:  # torch retains the grad of non-leaf inputs (a leaf: no-op)
             t.retain_grad()
-        task.targets = _capture(task, inputs)
     if create_graph:
         _warn_create_graph()
     elif inputs is None and engine.replay(edges, seeds, retain_graph) is not None:
