@@ -1,7 +1,8 @@
 """Parameters in containers at the torch-named entry points (docs/reliability.md,
 "Parameters in containers"): custom Functions, autograd.functional, backward and
 checkpoint take what torch takes (optimizers: tests/nn/test_optim.py), and treat
-Tensors inside lists, tuples and dicts as torch does (the ``both`` fixture runs each snippet on torch too).
+Tensors inside lists, tuples and dicts as torch does (the ``both`` fixture runs each
+snippet on torch too).
 Inside pullback's front doors a custom Function refuses traced values in containers,
 where torch's silence would be a wrong gradient or a stale compiled value."""
 
@@ -68,8 +69,8 @@ def test_a_function_refuses_traced_values_in_containers_inside_transforms():
                               (np.ones(2),)),
     }
     for name, call in calls.items():
-        with pytest.raises(TraceError, match=r"Products.apply: (argument 2|keyword argument 'ws') holds a "
-                                 r"traced Tensor") as info:
+        with pytest.raises(TraceError, match=r"Products.apply: (argument 2|keyword argument "
+                                             r"'ws') holds a traced Tensor") as info:
             call()
         assert "apply(x, *ws)" in str(info.value), name
 
