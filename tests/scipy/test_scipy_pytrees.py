@@ -8,7 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.integrate
+import scipy.linalg
 import scipy.optimize
+import scipy.special
+import scipy.stats
 from scipy.integrate import odeint
 
 import pullback as pb
@@ -187,6 +190,29 @@ def test_forward_mode_through_odeint():
     np.testing.assert_allclose(pb.grad(at_times)(ts), differences(at_times, ts), rtol=1e-5)
 
 
+def test_second_derivatives_through_odeint_are_refused():
+    """The adjoint and sensitivity solves run on arrays: a second derivative through
+    them would be zero (hessian, grad of grad, forward over reverse and reverse over
+    forward all gave 0.0); each is refused."""
+    def final(k):
+        return odeint(lambda y, t, k: -k * y, np.array([1.0]), np.array([0.0, 1.0]),
+                      (k,))[-1, 0]
+
+    k = np.array(0.5)
+    for second in (pb.hessian(final), pb.grad(pb.grad(final)), pb.jacfwd(pb.jacrev(final)),
+                   pb.jacrev(pb.jacfwd(final))):
+        with pytest.raises(RuntimeError, match="is first-order"):
+            second(k)
+    kt = pb.tensor(0.5, dtype=pb.float64, requires_grad=True)
+    y = pb_odeint(lambda y, t, k: -k * y, pb.tensor([1.0], dtype=pb.float64), [0.0, 1.0], kt)
+    with pytest.raises(RuntimeError, match="its gradient is first-order"):
+        pb.autograd.grad(y[-1, 0], kt, create_graph=True)
+    (g,) = pb.autograd.grad(
+        pb_odeint(lambda y, t, k: -k * y, pb.tensor([1.0], dtype=pb.float64), [0.0, 1.0],
+                  kt)[-1, 0], kt)
+    assert float(g) == pytest.approx(-np.exp(-0.5), rel=1e-6)
+
+
 def test_repeated_time_points_as_scipy():
     """Issue 24: a repeated time gives the same state again, as scipy's odeint, with the
     gradients of the rate and of every time point; times that go back and forth get
@@ -274,3 +300,48 @@ def test_scipy_callbacks_without_traced_values_run_as_scipys():
         return scipy.integrate.quad(lambda x: x * x, 0.0, 1.0)[0] * k
 
     assert pb.grad(f)(np.array(2.0)) == pytest.approx(1 / 3)
+
+
+# --------------------------------------------- scipy wrappers' parameters in lists
+X2 = np.array([0.3, -0.2])
+WRAPPERS = {
+    "norm.logpdf loc list": lambda m: scipy.stats.norm.logpdf(X2, [m[0], m[1]], 2.0).sum(),
+    "norm.logpdf scale tuple": lambda m: scipy.stats.norm.logpdf(
+        X2, 0.0, (m[0] ** 2 + 1, m[1] ** 2 + 1)).sum(),
+    "logsumexp b list": lambda m: scipy.special.logsumexp(X2, b=[m[0] ** 2 + 0.5, m[1] + 1]),
+    "logsumexp a list": lambda m: scipy.special.logsumexp([m[0], m[1], 1.0]),
+    "multivariate_normal mean list": lambda m: scipy.stats.multivariate_normal.logpdf(
+        X2, [m[0], m[1]], np.eye(2)),
+    "multivariate_normal cov nested": lambda m: scipy.stats.multivariate_normal.logpdf(
+        X2, np.zeros(2), [[m[0] ** 2 + 1, 0.1], [0.1, m[1] ** 2 + 1]]),
+    "linalg.solve nested": lambda m: scipy.linalg.solve([[m[0] + 2, 0.1], [0.2, m[1] + 3]],
+                                                        X2).sum(),
+    "linalg.det nested": lambda m: scipy.linalg.det([[m[0] + 2, 0.1], [0.2, m[1] + 3]]),
+    "cho_solve (c, lower)": lambda m: scipy.linalg.cho_solve(
+        scipy.linalg.cho_factor(np.diag(m ** 2 + 1)), X2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_scipy_parameters_as_lists_of_traced_values(name):
+    """scipy takes array-likes: a list of traced values where an array goes is the array
+    numpy would make of it (it raised 'Can't call numpy()'), under pb.grad and called
+    directly on Tensors."""
+    f = WRAPPERS[name]
+    m = np.array([0.4, 0.7])
+    want = differences(f, m)
+    np.testing.assert_allclose(pb.grad(f)(m), want, rtol=1e-5, atol=1e-8)
+
+
+def test_pullback_scipy_takes_lists_of_tensors_eagerly():
+    from pullback.scipy import linalg, special, stats
+
+    a, b = (pb.tensor(v, dtype=pb.float64, requires_grad=True) for v in (0.4, 0.7))
+    (stats.norm.logpdf(X2, [a, b]).sum() + special.logsumexp([a, b])
+     + linalg.det([[a + 2, 0.1], [0.2, b + 3]])).backward()
+
+    def total(m):
+        return (scipy.stats.norm.logpdf(X2, m).sum() + scipy.special.logsumexp(m)
+                + np.linalg.det(np.array([[m[0] + 2, 0.1], [0.2, m[1] + 3]])))
+    np.testing.assert_allclose([float(a.grad), float(b.grad)],
+                               differences(total, np.array([0.4, 0.7])), rtol=1e-6)

@@ -235,11 +235,15 @@ def _map_first_tensor(x: Any, fn: Callable) -> Any:
 def is_traced(x: Any) -> bool:
     """A Tensor that requires grad, has a tangent (forward mode), or that the active
     tracer recorded."""
+    return is_recorded(x) or (isinstance(x, Tensor) and x._fw_tangent is not None)
+
+
+def is_recorded(x: Any) -> bool:
+    """A Tensor that requires grad or that the active tracer recorded: one a reverse
+    derivative may be taken of."""
     if not isinstance(x, Tensor):
         return False
     if x._requires_grad or (x._base is not None and x._base._requires_grad):
-        return True
-    if x._fw_tangent is not None:
         return True
     tracer = _tracer()
     return tracer is not None and id(x) in tracer.var_of

@@ -34,8 +34,8 @@ import numpy as np
 from ..autograd import forward_ad, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.function import Function
-from ..autograd.grad_mode import enable_grad, no_grad
-from ..compiler.source_runtime import holds_traced, traced_array
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..compiler.source_runtime import holds_traced, is_recorded, traced_array
 from ..numpy_face import NumpyTensor, to_face
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
@@ -48,6 +48,11 @@ _TRACED_CLOSURE = (
     "odeint inside pb.compile/pb.grad: func closes over Tensors that require grad; pass them "
     "as arguments instead, odeint(func, y0, t, *params) with func(y, t, *params), so that "
     "each call of the compiled function integrates with its own values")
+_SECOND_ORDER = (
+    "pullback.scipy.integrate.odeint: its {what} is first-order (the {how} runs on "
+    "arrays, unseen by autograd), so a second derivative through odeint (pb.hessian, "
+    "pb.grad of pb.grad, jacfwd of jacrev, create_graph=True) would be zero; it is not "
+    "supported. Differentiate odeint once, or finite-difference its gradient.")
 _MONOTONIC = ("The values in t must be monotonically increasing or monotonically decreasing; "
               "repeated values are allowed.")
 
@@ -256,6 +261,7 @@ class Odeint(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        _first_order(ctx, (grad,), "gradient", "adjoint solve", tangents=True)
         needs = ctx.needs_input_grad[6:]
         n_args = ctx.n_args
         # the arguments as fresh leaves (compiled code passes values that do not require
@@ -276,10 +282,23 @@ class Odeint(Function):
 
     @staticmethod
     def jvp(ctx, _problem, _rtol, _atol, _n_args, ty0, tt, *tparams):
+        _first_order(ctx, (ty0, tt) + tparams, "tangent", "sensitivity solve")
         tangents = list(tparams[:ctx.n_args])
         out = _tangent(ctx.problem, ctx.ys, ctx.ts, _array(ty0).reshape(-1),
                        _array(tt).reshape(-1), tangents, ctx.rtol, ctx.atol)
         return _output(ctx, out.reshape((len(ctx.ts),) + ctx.problem.shape))
+
+
+def _first_order(ctx: Any, incoming: tuple, what: str, how: str,
+                 tangents: bool = False) -> None:
+    """Refuse a backward or jvp whose result would itself be differentiated: under
+    create_graph or another transform's trace (a value a derivative is taken of among
+    the solve's inputs or the incoming gradients or tangents), or (``tangents``: a
+    backward) with tangents on them (forward over reverse)."""
+    values = [v for v in incoming + tuple(ctx.params) if isinstance(v, Tensor)]
+    if (tangents and any(v._fw_tangent is not None for v in values)) or (
+            (is_grad_enabled() or record.trace_hooks()) and any(is_recorded(v) for v in values)):
+        raise RuntimeError(_SECOND_ORDER.format(what=what, how=how))
 
 
 def _output(ctx: Any, values: np.ndarray) -> Tensor:
