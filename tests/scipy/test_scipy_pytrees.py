@@ -128,6 +128,19 @@ def test_dicts_and_nested_tuples_eagerly_and_compiled():
                                         W0 * scale), rtol=1e-5, atol=1e-8)
 
 
+def test_scipy_odeint_routed_with_a_dict_in_args():
+    """A traced value deep in a dict inside args routes scipy's call (it was found only
+    in lists and tuples); tfirst=True; grad and jacfwd against differences."""
+    def loss(w):
+        return odeint(lambda t, y, p: np.tanh(y @ p["w"][0]) * t, Y0[:2], TS,
+                      ({"w": [w]},), tfirst=True)[-1].sum()
+
+    w = W0[:2, :2]
+    want = differences(loss, w)
+    np.testing.assert_allclose(pb.grad(loss)(w), want, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(pb.jacfwd(loss)(w), want, rtol=1e-5, atol=1e-8)
+
+
 def test_the_field_sees_the_numpy_face():
     """Issue 24: scipy's odeint under pb.grad hands func numpy's names, so ``y.std()``
     is numpy's (ddof=0), not torch's unbiased one."""

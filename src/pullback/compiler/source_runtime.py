@@ -344,6 +344,12 @@ def traced_inside(values: Any) -> bool:
     return any(is_traced(v) or holds_traced(v) for v in values)
 
 
+def traced_leaf(values: Any) -> bool:
+    """A traced value among ``values`` or anywhere in their lists, tuples and dicts
+    (odeint's ``args=({"w": [w]},)``)."""
+    return any(is_traced(leaf) for leaf in tree_leaves(list(values)))
+
+
 def closes_over_traced(values: Any, depth: int = 3) -> bool:
     """Whether a function among ``values`` (a callback handed to a library, such as
     odeint's field or quad's integrand) holds a traced value in its closure cells or
@@ -358,7 +364,7 @@ def closes_over_traced(values: Any, depth: int = 3) -> bool:
             inner = _cell_values(fn) + list(fn.__defaults__ or ())
             owner = getattr(v, "__self__", None)
             inner += list(getattr(owner, "__dict__", {}).values())
-        if traced_inside(inner) or (depth > 1 and closes_over_traced(
+        if traced_leaf(inner) or (depth > 1 and closes_over_traced(
                 [c for c in inner if callable(c) and not isinstance(c, type)], depth - 1)):
             return True
     return False
