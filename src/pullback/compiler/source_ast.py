@@ -10,6 +10,7 @@ import __future__
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import os
@@ -141,10 +142,8 @@ def _parse_lambda(code: types.CodeType) -> Any:
         lines, _ = inspect.findsource(code)
     except (OSError, TypeError, IndexError):
         return None
-    try:
-        with _AST_LOCK:
-            tree = gast.parse("".join(lines))
-    except (SyntaxError, ValueError):
+    tree = _file_tree("".join(lines))
+    if tree is None:
         return None
     params = _params(code)
     found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
@@ -154,7 +153,18 @@ def _parse_lambda(code: types.CodeType) -> Any:
         found = [n for n in found if spans and all(_holds(n.body, p) for p in spans)]
         found = [n for n in found if not any(m is not n and _holds(n, _span(m))
                                              for m in found)]
-    return found[0] if len(found) == 1 else None
+    return copy.deepcopy(found[0]) if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=8)
+def _file_tree(text: str) -> Any:
+    """A whole file's tree, parsed once for all its lambdas (None: it does not parse).
+    Shared: what is taken from it is copied first."""
+    try:
+        with _AST_LOCK:
+            return gast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _positions(code: types.CodeType) -> list:
