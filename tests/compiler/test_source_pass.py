@@ -663,6 +663,36 @@ def test_lambdas_and_recursion():
     np.testing.assert_allclose(g(np.array([2.0, 3.0])), [3.0, 3.0])
 
 
+def _stacked_loss(x):
+    return np.sum(np.array([x[0] * x[1], x[2]]) ** 2)
+
+
+def test_a_lambda_is_converted_as_a_def_is():
+    """Issue 22 item 5: a lambda whose source can be read behaves as the def with the
+    same body: on a continuation line, spanning lines, several on one line (told apart
+    by their code's source positions), nested with the same arguments."""
+    x = np.array([0.5, -1.5, 2.0])
+    want = numeric_grad(_stacked_loss, x)
+    on_next_line = pb.grad(
+        lambda x: np.sum(np.array([x[0] * x[1], x[2]]) ** 2))
+    spanning = pb.grad(lambda x: np.sum(
+        np.array([x[0] * x[1],
+                  x[2]]) ** 2))
+    pair = [lambda x: np.sum(np.array([x[0] * x[1], x[2]]) ** 2), lambda x: np.sum(np.array([x[2], x[0]]) ** 3)]  # noqa: E501
+    nested = lambda x: (lambda x: np.sum(np.array([x[0] * x[1], x[2]]) ** 2))(x * 1.0)  # noqa: E731
+    for fn in (on_next_line, spanning, pb.grad(pair[0]), pb.grad(nested)):
+        np.testing.assert_allclose(fn(x), want, rtol=1e-6)
+    np.testing.assert_allclose(pb.grad(pair[1])(x), numeric_grad(pair[1], x), rtol=1e-6)
+    for f in pair:
+        assert source.convert(f) is not None
+
+
+def test_a_lambda_without_source_is_left_as_it_is():
+    namespace = {"np": np}
+    exec("f = lambda x: np.sum(np.array([x[0] * x[1], x[2]]))", namespace)
+    assert source.convert(namespace["f"]) is None
+
+
 def test_functions_defined_in_rewritten_code_are_traced_with_the_pass():
     made = []
 

@@ -258,6 +258,11 @@ ERRORS = {
                                              initial_accumulator_value=-1),
     "load_sizes": lambda T: T.optim.SGD([T.ones(1, requires_grad=True)]).load_state_dict(
         {"state": {}, "param_groups": [{"params": [0, 1], "lr": 0.1}]}),
+    # parameters in containers (docs/reliability.md): torch takes Tensors and groups only
+    "nested_list": lambda T: T.optim.SGD([[T.ones(1, requires_grad=True)]], lr=0.1),
+    "dict_of_params": lambda T: T.optim.SGD({"a": T.ones(1, requires_grad=True)}, lr=0.1),
+    "nested_in_group": lambda T: T.optim.Adam(
+        [{"params": [[T.ones(1, requires_grad=True)]]}], lr=0.1),
 }
 
 

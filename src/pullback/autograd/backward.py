@@ -102,6 +102,7 @@ def run_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | No
     task = engine.GraphTask(create_graph, retain_graph, accumulate=True)
     if inputs is not None:
         for t in inputs:  # torch retains the grad of non-leaf inputs (a leaf: no-op)
+            _check_input(t)
             t.retain_grad()
         task.targets = _capture(task, inputs)
     if create_graph:
@@ -122,13 +123,16 @@ def _warn_create_graph() -> None:
         warnings.warn(messages.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=4)
 
 
+def _check_input(t: Any) -> None:
+    if not isinstance(t, record.Tensor):
+        raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                           f"{type(t).__name__}")
+
+
 def _capture(task: engine.GraphTask, inputs: tuple) -> set:
-    Tensor = record.Tensor
     targets = set()
     for t in inputs:
-        if not isinstance(t, Tensor):
-            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
-                               f"{type(t).__name__}")
+        _check_input(t)
         e = grad_edge(t)
         if e[0] is None:
             raise RuntimeError(messages.INPUT_NO_GRAD)

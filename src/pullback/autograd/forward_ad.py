@@ -168,6 +168,16 @@ class paused:
         _BUSY.on = self.prev
 
 
+class resumed(paused):
+    """Inside a custom Function's ``jvp`` (where ops propagate no tangent), ops on dual
+    tensors propagate again: a ``jvp`` that computes its tangents with forward mode
+    (``pullback.scipy.integrate.odeint``'s sensitivity solve)."""
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_BUSY, "on", False)
+        _BUSY.on = False
+
+
 def function_jvp(cls: type, ctx: Any, args: tuple, result: Any) -> None:
     """A custom Function's outputs get the tangents its ``jvp(ctx, *tangents)`` gives
     (zeros for a Tensor input without one, None for the other inputs), as torch's;

@@ -77,6 +77,10 @@ TWICE = ("trying to differentiate twice a function that was marked with "
 
 #: set by function_ir: how ``apply`` records a Function inside a trace
 traced_apply: Callable | None = None
+#: set by the compiler (``source_runtime.check_function_args``): ``check(cls, args,
+#: kwargs)`` refuses, inside a front door (``pb.grad``, ``pb.compile``...), traced
+#: values that ``apply`` would not track (inside lists, tuples, dicts, or keywords)
+check_args: Callable | None = None
 
 
 class BackwardCFunction(Node):
@@ -273,6 +277,8 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if has_setup_context(cls):
             args, kwargs = _bind_defaults(cls.forward, args, kwargs)
+        if check_args is not None:
+            check_args(cls, args, kwargs)
         if traced_apply is not None and record.TRACING and record.trace_hooks():
             return traced_apply(cls, args, kwargs)
         if record.PROFILING:  # a range named after the class, as torch's

@@ -102,7 +102,7 @@ from .source_runtime import (
     numpy_call,
     stored,
     subscript,
-    traced_inside,
+    traced_leaf,
     writable,
 )
 from .source_state import UPDATES, rewrite_state
@@ -150,7 +150,7 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
     find = replaceable(f)
-    if find is not None and (traced_inside(args) or traced_inside(kwargs.values())
+    if find is not None and (traced_leaf(args) or traced_leaf(kwargs.values())
                              or closes_over_traced(args) or closes_over_traced(kwargs.values())):
         ours = find(f)
         if ours is not None:  # scipy's function on traced values (or a callback closing

@@ -10,6 +10,7 @@ import __future__
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import os
@@ -109,6 +110,8 @@ def is_numpy(f: Any) -> bool:
 def parse_function(code: types.CodeType) -> Any:
     """The function's (or lambda's) node, parsed from its file, at its own lines and
     columns; None when the source is unavailable or ambiguous."""
+    if code.co_name == "<lambda>":
+        return _parse_lambda(code)
     try:
         lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError):
@@ -123,14 +126,61 @@ def parse_function(code: types.CodeType) -> Any:
     except SyntaxError:
         return None
     gast.increment_lineno(tree, start - 1 - indented)
-    if code.co_name == "<lambda>":  # the one lambda on its line with its arguments
-        found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
-                 and n.lineno == code.co_firstlineno and _arg_names(n.args) == _params(code)]
-    else:  # the block the source starts with
-        found = [n for n in (tree.body[0].body if indented else tree.body)[:1]
-                 if isinstance(n, gast.FunctionDef) and n.name == code.co_name
-                 and _arg_names(n.args) == _params(code)]
+    found = [n for n in (tree.body[0].body if indented else tree.body)[:1]
+             if isinstance(n, gast.FunctionDef) and n.name == code.co_name
+             and _arg_names(n.args) == _params(code)]
     return found[0] if len(found) == 1 else None
+
+
+def _parse_lambda(code: types.CodeType) -> Any:
+    """A lambda's node, from its whole file (its line may be a continuation line, or
+    its source span lines): the lambda starting on its first line with its arguments;
+    among several (``[lambda x: x + 1, lambda x: x * 2]``), the innermost whose body
+    holds every source position of the code's instructions. None when none or several
+    remain, or the source is unavailable."""
+    try:
+        lines, _ = inspect.findsource(code)
+    except (OSError, TypeError, IndexError):
+        return None
+    tree = _file_tree("".join(lines))
+    if tree is None:
+        return None
+    params = _params(code)
+    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+             and n.lineno == code.co_firstlineno and _arg_names(n.args) == params]
+    if len(found) > 1:  # (spans of nodes nest or are disjoint: the innermost is one)
+        spans = _positions(code)
+        found = [n for n in found if spans and all(_holds(n.body, p) for p in spans)]
+        found = [n for n in found if not any(m is not n and _holds(n, _span(m))
+                                             for m in found)]
+    return copy.deepcopy(found[0]) if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=8)
+def _file_tree(text: str) -> Any:
+    """A whole file's tree, parsed once for all its lambdas (None: it does not parse).
+    Shared: what is taken from it is copied first."""
+    try:
+        with _AST_LOCK:
+            return gast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _positions(code: types.CodeType) -> list:
+    """The source spans of ``code``'s instructions (none before Python 3.11)."""
+    spans = getattr(code, "co_positions", lambda: ())()
+    return [p for p in spans if None not in p and (p[0], p[2]) != (p[1], p[3])]
+
+
+def _holds(node: Any, span: tuple) -> bool:
+    line, end_line, col, end_col = span
+    return (node.lineno, node.col_offset) <= (line, col) \
+        and (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
+
+
+def _span(node: Any) -> tuple:
+    return (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)
 
 
 def _arg_names(args: gast.arguments) -> list:

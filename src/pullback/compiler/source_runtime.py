@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd import forward_ad, record
+from ..autograd import forward_ad, function, record
 from ..autograd.grad_mode import no_grad
 from ..numpy_face import NumpyTensor, adopt, to_face
 from ..ops import OpDef
@@ -236,13 +236,50 @@ def _map_first_tensor(x: Any, fn: Callable) -> Any:
 
 # ----------------------------------------------------------------- traced values
 def is_traced(x: Any) -> bool:
-    """A Tensor that requires grad or that the active tracer recorded."""
+    """A Tensor that requires grad, has a tangent (forward mode), or that the active
+    tracer recorded."""
+    return is_recorded(x) or (isinstance(x, Tensor) and x._fw_tangent is not None)
+
+
+def is_recorded(x: Any) -> bool:
+    """A Tensor that requires grad or that the active tracer recorded: one a reverse
+    derivative may be taken of."""
     if not isinstance(x, Tensor):
         return False
     if x._requires_grad or (x._base is not None and x._base._requires_grad):
         return True
     tracer = _tracer()
     return tracer is not None and id(x) in tracer.var_of
+
+
+def _in_front_door() -> bool:
+    return _ENTRY.get() is not None or active_tracer() is not None
+
+
+def check_function_args(cls: type, args: tuple, kwargs: dict) -> None:
+    """``cls.apply(*args, **kwargs)`` inside a front door: a traced value inside a list,
+    tuple or dict argument, or passed by keyword, is refused. torch's ``apply`` tracks
+    only the Tensors passed to it directly (and says nothing of the others: eagerly,
+    outside the front doors, pullback does the same); inside ``pb.grad`` its gradient
+    would be zero, and ``pb.compile``'s generated code would keep the traced call's
+    value."""
+    if not _in_front_door():
+        return
+    where = [(f"argument {i + 1}", a) for i, a in enumerate(args) if not isinstance(a, Tensor)]
+    where += [(f"keyword argument {k!r}", v) for k, v in kwargs.items()]
+    for name, value in where:
+        if any(is_traced(leaf) for leaf in tree_leaves(value)):
+            raise TraceError(
+                f"{cls.__qualname__}.apply: {name} holds a traced Tensor (one that requires "
+                "grad or comes from the transformed function's inputs) inside a "
+                f"{type(value).__name__}; an autograd.Function tracks only the Tensors passed "
+                "to apply directly, as torch's does, so its gradient would be lost and "
+                "compiled code would keep this call's value. Pass each Tensor as an "
+                f"argument of its own ({cls.__qualname__}.apply(x, *ws)) and return one "
+                "gradient for each from backward.")
+
+
+function.check_args = check_function_args
 
 
 def holds_traced(x: Any) -> bool:
@@ -289,6 +326,19 @@ def traced_array(obj: Any, dtype: Any = None) -> Any:
     return _stacked([traced_array(x) if holds_traced(x) else x for x in obj], 0, ref)
 
 
+def array_like(x: Any) -> Any:
+    """``x``, a (nested) list or tuple holding traced values that numpy would take as
+    one numeric array (``[mu0, mu1]``, ``[[a, 0.1], [0.1, b]]``), as one traced array;
+    anything else (a pytree such as ``(c, lower)``, a value) as it is."""
+    if not holds_traced(x):
+        return x
+    try:
+        ref = np.array(_data(x))
+    except (ValueError, TypeError):
+        return x
+    return traced_array(x) if ref.dtype.kind in "biufc" else x
+
+
 def _as_array(x: Any) -> Any:
     return traced_array(x) if holds_traced(x) else x
 
@@ -297,17 +347,29 @@ def traced_inside(values: Any) -> bool:
     return any(is_traced(v) or holds_traced(v) for v in values)
 
 
-def closes_over_traced(values: Any) -> bool:
+def traced_leaf(values: Any) -> bool:
+    """A traced value among ``values`` or anywhere in their lists, tuples and dicts
+    (odeint's ``args=({"w": [w]},)``)."""
+    return any(is_traced(leaf) for leaf in tree_leaves(list(values)))
+
+
+def closes_over_traced(values: Any, depth: int = 3) -> bool:
     """Whether a function among ``values`` (a callback handed to a library, such as
-    odeint's field) holds a traced value in its closure cells or defaults."""
+    odeint's field or quad's integrand) holds a traced value in its closure cells or
+    defaults, its bound object's attributes, or (``depth`` levels down) in those of
+    the functions it holds there (``lambda x: helper(x)`` with ``helper`` a closure)."""
     for v in values:
         fn = getattr(v, "__func__", v)
+        inner: list = []
         if isinstance(fn, functools.partial):
-            if traced_inside(fn.args) or traced_inside(fn.keywords.values()):
-                return True
+            inner = [*fn.args, *fn.keywords.values(), fn.func]
         elif isinstance(fn, types.FunctionType):
-            if traced_inside(_cell_values(fn)) or traced_inside(fn.__defaults__ or ()):
-                return True
+            inner = _cell_values(fn) + list(fn.__defaults__ or ())
+            owner = getattr(v, "__self__", None)
+            inner += list(getattr(owner, "__dict__", {}).values())
+        if traced_leaf(inner) or (depth > 1 and closes_over_traced(
+                [c for c in inner if callable(c) and not isinstance(c, type)], depth - 1)):
+            return True
     return False
 
 

@@ -16,11 +16,16 @@ on traced values (``from scipy.stats import norm; norm.logpdf(x, mu)`` different
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from ..compiler.source_ast import register_replacements
+from ..compiler.source_runtime import array_like
 from ..tensor import ARRAY_REFUSED
 from . import integrate, linalg, special, stats
 
@@ -95,7 +100,10 @@ def _callable_name(f: Any) -> list:
 
 def replacement(f: Any) -> Any:
     """pullback.scipy's function of the same name as scipy's ``f``, or None (a frozen
-    distribution's method is not replaced: its parameters are fixed already)."""
+    distribution's method is not replaced: its parameters are fixed already). A scipy
+    function pullback has no version of and that calls a function back (``quad``,
+    ``brentq``, ``minimize``...) gets ``_refusing(f)``: the source pass asks only when
+    traced values are among the arguments or in a callback's closure."""
     if getattr(getattr(f, "__self__", None), "dist", None) is not None:
         return None
     parts = _callable_name(f)
@@ -104,7 +112,65 @@ def replacement(f: Any) -> Any:
     obj = _PULLBACK.get(parts[1]) if len(parts) > 2 else None
     for part in parts[2:]:
         obj = getattr(obj, part, None)
-    return obj if callable(obj) else None
+    if callable(obj):
+        return obj
+    return _refusing(f, parts) if parts[1:2] in (["integrate"], ["optimize"]) else None
+
+
+def _taking_lists(fn: Callable) -> Callable:
+    """pullback's ``fn`` called as scipy's is: an argument that is a list or tuple of
+    traced values (``norm.logpdf(x, [mu0, mu1])``, a nested list as a matrix) is the
+    array numpy would make of it, traced."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*[array_like(a) for a in args],
+                  **{k: array_like(v) for k, v in kwargs.items()})
+    return call
+
+
+#: what to write instead of a scipy function that calls a function back
+_INSTEAD = {
+    "integrate.solve_ivp": "pullback.scipy.integrate.odeint(fun, y0, t_eval, args=..., "
+                           "tfirst=True), which differentiates its solve",
+    "integrate": "a fixed quadrature rule written with numpy (np.polynomial.legendre."
+                 "leggauss(n) gives nodes and weights: the sum of weights * f(nodes) "
+                 "differentiates)",
+    "optimize": "the solve on values that carry no gradient (x.detach()), then the "
+                "gradient at the solution written out (the implicit function theorem: "
+                "dx/dp = -(df/dx)^-1 df/dp), or a fixed number of Newton or gradient "
+                "steps written with numpy",
+}
+
+
+def _callbacks(f: Any, args: tuple, kwargs: dict) -> list:
+    """The names of the parameters of ``f`` given a function (the callbacks)."""
+    try:
+        bound = inspect.signature(f).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"argument {i + 1}": a for i, a in enumerate(args)} | kwargs
+    return [name for name, v in bound.items()
+            if callable(v) and not isinstance(v, (type, np.ndarray)) and
+            not hasattr(v, "_pb_dispatch")]
+
+
+def _refusing(f: Any, parts: list) -> Callable:
+    """``f`` (a scipy function) that refuses to run when it would call a function back:
+    scipy calls it with floats and reads floats, so the gradient of the traced values
+    the callback closes over or receives would be lost without a word."""
+    name = ".".join(parts)
+    instead = _INSTEAD.get(".".join(parts[1:])) or _INSTEAD[parts[1]]
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        found = _callbacks(f, args, kwargs)
+        if not found:
+            return f(*args, **kwargs)
+        raise TypeError(
+            f"{name}: its function argument {found[0]!r} closes over or receives a value "
+            f"that carries a gradient (or another argument does), but {name} calls it "
+            "with floats and reads floats back, so that gradient would be lost; pullback "
+            f"has no differentiable version of {name}. Use instead {instead}.")
+
+    return refuse
 
 
 def explain() -> str:
@@ -118,5 +184,19 @@ def explain() -> str:
             f"their gradient: {use}. ")
 
 
+def _take_lists() -> None:
+    """Every function of pullback.scipy.special, .linalg and .stats' distributions takes
+    lists of Tensors where scipy takes an array (``_taking_lists``), called by the
+    program or routed here by the source pass."""
+    for module in (special, linalg):
+        for name in module.__all__:
+            setattr(module, name, _taking_lists(getattr(module, name)))
+    for name in stats.__all__:
+        dist = getattr(stats, name)
+        for key in dist._functions:
+            setattr(dist, key, _taking_lists(getattr(dist, key)))
+
+
+_take_lists()
 ARRAY_REFUSED.append(explain)
 register_replacements("scipy.", replacement)
