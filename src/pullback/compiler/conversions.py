@@ -1,0 +1,89 @@
+"""Values that leave the trace: a conversion that would drop a gradient is an error.
+
+Inside a functional transform (``pb.grad``, ``pb.value_and_grad``, ``pb.vjp``,
+``pb.jvp``, ``pb.jacfwd``, ``pb.jacrev``, ``pb.hessian``, ``pb.linearize``: traced,
+eager or nested), ``float(v)``, ``complex(v)``, ``v.item()`` and ``v.tolist()`` of a
+value that carries a gradient make a Python number out of it, a constant to the
+transform: the gradient through it would be silently lost. They raise
+``ConversionError``, as JAX raises its ``ConcretizationTypeError``, naming the
+conversion, the user's line and the fix. ``bool()``, comparisons, ``int()`` and
+``round()`` (zero derivative), conversions of values without a gradient, and
+formatting inside ``print``/logging (run on every call: ``effects.py``) stay allowed.
+``pb.compile`` on Tensors keeps torch's semantics, where ``.item()`` is a documented
+cut (docs/design.md, section 5).
+
+>>> import numpy as np, pullback as pb
+>>> pb.grad(lambda x: float(np.sum(x ** 2)) * x[0])(np.array([1., 2.]))
+Traceback (most recent call last):
+...
+pullback.compiler.conversions.ConversionError: grad: float() of a value that carries a gradient...
+>>> pb.grad(lambda x: float(pb.stop_gradient(np.sum(x ** 2))) * x[0])(np.array([1., 2.]))
+array([5., 0.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd import record
+from ..pytree import tree_map
+from ..tensor import Tensor
+from .tracer import source_of, user_frame
+
+#: per conversion: its name, the cut written out, and the form that keeps the gradient
+_FORMS = {
+    "float": ("float()", "float(pb.stop_gradient(v)) (or float(v.detach()))",
+              "e.g. np.sum(x ** 2) instead of float(np.sum(x ** 2)), v instead of float(v)"),
+    "complex": ("complex()", "complex(pb.stop_gradient(v)) (or complex(v.detach()))",
+                "v instead of complex(v)"),
+    "item": (".item()", "pb.stop_gradient(v).item() (or v.detach().item())",
+             "e.g. np.max(x) instead of np.max(x).item(), v instead of v.item()"),
+    "tolist": (".tolist()", "pb.stop_gradient(v).tolist() (or v.detach().tolist())",
+               "x itself instead of np.array(x.tolist()), x[i] instead of x.tolist()[i]"),
+}
+
+
+class ConversionError(TypeError):
+    """A value that carries a gradient was converted to a Python value inside a
+    functional transform (JAX's ConcretizationTypeError); the message names the
+    conversion, the user's line and the fix."""
+
+
+def _refuse(t: Any, how: str, transform: str) -> ConversionError:
+    name, cut, keep = _FORMS[how]
+    src = source_of(user_frame())
+    where = f" at {src} ({src.text})" if src is not None else ""
+    return ConversionError(
+        f"{transform}: {name} of a value that carries a gradient{where}: the Python value "
+        f"it makes is a constant to {transform}, so the gradient through it would be lost "
+        f"without a word. If the cut is intended, write {cut}; otherwise keep the array: "
+        f"{keep}. (bool(), comparisons, int() and round() stay allowed, and so does "
+        "formatting inside print or logging.)")
+
+
+record.conversion_error = _refuse
+
+
+def functional(name: str) -> record.transform_scope:
+    """The scope a functional transform runs the user's function in: conversions that
+    would drop a gradient raise ``ConversionError`` there."""
+    return record.transform_scope(name)
+
+
+def allowed() -> record.transform_scope:
+    """A scope where conversions are allowed again (formatting inside an effect)."""
+    return record.transform_scope(None)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` with no gradient through it (JAX's name; ``x.detach()`` for a Tensor), on
+    its face, through pytrees: arrays and other leaves are returned as they are.
+
+    >>> import numpy as np, pullback as pb
+    >>> pb.grad(lambda x: np.sum(x * pb.stop_gradient(x)))(np.array([1., 2.]))
+    array([1., 2.])
+    """
+    return tree_map(lambda v: v.detach() if isinstance(v, Tensor) else v, x)
+
+
+__all__ = ["ConversionError", "allowed", "functional", "stop_gradient"]
