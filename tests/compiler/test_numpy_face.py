@@ -49,8 +49,8 @@ def _iterate(x):
 
 
 def _item(x):
-    v = pb.stop_gradient(x)  # guarded reads, no gradient (the cut said: ConversionError else)
-    scale = 2.0 if v.item(1) > -9 else 3.0
+    scale = 2.0 if x.item(1) > -9 else 3.0  # guarded reads, no gradient (compared)
+    v = pb.stop_gradient(x)  # (used otherwise, the cut is said: ConversionError else)
     return x.sum() * scale + len(v.tolist()) + v[0, 1].item() * 0
 
 
@@ -244,8 +244,7 @@ ZERO_D = {
     "sum axis": lambda x: x.sum(axis=0) * x.size + x.ndim,
     "reshape ravel flatten": lambda x: x.reshape(1, 1).sum() + x.ravel()[0] + x.flatten()[0],
     "T mean max": lambda x: x.T * x.mean() + x.max() ** 2,
-    "astype item": lambda x: x.astype(np.float64) * (
-        1.0 if pb.stop_gradient(x).item() > 0 else -1.0),
+    "astype item": lambda x: x.astype(np.float64) * (1.0 if x.item() > 0 else -1.0),
 }
 
 
@@ -366,7 +365,7 @@ def test_nested_grad_and_fallback_keep_the_face():
         return (g * x).sum(axis=0)
 
     np.testing.assert_allclose(pb.grad(outer)(np.array([1.0, 2.0])), [9.0, 36.0])
-    branchy = pb.grad(lambda x: x.sum(axis=0) * (1.0 if x[0] > 0 else x.size))
+    branchy = pb.grad(lambda x: x.sum(axis=0) * (1.0 if float(x[0]) > 0 else x.size))
     with pb.config.override(recompile_limit=1), pytest.warns(UserWarning):
         for v in (1.0, 2.0, -1.0, -2.0):  # every call a new guard value: eager after one
             np.testing.assert_allclose(branchy(np.array([v, 1.0])), [1.0, 1.0] if v > 0

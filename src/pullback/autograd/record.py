@@ -140,7 +140,7 @@ TRANSFORMS = _Transforms()
 #: scopes open now (any thread): conversions read TRANSFORMS only while it is not 0
 TRANSFORMING = 0
 #: the compiler's (compiler/conversions.py): ``(tensor, how, transform)`` -> the error
-#: that names the user's line
+#: that names the user's line, or None where the value's use loses no gradient
 conversion_error: Any = None
 
 
@@ -174,7 +174,10 @@ def check_conversion(t: Any, how: str) -> None:
     if not stack or stack[-1] is None:
         return
     if (t._requires_grad and STATE.grad_enabled) or t._fw_tangent is not None:
-        raise conversion_error(t, how, stack[-1])
+        outer = next(name for name in stack if name is not None)  # (the one called)
+        error = conversion_error(t, how, outer)  # (None: its use cuts nothing)
+        if error is not None:
+            raise error
 
 
 class VersionCounter:

@@ -23,6 +23,7 @@ array([5., 0.])
 
 from __future__ import annotations
 
+import dis
 from typing import Any
 
 from ..autograd import record
@@ -49,16 +50,53 @@ class ConversionError(TypeError):
     conversion, the user's line and the fix."""
 
 
-def _refuse(t: Any, how: str, transform: str) -> ConversionError:
+#: instructions that take the converted value off the stack as a truth value: a
+#: comparison, a membership or identity test, a branch (``if x.item():``)
+_TESTS = frozenset({"COMPARE_OP", "CONTAINS_OP", "IS_OP", "TO_BOOL", "UNARY_NOT"})
+#: what may stand between the conversion and the test: one operand loaded
+_LOADS = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW",
+                    "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_SMALL_INT"})
+#: (code, offset of the call) -> whether the call's result is only compared
+_COMPARED: dict = {}
+
+
+def only_compared(frame: Any) -> bool:
+    """Whether the call ``frame`` is making (the conversion) has its result used right
+    away in a comparison or a truth test (``float(v) > 0``, ``if v.item():``): the
+    derivative through a comparison is zero, so the cut loses nothing (a guard)."""
+    key = (frame.f_code, frame.f_lasti)
+    seen = _COMPARED.get(key)
+    if seen is None:
+        if len(_COMPARED) > 10_000:
+            _COMPARED.clear()
+        seen = _COMPARED[key] = _compared_at(frame.f_code, frame.f_lasti)
+    return seen
+
+
+def _compared_at(code: Any, offset: int) -> bool:
+    ins = list(dis.get_instructions(code))  # (offset: the call's, or one of its caches')
+    at = max((i for i, x in enumerate(ins) if x.offset <= offset), default=None)
+    if at is None or not ins[at].opname.startswith("CALL"):
+        return False
+    after = ins[at + 1:at + 3]
+    if after and after[0].opname in _LOADS:
+        after = after[1:]
+    return bool(after) and (after[0].opname in _TESTS or "JUMP_IF" in after[0].opname)
+
+
+def _refuse(t: Any, how: str, transform: str) -> ConversionError | None:
+    frame = user_frame()
+    if frame is not None and only_compared(frame):
+        return None
     name, cut, keep = _FORMS[how]
-    src = source_of(user_frame())
+    src = source_of(frame)
     where = f" at {src} ({src.text})" if src is not None else ""
     return ConversionError(
         f"{transform}: {name} of a value that carries a gradient{where}: the Python value "
         f"it makes is a constant to {transform}, so the gradient through it would be lost "
         f"without a word. If the cut is intended, write {cut}; otherwise keep the array: "
-        f"{keep}. (bool(), comparisons, int() and round() stay allowed, and so does "
-        "formatting inside print or logging.)")
+        f"{keep}. (A conversion compared right away, as in float(v) > 0, bool(), int() and "
+        "round() stay allowed, and so does formatting inside print or logging.)")
 
 
 record.conversion_error = _refuse
