@@ -76,7 +76,9 @@ def only_compared(frame: Any) -> bool:
 def _compared_at(code: Any, offset: int) -> bool:
     ins = list(dis.get_instructions(code))  # (offset: the call's, or one of its caches')
     at = max((i for i, x in enumerate(ins) if x.offset <= offset), default=None)
-    if at is None or not ins[at].opname.startswith("CALL"):
+    if at is not None and ins[at].opname == "PRECALL":  # (3.11's specialized calls of
+        at += 1                                          # builtins run in their PRECALL)
+    if at is None or at >= len(ins) or not ins[at].opname.startswith("CALL"):
         return False
     after = ins[at + 1:at + 3]
     if after and after[0].opname in _LOADS:
