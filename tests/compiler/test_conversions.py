@@ -69,6 +69,8 @@ def test_each_row_raises_naming_the_conversion_line_and_fix(row):
                            f"{_line_of(f)} (")
     assert "pb.stop_gradient(v)" in text and "detach()" in text and "keep the array" in text
     assert isinstance(caught.value, TypeError)  # as JAX's ConcretizationTypeError
+    assert caught.value.conversion == name
+    assert caught.value.src.lineno == f.__code__.co_firstlineno + 1
 
 
 @pytest.mark.parametrize("row", list(ROWS))

@@ -47,7 +47,13 @@ _FORMS = {
 class ConversionError(TypeError):
     """A value that carries a gradient was converted to a Python value inside a
     functional transform (JAX's ConcretizationTypeError); the message names the
-    conversion, the user's line and the fix."""
+    conversion, the user's line and the fix. ``conversion``: ``float()``,
+    ``complex()``, ``.item()`` or ``.tolist()``; ``src``: the user's line (or None)."""
+
+    def __init__(self, message: str, conversion: str = "", src: Any = None) -> None:
+        super().__init__(message)
+        self.conversion = conversion
+        self.src = src
 
 
 #: instructions that take the converted value off the stack as a truth value: a
@@ -98,7 +104,7 @@ def _refuse(t: Any, how: str, transform: str) -> ConversionError | None:
         f"it makes is a constant to {transform}, so the gradient through it would be lost "
         f"without a word. If the cut is intended, write {cut}; otherwise keep the array: "
         f"{keep}. (A conversion compared right away, as in float(v) > 0, bool(), int() and "
-        "round() stay allowed, and so does formatting inside print or logging.)")
+        "round() stay allowed, and so does formatting inside print or logging.)", name, src)
 
 
 record.conversion_error = _refuse
