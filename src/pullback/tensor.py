@@ -151,13 +151,13 @@ class Tensor(TensorMethods, ValueMethods):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        if how is not None and record.TRANSFORMING:
+        if how is not None and (record.TRANSFORMING or record.TRACING):
             record.check_conversion(self, how)
         notify_concrete(self, "item")
         return self._data.item()
 
     def tolist(self) -> Any:
-        if record.TRANSFORMING:
+        if record.TRANSFORMING or record.TRACING:
             record.check_conversion(self, "tolist")
         notify_concrete(self, "tolist")
         return self._data.tolist()

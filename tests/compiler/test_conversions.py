@@ -248,6 +248,24 @@ def test_eager_torch_face_and_compile_on_tensors_keep_torchs_cut():
             np.testing.assert_allclose(x.grad.numpy(), want.grad.numpy())
 
 
+def test_a_compiled_function_refuses_its_cut_inside_a_functional_transform():
+    cf = pb.compile(_torch_cut)
+    x = pb.tensor([1.0, 2.0], dtype=pb.float64, requires_grad=True)
+    cf(x).backward()  # traced with torch's cut (a variant that remembers it)
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])
+    line = rf"test_conversions.py:{_torch_cut.__code__.co_firstlineno + 1} "
+    for run in (lambda: pb.vjp(cf, pb.tensor([1.0, 2.0], dtype=pb.float64)),  # its cache
+                lambda: pb.grad(lambda t: cf(t))(x),  # eager: on a Tensor with a graph
+                lambda: pb.grad(lambda t: cf(t))(np.array([1.0, 2.0]))):  # inlined
+        with pytest.raises(pb.ConversionError, match=r"\.item\(\) of a value that carries "
+                           rf"a gradient at {line}"):
+            run()
+    assert cf.cache.info.misses == 1  # the variant stays, for calls outside transforms
+    y = pb.tensor([1.0, 2.0], dtype=pb.float64, requires_grad=True)
+    cf(y).backward()
+    np.testing.assert_allclose(y.grad.numpy(), [6.0, 12.0])
+
+
 # ------------------------------------------------------------------- stop_gradient
 def test_stop_gradient_on_both_faces_and_pytrees():
     tree = {"a": np.array([1.0, 2.0]), "b": [3.0, None]}

@@ -169,12 +169,15 @@ def check_conversion(t: Any, how: str) -> None:
     """Refuse ``how`` (``float``, ``complex``, ``item``, ``tolist``) of ``t`` inside a
     functional transform when ``t`` carries a gradient (requires grad with grad mode on,
     or has a forward tangent): the Python value would be a constant to the transform,
-    its gradient silently lost. Callers test ``TRANSFORMING`` first (the hot path)."""
+    its gradient silently lost. Outside one, a trace (``pb.compile``'s) is told of the
+    cut (``transform`` None), which its variant refuses to run inside one. Callers test
+    ``TRANSFORMING or TRACING`` first (the hot path)."""
     stack = TRANSFORMS.stack
-    if not stack or stack[-1] is None:
+    inside = bool(stack) and stack[-1] is not None
+    if not (inside or TRACING):
         return
     if (t._requires_grad and STATE.grad_enabled) or t._fw_tangent is not None:
-        outer = next(name for name in stack if name is not None)  # (the one called)
+        outer = next(name for name in stack if name is not None) if inside else None
         error = conversion_error(t, how, outer)  # (None: its use cuts nothing)
         if error is not None:
             raise error

@@ -29,6 +29,7 @@ from typing import Any
 from ..autograd import record
 from ..pytree import tree_map
 from ..tensor import Tensor
+from .source_runtime import active_tracer
 from .tracer import source_of, user_frame
 
 #: per conversion: its name, the cut written out, and the form that keeps the gradient
@@ -92,12 +93,32 @@ def _compared_at(code: Any, offset: int) -> bool:
     return bool(after) and (after[0].opname in _TESTS or "JUMP_IF" in after[0].opname)
 
 
-def _refuse(t: Any, how: str, transform: str) -> ConversionError | None:
+def _refuse(t: Any, how: str, transform: str | None) -> ConversionError | None:
+    """The error for ``how`` of ``t`` (which carries a gradient) inside ``transform``;
+    None where the value is only compared. Outside a transform (a trace of
+    ``pb.compile``, torch's semantics) the trace is told instead."""
     frame = user_frame()
     if frame is not None and only_compared(frame):
         return None
-    name, cut, keep = _FORMS[how]
     src = source_of(frame)
+    if transform is None:
+        tracer = active_tracer()
+        if tracer is not None and tracer.cut is None:
+            tracer.cut = (how, src)
+        return None
+    return _error(how, src, transform)
+
+
+def check_cut(cut: tuple) -> None:
+    """A variant ``pb.compile`` traced with a conversion that cut a gradient (``cut``),
+    about to run: refused inside a functional transform, as that conversion would be."""
+    stack = record.TRANSFORMS.stack
+    if stack and stack[-1] is not None:
+        raise _error(cut[0], cut[1], next(name for name in stack if name is not None))
+
+
+def _error(how: str, src: Any, transform: str) -> ConversionError:
+    name, cut, keep = _FORMS[how]
     where = f" at {src} ({src.text})" if src is not None else ""
     return ConversionError(
         f"{transform}: {name} of a value that carries a gradient{where}: the Python value "

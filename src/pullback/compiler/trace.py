@@ -39,6 +39,7 @@ class Traced:
     # their check(args), which the cache loop calls before it runs the variant
     captured: CapturedGuards | None = None
     check: Callable | None = None
+    cut: tuple | None = None  # a conversion that cut a gradient (conversions.py)
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -211,7 +212,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     captured = collect(user_fn, args, names, {i for i, _ in slots},
                        referenced_ids(graph, captures))
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
-                  captured, captured and captured.check)
+                  captured, captured and captured.check, tracer.cut)
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,

@@ -124,6 +124,9 @@ class Tracer:
         # id of a captured tensor written in place (a BatchNorm's running statistics)
         # -> (it, its value before): generated code writes its new value back into it
         self.written: dict[int, tuple] = {}
+        # the first conversion that cut a gradient (pb.compile's torch semantics allow
+        # it): (how, SourceLine); its variant refuses to run inside a functional transform
+        self.cut: tuple | None = None
 
     # ------------------------------------------------------------ bookkeeping
     def will_draw(self, gen: Any) -> None:
