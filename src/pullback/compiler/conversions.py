@@ -6,9 +6,10 @@ eager or nested), ``float(v)``, ``complex(v)``, ``v.item()`` and ``v.tolist()`` 
 value that carries a gradient make a Python number out of it, a constant to the
 transform: the gradient through it would be silently lost. They raise
 ``ConversionError``, as JAX raises its ``ConcretizationTypeError``, naming the
-conversion, the user's line and the fix. ``bool()``, comparisons, ``int()`` and
-``round()`` (zero derivative), conversions of values without a gradient, and
-formatting inside ``print``/logging (run on every call: ``effects.py``) stay allowed.
+conversion, the user's line and the fix. A conversion compared right away
+(``float(v) > 0``), ``bool()``, ``int()`` and ``round()`` (zero derivative),
+conversions of values without a gradient, and formatting inside ``print``/logging
+(run on every call: ``effects.py``) stay allowed.
 ``pb.compile`` on Tensors keeps torch's semantics, where ``.item()`` is a documented
 cut (docs/design.md, section 5).
 
@@ -27,21 +28,26 @@ import dis
 from typing import Any
 
 from ..autograd import record
+from ..numpy_face import NumpyTensor
 from ..pytree import tree_map
 from ..tensor import Tensor
 from .source_runtime import active_tracer
 from .tracer import source_of, user_frame
 
 #: per conversion: its name, the cut written out, and the form that keeps the gradient
+#: (on the numpy face, on the torch face)
 _FORMS = {
     "float": ("float()", "float(pb.stop_gradient(v)) (or float(v.detach()))",
-              "e.g. np.sum(x ** 2) instead of float(np.sum(x ** 2)), v instead of float(v)"),
+              ("e.g. np.sum(x ** 2) instead of float(np.sum(x ** 2))",
+               "e.g. (x ** 2).sum() instead of float((x ** 2).sum())")),
     "complex": ("complex()", "complex(pb.stop_gradient(v)) (or complex(v.detach()))",
-                "v instead of complex(v)"),
+                ("v instead of complex(v)",) * 2),
     "item": (".item()", "pb.stop_gradient(v).item() (or v.detach().item())",
-             "e.g. np.max(x) instead of np.max(x).item(), v instead of v.item()"),
+             ("e.g. np.max(x) instead of np.max(x).item()",
+              "e.g. x.max() instead of x.max().item()")),
     "tolist": (".tolist()", "pb.stop_gradient(v).tolist() (or v.detach().tolist())",
-               "x itself instead of np.array(x.tolist()), x[i] instead of x.tolist()[i]"),
+               ("x itself instead of np.array(x.tolist()), x[i] instead of x.tolist()[i]",
+                "x itself instead of pb.tensor(x.tolist()), x[i] instead of x.tolist()[i]")),
 }
 
 
@@ -100,13 +106,13 @@ def _refuse(t: Any, how: str, transform: str | None) -> ConversionError | None:
     frame = user_frame()
     if frame is not None and only_compared(frame):
         return None
-    src = source_of(frame)
+    cut = (how, source_of(frame), type(t) is NumpyTensor)
     if transform is None:
         tracer = active_tracer()
         if tracer is not None and tracer.cut is None:
-            tracer.cut = (how, src)
+            tracer.cut = cut
         return None
-    return _error(how, src, transform)
+    return _error(cut, transform)
 
 
 def check_cut(cut: tuple) -> None:
@@ -114,18 +120,22 @@ def check_cut(cut: tuple) -> None:
     about to run: refused inside a functional transform, as that conversion would be."""
     stack = record.TRANSFORMS.stack
     if stack and stack[-1] is not None:
-        raise _error(cut[0], cut[1], next(name for name in stack if name is not None))
+        raise _error(cut, next(name for name in stack if name is not None))
 
 
-def _error(how: str, src: Any, transform: str) -> ConversionError:
-    name, cut, keep = _FORMS[how]
+def _error(cut: tuple, transform: str) -> ConversionError:
+    """``cut``: (how, the user's line, whether on the numpy face)."""
+    how, src, numpy_face = cut
+    name, said, keeps = _FORMS[how]
+    keep = keeps[0 if numpy_face else 1]
     where = f" at {src} ({src.text})" if src is not None else ""
     return ConversionError(
         f"{transform}: {name} of a value that carries a gradient{where}: the Python value "
         f"it makes is a constant to {transform}, so the gradient through it would be lost "
-        f"without a word. If the cut is intended, write {cut}; otherwise keep the array: "
-        f"{keep}. (A conversion compared right away, as in float(v) > 0, bool(), int() and "
-        "round() stay allowed, and so does formatting inside print or logging.)", name, src)
+        f"without a word. If the cut is intended, write {said}; otherwise keep the "
+        f"{'array' if numpy_face else 'tensor'}: {keep}. (Still allowed: a conversion "
+        "compared right away, as in float(v) > 0; bool(), int() and round(); formatting "
+        "inside print or logging.)", name, src)
 
 
 record.conversion_error = _refuse
