@@ -25,8 +25,9 @@ def active_vars(graph: Graph, wrt: list) -> set:
     active = {v.id for v in wrt}
     for e in graph.eqns:
         if _active(e, active):
-            if e.out is not None:
-                active.add(e.out.id)
+            if e.out is not None:  # (an integer or boolean result carries no gradient,
+                if e.out.dtype.kind not in "biu":  # as in eager mode: a cast to int cuts it)
+                    active.add(e.out.id)
             else:  # several outputs: the float ones carry gradients
                 active.update(v.id for v in e.outs if v.dtype.kind in "fc")
     return active

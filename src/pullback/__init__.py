@@ -54,7 +54,7 @@ del _install, _check
 
 __version__ = "0.1.0"
 
-from .compiler import (compile, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,
-                       vjp)
+from .compiler import (ConversionError, compile, grad, hessian, jacfwd, jacrev, jvp, linearize,
+                       stop_gradient, value_and_grad, vjp)
 from . import debug, viz
 from . import profiler

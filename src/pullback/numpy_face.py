@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, numpy_inplace, numpy_interop
-from .autograd.record import apply
+from .autograd.record import apply, notify_concrete
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
 from .ops.methods import ValueMethods
@@ -121,6 +121,14 @@ class NumpyTensor(Tensor):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = numpy_interop.array_ufunc(ufunc, method, inputs, kwargs)
         return _faced(out, inputs, kwargs.get("out") or ())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.array(v, dtype=int)`` (or bool) in code the source pass did not convert:
+        numpy's cast, whose gradient is zero, read as a guard; other dtypes: Tensor's."""
+        if dtype is not None and np.dtype(dtype).kind in "biu":
+            notify_concrete(self, "__array__")
+            return self._data.astype(dtype)
+        return Tensor.__array__(self, dtype, copy)
 
     def __array_function__(self, func, types, args, kwargs):
         out = numpy_interop.array_function(func, types, args, kwargs)
@@ -238,19 +246,29 @@ class NumpyTensor(Tensor):
                 "a.any() or a.all()")
         return Tensor.__bool__(self)
 
-    def _scalar(self, kind: Callable) -> Any:
+    def _scalar(self, kind: Callable, how: str | None) -> Any:
         if self._data.ndim:
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
-        return kind(Tensor.item(self))
+        return kind(self._scalar_value(how))
 
     def __float__(self) -> float:
-        return self._scalar(float)
+        return self._scalar(float, "float")
 
     def __int__(self) -> int:
-        return self._scalar(int)
+        return self._scalar(int, None)
 
     def __complex__(self) -> complex:
-        return self._scalar(complex)
+        return self._scalar(complex, "complex")
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """numpy's scalar's: ``round(v)`` a Python int (like ``int()``, a guard: its
+        derivative is zero wherever it has one), ``round(v, n)`` a 0-d value rounded to
+        ``n`` decimals (``np.round``, with a zero gradient); an array has no round()."""
+        if self._data.ndim:
+            raise TypeError("type numpy.ndarray doesn't define __round__ method")
+        if ndigits is None:
+            return round(self._scalar_value(None))
+        return np.round(self, ndigits)
 
     def __copy__(self) -> Any:
         return self.copy()

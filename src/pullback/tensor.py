@@ -142,13 +142,23 @@ class Tensor(TensorMethods, ValueMethods):
         return len(self._data)
 
     def item(self) -> Any:
+        return self._scalar_value("item")
+
+    def _scalar_value(self, how: str | None) -> Any:
+        """The one element as a Python number: ``item()``, ``float()``, ``complex()``
+        (``how``; refused inside a functional transform when it drops a gradient) or
+        ``int()`` and an index (``how`` None: their derivative is zero anyway)."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
+        if how is not None and (record.TRANSFORMING or record.TRACING):
+            record.check_conversion(self, how)
         notify_concrete(self, "item")
         return self._data.item()
 
     def tolist(self) -> Any:
+        if record.TRANSFORMING or record.TRACING:
+            record.check_conversion(self, "tolist")
         notify_concrete(self, "tolist")
         return self._data.tolist()
 
@@ -179,16 +189,19 @@ class Tensor(TensorMethods, ValueMethods):
         return bool(self._data)
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar_value("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar_value("complex"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar_value(None))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(self.item())
+        return int(self._scalar_value(None))
 
     def __hash__(self) -> int:
         return id(self)

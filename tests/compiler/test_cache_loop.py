@@ -15,9 +15,9 @@ from .doors import via_compile, via_grad, via_value_and_grad
 
 
 def scaled(x):
-    """sum(x^2) * sum(x); .item() makes sum(x) a constant (a guard), so the gradient is
-    2 x sum(x), and the guard fails whenever sum(x) changes."""
-    return (x * x).sum() * x.sum().item()
+    """sum(x^2) * sum(x); stop_gradient(...).item() makes sum(x) a constant (a guard), so
+    the gradient is 2 x sum(x), and the guard fails whenever sum(x) changes."""
+    return (x * x).sum() * pb.stop_gradient(x.sum()).item()
 
 
 def branchy(x):
@@ -126,7 +126,7 @@ def test_compile_fallback_on_arrays_returns_tensors_as_its_compiled_path_does():
 
 def test_value_and_grad_fallback_floats_in_floats_out():
     def cube_ish(a):
-        return a * a * a.item()
+        return a * a * pb.stop_gradient(a).item()  # (the cut said: a guard)
     first, (value, grad), (a,) = fall_back(pb.value_and_grad(cube_ish),
                                            lambda k: (float(k + 1),))
     assert kinds((value, grad)) == kinds(first) == (tuple, [float, float])
@@ -135,7 +135,7 @@ def test_value_and_grad_fallback_floats_in_floats_out():
 
 def test_value_and_grad_fallback_keeps_has_aux_and_tuple_argnums():
     def loss(w, x):
-        s = x.sum().item()
+        s = pb.stop_gradient(x.sum()).item()
         return (w * w * x).sum() * s, {"sum": x.sum(), "n": 3}
 
     def make(k):

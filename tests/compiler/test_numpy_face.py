@@ -49,8 +49,9 @@ def _iterate(x):
 
 
 def _item(x):
-    scale = 2.0 if x.item(1) > -9 else 3.0  # guarded reads, no gradient
-    return x.sum() * scale + len(x.tolist()) + x[0, 1].item() * 0
+    scale = 2.0 if x.item(1) > -9 else 3.0  # guarded reads, no gradient (compared)
+    v = pb.stop_gradient(x)  # (used otherwise, the cut is said: ConversionError else)
+    return x.sum() * scale + len(v.tolist()) + v[0, 1].item() * 0
 
 
 # numpy functions of one (3, 4) float64 array with a scalar result, each using the

@@ -13,9 +13,10 @@ from pullback.compiler.cache import same_value
 
 
 def logged_loss(x):
-    """A loss logged with .item() (a guard on its value) while training."""
+    """A loss read with .item() (a guard on its value) while training; the cut said (a
+    bare .item() of a value with a gradient raises ConversionError under pb.grad)."""
     loss = (x * x).sum()
-    loss.item()
+    pb.stop_gradient(loss).item()
     return loss * 2
 
 

@@ -332,6 +332,9 @@ def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
         e = ex
     if ref.error is not None and VERSION_ERROR in ref.error[2] and e is None:
         return  # SSA: compiled code may compute the gradient torch refuses to
+    if _refused_conversion(e):
+        STATS["grad refused a conversion torch cuts"] += 1
+        return  # a functional transform refuses what torch's .item() cuts (JAX's rule)
     if ref.error is not None:
         if e is None:
             raise Fail(Mismatch("grad", "error", call, f"did not raise; torch raised "
@@ -351,6 +354,17 @@ def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
     if d:
         raise Fail(Mismatch("grad", "value", call, d))
     _grads_check("grad", call, ref, dict(zip(prog.x_names, grads)), True)
+
+
+#: the conversions a functional transform refuses of a value that carries a gradient
+_CONVERSIONS = ("float(", ".item()", ".tolist()", "complex(")
+
+
+def _refused_conversion(e: Exception | None) -> bool:
+    """pb.grad raised ConversionError naming a line that converts a value to a Python
+    number (docs/reliability.md, "Values that leave the trace")."""
+    return isinstance(e, pb.ConversionError) and e.src is not None and \
+        any(c in e.src.text for c in _CONVERSIONS)
 
 
 #: what the checked programs exercised (programs where torch raised, retraces, ...)

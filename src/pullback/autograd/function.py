@@ -152,7 +152,8 @@ class BackwardCFunction(Node):
         fn = backward_fn(self._forward_cls)
         gs = [_grad_in(g, meta, self.materialize_grads)
               for g, meta in zip(grads, self._outputs)]
-        result = fn(self, *gs)
+        with record.transform_scope(None) if record.TRANSFORMING else contextlib.nullcontext():
+            result = fn(self, *gs)
         return self.check_grads(result, create_graph, [e[0] is not None for e in self._edges])
 
     def check_grads(self, result: Any, create_graph: bool, wanted: list) -> list:
@@ -321,8 +322,9 @@ def call_function(cls: type, args: tuple, kwargs: dict,
     dual = forward_ad.has_tangents(args)  # forward mode: the Function's jvp gives them
     prev = STATE.grad_enabled
     STATE.grad_enabled = False  # forward (and setup_context) run with grad disabled
-    try:
-        with forward_ad.paused() if dual else contextlib.nullcontext():
+    try:  # (its own derivative: converting its inputs to numbers cuts nothing)
+        with forward_ad.paused() if dual else contextlib.nullcontext(), \
+                record.transform_scope(None) if record.TRANSFORMING else contextlib.nullcontext():
             if has_setup_context(cls):
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)

@@ -13,9 +13,10 @@ from .forward import jvp, linearize
 from .jacobians import hessian, jacfwd, jacrev
 from .inspection import Inspection, inspect
 from .tracer import TraceError
+from .conversions import ConversionError, stop_gradient
 from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "hessian", "CompiledFunction", "TraceError", "inspect", "Inspection", "reset",
-           "set_dump_dir"]
+           "hessian", "CompiledFunction", "TraceError", "ConversionError", "stop_gradient",
+           "inspect", "Inspection", "reset", "set_dump_dir"]

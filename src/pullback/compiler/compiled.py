@@ -27,6 +27,7 @@ from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
+from .conversions import check_cut
 from .trace import (
     Traced,
     arg_array,
@@ -262,6 +263,8 @@ class CompiledFunction:
         """The variant's generated forward on ``args``: outputs whose grad_fn is one
         CompiledNode. Raises GuardFailed when the variant does not apply."""
         traced = variant.traced
+        if traced.cut is not None and record.TRANSFORMING:
+            check_cut(traced.cut)  # (traced with torch's cut: refused inside grad & co.)
         if traced.captures:
             check_captures(traced)
         if variant.simple:

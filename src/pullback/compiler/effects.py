@@ -43,6 +43,7 @@ from ..autograd import record
 from ..numpy_face import NumpyTensor, to_face
 from ..ops import OpDef
 from ..tensor import Tensor
+from .conversions import allowed
 from .source_ast import LOG_NAMES
 from .source_runtime import active_tracer, is_traced
 from .tracer import TraceError, source_of, user_frame
@@ -157,6 +158,10 @@ class Formatted:
         self.percent = percent
 
     def text(self) -> str:
+        with allowed():  # (formatting for an effect: its values leave no gradient behind)
+            return self._text()
+
+    def _text(self) -> str:
         if self.percent:
             template, values = self.parts
             return template % concrete(values)
@@ -193,7 +198,8 @@ def fstring(*parts: Any) -> Any:
 def percent(template: Any, values: Any) -> Any:
     """``template % values`` from converted code, as ``fstring``."""
     if active_tracer() is None or not isinstance(template, str) or not _holds_traced(values):
-        return template % values
+        with allowed():
+            return template % values
     return Formatted((template, values), percent=True)
 
 
@@ -205,7 +211,8 @@ def later(fn: Any, value: Any = None) -> Any:
         if value is None:
             return fn()
     if active_tracer() is None or not is_traced(value):
-        return fn(value)
+        with allowed():  # (an effect's argument: formatted, not computed with)
+            return fn(value)
     return Later(fn, value)
 
 
@@ -261,7 +268,8 @@ class Effect:
 
     def __call__(self, *values: Any) -> None:
         fill = lambda x: _filled(x, values)
-        self.fn(*concrete(fill(self.args)), **concrete(fill(self.kwargs)))
+        with allowed():
+            self.fn(*concrete(fill(self.args)), **concrete(fill(self.kwargs)))
 
     def source(self, inputs: list, literal: Callable) -> str:
         """``print('loss', v3)`` when the call is that plain; else the bound effect."""
@@ -325,7 +333,8 @@ def callback(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``, run for its effect, on every call of a transformed
     function: now, outside a trace; by the generated code, inside one (returns None)."""
     if active_tracer() is None:
-        return fn(*concrete(args), **concrete(kwargs))
+        with allowed():
+            return fn(*concrete(args), **concrete(kwargs))
     recorded(Effect(fn, args, kwargs))
     return None
 

@@ -38,6 +38,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
+from .conversions import functional
 from .grad import as_kind, check_target, grad_slots, has_graph, kind_of, map_traced
 from .trace import Traced, float_dtype, gather_inputs, proxy, trace_call, unflatten
 from .tracer import def_line
@@ -115,7 +116,9 @@ class JVPProgram:
         nums = self.targets(len(args))
         for k in nums:
             check_target(self.name, k, args[k])
-        traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name, self.fn)
+        with functional(self.name):
+            traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name,
+                                self.fn)
         g = traced.graph
         slots = grad_slots(traced, nums)
         wrt = [g.inputs[j] for j in slots]
@@ -206,7 +209,9 @@ class JVPProgram:
                 call_args[k] = map_traced(
                     lambda p, tk: forward_ad.make_dual(p, _tangent_tensor(tk, p)),
                     map_traced(keep, args[k]), t)
-            out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(*call_args))
+            with functional(self.name):
+                out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(
+                    *call_args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]

@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
+from .conversions import functional
 from .source_runtime import Entry
 from .trace import (
     Traced,
@@ -217,7 +218,9 @@ class GradFunction:
         nums = self._argnums(len(args))
         for k in nums:
             check_target(self._name, k, args[k])
-        traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name, self.fn)
+        with functional(self._name):
+            traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name,
+                                self.fn)
         g = traced.graph
         value = g.outputs[0]
         if value.shape != () and int(np.prod(value.shape)) != 1:
@@ -326,7 +329,8 @@ class GradFunction:
         flat_targets = [t for ts in targets for t in ts]
         versions = [t._vc.value for t in flat_targets]
         with enable_grad(), Entry(True, tuple(call_args)):
-            out = source.converted(self._value_fn)(*call_args)
+            with functional(self._name):
+                out = source.converted(self._value_fn)(*call_args)
             self._check_unwritten(flat_targets, versions)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:

@@ -29,6 +29,7 @@ from ..autograd.record import trace_hooks
 from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
+from .conversions import functional
 from .forward import JVPProgram
 from .grad import OutputError, check_target, has_graph, unique_argnums
 from .vjp import vjp
@@ -84,21 +85,23 @@ class Jacobian:
     """``jacfwd(f)`` / ``jacrev(f)``: the Jacobian function of ``f``."""
 
     def __init__(self, fn: Callable, argnums: Any, has_aux: bool, forward: bool,
-                 scalar: str | None = None) -> None:
+                 scalar: str | None = None, door: str | None = None) -> None:
         self.fn = fn
         self.argnums = argnums
         self.has_aux = has_aux
         self.forward = forward
         self.scalar = scalar  # hessian: refuse a non-scalar output, in its name
         self.name = "jacfwd" if forward else "jacrev"
+        self.door = door or self.name  # the transform's name in ConversionError
         self._programs: dict = {}
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
         nums = _argnums(self.name, self.argnums, len(args))
         targets = [tree_leaves(args[k]) for k in nums]
-        cols = self._forward(args, nums, targets) if self.forward else \
-            self._reverse(args, nums, targets)
+        with functional(self.door):
+            cols = self._forward(args, nums, targets) if self.forward else \
+                self._reverse(args, nums, targets)
         out, blocks, aux = cols
         out_tree = tree_flatten(out)[1]
         per_out = []
@@ -222,6 +225,6 @@ def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:
     """The Hessian of scalar-valued ``fn``: ``jacfwd(jacrev(fn))``, forward over
     reverse. A non-scalar output is refused (its 'Hessian' is jacfwd(jacrev(f)))."""
     outer = Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
-                     False, forward=True)
+                     False, forward=True, door="hessian")
     outer.name = "hessian"
     return outer

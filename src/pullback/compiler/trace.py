@@ -42,6 +42,7 @@ class Traced:
     # the numpy generators the generated code draws from (None: pullback's own, read
     # when it runs); the cache loop rewinds them when a guard fails during a run
     generators: tuple = ()
+    cut: tuple | None = None  # a conversion that cut a gradient (conversions.py)
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -236,7 +237,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                        referenced_ids(graph, captures),
                        {k for k, replayed in tracer.unguarded.items() if replayed})
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
-                  captured, captured and captured.check, drawn_from(graph))
+                  captured, captured and captured.check, drawn_from(graph), tracer.cut)
 
 
 #: pullback's ops that draw from its own generator (``pb.rand``, ``pb.randn``, dropout)

@@ -133,6 +133,9 @@ class Tracer:
         # saw to it is made again by generated code (its guard may be left out: captured.py)
         self.unguarded: dict[tuple, bool] = {}
         self.writes: list[tuple] = []  # (equation, target) of the changes generated code makes
+        # the first conversion that cut a gradient (pb.compile's torch semantics allow
+        # it): (how, SourceLine); its variant refuses to run inside a functional transform
+        self.cut: tuple | None = None
 
     # ------------------------------------------------------------ bookkeeping
     def will_draw(self, gen: Any) -> None:

@@ -31,6 +31,7 @@ from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
 from .forward import copy_back, private_copy
+from .conversions import functional
 from .grad import (
     as_kind,
     check_target,
@@ -105,7 +106,7 @@ class VJPFunction:
         (inside a trace, the primals are that trace's constants)."""
         floats = float_dtype(self.primals)
         args = [map_traced(lambda x: proxy(x, True, floats), p) for p in self.primals]
-        with enable_grad():
+        with enable_grad(), functional("vjp"):
             out = source.rewrite(self.fn, numpy_semantics=True)(*args)
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
@@ -125,7 +126,7 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     keep = (lambda x: nested_leaf(x, floats)) if nested else \
         (lambda x: proxy(x, True, floats))
     args = [map_traced(keep, p) for p in primals]
-    with enable_grad():
+    with enable_grad(), functional("vjp"):
         out = (source.rewrite(fn, numpy_semantics=True) if nested else compiled(fn))(*args)
     if not nested:
         copy_back(given, primals)
