@@ -171,11 +171,20 @@ class paused:
 class resumed(paused):
     """Inside a custom Function's ``jvp`` (where ops propagate no tangent), ops on dual
     tensors propagate again: a ``jvp`` that computes its tangents with forward mode
-    (``pullback.scipy.integrate.odeint``'s sensitivity solve)."""
+    (``pullback.scipy.integrate.odeint``'s sensitivity solve). A level of its own is
+    opened when none is (the ``jvp`` called from generated code: ``pb.jacfwd``)."""
 
     def __enter__(self) -> None:
         self.prev = getattr(_BUSY, "on", False)
         _BUSY.on = False
+        self.opened = _STATE.level is None
+        if self.opened:
+            enter_dual_level()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.opened:
+            exit_dual_level()
+        super().__exit__(*exc)
 
 
 def function_jvp(cls: type, ctx: Any, args: tuple, result: Any) -> None:

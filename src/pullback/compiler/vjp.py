@@ -30,8 +30,8 @@ from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_u
 from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
-from .forward import copy_back, private_copy
 from .conversions import functional
+from .forward import copy_back, private_copy
 from .grad import (
     as_kind,
     check_target,
