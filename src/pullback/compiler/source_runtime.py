@@ -463,7 +463,10 @@ def _vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
 _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarray,
                    np.ascontiguousarray: _ascontiguousarray, np.stack: _stack,
                    np.concatenate: _concatenate, np.hstack: _hstack, np.vstack: _vstack,
-                   np.full: numpy_full, np.full_like: numpy_full_like}
+                   np.full: numpy_full, np.full_like: numpy_full_like,
+                   # their dispatchers look inside the lists (numpy's protocol finds the
+                   # traced choices): called as written, lists of any shapes kept
+                   np.choose: np.choose, np.select: np.select}
 
 #: creation function -> what computes its value (``empty``: zeros, so that generated
 #: code holds no uninitialized memory)

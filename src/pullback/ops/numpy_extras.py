@@ -65,6 +65,8 @@ public("rollaxis", numpy={np.rollaxis: _numpy_rollaxis})(_numpy_rollaxis)
 
 def _numpy_choose(a, choices, out=None, mode="raise"):
     args.plain(out)
+    if is_traced(choices) and len(choices.shape) > 0:  # an array: its rows are the choices
+        choices = [choices[k] for k in range(choices.shape[0])]
     if mode != "raise" or is_traced(a) or not isinstance(choices, (list, tuple)):
         raise args.Unsupported
     index = np.asarray(a)
