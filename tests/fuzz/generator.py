@@ -83,6 +83,12 @@ class Input:
     domain: str = "normal"
     high: int = 0
     uid: int = 0
+    layout: str = "C"  # C, T (a transposed view) or F (Fortran order): rank >= 2 floats
+
+    def laid_out(self, v: np.ndarray) -> np.ndarray:
+        if self.layout == "T":
+            return np.ascontiguousarray(np.swapaxes(v, -1, -2)).swapaxes(-1, -2)
+        return np.asfortranarray(v) if self.layout == "F" else v
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         s, d = self.shape, self.domain
@@ -99,7 +105,7 @@ class Input:
             v = rng.uniform(0.1, 0.9, s)
         else:
             v = np.clip(rng.standard_normal(s), -3, 3)
-        return np.asarray(v, dtype=self.dtype)
+        return self.laid_out(np.asarray(v, dtype=self.dtype))
 
 
 DOMAIN_BOUNDS = {"normal": (-3.0, 3.0), "grid": (-2.0, 2.0), "pos": (0.5, 2.0),
@@ -262,7 +268,11 @@ class Gen(Pieces, Rearranging):
             dtype, domain, lo, hi, vkind = "int64", domain or "int", -high, high, "int"
         else:
             dtype, domain, lo, hi, vkind = "bool", "mask", 0, 1, "bool"
-        self.inputs.append(Input(name, tuple(shape), dtype, kind, domain, high, uid))
+        # the layout from its own generator: the programs stay those the seeds drew before
+        layout = "C"
+        if kind in "xc" and len(shape) >= 2:
+            layout = random.Random(self.seed * 1000 + uid).choice("CCCTF")
+        self.inputs.append(Input(name, tuple(shape), dtype, kind, domain, high, uid, layout))
         v = Val(name, tuple(shape), dtype, lo, hi, req=kind == "x", family=name,
                 writable=False, kind=vkind)
         if kind != "w":
