@@ -90,9 +90,16 @@ def build(prog: Program, lib: str, with_locals: bool = False):
 
 def _arg(lib, v: np.ndarray, req: bool):
     """A leaf tensor of ``lib`` (torch or pullback) holding a copy of ``v`` in ``v``'s
-    memory layout (a transposed or Fortran-ordered input stays one)."""
-    t = lib.from_numpy(np.array(v, order="K", copy=True))
+    memory layout (a transposed, Fortran-ordered or broadcast input stays one)."""
+    t = lib.from_numpy(_copy(v))
     return t.requires_grad_() if req else t
+
+
+def _copy(v: np.ndarray) -> np.ndarray:
+    """A copy of ``v`` in its layout (a broadcast view of the first row stays one)."""
+    if v.ndim >= 2 and v.size and v.strides[-2] == 0:
+        return np.broadcast_to(np.array(v[..., :1, :]), v.shape)
+    return np.array(v, order="K", copy=True)
 
 
 def _dtype(t) -> str:
@@ -330,7 +337,7 @@ def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
 
 
 def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
-    arrays = [pb.from_numpy(np.array(a, order="K")) if isinstance(a, np.ndarray) else a
+    arrays = [pb.from_numpy(_copy(a)) if isinstance(a, np.ndarray) else a
               for a in data.values()]
     try:
         value, grads = gf(*arrays)
@@ -529,7 +536,8 @@ def report(prog: Program, failure: Mismatch) -> str:
     for i in prog.inputs:
         if i.layout != "C":
             how = {"T": "np.ascontiguousarray(np.swapaxes(v, -1, -2)).swapaxes(-1, -2)",
-                   "F": "np.asfortranarray(v)"}[i.layout]
+                   "F": "np.asfortranarray(v)",
+                   "B": "np.broadcast_to(v[..., :1, :], v.shape)"}[i.layout]
             lines.append(f"# {i.name} is passed as {how} (v its values), through from_numpy")
     lines.append(f"x_names = {prog.x_names!r}  # inputs that require grad")
     if prog.extra:
