@@ -20,7 +20,9 @@ step), the derivative is not compared.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import itertools
 import linecache
 import warnings
@@ -127,7 +129,8 @@ def _plain(x):
 
 def _eval(f, env, snap, x):
     restore(env, snap)
-    return np.asarray(f(_plain(x)), dtype=np.float64)
+    with contextlib.redirect_stdout(io.StringIO()):  # what f prints: once per call
+        return np.asarray(f(_plain(x)), dtype=np.float64)
 
 
 def _shift(x, i: int, h: float):
@@ -165,6 +168,21 @@ def _cotangent(shape: tuple) -> np.ndarray:
     return np.linspace(-1.0, 1.3, n).reshape(shape) if n > 1 else np.full(shape, 0.7)
 
 
+@contextlib.contextmanager
+def _scribbled(x):
+    """The caller's array (a writable one) overwritten for the time of the block, as a
+    caller reusing its buffer (``x -= lr * g``) would."""
+    if not (isinstance(x, np.ndarray) and x.flags.writeable):
+        yield
+        return
+    saved = x.copy()
+    x[...] = 123.0
+    try:
+        yield
+    finally:
+        x[...] = saved
+
+
 def make_door(door: str, f):
     """x -> (value or None, derivative, how to get the reference from the Jacobian)."""
     if door in ("grad", "jacrev", "jacfwd", "hessian"):
@@ -176,8 +194,15 @@ def make_door(door: str, f):
     if door == "vjp":
         def vjp(x):
             out, pull = pb.vjp(f, x)
-            return out, pull(_cotangent(np.shape(out)))[0]
+            with _scribbled(x):  # pull must not read the caller's array again
+                return out, pull(_cotangent(np.shape(out)))[0]
         return vjp
+    if door == "linearize":
+        def linearize(x):
+            out, f_jvp = pb.linearize(f, x)
+            with _scribbled(x):
+                return out, f_jvp(0.7 if isinstance(x, float) else _cotangent(np.shape(x)))
+        return linearize
 
     def jvp(x):
         t = 0.7 if isinstance(x, float) else _cotangent(np.shape(x))
@@ -188,7 +213,7 @@ def make_door(door: str, f):
 def reference(door: str, jac: np.ndarray, out_shape: tuple, x) -> np.ndarray:
     if door == "vjp":
         return np.tensordot(_cotangent(out_shape), jac, axes=len(out_shape))
-    if door == "jvp":
+    if door in ("jvp", "linearize"):
         t = 0.7 if isinstance(x, float) else _cotangent(np.shape(x))
         return np.tensordot(jac, t, axes=np.ndim(x))
     return jac
@@ -240,8 +265,10 @@ def _one_call(prog, env, f, names, door, call: int, x) -> bool:
     """Check one call; False when the program stops here (an error was raised)."""
     vtol, rtol, ascale, h, hh = TOL[prog.tol]
     before = snapshot(env, names)
+    printed = io.StringIO()
     try:
-        want = f(_plain(x))
+        with contextlib.redirect_stdout(printed):
+            want = f(_plain(x))
     except Exception as e:  # noqa: BLE001 - a template numpy itself refuses: skip it
         STATS[f"numpy raised {type(e).__name__}"] += 1
         return False
@@ -251,8 +278,10 @@ def _one_call(prog, env, f, names, door, call: int, x) -> bool:
     ref = fd_hessian(f, env, before, x, hh) if prog.door == "hessian" else \
         reference(prog.door, jac, out_shape, x)
     restore(env, before)
+    mine = io.StringIO()
     try:
-        value, got = door(x)
+        with contextlib.redirect_stdout(mine):
+            value, got = door(x)
     except Exception as e:  # noqa: BLE001 - refusing is allowed, an internal error not
         if isinstance(e, INTERNAL):
             raise Fail(Mismatch(prog.door, "internal error", call,
@@ -264,6 +293,10 @@ def _one_call(prog, env, f, names, door, call: int, x) -> bool:
                          zip(snapshot(env, names).values(), after.values())):
         raise Fail(Mismatch(prog.door, "state", call, f"after the call {snapshot(env, names)}"
                             f", numpy's {after}"))
+    lines = (printed.getvalue().count("\n"), mine.getvalue().count("\n"))
+    if lines[0] != lines[1]:
+        raise Fail(Mismatch(prog.door, "prints", call, f"printed {lines[1]} lines, numpy "
+                            f"{lines[0]}: {mine.getvalue()[:200]!r}"))
     if value is not None:
         _check_value(prog, call, value, want, vtol)
     d = close(got, ref, rtol, ascale)
@@ -338,9 +371,9 @@ def report(prog: NProgram, failure: Mismatch) -> str:
     lines = [f"# pullback numpy fuzz: seed {prog.seed} ({classes}), door {prog.door}",
              f"# {failure}".replace("\n", "\n# "), prog.source(), "import pullback as pb",
              ""]
-    door = {"vjp": "pb.vjp(f, x)[1](CT(f(x)))", "jvp": "pb.jvp(f, (x,), (CT(x),))"}.get(
-        prog.door, f"pb.{prog.door}(f)(x)")
-    if prog.door in ("vjp", "jvp"):
+    door = {"vjp": "pb.vjp(f, x)[1](CT(f(x)))", "jvp": "pb.jvp(f, (x,), (CT(x),))",
+            "linearize": "pb.linearize(f, x)[1](CT(x))"}.get(prog.door, f"pb.{prog.door}(f)(x)")
+    if prog.door in ("vjp", "jvp", "linearize"):
         lines.insert(-1, "def CT(a):  # the (co)tangent\n    n = np.size(a)\n    return "
                      "np.linspace(-1.0, 1.3, n).reshape(np.shape(a)) if n > 1 else 0.7 + "
                      "0 * np.asarray(a)\n")

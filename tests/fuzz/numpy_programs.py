@@ -3,8 +3,8 @@
 The second fuzz family (the first, generator.py, checks torch-named programs against
 torch). A program here is unmodified numpy code, a module with helpers and globals and
 a function ``f(x)``, differentiated through one door: ``pb.grad``,
-``pb.value_and_grad``, ``pb.jacrev``, ``pb.jacfwd``, ``pb.vjp``, ``pb.jvp`` or
-``pb.hessian``. numpy_oracle.py runs it: the value must equal ``f`` run on plain
+``pb.value_and_grad``, ``pb.jacrev``, ``pb.jacfwd``, ``pb.vjp``, ``pb.jvp``,
+``pb.linearize`` or ``pb.hessian``. numpy_oracle.py runs it: the value must equal ``f`` run on plain
 arrays, the derivative central finite differences in float64, or pullback must raise a
 clear error. A derivative that differs with no error is a failure, whatever the program
 does::
@@ -35,12 +35,17 @@ generator class (``CLASSES``), a feature flag:
 - ``scalars``: the differentiated argument a Python float; Python scalars and numpy
   scalars meeting float32 arrays;
 - ``effects``: the function mutates captured Python state (a global counter, a list,
-  a dict, an attribute, a random generator); the state after each call must be numpy's;
+  a dict, an attribute, a random generator) or prints; the state after each call must
+  be numpy's, and the door must print as many lines as one numpy call;
 - ``rebind``: globals, helpers, defaults, slices, ranges and captured containers
   rebound or mutated between calls (stale traces);
 - ``casts``: ``astype(int)``, ``astype(bool)``, ``np.array(v, dtype=int)``, floor;
 - ``layouts``: transposed, Fortran-ordered, reversed and broadcast inputs, transposed
-  outputs, forward-mode doors (jacfwd, jvp, hessian) and functions without a rule.
+  outputs, forward-mode doors (jacfwd, jvp, linearize, hessian) and functions without
+  a rule.
+
+``vjp`` and ``linearize`` also check that overwriting the caller's array after the
+door returned leaves the pullback's result alone.
 
 ``ENABLED`` is what the default test run draws from. Every program is called three
 times (values A, B, then A again), so stale traces and skipped effects show.
@@ -63,7 +68,7 @@ CLASSES = ("plain", "containers", "odeint", "convert", "casts", "inplace", "scal
 ENABLED = frozenset({"plain", "containers"})
 
 REVERSE_DOORS = ("grad", "value_and_grad", "jacrev", "vjp")
-FORWARD_DOORS = ("jacfwd", "jvp", "hessian")
+FORWARD_DOORS = ("jacfwd", "jvp", "hessian", "linearize")
 #: doors whose function returns a scalar (the others get a vector of the terms' sums)
 SCALAR_DOORS = ("grad", "value_and_grad", "hessian")
 

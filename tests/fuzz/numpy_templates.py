@@ -200,7 +200,11 @@ def float32_arrays(d: Draw) -> Term:
 @template("effects", scalar=True)
 def mutate_state(d: Draw) -> Term:
     k = d.k
-    how = d.pick("global", "append", "dict", "attr", "rng")
+    how = d.pick("global", "append", "dict", "attr", "rng", "print")
+    if how == "print":
+        return Term("effects", body=(d.pick(f"print('f called', {k})",
+                                            "print('sum', np.sum(x))"),),
+                    expr=f"{d.u('x')} * 1.5")
     if how == "global":
         return Term("effects", f"N{k} = 0\n", (f"global N{k}", f"N{k} += 1"),
                     f"np.sum(x) * N{k}", state=(f"N{k}",))

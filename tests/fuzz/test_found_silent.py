@@ -1,5 +1,5 @@
-"""Silent wrong answers the numpy fuzz family found (numpy_programs.py), one program per
-mechanism and spelling, shrunk by hand.
+"""Silent wrong answers (and internal errors) the numpy fuzz family found
+(numpy_programs.py), one program per mechanism and spelling, shrunk by hand.
 
 Each program is checked as the fuzzer checks it (numpy_oracle.check: three calls, the
 value against numpy, the derivative against central finite differences in float64, the
@@ -160,6 +160,10 @@ FOUND = {
         "jacfwd of a function drawing random numbers": program(
             "jacfwd", "x * R.standard_normal()", prelude="R = np.random.default_rng(7)\n",
             state=("R",)),
+        "jacfwd prints once per column": program(
+            "jacfwd", "np.sin(x) * 1.5", ("print('f called')",)),
+        # an internal error: generated tangent code reads a name it never defines
+        "linearize of np.nanmean: NameError": program("linearize", "np.nanmean(np.sin(x))"),
         "jacfwd through odeint": program(
             "jacfwd", "scipy.integrate.odeint(fld, " + ODE + "(x[:2],))",
             prelude="def fld(y, t, W):\n    return -W * y\n", tol="ode"),
