@@ -160,3 +160,21 @@ def test_threads_share_one_cached_vjp():
         t.join(60)
     assert not errors, errors[0]
     assert compiled(fn).cache.info.misses == 1
+
+
+def test_vjp_and_linearize_keep_the_values_of_their_call():
+    """The caller writing into its array after the call (``x -= lr * g``) changes
+    neither vjp_fn's nor f_jvp's result (JAX copies; found by the numpy fuzz family)."""
+    x = X.copy()
+    out, pull = pb.vjp(f, x)
+    out2, f_jvp = pb.linearize(f, x)
+    x[...] = 123.0
+    want = np.sin(X) + X * np.cos(X)
+    np.testing.assert_allclose(pull(V)[0], want * V, rtol=1e-12)
+    np.testing.assert_allclose(f_jvp(V), want * V, rtol=1e-12)
+    np.testing.assert_allclose(out, f(X), rtol=1e-12)
+    np.testing.assert_allclose(out2, f(X), rtol=1e-12)
+    xs = [X.copy(), V.copy()]
+    _, pull = pb.vjp(lambda ps: np.sum(ps[0] * ps[1]), xs)
+    xs[0][...] = 0.0
+    np.testing.assert_allclose(pull(1.0)[0][1], X, rtol=1e-12)

@@ -6,9 +6,15 @@ import sys
 
 
 def pytest_terminal_summary(terminalreporter):
-    oracle = sys.modules.get(f"{__package__}.oracle")
-    if oracle is None or not oracle.STATS["programs"]:
-        return
     tr = terminalreporter
-    tr.section("random programs (tests/fuzz)")
-    tr.write_line(", ".join(f"{k}: {v}" for k, v in sorted(oracle.STATS.items())))
+    for module, title in (("oracle", "random programs (tests/fuzz)"),
+                          ("numpy_oracle", "random numpy programs (tests/fuzz)")):
+        oracle = sys.modules.get(f"{__package__}.{module}")
+        if oracle is None or not oracle.STATS["programs"]:
+            continue
+        tr.section(title)
+        tr.write_line(", ".join(f"{k}: {v}" for k, v in sorted(oracle.STATS.items())))
+        errors = getattr(oracle, "ERRORS", None)
+        if errors:
+            tr.write_line("errors raised (accepted): " + "; ".join(
+                f"{n}x {k}" for k, n in errors.most_common(5)))

@@ -23,7 +23,9 @@ interval) are tracked while drawing, so that ops get operands they accept (shape
 that broadcast, positive arguments of log/sqrt, denominators away from 0, no
 overflow) and programs are valid in torch. ``Program.data(k)`` draws the k-th set of
 input values (the oracle calls the function on two: compiled code reuses or retraces
-its trace on the second). ``oracle.py`` runs a program four ways and compares them;
+its trace on the second); rank-2 and higher float inputs arrive C-ordered, transposed,
+Fortran-ordered or as broadcast views (``Input.layout``, kept by both libraries'
+``from_numpy``). ``oracle.py`` runs a program four ways and compares them;
 ``oracle.shrink`` removes statements while the failure stays.
 
 Reproduce a failure by its seed (from the repository's root)::
@@ -83,6 +85,16 @@ class Input:
     domain: str = "normal"
     high: int = 0
     uid: int = 0
+    #: rank >= 2 floats: C, T (a transposed view), F (Fortran order) or B (a broadcast
+    #: view, every row the first: a zero stride, read-only)
+    layout: str = "C"
+
+    def laid_out(self, v: np.ndarray) -> np.ndarray:
+        if self.layout == "T":
+            return np.ascontiguousarray(np.swapaxes(v, -1, -2)).swapaxes(-1, -2)
+        if self.layout == "B":
+            return np.broadcast_to(v[..., :1, :], v.shape)
+        return np.asfortranarray(v) if self.layout == "F" else v
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         s, d = self.shape, self.domain
@@ -99,7 +111,7 @@ class Input:
             v = rng.uniform(0.1, 0.9, s)
         else:
             v = np.clip(rng.standard_normal(s), -3, 3)
-        return np.asarray(v, dtype=self.dtype)
+        return self.laid_out(np.asarray(v, dtype=self.dtype))
 
 
 DOMAIN_BOUNDS = {"normal": (-3.0, 3.0), "grid": (-2.0, 2.0), "pos": (0.5, 2.0),
@@ -262,7 +274,11 @@ class Gen(Pieces, Rearranging):
             dtype, domain, lo, hi, vkind = "int64", domain or "int", -high, high, "int"
         else:
             dtype, domain, lo, hi, vkind = "bool", "mask", 0, 1, "bool"
-        self.inputs.append(Input(name, tuple(shape), dtype, kind, domain, high, uid))
+        # the layout from its own generator: the programs stay those the seeds drew before
+        layout = "C"
+        if kind in "xc" and len(shape) >= 2:
+            layout = random.Random(self.seed * 1000 + uid).choice("CCCCTFB")
+        self.inputs.append(Input(name, tuple(shape), dtype, kind, domain, high, uid, layout))
         v = Val(name, tuple(shape), dtype, lo, hi, req=kind == "x", family=name,
                 writable=False, kind=vkind)
         if kind != "w":

@@ -88,6 +88,20 @@ def build(prog: Program, lib: str, with_locals: bool = False):
     return env["f"]
 
 
+def _arg(lib, v: np.ndarray, req: bool):
+    """A leaf tensor of ``lib`` (torch or pullback) holding a copy of ``v`` in ``v``'s
+    memory layout (a transposed, Fortran-ordered or broadcast input stays one)."""
+    t = lib.from_numpy(_copy(v))
+    return t.requires_grad_() if req else t
+
+
+def _copy(v: np.ndarray) -> np.ndarray:
+    """A copy of ``v`` in its layout (a broadcast view of the first row stays one)."""
+    if v.ndim >= 2 and v.size and v.strides[-2] == 0:
+        return np.broadcast_to(np.array(v[..., :1, :]), v.shape)
+    return np.array(v, order="K", copy=True)
+
+
 def _dtype(t) -> str:
     return str(t.dtype).rsplit(".", 1)[-1]
 
@@ -120,7 +134,7 @@ class Ref:
 
 def run_torch(fn, prog: Program, data: dict) -> Ref:
     xs = set(prog.x_names)
-    args = {k: torch.tensor(v, requires_grad=k in xs) for k, v in data.items()}
+    args = {k: _arg(torch, v, k in xs) for k, v in data.items()}
     try:
         result, loc = fn(**args)
     except Exception as e:  # noqa: BLE001 - the program's own error is the reference
@@ -243,7 +257,7 @@ def _expect_error(stage: str, call: int, ref: Ref, where: str, e: BaseException 
 
 def _pb_args(prog: Program, data: dict) -> dict:
     xs = set(prog.x_names)
-    return {k: pb.tensor(v, requires_grad=k in xs) for k, v in data.items()}
+    return {k: _arg(pb, v, k in xs) for k, v in data.items()}
 
 
 def check_eager(fn, prog: Program, data: dict, ref: Ref, call: int) -> None:
@@ -323,7 +337,8 @@ def check_compiled(cf, prog: Program, data: dict, ref: Ref, call: int) -> None:
 
 
 def check_grad(gf, prog: Program, data: dict, ref: Ref, call: int) -> None:
-    arrays = [pb.from_numpy(a) if isinstance(a, np.ndarray) else a for a in data.values()]
+    arrays = [pb.from_numpy(_copy(a)) if isinstance(a, np.ndarray) else a
+              for a in data.values()]
     try:
         value, grads = gf(*arrays)
         value, grads = value.numpy(), [g.numpy() for g in grads]  # (Tensors in, Tensors out)
@@ -512,7 +527,7 @@ def _shapes(prog: Program) -> dict:
     """name -> (shape, dtype) of every value, from a torch run on the first values."""
     fn = build(prog, "torch", with_locals=True)
     xs = set(prog.x_names)
-    args = {k: torch.tensor(v, requires_grad=k in xs) for k, v in prog.data(0).items()}
+    args = {k: _arg(torch, v, k in xs) for k, v in prog.data(0).items()}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -532,6 +547,12 @@ def report(prog: Program, failure: Mismatch) -> str:
     for k in (0, 1):
         items = ", ".join(f"{n}=np.{v!r}" for n, v in prog.data(k).items())
         lines.append(f"data{k} = dict({items})")
+    for i in prog.inputs:
+        if i.layout != "C":
+            how = {"T": "np.ascontiguousarray(np.swapaxes(v, -1, -2)).swapaxes(-1, -2)",
+                   "F": "np.asfortranarray(v)",
+                   "B": "np.broadcast_to(v[..., :1, :], v.shape)"}[i.layout]
+            lines.append(f"# {i.name} is passed as {how} (v its values), through from_numpy")
     lines.append(f"x_names = {prog.x_names!r}  # inputs that require grad")
     if prog.extra:
         lines.append("# the harness backpropagates out[0] + (out[1] * out[1]).sum()")

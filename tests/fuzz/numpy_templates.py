@@ -1,0 +1,308 @@
+"""The templates of numpy_programs.py, one function per kind of term, by class.
+
+A template returns a ``Term``: module-level source (helpers, globals), lines of ``f``
+and an expression over ``x`` (an array of ``d.size`` elements and rank ``d.rank``, or a
+Python float where the template is registered with ``scalar=True``). Names a term
+defines end in its index ``k`` so that terms never collide.
+"""
+
+from __future__ import annotations
+
+from .numpy_programs import Draw, Term, template
+
+X = "np.ravel(x)"
+
+
+# ------------------------------------------------------------------------ plain
+@template("plain", scalar=True)
+def plain_ufuncs(d: Draw) -> Term:
+    return Term("plain", expr=f"{d.u(d.u('x'))} * {d.c()}")
+
+
+@template("plain", scalar=True)
+def plain_helper(d: Draw) -> Term:
+    k = d.k
+    pre = f"def p{k}(v, s):\n    return {d.u('v')} * s + v\n"
+    return Term("plain", pre, expr=f"p{k}(x, {d.c()})")
+
+
+@template("plain", size=2)
+def plain_reduce(d: Draw) -> Term:
+    e = d.pick(f"np.sum({d.u('x')}, axis=0)", f"np.mean({d.u('x')})",
+               f"np.max({X}) * np.min({X})", f"np.prod(1.0 + 0.1 * {X})",
+               f"np.cumsum({X})[-1] * {X}[0]", f"np.linalg.norm({X})",
+               f"np.dot({X}, {d.u(X)})", f"np.outer({X}, {X}) @ {d.u(X)}")
+    return Term("plain", expr=e)
+
+
+# ------------------------------------------------------------------- containers
+@template("containers")
+def helper_containers(d: Draw) -> Term:
+    k, a, b = d.k, d.u("x"), "x"
+    how = d.pick("list", "tuple", "dict", "nested", "loop", "kwargs")
+    if how == "dict":
+        pre = f"def h{k}(ps):\n    return np.sum(ps['a'] * ps['b'])\n"
+        arg = f"{{'a': {a}, 'b': {b}}}"
+    elif how == "nested":
+        pre = f"def h{k}(ps):\n    (a, b), = ps['pair']\n    return np.sum(a * b)\n"
+        arg = f"{{'pair': [({a}, {b})]}}"
+    elif how == "loop":
+        pre = (f"def h{k}(ps):\n    s = 0.0\n    for a, b in ps:\n"
+               f"        s = s + np.sum(a * b)\n    return s\n")
+        arg = f"[({a}, {b}), ({b}, {b})]"
+    elif how == "kwargs":
+        pre = f"def h{k}(**ps):\n    return np.sum(ps['a'] * ps['b'])\n"
+        return Term("containers", pre, expr=f"h{k}(a={a}, b={b})")
+    else:
+        pre = f"def h{k}(ps):\n    a, b = ps\n    return np.sum(a * b)\n"
+        arg = f"[{a}, {b}]" if how == "list" else f"({a}, {b})"
+    return Term("containers", pre, expr=f"h{k}({arg})")
+
+
+@template("containers", size=2)
+def scipy_special(d: Draw) -> Term:
+    e = d.pick(f"scipy.special.logsumexp({d.u(X)})",
+               "scipy.special.logsumexp(x, axis=0)",
+               f"scipy.special.logsumexp(*[{X}])",
+               f"scipy.special.logsumexp(**{{'a': {X}}})",
+               f"np.sum(scipy.special.expit([{X}, {d.u(X)}]))",
+               f"np.sum(scipy.special.erf(x) * {d.u('x')})")
+    return Term("containers", expr=e)
+
+
+ODE_TS = "np.array([0.0, 0.4, 0.8])"
+ODE_KW = "rtol=1e-10, atol=1e-10"
+
+
+@template("odeint", size=2)
+def odeint_args(d: Draw) -> Term:
+    """odeint's ``args`` holding the parameters at the top level or in containers;
+    the field a def or a lambda; y0 a constant or taken from x."""
+    k = d.k
+    how = d.pick("top", "list", "tuple", "dict", "nested", "lambda", "y0")
+    y0 = f"{X}[:2] * 0.5" if how == "y0" else "np.array([0.5, -0.3])"
+    w = f"{X}[:2]"
+    if how in ("top", "y0"):
+        pre = f"def fld{k}(y, t, W):\n    return -W * y + 0.1 * np.sin(y)\n"
+        args = f"({w},)"
+    elif how == "list":
+        pre = (f"def fld{k}(y, t, ps):\n    for W in ps:\n        y = np.tanh(y * W)\n"
+               f"    return y\n")
+        args = f"([{w}],)"
+    elif how == "tuple":
+        pre = f"def fld{k}(y, t, ps):\n    W, b = ps\n    return -W * y + b\n"
+        args = f"(({w}, 0.1 * {X}[-2:]),)"
+    elif how == "dict":
+        pre = f"def fld{k}(y, t, ps):\n    return -ps['W'] * y + 0.2\n"
+        args = f"({{'W': {w}}},)"
+    elif how == "nested":
+        pre = (f"def fld{k}(y, t, ps):\n    for W, b in ps:\n        y = np.tanh(y * W + b)\n"
+               f"    return y\n")
+        args = f"([({w}, 0.1 * {X}[-2:])],)"
+    else:
+        pre = ""
+        return Term("odeint", expr=f"scipy.integrate.odeint(lambda y, t, W: -W * y, "
+                    f"np.array([0.5, -0.3]), {ODE_TS}, args=({w},), {ODE_KW})",
+                    tol="ode", no_hessian=True)
+    return Term("odeint", pre, expr=f"scipy.integrate.odeint(fld{k}, {y0}, {ODE_TS}, "
+                f"args={args}, {ODE_KW})", tol="ode", no_hessian=True)
+
+
+# ---------------------------------------------------------------------- convert
+@template("convert", scalar=True)
+def convert_float(d: Draw) -> Term:
+    e = d.pick(f"float(np.sum({d.u('x')})) * {d.c()} + np.sum(x)",
+               "np.sum(x) * np.max(x).item()",
+               f"complex(np.sum({d.u('x')})).real + np.sum(x)",
+               f"math.exp(float(np.sum(x)) * 0.3) + np.sum({d.u('x')})",
+               "np.sum(x) * float(np.mean(x))")
+    return Term("convert", expr=e)
+
+
+@template("convert", size=2)
+def convert_list(d: Draw) -> Term:
+    e = d.pick(f"np.sum(np.array({X}.tolist()) ** 2) + np.sum(x)",
+               f"sum([float(v) ** 2 for v in {X}]) + np.sum(x)",
+               f"np.sum(np.asarray([v.item() for v in {X}]) * {X})",
+               f"sum({d.u(X)}.tolist()) + np.sum(x)",
+               f"{X}[int(np.argmax(x))] * 2.0",  # int() as an index: legitimate
+               "np.sum(x[:int(np.sum(x > -5.0)) - 1])")  # int() as a bound: legitimate
+    return Term("convert", expr=e)
+
+
+# ---------------------------------------------------------------------- inplace
+@template("inplace", size=3)
+def ufunc_at(d: Draw) -> Term:
+    k = d.k
+    dst = d.pick("np.zeros(3)", f"{d.u(X)}[:3].copy()", f"{X}[:3] * 2.0")
+    op = d.pick("np.add.at", "np.subtract.at", "np.multiply.at", "np.maximum.at")
+    body = (f"b{k} = {dst}", f"{op}(b{k}, [0, 0, 2], {d.u(X)}[:3])")
+    return Term("inplace", body=body, expr=f"b{k} * {d.u(f'b{k}')}")
+
+
+@template("inplace", size=3)
+def inplace_functions(d: Draw) -> Term:
+    k = d.k
+    dst = d.pick("np.zeros(3)", f"{X}[:3] * 1.5", f"{d.u(X)}[:3].copy()")
+    src = f"{d.u(X)}[:3]"
+    call = d.pick(f"np.copyto(b{k}, {src})", f"np.copyto(b{k}, {src}, where=b{k} > 0.1)",
+                  f"np.put(b{k}, [0, 2], {src}[:2])", f"np.putmask(b{k}, b{k} > 0, {src})",
+                  f"np.place(b{k}, b{k} > 0, {src}[:1])",
+                  f"np.put_along_axis(b{k}, np.array([2, 0]), {src}[:2], axis=0)")
+    return Term("inplace", body=(f"b{k} = {dst}", call), expr=f"b{k} * {d.u(f'b{k}')}")
+
+
+@template("inplace", size=2)
+def fill_diagonal(d: Draw) -> Term:
+    k = d.k
+    body = (f"m{k} = np.outer({X}[:2], {d.u(X)}[:2])",
+            f"np.fill_diagonal(m{k}, {d.pick(f'{X}[:2] ** 2', '0.0', f'{X}[-1]')})")
+    return Term("inplace", body=body, expr=f"m{k} @ {X}[:2]")
+
+
+@template("inplace", size=3)
+def setitem_duplicates(d: Draw) -> Term:
+    k = d.k
+    op = d.pick("=", "+=", "*=")
+    idx = d.pick("[0, 0, 1]", "[2, 0, 2]", "np.array([1, 1, 1])")
+    body = (f"b{k} = {d.pick('np.ones(3)', f'{X}[:3] * 1.0')}",
+            f"b{k}[{idx}] {op} {d.u(X)}[:3]")
+    return Term("inplace", body=body, expr=f"b{k} * {X}[:3]")
+
+
+# ---------------------------------------------------------------------- scalars
+@template("scalars", scalar=True)
+def python_scalar(d: Draw) -> Term:
+    return Term("scalars", expr=d.pick("np.sin(x) * x ** 3", "np.exp(x) / (1.0 + x * x)",
+                                       f"np.tanh(x * 1.3) * {d.u('x')}", "x * x * x"))
+
+
+@template("scalars", scalar=True)
+def float32_meets_scalar(d: Draw) -> Term:
+    k = d.k
+    pre = (f"C{k} = np.linspace(-1.25, 2.0, {max(d.size, 2)}).astype(np.float32)"
+           f"{f'.reshape({d.shape})' if d.shape else ''}\n")
+    e = d.pick(f"C{k} * x", f"np.sum(C{k} * x) * {d.c()}", f"C{k} * np.float32(1.5) + x",
+               "np.asarray(x, dtype=np.float32) * 2.0",
+               "np.float32(2.0) * np.tanh(x)")
+    return Term("scalars", pre, expr=e, tol="f32")
+
+
+@template("scalars", size=1)
+def float32_arrays(d: Draw) -> Term:
+    e = d.pick("np.sum(x.astype(np.float32) * 2.0)",
+               f"np.sum({d.u('x')}.astype(np.float32)) * {d.c()}",
+               "x.astype(np.float32) + x")
+    return Term("scalars", expr=e, tol="f32")
+
+
+# ---------------------------------------------------------------------- effects
+@template("effects", scalar=True)
+def mutate_state(d: Draw) -> Term:
+    k = d.k
+    how = d.pick("global", "append", "dict", "attr", "rng", "print")
+    if how == "print":
+        return Term("effects", body=(d.pick(f"print('f called', {k})",
+                                            "print('sum', np.sum(x))"),),
+                    expr=f"{d.u('x')} * 1.5")
+    if how == "global":
+        return Term("effects", f"N{k} = 0\n", (f"global N{k}", f"N{k} += 1"),
+                    f"np.sum(x) * N{k}", state=(f"N{k}",))
+    if how == "append":
+        return Term("effects", f"HIST{k} = []\n", (f"HIST{k}.append(len(HIST{k}))",),
+                    f"np.sum({d.u('x')}) * len(HIST{k})", state=(f"HIST{k}",))
+    if how == "dict":
+        return Term("effects", f"D{k} = {{}}\n", (f"D{k}['n'] = D{k}.get('n', 0) + 1",),
+                    f"x * D{k}['n']", state=(f"D{k}",))
+    if how == "attr":
+        pre = f"class S{k}:\n    n = 1.0\n\n\nOBJ{k} = S{k}()\n"
+        return Term("effects", pre, (f"OBJ{k}.n = OBJ{k}.n * -2.0",),
+                    f"{d.u('x')} * OBJ{k}.n", state=(f"OBJ{k}",))
+    return Term("effects", f"RNG{k} = np.random.default_rng(7)\n",
+                expr=f"x * RNG{k}.standard_normal()", state=(f"RNG{k}",))
+
+
+# ----------------------------------------------------------------------- rebind
+@template("rebind", scalar=True)
+def rebind_global(d: Draw) -> Term:
+    k = d.k
+    how = d.pick("number", "function", "helper", "defaults", "dict", "list", "globals")
+    if how == "number":
+        return Term("rebind", f"K{k} = 1.5\n", expr=f"{d.u('x')} * K{k}",
+                    between=(f"K{k} = -0.75", f"K{k} = 1.5"))
+    if how == "function":
+        return Term("rebind", f"g{k} = np.sin\n", expr=f"g{k}(x) * 2.0",
+                    between=(f"g{k} = np.cos", f"g{k} = np.sin"))
+    if how == "helper":
+        return Term("rebind", f"def q{k}(v):\n    return np.sin(v) * v\n", expr=f"q{k}(x)",
+                    between=(f"def q{k}(v):\n    return np.cos(v) + v\n",
+                             f"def q{k}(v):\n    return np.sin(v) * v\n"))
+    if how == "defaults":
+        return Term("rebind", f"def q{k}(v, s=1.0):\n    return np.tanh(v) * s\n",
+                    expr=f"q{k}(x)", between=(f"q{k}.__defaults__ = (-2.0,)",
+                                              f"q{k}.__defaults__ = (1.0,)"))
+    if how == "dict":
+        return Term("rebind", f"CFG{k} = {{'s': 1.0}}\n", expr=f"x * CFG{k}['s']",
+                    between=(f"CFG{k}['s'] = 3.0", f"CFG{k}['s'] = 1.0"))
+    if how == "list":
+        return Term("rebind", f"LST{k} = [1.0, 2.0]\n", expr=f"x * LST{k}[0] + LST{k}[1]",
+                    between=(f"LST{k}[0] = -4.0", f"LST{k}[0] = 1.0"))
+    return Term("rebind", f"K{k} = 1.5\n", expr=f"x * globals()['K{k}']",
+                between=(f"K{k} = 0.25", f"K{k} = 1.5"))
+
+
+@template("rebind", size=3)
+def rebind_index(d: Draw) -> Term:
+    k = d.k
+    how = d.pick("slice", "range", "array", "set")
+    if how == "slice":
+        return Term("rebind", f"SL{k} = slice(0, 2)\n", expr=f"{X}[SL{k}] ** 2",
+                    between=(f"SL{k} = slice(1, 3)", f"SL{k} = slice(0, 2)"))
+    if how == "range":
+        return Term("rebind", f"R{k} = range(2)\n", expr=f"sum({X}[i] ** 2 for i in R{k})",
+                    between=(f"R{k} = range(1, 3)", f"R{k} = range(2)"))
+    if how == "set":
+        return Term("rebind", f"ST{k} = {{0, 1}}\n",
+                    expr=f"sum({X}[i] ** 2 for i in sorted(ST{k}))",
+                    between=(f"ST{k}.add(2)", f"ST{k}.discard(2)"))
+    return Term("rebind", f"A{k} = np.array([1.0, 2.0, 3.0])\n", expr=f"{X}[:3] * A{k}",
+                between=(f"A{k}[0] = -5.0", f"A{k}[0] = 1.0"))
+
+
+# ------------------------------------------------------------------------ casts
+@template("casts", scalar=True)
+def casts(d: Draw) -> Term:
+    e = d.pick("np.sum((np.asarray(3.0 * x).astype(int)) ** 2) + np.sum(x)",
+               f"np.sum(np.asarray(x).astype(bool) * {d.u('x')})",
+               "np.sum(np.array(x * 2.0, dtype=int) * x)",
+               "np.sum(np.floor(x * 2.0) * x)",
+               "np.sum(np.asarray(x * 3.0).astype(np.int32).astype(np.float64) * x)",
+               "np.sum(np.round(x * 3.0) + x)")
+    return Term("casts", expr=e)
+
+
+# ---------------------------------------------------------------------- layouts
+@template("layouts", size=2)
+def layout_terms(d: Draw) -> Term:
+    e = d.pick(f"{d.u('x')} * x", "np.sum(x * x[::-1])", "np.cumsum(x, axis=0) * x",
+               "x.T * 2.0", "np.sum(x ** 3, axis=-1)")
+    return Term("layouts", expr=e)
+
+
+@template("layouts", size=3)
+def no_rule_functions(d: Draw) -> Term:
+    """numpy functions pullback may lack a rule for: forward and reverse must agree."""
+    e = d.pick(f"np.nansum({X} ** 2)", f"np.nanmean({d.u(X)})",
+               f"np.interp(0.3, np.array([0.0, 0.5, 1.0]), {X}[:3])",
+               f"np.trapezoid({d.u(X)})", f"np.average({X}, weights=np.arange(1.0, {d.size + 1}))",
+               f"np.sum(np.cov(np.stack([{X}, {d.u(X)}])))")
+    return Term("layouts", expr=e)
+
+
+@template("layouts", size=2)
+def odeint_forward(d: Draw) -> Term:
+    k = d.k
+    pre = f"def ofld{k}(y, t, W):\n    return -W * y\n"
+    return Term("layouts", pre, expr=f"scipy.integrate.odeint(ofld{k}, np.array([0.5, -0.3]), "
+                f"np.array([0.0, 0.5]), args=({X}[:2],), rtol=1e-10, atol=1e-10)",
+                tol="ode", no_hessian=True)
