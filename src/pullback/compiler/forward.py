@@ -44,7 +44,6 @@ from .trace import (
     Traced,
     float_dtype,
     gather_inputs,
-    own_array,
     proxy,
     trace_call,
     unflatten,
@@ -339,9 +338,8 @@ def jvp(fn: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> tup
 def linearize(fn: Callable, *primals: Any) -> tuple:
     """``(fn(*primals), f_jvp)``: ``f_jvp(*tangents)`` is ``J tangents`` at ``primals``,
     without computing ``fn`` again (its generated code reads the values saved by the
-    first run, as a backward reads residuals). ndarray primals are copied (as JAX
-    does): ``f_jvp`` reads this call's values, not later writes into the caller's array."""
-    primals = tuple(map_traced(own_array, p) for p in primals)
+    first run, as a backward reads residuals). The primals are copied (as JAX does):
+    ``f_jvp`` reads this call's values, not later writes into the caller's array."""
     program = program_of(fn, False, linear=True)
     if trace_hooks() or anomaly_mode.is_anomaly_enabled() or any(
             has_graph(x) for x in tree_leaves(primals)):

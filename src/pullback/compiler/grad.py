@@ -156,8 +156,9 @@ def as_kind(kind: str, value: Any) -> Any:
     """Return a value as the kind the user passed: Tensor, ndarray or Python float."""
     if kind == "tensor":
         return Tensor._make(np.asarray(value))
-    if kind == "float" and np.ndim(value) == 0:
-        return float(value)
+    if kind == "float" and np.ndim(value) == 0:  # (a float32 result stays numpy's float32,
+        value = np.asarray(value)  # as numpy computes it beside float32 arrays)
+        return float(value) if value.dtype == np.float64 else value[()]
     return np.asarray(value)
 
 

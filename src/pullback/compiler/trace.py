@@ -124,13 +124,6 @@ def proxy(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor
     return input_leaf(a, requires_grad, floats)
 
 
-def own_array(a: Any) -> Any:
-    """A copy of an ndarray argument in its memory order (anything else as it is), for
-    a transform whose result outlives the call (``vjp``'s and ``linearize``'s
-    functions): the caller may write into its array afterwards."""
-    return np.array(a, order="K", copy=True) if isinstance(a, np.ndarray) else a
-
-
 def input_leaf(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
     """A new leaf sharing the argument's data, on its face: a traced function's input."""
     if isinstance(a, Tensor):

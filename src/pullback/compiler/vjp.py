@@ -41,7 +41,7 @@ from .grad import (
     nested_leaf,
     pull_back,
 )
-from .trace import float_dtype, is_traced_arg, own_array, proxy
+from .trace import float_dtype, is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -117,9 +117,6 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     output may be pytrees (the cotangent has the output's structure)."""
     for k, p in enumerate(primals):
         check_target("vjp", k, p)
-    # ndarrays are copied (as JAX does): vjp_fn reads the values of this call, not what
-    # the caller writes into its array afterwards (``x -= lr * g``)
-    primals = tuple(map_traced(own_array, p) for p in primals)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
     given = primals
     if not nested:  # JAX's: vjp_fn is for the primals as they are now (the caller may
