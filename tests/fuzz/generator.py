@@ -1134,9 +1134,15 @@ class Gen(Pieces, Rearranging):
         a = self.pick()
         if h is None or a is None:
             return False
+        # (pb.grad refuses a conversion of a value with a gradient, JAX's rule, where
+        # torch cuts it; the detached spellings keep those programs compared in grad)
         t, iv = self.rng.choice([("$1 * float($0.sum())", (-h.mag * h.numel, h.mag * h.numel)),
+                                 ("$1 * float($0.detach().sum())",
+                                  (-h.mag * h.numel, h.mag * h.numel)),
                                  ("$1 + $0.mean().item()", (h.lo, h.hi)),
+                                 ("$1 + $0.detach().mean().item()", (h.lo, h.hi)),
                                  ("$1 * $0.max().item()", (h.lo, h.hi)),
+                                 ("$1 * $0.detach().max().item()", (h.lo, h.hi)),
                                  ("$1 * len($0)" if h.rank else "$1 * $0.numel()", (0, h.numel))])
         iv = _mul_iv((a.lo, a.hi), iv) if "*" in t else (a.lo + iv[0], a.hi + iv[1])
         if not self.ok_mag(iv, a.dtype):
