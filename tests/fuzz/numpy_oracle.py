@@ -43,6 +43,7 @@ INTERNAL = (AttributeError, NameError, KeyError, AssertionError, RecursionError,
 TOL = {"f64": (1e-10, 1e-5, 1e-6, 1e-5, 1e-3),
        "f32": (2e-6, 2e-3, 2e-3, 1e-2, 3e-2),
        "ode": (1e-6, 1e-4, 1e-5, 1e-4, 1e-2)}
+TOL["ode+f32"] = tuple(max(a, b) for a, b in zip(TOL["ode"], TOL["f32"]))
 
 STATS: Counter = Counter()
 #: the errors pullback raised (accepted ones): "Type: first line" -> count
@@ -299,6 +300,11 @@ def _one_call(prog, env, f, names, door, call: int, x) -> bool:
                             f"{lines[0]}: {mine.getvalue()[:200]!r}"))
     if value is not None:
         _check_value(prog, call, value, want, vtol)
+    if prog.door == "hessian" and prog.tol != "f64":
+        # second differences of float32 values at a step float32 allows are noise at
+        # the 1% level: the value and first derivatives are checked, not these
+        STATS["derivative not compared (float32 hessian)"] += 1
+        return True
     d = close(got, ref, rtol, ascale)
     if d is None:
         return True

@@ -114,8 +114,11 @@ class NProgram:
 
     @property
     def tol(self) -> str:
+        """The loosest of the terms' tolerances: an ODE beside a float32 term takes
+        float32's step (float32 rounding over the ODE's small step is noise)."""
         kinds = {t.tol for t in self.terms}
-        return "ode" if "ode" in kinds else "f32" if "f32" in kinds else "f64"
+        return "ode+f32" if {"ode", "f32"} <= kinds else "ode" if "ode" in kinds else \
+            "f32" if "f32" in kinds else "f64"
 
     def source(self) -> str:
         head = ["import math", "import numpy as np", "import scipy.integrate",
