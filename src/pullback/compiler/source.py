@@ -83,6 +83,7 @@ from .source_ast import (
     call_method,
     codes_in,
     compile_function,
+    is_higher_order,
     is_numpy,
     is_user_code,
     parse_function,
@@ -148,6 +149,10 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
         return draw(f, *args, **kwargs)
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
+    if is_higher_order(f):
+        # (map(partial(user_f, p), data) calls user_f: converted, as a direct call is)
+        args = tuple(_callee(a) if callable(a) else a for a in args)
+        kwargs = {k: _callee(a) if callable(a) else a for k, a in kwargs.items()}
     find = replaceable(f)
     if find is not None and (traced_inside(args) or traced_inside(kwargs.values())
                              or closes_over_traced(args) or closes_over_traced(kwargs.values())):

@@ -535,6 +535,8 @@ def writable(x: Any) -> Any:
     for the function to write into (``Entry`` copies what it leaves back into the
     caller's array, and forgets a copy nothing wrote into); otherwise ``x`` itself."""
     entry = _ENTRY.get()
-    if entry is None or not entry.numpy_semantics or entry.args.get(id(x)) is not x:
+    # (``x`` may be None, a default such as ``ax=None``: ``args.get`` says None too)
+    if entry is None or not entry.numpy_semantics or not isinstance(x, Tensor) \
+            or entry.args.get(id(x)) is not x:
         return x
     return entry.copy_of(x)
