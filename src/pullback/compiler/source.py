@@ -97,6 +97,7 @@ from .source_runtime import (
     Entry,
     as_buffer,
     closes_over_traced,
+    concat_index,
     is_creation,
     new_buffer,
     numpy_call,
@@ -193,6 +194,7 @@ def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
+                                 concat_index=concat_index,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
                                  fstring=fstring, percent=percent, later=later,
                                  rebind=rebind, attr_value=attr_value, item_value=item_value,

@@ -325,6 +325,13 @@ class Rewriter(gast.NodeTransformer):
         """``x[i, j]`` read (no slice in the index): ``subscript`` gives an element as a
         copy, numpy's scalar."""
         self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load) and any(
+                self.scope.resolve(node.value) is c for c in (np.r_, np.c_)):
+            self.changed = True  # np.r_[a, b]: concat_index(np.r_)[a, b]
+            node.value = gast.copy_location(gast.Call(
+                func=_at(_runtime("concat_index"), node), args=[node.value], keywords=[]),
+                node.value)
+            return node
         if not isinstance(node.ctx, gast.Load) or id(node) in self.receivers \
                 or _has_slice(node.slice):
             return node
