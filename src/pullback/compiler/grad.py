@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
+from .jax_options import HolomorphicGrad, with_static
 from .source_runtime import Entry
 from .trace import (
     Traced,
@@ -383,8 +384,12 @@ class GradFunction:
                                  "copy of it instead")
 
 
-def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False, *, holomorphic: bool = False,
+         static_argnums: Any = None, static_argnames: Any = None) -> Any:
     """The gradient function of scalar-valued ``fn`` with respect to ``argnums``.
+    ``static_argnums``/``static_argnames``: arguments that are Python values (part of the
+    cache key, by value, as JAX's jit); ``holomorphic=True``: JAX's f'(z) of a holomorphic
+    function of complex inputs (torch's convention, the conjugate, otherwise).
 
     >>> import pullback as pb, numpy as np
     >>> pb.grad(lambda x: (x ** 3).sum())(np.array([1., 2.]))
@@ -392,13 +397,26 @@ def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
     >>> pb.grad(pb.grad(lambda x: x ** 3))(2.0)
     12.0
     """
-    return GradFunction(fn, argnums, has_aux, with_value=False)
+    return _made(fn, argnums, has_aux, False, holomorphic, static_argnums, static_argnames)
 
 
-def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False, *,
+                   holomorphic: bool = False, static_argnums: Any = None,
+                   static_argnames: Any = None) -> Any:
     """``fn``'s value and gradient together: ``(value, grad)``, or
-    ``((value, aux), grad)`` with ``has_aux``."""
-    return GradFunction(fn, argnums, has_aux, with_value=True)
+    ``((value, aux), grad)`` with ``has_aux`` (the options are ``grad``'s)."""
+    return _made(fn, argnums, has_aux, True, holomorphic, static_argnums, static_argnames)
+
+
+def _made(fn: Callable, argnums: Any, has_aux: bool, with_value: bool, holomorphic: bool,
+          static_argnums: Any, static_argnames: Any) -> Any:
+    def make(f: Callable, nums: Any) -> Any:
+        if holomorphic:
+            return HolomorphicGrad(GradFunction(f, nums, has_aux, with_value=True), nums,
+                                   has_aux, with_value)
+        return GradFunction(f, nums, has_aux, with_value)
+    how = "value_and_grad" if with_value else "grad"
+    return with_static(make, fn, argnums, static_argnums, static_argnames, how)
 
 
 __all__ = ["grad", "value_and_grad", "GradFunction", "TraceError"]
