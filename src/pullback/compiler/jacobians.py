@@ -62,8 +62,9 @@ def _basis(x: Any, j: int) -> Any:
     """The j-th basis vector of the space of ``x`` (C order, as the Jacobian's columns
     run), of its kind. A fresh C-contiguous array: ``zeros_like`` keeps a transposed or
     Fortran input's layout, where ``reshape(-1)`` is a copy the write would be lost in."""
-    d = x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float) \
-        if isinstance(x, float) else np.asarray(x)  # (a complex input: complex basis)
+    d = x._data if isinstance(x, Tensor) else np.asarray(x)
+    if d.dtype.kind not in "fc":  # (a complex input keeps a complex basis)
+        d = d.astype(float)
     e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
     return Tensor._make(e) if isinstance(x, Tensor) else e
