@@ -26,8 +26,8 @@ def active_vars(graph: Graph, wrt: list) -> set:
     for e in graph.eqns:
         if _active(e, active):
             if e.out is not None:
-                if e.out.dtype.kind in "fc":  # an integer result (astype(int)) carries
-                    active.add(e.out.id)      # no gradient, as eager autograd's
+                if e.out.dtype.kind not in "biu":  # an integer or boolean result
+                    active.add(e.out.id)  # (astype(int)) carries no gradient, as eagerly
             else:  # several outputs: the float ones carry gradients
                 active.update(v.id for v in e.outs if v.dtype.kind in "fc")
     return active

@@ -59,6 +59,14 @@ def test_numpy_forms_match_autograd_and_finite_differences(name) -> None:
     assert pb.value_and_grad(f)(_A)[0] == pytest.approx(f(_A))
 
 
+@pytest.mark.parametrize("name", list(_forms(np)))
+def test_numpy_forms_in_forward_mode(name) -> None:
+    f = _forms(np)[name]
+    tangent = _RNG.standard_normal(_A.shape)
+    _, t = pb.jvp(f, (_A,), (tangent,))
+    assert t == pytest.approx(np.sum(pb.grad(f)(_A) * tangent), rel=1e-10)
+
+
 def test_dot_of_nd_arrays_is_numpys_contraction() -> None:
     t = pb.tensor(_A, requires_grad=True)
     out = np.dot(t, _B)
