@@ -250,6 +250,8 @@ def test_grad_of_a_function_returning_a_pair_without_has_aux_is_refused(door, na
     (lambda x: 3.0, "return a Tensor, got <class 'float'>")])
 def test_a_non_scalar_output_is_a_type_error_as_in_jax_and_torchs_runtime_error(f, words):
     for x in (np.array([1.0, 2.0]), pb.tensor([1.0, 2.0], requires_grad=True)):  # both paths
+        if "float" in words and isinstance(x, np.ndarray):
+            continue  # numpy's face: a constant output, zeros (test_numpy_breadth.py)
         with pytest.raises(TypeError, match=words) as info:
             pb.grad(f)(x)
         assert isinstance(info.value, RuntimeError)

@@ -15,6 +15,7 @@ from . import numeric_grad
 _RNG = np.random.default_rng(3)
 _X = _RNG.standard_normal((3, 4))
 _V6, _V3 = _RNG.standard_normal(6), _RNG.standard_normal(3)
+_W423 = _RNG.standard_normal((4, 2, 3))
 
 
 def _weighted(y):
@@ -46,6 +47,16 @@ _PROGRAMS = {
                      _RNG.standard_normal((4, 4))),
     "eig-abs": (lambda a: np.abs(np.linalg.eig(a)[1]) + np.abs(np.linalg.eig(a)[0]),
                 _RNG.standard_normal((3, 3))),
+    # issue 23: numpy's argument forms (ops/linalg.py, ops/numpy_extras.py)
+    "dot-nd": (lambda a: np.dot(a.reshape(2, 3, 2), _W423), _X),
+    "dot-nd-right": (lambda b: np.dot(_X.reshape(2, 3, 2), b.reshape(3, 2, 2)), _X),
+    "dot-2d-3d": (lambda b: np.dot(_X[:, :2], b.reshape(3, 2, 2)), _X),
+    "trace-offset-axes": (lambda a: np.trace(a.reshape(3, 2, 2), 1, 0, 2), _X),
+    "trace-offset": (lambda a: np.trace(a, offset=-1), _X),
+    "cross-axes": (lambda a: np.cross(a[:, :3], _X[:, 1:], axisa=0, axisb=0, axisc=0), _X),
+    "select": (lambda x: np.select([x > 0.5, x < -0.5], [x * 2, x ** 2], 0.25), _X),
+    "linspace": (lambda v: np.linspace(v[0], v[1], 5), _V3),
+    "linspace-array": (lambda v: np.linspace(v[:2], v[1:], 4, endpoint=False, axis=1), _V3),
 }
 
 

@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
+from .jax_options import with_static
 from .trace import (
     Traced,
     arg_array,
@@ -312,7 +313,8 @@ def _graph_input_tensors(traced: Traced, args: tuple) -> list:
     return tensors + list(traced.captures)
 
 
-def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
+def compile(fn: Callable | None = None, *, maxsize: int | None = None,
+            static_argnums: Any = None, static_argnames: Any = None) -> Any:
     """Decorate a function: traced on first call, then generated forward/backward code.
     An object that knows how to be compiled (``pb.nn.Module``: its ``_pb_compile``) is
     compiled its own way.
@@ -328,7 +330,11 @@ def compile(fn: Callable | None = None, *, maxsize: int | None = None) -> Any:
     if maxsize is not None:
         check_maxsize(maxsize, "compile: maxsize")
     if fn is None:
-        return lambda f: compile(f, maxsize=maxsize)
+        return lambda f: compile(f, maxsize=maxsize, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    if static_argnums is not None or static_argnames is not None:  # (JAX's jit's)
+        return with_static(lambda f, _: compile(f, maxsize=maxsize), fn, None,
+                           static_argnums, static_argnames, "compile")
     if isinstance(fn, CompiledFunction):
         return fn
     own = getattr(type(fn), "_pb_compile", None)

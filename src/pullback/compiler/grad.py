@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..autograd import anomaly_mode, forward_ad, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
-from ..numpy_face import face_like
+from ..numpy_face import NumpyTensor, face_like
 from ..ops.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
@@ -28,6 +29,7 @@ from . import source
 from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
 from .conversions import functional
+from .jax_options import HolomorphicGrad, with_static
 from .source_runtime import Entry
 from .trace import (
     Traced,
@@ -74,6 +76,7 @@ class GradVariant:
         self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
             and len(traced.arg_slots) == len(args)
         self.out_kind = kind_of(args[nums[0]])
+        self.numpy_face = _numpy_face([args[k] for k in nums])
         self.nums = nums
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
@@ -142,6 +145,23 @@ def pull_back(outs: list, targets: list, seeds: list, create_graph: bool) -> lis
     return list(autograd_grad([o for o, _ in pairs], targets, [s for _, s in pairs],
                               retain_graph=True, create_graph=create_graph,
                               allow_unused=True, materialize_grads=True))
+
+
+def _numpy_face(args: Any) -> bool:
+    """Whether the differentiated arguments are numpy's (arrays, floats, numpy-face
+    proxies): no plain Tensor among them."""
+    return not any(type(x) is Tensor for x in tree_leaves(list(args)))
+
+
+def _float_scalar(value: Any) -> bool:
+    return isinstance(value, (float, complex, np.floating, np.complexfloating)) or (
+        isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fc")
+
+
+def _independent() -> None:
+    """autograd's warning for a gradient of an output the inputs do not reach (zeros);
+    JAX's grad is silent, and so is pullback's on Tensors."""
+    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=4)
 
 
 def kind_of(a: Any) -> str:
@@ -254,6 +274,8 @@ class GradFunction:
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
         n = variant.traced.n_outputs
+        if variant.numpy_face and all(g is None for g in result[n:]):
+            _independent()
         grads = [np.zeros_like(arrays[s]) if g is None else g
                  for s, g in zip(variant.grad_slots, result[n:])]
         return self._package(variant, result[:n], grads)
@@ -265,6 +287,11 @@ class GradFunction:
                 raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
         value = out[0] if self.has_aux else out
+        if not isinstance(value, Tensor) and _numpy_face(args) and _float_scalar(value):
+            # a numpy float the inputs do not reach (np.float64(3.0), a sum of constants):
+            # a constant output, whose gradient is zeros (autograd's warning, run's)
+            value = NumpyTensor._make(np.asarray(value))
+            out = (value, out[1]) if self.has_aux else value
         if not isinstance(value, Tensor):  # torch.func's words (a tuple needs has_aux)
             hint = ("; to return more than the value, return (value, aux) and pass "
                     "has_aux=True") if isinstance(value, (tuple, list)) else ""
@@ -336,6 +363,8 @@ class GradFunction:
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
                 raise _scalar_error(self._name, value.ndim)
+            if not has_graph(value) and _numpy_face([call_args[k] for k in nums]):
+                _independent()
             try:
                 flat = pull_back([value], flat_targets, [None], create_graph)
             except RuntimeError as e:
@@ -360,8 +389,12 @@ class GradFunction:
                                  "copy of it instead")
 
 
-def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False, *, holomorphic: bool = False,
+         static_argnums: Any = None, static_argnames: Any = None) -> Any:
     """The gradient function of scalar-valued ``fn`` with respect to ``argnums``.
+    ``static_argnums``/``static_argnames``: arguments that are Python values (part of the
+    cache key, by value, as JAX's jit); ``holomorphic=True``: JAX's f'(z) of a holomorphic
+    function of complex inputs (torch's convention, the conjugate, otherwise).
 
     >>> import pullback as pb, numpy as np
     >>> pb.grad(lambda x: (x ** 3).sum())(np.array([1., 2.]))
@@ -369,13 +402,26 @@ def grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
     >>> pb.grad(pb.grad(lambda x: x ** 3))(2.0)
     12.0
     """
-    return GradFunction(fn, argnums, has_aux, with_value=False)
+    return _made(fn, argnums, has_aux, False, holomorphic, static_argnums, static_argnames)
 
 
-def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> GradFunction:
+def value_and_grad(fn: Callable, argnums: Any = 0, has_aux: bool = False, *,
+                   holomorphic: bool = False, static_argnums: Any = None,
+                   static_argnames: Any = None) -> Any:
     """``fn``'s value and gradient together: ``(value, grad)``, or
-    ``((value, aux), grad)`` with ``has_aux``."""
-    return GradFunction(fn, argnums, has_aux, with_value=True)
+    ``((value, aux), grad)`` with ``has_aux`` (the options are ``grad``'s)."""
+    return _made(fn, argnums, has_aux, True, holomorphic, static_argnums, static_argnames)
+
+
+def _made(fn: Callable, argnums: Any, has_aux: bool, with_value: bool, holomorphic: bool,
+          static_argnums: Any, static_argnames: Any) -> Any:
+    def make(f: Callable, nums: Any) -> Any:
+        if holomorphic:
+            return HolomorphicGrad(GradFunction(f, nums, has_aux, with_value=True), nums,
+                                   has_aux, with_value)
+        return GradFunction(f, nums, has_aux, with_value)
+    how = "value_and_grad" if with_value else "grad"
+    return with_static(make, fn, argnums, static_argnums, static_argnames, how)
 
 
 __all__ = ["grad", "value_and_grad", "GradFunction", "TraceError"]

@@ -32,6 +32,7 @@ from ..tensor import Tensor
 from .conversions import functional
 from .forward import JVPProgram
 from .grad import OutputError, check_target, has_graph, unique_argnums
+from .jax_options import HolomorphicJacobian, with_static
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -62,7 +63,9 @@ def _basis(x: Any, j: int) -> Any:
     """The j-th basis vector of the space of ``x`` (C order, as the Jacobian's columns
     run), of its kind. A fresh C-contiguous array: ``zeros_like`` keeps a transposed or
     Fortran input's layout, where ``reshape(-1)`` is a copy the write would be lost in."""
-    d = x._data if isinstance(x, Tensor) else np.asarray(x, dtype=float)
+    d = x._data if isinstance(x, Tensor) else np.asarray(x)
+    if d.dtype.kind not in "fc":  # (a complex input keeps a complex basis)
+        d = d.astype(float)
     e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
     return Tensor._make(e) if isinstance(x, Tensor) else e
@@ -209,16 +212,34 @@ def _rebuild(arg: Any, leaves: list) -> Any:
     return tree_unflatten(tree_flatten(arg)[1], leaves)
 
 
-def jacfwd(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
+def jacfwd(fn: Callable, argnums: Any = 0, has_aux: bool = False, *,
+           holomorphic: bool = False, static_argnums: Any = None,
+           static_argnames: Any = None) -> Any:
     """The Jacobian of ``fn`` with respect to ``argnums`` by forward mode (one tangent
-    program run per input element): best when inputs are fewer than outputs."""
-    return Jacobian(fn, argnums, has_aux, forward=True)
+    program run per input element): best when inputs are fewer than outputs. The
+    options are ``grad``'s."""
+    return _jacobian(fn, argnums, has_aux, True, holomorphic, static_argnums,
+                     static_argnames)
 
 
-def jacrev(fn: Callable, argnums: Any = 0, has_aux: bool = False) -> Jacobian:
+def jacrev(fn: Callable, argnums: Any = 0, has_aux: bool = False, *,
+           holomorphic: bool = False, static_argnums: Any = None,
+           static_argnames: Any = None) -> Any:
     """The Jacobian of ``fn`` with respect to ``argnums`` by reverse mode (one pullback
-    per output element): best when outputs are fewer than inputs."""
-    return Jacobian(fn, argnums, has_aux, forward=False)
+    per output element): best when outputs are fewer than inputs. The options are
+    ``grad``'s."""
+    return _jacobian(fn, argnums, has_aux, False, holomorphic, static_argnums,
+                     static_argnames)
+
+
+def _jacobian(fn: Callable, argnums: Any, has_aux: bool, forward: bool, holomorphic: bool,
+              static_argnums: Any, static_argnames: Any) -> Any:
+    how = "jacfwd" if forward else "jacrev"
+
+    def make(f: Callable, nums: Any) -> Any:
+        jac = Jacobian(f, nums, has_aux, forward=forward)
+        return HolomorphicJacobian(jac, nums, how, not forward) if holomorphic else jac
+    return with_static(make, fn, argnums, static_argnums, static_argnames, how)
 
 
 def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:

@@ -84,6 +84,7 @@ from .source_ast import (
     call_method,
     codes_in,
     compile_function,
+    is_higher_order,
     is_numpy,
     is_user_code,
     parse_function,
@@ -97,6 +98,7 @@ from .source_runtime import (
     Entry,
     as_buffer,
     closes_over_traced,
+    concat_index,
     is_creation,
     new_buffer,
     numpy_call,
@@ -149,6 +151,10 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
         return draw(f, *args, **kwargs)
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
+    if is_higher_order(f):
+        # (map(partial(user_f, p), data) calls user_f: converted, as a direct call is)
+        args = tuple(_callee(a) if callable(a) else a for a in args)
+        kwargs = {k: _callee(a) if callable(a) else a for k, a in kwargs.items()}
     find = replaceable(f)
     if find is not None and (traced_leaf(args) or traced_leaf(kwargs.values())
                              or closes_over_traced(args) or closes_over_traced(kwargs.values())):
@@ -189,6 +195,7 @@ def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
 
 
 _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
+                                 concat_index=concat_index,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
                                  fstring=fstring, percent=percent, later=later,
                                  rebind=rebind, attr_value=attr_value, item_value=item_value,

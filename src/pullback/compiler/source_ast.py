@@ -63,6 +63,9 @@ _FUTURE = functools.reduce(lambda a, b: a | b, (getattr(__future__, f).compiler_
 #: two threads converting at once (a thread switch inside a garbage collection)
 #: fail with "SystemError: AST constructor recursion depth mismatch"
 _AST_LOCK = threading.Lock()
+#: builtins that call the functions they are given (``map(partial(f, p), data)``): the
+#: source pass routes them so that ``call`` converts a user function handed to them
+HIGHER_ORDER = frozenset({map, filter, sorted, min, max, functools.reduce})
 
 
 # ---------------------------------------------------------------- whose code
@@ -285,7 +288,15 @@ class Scope:
         functions, and what cannot be resolved until it runs."""
         f = self.resolve(func)
         return f is _UNKNOWN or is_numpy(f) or _user_function(f) or \
-            replaceable(f) is not None
+            replaceable(f) is not None or is_higher_order(f)
+
+
+def is_higher_order(f: Any) -> bool:
+    """Whether ``f`` is one of the builtins that call functions they are given."""
+    try:
+        return f in HIGHER_ORDER
+    except TypeError:  # (an unhashable object)
+        return False
 
 
 def _user_function(f: Any) -> bool:
@@ -364,6 +375,13 @@ class Rewriter(gast.NodeTransformer):
         """``x[i, j]`` read (no slice in the index): ``subscript`` gives an element as a
         copy, numpy's scalar."""
         self.generic_visit(node)
+        if isinstance(node.ctx, gast.Load) and any(
+                self.scope.resolve(node.value) is c for c in (np.r_, np.c_)):
+            self.changed = True  # np.r_[a, b]: concat_index(np.r_)[a, b]
+            node.value = gast.copy_location(gast.Call(
+                func=_at(_runtime("concat_index"), node), args=[node.value], keywords=[]),
+                node.value)
+            return node
         if not isinstance(node.ctx, gast.Load) or id(node) in self.receivers \
                 or _has_slice(node.slice):
             return node

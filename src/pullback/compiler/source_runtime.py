@@ -600,6 +600,47 @@ def writable(x: Any) -> Any:
     for the function to write into (``Entry`` copies what it leaves back into the
     caller's array, and forgets a copy nothing wrote into); otherwise ``x`` itself."""
     entry = _ENTRY.get()
-    if entry is None or not entry.numpy_semantics or entry.args.get(id(x)) is not x:
+    # (``x`` may be None, a default such as ``ax=None``: ``args.get`` says None too)
+    if entry is None or not entry.numpy_semantics or not isinstance(x, Tensor) \
+            or entry.args.get(id(x)) is not x:
         return x
     return entry.copy_of(x)
+
+
+# ------------------------------------------------------------------ np.r_ and np.c_
+class _IndexConcat:
+    """``np.r_[...]`` / ``np.c_[...]`` from rewritten code (``concat_index``): numpy's own
+    when no traced value is among the items, else one concatenate of the items made
+    arrays as numpy makes them (r_: at least 1-d, along axis 0; c_: 1-d items as columns,
+    at least 2-d, along the last axis)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __getitem__(self, key: Any) -> Any:
+        items = key if isinstance(key, tuple) else (key,)
+        if not traced_inside(items):
+            return self.obj[key]
+        name = "np.c_" if self.obj is np.c_ else "np.r_"
+        if any(isinstance(i, str) for i in items):
+            raise TraceError(f"{name}[...] with a string directive on values that need a "
+                             f"gradient is not supported; call np.concatenate instead ("
+                             f"{_at(source_of(user_frame()))})")
+        parts = [self._part(i, name == "np.c_") for i in items]
+        return np.concatenate(parts, axis=-1 if name == "np.c_" else 0)
+
+    def _part(self, item: Any, columns: bool) -> Any:
+        if isinstance(item, slice):
+            item = self.obj[item] if not columns else np.r_[item]
+        if not is_traced(item):
+            item = np.asarray(item)
+        if item.ndim == 0:
+            item = item.reshape(1)
+        if columns and item.ndim == 1:
+            item = item.reshape(-1, 1)
+        return item
+
+
+def concat_index(obj: Any) -> Any:
+    """What ``np.r_`` / ``np.c_`` read in rewritten code (``_IndexConcat``)."""
+    return _IndexConcat(obj) if obj is np.r_ or obj is np.c_ else obj

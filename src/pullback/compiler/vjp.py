@@ -41,6 +41,7 @@ from .grad import (
     nested_leaf,
     pull_back,
 )
+from .jax_options import check_complex, holomorphic_vjp
 from .trace import float_dtype, is_traced_arg, proxy
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -111,10 +112,16 @@ class VJPFunction:
         return tree_leaves(out[0] if self.has_aux else out), [tree_leaves(a) for a in args]
 
 
-def vjp(fn: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+def vjp(fn: Callable, *primals: Any, has_aux: bool = False, holomorphic: bool = False) -> tuple:
     """``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``; ``vjp_fn(ct)``
     returns one gradient per primal, each in its primal's structure. Primals and the
-    output may be pytrees (the cotangent has the output's structure)."""
+    output may be pytrees (the cotangent has the output's structure). ``holomorphic``:
+    JAX's pullback ct * f'(z) of a holomorphic function (torch's is ct * conj(f'(z)))."""
+    if holomorphic:
+        check_complex("vjp", "inputs", primals)
+        out = vjp(fn, *primals, has_aux=has_aux)
+        check_complex("vjp", "outputs", out[0])
+        return (out[0], holomorphic_vjp(out[1])) + out[2:]
     for k, p in enumerate(primals):
         check_target("vjp", k, p)
     nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))

@@ -8,8 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import args
+from .diagonals import diagonal_op
 from .elementwise import conj, mul
+from .reductions import sum_dim
 from .registry import defop, public
+from .reshaping import movedim
 from .shape import (
     permute_op,
     reshape,
@@ -64,9 +67,14 @@ def _numpy_dot(a, b, out=None):
     a, b = args.value(a), args.value(b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return mul(a, b)
-    if np.ndim(b) > 2 or (np.ndim(b) == 2 and np.ndim(a) > 2):
-        raise args.Unsupported  # np.dot's N-d contraction differs from matmul's
-    return matmul(_as_operand(a), _as_operand(b))
+    if np.ndim(b) < 2 or (np.ndim(b) == 2 and np.ndim(a) <= 2):
+        return matmul(_as_operand(a), _as_operand(b))
+    # numpy's N-d dot: a's last axis with b's second-to-last, b's other axes after a's
+    sa, sb = np.shape(a), np.shape(b)
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim {len(sa) - 1}) != "
+                         f"{sb[-2]} (dim {len(sb) - 2})")
+    return _contract(_as_operand(a), _as_operand(b), (len(sa) - 1,), (len(sb) - 2,))
 
 
 @public("matmul", function=True, method=("matmul", "dot"),
@@ -143,10 +151,17 @@ trace_op = defop("trace", np.trace, "TraceBackward0",
 def _numpy_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     args.plain(out)
     a = args.value(a)
-    if offset or dtype is not None or a.ndim != 2 or (axis1, axis2) not in (
-            (0, 1), (1, 0), (-2, -1), (-1, -2), (0, -1), (-1, 0), (-2, 1), (1, -2)):
+    if dtype is not None or a.ndim < 2:
         raise args.Unsupported
-    return trace_op(a)
+    d1, d2 = args.axes(axis1, a.ndim)[0], args.axes(axis2, a.ndim)[0]
+    if d1 == d2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    if not offset and a.ndim == 2:
+        return trace_op(a)
+    # numpy's general form: the sum of the diagonal (offset, axis1, axis2), over its last
+    # axis (numpy puts the diagonal last)
+    return sum_dim(diagonal_op(a, offset=int(offset), dim1=d1, dim2=d2), dim=(a.ndim - 2,),
+                   keepdim=False)
 
 
 @public("trace", function=True, method=True, numpy={
@@ -186,9 +201,15 @@ def _numpy_cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a, b = args.value(a), args.value(b)
     if axis is not None:
         axisa = axisb = axisc = axis
-    if not axisa == axisb == axisc or min(a.ndim, b.ndim) == 0 or (
-            axisa >= 0 and a.ndim != b.ndim):
+    if min(a.ndim, b.ndim) == 0:
         raise args.Unsupported
+    if not axisa == axisb == axisc or (axisa >= 0 and a.ndim != b.ndim):
+        # numpy's separate axes: each vector axis moved last, the product's moved to axisc
+        a, b = movedim(a, axisa, -1), movedim(b, axisb, -1)
+        if a.shape[-1] != 3 or b.shape[-1] != 3:
+            raise args.Unsupported  # numpy's 2-vectors and its errors
+        c = cross_op(a, b, dim=-1)
+        return movedim(c, -1, args.axes(axisc, c.ndim)[0])
     d = axisa - a.ndim if axisa >= 0 else axisa
     if -d > min(a.ndim, b.ndim) or a.shape[d] != 3 or b.shape[d] != 3:
         raise args.Unsupported  # numpy's 2-vectors and its errors

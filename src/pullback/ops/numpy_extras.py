@@ -30,7 +30,7 @@ import numpy as np
 
 from . import args
 from .convolution import conv1d
-from .elementwise import absolute, clone, imag, is_complex, real, to_dtype
+from .elementwise import absolute, clone, imag, is_complex, real, to_dtype, where
 from .indexing import take_along_dim
 from .joining import stack_op
 from .padding import constant_pad
@@ -142,6 +142,71 @@ def _numpy_real_if_close(a, tol=100):
 
 
 public("real_if_close", numpy={np.real_if_close: _numpy_real_if_close})(_numpy_real_if_close)
+
+
+def _numpy_select(condlist, choicelist, default=0):
+    """numpy's select: where the first true condition holds, its choice, else default
+    (a chain of ``where`` from the last pair to the first). A list the source pass
+    stacked into one traced array is taken row by row."""
+    condlist, choicelist = _rows(condlist), _rows(choicelist)
+    if condlist is None or choicelist is None or len(condlist) != len(choicelist) \
+            or not condlist:
+        raise args.Unsupported  # numpy's own error
+    conds = [c if is_traced(c) else np.asarray(c) for c in condlist]
+    if any(args.np_dtype(c) != np.bool_ for c in conds):
+        raise args.Unsupported  # numpy's TypeError
+    values = [args.value(v) for v in choicelist]
+    default = args.value(default)
+    dtype = np.result_type(*(args.np_dtype(v) for v in values + [default]))
+    out = to_dtype(default, dtype)
+    for c, v in reversed(list(zip(conds, values))):
+        out = where(c, to_dtype(v, dtype), out)
+    return out
+
+
+def _rows(x):
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x[i] for i in range(x.shape[0])] if is_traced(x) and x.ndim else None
+
+
+public("select", numpy={np.select: _numpy_select})(_numpy_select)
+
+
+def _numpy_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+                    *, device=None):
+    """numpy's linspace with traced endpoints: ``start + i * step``, the last point
+    ``stop`` itself (as numpy's), so each point is linear in start and stop."""
+    num = int(num)
+    if num < 0 or device not in (None, "cpu"):
+        raise args.Unsupported  # numpy's own error
+    start, stop = args.value(start), args.value(stop)
+    shape = np.broadcast_shapes(np.shape(start), np.shape(stop))
+    div = num - 1 if endpoint else num
+    i = np.arange(num, dtype=np.float64).reshape((-1,) + (1,) * len(shape))
+    delta = stop - start
+    step = delta / div if div > 0 else delta * np.nan
+    y = start + i * step if div > 0 else start + i * delta
+    if endpoint and num > 1:
+        last = np.zeros(i.shape, bool)
+        last[-1] = True
+        y = where(last, stop, y)
+    y = expand(y, shape=(num,) + shape)
+    if axis != 0:
+        y = permute_op(y, dims=_moved(len(shape) + 1, args.axes(axis, len(shape) + 1)[0]))
+    if dtype is not None:
+        y = to_dtype(y, np.dtype(dtype))
+    return (y, step) if retstep else y
+
+
+def _moved(n: int, axis: int) -> tuple:
+    """The permutation moving axis 0 of ``n`` axes to ``axis``."""
+    order = list(range(1, n))
+    order.insert(axis, 0)
+    return tuple(order)
+
+
+public("linspace_numpy", numpy={np.linspace: _numpy_linspace})(_numpy_linspace)
 
 
 def numpy_full(shape, fill_value, dtype=None, order="C", **kw):
