@@ -31,6 +31,8 @@ def _forms(np):
         "cross-axes": lambda a: np.sum(np.cross(a[0, :3], a[1, :3].T * 2.0, axisa=0,
                                                 axisb=1, axisc=0) ** 2),
         "select": lambda a: np.sum(np.select([a > 0.5, a < -0.5], [a * 2, a ** 2], 0.3)),
+        "select-default": lambda a: np.sum(np.select([a > 0, a <= 0], [a, a ** 2])),
+        "select-traced-default": lambda a: np.sum(np.select([a > 0], [a], default=a * 3)),
     }
 
 

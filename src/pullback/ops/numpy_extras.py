@@ -157,7 +157,10 @@ def _numpy_select(condlist, choicelist, default=0):
         raise args.Unsupported  # numpy's TypeError
     values = [args.value(v) for v in choicelist]
     default = args.value(default)
-    dtype = np.result_type(*(args.np_dtype(v) for v in values + [default]))
+    dtype = np.result_type(*(args.np_dtype(v) for v in values),
+                           args.np_dtype(default) if is_traced(default) else default)
+    if not is_traced(default):  # (a Python number: numpy's weak scalar, in the dtype)
+        default = np.asarray(default, dtype=dtype)
     out = to_dtype(default, dtype)
     for c, v in reversed(list(zip(conds, values))):
         out = where(c, to_dtype(v, dtype), out)
