@@ -4,6 +4,7 @@ argument) happen on every call, with that call's values, as in plain Python
 (compiler/mutations.py, source_state.py); the results stay right for each call."""
 
 import collections
+import linecache
 
 import numpy as np
 import pytest
@@ -417,3 +418,41 @@ def test_a_counter_another_function_reads_stays_guarded():
     for k, (g, x) in enumerate(zip(grads, XS)):
         np.testing.assert_allclose(g, 2 * x * (k + 1))
     assert TICKS == 3 and info(fn) == (0, 3)
+
+
+# ------------------------------------------------------- a class made by exec, no module
+EXECED = '''
+import numpy as np
+
+class S:
+    n = 1.0
+
+OBJ = S()
+
+def f(x):
+    OBJ.n = OBJ.n * -2.0
+    return (np.tanh(x) * OBJ.n).sum()
+'''
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_an_attribute_of_an_object_whose_class_exec_made_without_a_module(door):
+    # exec in globals without __name__ files the class under ``builtins``: its object is
+    # still the user's, OBJ.n stays guarded (it is also read), and the write is right
+    env: dict = {}
+    name = "<execed side effects>"  # the source pass reads the source back
+    linecache.cache[name] = (len(EXECED), None, EXECED.splitlines(True), name)
+    exec(compile(EXECED, name, "exec"), env)  # noqa: S102
+    obj = env["OBJ"]
+    assert type(obj).__module__ == "builtins"
+    grads, fn = run(door, env["f"])
+    assert obj.n == -8.0
+    for k, (g, x) in enumerate(zip(grads, XS)):
+        np.testing.assert_allclose(g, (1 - np.tanh(x) ** 2) * (-2.0) ** (k + 1))
+    # the harness's restore: the instance's dict cleared and refilled between calls
+    vars(obj).clear()
+    vars(obj).update({"n": -2.0})
+    g = fn(XS[0].copy()) if door == "grad" else None
+    if g is not None:
+        np.testing.assert_allclose(g, (1 - np.tanh(XS[0]) ** 2) * 4.0)
+        assert obj.n == 4.0

@@ -41,6 +41,7 @@ the line that reads it (never its value) for the retrace-limit warning.
 
 from __future__ import annotations
 
+import builtins
 import dis
 import functools
 import linecache
@@ -195,9 +196,19 @@ def _scan(code: types.CodeType, into: _Reads) -> None:
 
 
 # ------------------------------------------------------------------ the walk
+#: ``Py_TPFLAGS_HEAPTYPE``: a class made at run time, not one built into Python
+_HEAPTYPE = 1 << 9
+
+
 def _user_type(cls: type) -> bool:
     """A class of the user's: from a user module, ``__main__`` (a script, a notebook, a
-    prompt) or code run without a module (``exec``, a doctest)."""
+    prompt) or code run without a module (``exec``, a doctest). A ``class`` statement
+    run by ``exec`` in globals without ``__name__`` is filed under ``builtins``: a class
+    made at run time that ``builtins`` does not hold is the user's (its attributes are
+    guarded like any other user object's)."""
+    if getattr(cls, "__module__", None) == "builtins":
+        return bool(getattr(cls, "__flags__", 0) & _HEAPTYPE) and \
+            getattr(builtins, cls.__name__, None) is not cls
     module = sys.modules.get(getattr(cls, "__module__", None) or "")
     if module is None or module.__name__ == "__main__":
         return True
