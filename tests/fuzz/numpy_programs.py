@@ -65,7 +65,7 @@ CLASSES = ("plain", "containers", "odeint", "convert", "casts", "inplace", "scal
 #: The classes whose bugs are fixed: the default run (tests/fuzz/test_numpy_fuzz.py)
 #: draws only from these. Switch a class on once every failure it finds is fixed
 #: (``PULLBACK_FUZZ_CLASSES=name python -m pytest tests/fuzz/test_numpy_fuzz.py``).
-ENABLED = frozenset(set(CLASSES) - {"effects"})
+ENABLED = frozenset(CLASSES)
 
 REVERSE_DOORS = ("grad", "value_and_grad", "jacrev", "vjp")
 FORWARD_DOORS = ("jacfwd", "jvp", "hessian", "linearize")
