@@ -574,3 +574,24 @@ def test_backward_hook_inplace_output_refused_as_torch(torch):
     assert type(m(pb.ones(1, 3)).grad_fn).__name__ == "BackwardHookFunctionBackward"
     with pb.no_grad():  # no graph: no hook, no wrapping
         assert m(pb.ones(1, 3)).grad_fn is None
+
+
+FACTORY_DEVICE = {
+    "zeros_cuda": lambda T: T.zeros(2, device="cuda"),
+    "tensor_cuda": lambda T: T.tensor([1.0], device="cuda"),
+    "randn_cuda": lambda T: T.randn(2, device="cuda"),
+    "linear_cuda": lambda T: T.nn.Linear(2, 2, device="cuda"),
+    "module_to_cuda": lambda T: T.nn.Linear(2, 2).to("cuda"),
+    "module_cuda": lambda T: T.nn.Linear(2, 2).cuda(),
+    "factories_cpu": lambda T: [float(f.sum()) for f in (
+        T.zeros(2, device="cpu"), T.ones(2, device=T.device("cpu")), T.arange(3, device="cpu"),
+        T.full((2,), 3.0, device="cpu"), T.eye(2, device="cpu"),
+        T.ones_like(T.ones(2), device="cpu"), T.tensor([1.0], device="cpu"))],
+    "module_to_cpu_double": lambda T: T.nn.Linear(2, 2).to("cpu", T.float64).weight.dtype
+    == T.float64,
+}
+
+
+@pytest.mark.parametrize("name", FACTORY_DEVICE)
+def test_factories_take_device_as_torch(torch, name):
+    same(torch, FACTORY_DEVICE[name])

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import devices
 from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
@@ -71,6 +72,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        devices.check(device)
         self.in_features = in_features
         self.out_features = out_features
         _weight_and_bias(self, (out_features, in_features), bias, dtype)

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .. import dtypes
+from .. import devices, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..tensor import Tensor
@@ -316,12 +316,14 @@ class Module(StateDictMixin):
         """``to(dtype)``: floating parameters and buffers (and grads) cast in place of
         their data (the Parameter objects stay); a device (``"cpu"``) is accepted."""
         dtype = kwargs.pop("dtype", None)
+        devices.check(kwargs.pop("device", None))
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype
-            elif not isinstance(a, str) or a != "cpu":
+            elif isinstance(a, (str, devices.device)):
+                devices.check(a)  # the CPU, or torch's CPU build's AssertionError
+            else:
                 dtype = a
-        kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -345,6 +347,10 @@ class Module(StateDictMixin):
 
     def cpu(self) -> Module:
         return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """torch's CPU build: ``AssertionError: Torch not compiled with CUDA enabled``."""
+        raise AssertionError(devices.NO_CUDA)
 
     def _cast(self, target: Callable[[np.dtype], np.dtype]) -> Module:
         with no_grad():
