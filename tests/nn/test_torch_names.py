@@ -595,3 +595,19 @@ FACTORY_DEVICE = {
 @pytest.mark.parametrize("name", FACTORY_DEVICE)
 def test_factories_take_device_as_torch(torch, name):
     same(torch, FACTORY_DEVICE[name])
+
+
+SCATTER_REDUCE = {
+    "add": lambda T: T.ones(2, 3).scatter(1, T.tensor([[0, 0], [2, 1]]),
+                                          T.arange(6.0).reshape(2, 3), reduce="add"),
+    "multiply_value": lambda T: T.ones(3).scatter(0, T.tensor([0, 0]), 2.0, reduce="multiply"),
+    "inplace_add": lambda T: T.ones(3).scatter_(0, T.tensor([0, 0]), 2.0, reduce="add"),
+    "bad_reduce": lambda T: T.ones(3).scatter(0, T.tensor([0]), 2.0, reduce="mean"),
+    "no_derivative": lambda T: T.zeros(3, requires_grad=True).scatter(
+        0, T.tensor([0, 0]), T.ones(2), reduce="add").sum().backward(),
+}
+
+
+@pytest.mark.parametrize("name", SCATTER_REDUCE)
+def test_scatter_reduce_argument_as_torch(torch, name):
+    same(torch, SCATTER_REDUCE[name])
