@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import devices, numpy_interop
+from .autograd import record
 from .autograd.messages import index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
@@ -152,7 +153,10 @@ class TensorMethods:
                               requires_grad)
 
     def _new_like(self, arr, requires_grad):
-        t = type(self)._make(arr)
+        if record.TRACING and record.trace_hooks():  # a local of the traced function
+            t = record.apply(ew.clone, (arr,), {})
+        else:
+            t = type(self)._make(arr)
         if requires_grad:
             t.requires_grad_(True)
         return t

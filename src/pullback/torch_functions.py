@@ -18,6 +18,7 @@ import numpy as np
 
 from . import devices, dtypes
 from .autograd.grad_mode import is_grad_enabled, no_grad
+from .creation import rand, randn
 from .ops.args import broadcast_shape
 from .ops.sampling import rng_of
 from .tensor import Tensor
@@ -77,13 +78,15 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     npd = dtypes.to_numpy_dtype(dtype) if dtype is not None else np.int64
+    if generator is None:  # from pullback's own draws: compiled code draws anew each call
+        out = rand(int(n), dtype=np.float64).argsort().to(npd)
+        return out.requires_grad_(True) if requires_grad else out
     return _result(rng_of(generator).permutation(int(n)).astype(npd), requires_grad)
 
 
-def _zero_grad_from(draw: np.ndarray, *inputs: Any) -> Tensor:
-    """The draw as a tensor; torch gives inputs that require grad a zero gradient through
-    it, so it does the same (``0 * input`` joins them to the graph)."""
-    out = Tensor._make(draw)
+def _zero_grad_from(out: Tensor, *inputs: Any) -> Tensor:
+    """The draw; torch gives inputs that require grad a zero gradient through it, so it
+    does the same (``0 * input`` joins them to the graph)."""
     for x in inputs:
         if isinstance(x, Tensor) and x.requires_grad:
             out = out + x * 0
@@ -115,8 +118,13 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
     else:
         shape = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
         npd = dtypes.to_numpy_dtype(dtype) if dtype is not None else dtypes.default_float.np
-    z = rng_of(generator).standard_normal(shape)
-    out = _zero_grad_from((_data(mean) + s * z).astype(npd), mean, std)
+    if generator is None:  # pullback's own draw (an op: compiled code draws anew)
+        z = randn(*shape, dtype=np.float64)
+        m, sd = (v.detach() if isinstance(v, Tensor) else v for v in (mean, std))
+        out = _zero_grad_from((m + sd * z).to(npd), mean, std)
+    else:
+        z = rng_of(generator).standard_normal(shape)
+        out = _zero_grad_from(Tensor._make((_data(mean) + s * z).astype(npd)), mean, std)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -134,8 +142,11 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
+    if generator is None:  # pullback's own draw (an op: compiled code draws anew)
+        p_ = input.detach() if p is None else p
+        return _zero_grad_from((rand(*a.shape, dtype=a.dtype) < p_).to(a.dtype), input)
     draw = (rng_of(generator).random(a.shape) < prob).astype(a.dtype)
-    return _zero_grad_from(draw, input)
+    return _zero_grad_from(Tensor._make(draw), input)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -152,6 +163,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rows = w.reshape(-1, w.shape[-1])
     if np.any(rows.sum(-1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if generator is None:  # pullback's own draws (ops: compiled code draws anew)
+        return _multinomial_ops(input.detach(), num_samples, replacement)
     rng = rng_of(generator)
     picks = []
     for row in rows:
@@ -163,6 +176,19 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
             picks.append(np.argsort(keys, kind="stable")[:num_samples])
     out = np.asarray(picks, np.int64).reshape(w.shape[:-1] + (num_samples,))
     return Tensor._make(out)
+
+
+def _multinomial_ops(w: Tensor, k: int, replacement: bool) -> Tensor:
+    """Categories drawn as ops: Gumbel-max per sample (with replacement), or the first ``k``
+    of exponential races ``-log(u) / w`` (without; zero weights finish last)."""
+    w = w.to(np.float64)
+    if not replacement:
+        u = rand(*w.shape, dtype=np.float64)
+        return (-(u.log()) / w).argsort(-1)[..., :k]
+    shape = w.shape[:-1] + (k, w.shape[-1])
+    u = rand(*shape, dtype=np.float64)
+    gumbel = -((-(u.log())).log())
+    return (w.log().unsqueeze(-2) + gumbel).argmax(-1)
 
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,

@@ -611,3 +611,28 @@ SCATTER_REDUCE = {
 @pytest.mark.parametrize("name", SCATTER_REDUCE)
 def test_scatter_reduce_argument_as_torch(torch, name):
     same(torch, SCATTER_REDUCE[name])
+
+
+def test_default_stream_draws_are_ops_compiled_code_draws_anew():
+    pb.manual_seed(0)
+    m = pb.multinomial(pb.tensor([1.0, 2.0, 7.0]), 20000, replacement=True).numpy()
+    np.testing.assert_allclose(np.bincount(m) / m.size, [0.1, 0.2, 0.7], atol=0.02)
+    rows = pb.multinomial(pb.tensor([[1.0, 0.0, 3.0, 1.0]] * 2000), 2).numpy()
+    assert (rows[:, 0] != rows[:, 1]).all() and not (rows == 1).any()  # zero weight: never
+    np.testing.assert_allclose(np.mean(rows[:, 0] == 2), 0.6, atol=0.03)
+    b = pb.bernoulli(pb.full((20000,), 0.3)).numpy()
+    assert abs(b.mean() - 0.3) < 0.02
+    n = pb.normal(pb.zeros(20000, dtype=pb.float64), 2.0).numpy()
+    assert abs(n.std() - 2.0) < 0.05
+
+    def draws(x):
+        return x + pb.normal(pb.zeros(3), 1.0), pb.randperm(6), pb.multinomial(pb.ones(6), 3)
+    f = pb.compile(draws)
+    a, b = f(pb.zeros(3)), f(pb.zeros(3))
+    assert sorted(a[1].tolist()) == list(range(6))
+    assert not all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(a, b))
+    pb.manual_seed(5)
+    c = f(pb.zeros(3))
+    pb.manual_seed(5)
+    d = f(pb.zeros(3))
+    assert all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(c, d))
