@@ -30,6 +30,10 @@ from .dtypes import int
 from . import datasets, fft, linalg, nn, optim, utils
 from . import scipy
 from .serialization import load, save
+from .devices import cuda, device
+from .ops.sampling import Generator
+from .torch_functions import (allclose, bernoulli, bincount, equal, is_tensor, isclose,
+                              multinomial, normal, randperm, searchsorted, unique)
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import devices, dtypes
 from .autograd import messages, record
 from .numpy_interop import FUNCTIONS
 from .ops import sampling
@@ -63,6 +63,7 @@ def local(data: np.ndarray) -> Tensor:
 def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False,
            device: Any = None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
+    devices.check(device)
     return _new(as_array(data, dtype), requires_grad)
 
 
@@ -91,30 +92,42 @@ def _float_dtype(dtype: Any) -> np.dtype:
     return dtypes.to_numpy_dtype(dtype) if dtype is not None else dtypes.default_float.np
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
+    devices.check(device)
     return _new(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
+    devices.check(device)
     return _new(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
+    devices.check(device)
     return _new(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
+    devices.check(device)
     npd = dtypes.to_numpy_dtype(dtype) or as_array(fill_value).dtype
     return _new(np.full(_size((size,)), fill_value, npd), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False,
+        device: Any = None) -> Tensor:
+    devices.check(device)
     return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False,
+           device: Any = None) -> Tensor:
+    devices.check(device)
     if end is None:
         start, end = 0, start
     npd = dtypes.to_numpy_dtype(dtype)
@@ -125,20 +138,27 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False,
+             device: Any = None) -> Tensor:
+    devices.check(device)
     return _new(np.linspace(start, end, steps, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
+    devices.check(device)
     return _random(sampling.uniform, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
+    devices.check(device)
     return _random(sampling.normal, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
-            dtype: Any = None) -> Tensor:
+            dtype: Any = None, device: Any = None) -> Tensor:
+    devices.check(device)
     if high is None:
         low, high = 0, low
     npd = dtypes.to_numpy_dtype(dtype) or np.dtype(np.int64)
@@ -146,7 +166,9 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
 
 
 def _like(fn):
-    def like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False,
+             device: Any = None) -> Tensor:
+        devices.check(device)
         npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
         return _new(fn(input._data.shape, npd), requires_grad, like.__name__)
     like.__name__ = fn.__name__ + "_like"
@@ -181,17 +203,23 @@ def _numpy_full_like(a, fill_value, *args, **kw):
 FUNCTIONS[np.full_like] = _numpy_full_like
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
+    devices.check(device)
     npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
     return _random(sampling.uniform, requires_grad, shape=input._data.shape, dtype=npd)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False,
+               device: Any = None) -> Tensor:
+    devices.check(device)
     npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
     return _random(sampling.normal, requires_grad, shape=input._data.shape, dtype=npd)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False,
+              device: Any = None) -> Tensor:
+    devices.check(device)
     npd = dtypes.to_numpy_dtype(dtype) or input._data.dtype
     return _new(np.full(input._data.shape, fill_value, npd), requires_grad)

@@ -25,6 +25,7 @@ from .autograd.backward import backward as _backward
 from .autograd.grad_mode import STATE
 from .autograd.graph import HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply, notify_concrete
+from .devices import DeviceMethods
 from .format import format_tensor
 from .ops import bindings
 from .ops import elementwise as _ew
@@ -35,7 +36,7 @@ from .ops.registry import OpDef, Public, dispatcher, subscribe
 from .tensor_methods import TensorMethods
 
 
-class Tensor(TensorMethods, ValueMethods):
+class Tensor(TensorMethods, DeviceMethods, ValueMethods):
     # Fields every op reads are slots; the rarely set ones are class-level defaults that
     # an instance overrides in its own dict only when it sets them (an op's result then
     # costs six attribute writes, not fifteen).
@@ -91,7 +92,9 @@ class Tensor(TensorMethods, ValueMethods):
         return _ew.mul(self, other)
 
     def __matmul__(self, other: Any) -> Tensor:
-        if type(other) is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
+        if (type(other) is Tensor and self._data.ndim == 2 and other._data.ndim == 2
+                and self._data.dtype == other._data.dtype
+                and self._data.shape[1] == other._data.shape[0]):
             return apply(_linalg.mm_op, (self, other), {})  # what matmul picks for 2-d x 2-d
         return ValueMethods.__matmul__(self, other)
 
@@ -378,12 +381,26 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
         return np.array(data, dtype=npd)
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         data = [d._data if isinstance(d, Tensor) else d for d in data]
-    a = np.array(data, dtype=npd)
+    a = np.array(data, dtype=npd) if not isinstance(data, (str, bytes)) else None
+    if a is None or a.dtype.kind in "USOV":
+        _refuse_data(data)
     if npd is None and a.dtype == np.float64 and not isinstance(data, np.generic):
         a = a.astype(dtypes.default_float.np)
     if npd is None and a.dtype.kind == "c" and a.dtype != np.complex64:
         a = a.astype(np.complex64)
     return a
+
+
+def _refuse_data(data: Any) -> None:
+    """torch's errors for data that holds no numbers (``tensor("abc")``, ``tensor(None)``):
+    named after the first value that is not one."""
+    leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
+    for v in leaves:
+        if isinstance(v, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+        if not isinstance(v, (int, float, complex, np.generic, np.ndarray)):
+            raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _flat(seq):

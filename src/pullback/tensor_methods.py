@@ -8,16 +8,23 @@ The in-place methods are derived from the op table: a primitive declared with
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from . import numpy_interop
+from . import devices, numpy_interop
+from .autograd import record
 from .autograd.messages import index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
+from .dtypes import to_numpy_dtype as dtype_np
 from .ops import Public, bindings, subscribe
 from .ops import elementwise as ew
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
+
+NEW_TENSOR_COPY = ("To copy construct from a tensor, it is recommended to use "
+                   "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                   ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).")
 
 
 def _index(idx: Any) -> Any:
@@ -90,12 +97,69 @@ class TensorMethods:
         return self if self._data.flags.c_contiguous else ew.clone_contiguous(self)
 
     # ----------------------------------------------------------------- dtypes
-    def to(self, dtype=None, *args, **kwargs):
-        if dtype is None or isinstance(dtype, str) and dtype in ("cpu",):
-            dtype = kwargs.get("dtype")
-            if dtype is None:
-                return self
+    def to(self, *args, **kwargs):
+        """torch's three forms: ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (its dtype;
+        every tensor is on the CPU). A GPU raises the CPU build's AssertionError."""
+        dtype, copy_ = kwargs.pop("dtype", None), kwargs.pop("copy", False)
+        where = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        rest = list(args)
+        if rest and hasattr(rest[0], "_data") and hasattr(rest[0], "dtype"):
+            dtype = rest.pop(0).dtype
+        elif rest and (isinstance(rest[0], str) or devices.is_device(rest[0])):
+            where = rest.pop(0)
+        if rest and not isinstance(rest[0], bool) and dtype is None:
+            dtype = rest.pop(0)
+        devices.check(where)
+        if dtype is None or np.dtype(dtype_np(dtype)) == self._data.dtype:
+            return ew.clone(self) if copy_ else self
         return ew.to_dtype(self, dtype)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A new leaf tensor of ``data`` with this tensor's dtype (unless given)."""
+        devices.check(device)
+        if hasattr(data, "_data"):
+            warnings.warn(NEW_TENSOR_COPY, UserWarning, stacklevel=2)
+            data = data._data
+        arr = np.array(data, dtype=dtype_np(dtype) if dtype is not None else self._data.dtype)
+        return self._new_like(arr, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(size, 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(size, 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(size, 0, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return self._new_filled((size,), fill_value, dtype, device, requires_grad)
+
+    def _new_filled(self, size, value, dtype, device, requires_grad):
+        devices.check(device)
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        for i, s in enumerate(size):
+            if not isinstance(s, (int, np.integer)):
+                raise TypeError(f"new_zeros(): argument 'size' failed to unpack the object at "
+                                f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(s).__name__}\"")
+        npd = dtype_np(dtype) if dtype is not None else self._data.dtype
+        return self._new_like(np.full(tuple(int(s) for s in size), value, dtype=npd),
+                              requires_grad)
+
+    def _new_like(self, arr, requires_grad):
+        if record.TRACING and record.trace_hooks():  # a local of the traced function
+            t = record.apply(ew.clone, (arr,), {})
+        else:
+            t = type(self)._make(arr)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
 
     def type(self, dtype=None):
         if dtype is None:

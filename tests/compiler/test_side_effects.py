@@ -340,7 +340,7 @@ def test_a_modules_forward_counting_its_calls_and_keeping_its_losses():
     ref.load_state_dict(net.state_dict())
     f = pb.compile(net)
     for x in XS:
-        batch = pb.tensor(np.stack([x, -x, 2 * x]))
+        batch = pb.tensor(np.stack([x, -x, 2 * x]), dtype=pb.float32)  # Linear is float32
         f(batch).backward()
         ref(batch).backward()
     assert net.calls == ref.calls == 3

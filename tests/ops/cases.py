@@ -383,6 +383,15 @@ NN_CASES = [
              "binary_cross_entropy_with_logits"),
     *_losses("binary_cross_entropy", A((3, 4), "unit"), A((3, 4), "unit", grad=False),
              "binary_cross_entropy"),
+    # weight (broadcast over rows) and pos_weight: torch differentiates input and target only
+    *[_c("binary_cross_entropy_with_logits_weighted", R34, A((3, 4), "unit"),
+         A((4,), "pos", grad=False), A((3, 4), "pos", grad=False), p={"reduction": r},
+         torch=lambda T, x, t, w, pw, r=r: T.nn.functional.binary_cross_entropy_with_logits(
+             x, t, weight=w, pos_weight=pw, reduction=r)) for r in ("mean", "sum", "none")],
+    *[_c("binary_cross_entropy_weighted", A((3, 4), "unit"), A((3, 4), "unit", grad=False),
+         A((4,), "pos", grad=False), p={"reduction": r},
+         torch=lambda T, x, t, w, r=r: T.nn.functional.binary_cross_entropy(
+             x, t, weight=w, reduction=r)) for r in ("mean", "sum", "none")],
     _c("clamp_min_eps", A((3, 4), "pos"), torch=lambda T, x: T.clamp_min(x, 1e-12)),
     *_losses("mse_loss", R34, R34, "mse_loss"),
     _c("complex", R34, A((4,)), torch_name=False,

@@ -75,6 +75,11 @@ INDEXING_CASES = [
        torch=lambda T, x, i, s: x.scatter_add(1, i, s)),
     _c("scatter_add", A((2, 3)), _i([[0, 1, 1], [1, 1, 0]]), A((2, 3)), p={"dim": 0},
        torch=lambda T, x, i, s: x.scatter_add(0, i, s)),
+    # torch's legacy reduce= form: values only (torch has no derivative for it)
+    *[_c("scatter_reduced", A((2, 3), grad=False), _i([[0, 0], [2, 1]]),
+         A((2, 3), grad=False), p={"dim": 1, "reduce": r}, torch_name=False,
+         torch=lambda T, x, i, s, r=r: x.scatter(1, i, s, reduce=r))
+      for r in ("add", "multiply")],
     *[_c("scatter_reduce", A((3, 4)), _i(_ROWS), A((3, 2)),
          p={"dim": 1, "reduce": r, "include_self": inc},
          torch=lambda T, x, i, s, r=r, inc=inc: x.scatter_reduce(1, i, s, r, include_self=inc))

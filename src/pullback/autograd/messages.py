@@ -180,6 +180,17 @@ MULTI_VIEW = ("This view is the output of a function that returns multiple views
               "replace the inplace operation by an out-of-place one.")
 
 
+def custom_function_view(nr: int, name: str) -> str:
+    """torch's refusal of an in-place write into an input a custom Function returned as it
+    is (a view its custom backward would be bypassed for)."""
+    return (f"Output {nr} of {name} is a view and is being modified inplace. This view was "
+            "created inside a custom Function (or because an input was returned as-is) and "
+            "the autograd logic to handle view+inplace would override the custom backward "
+            "associated with the custom Function, leading to incorrect gradients. This "
+            "behavior is forbidden. You can fix this by cloning the output of the custom "
+            "Function.")
+
+
 def multi_view(t: Any, indirect: bool) -> str:
     """torch's refusal of an in-place write into an output of split, unbind or chunk (or
     a view of one), or (``indirect``) of reading one after its base or another view of

@@ -539,6 +539,9 @@ def check_inplace(t: Any) -> None:
             raise RuntimeError(messages.LEAF_INPLACE)
         return
     if t._view_no_grad and base._requires_grad:
+        fn = getattr(t._grad_fn, "_forward_cls", None)
+        if fn is not None:  # an input a custom Function returned as it is
+            raise RuntimeError(messages.custom_function_view(t._output_nr, fn.__name__))
         raise RuntimeError(messages.NO_GRAD_VIEW_INPLACE)
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError(messages.VIEW_LEAF_INPLACE)

@@ -21,6 +21,7 @@ from . import (
     loss,
     normalization,
     sparse,
+    utils,
 )
 from .activation import *  # noqa: F403
 from .attention import MultiheadAttention

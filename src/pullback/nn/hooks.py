@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..autograd.graph import RemovableHandle
 from . import state
+from .backward_hooks import BackwardHook
 
 
 class HookTable(dict):
@@ -72,6 +73,11 @@ def call_with_hooks(module: Any, args: tuple, kwargs: dict) -> Any:
             if new is not None:
                 args = new if isinstance(new, tuple) else (new,)
     post = module._forward_hooks
+    d = module.__dict__
+    bw = None
+    if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+        bw = BackwardHook(module, d.get("_backward_hooks", {}), d.get("_backward_pre_hooks", {}))
+        args = bw.setup_input_hook(args)
     try:
         result = module.forward(*args, **kwargs)
     except Exception:
@@ -83,7 +89,7 @@ def call_with_hooks(module: Any, args: tuple, kwargs: dict) -> Any:
         new = _run_post(post, hid, hook, module, args, kwargs, result)
         if new is not None:
             result = new
-    return result
+    return result if bw is None else bw.setup_output_hook(result)
 
 
 def _run_post(post: HookTable, hid: int, hook: Callable, module: Any, args: tuple,

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..ops.sampling import GENERATOR
+from ..ops.sampling import rng_of
+from ..ops.specfun import _erfinv as erfinv_kernel
 from ..tensor import Tensor
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -62,7 +63,7 @@ def _fill(tensor: Tensor, values: Any) -> Tensor:
 
 
 def _rng(generator: Any) -> np.random.Generator:
-    return GENERATOR.rng if generator is None else generator
+    return rng_of(generator)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
@@ -150,5 +151,22 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Any = None) -> Tensor:
+    """N(mean, std**2) truncated to [a, b], by torch's method: a uniform draw between the
+    bounds' normal CDFs, mapped back through the inverse CDF, then clamped to [a, b]."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a:g} > to={b:g}")
+    lo, hi = (math.erf((v - mean) / std / math.sqrt(2.0)) for v in (a, b))
+    u = _rng(generator).uniform(lo, hi, tensor.shape)
+    values = erfinv_kernel(np.asarray(u, np.float64)) * std * math.sqrt(2.0) + mean
+    return _fill(tensor, np.clip(values, a, b))
+
+
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-           "normal_", "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+           "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_",
+           "xavier_uniform_", "zeros_"]

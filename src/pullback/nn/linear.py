@@ -19,6 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from .. import devices
 from ..creation import empty
 from ..tensor import Tensor
 from . import functional as F
@@ -27,9 +30,23 @@ from .module import Module
 from .parameter import Parameter
 
 
+def check_size(fn: str, shape: tuple) -> None:
+    """torch's argument parser's refusal of a size that is not ints (``nn.Linear("a", 3)``)."""
+    for i, n in enumerate(shape):
+        if isinstance(n, (int, np.integer)):
+            continue
+        kind = type(n).__name__
+        if i == 0:
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {kind} at pos 0")
+        raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                        f"with error \"type must be tuple of ints,but got {kind}\"")
+
+
 def _weight_and_bias(module: Module, shape: tuple, bias: bool, dtype: Any) -> None:
     """``module.weight`` of ``shape`` and ``module.bias`` (its first dim; or None), then
     the module's ``reset_parameters``."""
+    check_size("empty", shape)
     module.weight = Parameter(empty(*shape, dtype=dtype))
     if bias:
         module.bias = Parameter(empty(shape[0], dtype=dtype))
@@ -55,6 +72,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        devices.check(device)
         self.in_features = in_features
         self.out_features = out_features
         _weight_and_bias(self, (out_features, in_features), bias, dtype)

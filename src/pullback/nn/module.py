@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .. import dtypes
+from .. import devices, dtypes
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..tensor import Tensor
@@ -62,6 +62,8 @@ class Module(StateDictMixin):
         d["_modules"] = {}
         d["_forward_pre_hooks"] = HookTable()
         d["_forward_hooks"] = HookTable()
+        d["_backward_hooks"] = HookTable()
+        d["_backward_pre_hooks"] = HookTable()
         state.changed()
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -69,7 +71,9 @@ class Module(StateDictMixin):
                                   '"forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_hooks or self._forward_pre_hooks:
+        d = self.__dict__
+        if (self._forward_hooks or self._forward_pre_hooks or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
             return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -312,12 +316,14 @@ class Module(StateDictMixin):
         """``to(dtype)``: floating parameters and buffers (and grads) cast in place of
         their data (the Parameter objects stay); a device (``"cpu"``) is accepted."""
         dtype = kwargs.pop("dtype", None)
+        devices.check(kwargs.pop("device", None))
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype
-            elif not isinstance(a, str) or a != "cpu":
+            elif isinstance(a, (str, devices.device)):
+                devices.check(a)  # the CPU, or torch's CPU build's AssertionError
+            else:
                 dtype = a
-        kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -342,6 +348,10 @@ class Module(StateDictMixin):
     def cpu(self) -> Module:
         return self
 
+    def cuda(self, device: Any = None) -> Module:
+        """torch's CPU build: ``AssertionError: Torch not compiled with CUDA enabled``."""
+        raise AssertionError(devices.NO_CUDA)
+
     def _cast(self, target: Callable[[np.dtype], np.dtype]) -> Module:
         with no_grad():
             for t in list(self.parameters()) + list(self.buffers()):
@@ -362,6 +372,19 @@ class Module(StateDictMixin):
                               always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output)`` after ``forward``; a result replaces the output."""
         return self._forward_hooks.add(hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known; a tuple returned replaces ``grad_output`` (nn/backward_hooks.py)."""
+        return self.__dict__.setdefault("_backward_pre_hooks", HookTable()).add(hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional inputs are known (None for an argument that is not a tensor or needs no
+        gradient); a tuple returned replaces ``grad_input``."""
+        return self.__dict__.setdefault("_backward_hooks", HookTable()).add(hook, prepend)
 
     # ------------------------------------------------------------------- repr
     def _get_name(self) -> str:
@@ -397,6 +420,8 @@ class Module(StateDictMixin):
         for m in self.modules():
             calls.append(m.forward)
             calls += list(m._forward_pre_hooks.values()) + list(m._forward_hooks.values())
+            for table in ("_backward_pre_hooks", "_backward_hooks"):
+                calls += list(m.__dict__.get(table, {}).values())
         return state.ModuleGuard(self, signature), calls
 
 
@@ -419,7 +444,9 @@ def signature(module: Module) -> tuple:
                         for table in ("_parameters", "_buffers") for k, t in d[table].items())
         children = tuple((k, id(c)) for k, c in d["_modules"].items())
         hooks = (tuple(d["_forward_pre_hooks"].items()), tuple(d["_forward_hooks"].items()),
-                 tuple(d["_non_persistent_buffers_set"]))
+                 tuple(d["_non_persistent_buffers_set"]),
+                 tuple(d.get("_backward_pre_hooks", {}).items()),
+                 tuple(d.get("_backward_hooks", {}).items()))
         out.append((id(m), type(m), attrs, tensors, children, hooks))
     return tuple(out)
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,23 @@ def _scatter_value(x, index, dim, value):
     return _written(x, _grid(index, dim), value)
 
 
+def _scatter_reduced(x, index, src, dim, reduce):
+    """torch's legacy ``scatter(..., reduce="add"|"multiply")``: src accumulated into x."""
+    out = np.array(x, copy=True)
+    vals = src[tuple(slice(0, n) for n in np.shape(index))] if np.ndim(src) else src
+    (np.add if reduce == "add" else np.multiply).at(out, _grid(index, dim), vals)
+    return out
+
+
+def _no_scatter_derivative(*_: Any, **__: Any) -> Any:
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+    "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+
+
 def _picked(g: Any, index: Any, dim: int) -> Any:
     """``g`` gathered at a scatter's index (the part of ``g`` the index covers)."""
     return take_along(_trimmed(g, tuple(index.shape), dim), index, dim=dim)
@@ -118,6 +136,11 @@ scatter_op = defop(
     uses=("index", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, src, dim: scatter_value_op(g, index, dim=dim, value=0), None,
          lambda g, out, x, index, src, dim: _picked(g, index, dim)))
+# torch computes it but has no derivative: its backward raises, as torch's does
+scatter_reduced_op = defop(
+    "scatter_reduced", _scatter_reduced, "NotImplemented", torch_args=("self", "index", "src"),
+    uses=("", "", ""), fresh=True,
+    vjp=(_no_scatter_derivative, None, _no_scatter_derivative))
 scatter_add_op = defop(
     "scatter_add", _scatter_add, "ScatterAddBackward0", torch_args=("self", "index", "src"),
     uses=("", "", "index"), fresh=True,
@@ -276,10 +299,17 @@ def index_fill(input, dim, index, value):
 
 @public("scatter", function=True, method=True)
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not differentiable in pullback; "
-                                  "use scatter_reduce")
     d = args.wrap_dim(dim, input.ndim)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        _check_gather("scatter", input, d, index, src)
+        fill = value if src is None else src
+        if is_traced(fill):
+            warnings.warn(SCATTER_REDUCE_DEPRECATED, UserWarning, stacklevel=3)
+        else:
+            fill = float(fill)
+        return scatter_reduced_op(input, index, fill, dim=d, reduce=reduce)
     _check_gather("scatter", input, d, index, src)
     if src is None or not is_traced(src):
         fill = value if src is None else src

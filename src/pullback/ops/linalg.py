@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from . import args
 from .diagonals import diagonal_op
 from .elementwise import conj, mul
@@ -55,7 +56,83 @@ def _numpy_matmul(a, b):
         if np.ndim(v) == 0:
             raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0,"
                              " gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
-    return matmul(a, b)
+    return _matmul(a, b)  # numpy's promotion and gufunc errors: no torch checks
+
+
+# ------------------------------------------------ torch's checks of a product's operands
+_CPP = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+        "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+        "float16": "c10::Half", "bool": "bool", "complex64": "c10::complex<float>",
+        "complex128": "c10::complex<double>"}
+
+
+def _torch_face(*xs) -> bool:
+    """Whether every operand is a torch-face Tensor (the numpy face keeps numpy's rules)."""
+    return all(getattr(getattr(type(x), "_pb_dispatch", None), "priority", None) == 1
+               for x in xs)
+
+
+def _dt(x) -> np.dtype:
+    return np.dtype(getattr(x, "_data", x).dtype)
+
+
+def _name(x) -> str:
+    return dtypes.as_dtype(_dt(x))._scalar_name
+
+
+def _m1m2(a, b) -> str:
+    return (f"expected m1 and m2 to have the same dtype, but got: {_CPP.get(_dt(a).name)} != "
+            f"{_CPP.get(_dt(b).name)}")
+
+
+def _rows(shape) -> int:
+    return int(np.prod(shape[:-1], dtype=np.int64))
+
+
+def _check_matmul(a, b) -> None:
+    """torch's dtype and shape errors for ``a @ b``, per case as torch words them."""
+    p, q, same = a.ndim, b.ndim, _dt(a) == _dt(b)
+    if p == 1 and q == 1:
+        if not same:
+            raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                               f"{_name(a)} and {_name(b)}")
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and "
+                               f"src [{b.shape[0]}] to have the same number of elements, but "
+                               f"got {a.shape[0]} and {b.shape[0]} elements respectively")
+        return
+    if q == 1:
+        if not same:
+            raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                               f"{_name(b)}, {_name(a)}, and {_name(b)}")
+        if a.shape[-1] != b.shape[0]:
+            n = _rows(a.shape)
+            raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), "
+                               f"vec ({b.shape[0]})")
+        return
+    if q == 2:
+        if not same:
+            raise RuntimeError(_m1m2(a, b))
+        if a.shape[-1] != b.shape[0]:
+            n = _rows(a.shape) if p > 1 else 1
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{a.shape[-1]} "
+                               f"and {b.shape[0]}x{b.shape[1]})")
+        return
+    batch = args.broadcast_shape(Meta(a.shape[:-2] if p > 2 else ()),
+                                 Meta(b.shape[:-2]))
+    if not same:
+        raise RuntimeError(f"expected scalar type {_name(a)} but found {_name(b)}")
+    if a.shape[-1] != b.shape[-2]:
+        n = int(np.prod(batch, dtype=np.int64))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{n}, {a.shape[-1]}] but got: [{n}, {b.shape[-2]}].")
+
+
+class Meta:
+    """A shape, for ``args.broadcast_shape``."""
+
+    def __init__(self, shape) -> None:
+        self.shape = tuple(shape)
 
 
 def _as_operand(x):
@@ -84,6 +161,13 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{a}D and {b}D")
+    if _torch_face(input, other):
+        _check_matmul(input, other)
+    return _matmul(input, other)
+
+
+def _matmul(input, other):
+    a, b = input.ndim, other.ndim
     if a == 1 and b == 1:
         return dot(input, other)
     if a == 2 and b == 2:
@@ -103,11 +187,64 @@ def matmul(input, other):
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
+    if _torch_face(input, mat2):
+        _check_matmul(input, mat2)
     return mm_op(input, mat2)
+
+
+@public("bmm", function=True, method=True)
+def bmm_(input, mat2):
+    for name, x in (("batch1", input), ("batch2", mat2)):
+        if x.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+    if _dt(input) != _dt(mat2):
+        raise RuntimeError(f"expected scalar type {_name(input)} but found {_name(mat2)}")
+    return bmm(input, mat2)
+
+
+@public("dot", function=True)
+def dot_(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           f"got {input.shape[0]} and {other.shape[0]} elements respectively")
+    if _dt(input) != _dt(other):
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{_name(input)} and {_name(other)}")
+    return dot(input, other)
+
+
+@public("addmm", function=True, method=True)
+def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), as torch.addmm."""
+    if _dt(input) != _dt(mat2):
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(input)} "
+                           f"and {_name(mat2)}")
+    mm(mat1, mat2)  # torch's checks of the product (its result is not kept)
+    if beta == 1 and alpha == 1:
+        return addmm(input, mat1, mat2)
+    product = mm_op(mat1, mat2) * alpha
+    return product if beta == 0 else input * beta + product  # beta=0: input is not read
 
 
 @public("linear", functional=True)
 def linear(input, weight, bias=None):
+    if _torch_face(input, weight) and bias is None and _dt(input) != _dt(weight):
+        raise RuntimeError(_m1m2(input, weight))  # torch's matmul words it
+    if _torch_face(input, weight) and bias is not None:  # torch's addmm words it
+        if _dt(input) != _dt(weight):
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{_name(input)} and {_name(weight)}")
+        if _dt(bias) != _dt(input):
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                               f"{_name(bias)} and {_name(input)}")
     if weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] != weight.shape[1]:
         rows = int(np.prod(input.shape[:-1]))  # torch's message: input as a matrix, weight.T
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"

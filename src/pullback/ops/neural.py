@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import args
-from .elementwise import exp, sigmoid, to_dtype
+from .elementwise import exp, sigmoid, to_dtype, zeros_like
+from .pointwise import logaddexp
 from .reductions import fast_mean, sum_dim
 from .registry import c_order, defop, public
 from .summation import sum_of
@@ -63,6 +64,43 @@ binary_cross_entropy_with_logits = defop(
     vjp=(lambda g, out, x, y, reduction: g * (sigmoid(x) - y) * _scale(x.shape, reduction),
          lambda g, out, x, y, reduction: -g * x * _scale(x.shape, reduction)),
     uses=("x y", "x"))
+
+
+def _bce_logits_weighted(x, y, w, pw, reduction):
+    """torch's weighted form: w ((1 - y) x + (1 + (pw - 1) y) softplus(-x)), softplus(-x)
+    written as log1p(exp(-|x|)) + max(-x, 0) (stable for either sign of x)."""
+    lw = (pw - 1) * y + 1
+    return _reduce(w * ((1 - y) * x + lw * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))),
+                   reduction)
+
+
+def _softplus_neg(x):
+    return logaddexp(zeros_like(x), -x)
+
+
+# weight and pos_weight take no gradient (torch refuses them requiring grad)
+bce_logits_weighted = defop(
+    "binary_cross_entropy_with_logits_weighted", _bce_logits_weighted,
+    "BinaryCrossEntropyWithLogitsBackward0",
+    vjp=(lambda g, out, x, y, w, pw, reduction:
+         g * w * ((1 - y) - ((pw - 1) * y + 1) * sigmoid(-x)) * _scale(x.shape, reduction),
+         lambda g, out, x, y, w, pw, reduction:
+         g * w * ((pw - 1) * _softplus_neg(x) - x) * _scale(x.shape, reduction),
+         None, None),
+    uses=("x y w pw", "x w pw", "", ""), torch_args=("self", "target", "weight", "pos_weight"))
+
+
+def _bce_weighted(p, y, w, reduction):
+    return _reduce(w * -(y * np.maximum(np.log(p), -100)
+                         + (1 - y) * np.maximum(np.log1p(-p), -100)), reduction)
+
+
+binary_cross_entropy_weighted = defop(
+    "binary_cross_entropy_weighted", _bce_weighted, "BinaryCrossEntropyBackward0",
+    vjp=(lambda g, out, p, y, w, reduction:
+         g * w * (p - y) / clamp_min_eps(p * (1 - p)) * _scale(p.shape, reduction),
+         None, None),
+    uses=("p y w", "", ""), torch_args=("self", "target", "weight"))
 
 
 def _bce(p, y, reduction):
@@ -140,15 +178,45 @@ def bce_with_logits_fn(input, target, weight=None, reduction="mean", pos_weight=
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({args.size_str(target)}) must be the same as input size "
                          f"({args.size_str(input)})")
-    if weight is not None or pos_weight is not None:
-        raise TypeError("binary_cross_entropy_with_logits: weight and pos_weight are not "
-                        "supported yet")
-    return binary_cross_entropy_with_logits(input, target,
-                                            reduction=args.reduction(reduction))
+    reduction = args.reduction(reduction)
+    if weight is None and pos_weight is None:
+        return binary_cross_entropy_with_logits(input, target, reduction=reduction)
+    # torch broadcasts pos_weight against target, then weight against the loss
+    pw = _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    w = _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
+    if pos_weight is not None:
+        args.broadcast_shape(pos_weight, target)
+    if weight is not None:
+        args.broadcast_shape(input, weight)
+    return bce_logits_weighted(input, target, 1.0 if w is None else w,
+                               1.0 if pw is None else pw, reduction=reduction)
 
 
 @public("binary_cross_entropy", functional=True)
 def bce_fn(input, target, weight=None, reduction="mean"):
-    if weight is not None:
-        raise TypeError("binary_cross_entropy: weight is not supported yet")
-    return binary_cross_entropy(input, target, reduction=args.reduction(reduction))
+    reduction = args.reduction(reduction)
+    if weight is None:
+        return binary_cross_entropy(input, target, reduction=reduction)
+    w = _no_grad_arg("binary_cross_entropy", "weight", weight)
+    if _mismatch(tuple(weight.shape), tuple(input.shape)):
+        raise RuntimeError(f"Attempting to broadcast a dimension of length "
+                           f"{_mismatch(weight.shape, input.shape)}! Mismatching argument at "
+                           f"index 1 had {args.size_str(weight)}; but expected shape should be "
+                           f"broadcastable to {list(input.shape)}")
+    return binary_cross_entropy_weighted(input, target, w, reduction=reduction)
+
+
+def _no_grad_arg(fn, name, value):
+    """``value`` for an argument torch does not differentiate: refused if it requires grad."""
+    if getattr(value, "requires_grad", False):
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{name}'. This input cannot have requires_grad True.")
+    return value
+
+
+def _mismatch(small, big):
+    """'3 at -1': the first trailing dim of ``small`` that does not broadcast to ``big``."""
+    for i in range(1, len(small) + 1):
+        if small[-i] != 1 and (i > len(big) or small[-i] != big[-i]):
+            return f"{small[-i]} at -{i}"
+    return ""

@@ -164,7 +164,16 @@ def _dims_list(dims: tuple) -> tuple:
 
 
 @public("flip", function=True, method=True, numpy={np.flip: _numpy_flip})
-def flip(input, *dims):
+def flip(input, *dims, **kwargs):
+    if kwargs:  # torch's keyword form: flip(x, dims=[0, 1])
+        if set(kwargs) != {"dims"} or dims:
+            raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'"
+                            if set(kwargs) != {"dims"} else "flip() got multiple values for "
+                            "argument 'dims'")
+        if not isinstance(kwargs["dims"], (tuple, list)):
+            raise TypeError("flip(): argument 'dims' must be tuple of ints, not "
+                            f"{type(kwargs['dims']).__name__}")
+        dims = (kwargs["dims"],)
     return flip_op(input, dims=args.dims(_dims_list(dims), input.ndim))
 
 

@@ -52,3 +52,38 @@ normal = defop("normal", lambda shape, dtype: GENERATOR.rng.standard_normal(shap
                pure=False)
 integers = defop("integers", lambda low, high, shape, dtype:
                  GENERATOR.rng.integers(low, high, size=shape).astype(dtype), pure=False)
+
+
+class Generator:
+    """torch.Generator: its own seeded stream, for the ``generator=`` argument of the
+    random functions (``pb.randperm(5, generator=g)``, ``nn.init.normal_(w, generator=g)``)."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.rng = np.random.default_rng(self._seed)
+        self.device = device
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        return self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> object:
+        return state_of(self.rng)
+
+    def set_state(self, state: object) -> Generator:
+        set_state_of(self.rng, state)
+        return self
+
+
+def rng_of(generator: Generator | np.random.Generator | None) -> np.random.Generator:
+    """The numpy stream a ``generator=`` argument names (None: pullback's own)."""
+    if generator is None:
+        return GENERATOR.rng
+    return generator.rng if isinstance(generator, Generator) else generator
