@@ -30,7 +30,6 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, numpy_inplace, numpy_interop
-from .autograd import record
 from .autograd.record import apply, notify_concrete
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
@@ -129,8 +128,6 @@ class NumpyTensor(Tensor):
         if dtype is not None and np.dtype(dtype).kind in "biu":
             notify_concrete(self, "__array__")
             return self._data.astype(dtype)
-        if record.TRANSFORMING or record.TRACING:  # (numpy's own words inside a transform)
-            record.check_conversion(self, "array")
         return Tensor.__array__(self, dtype, copy)
 
     def __array_function__(self, func, types, args, kwargs):

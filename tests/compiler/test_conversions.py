@@ -331,17 +331,3 @@ def test_round_is_numpys_on_zero_d_values():
         return r * x[0]
 
     np.testing.assert_allclose(pb.grad(f)(np.array([1.25, 1.0])), [2.2, 0.0])
-
-
-def test_numpy_scalar_constructors_of_a_value_with_a_gradient_are_conversions():
-    """np.float64(v) / np.asarray(v) on the numpy face asked numpy() of a Tensor and got
-    torch's "Can't call numpy()" text; they are conversions, named as such."""
-    def f(v):
-        return np.float64(np.sum(v ** 2)) * 3.0 + np.sum(v)
-
-    with pytest.raises(pb.ConversionError, match=r"grad: np.asarray\(\) \(or np.float64"):
-        pb.grad(f)(np.array([1.0, 2.0]))
-    with pytest.raises(pb.ConversionError, match="jacfwd"):
-        pb.jacfwd(lambda v: np.float32(v[0]) * v)(np.array([1.0, 2.0]))
-    cut = pb.grad(lambda v: np.float64(pb.stop_gradient(np.sum(v ** 2))) * 3.0 + np.sum(v))
-    np.testing.assert_allclose(cut(np.array([1.0, 2.0])), [1.0, 1.0])

@@ -45,10 +45,6 @@ _FORMS = {
     "item": (".item()", "pb.stop_gradient(v).item() (or v.detach().item())",
              ("e.g. np.max(x) instead of np.max(x).item()",
               "e.g. x.max() instead of x.max().item()")),
-    "array": ("np.asarray() (or np.float64(), np.array())",
-              "np.asarray(pb.stop_gradient(v))",
-              ("v itself: it is an array already (np.float64(v) is a constant)",
-               "v itself (np.asarray(v) is a constant)")),
     "tolist": (".tolist()", "pb.stop_gradient(v).tolist() (or v.detach().tolist())",
                ("x itself instead of np.array(x.tolist()), x[i] instead of x.tolist()[i]",
                 "x itself instead of pb.tensor(x.tolist()), x[i] instead of x.tolist()[i]")),
@@ -133,9 +129,8 @@ def _error(cut: tuple, transform: str) -> ConversionError:
     name, said, keeps = _FORMS[how]
     keep = keeps[0 if numpy_face else 1]
     where = f" at {src} ({src.text})" if src is not None else ""
-    made = "numpy" if how == "array" else "Python"
     return ConversionError(
-        f"{transform}: {name} of a value that carries a gradient{where}: the {made} value "
+        f"{transform}: {name} of a value that carries a gradient{where}: the Python value "
         f"it makes is a constant to {transform}, so the gradient through it would be lost "
         f"without a word. If the cut is intended, write {said}; otherwise keep the "
         f"{'array' if numpy_face else 'tensor'}: {keep}. (Still allowed: a conversion "
