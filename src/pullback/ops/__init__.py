@@ -39,6 +39,7 @@ from . import (  # noqa: F401
     selection,
     shape,
     special,
+    special_bessel,
     special_more,
     spectral,
     splitting,

@@ -1,0 +1,54 @@
+"""Bessel functions as ops, on the kernels of specfun_bessel.py: torch.special's
+``bessel_j0, bessel_j1, bessel_y0, bessel_y1`` (its names) and scipy's ``jn, yn, iv,
+ive`` of an order that is a parameter (not differentiable). The rules are the standard
+recurrences: J_0' = -J_1, J_1' = J_0 - J_1 / x (1/2 at 0), the same for Y;
+C_n' = (C_(n-1) - C_(n+1)) / 2 for J and Y, I_v' = (I_(v-1) + I_(v+1)) / 2 and
+ive' = (ive(v-1) + ive(v+1)) / 2 - sgn(x) ive. ``pullback.scipy.special`` offers them
+under scipy's names.
+
+>>> import pullback as pb
+>>> from pullback.ops import OPS
+>>> x = pb.tensor([1.0, 2.0], dtype=pb.float64, requires_grad=True)
+>>> OPS["special_bessel_j0"](x).sum().backward()
+>>> x.grad                          # -J_1(x)
+tensor([-0.4401, -0.5767], dtype=pullback.float64)
+"""
+
+from __future__ import annotations
+
+from . import specfun_bessel as B
+from .elementwise import sign, where
+from .registry import defop
+
+
+def _unary(name: str, forward, grad_fn: str, rule, uses: str):
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), elementwise=True,
+                 fresh=True)
+
+
+special_bessel_j0 = _unary("special_bessel_j0", B.j0, "SpecialBesselJ0Backward0",
+                           lambda g, out, x: -g * special_bessel_j1(x), "x")
+special_bessel_j1 = _unary("special_bessel_j1", B.j1, "SpecialBesselJ1Backward0",
+                           lambda g, out, x: g * where(x == 0, 0.5, special_bessel_j0(x)
+                                                       - out / x), "x out")
+special_bessel_y0 = _unary("special_bessel_y0", B.y0, "SpecialBesselY0Backward0",
+                           lambda g, out, x: -g * special_bessel_y1(x), "x")
+special_bessel_y1 = _unary("special_bessel_y1", B.y1, "SpecialBesselY1Backward0",
+                           lambda g, out, x: g * (special_bessel_y0(x) - out / x), "x out")
+
+
+def _ordered(name: str, forward, grad_fn: str, rule, uses: str = "x"):
+    """An op of x with a non-differentiable order ``n`` (a number)."""
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), elementwise=True,
+                 fresh=True)
+
+
+scipy_jn = _ordered("scipy_jn", lambda x, n: B.jn(x, n), "ScipyJnBackward0",
+                    lambda g, out, x, n: g * (scipy_jn(x, n=n - 1) - scipy_jn(x, n=n + 1)) / 2)
+scipy_yn = _ordered("scipy_yn", lambda x, n: B.yn(x, n), "ScipyYnBackward0",
+                    lambda g, out, x, n: g * (scipy_yn(x, n=n - 1) - scipy_yn(x, n=n + 1)) / 2)
+scipy_iv = _ordered("scipy_iv", lambda x, v: B.iv(x, v), "ScipyIvBackward0",
+                    lambda g, out, x, v: g * (scipy_iv(x, v=v - 1) + scipy_iv(x, v=v + 1)) / 2)
+scipy_ive = _ordered("scipy_ive", lambda x, v: B.ive(x, v), "ScipyIveBackward0",
+                     lambda g, out, x, v: g * ((scipy_ive(x, v=v - 1) + scipy_ive(x, v=v + 1)) / 2
+                                               - sign(x) * out), "x out")
