@@ -41,6 +41,7 @@ from . import (  # noqa: F401
     special,
     special_bessel,
     special_more,
+    sylvester,
     spectral,
     splitting,
     statistics,
