@@ -9,8 +9,8 @@ is not a dependency), for 2-D matrices, real or complex.
 - ``sqrtm(A)``: the principal square root, by the Denman-Beavers iteration
   Y <- (Y + Z^-1) / 2, Z <- (Z + Y^-1) / 2 (Y -> A^(1/2), Z -> A^(-1/2)); through the
   eigendecomposition (complex) for a singular A and one with a negative real eigenvalue
-  (scipy's result is complex then too; a defective one of those is out of reach). Its rule: the gradient
-  M solves X^H M + M X^H = G, X = sqrtm(A) (from X dX + dX X = dA).
+  (scipy's result is complex then too; a defective one of those is out of reach). Its
+  rule: the gradient M solves X^H M + M X^H = G, X = sqrtm(A) (from X dX + dX X = dA).
 
 >>> import numpy as np
 >>> from pullback.ops.sylvester import sqrtm_op
@@ -28,11 +28,17 @@ from .linalg import matmul
 from .registry import defop
 
 
+def _wide(dtype: np.dtype) -> np.dtype:
+    """float64 or complex128: float32 inputs are computed in double and rounded once."""
+    return np.result_type(dtype, np.float64)
+
+
 def _solve_sylvester(A: np.ndarray, B: np.ndarray, Q: np.ndarray) -> np.ndarray:
     n, m = Q.shape
     dtype = np.result_type(A, B, Q)
-    K = np.kron(A, np.eye(m, dtype=dtype)) + np.kron(np.eye(n, dtype=dtype), B.T)
-    return np.linalg.solve(K, Q.reshape(-1)).reshape(n, m).astype(dtype, copy=False)
+    wide = _wide(dtype)
+    K = np.kron(A.astype(wide), np.eye(m, dtype=wide)) + np.kron(np.eye(n, dtype=wide), B.T)
+    return np.linalg.solve(K, Q.reshape(-1).astype(wide)).reshape(n, m).astype(dtype)
 
 
 def _sylvester_rules():
@@ -60,6 +66,8 @@ def _sqrtm_eig(A: np.ndarray) -> np.ndarray:
 
 
 def _sqrtm(A: np.ndarray) -> np.ndarray:
+    dtype = A.dtype
+    A = A.astype(_wide(dtype))
     w = np.linalg.eigvals(A)
     real = not np.iscomplexobj(A)
     negative = np.any((np.abs(w.imag) <= 1e-14 * np.abs(w)) & (w.real < 0))
@@ -74,8 +82,8 @@ def _sqrtm(A: np.ndarray) -> np.ndarray:
                 break
         out = Y
     if real and not negative:
-        out = out.real
-    return np.ascontiguousarray(out)
+        return np.ascontiguousarray(out.real.astype(dtype))
+    return np.ascontiguousarray(out.astype(np.result_type(dtype, np.complex64)))
 
 
 sqrtm_op = defop("scipy_sqrtm", _sqrtm, "ScipySqrtmBackward0",

@@ -34,10 +34,9 @@ import numpy as np
 from ..ops import decompositions as _dec
 from ..ops import factorizations as _fac
 from ..ops.args import np_dtype, value
-from ..ops.elementwise import to_dtype
+from ..ops.elementwise import to_dtype, where
 from ..ops.reshaping import tril_op, triu_op
 from ..ops.shape import squeeze_dim, unsqueeze_op
-from ..ops.elementwise import where
 from ..ops.sylvester import solve_sylvester_op, sqrtm_op
 from ..ops.triangular import solve_triangular_op
 
