@@ -209,8 +209,8 @@ def _iv(x: np.ndarray, v: float, scaled: bool) -> np.ndarray:
     big = a > lim
     out[big] = _iv_hankel(a[big], v, scaled)
     out[np.isinf(a)] = np.nan  # (scipy's)
-    zero = a == 0
-    out[zero] = 1.0 if v == 0 else (0.0 if v > 0 else np.inf)
+    zero = a == 0  # (scipy's: inf for a negative fractional order, NaN scaled)
+    out[zero] = 1.0 if v == 0 else (0.0 if v > 0 else np.nan if scaled else np.inf)
     if v != math.floor(v):
         out[x < 0] = np.nan
     elif v % 2:

@@ -9,7 +9,7 @@ correlation (the convolution's own rules).
 >>> from pullback.scipy import signal
 >>> x = pb.tensor([1.0, 2.0, 3.0], dtype=pb.float64, requires_grad=True)
 >>> signal.convolve(x, [1.0, -1.0])
-tensor([ 1.,  1.,  1., -3.], dtype=pullback.float64, grad_fn=<ViewBackward0>)
+tensor([ 1.,  1.,  1., -3.], dtype=pullback.float64, grad_fn=<SelectBackward0>)
 """
 
 from __future__ import annotations
