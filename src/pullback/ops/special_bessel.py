@@ -18,12 +18,23 @@ from __future__ import annotations
 
 from . import specfun_bessel as B
 from .elementwise import sign, where
-from .registry import defop
+from .registry import declare, defop
+from .special_more import (
+    i0,
+    special_erfcx,
+    special_i0e,
+    special_i1,
+    special_i1e,
+    special_log_ndtr,
+    special_ndtri,
+    special_xlog1py,
+)
 
 
 def _unary(name: str, forward, grad_fn: str, rule, uses: str):
+    """A unary op, pb.special.<torch's name> (``special_bessel_j0``: ``bessel_j0``)."""
     return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), elementwise=True,
-                 fresh=True)
+                 fresh=True, function="special." + name.removeprefix("special_"))
 
 
 special_bessel_j0 = _unary("special_bessel_j0", B.j0, "SpecialBesselJ0Backward0",
@@ -52,3 +63,14 @@ scipy_iv = _ordered("scipy_iv", lambda x, v: B.iv(x, v), "ScipyIvBackward0",
 scipy_ive = _ordered("scipy_ive", lambda x, v: B.ive(x, v), "ScipyIveBackward0",
                      lambda g, out, x, v: g * ((scipy_ive(x, v=v - 1) + scipy_ive(x, v=v + 1)) / 2
                                                - sign(x) * out), "x out")
+
+
+# pb.special: torch.special's names of the ops of special_more.py too
+for _op, _names in ((i0, ("special.i0", "special.modified_bessel_i0")),
+                    (special_i0e, "special.i0e"),
+                    (special_i1, ("special.i1", "special.modified_bessel_i1")),
+                    (special_i1e, "special.i1e"), (special_erfcx, "special.erfcx"),
+                    (special_log_ndtr, "special.log_ndtr"), (special_ndtri, "special.ndtri"),
+                    (special_xlog1py, "special.xlog1py")):
+    declare(_op, _op.name, function=_names)
+del _op, _names
