@@ -35,6 +35,13 @@ SCIPY_CASES = [
     # J_1'(0) = 1/2; Y at 0 is -inf, NaN below
     _c("special_bessel_j1", A(values=[0.0]), reference=_sp("j1"), tag="zero", fd=False),
     _c("special_bessel_y0", A(values=[0.0, -1.0]), reference=_sp("y0"), tag="edges", fd=False),
+    # K: the integral in t below 1, in u = sqrt(2x) sinh(t/2) from 1
+    _c("special_modified_bessel_k0", A(values=[0.05, 0.7, 1.0, 3.0, 12.0]), reference=_sp("k0")),
+    _c("special_modified_bessel_k1", A(values=[0.05, 0.7, 1.0, 3.0, 12.0]), reference=_sp("k1")),
+    _c("special_scaled_modified_bessel_k0", _X, reference=_sp("k0e")),
+    _c("special_scaled_modified_bessel_k1", _X, reference=_sp("k1e")),
+    _c("special_modified_bessel_k0", A(values=[0.0, -1.0]), reference=_sp("k0"), tag="edges",
+       fd=False),
     _c("scipy_jn", _XNEG, p={"n": 3}, reference=_sp("jn", 3)),
     _c("scipy_jn", _X, p={"n": -2}, reference=_sp("jn", -2), tag="negative"),
     _c("scipy_yn", _X, p={"n": 2}, reference=_sp("yn", 2)),

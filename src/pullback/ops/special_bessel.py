@@ -2,6 +2,7 @@
 ``bessel_j0, bessel_j1, bessel_y0, bessel_y1`` (its names) and scipy's ``jn, yn, iv,
 ive`` of an order that is a parameter (not differentiable). The rules are the standard
 recurrences: J_0' = -J_1, J_1' = J_0 - J_1 / x (1/2 at 0), the same for Y;
+K_0' = -K_1, K_1' = -K_0 - K_1 / x (``modified_bessel_k0/k1`` and their scaled forms);
 C_n' = (C_(n-1) - C_(n+1)) / 2 for J and Y, I_v' = (I_(v-1) + I_(v+1)) / 2 and
 ive' = (ive(v-1) + ive(v+1)) / 2 - sgn(x) ive. ``pullback.scipy.special`` offers them
 under scipy's names.
@@ -46,6 +47,20 @@ special_bessel_y0 = _unary("special_bessel_y0", B.y0, "SpecialBesselY0Backward0"
                            lambda g, out, x: -g * special_bessel_y1(x), "x")
 special_bessel_y1 = _unary("special_bessel_y1", B.y1, "SpecialBesselY1Backward0",
                            lambda g, out, x: g * (special_bessel_y0(x) - out / x), "x out")
+
+# K_0' = -K_1, K_1' = -K_0 - K_1 / x; the scaled ones (e^x K): k0e - k1e, k1e (1 - 1/x) - k0e
+special_modified_bessel_k0 = _unary(
+    "special_modified_bessel_k0", B.k0, "SpecialModifiedBesselK0Backward0",
+    lambda g, out, x: -g * special_modified_bessel_k1(x), "x")
+special_modified_bessel_k1 = _unary(
+    "special_modified_bessel_k1", B.k1, "SpecialModifiedBesselK1Backward0",
+    lambda g, out, x: -g * (special_modified_bessel_k0(x) + out / x), "x out")
+special_scaled_modified_bessel_k0 = _unary(
+    "special_scaled_modified_bessel_k0", B.k0e, "SpecialScaledModifiedBesselK0Backward0",
+    lambda g, out, x: g * (out - special_scaled_modified_bessel_k1(x)), "x out")
+special_scaled_modified_bessel_k1 = _unary(
+    "special_scaled_modified_bessel_k1", B.k1e, "SpecialScaledModifiedBesselK1Backward0",
+    lambda g, out, x: g * (out - special_scaled_modified_bessel_k0(x) - out / x), "x out")
 
 
 def _ordered(name: str, forward, grad_fn: str, rule, uses: str = "x"):

@@ -32,9 +32,9 @@ from ..ops.promotion import promote_types
 
 __all__ = ["beta", "betainc", "betaln", "digamma", "erf", "erfc", "erfcinv", "erfcx", "erfinv",
            "expit", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1",
-           "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "log_ndtr", "log_softmax", "logit",
-           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "rgamma",
-           "softmax", "xlog1py", "xlogy", "y0", "y1", "yn"]
+           "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1", "k1e", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
+           "psi", "rgamma", "softmax", "xlog1py", "xlogy", "y0", "y1", "yn"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_PI = math.log(math.pi)
@@ -79,6 +79,11 @@ j0 = _unary("special_bessel_j0", "j0", "The Bessel function of the first kind of
 j1 = _unary("special_bessel_j1", "j1", "The Bessel function of the first kind of order 1.")
 y0 = _unary("special_bessel_y0", "y0", "The Bessel function of the second kind of order 0.")
 y1 = _unary("special_bessel_y1", "y1", "The Bessel function of the second kind of order 1.")
+
+k0 = _unary("special_modified_bessel_k0", "k0", "The modified Bessel function K_0.")
+k1 = _unary("special_modified_bessel_k1", "k1", "The modified Bessel function K_1.")
+k0e = _unary("special_scaled_modified_bessel_k0", "k0e", "exp(x) k0(x).")
+k1e = _unary("special_scaled_modified_bessel_k1", "k1e", "exp(x) k1(x).")
 
 
 def _by_order(op: str, param: str, order: Any, x: Any) -> Any:
