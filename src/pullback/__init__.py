@@ -27,7 +27,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      float16, float32, float64, half, int8, int16, int32, int64, long, short,
                      uint8)
 from .dtypes import int
-from . import datasets, fft, linalg, nn, optim, utils
+from . import datasets, fft, linalg, nn, optim, special, utils
 from . import scipy
 from .serialization import load, save
 from .devices import cuda, device

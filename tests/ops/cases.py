@@ -37,6 +37,7 @@ from .cases_linalg import (
 )
 from .cases_multi import MULTI_CASES
 from .cases_nn import NN_OP_CASES
+from .cases_scipy import SCIPY_CASES
 from .cases_shapes import SHAPES_CASES
 
 R34, R4 = A((3, 4)), A((4,))
@@ -774,7 +775,8 @@ CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES +
                      + FORWARD_ONLY_CASES + RANDOM_CASES + MULTI_CASES + POINTWISE_CASES
                      + STATISTICS_CASES + NONDIFF_CASES + DECOMPOSITION_CASES
                      + PRODUCT_CASES + NORM_CASES + SPECTRAL_CASES + FACTORIZATION_CASES
-                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES + FFT_CASES)
+                     + SHAPES_CASES + CONV_OP_CASES + NN_OP_CASES + FFT_CASES
+                     + SCIPY_CASES)
 DIFF_CASES = [c for c in CASES if c.differentiable]
 FD_CASES = [c for c in DIFF_CASES if c.fd]
 SECOND_ORDER_CASES = [c for c in FD_CASES if c.second_order]

@@ -80,7 +80,8 @@ def function(op: OpDef, name: str) -> Callable:
     """``pullback.<name>(input, ...)`` (``nn.functional``'s is the same object)."""
     fn = _FUNCTIONS.get((op, name))
     if fn is None:
-        fn = _FUNCTIONS[op, name] = _make(name, _first(op), op, _CALL, {}, name, "pullback")
+        fn = _FUNCTIONS[op, name] = _make(name.rpartition(".")[2], _first(op), op, _CALL, {},
+                                          name, "pullback")  # (pb.special.<name>: its last part)
     return fn
 
 

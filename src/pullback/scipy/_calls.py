@@ -27,9 +27,10 @@ import numpy as np
 from ..compiler.source_ast import register_replacements
 from ..compiler.source_runtime import array_like
 from ..tensor import ARRAY_REFUSED
-from . import integrate, linalg, special, stats
+from . import integrate, linalg, signal, special, stats
 
-_PULLBACK = {"special": special, "stats": stats, "integrate": integrate, "linalg": linalg}
+_PULLBACK = {"special": special, "stats": stats, "integrate": integrate, "linalg": linalg,
+             "signal": signal}
 #: where pullback's function has another signature than scipy's (jax's odeint takes
 #: ``*args``), the replacement with scipy's
 _SCIPY_SIGNATURE = {"integrate.odeint": integrate.scipy_odeint}

@@ -34,13 +34,14 @@ import numpy as np
 from ..ops import decompositions as _dec
 from ..ops import factorizations as _fac
 from ..ops.args import np_dtype, value
-from ..ops.elementwise import to_dtype
+from ..ops.elementwise import to_dtype, where
 from ..ops.reshaping import tril_op, triu_op
 from ..ops.shape import squeeze_dim, unsqueeze_op
+from ..ops.sylvester import solve_sylvester_op, sqrtm_op
 from ..ops.triangular import solve_triangular_op
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve",
-           "solve_triangular"]
+           "solve_banded", "solve_sylvester", "solve_triangular", "sqrtm"]
 
 _TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C", "n": "N", "t": "T",
           "c": "C"}
@@ -226,3 +227,60 @@ def expm(A: Any) -> Any:
            [0., 1.]])
     """
     return _fac.matrix_exp_op(_matrix(A))
+
+
+def sqrtm(A: Any, disp: Any = True, blocksize: Any = 64) -> Any:
+    """The principal square root of ``A`` (complex when a real ``A`` has a negative
+    eigenvalue, as scipy's); its gradient solves a Sylvester equation
+    (``ops/sylvester.py``). ``disp`` and ``blocksize`` are accepted and ignored.
+
+    >>> sqrtm([[4.0, 0.0], [0.0, 1.0]])
+    array([[2., 0.],
+           [0., 1.]])
+    """
+    a = _matrix(A)
+    if np.ndim(a) != 2:
+        raise ValueError("sqrtm: pullback takes one matrix (2-D), not a batch")
+    return sqrtm_op(a)
+
+
+def solve_sylvester(a: Any, b: Any, q: Any) -> Any:
+    """X with ``a X + X b = q``; differentiable in all three (the gradient is another
+    Sylvester solve).
+
+    >>> solve_sylvester([[1.0]], [[2.0]], [[6.0]])
+    array([[2.]])
+    """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    q = value(q)
+    if np.ndim(a) != 2 or np.ndim(b) != 2 or np.shape(q) != (a.shape[0], b.shape[0]):
+        raise ValueError(f"solve_sylvester: a {tuple(np.shape(a))}, b {tuple(np.shape(b))} "
+                         f"and q {tuple(np.shape(q))} do not fit (q must be "
+                         f"a.shape[0] x b.shape[0])")
+    if np_dtype(q).kind not in "fc":
+        q = to_dtype(q, np.float64)
+    return solve_sylvester_op(a, b, q)
+
+
+def solve_banded(l_and_u: Any, ab: Any, b: Any, overwrite_ab: bool = False,
+                 overwrite_b: bool = False, check_finite: bool = True) -> Any:
+    """x with ``A x = b`` for the banded A stored in ``ab`` (LAPACK's band storage:
+    ``A[i, j] = ab[u + i - j, j]``, ``l`` bands below the diagonal, ``u`` above);
+    forward and gradients through the dense solve (the gradient of ``ab`` is that of A
+    read back into band storage).
+
+    >>> solve_banded((1, 1), [[0.0, 1.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 0.0]], [3.0, 4.0, 3.0])
+    array([1., 1., 1.])
+    """
+    lo, up = (int(k) for k in l_and_u)
+    ab = value(ab)
+    if np_dtype(ab).kind not in "fc":
+        ab = to_dtype(ab, np.float64)
+    rows, n = np.shape(ab)
+    if rows != lo + up + 1:
+        raise ValueError(f"invalid values for the number of lower and upper diagonals: "
+                         f"l+u+1 ({lo + up + 1}) does not equal ab.shape[0] ({rows})")
+    i, j = np.indices((n, n))
+    band = (i - j <= lo) & (j - i <= up)
+    dense = where(band, ab[np.clip(up + i - j, 0, rows - 1), j], 0.0)
+    return solve(dense, b)

@@ -30,10 +30,11 @@ from ..ops.args import np_dtype, value
 from ..ops.elementwise import sign, to_dtype, where
 from ..ops.promotion import promote_types
 
-__all__ = ["beta", "betainc", "betaln", "digamma", "erf", "erfc", "erfcx", "erfinv", "expit",
-           "gamma", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log_ndtr",
+__all__ = ["beta", "betainc", "betaln", "digamma", "erf", "erfc", "erfcinv", "erfcx", "erfinv",
+           "expit", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1",
+           "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1", "k1e", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "rgamma", "softmax", "xlog1py", "xlogy"]
+           "psi", "rgamma", "softmax", "xlog1py", "xlogy", "y0", "y1", "yn"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_PI = math.log(math.pi)
@@ -74,6 +75,79 @@ i0 = _unary("i0", "i0", "The modified Bessel function of order 0.")
 i0e = _unary("special_i0e", "i0e", "exp(-|x|) i0(x).")
 i1 = _unary("special_i1", "i1", "The modified Bessel function of order 1.")
 i1e = _unary("special_i1e", "i1e", "exp(-|x|) i1(x).")
+j0 = _unary("special_bessel_j0", "j0", "The Bessel function of the first kind of order 0.")
+j1 = _unary("special_bessel_j1", "j1", "The Bessel function of the first kind of order 1.")
+y0 = _unary("special_bessel_y0", "y0", "The Bessel function of the second kind of order 0.")
+y1 = _unary("special_bessel_y1", "y1", "The Bessel function of the second kind of order 1.")
+
+k0 = _unary("special_modified_bessel_k0", "k0", "The modified Bessel function K_0.")
+k1 = _unary("special_modified_bessel_k1", "k1", "The modified Bessel function K_1.")
+k0e = _unary("special_scaled_modified_bessel_k0", "k0e", "exp(x) k0(x).")
+k1e = _unary("special_scaled_modified_bessel_k1", "k1e", "exp(x) k1(x).")
+
+
+def _by_order(op: str, param: str, order: Any, x: Any) -> Any:
+    """``OPS[op](x, **{param: order})`` for an order that is a number or numbers
+    broadcasting with ``x`` (each distinct order once); the order is not differentiable."""
+    order = np.asarray(value(order), dtype=np.float64)
+    x = _float(x)
+    if order.ndim == 0:
+        return OPS[op](x, **{param: float(order)})
+    out = None
+    for v in np.unique(order):
+        part = OPS[op](x, **{param: float(v)})
+        out = where(order == v, part, 0.0 if out is None else out)
+    return out
+
+
+def _integer_order(function: str, n: Any) -> Any:
+    n = np.asarray(value(n), dtype=np.float64)
+    if np.any(n != np.floor(n)):
+        raise ValueError(f"{function}: pullback supports integer orders only "
+                         f"(got {n.tolist()})")
+    return n
+
+
+def jv(v: Any, x: Any) -> Any:
+    """J_v(x), the Bessel function of the first kind, for integer orders ``v`` (scipy's
+    ``jn`` is ``jv``); differentiable in x: J_v' = (J_(v-1) - J_(v+1)) / 2."""
+    return _by_order("scipy_jn", "n", _integer_order("jv", v), x)
+
+
+jn = jv
+
+
+def yn(n: Any, x: Any) -> Any:
+    """Y_n(x), the Bessel function of the second kind of integer order ``n`` (truncated
+    to an integer, as scipy does); Y_n' = (Y_(n-1) - Y_(n+1)) / 2."""
+    return _by_order("scipy_yn", "n", np.trunc(np.asarray(value(n), dtype=np.float64)), x)
+
+
+def iv(v: Any, x: Any) -> Any:
+    """I_v(x), the modified Bessel function of the first kind of real order ``v``
+    (NaN for x < 0 unless v is an integer); I_v' = (I_(v-1) + I_(v+1)) / 2."""
+    return _by_order("scipy_iv", "v", v, x)
+
+
+def ive(v: Any, x: Any) -> Any:
+    """exp(-|x|) I_v(x); its derivative (I_(v-1) + I_(v+1)) e^-|x| / 2 - sgn(x) ive."""
+    return _by_order("scipy_ive", "v", v, x)
+
+
+def erfcinv(y: Any) -> Any:
+    """The inverse of erfc on (0, 2): -ndtri(y / 2) / sqrt 2, accurate for tiny y."""
+    return OPS["special_ndtri"](_float(y) * 0.5) * -_SQRT1_2
+
+
+def gammasgn(x: Any) -> Any:
+    """The sign of Gamma(x), scipy's: 1 for x > 0 and +0, -1 at -0, (-1)^ceil(-x) for
+    negative x, NaN at the poles (negative integers, -inf) and NaN; its derivative is 0."""
+    x = _float(x)
+    with np.errstate(invalid="ignore"):
+        s = where(x > 0, 1.0, where(x == 0, where(np.signbit(x), -1.0, 1.0),
+                                    1.0 - 2.0 * np.remainder(np.ceil(-x), 2.0)))
+        pole = np.isnan(x) | ((x < 0) & (np.floor(x) == x))
+    return where(pole, np.nan, s)
 
 
 def ndtr(x: Any) -> Any:

@@ -7,9 +7,9 @@ has them. Each is differentiable in x and its continuous parameters.
 <pullback.scipy.stats.norm: logpdf, pdf, cdf, logcdf, sf, logsf, ppf, isf>
 """
 
-from ._continuous import beta, cauchy, expon, gamma, laplace, logistic, norm, t, uniform
+from ._continuous import beta, cauchy, chi2, expon, gamma, laplace, logistic, norm, t, uniform
 from ._discrete import bernoulli, binom, poisson
 from ._multivariate import dirichlet, multivariate_normal
 
-__all__ = ["bernoulli", "beta", "binom", "cauchy", "dirichlet", "expon", "gamma", "laplace",
+__all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "laplace",
            "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform"]

@@ -1,4 +1,4 @@
-"""The univariate continuous distributions: norm, t, gamma, beta, laplace, cauchy,
+"""The univariate continuous distributions: norm, t, gamma, chi2, beta, laplace, cauchy,
 logistic, expon and uniform, each with scipy's shape parameters, then ``loc=0,
 scale=1``; every function is differentiable in x, the shape parameters, loc and scale.
 
@@ -159,6 +159,23 @@ gamma = Distribution(
     logcdf=_gamma_logcdf,
     sf=lambda x, a, loc=0.0, scale=1.0: _gamma_cdf_pair(x, a, loc, scale)[1],
     logsf=_gamma_logsf)
+
+
+# ---------------------------------------------------------------------- chi2
+def _chi2(fn):
+    """A function of chi2(df) from gamma's: chi2(df) is gamma(df / 2, scale=2)."""
+    def run(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
+        return fn(x, _float(df) / 2, loc, 2 * _float(scale))
+    return run
+
+
+chi2 = Distribution(
+    "chi2", logpdf=_chi2(_gamma_logpdf),
+    pdf=_chi2(lambda x, a, loc, scale: np.exp(_gamma_logpdf(x, a, loc, scale))),
+    cdf=_chi2(lambda x, a, loc, scale: _gamma_cdf_pair(x, a, loc, scale)[0]),
+    logcdf=_chi2(_gamma_logcdf),
+    sf=_chi2(lambda x, a, loc, scale: _gamma_cdf_pair(x, a, loc, scale)[1]),
+    logsf=_chi2(_gamma_logsf))
 
 
 # ---------------------------------------------------------------------- beta

@@ -81,10 +81,19 @@ def _mvn_logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = F
     return _squeeze(np.reshape(out, batch))
 
 
+def _mvn_entropy(mean: Any = None, cov: Any = 1) -> Any:
+    """(dim (1 + log 2 pi) + log det(cov)) / 2, from the Cholesky factor's diagonal (a
+    singular cov raises, as scipy's)."""
+    dim, _, cov = _mvn_parameters(mean, cov)
+    log_det = 2 * np.sum(np.log(np.diagonal(np.linalg.cholesky(cov))))
+    return 0.5 * (dim * (1 + LOG_2PI) + log_det)
+
+
 multivariate_normal = Distribution(
     "multivariate_normal", logpdf=_mvn_logpdf,
     pdf=lambda x, mean=None, cov=1, allow_singular=False:
-        np.exp(_mvn_logpdf(x, mean, cov, allow_singular)))
+        np.exp(_mvn_logpdf(x, mean, cov, allow_singular)),
+    entropy=_mvn_entropy)
 
 
 def _dirichlet_logpdf(x: Any, alpha: Any) -> Any:
