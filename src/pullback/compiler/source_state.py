@@ -43,8 +43,10 @@ UPDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: numpy functions that write into their first argument (``np.copyto(b, v)``,
 #: ``np.add.at(b, i, v)``): refused inside a trace on a numpy array the function did
 #: not make (``unreplayed_write``)
-_WRITE_FIRST = frozenset({"copyto", "at", "put", "place", "putmask", "put_along_axis",
+_WRITE_FIRST = frozenset({"copyto", "at", "place", "putmask", "put_along_axis",
                           "fill_diagonal"})
+#: methods of a numpy array that write into it (``b.fill(0)``): refused alike
+_ARRAY_METHODS = frozenset({"fill", "sort", "partition", "resize", "itemset", "put"})
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
         gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|",
@@ -209,8 +211,14 @@ class _Scope(gast.NodeTransformer):
         for k in node.keywords:  # (``np.add(b, 1, out=b)``)
             if k.arg == "out" and self._outside(k.value):
                 k.value = self._array_written(k.value, f"{shown}(..., out=...)")
-        if name in _WRITE_FIRST and node.args and self._outside(node.args[0]):
+        numpy = isinstance(f, gast.Attribute) and isinstance(_root(f), gast.Name) \
+            and _root(f).id in ("np", "numpy")
+        if (name in _WRITE_FIRST or numpy and name == "put") and node.args \
+                and self._outside(node.args[0]):
             node.args[0] = self._array_written(node.args[0], f"{shown}(...)")
+        elif name in _ARRAY_METHODS and isinstance(f, gast.Attribute) and not numpy \
+                and self._outside(f.value):  # (``b.fill(0)``)
+            f.value = self._array_written(f.value, f"{shown}(...)")
         return node
 
     def _array_written(self, expr: Any, how: str) -> Any:
