@@ -456,3 +456,204 @@ def test_an_attribute_of_an_object_whose_class_exec_made_without_a_module(door):
     if g is not None:
         np.testing.assert_allclose(g, (1 - np.tanh(XS[0]) ** 2) * 4.0)
         assert obj.n == 4.0
+
+# ------------------------------------------------------------------ captured numpy arrays
+COUNT = np.zeros(1)
+BUMPED = np.zeros(2)
+ONLY_WRITTEN = np.zeros(1, dtype=int)
+
+
+def counts_in_an_array(x):
+    COUNT[0] += 1
+    return (x * x).sum() * COUNT[0]
+
+
+def bumps_a_global_array(x):
+    global BUMPED
+    BUMPED += 1
+    return (x * x).sum() * BUMPED[1]
+
+
+def assigns_an_item(x):
+    COUNT[0] = COUNT[0] + 1
+    return (x * x).sum() * COUNT[0]
+
+
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("f", [counts_in_an_array, bumps_a_global_array, assigns_an_item])
+def test_a_captured_numpy_array_updated_in_place_on_every_call(door, f):
+    """``c[0] += 1``, ``global b; b += 1`` and ``c[0] = c[0] + 1`` on a captured array
+    are made by every call, and the reads after them see the call's count."""
+    COUNT[:] = 0
+    BUMPED[:] = 0
+    grads, _ = run(door, f)
+    for k, (g, x) in enumerate(zip(grads, XS), 1):
+        np.testing.assert_allclose(g, 2 * x * k)
+    np.testing.assert_array_equal(COUNT if f is not bumps_a_global_array else BUMPED[:1], [3])
+
+
+def test_an_array_read_after_its_update_stays_right_past_the_retrace_limit():
+    """Read after the update, the array's value reaches the trace: each call retraces,
+    and past the retrace limit the function runs eagerly, still right on every call."""
+    COUNT[:] = 0
+    g = pb.grad(counts_in_an_array)
+    with pytest.warns(UserWarning, match="global COUNT is unchanged since it was traced"):
+        grads = [g(XS[0].copy()) for _ in range(10)]
+    for k, gk in enumerate(grads, 1):
+        np.testing.assert_allclose(gk, 2 * XS[0] * k)
+    assert COUNT[0] == 10
+
+
+def counts_without_reading(x):
+    ONLY_WRITTEN[0] += 1
+    return (x * x).sum()
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_an_array_counter_only_written_never_retraces(door):
+    ONLY_WRITTEN[:] = 0
+    grads, fn = run(door, counts_without_reading)
+    assert ONLY_WRITTEN[0] == 3 and ONLY_WRITTEN.dtype == np.int_
+    for g, x in zip(grads, XS):
+        np.testing.assert_allclose(g, 2 * x)
+    assert info(fn) == (2, 1)
+
+
+TALLY = np.zeros(1)
+
+
+def tallies(x):
+    global TALLY
+    TALLY += 1
+    return (x * x).sum()
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_an_array_rebound_outside_is_the_one_written(door):
+    """Only written: no retrace, but its identity stays guarded, so a new array bound
+    to the name is the one the next calls write into."""
+    global TALLY
+    TALLY = np.zeros(1)
+    first = TALLY
+    _, fn = run(door, tallies)
+    assert info(fn) == (2, 1) and first[0] == 3
+    TALLY = np.full(1, 10.0)
+    fn(XS[0].copy() if door == "grad" else pb.tensor(XS[0]))
+    assert first[0] == 3 and TALLY[0] == 11 and info(fn) == (2, 2)
+
+
+LAST = np.zeros(2)
+
+
+def keeps_the_last_input(x):
+    LAST[:] = x * 2.0
+    return (x * x).sum()
+
+
+def test_a_traced_value_written_into_a_captured_array_under_compile():
+    """Under pb.compile (no gradient flows into it) the array takes each call's value."""
+    c = pb.compile(keeps_the_last_input)
+    for x in XS:
+        c(pb.tensor(x))
+        np.testing.assert_allclose(LAST, 2 * x)
+    with pytest.raises(TraceError, match=r"test_side_effects.py:\d+ \(LAST\[:\] = x \* 2.0\): "
+                                         "a value that needs a gradient is written into a numpy"):
+        pb.grad(keeps_the_last_input)(XS[0].copy())
+
+
+def adds_with_out(x):
+    np.add(BUMPED, 1, out=BUMPED)
+    return (x * x).sum() * BUMPED[0]
+
+
+def copies_into(x):
+    np.copyto(BUMPED, BUMPED + 1)
+    return (x * x).sum() * BUMPED[0]
+
+
+def adds_at(x):
+    np.add.at(BUMPED, [0], 1.0)
+    return (x * x).sum() * BUMPED[0]
+
+
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("f, line", [(adds_with_out, r"np.add\(BUMPED, 1, out=BUMPED\)\): "
+                                                     r"np.add\(\.\.\., out=\.\.\.\)"),
+                                     (copies_into, r"np.copyto\(BUMPED, BUMPED \+ 1\)\): "
+                                                   r"np.copyto\(\.\.\.\)"),
+                                     (adds_at, r"np.add.at\(BUMPED, \[0\], 1.0\)\): "
+                                               r"np.add.at\(\.\.\.\)")])
+def test_a_numpy_function_writing_into_a_captured_array_is_refused(door, f, line):
+    """Generated code would not write again: refused with the line and what to do."""
+    BUMPED[:] = 0
+    with pytest.raises(TraceError, match=r"test_side_effects.py:\d+ \(" + line + " writes "
+                       r"into a numpy array the function did not make.*b\[0\] = b\[0\] \+ 1.*"
+                       r"Python number \(global n; n \+= 1\) or a pb Tensor buffer"):
+        run(door, f)
+
+
+def fills(x):
+    BUMPED.fill(2.0)
+    return (x * x).sum() * BUMPED[0]
+
+
+def sorts(x):
+    BUMPED.sort()
+    return (x * x).sum() * BUMPED[0]
+
+
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("f, line", [(fills, r"BUMPED.fill\(2.0\)\): BUMPED.fill\(\.\.\.\)"),
+                                     (sorts, r"BUMPED.sort\(\)\): BUMPED.sort\(\.\.\.\)")])
+def test_an_array_method_writing_into_a_captured_array_is_refused(door, f, line):
+    with pytest.raises(TraceError, match=r"test_side_effects.py:\d+ \(" + line + " writes "
+                       "into a numpy array the function did not make"):
+        run(door, f)
+
+
+INDEX = np.array([1])
+
+
+def fills_its_own_arrays(x):
+    y = np.zeros(3, dtype=int)
+    y[:] = np.arange(3)
+    z = np.zeros(2)
+    np.add(z, 1, out=z)
+    np.copyto(z, z + 1)
+    np.add.at(z, [0], 1.0)
+    y.fill(2)
+    y.put(INDEX, 0)
+    h = np.zeros(2)
+    h[:] = x * z
+    return (h * x).sum() * y[2]
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_arrays_the_function_makes_are_its_own(door):
+    grads, fn = run(door, fills_its_own_arrays)
+    for g, x in zip(grads, XS):
+        np.testing.assert_allclose(g, 4 * x * np.array([3.0, 2.0]))
+    assert info(fn) == (2, 1)
+
+
+class CountsInAnArray(pb.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = np.zeros(1)
+        self.w = pb.nn.Parameter(pb.tensor([1.0, -2.0]))
+
+    def forward(self, x):
+        self.calls[0] += 1
+        return (x * self.w).sum() * self.calls[0]
+
+
+def test_a_modules_numpy_array_attribute_updated_in_forward():
+    m = CountsInAnArray()
+    c = pb.compile(m)
+    for k, x in enumerate(XS, 1):
+        m.w.grad = None
+        out = c(pb.tensor(x))
+        out.backward()
+        np.testing.assert_allclose(out.item(), float(x @ [1.0, -2.0]) * k)
+        np.testing.assert_allclose(m.w.grad.numpy(), x * k)
+    np.testing.assert_array_equal(m.calls, [3])

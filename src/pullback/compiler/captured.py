@@ -591,10 +591,14 @@ class _Walk:
         ``changed``: the state the trace changed and generated code changes again on
         every call (``mutations.py``), unguarded where the code reads it only to change it."""
         terms = list(self.terms)
+        written = set()  # numpy arrays only written into: their identity guard stays
         if changed:
-            kept = [k for k, (c, _) in enumerate(terms) if not self._changed_only(
+            arrays = {k for k, v, _ in self.snapshots if isinstance(v, np.ndarray)}
+            written = {k for k in arrays if self._changed_only(terms[k][0].where, True, changed)}
+            kept = [k for k, (c, _) in enumerate(terms) if k in arrays or not self._changed_only(
                 c.where, k in self.contents, changed)]
-            self.snapshots = [(kept.index(k), v, d) for k, v, d in self.snapshots if k in kept]
+            self.snapshots = [(kept.index(k), v, d) for k, v, d in self.snapshots
+                              if k in kept and k not in written]
             terms = [terms[k] for k in kept]
         for capture, _ in terms:
             capture.where = self._found(capture.where)

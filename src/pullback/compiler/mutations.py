@@ -42,7 +42,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .effects import Write, recorded
-from .source_runtime import active_tracer
+from .source_runtime import active_tracer, stored
 from .tracer import TraceError, source_of, user_frame
 
 #: the operator of ``name op= value`` (and of ``name = name op value``)
@@ -74,6 +74,10 @@ def rebind(get: Callable, value: Any, op: str | None) -> Any:
     ``nonlocal`` name that ``get`` (``lambda: name``) reads: the name's new value."""
     tracer = active_tracer()
     old = get()
+    if tracer is not None and op is not None and _numpy_array(old):  # (in place)
+        tracer.unguard(("name", _name_of(get), "value"), True)
+        _array_item(tracer, old, Ellipsis, value, op, None)
+        return old
     if tracer is None or (op is not None and isinstance(old, _ARRAYS)):
         if tracer is not None:
             tracer.unguard(("name", _name_of(get), "value"), False)
@@ -200,6 +204,8 @@ def item_value(target: Any, index: Any, value: Any, op: str | None, key: str | N
     captured or reached from an argument; ``key``: its name or attribute, when the
     function reads it only to change it); the statement stores it."""
     tracer = active_tracer()
+    if tracer is not None and _numpy_array(target):
+        return _array_item(tracer, target, index, value, op, key)
     if tracer is None or not isinstance(target, (list, dict, collections.deque, bytearray)) \
             or (op is not None and isinstance(target[index], _ARRAYS)):
         if tracer is not None and key is not None:
@@ -210,6 +216,33 @@ def item_value(target: Any, index: Any, value: Any, op: str | None, key: str | N
     if key is not None:
         tracer.unguard(_content(key), True)
     return value if op is None else OPERATORS[op](target[index], value)
+
+
+def _numpy_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype != object
+
+
+def _array_item(tracer: Any, target: np.ndarray, index: Any, value: Any, op: str | None,
+                key: str | None) -> Any:
+    """``item_value`` into a numpy array the function did not make (``calls[0] += 1``):
+    written now and by generated code on every call; what the statement then stores
+    is the array's new item (a self-assignment)."""
+    stored(target, value)  # (a value that needs a gradient: refused)
+    _will_change_array(tracer, target)
+    setter = _item_setter(op)
+    setter(target, index, value)
+    _record(tracer, "setitem", target, setter, (index, value))
+    if key is not None:
+        tracer.unguard(_content(key), True)
+    return target[index]
+
+
+def _will_change_array(tracer: Any, a: np.ndarray) -> None:
+    tracer.will_change(("array", id(a)), a, _put_array, a.copy())
+
+
+def _put_array(a: np.ndarray, before: np.ndarray) -> None:
+    np.copyto(a, before)
 
 
 def _item_setter(op: str | None) -> Callable:
@@ -305,5 +338,22 @@ def unreplayable(name: str, how: str) -> None:
                      "this state outside the compiled function")
 
 
+def unreplayed_write(target: Any, how: str) -> Any:
+    """``target``, about to be written into by a numpy function (``how``: ``np.copyto``,
+    ``ufunc.at``, ``out=``): refused inside a trace when it is a numpy array the
+    function did not make, which generated code would not write again."""
+    if active_tracer() is not None and _numpy_array(target):
+        src = source_of(user_frame())
+        at = "a traced function" if src is None else f"{src} ({src.text})"
+        raise TraceError(f"{at}: {how} writes into a numpy array the function did not "
+                         "make, which the compiled function would do only while it is "
+                         "traced; write its items by assignment (b[0] = b[0] + 1 and "
+                         "b[...] += v are made again on every call), keep the count in a "
+                         "Python number (global n; n += 1) or a pb Tensor buffer, or "
+                         "return the new value")
+    return target
+
+
 __all__ = ["CONTAINERS", "MUTATORS", "OPERATORS", "RETURNED", "attr_value", "is_mutation",
-           "item_value", "mutate", "not_replayed", "rebind", "unreplayable"]
+           "item_value", "mutate", "not_replayed", "rebind", "unreplayable",
+           "unreplayed_write"]

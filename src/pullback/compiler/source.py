@@ -74,6 +74,7 @@ from .mutations import (
     not_replayed,
     rebind,
     unreplayable,
+    unreplayed_write,
 )
 from .mutations import mutate as _mutate
 from .source_ast import (
@@ -199,7 +200,8 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
                                  fstring=fstring, percent=percent, later=later,
                                  rebind=rebind, attr_value=attr_value, item_value=item_value,
-                                 mutate=mutate, unreplayable=unreplayable)
+                                 mutate=mutate, unreplayable=unreplayable,
+                                 unreplayed_write=unreplayed_write)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 

@@ -40,6 +40,13 @@ from .source_ast import _arg_names, _at, _name, _runtime
 #: them: ("name", "step", "value"), ("name", "history", "content"), ("attr", "n", "value")
 UPDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+#: numpy functions that write into their first argument (``np.copyto(b, v)``,
+#: ``np.add.at(b, i, v)``): refused inside a trace on a numpy array the function did
+#: not make (``unreplayed_write``)
+_WRITE_FIRST = frozenset({"copyto", "at", "place", "putmask", "put_along_axis",
+                          "fill_diagonal"})
+#: methods of a numpy array that write into it (``b.fill(0)``): refused alike
+_ARRAY_METHODS = frozenset({"fill", "sort", "partition", "resize", "itemset", "put"})
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
         gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|",
@@ -193,7 +200,33 @@ class _Scope(gast.NodeTransformer):
     def visit_Call(self, node: Any) -> Any:
         if self._is_mutation(node):
             return self._mutate(node, None)
-        return self.generic_visit(node)
+        return self._writes(self.generic_visit(node))
+
+    def _writes(self, node: Any) -> Any:
+        """``node``, a call, with the numpy arrays it writes into (``out=b``, the first
+        argument of ``np.copyto`` and ``ufunc.at``...) checked when outside state."""
+        f = node.func
+        name = f.attr if isinstance(f, gast.Attribute) else getattr(f, "id", None)
+        shown = ".".join(reversed(_dotted(f)))
+        for k in node.keywords:  # (``np.add(b, 1, out=b)``)
+            if k.arg == "out" and self._outside(k.value):
+                k.value = self._array_written(k.value, f"{shown}(..., out=...)")
+        numpy = isinstance(f, gast.Attribute) and isinstance(_root(f), gast.Name) \
+            and _root(f).id in ("np", "numpy")
+        if (name in _WRITE_FIRST or numpy and name == "put") and node.args \
+                and self._outside(node.args[0]):
+            node.args[0] = self._array_written(node.args[0], f"{shown}(...)")
+        elif name in _ARRAY_METHODS and isinstance(f, gast.Attribute) and not numpy \
+                and self._outside(f.value):  # (``b.fill(0)``)
+            f.value = self._array_written(f.value, f"{shown}(...)")
+        return node
+
+    def _array_written(self, expr: Any, how: str) -> Any:
+        """``unreplayed_write(expr, how)``: refused inside a trace if a numpy array."""
+        self.shared.changed = True
+        call = gast.Call(func=_runtime("unreplayed_write"), args=[expr, _const(how)],
+                         keywords=[])
+        return _at(gast.copy_location(call, expr), expr)
 
     def _is_mutation(self, call: Any) -> bool:
         f = call.func
@@ -206,6 +239,7 @@ class _Scope(gast.NodeTransformer):
         call.func.value = self.visit(call.func.value)
         args = [self.visit(a) for a in call.args]
         keywords = [gast.keyword(arg=k.arg, value=self.visit(k.value)) for k in call.keywords]
+        self._writes(gast.Call(func=call.func, args=[], keywords=keywords))  # (np.add)
         new = gast.Call(func=_runtime("mutate"), args=[_const(key), call.func] + args,
                         keywords=keywords)
         return _at(gast.copy_location(new, call), call)
@@ -312,6 +346,15 @@ class _Scope(gast.NodeTransformer):
 
 def _has_call(expr: Any) -> bool:
     return any(isinstance(n, gast.Call) for n in gast.walk(expr))
+
+
+def _dotted(f: Any) -> list:
+    """The parts of a dotted name ``np.add.at``, last first."""
+    parts = []
+    while isinstance(f, gast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    return parts + [f.id] if isinstance(f, gast.Name) else parts
 
 
 def _names_in(target: Any) -> set:
