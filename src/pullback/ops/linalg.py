@@ -206,8 +206,8 @@ def bmm_(input, mat2):
     return bmm(input, mat2)
 
 
-@public("dot", function=True)
-def dot_(input, other):
+def _check_vectors(input, other):
+    """torch's checks of dot's and vdot's operands: two 1-D tensors of one length."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
@@ -215,6 +215,11 @@ def dot_(input, other):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
                            f"src [{other.shape[0]}] to have the same number of elements, but "
                            f"got {input.shape[0]} and {other.shape[0]} elements respectively")
+
+
+@public("dot", function=True)
+def dot_(input, other):
+    _check_vectors(input, other)
     if _dt(input) != _dt(other):
         raise RuntimeError("dot : expected both vectors to have same dtype, but found "
                            f"{_name(input)} and {_name(other)}")
@@ -265,13 +270,7 @@ vdot_op = defop("vdot", np.vdot, "VdotBackward0",
         numpy={np.vdot: lambda a, b: vdot_op(reshape(args.value(a), -1),
                                               reshape(args.value(b), -1))})
 def vdot(input, other):
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
-    if input.shape[0] != other.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
-                           f"src [{other.shape[0]}] to have the same number of elements, but "
-                           f"got {input.shape[0]} and {other.shape[0]} elements respectively")
+    _check_vectors(input, other)
     return vdot_op(input, other)
 
 
