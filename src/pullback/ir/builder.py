@@ -7,6 +7,7 @@ that shapes and dtypes are exact.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,19 @@ class Builder:
         return v
 
 
-def emit_zeros(shape: tuple, dtype: Any) -> Var:
+def emit_zeros(shape: tuple, dtype: Any, known: bool = True) -> Var:
     """A zero gradient for an output of a multi-output op that no gradient reached, as
-    an equation of the active builder (``np.zeros(shape, dtype)`` in generated code)."""
-    return ACTIVE.builder.emit(OPS["zeros"], (), {"shape": shape, "dtype": np.dtype(dtype)})
+    an equation of the active builder (``np.zeros(shape, dtype)`` in generated code);
+    ``known``: rules may take it for a zero (``is_zeros``), not only compute with it."""
+    v = ACTIVE.builder.emit(OPS["zeros"], (), {"shape": shape, "dtype": np.dtype(dtype)})
+    if known:
+        _ZEROS[id(v)] = v
+    return v
+
+
+_ZEROS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> a zeros Var
+
+
+def is_zeros(v: Any) -> bool:
+    """Whether ``v`` is a gradient ``emit_zeros`` made: a rule may skip work on it."""
+    return isinstance(v, Var) and _ZEROS.get(id(v)) is v

@@ -1,0 +1,188 @@
+"""Control flow as regions: ops whose params hold sub-graphs, run as loops and branches.
+
+A region equation holds its body once, as a closed graph (every value it reads from
+outside is one of its inputs), however many times it runs:
+
+    h:f32[4] ys:f32[50,4] hs:f32[50,4] = scan[length=50 n_carry=1 n_xs=1 reverse=False
+        body={ lambda h:f32[4] x:f32[4] w:f32[4,4] .
+               let t0:f32[4] = matmul h w
+                   t1:f32[4] = add t0 x
+                   h_1:f32[4] = tanh t1
+               in (h_1 h_1) }] h0 xs w
+
+``scan``'s inputs are its carries, the arrays it walks along their first axis and the
+values its body reads from outside (``consts``); its outputs the last carries, the
+body's per-step outputs stacked, and the carries each step started from, stacked (read
+by the reverse loop only; codegen does not keep them when nothing reads them).
+
+Every pass sees one equation. The adjoint of a scan is a scan (``_scan_vjp``): a
+reverse loop whose body is the adjoint of the forward body (``reverse_body``), carrying
+the carries' gradients and the sums of the consts' gradients, walking the saved
+carries and the outputs' gradients backwards. So gradients of gradients and forward
+mode (derived from the VJP rule: ops/jvp.py) follow from the one rule. Codegen writes
+a Python ``for`` loop with the body once (codegen.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros
+from pullback.ops import defop
+from pullback.ops.elementwise import zeros_like
+
+from .adjoint import adjoint
+from .cse import cse
+from .dce import dce
+from .peephole import peephole
+
+
+def _is_float(v: Any) -> bool:
+    return np.dtype(v.dtype).kind in "fc"
+
+
+def scan_parts(inputs: tuple, n_carry: int, n_xs: int) -> tuple:
+    """(carries, xs, consts) of a scan's inputs (of its equation or its body)."""
+    return (tuple(inputs[:n_carry]), tuple(inputs[n_carry:n_carry + n_xs]),
+            tuple(inputs[n_carry + n_xs:]))
+
+
+def _steps(length: int, reverse: bool) -> range:
+    return range(length - 1, -1, -1) if reverse else range(length)
+
+
+def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
+              reverse: bool) -> tuple:
+    """The forward on arrays: the body evaluated once per step."""
+    carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
+    carries = [np.asarray(c) for c in carries]
+    ys = [np.empty((length,) + v.shape, v.dtype) for v in body.outputs[n_carry:]]
+    saved = [np.empty((length,) + v.shape, v.dtype) for v in body.inputs[:n_carry]]
+    for i in _steps(length, reverse):
+        for s, c in zip(saved, carries):
+            s[i] = c
+        outs = evaluate(body, carries + [x[i] for x in xs] + list(consts))
+        carries = [np.asarray(c) for c in outs[:n_carry]]
+        for y, o in zip(ys, outs[n_carry:]):
+            y[i] = o
+    return tuple(carries) + tuple(ys) + tuple(saved)
+
+
+class _Memo(threading.local):
+    """The gradients one application of the rule computed, for its other inputs."""
+
+    key: tuple = ()
+    grads: list = []
+
+
+_MEMO = _Memo()
+
+
+def _scan_vjp(g: tuple, out: tuple, tensors: tuple, i: int, body: Graph, length: int,
+              n_carry: int, n_xs: int, reverse: bool) -> Any:
+    """The gradient of input ``i``: all of them come from one reverse scan, run once per
+    application of the rule (``_MEMO``) and read for each input that needs one."""
+    if _MEMO.key[:2] != (id(g), id(out)) or _MEMO.key[2] is not g:
+        _MEMO.grads = _scan_grads(g, out, tensors, body, length, n_carry, n_xs, reverse)
+        _MEMO.key = (id(g), id(out), g)
+    return _MEMO.grads[i]
+
+
+def _scan_grads(g: tuple, out: tuple, tensors: tuple, body: Graph, length: int,
+                n_carry: int, n_xs: int, reverse: bool) -> list:
+    carries, xs, consts = scan_parts(tensors, n_carry, n_xs)
+    n_y = len(body.outputs) - n_carry
+    g_last, g_ys, g_saved = g[:n_carry], g[n_carry:n_carry + n_y], g[n_carry + n_y:]
+    saved = out[n_carry + n_y:]
+    # the saved carries get a gradient only in a gradient of a gradient
+    fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+    rev = reverse_body(body, n_carry, n_xs, fs)
+    init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
+    walk = (list(saved) + list(xs) + [g_ys[k] for k in rev.fy]
+            + [g_saved[k] for k in rev.fs])
+    res = scan_op(*init, *walk, *consts, body=rev.graph, length=length, n_carry=len(init),
+                  n_xs=len(walk), reverse=not reverse)
+    grads: list = [None] * len(tensors)
+    for j, k in enumerate(rev.fc):
+        grads[k] = res[j]
+    for j, k in enumerate(rev.fk):
+        grads[n_carry + n_xs + k] = res[len(rev.fc) + j]
+    for j, k in enumerate(rev.fx):
+        grads[n_carry + k] = res[len(init) + j]
+    return grads
+
+
+class ReverseBody:
+    """The body of a scan's reverse loop and which of the forward's values it takes
+    gradients of (positions among the carries, xs, consts and per-step outputs, and the
+    saved carries whose gradients it walks)."""
+
+    def __init__(self, graph: Graph, fc: list, fx: list, fk: list, fy: list,
+                 fs: tuple) -> None:
+        self.graph, self.fc, self.fx, self.fk, self.fy, self.fs = graph, fc, fx, fk, fy, fs
+
+
+_REVERSE: dict[tuple, tuple] = {}  # (id(body), fs) -> (body, its ReverseBody)
+_REVERSE_LOCK = threading.Lock()
+
+
+def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> ReverseBody:
+    """``(g_carry..., sums..., carry..., x..., g_y..., g_saved..., consts...) ->
+    (g_carry_before..., sums + g_consts..., g_x...)``: one step of the reverse loop (made
+    once per body); ``fs``: the carries whose saved values get a gradient, added to
+    theirs at their step."""
+    with _REVERSE_LOCK:
+        hit = _REVERSE.get((id(body), fs))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    ys = body.outputs[n_carry:]
+    fc = [k for k, v in enumerate(b_carry) if _is_float(v)]
+    fx = [k for k, v in enumerate(b_x) if _is_float(v)]
+    fk = [k for k, v in enumerate(b_k) if _is_float(v)]
+    fy = [k for k, v in enumerate(ys) if isinstance(v, Var) and _is_float(v)]
+    fs = tuple(k for k in fs if k in fc)
+    seeds = [_like(v, "g") if isinstance(v, Var) and _is_float(v) else None
+             for v in body.outputs]
+    wrt = [b_carry[k] for k in fc] + [b_x[k] for k in fx] + [b_k[k] for k in fk]
+    joint = adjoint(body, wrt, seeds)
+    grads = joint.outputs[len(body.outputs):]
+    g_c, g_x, g_k = grads[:len(fc)], grads[len(fc):len(fc) + len(fx)], grads[len(fc) + len(fx):]
+    sums = [_like(b_k[k], "sum") for k in fk]
+    g_saved = {k: _like(b_carry[k], "g_saved") for k in fs}
+    with Builder() as b:
+        b.consts = dict(joint.consts)
+        outs = ([_plus(_or_zeros(gv, b_carry[k]), g_saved.get(k)) for gv, k in zip(g_c, fc)]
+                + [s if gv is None else s + gv for s, gv in zip(sums, g_k)]
+                + [_or_zeros(gv, b_x[k]) for gv, k in zip(g_x, fx)])
+    inputs = ([seeds[k] for k in fc] + sums + list(b_carry) + list(b_x)
+              + [seeds[n_carry + k] for k in fy] + list(g_saved.values()) + list(b_k))
+    graph = Graph(inputs, joint.eqns + b.eqns, outs, b.consts, name=body.name + "_reverse")
+    for p in (peephole, cse, dce):
+        graph = p(graph)
+    rev = ReverseBody(graph, fc, fx, fk, fy, fs)
+    with _REVERSE_LOCK:
+        if len(_REVERSE) > 1024:
+            _REVERSE.clear()
+        _REVERSE[id(body), fs] = (body, rev)
+    return rev
+
+
+def _plus(a: Any, b: Any) -> Any:
+    return a if b is None else a + b
+
+
+def _like(v: Var, name: str) -> Var:
+    """A new value of ``v``'s type (its trace value: ones, a seed's stand-in)."""
+    return Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=name)
+
+
+def _or_zeros(g: Any, like: Var) -> Any:
+    return emit_zeros(like.shape, like.dtype) if g is None else g
+
+
+scan_op = defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
+                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)
