@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros
-from pullback.ops import defop
+from pullback.ops import OPS, defop
 from pullback.ops.elementwise import zeros_like
 
 from .adjoint import adjoint
@@ -59,16 +59,21 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
     """The forward on arrays: the body evaluated once per step."""
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
-    ys = [np.empty((length,) + v.shape, v.dtype) for v in body.outputs[n_carry:]]
-    saved = [np.empty((length,) + v.shape, v.dtype) for v in body.inputs[:n_carry]]
+    if length == 0:
+        return tuple(carries) + tuple(
+            np.empty((0,) + v.shape, v.dtype) for v in body.outputs[n_carry:] + body.inputs[:n_carry])
+    ys: list = []
+    saved: list = []
     for i in _steps(length, reverse):
-        for s, c in zip(saved, carries):
-            s[i] = c
+        saved.append(carries)
         outs = evaluate(body, carries + [x[i] for x in xs] + list(consts))
         carries = [np.asarray(c) for c in outs[:n_carry]]
-        for y, o in zip(ys, outs[n_carry:]):
-            y[i] = o
-    return tuple(carries) + tuple(ys) + tuple(saved)
+        ys.append(outs[n_carry:])
+    if reverse:
+        ys.reverse()
+        saved.reverse()
+    return tuple(carries) + tuple(np.stack(s) for s in zip(*ys)) + tuple(
+        np.stack(s) for s in zip(*saved))
 
 
 class _Memo(threading.local):
@@ -184,5 +189,6 @@ def _or_zeros(g: Any, like: Var) -> Any:
     return emit_zeros(like.shape, like.dtype) if g is None else g
 
 
-scan_op = defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
+# (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
+scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
                 vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)

@@ -12,10 +12,11 @@ the equation, so the generated source does not grow with it.
 >>> import pullback as pb
 >>> def cumulative(xs):
 ...     return pb.scan(lambda c, x: (c + x, c * x), 0.0, xs)
->>> cumulative(np.array([1.0, 2.0, 3.0]))
+>>> total, products = cumulative(np.array([1.0, 2.0, 3.0]))
+>>> float(total), products
 (6.0, array([0., 2., 9.]))
 >>> pb.grad(lambda xs: cumulative(xs)[1].sum())(np.array([1.0, 2.0, 3.0]))
-array([5., 4., 0.])
+array([5., 4., 3.])
 
 A body may not turn a traced value into a Python value (``if`` on it, ``float()``),
 draw random numbers or change state outside it: the error names the line.
@@ -282,8 +283,8 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
         closed = body.graphs(c_out + y_leaves, src)
     graph, outer = closed[-1]
     consts = _tensors_of(tracers[-1], outer)
-    as_t = lambda x, d: x if isinstance(x, Tensor) else face._make(d)
-    args = [as_t(x, d) for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
+    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
+            for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
     # one op on this call's Tensors: every tracer records it as one equation, and its
     # node gives an eager backward (which a nested transform may run) the reverse loop
     values = scan_op(*args, body=graph, length=n, n_carry=len(c_leaves),
@@ -291,6 +292,14 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
     n_c, n_y = len(c_leaves), len(y_leaves)
     return (tree_unflatten(c_tree, list(values[:n_c])),
             tree_unflatten(y_tree, list(values[n_c:n_c + n_y])))
+
+
+def _constant(tracers: list, face: type, data: np.ndarray) -> Tensor:
+    """A loop's value given as an array or number: a constant of every trace."""
+    t = face._make(data)
+    for tr in tracers:
+        tr._bind(t, tr.builder.const(data))
+    return t
 
 
 def _tensors_of(tracer: Tracer, outer: list) -> list:
