@@ -59,6 +59,8 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
     """The forward on arrays: the body evaluated once per step."""
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
+    if length is None:  # as long as the arrays it walks (a while loop's reverse)
+        length = len(xs[0])
     if length == 0:
         return tuple(carries) + tuple(
             np.empty((0,) + v.shape, v.dtype) for v in body.outputs[n_carry:] + body.inputs[:n_carry])
@@ -192,3 +194,107 @@ def _or_zeros(g: Any, like: Var) -> Any:
 # (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
 scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
                 vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+
+
+# ------------------------------------------------------------------------ while
+def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
+    """The forward on arrays: the last carries, the number of steps taken and the carries
+    each step started from, stacked (its reverse walks them back)."""
+    carries, consts = [np.asarray(c) for c in arrays[:n_carry]], list(arrays[n_carry:])
+    saved: list = []
+    while evaluate(cond, carries + consts)[0]:
+        saved.append(carries)
+        carries = [np.asarray(c) for c in evaluate(body, carries + consts)]
+    stacks = tuple(np.stack(s) for s in zip(*saved)) if saved else tuple(
+        np.empty((0,) + v.shape, v.dtype) for v in body.inputs[:n_carry])
+    return tuple(carries) + (np.asarray(len(saved)),) + stacks
+
+
+def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: Graph,
+               n_carry: int) -> Any:
+    """The reverse of a while loop is a scan as long as the loop ran (its length read at
+    run time from the saved carries), over the body's adjoint."""
+    key = (id(g), id(out))
+    if _MEMO.key[:2] != key or _MEMO.key[2] is not g:
+        carries, consts = tensors[:n_carry], tensors[n_carry:]
+        g_last, g_saved = g[:n_carry], g[n_carry + 1:]
+        saved = out[n_carry + 1:]
+        fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+        rev = reverse_body(body, n_carry, 0, fs)
+        init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
+        walk = list(saved) + [g_saved[k] for k in rev.fs]
+        res = scan_op(*init, *walk, *consts, body=rev.graph, length=None,
+                      n_carry=len(init), n_xs=len(walk), reverse=True)
+        grads: list = [None] * len(tensors)
+        for j, k in enumerate(rev.fc):
+            grads[k] = res[j]
+        for j, k in enumerate(rev.fk):
+            grads[n_carry + k] = res[len(rev.fc) + j]
+        _MEMO.grads, _MEMO.key = grads, key + (g,)
+    return _MEMO.grads[i]
+
+
+while_op = OPS.get("while") or defop(
+    "while", _run_while, "WhileBackward0", variadic=True, outputs=tuple,
+    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+
+
+# ------------------------------------------------------------------------ switch
+def _run_switch(index: Any, *arrays: Any, branches: tuple) -> tuple:
+    """The branch ``index`` picks (clamped into range, as JAX's switch), on arrays."""
+    k = min(max(int(index), 0), len(branches) - 1)
+    return tuple(np.asarray(o) for o in evaluate(branches[k], list(arrays)))
+
+
+def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -> Any:
+    """The gradient of the branch that ran: a switch over the branches' adjoints."""
+    if i == 0:
+        return None  # (the index: an integer or a boolean)
+    key = (id(g), id(out))
+    if _MEMO.key[:2] != key or _MEMO.key[2] is not g:
+        index, operands = tensors[0], tensors[1:]
+        adjoints, wrt = branch_adjoints(branches)
+        seeds = [gk for gk, v in zip(g, branches[0].outputs) if _is_float(v)]
+        res = switch_op(index, *operands, *seeds, branches=adjoints)
+        grads: list = [None] * len(tensors)
+        for j, k in enumerate(wrt):
+            grads[1 + k] = res[j]
+        _MEMO.grads, _MEMO.key = grads, key + (g,)
+    return _MEMO.grads[i]
+
+
+_ADJOINTS: dict[int, tuple] = {}  # id(branches) -> (branches, (adjoints, wrt))
+
+
+def branch_adjoints(branches: tuple) -> tuple:
+    """Per branch ``(operands..., g_out...) -> (g_operand...)`` for the float operands
+    (``wrt``: their positions); a branch no gradient reaches gives zeros."""
+    with _REVERSE_LOCK:
+        hit = _ADJOINTS.get(id(branches))
+        if hit is not None and hit[0] is branches:
+            return hit[1]
+    first = branches[0]
+    wrt = [k for k, v in enumerate(first.inputs) if _is_float(v)]
+    seeds = [_like(v, "g") if _is_float(v) else None for v in first.outputs]
+    adjoints = []
+    for br in branches:
+        s = [None if sd is None else _like(sd, "g") for sd in seeds]
+        joint = adjoint(br, [br.inputs[k] for k in wrt], s)
+        with Builder() as b:
+            b.consts = dict(joint.consts)
+            outs = [_or_zeros(gv, br.inputs[k]) for gv, k in
+                    zip(joint.outputs[len(br.outputs):], wrt)]
+        graph = Graph(br.inputs + [x for x in s if x is not None], joint.eqns + b.eqns, outs,
+                      b.consts, name=br.name + "_grad")
+        for p in (peephole, cse, dce):
+            graph = p(graph)
+        adjoints.append(graph)
+    result = (tuple(adjoints), wrt)
+    with _REVERSE_LOCK:
+        _ADJOINTS[id(branches)] = (branches, result)
+    return result
+
+
+switch_op = OPS.get("switch") or defop(
+    "switch", _run_switch, "SwitchBackward0", variadic=True, outputs=tuple,
+    vjp=(_switch_vjp,), uses=("tensors",), aliases=True, fresh=False)

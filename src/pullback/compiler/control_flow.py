@@ -37,7 +37,7 @@ from ..ops.shape import copy
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .tracer import TraceError, Tracer, source_of, user_frame
-from pullback.transforms.regions import scan_op
+from pullback.transforms.regions import scan_op, switch_op, while_op
 
 
 # --------------------------------------------------------------------------- checks
@@ -179,16 +179,15 @@ class _Body:
             tr.builder = builder
             tr.var_of = {**var_of, **kept}
 
-    def graphs(self, outputs: list, src: Any) -> list:
-        """Per tracer: (the body's closed graph, the outer values it reads)."""
-        result = []
-        for tr, ins, (_, _, n_guards, n_writes, n_changed, n_draws) in zip(
-                self.tracers, self.inputs, self.saved):
+    def graph(self, outputs: list, src: Any) -> Graph:
+        """The body as the innermost tracer recorded it (the values it reads from outside
+        still free: ``close`` makes them inputs)."""
+        for tr, (_, _, n_guards, n_writes, n_changed, n_draws) in zip(self.tracers,
+                                                                       self.saved):
             self._refuse(tr, n_guards, n_writes, n_changed, n_draws, src)
-            b = tr.builder
-            outs = [self._var(tr, o) for o in outputs]
-            result.append(close(Graph(ins, b.eqns, outs, b.consts, name=self.fn)))
-        return result
+        tr = self.tracers[-1]
+        outs = [self._var(tr, o) for o in outputs]
+        return Graph(self.inputs[-1], tr.builder.eqns, outs, tr.builder.consts, name=self.fn)
 
     @staticmethod
     def _var(tr: Tracer, value: Any) -> Var:
@@ -213,25 +212,31 @@ class _Body:
                              f"effect (a print){where}; a traced loop body must be pure")
 
 
-def close(graph: Graph) -> tuple:
-    """(graph with the outer values it reads as extra inputs, those outer values)."""
-    defined = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+def close(graphs: list) -> tuple:
+    """(the graphs, each with every outer value any of them reads as extra inputs, in
+    one order; those outer values)."""
     free: dict = {}
-    for e in graph.eqns:
-        for a in e.inputs:
-            if isinstance(a, Var) and a.id not in defined and a.id not in free:
-                free[a.id] = a
-        defined.update(v.id for v in e.outs)
-    for v in graph.outputs:
-        if v.id not in defined and v.id not in free:
-            free[v.id] = v
+    for graph in graphs:
+        defined = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+        for e in graph.eqns:
+            for a in e.inputs:
+                if isinstance(a, Var) and a.id not in defined:
+                    free.setdefault(a.id, a)
+            defined.update(v.id for v in e.outs)
+        for v in graph.outputs:
+            if v.id not in defined:
+                free.setdefault(v.id, v)
     outer = list(free.values())
+    return [_closed(g, outer) for g in graphs], outer
+
+
+def _closed(graph: Graph, outer: list) -> Graph:
     inner = {v.id: Var(v.shape, v.dtype, v._data, name=v.name) for v in outer}
     eqns = [e.replace(inputs=tuple(inner.get(a.id, a) if isinstance(a, Var) else a
                                    for a in e.inputs)) for e in graph.eqns]
     outputs = [inner.get(v.id, v) for v in graph.outputs]
     return graph.replace(inputs=graph.inputs + [inner[v.id] for v in outer], eqns=eqns,
-                         outputs=outputs), outer
+                         outputs=outputs)
 
 
 # --------------------------------------------------------------------------- pb.scan
@@ -280,8 +285,8 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
                                        tree_unflatten(x_tree, x_in)))
         c_out = check_carry("pb.scan", c_in, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
-        closed = body.graphs(c_out + y_leaves, src)
-    graph, outer = closed[-1]
+        graph = body.graph(c_out + y_leaves, src)
+    (graph,), outer = close([graph])
     consts = _tensors_of(tracers[-1], outer)
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
@@ -323,3 +328,105 @@ def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
     steps = np.arange(int(lower), max(int(lower), int(upper)))
     carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, steps)
     return carry
+
+
+# --------------------------------------------------------------------- pb.while_loop
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """``val = body_fun(val)`` while ``cond_fun(val)`` (JAX's ``lax.while_loop``). Under
+    a trace the loop is one region whatever its trip count, and reverse-differentiable:
+    the generated code counts the steps and keeps the carries each step started from;
+    the gradient walks them back."""
+    leaves, tree = tree_flatten(init_val)
+    tracers = active_tracers() if record.TRACING else None
+    if not tracers:
+        val = init_val
+        while _truth(cond_fun(val)):
+            new = body_fun(val)
+            leaves = check_carry("pb.while_loop", leaves, tree, new)
+            val = new
+        return val
+    src = source_of(user_frame())
+    face = _face(leaves)
+    weak = _weak_dtype(leaves, face)
+    data = [_data(c, weak if isinstance(c, float) else None) for c in leaves]
+    wants = lambda x: isinstance(x, Tensor) and x._requires_grad
+    stand = lambda: [_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
+    c_in = stand()
+    with _Body("pb.while_loop", tracers, c_in) as body:
+        pred = cond_fun(tree_unflatten(tree, c_in))
+        _check_predicate(pred)
+        cond = body.graph([pred], src)
+    c_in = stand()
+    with _Body("pb.while_loop", tracers, c_in) as body:
+        out = check_carry("pb.while_loop", c_in, tree, body_fun(tree_unflatten(tree, c_in)))
+        step = body.graph(out, src)
+    (cond, step), outer = close([cond, step])
+    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
+            for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
+    values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    return tree_unflatten(tree, list(values[:len(leaves)]))
+
+
+def _truth(pred: Any) -> bool:
+    return bool(pred)
+
+
+def _check_predicate(pred: Any) -> None:
+    shape, dtype = _type_of(pred)
+    if shape != () or dtype != np.bool_:
+        raise TypeError("pb.while_loop: cond_fun must return a boolean scalar, got "
+                        f"{_describe(shape, dtype)}")
+
+
+# ---------------------------------------------------------------- pb.cond, pb.switch
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)`` (JAX's
+    ``lax.cond``). A traced ``pred`` makes one region holding both branches: the
+    generated code has an ``if``, and a new outcome does not trace again."""
+    return _branch("pb.cond", pred, [false_fun, true_fun], operands)
+
+
+def switch(index: Any, branches: Any, *operands: Any) -> Any:
+    """``branches[index](*operands)``, ``index`` clamped into range (JAX's
+    ``lax.switch``)."""
+    branches = list(branches)
+    if not branches:
+        raise ValueError("pb.switch: branches must not be empty")
+    return _branch("pb.switch", index, branches, operands)
+
+
+def _branch(fn: str, index: Any, branches: list, operands: tuple) -> Any:
+    tracers = active_tracers() if record.TRACING and isinstance(index, Tensor) else None
+    if not tracers:
+        k = int(bool(index)) if fn == "pb.cond" else int(index)
+        return branches[min(max(k, 0), len(branches) - 1)](*operands)
+    src = source_of(user_frame())
+    leaves, tree = tree_flatten(operands)
+    face = _face(leaves + [index])
+    data = [_data(x) for x in leaves]
+    graphs, first = [], None
+    for br in branches:
+        ins = [_stand_in(face, d, isinstance(x, Tensor) and x._requires_grad)
+               for x, d in zip(leaves, data)]
+        with _Body(fn, tracers, ins) as body:
+            outs, out_tree = tree_flatten(br(*tree_unflatten(tree, ins)))
+            first = first or (outs, out_tree)
+            _same_outputs(fn, first, outs, out_tree)
+            graphs.append(body.graph(outs, src))
+    graphs, outer = close(graphs)
+    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
+            for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
+    pick = index if fn == "pb.switch" or index._data.dtype == np.bool_ else index != 0
+    values = switch_op(pick, *args, branches=tuple(graphs))
+    return tree_unflatten(first[1], list(values))
+
+
+def _same_outputs(fn: str, first: tuple, outs: list, tree: Any) -> None:
+    if tree != first[1]:
+        raise TypeError(f"{fn}: the branches must return the same structure, got "
+                        f"{first[1]} and {tree}")
+    for k, (a, b) in enumerate(zip(first[0], outs)):
+        if _type_of(a) != _type_of(b):
+            raise TypeError(f"{fn}: the branches must return the same shapes and dtypes, "
+                            f"but output {k} is {_describe(*_type_of(a))} in one and "
+                            f"{_describe(*_type_of(b))} in another")
