@@ -29,6 +29,7 @@ from pullback.settings import config
 
 from .codegen_regions import REGIONS
 from .inplace import IntoOp
+from .regions import use_runner
 
 
 class Module:
@@ -237,7 +238,7 @@ def _comment(e: Any, backward: str | None) -> str | None:
 
 
 def generate(graph: Graph, fn_name: str, env: dict | None = None,
-             block: str = "grad of") -> Module:
+             block: str = "grad of", dump: bool = True) -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
     Backward equations (those with a ``block``) get ``# grad of:`` comments (``block``
     names them: ``tangent of`` in forward mode's code)."""
@@ -255,7 +256,7 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
             body.insert(0, f"guard({k}, {em.name(v)})")
     source = f"def {fn_name}({', '.join(params)}):\n" + "".join(
         f"    {line}\n" for line in body)
-    return _compile(source, fn_name, em.globals)
+    return _compile(source, fn_name, em.globals, dump)
 
 
 def _targets(em: _Emitter, e: Any, last: dict) -> str:
@@ -306,7 +307,7 @@ def set_dump_dir(path: Any) -> None:
     config.dump_dir = None if path is None else os.fspath(path)
 
 
-def _compile(source: str, fn_name: str, glb: dict) -> Module:
+def _compile(source: str, fn_name: str, glb: dict, dump: bool = True) -> Module:
     """Compile ``source`` and keep it in ``linecache`` for as long as its function lives
     (tracebacks and pdb show it; an evicted variant's source goes with it)."""
     filename = f"<pullback:{fn_name}:{next(_counter)}>"
@@ -316,7 +317,7 @@ def _compile(source: str, fn_name: str, glb: dict) -> Module:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(fn, linecache.cache.pop, filename, None).atexit = False
     directory = config.dump_dir
-    if directory:
+    if directory and dump:
         _dump(directory, fn_name, source, glb)
     return Module(source, fn, filename)
 
@@ -351,3 +352,7 @@ def _create_new(directory: str, prefix: str) -> int:
         except FileExistsError:
             continue
     raise FileExistsError(f"{_DUMP_TRIES} random file names in {directory!r} were taken")
+
+
+# a region's body runs as generated code when its op runs on arrays (regions.py)
+use_runner(lambda graph: generate(graph, "step", dump=False).fn)

@@ -54,6 +54,30 @@ def _steps(length: int, reverse: bool) -> range:
     return range(length - 1, -1, -1) if reverse else range(length)
 
 
+_RUNNERS: dict[int, tuple] = {}  # id(graph) -> (graph, its generated function)
+_COMPILE: list = []  # codegen's graph -> function, registered by codegen.py
+
+
+def use_runner(compile_graph: Any) -> None:
+    """How bodies run on arrays: as generated code (codegen registers itself here)."""
+    _COMPILE[:] = [compile_graph]
+
+
+def runner(graph: Graph) -> Any:
+    """``graph`` as a function of its inputs returning its outputs (a tuple)."""
+    hit = _RUNNERS.get(id(graph))
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    if not _COMPILE:  # (codegen not imported: the interpreter)
+        return lambda *a: evaluate(graph, list(a))
+    fn = _COMPILE[0](graph)
+    with _REVERSE_LOCK:
+        if len(_RUNNERS) > 1024:
+            _RUNNERS.clear()
+        _RUNNERS[id(graph)] = (graph, fn)
+    return fn
+
+
 def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
               reverse: bool) -> tuple:
     """The forward on arrays: the body evaluated once per step."""
@@ -66,9 +90,10 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
             np.empty((0,) + v.shape, v.dtype) for v in body.outputs[n_carry:] + body.inputs[:n_carry])
     ys: list = []
     saved: list = []
+    step = runner(body)
     for i in _steps(length, reverse):
         saved.append(carries)
-        outs = evaluate(body, carries + [x[i] for x in xs] + list(consts))
+        outs = step(*carries, *[x[i] for x in xs], *consts)
         carries = [np.asarray(c) for c in outs[:n_carry]]
         ys.append(outs[n_carry:])
     if reverse:
@@ -202,9 +227,10 @@ def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
     each step started from, stacked (its reverse walks them back)."""
     carries, consts = [np.asarray(c) for c in arrays[:n_carry]], list(arrays[n_carry:])
     saved: list = []
-    while evaluate(cond, carries + consts)[0]:
+    test, step = runner(cond), runner(body)
+    while test(*carries, *consts)[0]:
         saved.append(carries)
-        carries = [np.asarray(c) for c in evaluate(body, carries + consts)]
+        carries = [np.asarray(c) for c in step(*carries, *consts)]
     stacks = tuple(np.stack(s) for s in zip(*saved)) if saved else tuple(
         np.empty((0,) + v.shape, v.dtype) for v in body.inputs[:n_carry])
     return tuple(carries) + (np.asarray(len(saved)),) + stacks
@@ -243,7 +269,7 @@ while_op = OPS.get("while") or defop(
 def _run_switch(index: Any, *arrays: Any, branches: tuple) -> tuple:
     """The branch ``index`` picks (clamped into range, as JAX's switch), on arrays."""
     k = min(max(int(index), 0), len(branches) - 1)
-    return tuple(np.asarray(o) for o in evaluate(branches[k], list(arrays)))
+    return tuple(np.asarray(o) for o in runner(branches[k])(*arrays))
 
 
 def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -> Any:
