@@ -1,7 +1,7 @@
 """tangent: forward mode. Interleave tangent equations with a traced forward graph.
 
 Walks the forward equations in order; after each one whose inputs carry a tangent it
-emits the tangent of its result with ``apply_jvp`` (ops/jvp.py: the op's declared
+emits the tangent of its result with ``apply_jvp`` (ops/table/jvp.py: the op's declared
 JVP rules, its VJP rules for an elementwise op on real values, else its VJP rules
 transposed by ``transpose_rules``). Symbolic zeros: a value no input tangent reaches
 has no tangent and costs nothing.
@@ -38,7 +38,7 @@ from typing import Any
 
 from pullback.ir import Builder, Eqn, Graph, Var, current, emit_zeros
 from pullback.ops import apply_jvp, fit_out, vjp_per_input
-from pullback.ops.results import pack
+from pullback.ops.table.results import pack
 
 from .adjoint import adjoint
 

@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from . import args
-from .registry import defop, public
 from .sampling import GENERATOR
+from .table import args
+from .table.registry import defop, public
 
 _ALPHA = 1.7580993408473766  # -selu's negative saturation value, SELU_SCALE * SELU_ALPHA
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import where
 from .indexing import fill_op
-from .registry import defop, public
+from .table import args
+from .table.registry import defop, public
 
 
 def _masked_select(x, mask):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defop
+from .table.registry import defop
 
 
 class _Generator:

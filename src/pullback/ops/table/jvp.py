@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .elementwise import cast, real
+from ..elementwise import cast, real
+from ..shape import expand
 from .registry import OpDef
-from .shape import expand
 
 
 def _kind(x: Any) -> str:

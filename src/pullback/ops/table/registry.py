@@ -293,6 +293,32 @@ def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
     return op
 
 
+def unary(name: str, forward: Callable, grad_fn: str, rule: Callable, uses: str = "x", *,
+          public: bool = True, aliases: tuple = (), **facts: Any) -> OpDef:
+    """Declare a one-input op with one VJP rule ``rule(g, out, x, **params)`` reading
+    ``uses`` (``"x"``, ``"out"``, ``"x out"`` or ``""``): the shared form of every unary
+    family (exp, tan, erf, i0, bessel_j0...).
+
+    ``public=True`` makes it ``pb.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_``, under
+    torch's ``aliases`` too (``arcsin`` for ``asin``); ``public=False`` reaches it only
+    through the names given in ``facts`` (``function="special.i0e"``). A numpy ufunc as
+    the forward is also numpy's function on Tensors and spelled as it in generated code
+    (``np.tan({0})``); any other forward is declared elementwise and fresh (a kernel that
+    returns a new array). Every default yields to an explicit fact."""
+    if public:
+        names = (name,) + tuple(aliases)
+        facts.setdefault("function", names)
+        facts.setdefault("method", names)
+        facts.setdefault("inplace", True)
+    if isinstance(forward, np.ufunc):
+        facts.setdefault("template", f"np.{forward.__name__}({{0}})")
+        facts.setdefault("numpy", forward)
+    else:
+        facts.setdefault("elementwise", True)
+        facts.setdefault("fresh", True)
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), **facts)
+
+
 def public(name: str, **names: Any) -> Callable:
     """Declare a torch-signature function that chooses among primitives::
 
