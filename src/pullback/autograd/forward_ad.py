@@ -15,7 +15,7 @@ Leaving the level forgets every tangent.
 tensor([2.0000, 5.4366])
 
 As torch, there is one level at a time. An op whose tangent is not declared gets it
-derived from its VJP rules (``transforms/tangent.py: transpose_rules``) on IR mirrors of
+derived from its VJP rules (``transforms/transpose.py: transpose_rules``) on IR mirrors of
 its Tensors, evaluated on the Tensors themselves.
 """
 
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pullback.transforms.dce import dce
-from pullback.transforms.tangent import transpose_rules
+from pullback.transforms.transpose import transpose_rules
 
 from ..ir import Builder, Graph, Var, evaluate
 from ..ops import apply_jvp

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from .sampling import GENERATOR
+from .sampling import GENERATOR, own_generator
 from .table import args
 from .table.registry import defop, public
 
@@ -37,7 +37,8 @@ def _keep(x, p, shape):
 
 
 # ones where an element (or a channel) is kept; the input only types and places it
-bernoulli_keep = defop("bernoulli_keep", _keep, pure=False, fresh=True)
+bernoulli_keep = defop("bernoulli_keep", _keep, pure=False, fresh=True,
+                       draws_from=own_generator)
 
 
 def _check_p(p):

@@ -525,11 +525,10 @@ def _numpy_argsort(a, axis, order):
                       descending=False, stable=True)
 
 
-#: ops whose result's shape depends on the input's values: the compiler refuses them
-#: (a trace is specialized on shapes), so they run eagerly only
-SHAPE_FROM_DATA = frozenset({"nonzero", "masked_select"})  # (masking.py)
+# the result's shape depends on the input's values: the compiler refuses it (a trace
+# is specialized on shapes), so it runs eagerly only
 nonzero_op = defop("nonzero", lambda x: np.argwhere(x).astype(np.int64),
-                   template="np.argwhere({0})")
+                   template="np.argwhere({0})", shape_from_data=True)
 
 
 @public("nonzero", function=True, method=True)
