@@ -55,12 +55,15 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|") or " "
 
 
-def _file_of(obj: Any) -> Path | None:
+def _file_of(obj: Any, kernels: bool = False) -> Path | None:
+    """The op family (a module directly in ``ops/``) defining function ``obj``; with
+    ``kernels``, a module of ``ops/kernels/`` too."""
     code = getattr(obj, "__code__", None)
     if code is None:
         return None
     path = Path(code.co_filename).resolve()
-    return path if path.parent == OPS_DIR.resolve() else None
+    folders = (OPS_DIR.resolve(), OPS_DIR.resolve() / "kernels")
+    return path if path.parent in (folders if kernels else folders[:1]) else None
 
 
 def _op_module(op: Any, sources: dict) -> str:
@@ -96,7 +99,7 @@ def _numpy_name(f: Any) -> str:
 
 def _rule_note(op: Any) -> str:
     for fn in [r for r in (op.vjp or ()) if r is not None] + [op.forward]:
-        if getattr(fn, "__name__", "<lambda>") != "<lambda>" and _file_of(fn) is not None:
+        if getattr(fn, "__name__", "<lambda>") != "<lambda>" and _file_of(fn, True) is not None:
             note = _first_sentence(fn.__doc__)
             if note:
                 return note

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from pullback.ir import GRAD_PREFIX, Builder, Eqn, Graph, Var, emit_zeros
 from pullback.ops import apply_vjp, complete, fit_to
-from pullback.ops.results import pack
+from pullback.ops.table.results import pack
 
 
 def active_vars(graph: Graph, wrt: list) -> set:

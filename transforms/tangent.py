@@ -1,10 +1,10 @@
 """tangent: forward mode. Interleave tangent equations with a traced forward graph.
 
 Walks the forward equations in order; after each one whose inputs carry a tangent it
-emits the tangent of its result with ``apply_jvp`` (ops/jvp.py: the op's declared
+emits the tangent of its result with ``apply_jvp`` (ops/table/jvp.py: the op's declared
 JVP rules, its VJP rules for an elementwise op on real values, else its VJP rules
-transposed by ``transpose_rules``). Symbolic zeros: a value no input tangent reaches
-has no tangent and costs nothing.
+transposed by ``transpose.py: transpose_rules``). Symbolic zeros: a value no input
+tangent reaches has no tangent and costs nothing.
 
 The result: inputs = forward inputs + one tangent per differentiated input, outputs =
 forward outputs + one tangent per output (zeros where no tangent reaches it).
@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pullback.ir import Builder, Eqn, Graph, Var, current, emit_zeros
-from pullback.ops import apply_jvp, fit_out, vjp_per_input
-from pullback.ops.results import pack
+from pullback.ir import Builder, Eqn, Graph, Var, emit_zeros
+from pullback.ops import apply_jvp, fit_out
+from pullback.ops.table.results import pack
 
-from .adjoint import adjoint
+from .transpose import transpose_rules
 
 TANGENT_PREFIX = "tan_"  # the tangent of input ``x`` is ``tan_x``
 
@@ -90,32 +90,3 @@ def _output_tangent(v: Any, tan: dict) -> Any:
     if t is None:
         return emit_zeros(tuple(v.shape), v.dtype)
     return t
-
-
-def transpose_rules(op: Any, tangents: list, out: Any, inputs: tuple, params: dict) -> Any:
-    """``sum_i J_i t_i`` for the inputs with a tangent, on IR values, into the active
-    builder: the VJP rules run on a dummy cotangent ``u`` (zeros), and the adjoint pass
-    differentiates ``sum_i <vjp_i(u), t_i>`` with respect to ``u``. A list, one per
-    output, for an op with several outputs (None for its integer outputs)."""
-    outer = current()
-    outs = list(out) if op.multi else [out]
-    # (not known zeros: a rule may skip the work of a cotangent known to be zero)
-    us = [emit_zeros(tuple(o.shape), o.dtype, known=False) if o.dtype.kind in "fc" else None
-          for o in outs]
-    g = pack(op.result, us) if op.multi else us[0]
-    with Builder() as b:
-        b.src, b.block = outer.src, outer.block
-        gs = vjp_per_input(op, g, out, inputs, params, [t is not None for t in tangents])
-    pairs = [(gi, t) for gi, t in zip(gs, tangents) if isinstance(gi, Var) and t is not None]
-    wrt = [u for u in us if u is not None]
-    adj = adjoint(Graph(wrt, b.eqns, [gi for gi, _ in pairs], b.consts), wrt,
-                  [t for _, t in pairs])
-    outer.eqns += adj.eqns
-    outer.consts.update(adj.consts)
-    cts = iter(adj.outputs[len(pairs):])
-    result = [None if u is None else _or_zeros(next(cts), u) for u in us]
-    return result if op.multi else result[0]
-
-
-def _or_zeros(ct: Any, u: Var) -> Any:
-    return emit_zeros(tuple(u.shape), u.dtype) if ct is None else ct

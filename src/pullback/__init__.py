@@ -43,8 +43,8 @@ def _install(entry: ops.Public) -> None:
         if "." in name:  # a namespace's (pb.linalg.inv): linalg.py installs it
             continue
         # torch's functions take axis= for dim= (nn.functional's, written in Python, do not)
-        globals()[name] = ops.bindings.torch_aliases(
-            ops.bindings.public_callable(entry.fn, name), name)
+        globals()[name] = ops.table.bindings.torch_aliases(
+            ops.table.bindings.public_callable(entry.fn, name), name)
 
 
 def _check(entry: ops.Public) -> None:

@@ -6,7 +6,7 @@
 tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
 """
 
-from .ops.bindings import install_module as _install_module
+from .ops.table.bindings import install_module as _install_module
 
 __all__: list = []
 _install_module("fft.", globals(), __all__)

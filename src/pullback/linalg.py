@@ -5,8 +5,8 @@
 tensor(5.)
 """
 
-from .ops.bindings import install_module as _install_module
 from .ops.decompositions import LinAlgError
+from .ops.table.bindings import install_module as _install_module
 
 __all__: list = ["LinAlgError"]
 _install_module("linalg.", globals(), __all__)

@@ -33,9 +33,9 @@ from . import dtypes, numpy_inplace, numpy_interop
 from .autograd.record import apply, notify_concrete
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
-from .ops.methods import ValueMethods
-from .ops.registry import dispatcher
 from .ops.shape import basic_index_kind
+from .ops.table.methods import ValueMethods
+from .ops.table.registry import dispatcher
 from .tensor import Tensor
 from .tensor_methods import TensorMethods, _index
 

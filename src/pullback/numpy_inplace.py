@@ -57,12 +57,12 @@ import numpy as np
 from . import numpy_interop
 from .autograd import messages, record
 from .autograd.grad_mode import STATE
-from .ops.args import Unsupported
 from .ops.elementwise import clone
 from .ops.elementwise import where as where_op
 from .ops.indexing import index_add_op
 from .ops.pointwise import nan_to_num
 from .ops.shape import copy, expand, index_put, reshape, take_index
+from .ops.table.args import Unsupported
 from .tensor import Tensor
 
 _MISSING = object()

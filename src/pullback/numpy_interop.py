@@ -30,9 +30,9 @@ import numpy as np
 from .autograd import messages, record
 from .autograd.grad_mode import STATE
 from .ops import Public, subscribe
-from .ops.args import Unsupported, value
 from .ops.elementwise import clone
 from .ops.shape import copy
+from .ops.table.args import Unsupported, value
 
 
 # ------------------------------------------------------------------------ values

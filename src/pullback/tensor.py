@@ -27,12 +27,12 @@ from .autograd.graph import HookDict, RemovableHandle
 from .autograd.record import VersionCounter, apply, notify_concrete
 from .devices import DeviceMethods
 from .format import format_tensor
-from .ops import bindings
 from .ops import elementwise as _ew
 from .ops import linalg as _linalg
 from .ops import shape as _shape
-from .ops.methods import ValueMethods
-from .ops.registry import OpDef, Public, dispatcher, subscribe
+from .ops.table import bindings
+from .ops.table.methods import ValueMethods
+from .ops.table.registry import OpDef, Public, dispatcher, subscribe
 from .tensor_methods import TensorMethods
 
 

@@ -1,9 +1,9 @@
-"""The methods only Tensors have (IR values share the rest, ops.methods.ValueMethods):
+"""The methods only Tensors have (IR values share the rest, ops.table.methods.ValueMethods):
 in-place ops, item assignment, numpy's protocols and dtype conversions.
 
 The in-place methods are derived from the op table: a primitive declared with
 ``inplace=`` becomes ``Tensor.<name>_`` with torch's signature (``x.clamp_(0, 1)``,
-``x.add_(y)``; see ops/bindings.py).
+``x.add_(y)``; see ops/table/bindings.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from .autograd import record
 from .autograd.messages import index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
-from .ops import Public, bindings, subscribe
+from .ops import Public, subscribe
 from .ops import elementwise as ew
 from .ops.shape import basic_index_kind, copy, getitem, index_put, select
+from .ops.table import bindings
 
 NEW_TENSOR_COPY = ("To copy construct from a tensor, it is recommended to use "
                    "sourceTensor.detach().clone() or sourceTensor.detach().clone()"

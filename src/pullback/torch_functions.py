@@ -19,8 +19,8 @@ import numpy as np
 from . import devices, dtypes
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .creation import rand, randn
-from .ops.args import broadcast_shape
 from .ops.sampling import rng_of
+from .ops.table.args import broadcast_shape
 from .tensor import Tensor
 
 

@@ -580,7 +580,7 @@ POINTWISE_CASES = [
     _c("polygamma", _POS34, p={"n": 1}, torch=lambda T, x: T.polygamma(1, x)),
     _c("polygamma", A(values=[-2.5, -0.5, 0.3, 3.0]), p={"n": 2},
        torch=lambda T, x: T.polygamma(2, x)),
-    # special_more.py: torch.special's (i1 and i1e: 1/2 at 0; both sides of |x| = 20,
+    # bessel.py: torch.special's (i1 and i1e: 1/2 at 0; both sides of |x| = 20,
     # where the kernels switch from the power series to Hankel's asymptotic series)
     _unary("i0", A(values=[[0.0, 0.5, -1.5, 3.0], [-2.5, 4.0, 1.0, -0.25]])),
     _unary("i0", A(values=[-19.0, 21.0]), tag="large", fd=False),

@@ -1,4 +1,4 @@
-"""Op cases of scipy's functions that torch does not differentiate (ops/special_bessel.py,
+"""Op cases of scipy's functions that torch does not differentiate (ops/bessel.py,
 ops/sylvester.py): scipy's own values are the reference (a test-only import); both
 sides of x = 25, where the Bessel kernels switch from Miller's recurrence (and the power
 series for iv) to Hankel's expansions."""

@@ -9,9 +9,9 @@ import pytest
 import pullback as pb
 from pullback.autograd import record
 from pullback.ops import OPS
-from pullback.ops.registry import Meta
-from pullback.ops.results import AllInputs, pack
 from pullback.ops.sampling import manual_seed
+from pullback.ops.table.registry import Meta
+from pullback.ops.table.results import AllInputs, pack
 
 from . import numeric_grad
 from .case_types import float_outputs, outputs

@@ -2,7 +2,7 @@
 eagerly, in place, under pb.compile (the generated code casts) and in the gradients'
 dtypes. A dimensioned tensor's dtype beats a 0-d tensor's of the same category, Python
 numbers do not upcast, integers with floats give the float type, true division of
-integers gives the default float dtype (ops/promotion.py)."""
+integers gives the default float dtype (ops/table/promotion.py)."""
 
 from __future__ import annotations
 

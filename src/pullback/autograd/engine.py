@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.elementwise import clone
-from ..ops.quiet import quietly
+from ..ops.table.quiet import quietly
 from . import anomaly_mode, graph, messages, profiler
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node

@@ -2,7 +2,7 @@
 
 Inside ``dual_level()``, ``make_dual(x, t)`` gives a tensor whose tangent is ``t``;
 every op called on it gives a result with a tangent (the JVP of the op, from
-``ops/jvp.py``), and ``unpack_dual`` reads it. Tangents are Tensors computed by ops, so
+``ops/table/jvp.py``), and ``unpack_dual`` reads it. Tangents are Tensors computed by ops, so
 they have graphs of their own (a gradient of a tangent works) and a trace records them.
 Leaving the level forgets every tangent.
 
@@ -15,7 +15,7 @@ Leaving the level forgets every tangent.
 tensor([2.0000, 5.4366])
 
 As torch, there is one level at a time. An op whose tangent is not declared gets it
-derived from its VJP rules (``transforms/tangent.py: transpose_rules``) on IR mirrors of
+derived from its VJP rules (``transforms/transpose.py: transpose_rules``) on IR mirrors of
 its Tensors, evaluated on the Tensors themselves.
 """
 
@@ -28,12 +28,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pullback.transforms.dce import dce
-from pullback.transforms.tangent import transpose_rules
+from pullback.transforms.transpose import transpose_rules
 
 from ..ir import Builder, Graph, Var, evaluate
 from ..ops import apply_jvp
-from ..ops.results import pack
 from ..ops.shape import view, view_chain, view_scatter
+from ..ops.table.results import pack
 from . import record
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",

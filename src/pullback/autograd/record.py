@@ -14,10 +14,10 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import Meta
-from ..ops.promotion import promoted
-from ..ops.quiet import INSIDE, THREAD, context, quietly
-from ..ops.results import pack
 from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
+from ..ops.table.promotion import promoted
+from ..ops.table.quiet import INSIDE, THREAD, context, quietly
+from ..ops.table.results import pack
 from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class

@@ -22,7 +22,7 @@ from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..ir.naming import sanitize
 from ..numpy_face import to_tensor_face
-from ..ops.quiet import INSIDE, context, quietly
+from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from . import source

@@ -88,7 +88,8 @@ def _draw_source(e: Any, args: list, literal: Callable) -> str:
     return call if e.out.shape else f"np.asarray({call})"  # (numpy gives a Python float)
 
 
-DRAW = OpDef("draw", _draw_forward, pure=False, fresh=True, template=_draw_source)
+DRAW = OpDef("draw", _draw_forward, pure=False, fresh=True, template=_draw_source,
+             draws_from=lambda params: params["method"].fn.__self__)
 
 
 def draw(f: Callable, /, *args: Any, **kwargs: Any) -> Any:

@@ -32,7 +32,7 @@ from ..autograd import anomaly_mode, forward_ad
 from ..autograd.record import trace_hooks
 from ..ir import Var
 from ..numpy_face import face_like
-from ..ops.quiet import INSIDE, context
+from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source

@@ -22,7 +22,7 @@ from ..autograd.backward import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
 from ..numpy_face import NumpyTensor, face_like
-from ..ops.quiet import INSIDE, context
+from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source

@@ -49,7 +49,7 @@ from ..autograd.graph import (
 from ..autograd.saved_hooks import PackedTensor
 from ..ir import Builder, Graph, Var, emit_zeros
 from ..ops import Meta, complete, vjp_per_input
-from ..ops.results import pack
+from ..ops.table.results import pack
 from ..settings import config
 
 #: counters, for tests and curious users: backward passes by the way they ran

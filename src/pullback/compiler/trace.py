@@ -240,22 +240,15 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                   captured, captured and captured.check, drawn_from(graph), tracer.cut)
 
 
-#: pullback's ops that draw from its own generator (``pb.rand``, ``pb.randn``, dropout)
-_OWN_DRAWS = frozenset({"uniform", "normal", "integers", "bernoulli_keep"})
-
-
 def drawn_from(graph: Graph) -> tuple:
-    """The generators a graph's draws read (None for pullback's own, which
-    ``pb.manual_seed`` replaces), each once."""
+    """The generators a graph's draws read (``op.draws_from``; None for pullback's own,
+    which ``pb.manual_seed`` replaces), each once."""
     found: dict = {}
     for e in graph.eqns:
-        if e.op.pure:
+        if e.op.draws_from is None:
             continue
-        if e.op.name == "draw":
-            gen = e.params["method"].fn.__self__
-            found[id(gen)] = gen
-        elif e.op.name in _OWN_DRAWS:
-            found[0] = None
+        gen = e.op.draws_from(e.params)
+        found[0 if gen is None else id(gen)] = gen
     return tuple(found.values())
 
 

@@ -27,7 +27,6 @@ from ..ops import OpDef
 from ..ops.elementwise import cast
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..ops.shape import copy, detach, view_chain, view_scatter
-from ..ops.statistics import SHAPE_FROM_DATA
 from ..tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -256,7 +255,7 @@ class Tracer:
               inplace: bool = False) -> None:
         frame = user_frame()
         src = source_of(frame)
-        if op.name in SHAPE_FROM_DATA:
+        if op.shape_from_data:
             where = f" at {src} ({src.text})" if src else ""
             raise TraceError(f"{_fname(self.fn)}: {op.name}(){where} gives a result whose "
                              "shape depends on the data, which a trace cannot follow; call "

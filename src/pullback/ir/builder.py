@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..ops import OPS
-from ..ops.promotion import promoted
-from ..ops.quiet import quietly
-from ..ops.results import pack
+from ..ops.table.promotion import promoted
+from ..ops.table.quiet import quietly
+from ..ops.table.results import pack
 from .graph import ACTIVE, Eqn, Var
 
 

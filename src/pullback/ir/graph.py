@@ -26,8 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..ops.methods import ValueMethods
-from ..ops.registry import OpDef, dispatcher
+from ..ops.table.methods import ValueMethods
+from ..ops.table.registry import OpDef, dispatcher
 from .naming import Namespace
 
 _ids = itertools.count()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..ops.registry import OpDef
+from ..ops.table.registry import OpDef
 from .graph import Graph, Var
 
 

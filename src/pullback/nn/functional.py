@@ -8,7 +8,7 @@ tensor([0., 2.])
 
 from ..ops import Public as _Public
 from ..ops import subscribe as _subscribe
-from ..ops.bindings import public_callable as _public_callable
+from ..ops.table.bindings import public_callable as _public_callable
 
 __all__: list = []
 

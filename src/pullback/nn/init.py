@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..ops.kernels.erf_gamma import _erfinv as erfinv_kernel
 from ..ops.sampling import rng_of
-from ..ops.specfun import _erfinv as erfinv_kernel
 from ..tensor import Tensor
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

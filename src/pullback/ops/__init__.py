@@ -3,19 +3,28 @@
 ``OPS`` maps a primitive's name to its ``OpDef``; ``PUBLIC`` lists every public
 binding (functions, methods, in-place methods, nn.functional and numpy names).
 Importing this package declares them all, family by family.
+
+The package has three parts: ``table/``, the machinery that declares ops and applies
+their rules (``defop``, the bindings, argument parsing, promotion, VJP and JVP
+application); ``kernels/``, numeric kernels that declare no op (special functions,
+accurate sums); and the op families, one module each directly in ``ops/``.
 """
 
+from .table import bindings as _bindings  # noqa: F401  (first: it checks every name)
+from .table import methods as _methods  # noqa: F401
 from . import (  # noqa: F401
     activations,
     attention,
-    bindings,
+    bessel,
     convolution,
     decompositions,
     diagonals,
+    distribution_functions,
     dropout,
     einsum,
     embedding,
     elementwise,
+    erf_gamma,
     factorizations,
     fourier,
     indexing,
@@ -23,7 +32,6 @@ from . import (  # noqa: F401
     linalg,
     losses,
     masking,
-    methods,
     neural,
     normalization,
     norms,
@@ -38,18 +46,15 @@ from . import (  # noqa: F401
     scatter_reduce,
     selection,
     shape,
-    special,
-    special_bessel,
-    special_more,
     sylvester,
     spectral,
     splitting,
     statistics,
     triangular,
 )
-from .jvp import apply_jvp, fit_out
-from .registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
-from .vjp import apply_vjp, complete, fit_to, vjp_per_input
+from .table.jvp import apply_jvp, fit_out
+from .table.registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe
+from .table.vjp import apply_vjp, complete, fit_to, vjp_per_input
 
 __all__ = ["OPS", "PUBLIC", "Meta", "OpDef", "Public", "apply_jvp", "apply_vjp", "complete",
            "defop", "fit_out", "fit_to", "public", "subscribe", "vjp_per_input"]

@@ -19,16 +19,16 @@ import math
 
 import numpy as np
 
-from . import args
 from .elementwise import exp, logical_and, sigmoid, tanh, where
+from .erf_gamma import erf
 from .joining import cat_op
+from .kernels.erf_gamma import erf as np_erf
 from .norms import torch_norm as norm
 from .reductions import sum_dim
-from .registry import defop, public
 from .reshaping import narrow
 from .shape import detach, reshape
-from .specfun import erf as np_erf
-from .special import erf
+from .table import args
+from .table.registry import defop, public
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946

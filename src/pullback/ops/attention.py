@@ -20,14 +20,14 @@ import math
 
 import numpy as np
 
-from . import args
 from .dropout import dropout
 from .elementwise import logical_not, where
 from .indexing import repeat_interleave
 from .linalg import matmul
 from .neural import softmax_fn
 from .reductions import amax
-from .registry import public
+from .table import args
+from .table.registry import public
 
 
 def attention_bias(attn_mask, is_causal, length, source, dtype):

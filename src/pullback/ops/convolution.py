@@ -28,12 +28,12 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import args
 from .einsum import einsum_op
 from .padding import constant_pad
 from .reductions import sum_dim
-from .registry import defop, public
 from .shape import reshape, squeeze_dim, unsqueeze_op
+from .table import args
+from .table.registry import defop, public
 
 
 # ------------------------------------------------------------------- the numpy core

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import clone, conj, mul
 from .linalg import bmm, eye_of, matmul
 from .reductions import sum_dim
-from .registry import defop, public
-from .results import return_type
 from .shape import reshape_op, squeeze_dim, transpose_op, unsqueeze_op
+from .table import args
+from .table.registry import defop, public
+from .table.results import return_type
 
 return_types_slogdet = return_type("linalg_slogdet", ("sign", "logabsdet"))
 

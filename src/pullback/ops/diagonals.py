@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import clone
-from .registry import defop, public
 from .shape import reshape
+from .table import args
+from .table.registry import defop, public
 
 
 def _diagonal(x, offset, dim1, dim2):

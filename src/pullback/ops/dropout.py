@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from . import args
-from .registry import defop, public
-from .sampling import GENERATOR
+from .sampling import GENERATOR, own_generator
+from .table import args
+from .table.registry import defop, public
 
 _ALPHA = 1.7580993408473766  # -selu's negative saturation value, SELU_SCALE * SELU_ALPHA
 
@@ -37,7 +37,8 @@ def _keep(x, p, shape):
 
 
 # ones where an element (or a channel) is kept; the input only types and places it
-bernoulli_keep = defop("bernoulli_keep", _keep, pure=False, fresh=True)
+bernoulli_keep = defop("bernoulli_keep", _keep, pure=False, fresh=True,
+                       draws_from=own_generator)
 
 
 def _check_p(p):

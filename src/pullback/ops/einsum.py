@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import to_dtype
-from .registry import defop, is_traced, public
 from .shape import expand, reshape
+from .table import args
+from .table.registry import defop, is_traced, public
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from . import args
-from .registry import defop, is_traced, public
+from .table import args
+from .table.registry import defop, is_traced, public, unary
 
 
 def is_complex(x: Any) -> bool:
@@ -140,20 +140,13 @@ def power(input, exponent):
 
 
 # -------------------------------------------------------------- unary functions
-def _unary(name: str, forward: Any, grad_fn: str, rule: Any, uses: str, **names: Any) -> Any:
-    """A holomorphic unary op reachable as pb.<name>, Tensor.<name>(_) and numpy's."""
-    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,),
-                 template=f"np.{forward.__name__}({{0}})", function=True, method=True,
-                 inplace=True, numpy=forward, **names)
-
-
-exp = _unary("exp", np.exp, "ExpBackward0", lambda g, out, x: g * conj(out), "out")
-log = _unary("log", np.log, "LogBackward0", lambda g, out, x: g / conj(x), "x")
-sqrt = _unary("sqrt", np.sqrt, "SqrtBackward0", lambda g, out, x: g / (2 * conj(out)), "out")
-sin = _unary("sin", np.sin, "SinBackward0", lambda g, out, x: g * conj(cos(x)), "x")
-cos = _unary("cos", np.cos, "CosBackward0", lambda g, out, x: -g * conj(sin(x)), "x")
-tanh = _unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - out * out),
-              "out", functional=True)
+exp = unary("exp", np.exp, "ExpBackward0", lambda g, out, x: g * conj(out), "out")
+log = unary("log", np.log, "LogBackward0", lambda g, out, x: g / conj(x), "x")
+sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", lambda g, out, x: g / (2 * conj(out)), "out")
+sin = unary("sin", np.sin, "SinBackward0", lambda g, out, x: g * conj(cos(x)), "x")
+cos = unary("cos", np.cos, "CosBackward0", lambda g, out, x: -g * conj(sin(x)), "x")
+tanh = unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - out * out),
+             "out", functional=True)
 absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign_of(x),),
                  uses=("x",), template="np.abs({0})", function=True, method=True,
                  inplace=True, numpy=np.absolute)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import eq, where
-from .registry import defop, public
 from .shape import unsqueeze_op
+from .table import args
+from .table.registry import defop, public
 
 
 def _rows_of(g, n):

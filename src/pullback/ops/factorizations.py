@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .decompositions import matrices, mH, solve_op, square, tri_weight
 from .elementwise import zeros_like
 from .joining import cat_op
 from .linalg import bmm, matmul
-from .registry import defop, public
-from .results import return_type
 from .shape import getitem, reshape, squeeze_dim, transpose_op, unsqueeze_op
+from .table import args
+from .table.registry import defop, public
+from .table.results import return_type
 
 return_types_qr = return_type("linalg_qr", ("Q", "R"))
 _QR_MODES = ("reduced", "r", "complete")

@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import cast, conj, is_complex, real
 from .padding import constant_pad
-from .registry import defop, public
 from .reshaping import roll_op
 from .shape import slice_view
+from .table import args
+from .table.registry import defop, public
 
 #: the same scaling in the other direction, in numpy's spelling of ``norm``
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}

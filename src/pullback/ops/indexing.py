@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import mul, where
 from .reductions import sum_all
-from .registry import defop, is_traced, public
 from .selection import take_along
 from .shape import expand, reshape, slice_view
+from .table import args
+from .table.registry import defop, is_traced, public
 
 
 def _along(dim: int, index: Any) -> tuple:

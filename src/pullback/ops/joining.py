@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import clone, to_dtype
-from .promotion import promote_types
-from .registry import defop, is_traced, public
 from .shape import expand, reshape, select, slice_view
+from .table import args
+from .table.promotion import promote_types
+from .table.registry import defop, is_traced, public
 
 
 def dtype_of(x: Any) -> np.dtype:

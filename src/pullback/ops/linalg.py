@@ -8,11 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from . import args
 from .diagonals import diagonal_op
 from .elementwise import conj, mul
 from .reductions import sum_dim
-from .registry import defop, public
 from .reshaping import movedim
 from .shape import (
     permute_op,
@@ -23,6 +21,8 @@ from .shape import (
     transpose_op,
     unsqueeze_op,
 )
+from .table import args
+from .table.registry import defop, public
 
 _PRODUCT = dict(template="{0} @ {1}", fresh=True)
 

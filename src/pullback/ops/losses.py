@@ -24,15 +24,15 @@ import warnings
 
 import numpy as np
 
-from . import args
 from .activations import log_sigmoid_op, pairwise_distance
 from .elementwise import absolute, eq, exp, log, logical_not, minimum, sigmoid, sign, where
 from .indexing import index_select_op
+from .kernels.summation import sum_of
 from .neural import _reduce, _scale, log_softmax_fn, mse_loss
 from .pointwise import xlogy
-from .registry import defop, public
 from .shape import detach
-from .summation import sum_of
+from .table import args
+from .table.registry import defop, public
 
 
 # ------------------------------------------------------------------- nll_loss

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import where
 from .indexing import fill_op
-from .registry import defop, public
+from .table import args
+from .table.registry import defop, public
 
 
 def _masked_select(x, mask):
@@ -50,7 +50,7 @@ def _masked_scatter_backward(g, mask, shape):
 
 masked_select_op = defop(
     "masked_select", _masked_select, "MaskedSelectBackward0", torch_args=("self", "mask"),
-    uses=("mask", ""), fresh=True,
+    uses=("mask", ""), fresh=True, shape_from_data=True,
     vjp=(lambda g, out, x, mask: masked_select_backward(g, mask, shape=x.shape), None))
 masked_select_backward = defop(
     "masked_select_backward", _masked_select_backward, "MaskedScatterBackward0", fresh=True,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import exp, sigmoid, to_dtype, zeros_like
+from .kernels.summation import sum_of
 from .pointwise import logaddexp
 from .reductions import fast_mean, sum_dim
-from .registry import c_order, defop, public
-from .summation import sum_of
+from .table import args
+from .table.registry import c_order, defop, public
 
 
 def _softmax(x, dim):

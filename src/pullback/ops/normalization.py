@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import to_dtype
 from .padding import constant_pad
 from .pointwise import rsqrt
 from .reductions import fast_mean, mean_dim, sum_dim
-from .registry import defop, public
 from .shape import detach, reshape
+from .table import args
+from .table.registry import defop, public
 
 
 # --------------------------------------------------------------- numpy kernels

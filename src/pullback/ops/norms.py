@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import absolute, isnan, logical_or, sign, to_dtype, where, zeros_like
 from .reductions import _kept, amax_op, amin_op, sum_dim
-from .registry import defop, public
 from .shape import expand, permute_op, reshape
 from .spectral import svdvals_op
+from .table import args
+from .table.registry import defop, public
 
 INF = float("inf")
 

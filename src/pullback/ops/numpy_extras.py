@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .convolution import conv1d
 from .elementwise import absolute, clone, imag, is_complex, real, to_dtype, where
 from .indexing import take_along_dim
 from .joining import stack_op
 from .padding import constant_pad
 from .reductions import amax
-from .registry import defop, is_traced, public
 from .reshaping import flip_op
 from .selection import _numpy_sort
 from .shape import expand, permute_op, reshape, slice_view
+from .table import args
+from .table.registry import defop, is_traced, public
 
 cbrt = defop("cbrt", np.cbrt, "CbrtBackward0", vjp=(lambda g, out, x: g / (3 * out * out),),
              uses=("out",), template="np.cbrt({0})", elementwise=True, fresh=True,

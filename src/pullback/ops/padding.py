@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .indexing import index_select_op
 from .joining import cat, cat_op
-from .registry import defop, public
 from .shape import reshape, slice_view
+from .table import args
+from .table.registry import defop, public
 
 
 def _unpadded(g: Any, x: Any, pads: tuple) -> Any:

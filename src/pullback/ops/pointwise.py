@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from . import args
 from .elementwise import (
     absolute,
     conj,
@@ -33,46 +32,35 @@ from .elementwise import (
     where,
     zeros_like,
 )
-from .registry import defop, public
+from .table import args
+from .table.registry import defop, public, unary
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _DEG = math.pi / 180
 
 
-def _math(name: str, forward: Any, grad_fn: str, rule: Any, uses: str,
-          aliases: tuple = (), **facts: Any) -> Any:
-    """A unary op reachable as pb.<name>, Tensor.<name>, Tensor.<name>_ (and numpy's
-    ufunc of the same meaning), under torch's aliases too (arcsin for asin)."""
-    names = (name,) + aliases
-    facts.setdefault("template", f"np.{getattr(forward, '__name__', name)}({{0}})")
-    facts.setdefault("numpy", forward if isinstance(forward, np.ufunc) else None)
-    facts.setdefault("inplace", True)
-    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), function=names,
-                 method=names, **facts)
-
-
 # ------------------------------------------------------- trigonometric, hyperbolic
-tan = _math("tan", np.tan, "TanBackward0", lambda g, out, x: g * conj(1 + out * out), "out")
-rsqrt = _math("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0",
+tan = unary("tan", np.tan, "TanBackward0", lambda g, out, x: g * conj(1 + out * out), "out")
+rsqrt = unary("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0",
               lambda g, out, x: g * conj(out * out * out) * -0.5, "out",
-              template="1 / np.sqrt({0})", elementwise=True, fresh=True)
-asin = _math("asin", np.arcsin, "AsinBackward0",
-             lambda g, out, x: g * conj(rsqrt(1 - x * x)), "x", ("arcsin",))
-acos = _math("acos", np.arccos, "AcosBackward0",
-             lambda g, out, x: -g * conj(rsqrt(1 - x * x)), "x", ("arccos",))
-atan = _math("atan", np.arctan, "AtanBackward0",
-             lambda g, out, x: g / conj(x * x + 1), "x", ("arctan",))
-sinh = _math("sinh", np.sinh, "SinhBackward0", lambda g, out, x: g * conj(cosh(x)), "x")
-cosh = _math("cosh", np.cosh, "CoshBackward0", lambda g, out, x: g * conj(sinh(x)), "x")
-asinh = _math("asinh", np.arcsinh, "AsinhBackward0",
-              lambda g, out, x: g * conj(rsqrt(x * x + 1)), "x", ("arcsinh",))
-acosh = _math("acosh", np.arccosh, "AcoshBackward0",
-              lambda g, out, x: g * conj(rsqrt(x * x - 1)), "x", ("arccosh",))
-atanh = _math("atanh", np.arctanh, "AtanhBackward0",
-              lambda g, out, x: g / conj(1 - x * x), "x", ("arctanh",))
-deg2rad = _math("deg2rad", np.deg2rad, "Deg2RadBackward0", lambda g, out, x: g * _DEG, "",
+              template="1 / np.sqrt({0})")
+asin = unary("asin", np.arcsin, "AsinBackward0",
+             lambda g, out, x: g * conj(rsqrt(1 - x * x)), "x", aliases=("arcsin",))
+acos = unary("acos", np.arccos, "AcosBackward0",
+             lambda g, out, x: -g * conj(rsqrt(1 - x * x)), "x", aliases=("arccos",))
+atan = unary("atan", np.arctan, "AtanBackward0",
+             lambda g, out, x: g / conj(x * x + 1), "x", aliases=("arctan",))
+sinh = unary("sinh", np.sinh, "SinhBackward0", lambda g, out, x: g * conj(cosh(x)), "x")
+cosh = unary("cosh", np.cosh, "CoshBackward0", lambda g, out, x: g * conj(sinh(x)), "x")
+asinh = unary("asinh", np.arcsinh, "AsinhBackward0",
+              lambda g, out, x: g * conj(rsqrt(x * x + 1)), "x", aliases=("arcsinh",))
+acosh = unary("acosh", np.arccosh, "AcoshBackward0",
+              lambda g, out, x: g * conj(rsqrt(x * x - 1)), "x", aliases=("arccosh",))
+atanh = unary("atanh", np.arctanh, "AtanhBackward0",
+              lambda g, out, x: g / conj(1 - x * x), "x", aliases=("arctanh",))
+deg2rad = unary("deg2rad", np.deg2rad, "Deg2RadBackward0", lambda g, out, x: g * _DEG, "",
                 numpy=(np.deg2rad, np.radians))
-rad2deg = _math("rad2deg", np.rad2deg, "Rad2DegBackward0", lambda g, out, x: g / _DEG, "",
+rad2deg = unary("rad2deg", np.rad2deg, "Rad2DegBackward0", lambda g, out, x: g / _DEG, "",
                 numpy=(np.rad2deg, np.degrees))
 
 
@@ -83,15 +71,15 @@ def _sinc_rule(g, out, x):
     return g * conj(where(x == 0, 0, (px * cos(px) - sin(px)) / (px * x)))
 
 
-sinc = _math("sinc", np.sinc, "SincBackward0", _sinc_rule, "x", template="np.sinc({0})",
-             elementwise=True, fresh=True, numpy=np.sinc)
+sinc = unary("sinc", np.sinc, "SincBackward0", _sinc_rule, "x", template="np.sinc({0})",
+             numpy=np.sinc)
 
 # ------------------------------------------------------ exponentials, logarithms
-exp2 = _math("exp2", np.exp2, "Exp2Backward0", lambda g, out, x: g * conj(out * _LN2), "out")
-expm1 = _math("expm1", np.expm1, "Expm1Backward0", lambda g, out, x: g * conj(out + 1), "out")
-log2 = _math("log2", np.log2, "Log2Backward0", lambda g, out, x: g / conj(x * _LN2), "x")
-log10 = _math("log10", np.log10, "Log10Backward0", lambda g, out, x: g / conj(x * _LN10), "x")
-log1p = _math("log1p", np.log1p, "Log1PBackward0", lambda g, out, x: g / conj(x + 1), "x")
+exp2 = unary("exp2", np.exp2, "Exp2Backward0", lambda g, out, x: g * conj(out * _LN2), "out")
+expm1 = unary("expm1", np.expm1, "Expm1Backward0", lambda g, out, x: g * conj(out + 1), "out")
+log2 = unary("log2", np.log2, "Log2Backward0", lambda g, out, x: g / conj(x * _LN2), "x")
+log10 = unary("log10", np.log10, "Log10Backward0", lambda g, out, x: g / conj(x * _LN10), "x")
+log1p = unary("log1p", np.log1p, "Log1PBackward0", lambda g, out, x: g / conj(x + 1), "x")
 
 
 def _logit(x, eps=None):

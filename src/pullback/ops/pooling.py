@@ -27,11 +27,11 @@ import numpy as np
 
 from .convolution import add_windows, ntuple, pad_spatial, print_call, windows
 from .reductions import mean_dim
-from .registry import defop, public
 from .resampling import linear_pair
-from .results import return_type
 from .selection import put_along
 from .shape import reshape, squeeze_dim, unsqueeze_op
+from .table.registry import defop, public
+from .table.results import return_type
 
 Pooled = return_type("max_pool2d", ("values", "indices"))
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import (
     isnan,
     logical_and,
@@ -19,10 +18,11 @@ from .elementwise import (
     to_dtype,
     where,
 )
-from .registry import c_order, defop, public
-from .results import return_type
+from .kernels.summation import count, mean_of, print_mean, print_sum, sum_of
 from .shape import expand, reshape, reshape_op
-from .summation import count, mean_of, print_mean, print_sum, sum_of
+from .table import args
+from .table.registry import c_order, defop, public
+from .table.results import return_type
 
 return_types_max = return_type("max", ("values", "indices"))
 return_types_min = return_type("min", ("values", "indices"))

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .registry import defop, public
+from .table.registry import defop, public
 
 
 # --------------------------------------------------------------- pixel (un)shuffle

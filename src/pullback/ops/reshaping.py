@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .joining import atleast
 from .reductions import sum_dim
-from .registry import defop, public
 from .shape import expand, expand_to, permute, reshape, reshape_op, slice_view, view
+from .table import args
+from .table.registry import defop, public
 
 
 def _axis_text(dims: Any, lit: Any) -> str:

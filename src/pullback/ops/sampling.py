@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import defop
+from .table.registry import defop
 
 
 class _Generator:
@@ -46,12 +46,19 @@ def manual_seed(seed: int) -> None:
     GENERATOR.rng = np.random.default_rng(seed)
 
 
+def own_generator(params: dict) -> None:
+    """The ``draws_from`` of the ops that draw from pullback's own generator: None, the
+    generator ``pb.manual_seed`` replaces."""
+    return None
+
+
 uniform = defop("uniform", lambda shape, dtype: GENERATOR.rng.random(shape).astype(dtype),
-                pure=False)
+                pure=False, draws_from=own_generator)
 normal = defop("normal", lambda shape, dtype: GENERATOR.rng.standard_normal(shape).astype(dtype),
-               pure=False)
+               pure=False, draws_from=own_generator)
 integers = defop("integers", lambda low, high, shape, dtype:
-                 GENERATOR.rng.integers(low, high, size=shape).astype(dtype), pure=False)
+                 GENERATOR.rng.integers(low, high, size=shape).astype(dtype), pure=False,
+                 draws_from=own_generator)
 
 
 class Generator:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .elementwise import div, eq, logical_and, where
 from .indexing import _check_gather, _grid, _picked, _trimmed, fill_op, scatter_add_op
-from .registry import defop, public
 from .selection import take_along
+from .table import args
+from .table.registry import defop, public
 
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
            "amin": np.minimum}

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
-from .registry import c_order, defop, public
-from .results import return_type
+from .table import args
+from .table.registry import c_order, defop, public
+from .table.results import return_type
 
 Sorted = return_type("sort", ("values", "indices"))
 Top = return_type("topk", ("values", "indices"))

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import zeros_like
-from .registry import c_order, defop, public, reduced_axes
-from .summation import print_sum, sum_of
+from .kernels.summation import print_sum, sum_of
+from .table import args
+from .table.registry import c_order, defop, public, reduced_axes
 
 
 def _sum_to(x, shape):

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .decompositions import matrices, mH, solve_op, square
 from .elementwise import absolute, conj, imag, real
 from .linalg import bmm, eye_of
 from .reductions import amax, sum_dim
-from .registry import defop, public
-from .results import return_type
 from .shape import getitem, unsqueeze_op
+from .table import args
+from .table.registry import defop, public
+from .table.results import return_type
 
 return_types_svd = return_type("linalg_svd", ("U", "S", "Vh"))
 return_types_eigh = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))

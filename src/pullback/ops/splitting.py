@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .joining import cat_op, stack_op
-from .registry import defop, is_traced, public
 from .shape import _view_get, slice_view
+from .table import args
+from .table.registry import defop, is_traced, public
 
 
 def _size_bounds(n: int, split_size: int) -> list:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from . import args
 from .elementwise import (
     conj,
     exp,
@@ -24,6 +23,7 @@ from .elementwise import (
     to_dtype,
     where,
 )
+from .kernels.summation import count, sum_of
 from .reductions import (
     _keep_all,
     _keep_shape,
@@ -34,10 +34,10 @@ from .reductions import (
     reduce_sum,
     sum_dim,
 )
-from .registry import c_order, defop, public
-from .results import return_type
 from .shape import expand, reshape
-from .summation import count, sum_of
+from .table import args
+from .table.registry import c_order, defop, public
+from .table.results import return_type
 
 return_types_median = return_type("median", ("values", "indices"))
 
@@ -525,11 +525,10 @@ def _numpy_argsort(a, axis, order):
                       descending=False, stable=True)
 
 
-#: ops whose result's shape depends on the input's values: the compiler refuses them
-#: (a trace is specialized on shapes), so they run eagerly only
-SHAPE_FROM_DATA = frozenset({"nonzero", "masked_select"})  # (masking.py)
+# the result's shape depends on the input's values: the compiler refuses it (a trace
+# is specialized on shapes), so it runs eagerly only
 nonzero_op = defop("nonzero", lambda x: np.argwhere(x).astype(np.int64),
-                   template="np.argwhere({0})")
+                   template="np.argwhere({0})", shape_from_data=True)
 
 
 @public("nonzero", function=True, method=True)

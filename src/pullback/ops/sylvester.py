@@ -25,7 +25,7 @@ import numpy as np
 
 from .decompositions import mH
 from .linalg import matmul
-from .registry import defop
+from .table.registry import defop
 
 
 def _wide(dtype: np.dtype) -> np.dtype:

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import args
 from .decompositions import mH
 from .linalg import bmm
-from .registry import defop, public
 from .reshaping import tril_op, triu_op
+from .table import args
+from .table.registry import defop, public
 
 
 def _substitute(A: np.ndarray, B: np.ndarray, upper: bool, unitriangular: bool):

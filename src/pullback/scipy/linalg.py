@@ -33,11 +33,11 @@ import numpy as np
 
 from ..ops import decompositions as _dec
 from ..ops import factorizations as _fac
-from ..ops.args import np_dtype, value
 from ..ops.elementwise import to_dtype, where
 from ..ops.reshaping import tril_op, triu_op
 from ..ops.shape import squeeze_dim, unsqueeze_op
 from ..ops.sylvester import solve_sylvester_op, sqrtm_op
+from ..ops.table.args import np_dtype, value
 from ..ops.triangular import solve_triangular_op
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "solve",

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from ..ops import OPS
-from ..ops.args import np_dtype, value
 from ..ops.elementwise import sign, to_dtype, where
-from ..ops.promotion import promote_types
+from ..ops.table.args import np_dtype, value
+from ..ops.table.promotion import promote_types
 
 __all__ = ["beta", "betainc", "betaln", "digamma", "erf", "erfc", "erfcinv", "erfcx", "erfinv",
            "expit", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1",

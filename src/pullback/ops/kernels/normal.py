@@ -1,9 +1,8 @@
-"""More special functions numpy lacks, numpy only: the scaled complementary error
-function erfcx, the normal distribution's log_ndtr and ndtri, and the modified Bessel
-functions i0, i1 with their exponentially scaled forms i0e, i1e (scipy's names).
+"""The normal distribution's functions numpy lacks, numpy only: the scaled complementary
+error function erfcx, log_ndtr and ndtri (scipy's names).
 
 Each takes and returns an ndarray (float32 and float16 computed in float64 and rounded
-once, integers as float64), as the kernels of specfun.py. The methods:
+once, integers as float64), as the kernels of erf_gamma.py. The methods:
 
 - ``erfcx(x) = e^(x^2) erfc(x)``: Cody's rational forms for x > 0.46875 without their
   factor e^(-x^2) (so no underflow), e^(x^2) erfc(x) below, 2 e^(x^2) - erfcx(-x) for
@@ -13,15 +12,9 @@ once, integers as float64), as the kernels of specfun.py. The methods:
 - ``ndtri(p)``, Phi's inverse: sqrt 2 erfinv(2p - 1) for p in [1/4, 3/4] (2p - 1 is exact
   there); in the tails an initial guess (Abramowitz and Stegun 26.2.23) and Newton steps
   on log Phi(x) = log p, so tiny p keep their relative accuracy; -ndtri(1 - p) above 3/4.
-- ``i0, i1`` (and ``i0e, i1e``): the power series sum (x^2/4)^k / (k! (k + nu)!) (times
-  (x/2)^nu) for |x| <= 20, whose terms are all positive; above, Hankel's asymptotic
-  series e^|x| / sqrt(2 pi |x|) sum_k (-1)^k a_k(nu) / |x|^k, whose smallest term at
-  |x| = 20 is below 1e-17.
 
 >>> import numpy as np
->>> from pullback.ops import specfun_more as S
->>> S.i0(np.array([0.0, 1.0, 30.0]))
-array([1.00000000e+00, 1.26606588e+00, 7.81672298e+11])
+>>> from pullback.ops.kernels import normal as S
 >>> float(S.ndtri(np.array(0.975)))
 1.9599639845400538
 """
@@ -32,7 +25,7 @@ import math
 
 import numpy as np
 
-from .specfun import (
+from .erf_gamma import (
     _BIG,
     _C,
     _D,
@@ -123,57 +116,3 @@ def _ndtri(p: np.ndarray) -> np.ndarray:
 
 
 ndtri = _ndtri
-
-
-# ------------------------------------------------------------------ i0, i1, i0e, i1e
-_SERIES_LIMIT = 20.0
-_SERIES_TERMS = 48
-_HANKEL_TERMS = 40
-
-
-def _bessel_series(a: np.ndarray, nu: int) -> np.ndarray:
-    """sum_k (a^2/4)^k / (k! (k + nu)!) (a >= 0): I_nu(a) / (a/2)^nu."""
-    q = a * a / 4
-    term = np.full_like(a, 1.0 if nu == 0 else 1.0)
-    total = term.copy()
-    for k in range(1, _SERIES_TERMS):
-        term = term * q / (k * (k + nu))
-        total += term
-    return total
-
-
-def _bessel_hankel(a: np.ndarray, nu: int) -> np.ndarray:
-    """sum_k (-1)^k a_k(nu) / a^k, a > 20: I_nu(a) e^-a sqrt(2 pi a)."""
-    mu = 4 * nu * nu
-    term = np.ones_like(a)
-    total = term.copy()
-    for k in range(1, _HANKEL_TERMS):
-        term = term * -(mu - (2 * k - 1) ** 2) / (8 * k * a)
-        total += term
-    return total
-
-
-def _bessel(x: np.ndarray, nu: int, scaled: bool) -> np.ndarray:
-    a = np.abs(x)
-    out = np.empty_like(a)
-    small = a <= _SERIES_LIMIT  # (NaN goes to the large branch and stays NaN)
-    s = a[small]
-    v = _bessel_series(s, nu) * (s / 2 if nu else 1.0)
-    out[small] = v * np.exp(-s) if scaled else v
-    big = ~small
-    b = a[big]
-    v = _bessel_hankel(b, nu) / np.sqrt(2 * np.pi * b)
-    if not scaled:
-        with np.errstate(over="ignore"):
-            half = np.exp(b / 2)  # e^b as a product, so that e^b v overflows only with it
-            v = v * half * half
-    out[big] = np.where(b == np.inf, 0.0 if scaled else np.inf, v)
-    return np.copysign(out, x) if nu % 2 else out
-
-
-i0 = _elementwise(lambda x: _bessel(x, 0, False))
-i0e = _elementwise(lambda x: _bessel(x, 0, True))
-i1 = _elementwise(lambda x: _bessel(x, 1, False))
-i1e = _elementwise(lambda x: _bessel(x, 1, True))
-for _f, _n in ((i0, "i0"), (i0e, "i0e"), (i1, "i1"), (i1e, "i1e")):
-    _f.__name__ = _n

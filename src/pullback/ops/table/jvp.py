@@ -11,9 +11,10 @@ Each term comes from the cheapest source there is:
    ``mul``, ``tanh``, ``pow``, ``where``...);
 3. otherwise the VJP rules transposed: ``g -> vjp_i(g)`` is linear, so ``J_i t`` is
    the gradient of ``<vjp_i(u), t_i>`` with respect to a dummy cotangent ``u``. The
-   caller does that transposition (``derive``), on the values it has: the tangent pass
-   differentiates the rule's equations with the adjoint pass; eager mode does the
-   same on IR mirrors of its Tensors and evaluates the result on the Tensors.
+   caller does that transposition (``derive``), on the values it has, with
+   ``transforms/transpose.py: transpose_rules`` (it needs the IR and the adjoint pass,
+   layers above this one): the tangent pass on its IR values; eager mode on IR mirrors
+   of its Tensors, evaluating the result on the Tensors.
 
 >>> import numpy as np
 >>> from pullback.ops import OPS
@@ -26,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .elementwise import cast, real
+from ..elementwise import cast, real
+from ..shape import expand
 from .registry import OpDef
-from .shape import expand
 
 
 def _kind(x: Any) -> str:

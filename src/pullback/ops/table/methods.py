@@ -8,11 +8,11 @@ Only the Python operators, which choose an op by their operands, are written out
 
 from __future__ import annotations
 
+from .. import elementwise as ew
+from ..linalg import matmul
+from ..shape import expand_to, getitem, permute, transpose, view_as_shape
 from . import args, bindings
-from . import elementwise as ew
-from .linalg import matmul
 from .registry import OpDef, Public, subscribe
-from .shape import expand_to, getitem, permute, transpose, view_as_shape
 
 
 class ValueMethods:

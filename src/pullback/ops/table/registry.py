@@ -67,12 +67,18 @@ class OpDef:
     - ``jvp``: optional forward-mode rules, one per input (None: derived), with the VJP
       rules' signature ``rule(t, out, *inputs, **params)``: the tangent of the output
       that input ``i``'s tangent ``t`` gives (jvp.py derives the rest from ``vjp``)
+    - ``shape_from_data``: the result's shape depends on the input's values (nonzero):
+      a trace, specialized on shapes, cannot follow it, so the compiler refuses the op
+    - ``draws_from``: for a random draw, ``draws_from(params)`` gives the numpy
+      Generator it reads, None for pullback's own (which ``pb.manual_seed`` replaces;
+      ``sampling.own_generator``); a compiled function with draws checks its generators
     """
 
     __slots__ = ("name", "forward", "vjp", "uses", "grad_fn", "arg_names", "n_inputs",
                  "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
                  "template", "promote", "to_float", "differentiable", "node_cls",
-                 "variadic", "result", "multi", "output_names", "regions", "jvp")
+                 "variadic", "result", "multi", "output_names", "regions", "jvp",
+                 "shape_from_data", "draws_from")
 
     def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
                  vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
@@ -80,7 +86,8 @@ class OpDef:
                  pure: bool = True, fresh: bool | None = None, template: str | None = None,
                  torch_args: tuple = ("self", "other"), promote: tuple | None = None,
                  to_float: bool = False, variadic: bool = False, outputs: Any = None,
-                 regions: Callable | None = None, jvp: tuple | None = None) -> None:
+                 regions: Callable | None = None, jvp: tuple | None = None,
+                 shape_from_data: bool = False, draws_from: Callable | None = None) -> None:
         ufunc = isinstance(forward, np.ufunc)
         elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
@@ -90,6 +97,8 @@ class OpDef:
         if jvp is not None and (vjp is None or len(jvp) != len(vjp)):
             raise ValueError(f"op {name}: jvp= takes one rule (or None) per VJP rule")
         self.jvp = jvp
+        self.shape_from_data = shape_from_data
+        self.draws_from = draws_from
         self.torch_args = torch_args
         self.variadic = variadic
         self.result = result_type(name, outputs)
@@ -291,6 +300,32 @@ def defop(name: str, forward: Callable, grad_fn: str | None = None, *,
             functional=functional, numpy=numpy)
     OPS[name] = op
     return op
+
+
+def unary(name: str, forward: Callable, grad_fn: str, rule: Callable, uses: str = "x", *,
+          public: bool = True, aliases: tuple = (), **facts: Any) -> OpDef:
+    """Declare a one-input op with one VJP rule ``rule(g, out, x, **params)`` reading
+    ``uses`` (``"x"``, ``"out"``, ``"x out"`` or ``""``): the shared form of every unary
+    family (exp, tan, erf, i0, bessel_j0...).
+
+    ``public=True`` makes it ``pb.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_``, under
+    torch's ``aliases`` too (``arcsin`` for ``asin``); ``public=False`` reaches it only
+    through the names given in ``facts`` (``function="special.i0e"``). A numpy ufunc as
+    the forward is also numpy's function on Tensors and spelled as it in generated code
+    (``np.tan({0})``); any other forward is declared elementwise and fresh (a kernel that
+    returns a new array). Every default yields to an explicit fact."""
+    if public:
+        names = (name,) + tuple(aliases)
+        facts.setdefault("function", names)
+        facts.setdefault("method", names)
+        facts.setdefault("inplace", True)
+    if isinstance(forward, np.ufunc):
+        facts.setdefault("template", f"np.{forward.__name__}({{0}})")
+        facts.setdefault("numpy", forward)
+    else:
+        facts.setdefault("elementwise", True)
+        facts.setdefault("fresh", True)
+    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), **facts)
 
 
 def public(name: str, **names: Any) -> Callable:

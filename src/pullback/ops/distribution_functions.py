@@ -1,22 +1,20 @@
-"""More special functions as ops, on the numpy kernels of specfun_more.py and
-specfun_incomplete.py: the modified Bessel functions i0, i0e, i1, i1e, the normal
-distribution's log_ndtr and ndtri, erfcx and xlog1py, with torch's rules
-(``torch.special``'s: its grad_fn names, its values at 0 and at the poles); the
-regularized incomplete gamma functions (torch's ``special.gammainc``, ``gammaincc``) and
-scipy's incomplete beta function ``betainc``, differentiable in x and in their shape
-parameters (those once: a second derivative in a or b raises NotImplementedError, as
-torch's igamma does for a first one). ``pullback.scipy.special`` offers them under
-scipy's names.
+"""The normal, gamma and beta distributions' functions as ops, on the numpy kernels of
+kernels/normal.py and kernels/incomplete_gamma_beta.py: the normal distribution's
+log_ndtr and ndtri, erfcx and xlog1py, with torch's rules (``torch.special``'s: its
+grad_fn names, its values at 0 and at the poles); the regularized incomplete gamma
+functions (torch's ``special.gammainc``, ``gammaincc``) and scipy's incomplete beta
+function ``betainc``, differentiable in x and in their shape parameters (those once: a
+second derivative in a or b raises NotImplementedError, as torch's igamma does for a
+first one). ``pullback.scipy.special`` offers them under scipy's names.
 
 >>> import pullback as pb
->>> from pullback.ops import OPS
->>> x = pb.tensor([0.0, 1.0, -2.0], dtype=pb.float64, requires_grad=True)
->>> y = OPS["special_i1"](x)
+>>> x = pb.tensor([-1.0, 0.0, 2.0], dtype=pb.float64, requires_grad=True)
+>>> y = pb.special.log_ndtr(x)
 >>> y.grad_fn.name()
-'SpecialI1Backward0'
+'SpecialLogNdtrBackward0'
 >>> y.sum().backward()
->>> x.grad                          # i1' = i0 - i1 / x, 1/2 at 0
-tensor([0.5000, 0.7009, 1.4843], dtype=pullback.float64)
+>>> x.grad                          # phi(x) / Phi(x)
+tensor([1.5251, 0.7979, 0.0552], dtype=pullback.float64)
 """
 
 from __future__ import annotations
@@ -25,42 +23,28 @@ import math
 
 import numpy as np
 
-from . import specfun_incomplete, specfun_more
-from .elementwise import exp, log, logical_and, sign, where
+from .elementwise import exp, log, logical_and, where
+from .erf_gamma import digamma, lgamma
+from .kernels import incomplete_gamma_beta, normal
 from .pointwise import log1p, xlogy
-from .registry import defop
-from .special import digamma, lgamma
+from .table.registry import defop, unary
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
-def _unary(name: str, forward, grad_fn: str, rule, uses: str, **facts):
-    return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), elementwise=True,
-                 fresh=True, **facts)
-
-
-# torch: i0' = i1; i0e' = i1e - sgn(x) i0e; i1' = i0 - i1 / x and i1e' = i0e - i1e (sgn(x)
-# + 1 / x), both 1/2 at x = 0
-i0 = _unary("i0", specfun_more.i0, "I0Backward0", lambda g, out, x: g * special_i1(x), "x",
-            function=True, method=True, inplace=True,
-            numpy={np.i0: lambda x: i0(x)})
-special_i0e = _unary("special_i0e", specfun_more.i0e, "SpecialI0EBackward0",
-                     lambda g, out, x: g * (special_i1e(x) - sign(x) * out), "x out")
-special_i1 = _unary("special_i1", specfun_more.i1, "SpecialI1Backward0",
-                    lambda g, out, x: g * where(x == 0, 0.5, i0(x) - out / x), "x out")
-special_i1e = _unary("special_i1e", specfun_more.i1e, "SpecialI1EBackward0",
-                     lambda g, out, x: g * where(x == 0, 0.5, special_i0e(x)
-                                                 - out * (sign(x) + 1 / x)), "x out")
 # torch: erfcx' = 2 x erfcx(x) - 2 / sqrt(pi)
-special_erfcx = _unary("special_erfcx", specfun_more.erfcx, "SpecialErfcxBackward0",
-                       lambda g, out, x: (2.0 * x * out - _TWO_OVER_SQRT_PI) * g, "x out")
+special_erfcx = unary("special_erfcx", normal.erfcx, "SpecialErfcxBackward0",
+                      lambda g, out, x: (2.0 * x * out - _TWO_OVER_SQRT_PI) * g, "x out",
+                      public=False, function="special.erfcx")
 # torch: log_ndtr' = phi / Phi = exp(-(log Phi + x^2 / 2)) / sqrt(2 pi)
-special_log_ndtr = _unary("special_log_ndtr", specfun_more.log_ndtr, "SpecialLogNdtrBackward0",
-                          lambda g, out, x: g / _SQRT_2PI * exp(-(out + x * x / 2)), "x out")
+special_log_ndtr = unary("special_log_ndtr", normal.log_ndtr, "SpecialLogNdtrBackward0",
+                         lambda g, out, x: g / _SQRT_2PI * exp(-(out + x * x / 2)), "x out",
+                         public=False, function="special.log_ndtr")
 # torch: ndtri' = sqrt(2 pi) exp(ndtri^2 / 2)
-special_ndtri = _unary("special_ndtri", specfun_more.ndtri, "SpecialNdtriBackward0",
-                       lambda g, out, x: g * _SQRT_2PI * exp(out * out / 2), "out")
+special_ndtri = unary("special_ndtri", normal.ndtri, "SpecialNdtriBackward0",
+                      lambda g, out, x: g * _SQRT_2PI * exp(out * out / 2), "out",
+                      public=False, function="special.ndtri")
 
 
 def _xlog1py(x, y):
@@ -75,7 +59,8 @@ special_xlog1py = defop(
     "special_xlog1py", _xlog1py, "SpecialXlog1PyBackward0",
     vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= -1), 0, g * log1p(y)),
          lambda g, out, x, y: g * x / (y + 1)),
-    uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1),
+    function="special.xlog1py")
 
 
 def _refuse(function: str, arg: str, what: str = "derivative"):
@@ -95,7 +80,7 @@ def _gamma_density(a, x):
 # dP/da: no closed form; the kernel differentiates the series and the continued fraction
 # (its own derivative in x is the density's in a; a second derivative in a raises)
 special_gammainc_da = defop(
-    "special_gammainc_da", specfun_incomplete.gammainc_da, "SpecialGammaincDaBackward0",
+    "special_gammainc_da", incomplete_gamma_beta.gammainc_da, "SpecialGammaincDaBackward0",
     vjp=(lambda g, out, a, x: _refuse("gammainc", "a", "second derivative"),
          lambda g, out, a, x: g * _gamma_density(a, x) * (log(x) - digamma(a))),
     uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
@@ -103,12 +88,12 @@ special_gammainc_da = defop(
 # torch: igamma's other (x): the density; its input (a): not implemented in torch, here
 # dP/da (and dQ/da = -dP/da)
 special_gammainc = defop(
-    "special_gammainc", specfun_incomplete.gammainc, "IgammaBackward0",
+    "special_gammainc", incomplete_gamma_beta.gammainc, "IgammaBackward0",
     vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
          lambda g, out, a, x: g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
 special_gammaincc = defop(
-    "special_gammaincc", specfun_incomplete.gammaincc, "IgammacBackward0",
+    "special_gammaincc", incomplete_gamma_beta.gammaincc, "IgammacBackward0",
     vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
          lambda g, out, a, x: -g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
@@ -133,16 +118,16 @@ def _beta_grad_op(name: str, kernel, grad_fn: str, slope):
 
 
 special_betainc_da = _beta_grad_op(
-    "special_betainc_da", specfun_incomplete.betainc_da, "SpecialBetaincDaBackward0",
+    "special_betainc_da", incomplete_gamma_beta.betainc_da, "SpecialBetaincDaBackward0",
     lambda a, b, x: log(x) - digamma(a) + digamma(a + b))
 special_betainc_db = _beta_grad_op(
-    "special_betainc_db", specfun_incomplete.betainc_db, "SpecialBetaincDbBackward0",
+    "special_betainc_db", incomplete_gamma_beta.betainc_db, "SpecialBetaincDbBackward0",
     lambda a, b, x: log1p(-x) - digamma(b) + digamma(a + b))
 
 # scipy's betainc(a, b, x) (torch has none): operands of one dtype (pullback.scipy
 # casts them); dI/da and dI/db from the kernels that differentiate the fraction
 special_betainc = defop(
-    "special_betainc", specfun_incomplete.betainc, "SpecialBetaincBackward0",
+    "special_betainc", incomplete_gamma_beta.betainc, "SpecialBetaincBackward0",
     vjp=(lambda g, out, a, b, x: g * special_betainc_da(a, b, x),
          lambda g, out, a, b, x: g * special_betainc_db(a, b, x),
          lambda g, out, a, b, x: g * _beta_density(a, b, x)),

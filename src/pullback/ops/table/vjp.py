@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from .elementwise import cast, real
+from ..elementwise import cast, real
+from ..shape import sum_to
 from .registry import OpDef
 from .results import pack
-from .shape import sum_to
 
 
 def apply_vjp(op: OpDef, g: Any, out: Any, inputs: tuple, params: dict,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from ... import dtypes
 from .registry import is_traced
 
 AxisError = getattr(np, "exceptions", np).AxisError

@@ -20,7 +20,7 @@ Every loop drops the elements that have converged, so that they take no more
 rounding and the loop runs only as long as its slowest element.
 
 >>> import numpy as np
->>> from pullback.ops import specfun_incomplete as S
+>>> from pullback.ops.kernels import incomplete_gamma_beta as S
 >>> S.gammainc(np.array([1.0, 2.0]), np.array([1.0, 1.0]))      # 1 - 1/e, 1 - 2/e
 array([0.63212056, 0.26424112])
 >>> float(S.betainc(np.array(2.0), np.array(3.0), np.array(0.5)))  # 11/16
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .specfun import _STIRLING, _lgamma_near_two, digamma, lgamma
+from .erf_gamma import _STIRLING, _lgamma_near_two, digamma, lgamma
 
 _EPS = 3e-16  # (two units in the last place of 1: a step of 1 + 2^-52 ends the loop)
 _TINY = 1e-300

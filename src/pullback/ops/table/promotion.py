@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import dtypes
+from ... import dtypes
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
