@@ -104,10 +104,19 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
 
 
 class _Memo(threading.local):
-    """The gradients one application of the rule computed, for its other inputs."""
+    """The gradients one application of a region's rule computed, for its other inputs
+    (``key``: the very g, out and inputs it got)."""
 
-    key: tuple = ()
+    key: tuple = (None, None, None)
     grads: list = []
+
+    def hit(self, g: Any, out: Any, tensors: Any) -> bool:
+        k = self.key
+        return k[0] is g and k[1] is out and k[2] is tensors
+
+    def keep(self, g: Any, out: Any, tensors: Any, grads: list) -> list:
+        self.key, self.grads = (g, out, tensors), grads
+        return grads
 
 
 _MEMO = _Memo()
@@ -117,9 +126,9 @@ def _scan_vjp(g: tuple, out: tuple, tensors: tuple, i: int, body: Graph, length:
               n_carry: int, n_xs: int, reverse: bool) -> Any:
     """The gradient of input ``i``: all of them come from one reverse scan, run once per
     application of the rule (``_MEMO``) and read for each input that needs one."""
-    if _MEMO.key[:2] != (id(g), id(out)) or _MEMO.key[2] is not g:
-        _MEMO.grads = _scan_grads(g, out, tensors, body, length, n_carry, n_xs, reverse)
-        _MEMO.key = (id(g), id(out), g)
+    if not _MEMO.hit(g, out, tensors):
+        _MEMO.keep(g, out, tensors,
+                   _scan_grads(g, out, tensors, body, length, n_carry, n_xs, reverse))
     return _MEMO.grads[i]
 
 
@@ -240,8 +249,7 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
                n_carry: int) -> Any:
     """The reverse of a while loop is a scan as long as the loop ran (its length read at
     run time from the saved carries), over the body's adjoint."""
-    key = (id(g), id(out))
-    if _MEMO.key[:2] != key or _MEMO.key[2] is not g:
+    if not _MEMO.hit(g, out, tensors):
         carries, consts = tensors[:n_carry], tensors[n_carry:]
         g_last, g_saved = g[:n_carry], g[n_carry + 1:]
         saved = out[n_carry + 1:]
@@ -256,7 +264,7 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
             grads[k] = res[j]
         for j, k in enumerate(rev.fk):
             grads[n_carry + k] = res[len(rev.fc) + j]
-        _MEMO.grads, _MEMO.key = grads, key + (g,)
+        _MEMO.keep(g, out, tensors, grads)
     return _MEMO.grads[i]
 
 
@@ -276,8 +284,7 @@ def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -
     """The gradient of the branch that ran: a switch over the branches' adjoints."""
     if i == 0:
         return None  # (the index: an integer or a boolean)
-    key = (id(g), id(out))
-    if _MEMO.key[:2] != key or _MEMO.key[2] is not g:
+    if not _MEMO.hit(g, out, tensors):
         index, operands = tensors[0], tensors[1:]
         adjoints, wrt = branch_adjoints(branches)
         seeds = [gk for gk, v in zip(g, branches[0].outputs) if _is_float(v)]
@@ -285,7 +292,7 @@ def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -
         grads: list = [None] * len(tensors)
         for j, k in enumerate(wrt):
             grads[1 + k] = res[j]
-        _MEMO.grads, _MEMO.key = grads, key + (g,)
+        _MEMO.keep(g, out, tensors, grads)
     return _MEMO.grads[i]
 
 
