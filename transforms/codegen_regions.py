@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from pullback.ir import Var
 
 from .regions import scan_parts
@@ -139,7 +141,7 @@ def _emit_switch(em: Any, e: Any, last: dict) -> list[str]:
     branches = e.params["branches"]
     k = em.literal(index)
     lines = []
-    if len(branches) == 2 and getattr(index, "dtype", None) == bool:
+    if len(branches) == 2 and np.dtype(getattr(index, "dtype", int)).kind == "b":
         tests = [f"if {k}:", "else:"]
         order = [branches[1], branches[0]]
     else:

@@ -86,8 +86,8 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
     if length is None:  # as long as the arrays it walks (a while loop's reverse)
         length = len(xs[0])
     if length == 0:
-        return tuple(carries) + tuple(
-            np.empty((0,) + v.shape, v.dtype) for v in body.outputs[n_carry:] + body.inputs[:n_carry])
+        stacked = body.outputs[n_carry:] + body.inputs[:n_carry]
+        return tuple(carries) + tuple(np.empty((0,) + v.shape, v.dtype) for v in stacked)
     ys: list = []
     saved: list = []
     step = runner(body)
@@ -250,7 +250,7 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
     """The reverse of a while loop is a scan as long as the loop ran (its length read at
     run time from the saved carries), over the body's adjoint."""
     if not _MEMO.hit(g, out, tensors):
-        carries, consts = tensors[:n_carry], tensors[n_carry:]
+        consts = tensors[n_carry:]
         g_last, g_saved = g[:n_carry], g[n_carry + 1:]
         saved = out[n_carry + 1:]
         fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))

@@ -183,7 +183,7 @@ def test_cond_both_branches_one_trace() -> None:
     for s in (1.0, -1.0, 1.0):
         gx, gw = g(s * x, 1.5)
         np.testing.assert_allclose(gx, fd(lambda v: f(v, 1.5), s * x), rtol=1e-7)
-        np.testing.assert_allclose(gw, fd(lambda w: f(s * x, w), 1.5), rtol=1e-7)
+        np.testing.assert_allclose(gw, fd(lambda w, s=s: f(s * x, w), 1.5), rtol=1e-7)
     assert g.cache.info.misses == 1
     assert "if " in source_of(g, x, 1.5) and "else:" in source_of(g, x, 1.5)
 

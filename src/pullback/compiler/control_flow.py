@@ -28,16 +28,16 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pullback.transforms.regions import scan_op, switch_op, while_op
+
 from ..autograd import record
-from ..autograd.grad_mode import STATE
-from ..ir import Builder, Eqn, Graph, Var
+from ..ir import Builder, Graph, Var
 from ..numpy_face import NumpyTensor
 from ..ops.joining import stack
 from ..ops.shape import copy
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .tracer import TraceError, Tracer, source_of, user_frame
-from pullback.transforms.regions import scan_op, switch_op, while_op
 
 
 # --------------------------------------------------------------------------- checks
@@ -277,7 +277,7 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
     c_data = [_data(c, weak if isinstance(c, float) else None) for c in c_leaves]
     x_data = [_data(x) for x in x_leaves]
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    c_in = [_stand_in(face, d, wants(c)) for c, d in zip(c_data, c_leaves)]
+    c_in = [_stand_in(face, d, wants(c)) for c, d in zip(c_leaves, c_data)]
     x_in = [_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
             for d, x in zip(x_data, x_leaves)]
     with _Body("pb.scan", tracers, c_in + x_in) as body:
@@ -313,7 +313,7 @@ def _tensors_of(tracer: Tracer, outer: list) -> list:
     found = {}
     for t in tracer.keep:
         v = tracer.var_of.get(id(t))
-        if v is not None and v.id in want:
+        if isinstance(v, Var) and v.id in want:
             found[v.id] = t
     return [found[v.id] for v in outer]
 

@@ -9,5 +9,5 @@ from .naming import GRAD_PREFIX, Namespace, grad_of
 from .verify import IRError, verify
 
 __all__ = ["Builder", "Eqn", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",
-           "emit_zeros", "is_zeros", "evaluate", "format_eqn", "grad_of", "format_graph", "last_uses",
-           "type_str", "verify"]
+           "emit_zeros", "is_zeros", "evaluate", "format_eqn", "grad_of", "format_graph",
+           "last_uses", "type_str", "verify"]
