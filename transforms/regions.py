@@ -79,8 +79,9 @@ def runner(graph: Graph) -> Any:
 
 
 def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
-              reverse: bool) -> tuple:
-    """The forward on arrays: the body evaluated once per step."""
+              reverse: bool, remat: bool = False) -> tuple:
+    """The forward on arrays: the body evaluated once per step (``remat``: the reverse
+    loop recomputes what the body computed, ``checkpointed``)."""
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
     if length is None:  # as long as the arrays it walks (a while loop's reverse)
@@ -123,7 +124,7 @@ _MEMO = _Memo()
 
 
 def _scan_vjp(g: tuple, out: tuple, tensors: tuple, i: int, body: Graph, length: int,
-              n_carry: int, n_xs: int, reverse: bool) -> Any:
+              n_carry: int, n_xs: int, reverse: bool, remat: bool = False) -> Any:
     """The gradient of input ``i``: all of them come from one reverse scan, run once per
     application of the rule (``_MEMO``) and read for each input that needs one."""
     if not _MEMO.hit(g, out, tensors):
@@ -228,6 +229,22 @@ def _or_zeros(g: Any, like: Var) -> Any:
 # (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
 scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
                 vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+
+
+def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) -> Graph:
+    """The body of a loop over blocks of ``k`` steps: one inner scan of ``body``. A scan
+    of it marked ``remat`` keeps one carry per block; its reverse runs each block's
+    forward again (keeping ``k`` carries) and then that block's reverse."""
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    copy = lambda v: Var(v.shape, v.dtype, v._data, name=v.name)
+    blocks = [Var((k,) + v.shape, v.dtype, np.repeat(v._data[None], k, 0), name=v.name)
+              for v in b_x]
+    ins = [copy(v) for v in b_carry] + blocks + [copy(v) for v in b_k]
+    n_y = len(body.outputs) - n_carry
+    with Builder() as b:
+        outs = scan_op(*ins, body=body, length=k, n_carry=n_carry, n_xs=n_xs,
+                       reverse=reverse)
+    return Graph(ins, b.eqns, list(outs[:n_carry + n_y]), b.consts, name=body.name + "_block")
 
 
 # ------------------------------------------------------------------------ while

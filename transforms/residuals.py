@@ -27,7 +27,8 @@ def loop_residuals(graph: Graph) -> Graph:
     for j, rev in enumerate(eqns):
         fwd = rev.block
         if rev.op is not scan_op or fwd is None or fwd.op is not scan_op \
-                or id(fwd) not in where or not _walks_saved(fwd, rev):
+                or fwd.params.get("remat") or id(fwd) not in where \
+                or not _walks_saved(fwd, rev):
             continue
         pair = _move(eqns[where[id(fwd)]], rev)
         if pair is not None:

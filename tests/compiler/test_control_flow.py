@@ -223,3 +223,34 @@ def test_bad_bodies_name_the_problem() -> None:
         return pb.scan(step, np.ones(3), XS)[0].sum()
     with pytest.raises(TraceError, match="loop body changes state outside it"):
         pb.grad(effect)(np.ones(3))
+
+
+# --------------------------------------------------------------------------- memory
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_remat_keeps_a_carry_per_block_and_the_same_gradient(reverse) -> None:
+    xs = RNG.standard_normal((400, 3))
+
+    def loss(remat):
+        def f(w):
+            def step(h, x):
+                h = pb.tanh(h @ w + x)
+                return h, h.sum()
+            h, ys = pb.scan(step, pb.zeros(3, dtype=pb.float64), pb.tensor(xs),
+                            remat=remat, reverse=reverse)
+            return ys.sum() + (h * h).sum()
+        return pb.compile(f)
+
+    grads, saved = [], []
+    for remat in (False, True, 7):
+        w = pb.tensor(W, requires_grad=True)
+        loss(remat)(w).backward()
+        grads.append(w.grad.numpy())
+        info = pb.compiler.inspect(loss(remat), pb.tensor(W, requires_grad=True))
+        # (what the loops keep: the xs and their block view are the argument's memory)
+        saved.append(sum(s.nbytes for s in info.saved if s.name.startswith("scan")))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(grads[2], grads[0], rtol=1e-12, atol=1e-13)
+    # every step's residuals (400 x two 3-vectors) against one carry per block of 20
+    # steps (of 7 steps: 57 blocks, and the 1 step left over keeps its residuals)
+    assert saved[0] == 400 * 2 * 3 * 8 and saved[1] == 20 * 3 * 8
+    assert saved[2] == 57 * 3 * 8 + 2 * 3 * 8

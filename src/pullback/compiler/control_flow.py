@@ -28,12 +28,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.transforms.regions import scan_op, switch_op, while_op
+from pullback.transforms.regions import checkpointed, scan_op, switch_op, while_op
 
 from ..autograd import record
 from ..ir import Builder, Graph, Var
 from ..numpy_face import NumpyTensor
-from ..ops.joining import stack
+from ..ops.joining import cat, stack
 from ..ops.shape import copy
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
@@ -241,7 +241,7 @@ def _closed(graph: Graph, outer: list) -> Graph:
 
 # --------------------------------------------------------------------------- pb.scan
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
-         reverse: bool = False, unroll: int = 1) -> tuple:
+         reverse: bool = False, unroll: int = 1, remat: Any = False) -> tuple:
     """``f(carry, x) -> (carry, y)`` over the leading axis of ``xs`` (JAX's
     ``lax.scan``): returns the last carry and the ``y``s stacked. ``init`` and ``xs``
     are pytrees of arrays, Tensors or numbers; ``length`` is needed without ``xs``;
@@ -252,7 +252,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
         return _eager_scan(f, init, x_leaves, x_tree, n, bool(reverse))
-    return _traced_scan(f, init, x_leaves, x_tree, n, bool(reverse), tracers)
+    return _traced_scan(f, init, x_leaves, x_tree, n, bool(reverse), tracers, remat)
 
 
 def _data(x: Any, dtype: Any = None) -> np.ndarray:
@@ -269,7 +269,7 @@ def _weak_dtype(leaves: list, face: type) -> np.dtype:
 
 
 def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
-                 reverse: bool, tracers: list) -> tuple:
+                 reverse: bool, tracers: list, remat: Any = False) -> tuple:
     src = source_of(user_frame())
     c_leaves, c_tree = tree_flatten(init)
     face = _face(c_leaves + x_leaves)
@@ -290,13 +290,43 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
     consts = _tensors_of(tracers[-1], outer)
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
-    # one op on this call's Tensors: every tracer records it as one equation, and its
-    # node gives an eager backward (which a nested transform may run) the reverse loop
-    values = scan_op(*args, body=graph, length=n, n_carry=len(c_leaves),
-                     n_xs=len(x_leaves), reverse=reverse)
-    n_c, n_y = len(c_leaves), len(y_leaves)
-    return (tree_unflatten(c_tree, list(values[:n_c])),
-            tree_unflatten(y_tree, list(values[n_c:n_c + n_y])))
+    n_c, n_x, n_y = len(c_leaves), len(x_leaves), len(y_leaves)
+    if remat and n > 1:
+        carries, ys = _blocked(graph, args, n, n_c, n_x, n_y, reverse, remat)
+    else:
+        # one op on this call's Tensors: every tracer records it as one equation, and
+        # its node gives an eager backward (which a nested transform may run) the loop
+        values = scan_op(*args, body=graph, length=n, n_carry=n_c, n_xs=n_x,
+                         reverse=reverse)
+        carries, ys = list(values[:n_c]), list(values[n_c:n_c + n_y])
+    return tree_unflatten(c_tree, carries), tree_unflatten(y_tree, ys)
+
+
+def _blocked(graph: Graph, args: list, n: int, n_c: int, n_x: int, n_y: int,
+             reverse: bool, remat: Any) -> tuple:
+    """A scan keeping one carry per block of k steps (k = remat, or about sqrt(n) for
+    True): a scan over blocks whose reverse recomputes each block, then the steps left
+    over (the first ones when walking in reverse, the last ones otherwise)."""
+    k = int(remat) if remat is not True else max(1, int(round(n ** 0.5)))
+    if not 1 <= k <= n:
+        raise ValueError(f"pb.scan: remat={remat} must be between 1 and length={n}")
+    blocks, rest = divmod(n, k)
+    carries, xs, consts = args[:n_c], args[n_c:n_c + n_x], args[n_c + n_x:]
+    head = slice(rest, n) if reverse else slice(0, blocks * k)
+    tail = slice(0, rest) if reverse else slice(blocks * k, n)
+    split = [x[head].reshape((blocks, k) + tuple(x.shape[1:])) for x in xs]
+    body = checkpointed(graph, n_c, n_x, k, reverse)
+    values = scan_op(*carries, *split, *consts, body=body, length=blocks, n_carry=n_c,
+                     n_xs=n_x, reverse=reverse, remat=True)
+    carries = list(values[:n_c])
+    ys = [y.reshape((blocks * k,) + tuple(y.shape[2:])) for y in values[n_c:n_c + n_y]]
+    if rest:
+        more = scan_op(*carries, *[x[tail] for x in xs], *consts, body=graph, length=rest,
+                       n_carry=n_c, n_xs=n_x, reverse=reverse)
+        carries = list(more[:n_c])
+        ys = [cat([t, y] if reverse else [y, t])
+              for y, t in zip(ys, more[n_c:n_c + n_y])]
+    return carries, ys
 
 
 def _constant(tracers: list, face: type, data: np.ndarray) -> Tensor:
