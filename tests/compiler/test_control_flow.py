@@ -254,3 +254,30 @@ def test_scan_remat_keeps_a_carry_per_block_and_the_same_gradient(reverse) -> No
     # steps (of 7 steps: 57 blocks, and the 1 step left over keeps its residuals)
     assert saved[0] == 400 * 2 * 3 * 8 and saved[1] == 20 * 3 * 8
     assert saved[2] == 57 * 3 * 8 + 2 * 3 * 8
+
+
+def test_scan_in_a_compiled_module() -> None:
+    """A module whose forward is a scan, compiled: one trace, the module's parameters
+    read inside the body, its gradients those of eager mode."""
+    class Cell(pb.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = pb.nn.Linear(3, 3).double()
+
+        def forward(self, xs):
+            h, hs = pb.scan(lambda h, x: (pb.tanh(self.lin(h) + x),) * 2,
+                            pb.zeros(3, dtype=pb.float64), xs)
+            return hs.sum()
+    pb.manual_seed(0)
+    cell = Cell()
+    xs = pb.tensor(XS)
+    cell(xs).backward()
+    eager = [p.grad.numpy().copy() for p in cell.parameters()]
+    cell.zero_grad()
+    compiled = pb.compile(cell)
+    for _ in range(2):
+        cell.zero_grad()
+        compiled(xs).backward()
+        for p, e in zip(cell.parameters(), eager):
+            np.testing.assert_allclose(p.grad.numpy(), e, rtol=1e-12)
+    assert compiled.cache.info.misses == 1
