@@ -102,16 +102,16 @@ def _stack(values: list, like: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- eager
-def _eager_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, length: int,
-                reverse: bool) -> tuple:
+def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
+                length: int, reverse: bool) -> tuple:
     carry = init
     c_leaves, c_tree = tree_flatten(init)
     ys: list = []
     y_tree = None
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
         out = f(carry, tree_unflatten(x_tree, [x[i] for x in x_leaves]))
-        carry, y = _pair("pb.scan", out)
-        c_leaves = check_carry("pb.scan", c_leaves, c_tree, carry)
+        carry, y = _pair(fn, out)
+        c_leaves = check_carry(fn, c_leaves, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
         ys.append(y_leaves)
     if reverse:
@@ -119,7 +119,7 @@ def _eager_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, length: int
     if y_tree is None:  # no step ran: one on zeros tells the outputs' structure
         x0 = [np.zeros(_type_of(x)[0][1:], _type_of(x)[1]) for x in x_leaves]
         out = f(carry, tree_unflatten(x_tree, x0))
-        y_leaves, y_tree = tree_flatten(_pair("pb.scan", out)[1])
+        y_leaves, y_tree = tree_flatten(_pair(fn, out)[1])
         return carry, tree_unflatten(y_tree, [_stack([], y) for y in y_leaves])
     stacked = [_stack([step[k] for step in ys], None) for k in range(len(ys[0]))]
     return carry, tree_unflatten(y_tree, stacked)
@@ -246,13 +246,22 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     ``lax.scan``): returns the last carry and the ``y``s stacked. ``init`` and ``xs``
     are pytrees of arrays, Tensors or numbers; ``length`` is needed without ``xs``;
     ``reverse`` walks from the end (the ``y``s stay in index order). ``unroll`` is
-    accepted for JAX's signature; the loop is never unrolled."""
+    accepted for JAX's signature; the loop is never unrolled. ``remat=k`` (True: k
+    about the square root of the length) keeps one carry per k steps for the gradient
+    and computes the others again: memory of the order of length / k + k steps."""
+    fn = site("pb.scan")
     x_leaves, x_tree = tree_flatten(xs)
-    n = _length("pb.scan", x_leaves, length)
+    n = _length(fn, x_leaves, length)
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
-        return _eager_scan(f, init, x_leaves, x_tree, n, bool(reverse))
-    return _traced_scan(f, init, x_leaves, x_tree, n, bool(reverse), tracers, remat)
+        return _eager_scan(fn, f, init, x_leaves, x_tree, n, bool(reverse))
+    return _traced_scan(fn, f, init, x_leaves, x_tree, n, bool(reverse), tracers, remat)
+
+
+def site(name: str) -> str:
+    """``name`` and the user's line that called it, as errors name them."""
+    src = source_of(user_frame())
+    return f"{name} at {src} ({src.text})" if src else name
 
 
 def _data(x: Any, dtype: Any = None) -> np.ndarray:
@@ -268,7 +277,7 @@ def _weak_dtype(leaves: list, face: type) -> np.dtype:
     return np.dtype(np.float64) if face is NumpyTensor else np.dtype(np.float32)
 
 
-def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
+def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
                  reverse: bool, tracers: list, remat: Any = False) -> tuple:
     src = source_of(user_frame())
     c_leaves, c_tree = tree_flatten(init)
@@ -280,10 +289,9 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
     c_in = [_stand_in(face, d, wants(c)) for c, d in zip(c_leaves, c_data)]
     x_in = [_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
             for d, x in zip(x_data, x_leaves)]
-    with _Body("pb.scan", tracers, c_in + x_in) as body:
-        carry, y = _pair("pb.scan", f(tree_unflatten(c_tree, c_in),
-                                       tree_unflatten(x_tree, x_in)))
-        c_out = check_carry("pb.scan", c_in, c_tree, carry)
+    with _Body(fn, tracers, c_in + x_in) as body:
+        carry, y = _pair(fn, f(tree_unflatten(c_tree, c_in), tree_unflatten(x_tree, x_in)))
+        c_out = check_carry(fn, c_in, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
         graph = body.graph(c_out + y_leaves, src)
     (graph,), outer = close([graph])
@@ -292,7 +300,7 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
             for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
     n_c, n_x, n_y = len(c_leaves), len(x_leaves), len(y_leaves)
     if remat and n > 1:
-        carries, ys = _blocked(graph, args, n, n_c, n_x, n_y, reverse, remat)
+        carries, ys = _blocked(fn, graph, args, n, n_c, n_x, n_y, reverse, remat)
     else:
         # one op on this call's Tensors: every tracer records it as one equation, and
         # its node gives an eager backward (which a nested transform may run) the loop
@@ -302,14 +310,14 @@ def _traced_scan(f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
     return tree_unflatten(c_tree, carries), tree_unflatten(y_tree, ys)
 
 
-def _blocked(graph: Graph, args: list, n: int, n_c: int, n_x: int, n_y: int,
+def _blocked(fn: str, graph: Graph, args: list, n: int, n_c: int, n_x: int, n_y: int,
              reverse: bool, remat: Any) -> tuple:
     """A scan keeping one carry per block of k steps (k = remat, or about sqrt(n) for
     True): a scan over blocks whose reverse recomputes each block, then the steps left
     over (the first ones when walking in reverse, the last ones otherwise)."""
     k = int(remat) if remat is not True else max(1, int(round(n ** 0.5)))
     if not 1 <= k <= n:
-        raise ValueError(f"pb.scan: remat={remat} must be between 1 and length={n}")
+        raise ValueError(f"{fn}: remat={remat} must be between 1 and length={n}")
     blocks, rest = divmod(n, k)
     carries, xs, consts = args[:n_c], args[n_c:n_c + n_x], args[n_c + n_x:]
     head = slice(rest, n) if reverse else slice(0, blocks * k)
@@ -366,13 +374,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     a trace the loop is one region whatever its trip count, and reverse-differentiable:
     the generated code counts the steps and keeps the carries each step started from;
     the gradient walks them back."""
+    fn = site("pb.while_loop")
     leaves, tree = tree_flatten(init_val)
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
         val = init_val
         while _truth(cond_fun(val)):
             new = body_fun(val)
-            leaves = check_carry("pb.while_loop", leaves, tree, new)
+            leaves = check_carry(fn, leaves, tree, new)
             val = new
         return val
     src = source_of(user_frame())
@@ -382,13 +391,13 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
     stand = lambda: [_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
     c_in = stand()
-    with _Body("pb.while_loop", tracers, c_in) as body:
+    with _Body(fn, tracers, c_in) as body:
         pred = cond_fun(tree_unflatten(tree, c_in))
-        _check_predicate(pred)
+        _check_predicate(fn, pred)
         cond = body.graph([pred], src)
     c_in = stand()
-    with _Body("pb.while_loop", tracers, c_in) as body:
-        out = check_carry("pb.while_loop", c_in, tree, body_fun(tree_unflatten(tree, c_in)))
+    with _Body(fn, tracers, c_in) as body:
+        out = check_carry(fn, c_in, tree, body_fun(tree_unflatten(tree, c_in)))
         step = body.graph(out, src)
     (cond, step), outer = close([cond, step])
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
@@ -401,10 +410,10 @@ def _truth(pred: Any) -> bool:
     return bool(pred)
 
 
-def _check_predicate(pred: Any) -> None:
+def _check_predicate(fn: str, pred: Any) -> None:
     shape, dtype = _type_of(pred)
     if shape != () or dtype != np.bool_:
-        raise TypeError("pb.while_loop: cond_fun must return a boolean scalar, got "
+        raise TypeError(f"{fn}: cond_fun must return a boolean scalar, got "
                         f"{_describe(shape, dtype)}")
 
 
@@ -413,22 +422,23 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)`` (JAX's
     ``lax.cond``). A traced ``pred`` makes one region holding both branches: the
     generated code has an ``if``, and a new outcome does not trace again."""
-    return _branch("pb.cond", pred, [false_fun, true_fun], operands)
+    return _branch(site("pb.cond"), pred, [false_fun, true_fun], operands, True)
 
 
 def switch(index: Any, branches: Any, *operands: Any) -> Any:
     """``branches[index](*operands)``, ``index`` clamped into range (JAX's
     ``lax.switch``)."""
+    fn = site("pb.switch")
     branches = list(branches)
     if not branches:
-        raise ValueError("pb.switch: branches must not be empty")
-    return _branch("pb.switch", index, branches, operands)
+        raise ValueError(f"{fn}: branches must not be empty")
+    return _branch(fn, index, branches, operands, False)
 
 
-def _branch(fn: str, index: Any, branches: list, operands: tuple) -> Any:
+def _branch(fn: str, index: Any, branches: list, operands: tuple, boolean: bool) -> Any:
     tracers = active_tracers() if record.TRACING and isinstance(index, Tensor) else None
     if not tracers:
-        k = int(bool(index)) if fn == "pb.cond" else int(index)
+        k = int(bool(index)) if boolean else int(index)
         return branches[min(max(k, 0), len(branches) - 1)](*operands)
     src = source_of(user_frame())
     leaves, tree = tree_flatten(operands)
@@ -446,7 +456,7 @@ def _branch(fn: str, index: Any, branches: list, operands: tuple) -> Any:
     graphs, outer = close(graphs)
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
-    pick = index if fn == "pb.switch" or index._data.dtype == np.bool_ else index != 0
+    pick = index if not boolean or index._data.dtype == np.bool_ else index != 0
     values = switch_op(pick, *args, branches=tuple(graphs))
     return tree_unflatten(first[1], list(values))
 
