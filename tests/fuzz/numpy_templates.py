@@ -353,7 +353,7 @@ def loop_cond(d: Draw) -> Term:
     k = d.k
     inner = d.pick("plain", "scan")
     if inner == "scan":
-        other = f"pb.scan(lambda h, v: (h * v, h), v, np.stack([v, v * 0.5]))[0]"
+        other = "pb.scan(lambda h, v: (h * v, h), v, np.stack([v, v * 0.5]))[0]"
     else:
         other = f"{d.u('v')} * {d.c()}"
     pre = (f"import pullback as pb\ndef yes{k}(v):\n    return {d.u('v')} + v\n"
