@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros
+from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros, shapes_only
 from pullback.ops import OPS, defop
 from pullback.ops.elementwise import zeros_like
 
@@ -348,3 +348,22 @@ def branch_adjoints(branches: tuple) -> tuple:
 switch_op = OPS.get("switch") or defop(
     "switch", _run_switch, "SwitchBackward0", variadic=True, outputs=tuple,
     vjp=(_switch_vjp,), uses=("tensors",), aliases=True, fresh=False)
+
+
+# a graph being built reads only the shapes of a loop's or a branch's results: builders
+# do not run them (their values at trace time come from the traced call itself)
+def _scan_zeros(*arrays: Any, body: Graph, length: int | None, n_carry: int, n_xs: int,
+                reverse: bool, remat: bool = False) -> tuple:
+    carries, xs, _ = scan_parts(arrays, n_carry, n_xs)
+    n = len(xs[0]) if length is None else length
+    stacked = list(body.outputs[n_carry:]) + list(body.inputs[:n_carry])
+    return tuple(np.zeros(np.shape(c), v.dtype) for c, v in zip(carries, body.inputs)) + \
+        tuple(np.zeros((n,) + v.shape, v.dtype) for v in stacked)
+
+
+def _switch_zeros(index: Any, *arrays: Any, branches: tuple) -> tuple:
+    return tuple(np.zeros(v.shape, v.dtype) for v in branches[0].outputs)
+
+
+shapes_only("scan", _scan_zeros)
+shapes_only("switch", _switch_zeros)
