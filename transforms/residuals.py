@@ -115,3 +115,47 @@ def _walks_xs(rev: Eqn, rb: Graph, fwd: Eqn, rc: int, n_carry: int, n_xs: int,
     outer = fwd.inputs[n_carry:n_carry + n_xs]
     return all(a is b for a, b in zip(walked, outer)) and \
         all(a is b for a, b in zip(inner, b_x))
+
+
+def loop_invariants(graph: Graph) -> Graph:
+    """Values a loop's body computes from its constants alone (``w.T``) computed once,
+    before the loop, and read by the body as constants."""
+    eqns: list = []
+    consts = dict(graph.consts)
+    for e in graph.eqns:
+        if e.op is scan_op:
+            before, e = _hoist(e, consts)
+            eqns += before
+        eqns.append(e)
+    return graph.replace(eqns=eqns, consts=consts)
+
+
+def _hoist(e: Eqn, consts: dict) -> tuple:
+    body, n_carry, n_xs = e.params["body"], e.params["n_carry"], e.params["n_xs"]
+    _, _, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    outer = {v.id: o for v, o in zip(b_k, e.inputs[n_carry + n_xs:])}
+    outer.update((v.id, v) for v in body.consts)
+    moved, kept = [], []
+    for q in body.eqns:
+        ins = [a for a in q.inputs if isinstance(a, Var)]
+        if q.op.pure and ins and all(a.id in outer for a in ins):
+            new = tuple(Var(v.shape, v.dtype, name=v.name) for v in q.outs)
+            moved.append(Eqn(q.op, tuple(outer.get(a.id, a) if isinstance(a, Var) else a
+                                         for a in q.inputs),
+                             new if q.out is None else new[0], q.params, q.src, e.block,
+                             q.nograd))
+            outer.update((v.id, n) for v, n in zip(q.outs, new))
+        else:
+            kept.append(q)
+    if not moved:
+        return [], e
+    read = {a.id for q in kept for a in q.inputs if isinstance(a, Var)}
+    read |= {v.id for v in body.outputs if isinstance(v, Var)}
+    made = [v for q in body.eqns if q not in kept for v in q.outs if v.id in read]
+    consts.update((v, a) for v, a in body.consts.items()
+                  if any(a_.id == v.id for q in moved for a_ in q.inputs
+                         if isinstance(a_, Var)))
+    new_body = body.replace(inputs=list(body.inputs) + made, eqns=kept)
+    new_e = Eqn(scan_op, e.inputs + tuple(outer[v.id] for v in made), e.outs,
+                {**e.params, "body": new_body}, e.src, e.block, e.nograd)
+    return moved, new_e
