@@ -5,6 +5,8 @@ program unrolled, and eager mode."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -283,3 +285,25 @@ def test_scan_in_a_compiled_module() -> None:
         for p, e in zip(cell.parameters(), eager):
             np.testing.assert_allclose(p.grad.numpy(), e, rtol=1e-12)
     assert compiled.cache.info.misses == 1
+
+
+def test_loops_in_threads() -> None:
+    """Four threads tracing and running the same and different loops at once."""
+    g = pb.grad(rnn, argnums=1)
+    expected = [pb.grad(rnn_unrolled, argnums=1)(XS * k, W) for k in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: g(XS * k, W), range(8)))
+        roots = list(pool.map(lambda a: pb.grad(newton_sqrt)(a), [2.0, 9.0, 16.0, 25.0]))
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(roots, [0.5 / np.sqrt(a) for a in (2.0, 9.0, 16.0, 25.0)],
+                               rtol=1e-9)
+
+
+def test_nan_flows_through_a_loop() -> None:
+    """A NaN in one step's input reaches the carry and its gradient, as in numpy."""
+    xs = XS.copy()
+    xs[2, 1] = np.nan
+    value, grad = pb.value_and_grad(rnn, argnums=1)(xs, W)
+    assert np.isnan(value) and np.isnan(grad).any()
+    assert np.isnan(rnn_unrolled(xs, W))
