@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from ops import numeric_grad as fd
 
 import pullback as pb
 from pullback.compiler import TraceError
@@ -16,17 +17,6 @@ from pullback.compiler import TraceError
 RNG = np.random.default_rng(0)
 XS = RNG.standard_normal((6, 3))
 W = RNG.standard_normal((3, 3)) * 0.5
-
-
-def fd(f, x, eps=1e-6):
-    """Central finite differences of a scalar function of one float64 array."""
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
 
 
 def rnn(xs, w):
