@@ -334,7 +334,7 @@ def loop_fori(d: Draw) -> Term:
     k = d.k
     n = d.pick(0, 1, 3)
     pre = (f"import pullback as pb\ndef body{k}(i, v):\n"
-           f"    return {d.u('v')} * {d.c()} + v * 0.5\n")
+           f"    return {d.u('v')} * {d.c()} + v * 0.5 + i * 0.1\n")
     return Term("loops", pre, expr=f"pb.fori_loop(0, {n}, body{k}, x)")
 
 
