@@ -104,8 +104,9 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     for cv, bv in zip(cond.inputs[:n_carry], body.inputs[:n_carry]):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
     saves = [(v, bv) for v, bv in zip(saved, body.inputs) if _live(em, v, last)]
-    n = em.ns.fresh("steps")
-    lines += [f"{n} = 0"] + [f"{em.name(v)} = []" for v, _ in saves]
+    counted = _live(em, count, last)
+    n = em.ns.fresh("steps") if counted else None
+    lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves]
     inner = em.statements(cond, free=False)
     inner.append(f"if not {em.literal(cond.outputs[0])}:")
     inner.append(INDENT + "break")
@@ -115,13 +116,13 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     olds = [em.name(bv) for bv in body.inputs[:n_carry]]
     if news != olds:
         inner.append(f"{', '.join(olds)} = {', '.join(news)}")
-    inner.append(f"{n} += 1")
+    inner += [f"{n} += 1"] * counted
     lines.append("while True:")
     lines += [INDENT + line for line in inner]
     lines += [_stacked(em, v, "", True) for v, _ in saves]
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, body.inputs)
               if _live(em, v, last)]
-    if _live(em, count, last):
+    if counted:
         lines.append(f"{em.name(count)} = np.int64({n})")
     return lines
 
