@@ -46,6 +46,7 @@ set_threads(_pre.parse_known_args()[0].threads)
 
 import contenders  # noqa: E402
 import latency  # noqa: E402
+import loops  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
 import workloads  # noqa: E402
@@ -60,7 +61,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true",
                    help="only check every contender's gradients against the floor")
     p.add_argument("--only", metavar="NAME", help="workloads (comma-separated names or "
-                   "prefixes; 'latency' for the compiler latency micro-benchmarks)")
+                   "prefixes; 'latency' for the compiler latency micro-benchmarks, 'loops' for the "
+                   "first and steady calls of loops against their trip count)")
     p.add_argument("--contenders", metavar="NAME",
                    help="contenders besides the floor: " + ", ".join(
                        c.name for c in contenders.CONTENDERS[1:]))
@@ -128,7 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only or "latency" in args.only.split(","):
         lat = latency.run(args.quick)
         log(f"[latency] done at {time.perf_counter() - start:.1f}s")
+    looped = None
+    if not args.only or "loops" in args.only.split(","):
+        looped = loops.run(args.quick)
+        log(f"[loops] done at {time.perf_counter() - start:.1f}s")
     text = report.markdown(results, names, lat, report.machine(), args.quick)
+    text += "\n".join(loops.section(looped))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmark.md").write_text(text)
     if results:

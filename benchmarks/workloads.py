@@ -189,9 +189,9 @@ def select(names: str | None) -> tuple[Workload, ...]:
         return WORKLOADS
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     chosen = tuple(w for w in WORKLOADS if any(w.name.startswith(n) for n in wanted))
-    unknown = [n for n in wanted
-               if n != "latency" and not any(w.name.startswith(n) for w in WORKLOADS)]
+    unknown = [n for n in wanted if n not in ("latency", "loops")
+               and not any(w.name.startswith(n) for w in WORKLOADS)]
     if unknown:
         known = ", ".join(w.name for w in WORKLOADS)
-        raise SystemExit(f"unknown workload(s) {unknown}; known: {known}, latency")
+        raise SystemExit(f"unknown workload(s) {unknown}; known: {known}, latency, loops")
     return chosen

@@ -259,6 +259,13 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "traced once for all of them: CacheInfo(hits=50, misses=1, recompiles=0, fallbacks=0",
         "expected error: RuntimeError: fixed_point: no convergence after 100 iterations of "
         "doubling", "next: docs/extending.md"]),
+    "kepler_solver.py": ([], [
+        "M=0.3 e=0.10: E=0.332655  dE/dM=1.104384  dE/de=0.360641",
+        "M=5.9 e=0.97: E=4.959455  dE/dM=1.310999  dE/de=-1.271190",
+        "largest difference from the implicit function theorem: ",
+        "traced once for every M and e: True",
+        "the generated code loops: True and walks the iterations back: True",
+        "a batch of orbits at once: [2.3917 0.7692 0.6254 0.7308 1.9239]"]),
 }
 
 # the scientific samples' finite-difference checks, and how their objective must improve
@@ -356,6 +363,13 @@ def test_scientific_sample_checks_its_gradient_and_improves(name: str):
     assert errors and max(float(e) for e in errors) < tolerance, proc.stdout
     first, last = (float(v) for v in re.search(pattern, proc.stdout, re.S).groups())
     assert (last - first if higher else first - last) > least, proc.stdout
+
+
+def test_kepler_solver_sample_agrees_with_the_implicit_function_theorem():
+    proc = _run_once("kepler_solver.py")
+    assert proc.returncode == 0, proc.stderr
+    error = re.search(r"implicit function theorem: (\S+)", proc.stdout).group(1)
+    assert float(error) < 1e-8, proc.stdout
 
 
 def test_fixed_point_sample_checks_its_gradient_and_learns():

@@ -26,6 +26,8 @@ from pullback.ops import OPS, PUBLIC, OpDef
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "ops.md"
 OPS_DIR = ROOT / "src" / "pullback" / "ops"
+#: ops whose rules need the passes (control-flow regions) are declared in transforms/
+TRANSFORMS_DIR = ROOT / "transforms"
 COMMAND = "python tools/gen_ops_md.py"
 
 HEADER = f"""# Op reference
@@ -62,8 +64,8 @@ def _file_of(obj: Any, kernels: bool = False) -> Path | None:
     if code is None:
         return None
     path = Path(code.co_filename).resolve()
-    folders = (OPS_DIR.resolve(), OPS_DIR.resolve() / "kernels")
-    return path if path.parent in (folders if kernels else folders[:1]) else None
+    folders = (OPS_DIR.resolve(), TRANSFORMS_DIR.resolve(), OPS_DIR.resolve() / "kernels")
+    return path if path.parent in (folders if kernels else folders[:2]) else None
 
 
 def _op_module(op: Any, sources: dict) -> str:
@@ -132,8 +134,10 @@ def rows() -> dict:
 
 
 def _family_intro(stem: str) -> str:
-    doc = importlib.import_module(f"pullback.ops.{stem}").__doc__ if stem != "?" else ""
-    return _first_sentence(doc)
+    if stem == "?":
+        return ""
+    package = "transforms" if (TRANSFORMS_DIR / f"{stem}.py").exists() else "ops"
+    return _first_sentence(importlib.import_module(f"pullback.{package}.{stem}").__doc__)
 
 
 def render() -> str:

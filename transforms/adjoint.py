@@ -44,12 +44,12 @@ def adjoint(graph: Graph, wrt: list, seeds: list) -> Graph:
     """``seeds[i]`` is the cotangent Var of ``graph.outputs[i]`` (None: no gradient)."""
     active = active_vars(graph, wrt)
     ct: dict[int, Any] = {}
-    for out, s in zip(graph.outputs, seeds):
-        if s is not None and isinstance(out, Var) and out.id in active:
-            ct[out.id] = s if out.id not in ct else ct[out.id] + s
     builder = Builder()
     builder.consts = dict(graph.consts)
     with builder:
+        for out, s in zip(graph.outputs, seeds):  # (an output listed twice: seeds add up)
+            if s is not None and isinstance(out, Var) and out.id in active:
+                ct[out.id] = s if out.id not in ct else ct[out.id] + s
         for e in reversed(graph.eqns):
             g = _cotangent(e, ct)
             if g is None:

@@ -27,7 +27,9 @@ from pullback.ir import Graph, Namespace, Var, last_uses
 from pullback.ops import OPS
 from pullback.settings import config
 
+from .codegen_regions import REGIONS
 from .inplace import IntoOp
+from .regions import use_runner
 
 
 class Module:
@@ -66,6 +68,7 @@ class _Emitter:
         self.names: dict[int, str] = {}
         self.globals: dict[str, Any] = {"np": np, "ops": ops_namespace()}
         self.bound: dict[int, str] = {}  # id of a bound constant -> its name
+        self.label = "grad of"  # the comment over backward equations
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -113,6 +116,42 @@ class _Emitter:
         return out if p.step is None else f"{out}:{text(p.step)}"
 
     # ------------------------------------------------------------ statements
+    def statements(self, graph: Graph, free: bool) -> list[str]:
+        """One statement per equation of ``graph`` (a region's in its own lines), with
+        the user's source lines as comments; ``free``: ``del`` values after their last
+        use (not inside a loop's body, whose values the next step binds again)."""
+        last = _last_uses(graph)
+        lines: list[str] = []
+        prev_comment = None
+        input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+        for i, e in enumerate(graph.eqns):
+            c = _comment(e, self.label if e.block is not None else None)
+            if c is not None and c != prev_comment:
+                lines.append(c)
+                prev_comment = c
+            region = REGIONS.get(e.op.name)
+            if region is not None:
+                lines += region(self, e, last)
+            else:
+                lines += self.statement(e, last)
+            for v in e.outs:
+                for k in self.guards.get(v.id, ()):
+                    lines.append(f"guard({k}, {self.name(v)})")
+            dead = [self.name(a) for a in _uniq(e.inputs)
+                    if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
+            if dead and free:
+                lines.append("del " + ", ".join(dead))
+        return lines
+
+    def statement(self, e: Any, last: dict) -> list[str]:
+        rhs = self.expr(e)
+        if _reuses_name(e):  # the result lives on in its input's buffer and name
+            self.names[e.out.id] = self.literal(e.inputs[e.op.out_arg])
+            return [rhs]
+        if not e.outs:  # run for its effect (a print)
+            return [rhs]
+        return [f"{_targets(self, e, last)} = {rhs}"]
+
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
         args = [self.literal(a) for a in e.inputs]
@@ -199,39 +238,17 @@ def _comment(e: Any, backward: str | None) -> str | None:
 
 
 def generate(graph: Graph, fn_name: str, env: dict | None = None,
-             block: str = "grad of") -> Module:
+             block: str = "grad of", dump: bool = True) -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
     Backward equations (those with a ``block``) get ``# grad of:`` comments (``block``
     names them: ``tangent of`` in forward mode's code)."""
     em = _Emitter(graph)
     em.globals.update(env or {})
+    em.label = block
     for v, value in graph.consts.items():
         em.names[v.id] = em.bind(value)
     params = [em.name(v) for v in graph.inputs]
-    last = _last_uses(graph)
-    body: list[str] = []
-    prev_comment = None
-    input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
-    for i, e in enumerate(graph.eqns):
-        c = _comment(e, block if e.block is not None else None)
-        if c is not None and c != prev_comment:
-            body.append(c)
-            prev_comment = c
-        rhs = em.expr(e)
-        if _reuses_name(e):  # the result lives on in its input's buffer and name
-            em.names[e.out.id] = em.literal(e.inputs[e.op.out_arg])
-            body.append(rhs)
-        elif not e.outs:  # run for its effect (a print)
-            body.append(rhs)
-        else:
-            body.append(f"{_targets(em, e, last)} = {rhs}")
-        for v in e.outs:
-            for k in em.guards.get(v.id, ()):
-                body.append(f"guard({k}, {em.name(v)})")
-        dead = [em.name(a) for a in _uniq(e.inputs)
-                if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
-        if dead:
-            body.append("del " + ", ".join(dead))
+    body = em.statements(graph, free=True)
     outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
     for v in graph.inputs:  # guards on inputs are checked first
@@ -239,7 +256,7 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
             body.insert(0, f"guard({k}, {em.name(v)})")
     source = f"def {fn_name}({', '.join(params)}):\n" + "".join(
         f"    {line}\n" for line in body)
-    return _compile(source, fn_name, em.globals)
+    return _compile(source, fn_name, em.globals, dump)
 
 
 def _targets(em: _Emitter, e: Any, last: dict) -> str:
@@ -290,7 +307,7 @@ def set_dump_dir(path: Any) -> None:
     config.dump_dir = None if path is None else os.fspath(path)
 
 
-def _compile(source: str, fn_name: str, glb: dict) -> Module:
+def _compile(source: str, fn_name: str, glb: dict, dump: bool = True) -> Module:
     """Compile ``source`` and keep it in ``linecache`` for as long as its function lives
     (tracebacks and pdb show it; an evicted variant's source goes with it)."""
     filename = f"<pullback:{fn_name}:{next(_counter)}>"
@@ -300,7 +317,7 @@ def _compile(source: str, fn_name: str, glb: dict) -> Module:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(fn, linecache.cache.pop, filename, None).atexit = False
     directory = config.dump_dir
-    if directory:
+    if directory and dump:
         _dump(directory, fn_name, source, glb)
     return Module(source, fn, filename)
 
@@ -335,3 +352,7 @@ def _create_new(directory: str, prefix: str) -> int:
         except FileExistsError:
             continue
     raise FileExistsError(f"{_DUMP_TRIES} random file names in {directory!r} were taken")
+
+
+# a region's body runs as generated code when its op runs on arrays (regions.py)
+use_runner(lambda graph: generate(graph, "step", dump=False).fn)

@@ -5,6 +5,8 @@
       -> adjoint                       append backward equations (VJP rules on IR values)
       -> peephole                      undo transposes of transposes, broadcast instead of fill
       -> cse, dce                      share work between forward and backward, drop unused
+      -> loop_residuals, dce           a reverse loop reads its forward loop's values
+      -> loop_invariants               what a loop computes from constants, once before it
       -> split                         (compile) forward + backward, residuals = saved values
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
@@ -33,6 +35,7 @@ from .cse import cse
 from .dce import dce
 from .inplace import inplace
 from .peephole import peephole
+from .residuals import loop_invariants, loop_residuals
 from .split import split
 from .tangent import tangent
 
@@ -47,7 +50,7 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 def simplify(graph: Graph) -> Graph:
     """A forward with no gradient to compute (pb.compile under no_grad)."""
-    return run(graph, peephole, cse, dce)
+    return run(graph, peephole, cse, dce, loop_invariants, dce)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
@@ -55,7 +58,7 @@ def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     joint = adjoint(unique_names(run(forward, dce)), wrt, seeds)
     if config.check_ir:
         verify(joint)
-    return run(joint, peephole, cse, dce)
+    return run(joint, peephole, cse, dce, loop_residuals, loop_invariants, dce)
 
 
 @dataclass

@@ -43,7 +43,9 @@ def transpose_rules(op: Any, tangents: list, out: Any, inputs: tuple, params: di
     output, for an op with several outputs (None for its integer outputs)."""
     outer = current()
     outs = list(out) if op.multi else [out]
-    us = [emit_zeros(tuple(o.shape), o.dtype) if o.dtype.kind in "fc" else None for o in outs]
+    # (not known zeros: a rule may skip the work of a cotangent known to be zero)
+    us = [emit_zeros(tuple(o.shape), o.dtype, known=False) if o.dtype.kind in "fc" else None
+          for o in outs]
     g = pack(op.result, us) if op.multi else us[0]
     with Builder() as b:
         b.src, b.block = outer.src, outer.block

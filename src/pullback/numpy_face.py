@@ -42,7 +42,41 @@ from .tensor_methods import TensorMethods, _index
 
 def _apply(op: Any, args: tuple, params: dict) -> Any:
     """An op with numpy-face values and no plain Tensor among its operands."""
+    if op.promote is not None:
+        args = _numpy_operands(op, args, params)
     return to_face(apply(op, args, params))  # (several results: each of them)
+
+
+def _numpy_operands(op: Any, args: tuple, params: dict) -> tuple:
+    """numpy's dtypes where torch's differ: integers (or booleans) with a Python float
+    give float64, not the default float dtype, and so does a true division of integers
+    (``x.astype(int) * 0.1``, ``np.arange(3) / 7``); with a Python complex, complex128.
+    The Python number becomes a numpy scalar of that dtype (integers: one operand is
+    cast)."""
+    where = [i for i in op.promote if type(i) is int and i < len(args)]
+    kinds = [_kind(args[i]) for i in where]
+    if not kinds or any(k in "fc" for k in kinds if k is not None):
+        return args  # (a float or complex array sets the dtype, as in torch)
+    out = list(args)
+    for i, k in zip(where, kinds):
+        v = args[i]
+        if k is None and isinstance(v, float):
+            out[i] = np.float64(v)
+        elif k is None and isinstance(v, complex):
+            out[i] = np.complex128(v)
+    if op.to_float and all(type(out[i]) is not np.float64 for i in where):
+        first = next((i for i in where if isinstance(out[i], Tensor)), None)
+        if first is not None:
+            out[first] = ew.cast(out[first], dtype=np.dtype(np.float64))
+    return tuple(out)
+
+
+def _kind(v: Any) -> str | None:
+    """numpy's dtype kind of an operand; None for a Python number."""
+    if isinstance(v, Tensor):
+        return v._data.dtype.kind
+    d = getattr(v, "dtype", None)
+    return None if d is None else np.dtype(d).kind
 
 
 def _numpy_only(values: Any) -> bool:

@@ -111,3 +111,28 @@ def test_a_guard_on_a_python_float_holds_at_float64():
     assert g(0.1) == -1.0  # (at float32, 0.1000000001 and 0.1 are one value)
     assert g(0.1000000001) == pytest.approx(0.2000000002, rel=1e-15)
     assert g.cache.info.misses == 2
+
+
+INTEGER_MEETS_FLOAT = [
+    lambda x: x + (x * 10).astype(int) * 0.1,        # an integer array times a Python float
+    lambda x: x + (x * 10).astype(int) / 3,          # a true division of integers
+    lambda x: x * (np.arange(3) / 7),                # (of an integer array made inside)
+    lambda x: x + 0.1 * (x > 0),                     # a boolean array times a float
+    lambda x: x * ((x * 10).astype(np.int32) * 1.1),
+    lambda x: x + pb.fori_loop(0, 3, lambda i, v: v + i * 0.1, np.zeros(3)),  # a loop index
+]
+
+
+@pytest.mark.parametrize("k", range(len(INTEGER_MEETS_FLOAT)))
+def test_integers_meeting_python_floats_compute_in_float64(k: int) -> None:
+    """numpy makes float64 of integers (or booleans) with a Python float, and of an
+    integer true division; traced numpy code does too (the torch face keeps torch's
+    default dtype). Found by the loops class of the numpy fuzzer (a fori_loop's index
+    times 0.1 lost digits)."""
+    fn = lambda x: INTEGER_MEETS_FLOAT[k](x).sum()
+    x = np.array([0.3, -0.5, 1.1])
+    value, grad = pb.value_and_grad(fn)(x)
+    assert value == fn(x) and value.dtype == np.float64
+    np.testing.assert_allclose(pb.grad(fn)(x), grad)
+    t = pb.tensor(x.astype(np.float32))
+    assert pb.compile(lambda x: (x.int() * 0.1).sum())(t).dtype == pb.float32

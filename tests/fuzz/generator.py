@@ -1129,6 +1129,32 @@ class Gen(Pieces, Rearranging):
                     (Line(arms[1][0], (a.name,), name),), out=name), v)
         return True
 
+    def gen_loop(self) -> bool:
+        """``scan(step, carry, T.stack([...]))``: pb.scan on pullback's side, the Python
+        loop it stands for on torch's (oracle.py binds ``scan``); the carry keeps its
+        shape and dtype, each step reads a slice of the stack."""
+        h = self.pick()
+        if h is None:
+            return False
+        s = self.pick(lambda v: v.shape == h.shape and v.dtype == h.dtype)
+        if s is None:
+            s = self.new_input(h.shape, "x", dtype=h.dtype)
+        steps = ["$1", "T.sin($1)", "$1 * 0.5"][:self.rng.randint(1, 3)]
+        body, bound = self.rng.choice([("T.tanh(c * 0.5 + s)", 1.0),
+                                       ("T.sin(c) * 0.5 + s * 0.25", 0.5 + 0.25 * s.mag),
+                                       ("c * 0.5 + T.tanh(s)", max(h.mag, 2.0))])
+        bound = max(bound, h.mag)
+        out, iv = self.rng.choice([("[0]", (-bound, bound)),
+                                   ("[1].sum(0)", (-len(steps) * bound * max(s.mag, 1.0),
+                                                   len(steps) * bound * max(s.mag, 1.0)))])
+        reverse = ", reverse=True" if self.chance(0.3) else ""
+        t = f"scan(lambda c, s: ({body}, c * s), $0, T.stack([{', '.join(steps)}]){reverse}){out}"
+        if not self.ok_mag(iv, h.dtype):
+            return False
+        v = self.out_val(h.shape, h.dtype, iv, h.req or s.req)
+        self.add(Line(t, (h.name, s.name), v.name), v)
+        return True
+
     def gen_scalar_from_data(self) -> bool:
         h = self.pick(lambda v: v.numel >= 1)
         a = self.pick()
@@ -1193,7 +1219,7 @@ class Gen(Pieces, Rearranging):
         "unary": 22, "binary": 24, "reduce": 12, "matmul": 7, "shape": 12, "index": 9,
         "inplace": 12, "branch": 5, "where_mask": 3, "softmax": 4, "detach_cast": 3,
         "scalar_from_data": 2, "no_grad": 1, "loss_fn": 2, "join": 4, "split": 4, "stat": 6,
-        "rearrange": 4, "gather": 4,
+        "rearrange": 4, "gather": 4, "loop": 3,
     }
 
     def program(self) -> Program:

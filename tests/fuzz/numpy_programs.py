@@ -42,7 +42,11 @@ generator class (``CLASSES``), a feature flag:
 - ``casts``: ``astype(int)``, ``astype(bool)``, ``np.array(v, dtype=int)``, floor;
 - ``layouts``: transposed, Fortran-ordered, reversed and broadcast inputs, transposed
   outputs, forward-mode doors (jacfwd, jvp, linearize, hessian) and functions without
-  a rule.
+  a rule;
+- ``loops``: ``pb.scan`` (carries in tuples, reversed, several outputs),
+  ``pb.fori_loop``, ``pb.while_loop`` with a trip count that depends on the data, and
+  ``pb.cond`` on a traced predicate, in and around each other; numpy runs them as the
+  Python loops they stand for.
 
 ``vjp`` and ``linearize`` also check that overwriting the caller's array after the
 door returned leaves the pullback's result alone.
@@ -60,7 +64,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 CLASSES = ("plain", "containers", "odeint", "convert", "casts", "inplace", "scalars",
-           "effects", "rebind", "layouts")
+           "effects", "rebind", "layouts", "loops")
 
 #: The classes whose bugs are fixed: the default run (tests/fuzz/test_numpy_fuzz.py)
 #: draws only from these. Switch a class on once every failure it finds is fixed
@@ -122,7 +126,7 @@ class NProgram:
 
     def source(self) -> str:
         head = ["import math", "import numpy as np", "import scipy.integrate",
-                "import scipy.special", ""]
+                "import scipy.special", "import pullback as pb", ""]
         for t in self.terms:
             if t.prelude:
                 head += [t.prelude.rstrip("\n"), ""]

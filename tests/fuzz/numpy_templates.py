@@ -306,3 +306,56 @@ def odeint_forward(d: Draw) -> Term:
     return Term("layouts", pre, expr=f"scipy.integrate.odeint(ofld{k}, np.array([0.5, -0.3]), "
                 f"np.array([0.0, 0.5]), args=({X}[:2],), rtol=1e-10, atol=1e-10)",
                 tol="ode", no_hessian=True)
+
+
+# ------------------------------------------------------------------------ loops
+@template("loops", scalar=True)
+def loop_scan(d: Draw) -> Term:
+    k, c = d.k, d.c()
+    rev = d.pick("False", "True")
+    carry = d.pick("h", "(h, g)")
+    if carry == "h":
+        step = (f"def step{k}(h, v):\n    h = {d.u('h * 0.5 + v')} * {c}\n"
+                f"    return h, np.sum(h * v)\n")
+        init = "x * 0.5"
+    else:
+        step = (f"def step{k}(hg, v):\n    h, g = hg\n    h = np.tanh(h + g * v)\n"
+                f"    return (h, g * 0.9 + {d.u('h')} * {c}), h * v\n")
+        init = "(x * 0.5, x + 1.0)"
+    xs = f"np.stack([x, {d.u('x')}, x * {d.c()}])"
+    pre = "import pullback as pb\n" + step
+    body = (f"c{k}, ys{k} = pb.scan(step{k}, {init}, {xs}, reverse={rev})",)
+    out = f"np.sum(ys{k}) + np.sum(c{k}[0] if isinstance(c{k}, tuple) else c{k})"
+    return Term("loops", pre, body, out)
+
+
+@template("loops", scalar=True)
+def loop_fori(d: Draw) -> Term:
+    k = d.k
+    n = d.pick(0, 1, 3)
+    pre = (f"import pullback as pb\ndef body{k}(i, v):\n"
+           f"    return {d.u('v')} * {d.c()} + v * 0.5 + i * 0.1\n")
+    return Term("loops", pre, expr=f"pb.fori_loop(0, {n}, body{k}, x)")
+
+
+@template("loops", scalar=True)
+def loop_while(d: Draw) -> Term:
+    k = d.k
+    pre = (f"import pullback as pb\ndef more{k}(s):\n"
+           f"    return (np.sum(np.abs(s[0])) < 6.0) & (s[1] < 5)\n"
+           f"def grow{k}(s):\n    return s[0] * 1.3 + {d.u('s[0]')} * 0.2, s[1] + 1\n")
+    body = (f"w{k}, n{k} = pb.while_loop(more{k}, grow{k}, (x, 0))",)
+    return Term("loops", pre, body, f"w{k} * (n{k} + 1)")
+
+
+@template("loops", scalar=True)
+def loop_cond(d: Draw) -> Term:
+    k = d.k
+    inner = d.pick("plain", "scan")
+    if inner == "scan":
+        other = "pb.scan(lambda h, v: (h * v, h), v, np.stack([v, v * 0.5]))[0]"
+    else:
+        other = f"{d.u('v')} * {d.c()}"
+    pre = (f"import pullback as pb\ndef yes{k}(v):\n    return {d.u('v')} + v\n"
+           f"def no{k}(v):\n    return {other}\n")
+    return Term("loops", pre, expr=f"pb.cond(np.sum(x) > 0.1, yes{k}, no{k}, x)")

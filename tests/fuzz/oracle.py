@@ -83,9 +83,18 @@ def build(prog: Program, lib: str, with_locals: bool = False):
     src = prog.source(with_locals)
     filename = f"<fuzz {prog.seed} {lib} #{next(_names)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    env = {"T": torch, "F": torchF} if lib == "torch" else {"T": pb, "F": pbF}
+    env = {"T": torch, "F": torchF, "scan": torch_scan} if lib == "torch" else \
+        {"T": pb, "F": pbF, "scan": pb.scan}
     exec(compile(src, filename, "exec"), env)
     return env["f"]
+
+
+def torch_scan(f, init, xs, reverse=False):
+    """pb.scan's meaning, in torch: the Python loop, the ys stacked in index order."""
+    carry, ys = init, [None] * len(xs)
+    for i in range(len(xs) - 1, -1, -1) if reverse else range(len(xs)):
+        carry, ys[i] = f(carry, xs[i])
+    return carry, torch.stack(ys)
 
 
 def _arg(lib, v: np.ndarray, req: bool):

@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from pullback.ir import Builder, Graph, Var
+from pullback.ops import OPS
+
 from .case_types import A, Case, _c
 
 NAN = float("nan")
@@ -109,6 +112,70 @@ SELECT_CASES = [
        torch=lambda T, g, i: T.zeros(3, 4, dtype=g.dtype).scatter(1, i, g)),
 ]
 
-MULTI_CASES = JOIN_CASES + SPLIT_CASES + SELECT_CASES + [
+def _scan_body() -> Graph:
+    """One step of a tanh recurrence: (c, x, w) -> (tanh(c * w + x), c * x)."""
+    c, x, w = (Var((3,), np.float64, np.ones(3), name=n) for n in "cxw")
+    with Builder() as b:
+        h, y = OPS["tanh"](c * w + x), c * x
+    return Graph([c, x, w], b.eqns, [h, y], b.consts)
+
+
+_BODY = _scan_body()
+
+
+def _numpy_scan(c: Any, xs: Any, w: Any, reverse: bool) -> tuple:
+    """The loop written out: last carry, outputs, the carries each step started from."""
+    ys, saved = [None] * len(xs), [None] * len(xs)
+    for i in range(len(xs) - 1, -1, -1) if reverse else range(len(xs)):
+        saved[i], ys[i] = c, c * xs[i]
+        c = np.tanh(c * w + xs[i])
+    return c, np.stack(ys), np.stack(saved)
+
+
+def _scan(reverse: bool) -> Case:
+    """torch has no loop op: numpy's loop is the reference, finite differences check it."""
+    return _c("scan", A((3,)), A((4, 3)), A((3,)), p={
+        "body": _BODY, "length": 4, "n_carry": 1, "n_xs": 1, "reverse": reverse},
+        reference=lambda c, xs, w: _numpy_scan(c, xs, w, reverse),
+        tag="reverse" if reverse else "")
+
+
+def _graph(n_in: int, make: Any, values: tuple = ()) -> Graph:
+    """A region's graph of ``n_in`` float64 [2] inputs: ``make(*inputs) -> outputs``."""
+    ins = [Var((2,), np.float64, np.array(v) if v is not None else np.ones(2))
+           for v in (values or (None,) * n_in)]
+    with Builder() as b:
+        outs = make(*ins)
+    return Graph(ins, b.eqns, list(outs), b.consts)
+
+
+# while c.sum() > 1: c = c * w  (c = [4, 2], w = [0.5, 0.8]: three steps)
+_WHILE = {"cond": _graph(2, lambda c, w: [c.sum() > 1.0]),
+          "body": _graph(2, lambda c, w: [c * w]), "n_carry": 1}
+
+
+def _numpy_while(c: Any, w: Any) -> tuple:
+    saved = []
+    while c.sum() > 1.0:
+        saved.append(c)
+        c = c * w
+    return c, np.int64(len(saved)), np.stack(saved)
+
+
+# branch 0: x * w, branch 1: sin(x) + w
+_BRANCHES = (_graph(2, lambda x, w: [x * w]), _graph(2, lambda x, w: [OPS["sin"](x) + w]))
+
+
+def _switch(index: int) -> Case:
+    return _c("switch", A((), "int", values=index), A((2,)), A((2,)),
+              p={"branches": _BRANCHES}, tag=f"branch{index}",
+              reference=lambda k, x, w: ((x * w,) if k == 0 else (np.sin(x) + w,)))
+
+
+MULTI_CASES = JOIN_CASES + SPLIT_CASES + SELECT_CASES + [_scan(False), _scan(True)] + [
+    _c("while", A(values=[4.0, 2.0]), A(values=[0.5, 0.8]), p=_WHILE,
+       reference=_numpy_while),
+    _switch(0), _switch(1),
+
     _c("zeros", p={"shape": (2, 3), "dtype": F32}, reference=lambda: np.zeros((2, 3), F32)),
 ]

@@ -14,7 +14,7 @@ from pullback.ops.table.registry import Meta
 from pullback.ops.table.results import AllInputs, pack
 
 from . import numeric_grad
-from .case_types import float_outputs, outputs
+from .case_types import float_outputs, is_float, outputs
 from .cases import CASES, DIFF_CASES, FD_CASES, SECOND_ORDER_CASES, Arg, Case, ids
 
 # the kink cases evaluate log, sqrt and x ** 0.5 at 0 on purpose
@@ -106,8 +106,9 @@ def test_forward_matches_numpy_reference(case: Case) -> None:
                        case.params) if case.rng_seed is None else _seeded_apply(case, values)
     expected = outputs(case.reference(*values))
     assert len(outputs(out)) == len(expected)
-    for o, e in zip(outputs(out), expected):  # (random draws never require grad)
-        assert isinstance(o, pb.Tensor) and o.requires_grad == case.differentiable
+    for o, e in zip(outputs(out), expected):  # (random draws, integers never require grad)
+        assert isinstance(o, pb.Tensor)
+        assert o.requires_grad == (case.differentiable and is_float(o))
         assert o.numpy(force=True).dtype == e.dtype
         np.testing.assert_array_equal(o.numpy(force=True), e)
 

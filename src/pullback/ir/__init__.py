@@ -2,12 +2,12 @@
 records ops on IR values (builder.py), the verifier, an interpreter, and every naming
 convention of generated code (naming.py)."""
 
-from .builder import Builder, emit_zeros
+from .builder import Builder, emit_zeros, is_zeros, shapes_only
 from .graph import Eqn, Graph, Var, current, format_eqn, format_graph, last_uses, type_str
 from .interpret import evaluate
 from .naming import GRAD_PREFIX, Namespace, grad_of
 from .verify import IRError, verify
 
 __all__ = ["Builder", "Eqn", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",
-           "emit_zeros", "evaluate", "format_eqn", "grad_of", "format_graph", "last_uses",
-           "type_str", "verify"]
+           "emit_zeros", "is_zeros", "shapes_only", "evaluate", "format_eqn", "grad_of",
+           "format_graph", "last_uses", "type_str", "verify"]

@@ -7,6 +7,7 @@ that shapes and dtypes are exact.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,8 @@ class Builder:
                 inputs.append(self.const(a))
         if op.promote is not None:
             values = promoted(op, values, params)
-        out = quietly(op.forward, *values, **params)
+        shapes = _SHAPES.get(op.name)
+        out = quietly(op.forward if shapes is None else shapes, *values, **params)
         if op.multi:  # one Var per output, returned as the op returns its result
             vs = tuple(Var(o.shape, o.dtype, o) for o in map(np.asarray, out))
             self.eqns.append(Eqn(op, tuple(inputs), vs, params, self.src, self.block))
@@ -68,7 +70,30 @@ class Builder:
         return v
 
 
-def emit_zeros(shape: tuple, dtype: Any) -> Var:
+#: op name -> a function of the op's arguments giving zeros of its outputs' shapes and
+#: dtypes: a builder records such an op without running it (a loop over many steps,
+#: whose values only shapes are read of while building a graph; ``shapes_only``)
+_SHAPES: dict = {}
+
+
+def shapes_only(name: str, zeros: Any) -> None:
+    """Builders record op ``name`` with ``zeros(*args, **params)`` as its values."""
+    _SHAPES[name] = zeros
+
+
+def emit_zeros(shape: tuple, dtype: Any, known: bool = True) -> Var:
     """A zero gradient for an output of a multi-output op that no gradient reached, as
-    an equation of the active builder (``np.zeros(shape, dtype)`` in generated code)."""
-    return ACTIVE.builder.emit(OPS["zeros"], (), {"shape": shape, "dtype": np.dtype(dtype)})
+    an equation of the active builder (``np.zeros(shape, dtype)`` in generated code);
+    ``known``: rules may take it for a zero (``is_zeros``), not only compute with it."""
+    v = ACTIVE.builder.emit(OPS["zeros"], (), {"shape": shape, "dtype": np.dtype(dtype)})
+    if known:
+        _ZEROS[id(v)] = v
+    return v
+
+
+_ZEROS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> a zeros Var
+
+
+def is_zeros(v: Any) -> bool:
+    """Whether ``v`` is a gradient ``emit_zeros`` made: a rule may skip work on it."""
+    return isinstance(v, Var) and _ZEROS.get(id(v)) is v

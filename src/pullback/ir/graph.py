@@ -177,6 +177,8 @@ def format_value(a: Any, names: dict) -> str:
 
 
 def format_param(p: Any) -> str:
+    if isinstance(p, Graph):  # a region's body: nested, indented under its equation
+        return format_graph(p).replace("\n", "\n    ")
     if isinstance(p, np.ndarray):
         return f"array<{type_str(Var(p.shape, p.dtype))}>" if p.size > 4 else repr(p.tolist())
     if isinstance(p, np.dtype):

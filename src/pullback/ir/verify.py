@@ -12,7 +12,8 @@ class IRError(Exception):
 
 
 def verify(graph: Graph) -> None:
-    """Check SSA form: every Var is defined once, before its uses; outputs defined."""
+    """Check SSA form: every Var is defined once, before its uses; outputs defined; the
+    bodies of regions (graphs in an equation's params) closed and checked the same way."""
     defined = set()
     for v in list(graph.inputs) + list(graph.consts):
         if v.id in defined:
@@ -24,6 +25,9 @@ def verify(graph: Graph) -> None:
         for a in e.inputs:
             if isinstance(a, Var) and a.id not in defined:
                 raise IRError(f"equation {i} ({e.op.name}) uses {a!r} before it is defined")
+        for p in e.params.values():
+            if isinstance(p, Graph):  # a region's body: a closed graph of its own
+                verify(p)
         for v in e.outs:
             if v.id in defined:
                 raise IRError(f"equation {i} ({e.op.name}) redefines {v!r}")

@@ -282,7 +282,7 @@ def to_dtype(input: Any, dtype: Any) -> Any:
 
 
 # ----------------------------------------------------- non-differentiable ops
-zeros_like = defop("zeros_like", np.zeros_like)
+zeros_like = defop("zeros_like", np.zeros_like, template="np.zeros_like({0})")
 # (they never require grad: they work on Tensors that do, and on traced values)
 gt = defop("gt", np.greater, template="{0} > {1}", function=("gt", "greater"),
            method=("gt", "greater"), numpy=np.greater)

@@ -1,0 +1,166 @@
+"""Writing region equations (regions.py) as Python control flow: a scan is a ``for``
+loop with its body once, as a reader would write it by hand::
+
+    h = h0
+    ys = np.empty((50, 4), np.float32)
+    for i in range(50):
+        x = xs[i]
+        t0 = h @ w
+        h_1 = np.tanh(t0 + x)
+        ys[i] = h_1
+        h = h_1
+
+The body's values take their own names; its inputs from outside are the outer
+values' names, so nothing is copied in. Stacked outputs nothing reads are not kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from pullback.ir import Var
+
+from .regions import scan_parts
+
+INDENT = "    "
+
+
+def _live(em: Any, v: Var, last: dict) -> bool:
+    return v.id in last or v.id in em.guards
+
+
+def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
+    p = e.params
+    body, n_carry, n_xs, length = p["body"], p["n_carry"], p["n_xs"], p["length"]
+    carries, xs, consts = scan_parts(e.inputs, n_carry, n_xs)
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    n_y = len(body.outputs) - n_carry
+    last_carry, ys, saved = e.outs[:n_carry], e.outs[n_carry:n_carry + n_y], \
+        e.outs[n_carry + n_y:]
+    for bv, outer in zip(b_k, consts):  # the body reads the outer values by their names
+        em.names[bv.id] = em.literal(outer)
+    for v, value in body.consts.items():
+        em.names[v.id] = em.bind(value)
+    lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(b_carry, carries)]
+    stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
+    saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
+    if length == 0 or length is None and not xs:  # (the carries stay as they came in)
+        lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
+                  for v, _ in stacked + saves]
+    else:
+        lines += _loop(em, e, body, stacked, saves)
+    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
+              if _live(em, v, last)]
+    return lines
+
+
+def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
+    """The ``for`` loop: per-step outputs gathered in lists and stacked after it (code
+    that a trace of its own can follow, as a nested transform's does)."""
+    p = e.params
+    n_carry, n_xs, length = p["n_carry"], p["n_xs"], p["length"]
+    _, xs, _ = scan_parts(e.inputs, n_carry, n_xs)
+    b_carry, b_x, _ = scan_parts(body.inputs, n_carry, n_xs)
+    i = em.ns.fresh("i")
+    n = f"len({em.literal(xs[0])})" if length is None else str(length)
+    steps = f"range({n} - 1, -1, -1)" if p["reverse"] else f"range({n})"
+    lines = [f"{em.name(v)} = []" for v, _ in stacked + saves]
+    inner = [f"{em.name(bv)} = {em.literal(x)}[{i}]" for bv, x in zip(b_x, xs)]
+    inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
+    inner += em.statements(body, free=False)
+    inner += [f"{em.name(v)}.append({em.literal(bv)})" for v, bv in stacked]
+    news = [em.literal(o) for o in body.outputs[:n_carry]]
+    olds = [em.name(bv) for bv in b_carry]
+    if news != olds:
+        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    lines.append(f"for {i} in {steps}:")
+    lines += [INDENT + line for line in inner or ["pass"]]
+    order = "[::-1]" if p["reverse"] else ""
+    lines += [_stacked(em, v, order, length is None) for v, _ in stacked + saves]
+    return lines
+
+
+def _stacked(em: Any, v: Var, order: str, maybe_empty: bool) -> str:
+    """``ys = np.stack(ys)``; for a loop that may run no step, an empty array then."""
+    name = em.name(v)
+    if not maybe_empty:
+        return f"{name} = np.stack({name}{order})"
+    empty = f"np.empty({em.literal((0,) + tuple(v.shape[1:]))}, {em.literal(v.dtype)})"
+    return f"{name} = np.stack({name}{order}) if {name} else {empty}"
+
+
+def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
+    """``while True:`` with the condition's statements, ``break`` when it is false, the
+    body, and a count of the steps (the reverse loop runs as many)."""
+    p = e.params
+    cond, body, n_carry = p["cond"], p["body"], p["n_carry"]
+    carries, consts = e.inputs[:n_carry], e.inputs[n_carry:]
+    last_carry, count, saved = e.outs[:n_carry], e.outs[n_carry], e.outs[n_carry + 1:]
+    for graph in (cond, body):
+        _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
+    lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(body.inputs, carries)]
+    for cv, bv in zip(cond.inputs[:n_carry], body.inputs[:n_carry]):
+        em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
+    saves = [(v, bv) for v, bv in zip(saved, body.inputs) if _live(em, v, last)]
+    counted = _live(em, count, last)
+    n = em.ns.fresh("steps") if counted else None
+    lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves]
+    inner = em.statements(cond, free=False)
+    inner.append(f"if not {em.literal(cond.outputs[0])}:")
+    inner.append(INDENT + "break")
+    inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
+    inner += em.statements(body, free=False)
+    news = [em.literal(o) for o in body.outputs]
+    olds = [em.name(bv) for bv in body.inputs[:n_carry]]
+    if news != olds:
+        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    inner += [f"{n} += 1"] * counted
+    lines.append("while True:")
+    lines += [INDENT + line for line in inner]
+    lines += [_stacked(em, v, "", True) for v, _ in saves]
+    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, body.inputs)
+              if _live(em, v, last)]
+    if counted:
+        lines.append(f"{em.name(count)} = np.int64({n})")
+    return lines
+
+
+def _bind_inputs(em: Any, graph: Any, inner: tuple, outer: tuple) -> None:
+    """A region's inputs from outside read the outer values by their names; its
+    constants are the module's."""
+    for bv, ov in zip(inner, outer):
+        em.names[bv.id] = em.literal(ov)
+    for v, value in graph.consts.items():
+        em.names[v.id] = em.bind(value)
+
+
+def _emit_switch(em: Any, e: Any, last: dict) -> list[str]:
+    """``if``/``else`` (``elif`` for more branches), each ending in the outputs' names."""
+    index, operands = e.inputs[0], e.inputs[1:]
+    branches = e.params["branches"]
+    k = em.literal(index)
+    lines = []
+    if len(branches) == 2 and np.dtype(getattr(index, "dtype", int)).kind == "b":
+        tests = [f"if {k}:", "else:"]
+        order = [branches[1], branches[0]]
+    else:
+        pick = em.ns.fresh("branch")
+        lines.append(f"{pick} = min(max(int({k}), 0), {len(branches) - 1})")
+        k = pick
+        tests = [f"{'if' if j == 0 else 'elif'} {k} == {j}:" for j in range(len(branches) - 1)]
+        tests.append("else:")
+        order = list(branches)
+    for test, graph in zip(tests, order):
+        _bind_inputs(em, graph, graph.inputs, operands)
+        inner = em.statements(graph, free=False)
+        inner += [f"{em.name(v)} = {em.literal(o)}" for v, o in zip(e.outs, graph.outputs)]
+        lines.append(test)
+        lines += [INDENT + line for line in inner]
+    return lines
+
+
+#: op name -> the function writing its equation as statements
+REGIONS: dict[str, Callable] = {"scan": _emit_scan, "while": _emit_while,
+                                "switch": _emit_switch}

@@ -1,0 +1,369 @@
+"""Control flow as regions: ops whose params hold sub-graphs, run as loops and branches.
+
+A region equation holds its body once, as a closed graph (every value it reads from
+outside is one of its inputs), however many times it runs:
+
+    h:f32[4] ys:f32[50,4] hs:f32[50,4] = scan[length=50 n_carry=1 n_xs=1 reverse=False
+        body={ lambda h:f32[4] x:f32[4] w:f32[4,4] .
+               let t0:f32[4] = matmul h w
+                   t1:f32[4] = add t0 x
+                   h_1:f32[4] = tanh t1
+               in (h_1 h_1) }] h0 xs w
+
+``scan``'s inputs are its carries, the arrays it walks along their first axis and the
+values its body reads from outside (``consts``); its outputs the last carries, the
+body's per-step outputs stacked, and the carries each step started from, stacked (read
+by the reverse loop only; codegen does not keep them when nothing reads them).
+
+Every pass sees one equation. The adjoint of a scan is a scan (``_scan_vjp``): a
+reverse loop whose body is the adjoint of the forward body (``reverse_body``), carrying
+the carries' gradients and the sums of the consts' gradients, walking the saved
+carries and the outputs' gradients backwards. So gradients of gradients and forward
+mode (derived from the VJP rule: ops/jvp.py) follow from the one rule. Codegen writes
+a Python ``for`` loop with the body once (codegen.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros, shapes_only
+from pullback.ops import OPS, defop
+from pullback.ops.elementwise import zeros_like
+
+from .adjoint import adjoint
+from .cse import cse
+from .dce import dce
+from .peephole import peephole
+
+
+def _is_float(v: Any) -> bool:
+    return np.dtype(v.dtype).kind in "fc"
+
+
+def scan_parts(inputs: tuple, n_carry: int, n_xs: int) -> tuple:
+    """(carries, xs, consts) of a scan's inputs (of its equation or its body)."""
+    return (tuple(inputs[:n_carry]), tuple(inputs[n_carry:n_carry + n_xs]),
+            tuple(inputs[n_carry + n_xs:]))
+
+
+def _steps(length: int, reverse: bool) -> range:
+    return range(length - 1, -1, -1) if reverse else range(length)
+
+
+_RUNNERS: dict[int, tuple] = {}  # id(graph) -> (graph, its generated function)
+_COMPILE: list = []  # codegen's graph -> function, registered by codegen.py
+
+
+def use_runner(compile_graph: Any) -> None:
+    """How bodies run on arrays: as generated code (codegen registers itself here)."""
+    _COMPILE[:] = [compile_graph]
+
+
+def runner(graph: Graph) -> Any:
+    """``graph`` as a function of its inputs returning its outputs (a tuple)."""
+    hit = _RUNNERS.get(id(graph))
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    if not _COMPILE:  # (codegen not imported: the interpreter)
+        return lambda *a: evaluate(graph, list(a))
+    fn = _COMPILE[0](graph)
+    with _REVERSE_LOCK:
+        if len(_RUNNERS) > 1024:
+            _RUNNERS.clear()
+        _RUNNERS[id(graph)] = (graph, fn)
+    return fn
+
+
+def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
+              reverse: bool, remat: bool = False) -> tuple:
+    """The forward on arrays: the body evaluated once per step (``remat``: the reverse
+    loop recomputes what the body computed, ``checkpointed``)."""
+    carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
+    carries = [np.asarray(c) for c in carries]
+    if length is None:  # as long as the arrays it walks (a while loop's reverse)
+        length = len(xs[0])
+    if length == 0:
+        stacked = body.outputs[n_carry:] + body.inputs[:n_carry]
+        return tuple(carries) + tuple(np.empty((0,) + v.shape, v.dtype) for v in stacked)
+    ys: list = []
+    saved: list = []
+    step = runner(body)
+    for i in _steps(length, reverse):
+        saved.append(carries)
+        outs = step(*carries, *[x[i] for x in xs], *consts)
+        carries = [np.asarray(c) for c in outs[:n_carry]]
+        ys.append(outs[n_carry:])
+    if reverse:
+        ys.reverse()
+        saved.reverse()
+    return tuple(carries) + tuple(np.stack(s) for s in zip(*ys)) + tuple(
+        np.stack(s) for s in zip(*saved))
+
+
+class _Memo(threading.local):
+    """The gradients one application of a region's rule computed, for its other inputs
+    (``key``: the very g, out and inputs it got)."""
+
+    key: tuple = (None, None, None)
+    grads: list = []
+
+    def hit(self, g: Any, out: Any, tensors: Any) -> bool:
+        k = self.key
+        return k[0] is g and k[1] is out and k[2] is tensors
+
+    def keep(self, g: Any, out: Any, tensors: Any, grads: list) -> list:
+        self.key, self.grads = (g, out, tensors), grads
+        return grads
+
+
+_MEMO = _Memo()
+
+
+def _scan_vjp(g: tuple, out: tuple, tensors: tuple, i: int, body: Graph, length: int,
+              n_carry: int, n_xs: int, reverse: bool, remat: bool = False) -> Any:
+    """The gradient of input ``i``: all of them come from one reverse scan, run once per
+    application of the rule (``_MEMO``) and read for each input that needs one."""
+    if not _MEMO.hit(g, out, tensors):
+        _MEMO.keep(g, out, tensors,
+                   _scan_grads(g, out, tensors, body, length, n_carry, n_xs, reverse))
+    return _MEMO.grads[i]
+
+
+def _scan_grads(g: tuple, out: tuple, tensors: tuple, body: Graph, length: int,
+                n_carry: int, n_xs: int, reverse: bool) -> list:
+    carries, xs, consts = scan_parts(tensors, n_carry, n_xs)
+    n_y = len(body.outputs) - n_carry
+    g_last, g_ys, g_saved = g[:n_carry], g[n_carry:n_carry + n_y], g[n_carry + n_y:]
+    saved = out[n_carry + n_y:]
+    # the saved carries get a gradient only in a gradient of a gradient
+    fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+    rev = reverse_body(body, n_carry, n_xs, fs)
+    init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
+    walk = (list(saved) + list(xs) + [g_ys[k] for k in rev.fy]
+            + [g_saved[k] for k in rev.fs])
+    res = scan_op(*init, *walk, *consts, body=rev.graph, length=length, n_carry=len(init),
+                  n_xs=len(walk), reverse=not reverse)
+    grads: list = [None] * len(tensors)
+    for j, k in enumerate(rev.fc):
+        grads[k] = res[j]
+    for j, k in enumerate(rev.fk):
+        grads[n_carry + n_xs + k] = res[len(rev.fc) + j]
+    for j, k in enumerate(rev.fx):
+        grads[n_carry + k] = res[len(init) + j]
+    return grads
+
+
+class ReverseBody:
+    """The body of a scan's reverse loop and which of the forward's values it takes
+    gradients of (positions among the carries, xs, consts and per-step outputs, and the
+    saved carries whose gradients it walks)."""
+
+    def __init__(self, graph: Graph, fc: list, fx: list, fk: list, fy: list,
+                 fs: tuple) -> None:
+        self.graph, self.fc, self.fx, self.fk, self.fy, self.fs = graph, fc, fx, fk, fy, fs
+
+
+_REVERSE: dict[tuple, tuple] = {}  # (id(body), fs) -> (body, its ReverseBody)
+_REVERSE_LOCK = threading.Lock()
+
+
+def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> ReverseBody:
+    """``(g_carry..., sums..., carry..., x..., g_y..., g_saved..., consts...) ->
+    (g_carry_before..., sums + g_consts..., g_x...)``: one step of the reverse loop (made
+    once per body); ``fs``: the carries whose saved values get a gradient, added to
+    theirs at their step."""
+    with _REVERSE_LOCK:
+        hit = _REVERSE.get((id(body), fs))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    ys = body.outputs[n_carry:]
+    fc = [k for k, v in enumerate(b_carry) if _is_float(v)]
+    fx = [k for k, v in enumerate(b_x) if _is_float(v)]
+    fk = [k for k, v in enumerate(b_k) if _is_float(v)]
+    fy = [k for k, v in enumerate(ys) if isinstance(v, Var) and _is_float(v)]
+    fs = tuple(k for k in fs if k in fc)
+    seeds = [_like(v, "g") if isinstance(v, Var) and _is_float(v) else None
+             for v in body.outputs]
+    wrt = [b_carry[k] for k in fc] + [b_x[k] for k in fx] + [b_k[k] for k in fk]
+    joint = adjoint(body, wrt, seeds)
+    grads = joint.outputs[len(body.outputs):]
+    g_c, g_x, g_k = grads[:len(fc)], grads[len(fc):len(fc) + len(fx)], grads[len(fc) + len(fx):]
+    sums = [_like(b_k[k], "sum") for k in fk]
+    g_saved = {k: _like(b_carry[k], "g_saved") for k in fs}
+    with Builder() as b:
+        b.consts = dict(joint.consts)
+        outs = ([_plus(_or_zeros(gv, b_carry[k]), g_saved.get(k)) for gv, k in zip(g_c, fc)]
+                + [s if gv is None else s + gv for s, gv in zip(sums, g_k)]
+                + [_or_zeros(gv, b_x[k]) for gv, k in zip(g_x, fx)])
+    inputs = ([seeds[k] for k in fc] + sums + list(b_carry) + list(b_x)
+              + [seeds[n_carry + k] for k in fy] + list(g_saved.values()) + list(b_k))
+    graph = Graph(inputs, joint.eqns + b.eqns, outs, b.consts, name=body.name + "_reverse")
+    for p in (peephole, cse, dce):
+        graph = p(graph)
+    rev = ReverseBody(graph, fc, fx, fk, fy, fs)
+    with _REVERSE_LOCK:
+        if len(_REVERSE) > 1024:
+            _REVERSE.clear()
+        _REVERSE[id(body), fs] = (body, rev)
+    return rev
+
+
+def _plus(a: Any, b: Any) -> Any:
+    return a if b is None else a + b
+
+
+def _like(v: Var, name: str) -> Var:
+    """A new value of ``v``'s type (its trace value: ones, a seed's stand-in)."""
+    return Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=name)
+
+
+def _or_zeros(g: Any, like: Var) -> Any:
+    return emit_zeros(like.shape, like.dtype) if g is None else g
+
+
+# (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
+scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
+                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+
+
+def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) -> Graph:
+    """The body of a loop over blocks of ``k`` steps: one inner scan of ``body``. A scan
+    of it marked ``remat`` keeps one carry per block; its reverse runs each block's
+    forward again (keeping ``k`` carries) and then that block's reverse."""
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    copy = lambda v: Var(v.shape, v.dtype, v._data, name=v.name)
+    blocks = [Var((k,) + v.shape, v.dtype, np.repeat(v._data[None], k, 0), name=v.name)
+              for v in b_x]
+    ins = [copy(v) for v in b_carry] + blocks + [copy(v) for v in b_k]
+    n_y = len(body.outputs) - n_carry
+    with Builder() as b:
+        outs = scan_op(*ins, body=body, length=k, n_carry=n_carry, n_xs=n_xs,
+                       reverse=reverse)
+    return Graph(ins, b.eqns, list(outs[:n_carry + n_y]), b.consts, name=body.name + "_block")
+
+
+# ------------------------------------------------------------------------ while
+def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
+    """The forward on arrays: the last carries, the number of steps taken and the carries
+    each step started from, stacked (its reverse walks them back)."""
+    carries, consts = [np.asarray(c) for c in arrays[:n_carry]], list(arrays[n_carry:])
+    saved: list = []
+    test, step = runner(cond), runner(body)
+    while test(*carries, *consts)[0]:
+        saved.append(carries)
+        carries = [np.asarray(c) for c in step(*carries, *consts)]
+    stacks = tuple(np.stack(s) for s in zip(*saved)) if saved else tuple(
+        np.empty((0,) + v.shape, v.dtype) for v in body.inputs[:n_carry])
+    return tuple(carries) + (np.asarray(len(saved)),) + stacks
+
+
+def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: Graph,
+               n_carry: int) -> Any:
+    """The reverse of a while loop is a scan as long as the loop ran (its length read at
+    run time from the saved carries), over the body's adjoint."""
+    if not _MEMO.hit(g, out, tensors):
+        consts = tensors[n_carry:]
+        g_last, g_saved = g[:n_carry], g[n_carry + 1:]
+        saved = out[n_carry + 1:]
+        fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+        rev = reverse_body(body, n_carry, 0, fs)
+        init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
+        walk = list(saved) + [g_saved[k] for k in rev.fs]
+        res = scan_op(*init, *walk, *consts, body=rev.graph, length=None,
+                      n_carry=len(init), n_xs=len(walk), reverse=True)
+        grads: list = [None] * len(tensors)
+        for j, k in enumerate(rev.fc):
+            grads[k] = res[j]
+        for j, k in enumerate(rev.fk):
+            grads[n_carry + k] = res[len(rev.fc) + j]
+        _MEMO.keep(g, out, tensors, grads)
+    return _MEMO.grads[i]
+
+
+while_op = OPS.get("while") or defop(
+    "while", _run_while, "WhileBackward0", variadic=True, outputs=tuple,
+    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+
+
+# ------------------------------------------------------------------------ switch
+def _run_switch(index: Any, *arrays: Any, branches: tuple) -> tuple:
+    """The branch ``index`` picks (clamped into range, as JAX's switch), on arrays."""
+    k = min(max(int(index), 0), len(branches) - 1)
+    return tuple(np.asarray(o) for o in runner(branches[k])(*arrays))
+
+
+def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -> Any:
+    """The gradient of the branch that ran: a switch over the branches' adjoints."""
+    if i == 0:
+        return None  # (the index: an integer or a boolean)
+    if not _MEMO.hit(g, out, tensors):
+        index, operands = tensors[0], tensors[1:]
+        adjoints, wrt = branch_adjoints(branches)
+        seeds = [gk for gk, v in zip(g, branches[0].outputs) if _is_float(v)]
+        res = switch_op(index, *operands, *seeds, branches=adjoints)
+        grads: list = [None] * len(tensors)
+        for j, k in enumerate(wrt):
+            grads[1 + k] = res[j]
+        _MEMO.keep(g, out, tensors, grads)
+    return _MEMO.grads[i]
+
+
+_ADJOINTS: dict[int, tuple] = {}  # id(branches) -> (branches, (adjoints, wrt))
+
+
+def branch_adjoints(branches: tuple) -> tuple:
+    """Per branch ``(operands..., g_out...) -> (g_operand...)`` for the float operands
+    (``wrt``: their positions); a branch no gradient reaches gives zeros."""
+    with _REVERSE_LOCK:
+        hit = _ADJOINTS.get(id(branches))
+        if hit is not None and hit[0] is branches:
+            return hit[1]
+    first = branches[0]
+    wrt = [k for k, v in enumerate(first.inputs) if _is_float(v)]
+    seeds = [_like(v, "g") if _is_float(v) else None for v in first.outputs]
+    adjoints = []
+    for br in branches:
+        s = [None if sd is None else _like(sd, "g") for sd in seeds]
+        joint = adjoint(br, [br.inputs[k] for k in wrt], s)
+        with Builder() as b:
+            b.consts = dict(joint.consts)
+            outs = [_or_zeros(gv, br.inputs[k]) for gv, k in
+                    zip(joint.outputs[len(br.outputs):], wrt)]
+        graph = Graph(br.inputs + [x for x in s if x is not None], joint.eqns + b.eqns, outs,
+                      b.consts, name=br.name + "_grad")
+        for p in (peephole, cse, dce):
+            graph = p(graph)
+        adjoints.append(graph)
+    result = (tuple(adjoints), wrt)
+    with _REVERSE_LOCK:
+        _ADJOINTS[id(branches)] = (branches, result)
+    return result
+
+
+switch_op = OPS.get("switch") or defop(
+    "switch", _run_switch, "SwitchBackward0", variadic=True, outputs=tuple,
+    vjp=(_switch_vjp,), uses=("tensors",), aliases=True, fresh=False)
+
+
+# a graph being built reads only the shapes of a loop's or a branch's results: builders
+# do not run them (their values at trace time come from the traced call itself)
+def _scan_zeros(*arrays: Any, body: Graph, length: int | None, n_carry: int, n_xs: int,
+                reverse: bool, remat: bool = False) -> tuple:
+    carries, xs, _ = scan_parts(arrays, n_carry, n_xs)
+    n = len(xs[0]) if length is None else length
+    stacked = list(body.outputs[n_carry:]) + list(body.inputs[:n_carry])
+    return tuple(np.zeros(np.shape(c), v.dtype) for c, v in zip(carries, body.inputs)) + \
+        tuple(np.zeros((n,) + v.shape, v.dtype) for v in stacked)
+
+
+def _switch_zeros(index: Any, *arrays: Any, branches: tuple) -> tuple:
+    return tuple(np.zeros(v.shape, v.dtype) for v in branches[0].outputs)
+
+
+shapes_only("scan", _scan_zeros)
+shapes_only("switch", _switch_zeros)

@@ -1,0 +1,161 @@
+"""residuals: a reverse loop reads what its forward loop computed instead of computing
+it again.
+
+The adjoint of a scan (regions.py) is a reverse scan whose body recomputes the forward
+body's values from the saved carry of each step. This pass moves that recomputation
+into the forward loop: every value of the reverse body that depends only on the step's
+carry, input and constants (a primal value) and that the gradient part reads becomes
+an extra per-step output of the forward scan, stacked, and an extra array the reverse
+scan walks. The reverse body keeps only the gradient's work; walked inputs it no longer
+reads (often the saved carries) are dropped, so the forward keeps T residuals of the
+kind a hand-written reverse loop keeps (``tanh`` outputs), not T carries plus a
+recomputation.
+"""
+
+from __future__ import annotations
+
+from pullback.ir import Eqn, Graph, Var
+
+from .dce import dce
+from .regions import scan_op, scan_parts
+
+
+def loop_residuals(graph: Graph) -> Graph:
+    """Rewrite each (forward scan, its reverse scan) pair of ``graph``."""
+    eqns = list(graph.eqns)
+    where = {id(e): i for i, e in enumerate(eqns)}
+    for j, rev in enumerate(eqns):
+        fwd = rev.block
+        if rev.op is not scan_op or fwd is None or fwd.op is not scan_op \
+                or fwd.params.get("remat") or id(fwd) not in where \
+                or not _walks_saved(fwd, rev):
+            continue
+        pair = _move(eqns[where[id(fwd)]], rev)
+        if pair is not None:
+            eqns[where[id(fwd)]], eqns[j] = pair
+            where[id(pair[0])] = where.pop(id(fwd))
+    return graph.replace(eqns=eqns)
+
+
+def _walks_saved(fwd: Eqn, rev: Eqn) -> bool:
+    """Whether ``rev`` walks ``fwd``'s saved carries first, as the scan rule emits."""
+    n_carry = fwd.params["n_carry"]
+    saved = fwd.outs[len(fwd.outs) - n_carry:]
+    walked = rev.inputs[rev.params["n_carry"]:rev.params["n_carry"] + n_carry]
+    return len(walked) == n_carry and all(a is s for a, s in zip(walked, saved))
+
+
+def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
+    body, n_carry, n_xs = fwd.params["body"], fwd.params["n_carry"], fwd.params["n_xs"]
+    rb, rc, rx = rev.params["body"], rev.params["n_carry"], rev.params["n_xs"]
+    r_carry, r_walk, r_consts = scan_parts(rb.inputs, rc, rx)
+    # the reverse body's inputs that stand for the forward's: saved carry, x, consts
+    b_carry, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    primal = {v.id for v in r_walk[:n_carry]} | {v.id for v in rb.consts}
+    primal |= {v.id for v in r_consts}
+    if any(a is not b for a, b in zip(r_walk[:n_carry], b_carry)) or \
+            any(a is not b for a, b in zip(r_consts, b_k)) or \
+            not _walks_xs(rev, rb, fwd, rc, n_carry, n_xs, b_x):
+        return None  # (not the pattern the scan rule makes: leave it)
+    primal |= {v.id for v in b_x}
+    # values that change from step to step (the others, of the constants alone, stay)
+    varying = {v.id for v in b_carry} | {v.id for v in b_x}
+    moved, kept = [], []
+    for e in rb.eqns:
+        ins = [a for a in e.inputs if isinstance(a, Var)]
+        if e.op.pure and all(a.id in primal for a in ins) and \
+                any(a.id in varying for a in ins):
+            moved.append(e)
+            primal.update(v.id for v in e.outs)
+            varying.update(v.id for v in e.outs)
+        else:
+            kept.append(e)
+    made = {v.id for e in moved for v in e.outs}
+    read = {a.id: a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in made}
+    read.update((v.id, v) for v in rb.outputs if isinstance(v, Var) and v.id in made)
+    if not read:
+        return None
+    res = list(read.values())
+    defined = {v.id for e in body.eqns for v in e.outs}
+    extra = [e for e in moved if not all(v.id in defined for v in e.outs)]
+    new_body = dce(Graph(body.inputs, body.eqns + extra, body.outputs + res, body.consts,
+                         name=body.name))
+    new_body.consts.update(rb.consts)
+    length = fwd.params["length"]
+    stacked = [Var((length,) + tuple(v.shape), v.dtype, name=v.name and v.name + "_steps")
+               for v in res]
+    n_y = len(body.outputs) - n_carry
+    outs = fwd.outs[:n_carry + n_y] + tuple(stacked) + fwd.outs[n_carry + n_y:]
+    new_fwd = Eqn(scan_op, fwd.inputs, outs, {**fwd.params, "body": new_body}, fwd.src,
+                  fwd.block, fwd.nograd)
+    walk_vars = list(r_walk) + [Var(v.shape, v.dtype, name=v.name) for v in res]
+    walk_outer = list(rev.inputs[rc:rc + rx]) + stacked
+    rename = {v.id: w for v, w in zip(res, walk_vars[len(r_walk):])}
+    kept = [e.replace(inputs=tuple(rename.get(a.id, a) if isinstance(a, Var) else a
+                                   for a in e.inputs)) for e in kept]
+    outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in rb.outputs]
+    used = {a.id for e in kept for a in e.inputs if isinstance(a, Var)}
+    used |= {v.id for v in outputs if isinstance(v, Var)}
+    keep = [k for k, v in enumerate(walk_vars) if v.id in used]
+    new_rb = Graph(list(r_carry) + [walk_vars[k] for k in keep] + list(r_consts), kept,
+                   outputs, rb.consts, name=rb.name)
+    new_rev = Eqn(scan_op, rev.inputs[:rc] + tuple(walk_outer[k] for k in keep)
+                  + rev.inputs[rc + rx:], rev.outs,
+                  {**rev.params, "body": new_rb, "n_xs": len(keep)}, rev.src, rev.block,
+                  rev.nograd)
+    return new_fwd, new_rev
+
+
+def _walks_xs(rev: Eqn, rb: Graph, fwd: Eqn, rc: int, n_carry: int, n_xs: int,
+              b_x: tuple) -> bool:
+    """Whether the reverse body reads the forward's xs as the forward body does (the
+    same values, walked from the same arrays)."""
+    walked = rev.inputs[rc + n_carry:rc + n_carry + n_xs]
+    inner = rb.inputs[rc + n_carry:rc + n_carry + n_xs]
+    outer = fwd.inputs[n_carry:n_carry + n_xs]
+    return all(a is b for a, b in zip(walked, outer)) and \
+        all(a is b for a, b in zip(inner, b_x))
+
+
+def loop_invariants(graph: Graph) -> Graph:
+    """Values a loop's body computes from its constants alone (``w.T``) computed once,
+    before the loop, and read by the body as constants."""
+    eqns: list = []
+    consts = dict(graph.consts)
+    for e in graph.eqns:
+        if e.op is scan_op:
+            before, e = _hoist(e, consts)
+            eqns += before
+        eqns.append(e)
+    return graph.replace(eqns=eqns, consts=consts)
+
+
+def _hoist(e: Eqn, consts: dict) -> tuple:
+    body, n_carry, n_xs = e.params["body"], e.params["n_carry"], e.params["n_xs"]
+    _, _, b_k = scan_parts(body.inputs, n_carry, n_xs)
+    outer = {v.id: o for v, o in zip(b_k, e.inputs[n_carry + n_xs:])}
+    outer.update((v.id, v) for v in body.consts)
+    moved, kept = [], []
+    for q in body.eqns:
+        ins = [a for a in q.inputs if isinstance(a, Var)]
+        if q.op.pure and ins and all(a.id in outer for a in ins):
+            new = tuple(Var(v.shape, v.dtype, name=v.name) for v in q.outs)
+            moved.append(Eqn(q.op, tuple(outer.get(a.id, a) if isinstance(a, Var) else a
+                                         for a in q.inputs),
+                             new if q.out is None else new[0], q.params, q.src, e.block,
+                             q.nograd))
+            outer.update((v.id, n) for v, n in zip(q.outs, new))
+        else:
+            kept.append(q)
+    if not moved:
+        return [], e
+    read = {a.id for q in kept for a in q.inputs if isinstance(a, Var)}
+    read |= {v.id for v in body.outputs if isinstance(v, Var)}
+    made = [v for q in body.eqns if q not in kept for v in q.outs if v.id in read]
+    consts.update((v, a) for v, a in body.consts.items()
+                  if any(a_.id == v.id for q in moved for a_ in q.inputs
+                         if isinstance(a_, Var)))
+    new_body = body.replace(inputs=list(body.inputs) + made, eqns=kept)
+    new_e = Eqn(scan_op, e.inputs + tuple(outer[v.id] for v in made), e.outs,
+                {**e.params, "body": new_body}, e.src, e.block, e.nograd)
+    return moved, new_e
