@@ -62,25 +62,24 @@ def _unwrap(x: Any) -> Any:
     return x
 
 
-def _needs_grad(x: Any) -> bool:
+def _any_tensor(x: Any, test: Callable) -> bool:
+    """Whether some Tensor in ``x`` (also inside tuples, lists and dicts) passes ``test``."""
     if isinstance(x, record.Tensor):
-        return x._requires_grad
+        return test(x)
     if isinstance(x, (tuple, list)):
-        return any(_needs_grad(v) for v in x)
+        return any(_any_tensor(v, test) for v in x)
     if isinstance(x, dict):
-        return any(_needs_grad(v) for v in x.values())
+        return any(_any_tensor(v, test) for v in x.values())
     return False
+
+
+def _needs_grad(x: Any) -> bool:
+    return _any_tensor(x, lambda t: t._requires_grad)
 
 
 def _has_tangent(x: Any) -> bool:
     """Whether ``x`` holds a dual tensor (forward mode's level is open)."""
-    if isinstance(x, record.Tensor):
-        return x._fw_tangent is not None
-    if isinstance(x, (tuple, list)):
-        return any(_has_tangent(v) for v in x)
-    if isinstance(x, dict):
-        return any(_has_tangent(v) for v in x.values())
-    return False
+    return _any_tensor(x, lambda t: t._fw_tangent is not None)
 
 
 def _has_float(x: Any) -> bool:

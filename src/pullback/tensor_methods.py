@@ -9,7 +9,7 @@ The in-place methods are derived from the op table: a primitive declared with
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -53,6 +53,15 @@ def _whole(idx: Any, shp: tuple) -> bool:
         if not isinstance(p, slice) or p.indices(n) != (0, n, 1):
             return False
     return True
+
+
+def _cast(name: str, dtype: Any) -> Callable:
+    """The method ``Tensor.<name>()``: a copy converted to ``dtype`` (torch's
+    ``x.float()``, ``x.long()``...)."""
+    def cast(self):
+        return ew.to_dtype(self, dtype)
+    cast.__name__, cast.__qualname__ = name, f"TensorMethods.{name}"
+    return cast
 
 
 class TensorMethods:
@@ -170,23 +179,12 @@ class TensorMethods:
     def type_as(self, other):
         return ew.to_dtype(self, other._data.dtype)
 
-    def float(self):
-        return ew.to_dtype(self, np.float32)
-
-    def double(self):
-        return ew.to_dtype(self, np.float64)
-
-    def half(self):
-        return ew.to_dtype(self, np.float16)
-
-    def long(self):
-        return ew.to_dtype(self, np.int64)
-
-    def int(self):
-        return ew.to_dtype(self, np.int32)
-
-    def bool(self):
-        return ew.to_dtype(self, np.bool_)
+    float = _cast("float", np.float32)
+    double = _cast("double", np.float64)
+    half = _cast("half", np.float16)
+    long = _cast("long", np.int64)
+    int = _cast("int", np.int32)
+    bool = _cast("bool", np.bool_)
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"

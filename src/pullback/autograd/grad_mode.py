@@ -84,32 +84,32 @@ class _DecoratorContext:
         return wrapper
 
 
-class no_grad(_DecoratorContext):
+class _GradSwitch(_DecoratorContext):
+    """Grad mode set to ``_enabled`` inside the block, the previous mode restored after."""
+
+    _enabled: bool
+
+    def __init__(self, orig_func=None) -> None:
+        self.prev = None
+
+    def __enter__(self) -> None:
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = self._enabled
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled = self.prev
+
+
+class no_grad(_GradSwitch):
     """Disable graph recording: results of ops are leaves with requires_grad=False."""
 
-    def __init__(self, orig_func=None) -> None:
-        self.prev = None
-
-    def __enter__(self) -> None:
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        STATE.grad_enabled = self.prev
+    _enabled = False
 
 
-class enable_grad(_DecoratorContext):
+class enable_grad(_GradSwitch):
     """Enable graph recording, e.g. inside a no_grad block."""
 
-    def __init__(self, orig_func=None) -> None:
-        self.prev = None
-
-    def __enter__(self) -> None:
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = True
-
-    def __exit__(self, *exc: object) -> None:
-        STATE.grad_enabled = self.prev
+    _enabled = True
 
 
 class set_grad_enabled(_DecoratorContext):

@@ -61,6 +61,17 @@ def _differentiable_outputs(out: Any) -> tuple:
 
 
 # ------------------------------------------------------------------ the public API
+def _check_flags(flags: dict, either: str, needs: tuple) -> None:
+    """torch's checks of the ``check_*`` options: one of the two names in ``either`` is
+    True, and for each "option needed" in ``needs``, option=True only with needed=True."""
+    first, second = either.split()
+    if not (flags[first] or flags[second]):
+        raise AssertionError(f"Expected at least one of {first} or {second} to be True")
+    for option, needed in (pair.split() for pair in needs):
+        if flags[option] and not flags[needed]:
+            raise AssertionError(f"Setting {option}=True requires {needed} to be True")
+
+
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
               rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
@@ -69,15 +80,12 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
               fast_mode: bool = False, masked: bool | None = None) -> bool:
     """Check ``func``'s gradients at ``inputs`` (a Tensor or a tuple) against finite
     differences: True, or a GradcheckError (False with ``raise_exception=False``)."""
-    if not (check_forward_ad or check_backward_ad):
-        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
-                             "to be True")
-    if check_batched_grad and not check_backward_ad:
-        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to "
-                             "be True")
-    if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError("Setting check_batched_forward_grad=True requires "
-                             "check_forward_ad to be True")
+    _check_flags(dict(check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
+                      check_batched_grad=check_batched_grad,
+                      check_batched_forward_grad=check_batched_forward_grad),
+                 "check_forward_ad check_backward_ad",
+                 ("check_batched_grad check_backward_ad",
+                  "check_batched_forward_grad check_forward_ad"))
     try:
         return _gradcheck(func, as_tuple(inputs), eps, atol, rtol, nondet_tol,
                           check_undefined_grad, check_grad_dtypes, check_batched_grad,
@@ -300,15 +308,13 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
     """gradcheck of the function that maps (inputs, grad_outputs) to ``func``'s input
     gradients (with create_graph): the second derivatives. ``grad_outputs`` default to
     random values in [-1, 1) (pullback's generator: ``pb.manual_seed`` fixes them)."""
-    if not (check_fwd_over_rev or check_rev_over_rev):
-        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev "
-                             "to be True")
-    if check_undefined_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to "
-                             "be True")
-    if check_batched_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be "
-                             "True")
+    _check_flags(dict(check_fwd_over_rev=check_fwd_over_rev,
+                      check_rev_over_rev=check_rev_over_rev,
+                      check_undefined_grad=check_undefined_grad,
+                      check_batched_grad=check_batched_grad),
+                 "check_fwd_over_rev check_rev_over_rev",
+                 ("check_undefined_grad check_rev_over_rev",
+                  "check_batched_grad check_rev_over_rev"))
     tupled_inputs = as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))

@@ -267,13 +267,11 @@ def mutate(method: Any, args: tuple, kwargs: dict, key: str | None) -> Any:
         return method(*args, **kwargs)
     owner = method.__self__
     if key == RETURNED:
-        src = source_of(user_frame())
-        at = "a traced function" if src is None else f"{src} ({src.text})"
-        raise TraceError(f"{at}: {method.__name__} changes a {type(owner).__name__} that a "
-                         "call returned, which the compiled function could not find again "
-                         "on every call; change the container by its name (d[k] = "
-                         "d.get(k, []) + [x]), return the value instead, or keep this state "
-                         "outside the compiled function")
+        raise _refused(f"{method.__name__} changes a {type(owner).__name__} that a "
+                       "call returned, which the compiled function could not find again "
+                       "on every call; change the container by its name (d[k] = "
+                       "d.get(k, []) + [x]), return the value instead, or keep this state "
+                       "outside the compiled function")
     _will_change_contents(tracer, owner)
     out = method(*args, **kwargs)
     name = method.__name__
@@ -324,18 +322,23 @@ def _record(tracer: Any, name: str, target: Any, apply: Callable, args: tuple,
     tracer.wrote(target)
 
 
+def _refused(what: str) -> TraceError:
+    """The TraceError refusing ``what`` at the user's line being traced."""
+    src = source_of(user_frame())
+    at = "a traced function" if src is None else f"{src} ({src.text})"
+    return TraceError(f"{at}: {what}")
+
+
 def unreplayable(name: str, how: str) -> None:
     """Before a statement that binds the ``global`` or ``nonlocal`` ``name`` in a way
     generated code cannot repeat (``for name in ...``, unpacking, ``with ... as name``):
     refused inside a trace."""
     if active_tracer() is None:
         return
-    src = source_of(user_frame())
-    at = "a traced function" if src is None else f"{src} ({src.text})"
-    raise TraceError(f"{at}: {how} binds {name!r}, a global or nonlocal name, which the "
-                     "compiled function would do only while it is traced; assign it alone "
-                     f"({name} = ... or {name} += ...), return the value instead, or keep "
-                     "this state outside the compiled function")
+    raise _refused(f"{how} binds {name!r}, a global or nonlocal name, which the "
+                   "compiled function would do only while it is traced; assign it alone "
+                   f"({name} = ... or {name} += ...), return the value instead, or keep "
+                   "this state outside the compiled function")
 
 
 def unreplayed_write(target: Any, how: str) -> Any:
@@ -343,14 +346,12 @@ def unreplayed_write(target: Any, how: str) -> Any:
     ``ufunc.at``, ``out=``): refused inside a trace when it is a numpy array the
     function did not make, which generated code would not write again."""
     if active_tracer() is not None and _numpy_array(target):
-        src = source_of(user_frame())
-        at = "a traced function" if src is None else f"{src} ({src.text})"
-        raise TraceError(f"{at}: {how} writes into a numpy array the function did not "
-                         "make, which the compiled function would do only while it is "
-                         "traced; write its items by assignment (b[0] = b[0] + 1 and "
-                         "b[...] += v are made again on every call), keep the count in a "
-                         "Python number (global n; n += 1) or a pb Tensor buffer, or "
-                         "return the new value")
+        raise _refused(f"{how} writes into a numpy array the function did not "
+                       "make, which the compiled function would do only while it is "
+                       "traced; write its items by assignment (b[0] = b[0] + 1 and "
+                       "b[...] += v are made again on every call), keep the count in a "
+                       "Python number (global n; n += 1) or a pb Tensor buffer, or "
+                       "return the new value")
     return target
 
 

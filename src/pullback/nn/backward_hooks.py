@@ -17,7 +17,7 @@ one the gradients of the inputs (``grad_input``: the hooks may replace them).
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -27,6 +27,20 @@ NO_INPUT_GRADS = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
     "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.")
+
+
+def _replaced(hooks: dict, call: Callable, grads: tuple, who: str, what: str) -> tuple:
+    """``grads`` through each hook in turn (``call(hook, grads)``): a result that is not
+    None replaces them and must be as long."""
+    for hook in list(hooks.values()):
+        new = call(hook, grads)
+        if new is None:
+            continue
+        if len(new) != len(grads):
+            raise RuntimeError(f"{who} returned an invalid number of {what}, got {len(new)}, "
+                               f"but expected {len(grads)}")
+        grads = tuple(new)
+    return grads
 
 
 class BackwardHook:
@@ -64,14 +78,8 @@ class BackwardHook:
 
     def on_output_grads(self, grads: tuple) -> tuple:
         """The pre-hooks, then (no input requiring grad) the hooks with grad_input None."""
-        for hook in list(self.pre_hooks.values()):
-            new = hook(self.module, grads)
-            if new is None:
-                continue
-            if len(new) != len(grads):
-                raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                   f"grad_output, got {len(new)}, but expected {len(grads)}")
-            grads = tuple(new)
+        grads = _replaced(self.pre_hooks, lambda hook, g: hook(self.module, g), grads,
+                          "Backward pre hook", "grad_output")
         self.grad_outputs = grads
         if self.input_index is None:
             if self.hooks:
@@ -92,15 +100,9 @@ class BackwardHook:
         packed = [None] * self.n_inputs
         for i, g in zip(self.input_index, grads):
             packed[i] = g
-        grad_input = tuple(packed)
-        for hook in list(self.hooks.values()):
-            new = hook(self.module, grad_input, self.grad_outputs)
-            if new is None:
-                continue
-            if len(new) != len(grad_input):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                   f"got {len(new)}, but expected {len(grad_input)}")
-            grad_input = tuple(new)
+        grad_input = _replaced(self.hooks,
+                               lambda hook, g: hook(self.module, g, self.grad_outputs),
+                               tuple(packed), "Backward hook", "grad_input")
         self.grad_outputs = None
         return tuple(grad_input[i] for i in self.input_index)
 

@@ -88,7 +88,8 @@ class _CellBase(Module):
 
     _gate_count = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, dtype: Any) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -138,7 +139,7 @@ class RNNCell(_CellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, dtype)
+        super().__init__(input_size, hidden_size, bias, dtype=dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -162,10 +163,6 @@ class LSTMCell(_CellBase):
 
     _gate_count = 4
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, dtype)
-
     def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
         hx = (None, None) if hx is None else tuple(hx)
         x, state, batched = self._batch(input, hx, ("hx[0]", "hx[1]"))
@@ -178,10 +175,6 @@ class GRUCell(_CellBase):
     """One GRU step: ``h' = cell(x, h)`` (zeros for a missing ``hx``)."""
 
     _gate_count = 3
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, (h,), batched = self._batch(input, (hx,), ("hidden",))

@@ -35,8 +35,18 @@ def _padding(padding_idx: int | None, num_embeddings: int) -> int | None:
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
-def _table(module: Module, num_embeddings: int, embedding_dim: int, weight: Any,
-           dtype: Any) -> None:
+def _table(module: Module, num_embeddings: int, embedding_dim: int, padding_idx: int | None,
+           max_norm: float | None, norm_type: float, scale_grad_by_freq: bool, sparse: bool,
+           weight: Any, dtype: Any) -> None:
+    """The options Embedding and EmbeddingBag share, then the table: ``weight`` or a new
+    one initialised by the module's ``reset_parameters``."""
+    module.num_embeddings = num_embeddings
+    module.embedding_dim = embedding_dim
+    module.padding_idx = _padding(padding_idx, num_embeddings)
+    module.max_norm = max_norm
+    module.norm_type = norm_type
+    module.scale_grad_by_freq = scale_grad_by_freq
+    module.sparse = sparse
     if weight is None:
         module.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype))
         module.reset_parameters()
@@ -68,14 +78,8 @@ class Embedding(Module):
                  _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = _padding(padding_idx, num_embeddings)
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
-        _table(self, num_embeddings, embedding_dim, _weight, dtype)
+        _table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+               scale_grad_by_freq, sparse, _weight, dtype)
         if _freeze:
             self.weight.requires_grad_(False)
 
@@ -114,16 +118,10 @@ class EmbeddingBag(Module):
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _padding(padding_idx, num_embeddings)
         self.mode = mode
-        self.sparse = sparse
         self.include_last_offset = include_last_offset
-        _table(self, num_embeddings, embedding_dim, _weight, dtype)
+        _table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+               scale_grad_by_freq, sparse, _weight, dtype)
 
     reset_parameters = Embedding.reset_parameters
 

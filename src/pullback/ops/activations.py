@@ -16,6 +16,7 @@ tensor([0.8412])
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -178,6 +179,14 @@ def _maybe_inplace(input, op, inplace, **params):
     return getattr(input, op.name + "_")(**params) if inplace else op(input, **params)
 
 
+def _inplace_only(name: str, op) -> Callable:
+    """``F.<name>(input, inplace=False)``, an activation whose only option is ``inplace``."""
+    def activation(input, inplace=False):
+        return _maybe_inplace(input, op, inplace)
+    activation.__qualname__ = name
+    return public(name, functional=True)(activation)
+
+
 @public("hardtanh", functional=True)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
@@ -250,14 +259,8 @@ def gelu(input, approximate="none"):
     return gelu_op(input, approximate=approximate)
 
 
-@public("silu", functional=True)
-def silu(input, inplace=False):
-    return _maybe_inplace(input, silu_op, inplace)
-
-
-@public("mish", functional=True)
-def mish(input, inplace=False):
-    return _maybe_inplace(input, mish_op, inplace)
+silu = _inplace_only("silu", silu_op)
+mish = _inplace_only("mish", mish_op)
 
 
 @public("softplus", functional=True)
@@ -271,14 +274,8 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
-@public("hardsigmoid", functional=True)
-def hardsigmoid(input, inplace=False):
-    return _maybe_inplace(input, hardsigmoid_op, inplace)
-
-
-@public("hardswish", functional=True)
-def hardswish(input, inplace=False):
-    return _maybe_inplace(input, hardswish_op, inplace)
+hardsigmoid = _inplace_only("hardsigmoid", hardsigmoid_op)
+hardswish = _inplace_only("hardswish", hardswish_op)
 
 
 @public("logsigmoid", functional=True)

@@ -10,7 +10,7 @@ None on a 0-d input).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -271,31 +271,29 @@ def _var_std(op: Any, name: str, input: Any, dim: Any, unbiased: Any, keepdim: b
               keepdim=bool(keepdim))
 
 
-def _numpy_var_std(op: Any, a, axis, dtype, out, ddof, keepdims, correction, rest) -> Any:
-    args.plain(out, **rest)
-    x = args.value(a)
-    if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
-        dtype = np.float64
-    x = _as_dtype(x, dtype)
-    c = ddof if correction is None else correction
-    found = _numpy_axes(axis, x.ndim)
-    if found is None:
-        return _keep_all(op(x, dim=None, correction=c, keepdim=False), x.ndim, keepdims)
-    return op(x, dim=found, correction=c, keepdim=bool(keepdims))
+def _numpy_var_std(op: Any) -> Callable:
+    """np.var's or np.std's implementation (numpy's signature) over ``op``."""
+    def numpy_var_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+                      correction=None, **rest):
+        args.plain(out, **rest)
+        x = args.value(a)
+        if dtype is None and np.dtype(args.np_dtype(x)).kind not in "fc":
+            dtype = np.float64
+        x = _as_dtype(x, dtype)
+        c = ddof if correction is None else correction
+        found = _numpy_axes(axis, x.ndim)
+        if found is None:
+            return _keep_all(op(x, dim=None, correction=c, keepdim=False), x.ndim, keepdims)
+        return op(x, dim=found, correction=c, keepdim=bool(keepdims))
+    return numpy_var_std
 
 
-@public("var", function=True, method=True,
-        numpy={np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-               correction=None, **rest:
-               _numpy_var_std(var_op, a, axis, dtype, out, ddof, keepdims, correction, rest)})
+@public("var", function=True, method=True, numpy={np.var: _numpy_var_std(var_op)})
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_std(var_op, "var", input, dim, unbiased, keepdim, correction)
 
 
-@public("std", function=True, method=True,
-        numpy={np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-               correction=None, **rest:
-               _numpy_var_std(std_op, a, axis, dtype, out, ddof, keepdims, correction, rest)})
+@public("std", function=True, method=True, numpy={np.std: _numpy_var_std(std_op)})
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_std(std_op, "std", input, dim, unbiased, keepdim, correction)
 

@@ -44,6 +44,13 @@ def _lrs(optimizer: Optimizer) -> list:
     return [group["lr"] for group in optimizer.param_groups]
 
 
+def _decayed(optimizer: Optimizer, gamma: float, power: int) -> list:
+    """The groups' current rates times ``gamma ** power`` (as they are for power 0)."""
+    if power == 0:
+        return _lrs(optimizer)
+    return [lr * gamma ** power for lr in _lrs(optimizer)]
+
+
 class LRScheduler:
     """Base: sets each group's ``initial_lr``, then takes one step at construction
     (epoch 0). ``step()`` moves to the next epoch and writes each group's ``lr``."""
@@ -155,9 +162,8 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_direct()
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return _lrs(self.optimizer)
-        return [lr * self.gamma for lr in _lrs(self.optimizer)]
+        at_step = self.last_epoch != 0 and self.last_epoch % self.step_size == 0
+        return _decayed(self.optimizer, self.gamma, 1 if at_step else 0)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** (self.last_epoch // self.step_size)
@@ -175,10 +181,7 @@ class MultiStepLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_direct()
-        if self.last_epoch not in self.milestones:
-            return _lrs(self.optimizer)
-        return [lr * self.gamma ** self.milestones[self.last_epoch]
-                for lr in _lrs(self.optimizer)]
+        return _decayed(self.optimizer, self.gamma, self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
@@ -195,9 +198,7 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_direct()
-        if self._is_initial:
-            return _lrs(self.optimizer)
-        return [lr * self.gamma for lr in _lrs(self.optimizer)]
+        return _decayed(self.optimizer, self.gamma, 0 if self._is_initial else 1)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]

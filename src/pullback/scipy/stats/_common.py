@@ -3,6 +3,7 @@ variable, and a support mask that keeps gradients finite outside the support."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -33,6 +34,14 @@ class Distribution:
 
     def __dir__(self) -> list:
         return list(self._functions) + ["name"]
+
+
+def exp_of(log_fn: Callable) -> Callable:
+    """exp(log_fn(...)) with log_fn's signature: a pdf (pmf) from its logpdf (logpmf)."""
+    @functools.wraps(log_fn)
+    def exp_fn(*args: Any, **kwargs: Any) -> Any:
+        return np.exp(log_fn(*args, **kwargs))
+    return exp_fn
 
 
 def standardize(x: Any, loc: Any, scale: Any) -> tuple:

@@ -21,7 +21,7 @@ import numpy as np
 from ...ops.elementwise import where
 from .. import special
 from ..special import _float
-from ._common import INF, LOG_2PI, Distribution, inside, log, log_of, standardize
+from ._common import INF, LOG_2PI, Distribution, exp_of, inside, log, log_of, standardize
 
 _LOG_PI = math.log(math.pi)
 
@@ -57,8 +57,7 @@ def _norm_isf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 norm = Distribution(
-    "norm", logpdf=_norm_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_norm_logpdf(x, loc, scale)),
+    "norm", logpdf=_norm_logpdf, pdf=exp_of(_norm_logpdf),
     cdf=_norm_cdf, logcdf=_norm_logcdf, sf=_norm_sf, logsf=_norm_logsf, ppf=_norm_ppf,
     isf=_norm_isf)
 
@@ -117,8 +116,7 @@ def _t_logsf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
     return log_of(sf, cdf)
 
 
-t = Distribution("t", logpdf=_t_logpdf,
-                 pdf=lambda x, df, loc=0.0, scale=1.0: np.exp(_t_logpdf(x, df, loc, scale)),
+t = Distribution("t", logpdf=_t_logpdf, pdf=exp_of(_t_logpdf),
                  cdf=_t_cdf, logcdf=_t_logcdf, sf=_t_sf, logsf=_t_logsf)
 
 
@@ -153,8 +151,7 @@ def _gamma_logsf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 gamma = Distribution(
-    "gamma", logpdf=_gamma_logpdf,
-    pdf=lambda x, a, loc=0.0, scale=1.0: np.exp(_gamma_logpdf(x, a, loc, scale)),
+    "gamma", logpdf=_gamma_logpdf, pdf=exp_of(_gamma_logpdf),
     cdf=lambda x, a, loc=0.0, scale=1.0: _gamma_cdf_pair(x, a, loc, scale)[0],
     logcdf=_gamma_logcdf,
     sf=lambda x, a, loc=0.0, scale=1.0: _gamma_cdf_pair(x, a, loc, scale)[1],
@@ -171,7 +168,7 @@ def _chi2(fn):
 
 chi2 = Distribution(
     "chi2", logpdf=_chi2(_gamma_logpdf),
-    pdf=_chi2(lambda x, a, loc, scale: np.exp(_gamma_logpdf(x, a, loc, scale))),
+    pdf=_chi2(exp_of(_gamma_logpdf)),
     cdf=_chi2(lambda x, a, loc, scale: _gamma_cdf_pair(x, a, loc, scale)[0]),
     logcdf=_chi2(_gamma_logcdf),
     sf=_chi2(lambda x, a, loc, scale: _gamma_cdf_pair(x, a, loc, scale)[1]),
@@ -214,8 +211,7 @@ def _beta_logsf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any
 
 
 beta = Distribution(
-    "beta", logpdf=_beta_logpdf,
-    pdf=lambda x, a, b, loc=0.0, scale=1.0: np.exp(_beta_logpdf(x, a, b, loc, scale)),
+    "beta", logpdf=_beta_logpdf, pdf=exp_of(_beta_logpdf),
     cdf=lambda x, a, b, loc=0.0, scale=1.0: _beta_cdf_pair(x, a, b, loc, scale)[0],
     logcdf=_beta_logcdf,
     sf=lambda x, a, b, loc=0.0, scale=1.0: _beta_cdf_pair(x, a, b, loc, scale)[1],
@@ -241,8 +237,7 @@ def _laplace_logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 laplace = Distribution(
-    "laplace", logpdf=_laplace_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_laplace_logpdf(x, loc, scale)),
+    "laplace", logpdf=_laplace_logpdf, pdf=exp_of(_laplace_logpdf),
     cdf=_laplace_cdf, logcdf=_laplace_logcdf)
 
 
@@ -257,8 +252,7 @@ def _cauchy_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 cauchy = Distribution(
-    "cauchy", logpdf=_cauchy_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_cauchy_logpdf(x, loc, scale)),
+    "cauchy", logpdf=_cauchy_logpdf, pdf=exp_of(_cauchy_logpdf),
     cdf=_cauchy_cdf, logcdf=lambda x, loc=0.0, scale=1.0: log(_cauchy_cdf(x, loc, scale)))
 
 
@@ -274,8 +268,7 @@ def _logistic_logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 logistic = Distribution(
-    "logistic", logpdf=_logistic_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_logistic_logpdf(x, loc, scale)),
+    "logistic", logpdf=_logistic_logpdf, pdf=exp_of(_logistic_logpdf),
     cdf=lambda x, loc=0.0, scale=1.0: special.expit(standardize(x, loc, scale)[0]),
     logcdf=lambda x, loc=0.0, scale=1.0: -_softplus(-standardize(x, loc, scale)[0]),
     sf=lambda x, loc=0.0, scale=1.0: special.expit(-standardize(x, loc, scale)[0]),
@@ -299,8 +292,7 @@ def _expon_logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 expon = Distribution(
-    "expon", logpdf=_expon_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_expon_logpdf(x, loc, scale)),
+    "expon", logpdf=_expon_logpdf, pdf=exp_of(_expon_logpdf),
     cdf=_expon_cdf, logcdf=_expon_logcdf)
 
 
@@ -315,6 +307,5 @@ def _uniform_cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Any:
 
 
 uniform = Distribution(
-    "uniform", logpdf=_uniform_logpdf,
-    pdf=lambda x, loc=0.0, scale=1.0: np.exp(_uniform_logpdf(x, loc, scale)),
+    "uniform", logpdf=_uniform_logpdf, pdf=exp_of(_uniform_logpdf),
     cdf=_uniform_cdf, logcdf=lambda x, loc=0.0, scale=1.0: log(_uniform_cdf(x, loc, scale)))

@@ -21,7 +21,7 @@ import numpy as np
 from ...ops.elementwise import where
 from .. import special
 from ..special import _float
-from ._common import INF, Distribution, inside
+from ._common import INF, Distribution, exp_of, inside
 
 
 def _counts(k: Any, loc: Any) -> tuple:
@@ -58,9 +58,8 @@ def _poisson_logcdf(k: Any, mu: Any, loc: Any = 0) -> Any:
 
 
 poisson = Distribution(
-    "poisson", logpmf=_poisson_logpmf,
-    pmf=lambda k, mu, loc=0: np.exp(_poisson_logpmf(k, mu, loc)),
-    logcdf=_poisson_logcdf, cdf=lambda k, mu, loc=0: np.exp(_poisson_logcdf(k, mu, loc)))
+    "poisson", logpmf=_poisson_logpmf, pmf=exp_of(_poisson_logpmf),
+    logcdf=_poisson_logcdf, cdf=exp_of(_poisson_logcdf))
 
 
 def _binom_logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -81,9 +80,8 @@ def _binom_logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 
 
 binom = Distribution(
-    "binom", logpmf=_binom_logpmf,
-    pmf=lambda k, n, p, loc=0: np.exp(_binom_logpmf(k, n, p, loc)),
-    logcdf=_binom_logcdf, cdf=lambda k, n, p, loc=0: np.exp(_binom_logcdf(k, n, p, loc)))
+    "binom", logpmf=_binom_logpmf, pmf=exp_of(_binom_logpmf),
+    logcdf=_binom_logcdf, cdf=exp_of(_binom_logcdf))
 
 
 def _bernoulli_logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -100,5 +98,4 @@ def _bernoulli_cdf(k: Any, p: Any, loc: Any = 0) -> Any:
 
 
 bernoulli = Distribution(
-    "bernoulli", logpmf=_bernoulli_logpmf,
-    pmf=lambda k, p, loc=0: np.exp(_bernoulli_logpmf(k, p, loc)), cdf=_bernoulli_cdf)
+    "bernoulli", logpmf=_bernoulli_logpmf, pmf=exp_of(_bernoulli_logpmf), cdf=_bernoulli_cdf)

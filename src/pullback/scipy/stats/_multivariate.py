@@ -20,7 +20,7 @@ import numpy as np
 from ...ops.elementwise import where
 from .. import special
 from ..special import _float
-from ._common import LOG_2PI, Distribution
+from ._common import LOG_2PI, Distribution, exp_of
 
 
 def _squeeze(out: Any) -> Any:
@@ -91,8 +91,7 @@ def _mvn_entropy(mean: Any = None, cov: Any = 1) -> Any:
 
 multivariate_normal = Distribution(
     "multivariate_normal", logpdf=_mvn_logpdf,
-    pdf=lambda x, mean=None, cov=1, allow_singular=False:
-        np.exp(_mvn_logpdf(x, mean, cov, allow_singular)),
+    pdf=exp_of(_mvn_logpdf),
     entropy=_mvn_entropy)
 
 
@@ -114,4 +113,4 @@ def _dirichlet_logpdf(x: Any, alpha: Any) -> Any:
 
 dirichlet = Distribution(
     "dirichlet", logpdf=_dirichlet_logpdf,
-    pdf=lambda x, alpha: np.exp(_dirichlet_logpdf(x, alpha)))
+    pdf=exp_of(_dirichlet_logpdf))
