@@ -17,9 +17,10 @@ parameters; docs/design.md says why it is numpy and not generated code.
 """
 
 from . import lr_scheduler
-from .adam import Adam, AdamW
+from .adam import Adam, AdamW, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "NAdam", "Optimizer", "RAdam", "RMSprop",
+           "lr_scheduler"]
