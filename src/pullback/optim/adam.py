@@ -13,6 +13,7 @@ adaptive rate rectified), step for step as torch's.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable
 
 import numpy as np
@@ -180,15 +181,17 @@ def _mu(beta1: float, decay: float, t: float) -> float:
 
 
 _PRODUCTS: dict = {}  # (beta1, momentum_decay) -> the products at steps 0, 1, 2, ...
+_PRODUCTS_LOCK = threading.Lock()
 
 
 def _mu_product(beta1: float, decay: float, step: float) -> np.ndarray:
     """The product of the coefficients up to ``step``, in float32 as torch keeps it
     (each step's product computed once per pair of options)."""
-    products = _PRODUCTS.setdefault((beta1, decay), [np.ones((), np.float32)])
-    while len(products) <= int(step):
-        products.append(products[-1] * np.float32(_mu(beta1, decay, len(products))))
-    return products[int(step)]
+    with _PRODUCTS_LOCK:
+        products = _PRODUCTS.setdefault((beta1, decay), [np.ones((), np.float32)])
+        while len(products) <= int(step):
+            products.append(products[-1] * np.float32(_mu(beta1, decay, len(products))))
+        return products[int(step)]
 
 
 class RAdam(_AdamVariant):
