@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.ir import Graph, Namespace, Var, last_uses
+from pullback.ir import Graph, Namespace, Var, last_uses, naming
 from pullback.ops import OPS
 from pullback.settings import config
 
@@ -68,7 +68,7 @@ class _Emitter:
         self.names: dict[int, str] = {}
         self.globals: dict[str, Any] = {"np": np, "ops": ops_namespace()}
         self.bound: dict[int, str] = {}  # id of a bound constant -> its name
-        self.label = "grad of"  # the comment over backward equations
+        self.label = naming.GRAD_OF  # the comment over backward equations
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -100,7 +100,7 @@ class _Emitter:
         name = self.bound.get(id(value))  # (the module's globals keep the object alive)
         if name is None:
             hint = getattr(type(value), "codegen_name", None)
-            name = self.bound[id(value)] = self.ns.fresh(hint(value) if hint else "c")
+            name = self.bound[id(value)] = self.ns.fresh(hint(value) if hint else naming.CONSTANT)
             self.globals[name] = value
         return name
 
@@ -238,7 +238,7 @@ def _comment(e: Any, backward: str | None) -> str | None:
 
 
 def generate(graph: Graph, fn_name: str, env: dict | None = None,
-             block: str = "grad of", dump: bool = True) -> Module:
+             block: str = naming.GRAD_OF, dump: bool = True) -> Module:
     """Python source for ``graph`` as ``def fn_name(inputs): ... return outputs``.
     Backward equations (those with a ``block``) get ``# grad of:`` comments (``block``
     names them: ``tangent of`` in forward mode's code)."""

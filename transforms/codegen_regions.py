@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.ir import Var
+from pullback.ir import Var, naming
 
 from .regions import scan_parts
 
@@ -63,7 +63,7 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
     n_carry, n_xs, length = p["n_carry"], p["n_xs"], p["length"]
     _, xs, _ = scan_parts(e.inputs, n_carry, n_xs)
     b_carry, b_x, _ = scan_parts(body.inputs, n_carry, n_xs)
-    i = em.ns.fresh("i")
+    i = em.ns.fresh(naming.LOOP_INDEX)
     n = f"len({em.literal(xs[0])})" if length is None else str(length)
     steps = f"range({n} - 1, -1, -1)" if p["reverse"] else f"range({n})"
     lines = [f"{em.name(v)} = []" for v, _ in stacked + saves]
@@ -105,7 +105,7 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
     saves = [(v, bv) for v, bv in zip(saved, body.inputs) if _live(em, v, last)]
     counted = _live(em, count, last)
-    n = em.ns.fresh("steps") if counted else None
+    n = em.ns.fresh(naming.LOOP_COUNT) if counted else None
     lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves]
     inner = em.statements(cond, free=False)
     inner.append(f"if not {em.literal(cond.outputs[0])}:")
@@ -146,7 +146,7 @@ def _emit_switch(em: Any, e: Any, last: dict) -> list[str]:
         tests = [f"if {k}:", "else:"]
         order = [branches[1], branches[0]]
     else:
-        pick = em.ns.fresh("branch")
+        pick = em.ns.fresh(naming.BRANCH)
         lines.append(f"{pick} = min(max(int({k}), 0), {len(branches) - 1})")
         k = pick
         tests = [f"{'if' if j == 0 else 'elif'} {k} == {j}:" for j in range(len(branches) - 1)]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pullback.ir import Graph, Namespace, Var, verify
+from pullback.ir import Graph, Namespace, Var, naming, verify
 from pullback.settings import config
 
 from .adjoint import adjoint
@@ -103,7 +103,7 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
     return run(bwd.replace(outputs=outs), dce, inplace)
 
 
-def codegen(graph: Graph, name: str, env: dict | None = None, block: str = "grad of"
+def codegen(graph: Graph, name: str, env: dict | None = None, block: str = naming.GRAD_OF
             ) -> Module:
     return generate(graph, name, env=env, block=block)
 

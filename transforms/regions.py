@@ -30,7 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from pullback.ir import Builder, Graph, Var, emit_zeros, evaluate, is_zeros, shapes_only
+from pullback.ir import (
+    Builder,
+    Graph,
+    Var,
+    emit_zeros,
+    evaluate,
+    grad_of,
+    is_zeros,
+    naming,
+    shapes_only,
+)
 from pullback.ops import OPS, defop
 from pullback.ops.elementwise import zeros_like
 
@@ -187,14 +197,14 @@ def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> Revers
     fk = [k for k, v in enumerate(b_k) if _is_float(v)]
     fy = [k for k, v in enumerate(ys) if isinstance(v, Var) and _is_float(v)]
     fs = tuple(k for k in fs if k in fc)
-    seeds = [_like(v, "g") if isinstance(v, Var) and _is_float(v) else None
+    seeds = [_like(v, grad_of(v.name)) if isinstance(v, Var) and _is_float(v) else None
              for v in body.outputs]
     wrt = [b_carry[k] for k in fc] + [b_x[k] for k in fx] + [b_k[k] for k in fk]
     joint = adjoint(body, wrt, seeds)
     grads = joint.outputs[len(body.outputs):]
     g_c, g_x, g_k = grads[:len(fc)], grads[len(fc):len(fc) + len(fx)], grads[len(fc) + len(fx):]
-    sums = [_like(b_k[k], "sum") for k in fk]
-    g_saved = {k: _like(b_carry[k], "g_saved") for k in fs}
+    sums = [_like(b_k[k], naming.GRAD_SUM) for k in fk]
+    g_saved = {k: _like(b_carry[k], grad_of(naming.SAVED)) for k in fs}
     with Builder() as b:
         b.consts = dict(joint.consts)
         outs = ([_plus(_or_zeros(gv, b_carry[k]), g_saved.get(k)) for gv, k in zip(g_c, fc)]
@@ -325,10 +335,10 @@ def branch_adjoints(branches: tuple) -> tuple:
             return hit[1]
     first = branches[0]
     wrt = [k for k, v in enumerate(first.inputs) if _is_float(v)]
-    seeds = [_like(v, "g") if _is_float(v) else None for v in first.outputs]
+    seeds = [_like(v, grad_of(v.name)) if _is_float(v) else None for v in first.outputs]
     adjoints = []
     for br in branches:
-        s = [None if sd is None else _like(sd, "g") for sd in seeds]
+        s = [None if sd is None else _like(sd, sd.name) for sd in seeds]
         joint = adjoint(br, [br.inputs[k] for k in wrt], s)
         with Builder() as b:
             b.consts = dict(joint.consts)

@@ -14,7 +14,7 @@ recomputation.
 
 from __future__ import annotations
 
-from pullback.ir import Eqn, Graph, Var
+from pullback.ir import Eqn, Graph, Var, naming
 
 from .dce import dce
 from .regions import scan_op, scan_parts
@@ -82,8 +82,8 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                          name=body.name))
     new_body.consts.update(rb.consts)
     length = fwd.params["length"]
-    stacked = [Var((length,) + tuple(v.shape), v.dtype, name=v.name and v.name + "_steps")
-               for v in res]
+    stacked = [Var((length,) + tuple(v.shape), v.dtype,
+                   name=v.name and v.name + naming.STEPS_SUFFIX) for v in res]
     n_y = len(body.outputs) - n_carry
     outs = fwd.outs[:n_carry + n_y] + tuple(stacked) + fwd.outs[n_carry + n_y:]
     new_fwd = Eqn(scan_op, fwd.inputs, outs, {**fwd.params, "body": new_body}, fwd.src,

@@ -8,7 +8,7 @@ they allow, so only values a rule really needs are kept.
 
 from __future__ import annotations
 
-from pullback.ir import Graph, Var
+from pullback.ir import Graph, Var, naming
 
 
 def residuals(joint: Graph, n_fwd_inputs: int) -> list:
@@ -42,7 +42,7 @@ def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, G
     made_by = {v.id: e.op.name for e in joint.eqns for v in e.outs}
     for v in res:  # name saved values after the op that made them (report and code agree)
         if v.name is None:
-            v.name = made_by.get(v.id, "saved")
+            v.name = made_by.get(v.id, naming.SAVED)
     fwd_ids = {v.id for v in joint.inputs[:n_fwd_inputs]}
     fwd_ids.update(v.id for e in joint.eqns if e.block is None for v in e.outs)
     grads = joint.outputs[n_fwd_outputs:]

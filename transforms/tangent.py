@@ -42,8 +42,6 @@ from pullback.ops.table.results import pack
 
 from .transpose import transpose_rules
 
-TANGENT_PREFIX = "tan_"  # the tangent of input ``x`` is ``tan_x``
-
 
 def tangent(graph: Graph, wrt: list, tangents: list) -> Graph:
     """``tangents[i]`` is the tangent Var of ``wrt[i]`` (an input of ``graph``)."""

@@ -26,11 +26,10 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.transforms import pipeline
-from pullback.transforms.tangent import TANGENT_PREFIX
 
 from ..autograd import anomaly_mode, forward_ad
 from ..autograd.record import trace_hooks
-from ..ir import Var
+from ..ir import Var, naming
 from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
@@ -52,7 +51,6 @@ from .tracer import def_line
 
 __all__ = ["jvp", "linearize", "JVPProgram", "private_copy", "copy_back"]
 
-TANGENT_OF = "tangent of"  # generated code's comment over a tangent's statements
 
 
 class JVPVariant:
@@ -130,20 +128,21 @@ class JVPProgram:
         slots = grad_slots(traced, nums)
         wrt = [g.inputs[j] for j in slots]
         tans = [Var(v.shape, v.dtype, np.zeros(v.shape, v.dtype),
-                    name=TANGENT_PREFIX + (v.name or "x")) for v in wrt]
+                    name=naming.TANGENT_PREFIX + (v.name or "x")) for v in wrt]
         value_tree = traced.out_tree[1][0] if self.has_aux else traced.out_tree
         n_value = len(flat_leaves(value_tree))
         name = _ident(g.name) + ("_linearized" if self.linear else "_jvp")
         if not self.linear:
             joint = pipeline.jvp_program(g, wrt, tans, n_value)
-            module = pipeline.codegen(joint, name, guard_env(traced.guards), TANGENT_OF)
+            module = pipeline.codegen(joint, name, guard_env(traced.guards), naming.TANGENT_OF)
             strip_values(joint)
             strip_values(g)
             return JVPVariant(traced, module, slots, n_value, value_tree)
         joint = pipeline.jvp_graph(g, wrt, tans, n_value)
         parts = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
         module = pipeline.codegen(parts.forward, name, guard_env(traced.guards))
-        tangent_module = pipeline.codegen(parts.backward, name + "_tangent", block=TANGENT_OF)
+        tangent_module = pipeline.codegen(parts.backward, name + "_tangent",
+                                          block=naming.TANGENT_OF)
         for graph in (joint, g, parts.forward, parts.backward):
             strip_values(graph)
         return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,

@@ -47,7 +47,7 @@ from ..autograd.graph import (
     accumulate,
 )
 from ..autograd.saved_hooks import PackedTensor
-from ..ir import Builder, Graph, Var, emit_zeros
+from ..ir import Builder, Graph, Var, emit_zeros, naming
 from ..ops import Meta, complete, vjp_per_input
 from ..ops.table.results import pack
 from ..settings import config
@@ -431,7 +431,7 @@ def _release_plan(node: OpNode) -> Any:
 def build(w: Walk, root_edges: list, seeds: list, captures: dict | None) -> Plan:
     """Run the nodes' VJP rules on IR values in the engine's order; generate code."""
     inputs = [Var(a.shape, a.dtype, a) for a in w.arrays]
-    seed_vars = [Var(s.shape, s.dtype, s, name="seed") for s in seeds]
+    seed_vars = [Var(s.shape, s.dtype, s, name=naming.SEED) for s in seeds]
     with Builder() as builder:
         sinks, outputs, release = _replay(w, _saved_values(w.nodes, inputs),
                                           root_edges, seed_vars, captures)
@@ -514,7 +514,7 @@ def _saved_values(nodes: list, inputs: list) -> list:
         out = None
         if n.saved_out is not None:
             out = next(it)
-            out.name = "out"
+            out.name = naming.OUTPUT
         if n.op.multi:
             out = pack(n.op.result, [next(it) if type(o) is SavedOutput else o for o in n.outs])
         result.append((out, tuple(vals)))

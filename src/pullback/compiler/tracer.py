@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import STATE
-from ..ir import Builder, Eqn, Graph, Var
+from ..ir import Builder, Eqn, Graph, Var, naming
 from ..numpy_face import NumpyTensor
 from ..ops import OpDef
 from ..ops.elementwise import cast
@@ -523,7 +523,7 @@ def _outer_name(t: Tensor) -> str:
             for name, value in scope.items():
                 if value is t:
                     return name
-    return "captured"
+    return naming.CAPTURED
 
 
 def _fname(fn: Callable) -> str:

@@ -6,6 +6,7 @@ from .builder import Builder, emit_zeros, is_zeros, shapes_only
 from .graph import Eqn, Graph, Var, current, format_eqn, format_graph, last_uses, type_str
 from .interpret import evaluate
 from .naming import GRAD_PREFIX, Namespace, grad_of
+from . import naming
 from .verify import IRError, verify
 
 __all__ = ["Builder", "Eqn", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",

@@ -16,6 +16,7 @@ from ..ops import OPS
 from ..ops.table.promotion import promoted
 from ..ops.table.quiet import quietly
 from ..ops.table.results import pack
+from . import naming
 from .graph import ACTIVE, Eqn, Var
 
 
@@ -40,7 +41,7 @@ class Builder:
     def const(self, value: Any) -> Any:
         """Large constants become named constant Vars; scalars stay inline."""
         if isinstance(value, np.ndarray) and value.ndim > 0:
-            v = Var(value.shape, value.dtype, value, name="c")
+            v = Var(value.shape, value.dtype, value, name=naming.CONSTANT)
             self.consts[v] = value
             return v
         return value

@@ -16,6 +16,19 @@ RESERVED = {"np", "ops", "guard", "saved", "grads", "consts"}
 _BUILTINS = frozenset(dir(builtins))
 GRAD_PREFIX = "g_"  # the gradient of ``x`` is ``g_x``
 TEMP_PREFIX = "t"  # values without a user name: t0, t1, ...
+TANGENT_PREFIX = "tan_"  # the tangent of input ``x`` is ``tan_x`` (forward mode)
+CONSTANT = "c"  # an array bound into generated code as a constant: c, c_1, ...
+SAVED = "saved"  # a residual no op names (split.py names the others after their op)
+OUTPUT = "out"  # an output of a replayed graph (compiler/replay.py)
+SEED = "seed"  # a cotangent fed to a replayed graph's backward
+CAPTURED = "captured"  # a tensor a trace captured whose name the user's code does not say
+STEPS_SUFFIX = "_steps"  # a loop's per-step values of ``x``, stacked: ``x_steps``
+LOOP_INDEX = "i"  # the index of a generated ``for`` loop
+LOOP_COUNT = "steps"  # the step count of a generated ``while`` loop
+BRANCH = "branch"  # the branch a generated switch takes
+GRAD_SUM = "sum"  # a loop's running sum of the gradients of a value it reads from outside
+TANGENT_OF = "tangent of"  # the comment over a tangent's statements (``grad of`` over a
+GRAD_OF = "grad of"  # gradient's)
 
 
 class Namespace:
