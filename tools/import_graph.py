@@ -47,7 +47,8 @@ class Layer(NamedTuple):
 
 # Bottom to top: a module may import only its own layer and the layers below it.
 LAYERS: tuple[Layer, ...] = (
-    Layer(1, "leaf utilities", ("pullback.settings", "pullback.dtypes", "pullback.pytree")),
+    Layer(1, "leaf utilities", ("pullback.settings", "pullback.dtypes", "pullback.pytree",
+                                "pullback.user_code")),
     Layer(2, "op table", ("pullback.ops",)),
     Layer(3, "IR", ("pullback.ir",)),
     Layer(4, "transforms", ("pullback.transforms",)),

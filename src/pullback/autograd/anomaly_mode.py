@@ -15,7 +15,6 @@ anyway (saved-tensor hooks share it).
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 import warnings
@@ -26,9 +25,9 @@ import numpy as np
 from pullback.transforms.inplace import IntoOp
 
 from ..ir import Graph, evaluate
+from ..user_code import is_user_file
 from .grad_mode import set_node_extra
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENABLED = False
 _CHECK_NAN = True
 
@@ -90,13 +89,10 @@ class set_detect_anomaly:
         set_anomaly_enabled(self.prev, self.prev_check_nan)
 
 
-def _is_ours(filename: str) -> bool:
-    return filename.startswith(_PKG_DIR) or filename.startswith("<pullback")
-
-
 def user_frames() -> list:
-    """The current call stack's frames (outermost first), pullback's own left out."""
-    return [f for f in traceback.extract_stack(sys._getframe(1)) if not _is_ours(f.filename)]
+    """The current call stack's frames (outermost first), the libraries' (pullback's,
+    numpy's, the standard library's) left out."""
+    return [f for f in traceback.extract_stack(sys._getframe(1)) if is_user_file(f.filename)]
 
 
 def forward_stack() -> list[str]:

@@ -55,7 +55,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor
-from .source_ast import RUNTIME_NAME, is_user_code, is_user_file
+from ..user_code import is_user_code, is_user_file
+from .source_ast import RUNTIME_NAME
 from .source_state import updates_of
 from .tracer import SourceLine
 

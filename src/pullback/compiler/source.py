@@ -66,6 +66,7 @@ from typing import Any, Callable
 
 import gast
 
+from ..user_code import is_user_code
 from .effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
 from .mutations import (
     attr_value,
@@ -87,7 +88,6 @@ from .source_ast import (
     compile_function,
     is_higher_order,
     is_numpy,
-    is_user_code,
     parse_function,
     passed_names,
     replaceable,

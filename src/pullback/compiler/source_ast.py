@@ -13,9 +13,7 @@ import builtins
 import copy
 import functools
 import inspect
-import os
 import sys
-import sysconfig
 import threading
 import types
 from typing import Any
@@ -23,7 +21,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from pullback import transforms
+from ..user_code import is_user_code
 
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
@@ -69,36 +67,6 @@ HIGHER_ORDER = frozenset({map, filter, sorted, min, max, functools.reduce})
 
 
 # ---------------------------------------------------------------- whose code
-def _library_dirs() -> tuple:
-    paths = sysconfig.get_paths()
-    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # pullback
-            os.path.dirname(os.path.abspath(transforms.__file__)),
-            os.path.dirname(os.path.abspath(np.__file__)),
-            *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)]
-    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
-
-
-_LIBRARY_DIRS = _library_dirs()
-
-
-def is_user_code(code: types.CodeType) -> bool:
-    """Code from a user's module: not pullback's, numpy's, the standard library's or
-    an installed package's (nor code pullback generated)."""
-    return _user_file(code.co_filename)
-
-
-def is_user_file(name: str) -> bool:
-    """A file of the user's modules (see ``is_user_code``)."""
-    return _user_file(name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _user_file(name: str) -> bool:
-    if name.startswith("<pullback"):
-        return False
-    return not os.path.realpath(name).startswith(_LIBRARY_DIRS)
-
-
 def is_numpy(f: Any) -> bool:
     """A numpy function or ufunc (not a class such as ``np.float32``)."""
     if isinstance(f, np.ufunc):

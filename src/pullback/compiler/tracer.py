@@ -28,8 +28,7 @@ from ..ops.elementwise import cast
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..ops.shape import copy, detach, view_chain, view_scatter
 from ..tensor import Tensor
-
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from ..user_code import is_user_file
 
 
 class TraceError(Exception):
@@ -73,14 +72,9 @@ def user_frame() -> Any:
     """The innermost frame that is not pullback's own code (nor code it generated,
     such as the op bindings, whose file names start with ``<pullback``)."""
     f = sys._getframe(1)
-    while f is not None and _is_ours(f.f_code.co_filename):
+    while f is not None and not is_user_file(f.f_code.co_filename):
         f = f.f_back
     return f
-
-
-def _is_ours(filename: str) -> bool:
-    return (filename.startswith(_PKG_DIR) or filename.startswith("<pullback")
-            or "numpy" in filename.split(os.sep)[-3:-1])
 
 
 _LINES: dict[tuple, SourceLine] = {}

@@ -1,0 +1,60 @@
+"""Whose code is this: the user's, or a library's. The one predicate the source pass
+(which functions it converts), the tracer (the user's line an op is recorded at) and
+anomaly mode (the frames a traceback shows) ask.
+
+A file is a library's when it is pullback's own (its package and its passes'
+``transforms/`` folder), numpy's, in the standard library or in a folder packages are
+installed into; code pullback generated (``<pullback...>``) is not the user's either.
+Everything else is: the user's modules, scripts, notebooks (``<ipython-input-...>``),
+doctests and ``exec`` of a string.
+
+>>> import numpy as np
+>>> is_user_file(np.__file__), is_user_file("<pullback:f_forward:1>"), is_user_file("<string>")
+(False, False, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import site
+import sysconfig
+import types
+
+
+@functools.lru_cache(maxsize=1)
+def library_dirs() -> tuple:
+    """The folders whose files are libraries' (each ending in a separator)."""
+    paths = sysconfig.get_paths()
+    here = os.path.dirname(os.path.abspath(__file__))
+    passes = importlib.util.find_spec("pullback.transforms")
+    numpy = importlib.util.find_spec("numpy")
+    dirs = [here, *(os.path.dirname(s.origin) for s in (passes, numpy) if s and s.origin),
+            *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths),
+            *_site_dirs()]
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
+
+
+def _site_dirs() -> list:
+    """Installed packages' folders besides the environment's own (a virtual environment
+    that sees the system's packages sees them there)."""
+    try:
+        return [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # (an embedded interpreter's site module may lack them)
+        return []
+
+
+@functools.lru_cache(maxsize=4096)
+def is_user_file(filename: str) -> bool:
+    """Whether code in ``filename`` is the user's (see the module)."""
+    if filename.startswith("<pullback"):
+        return False
+    if filename.startswith("<"):
+        return True
+    return not os.path.realpath(filename).startswith(library_dirs())
+
+
+def is_user_code(code: types.CodeType) -> bool:
+    """Whether a code object is the user's."""
+    return is_user_file(code.co_filename)
