@@ -10,7 +10,8 @@ import pytest
 
 import pullback as pb
 from pullback import config
-from pullback.compiler import replay, source_ast
+from pullback.compiler import replay
+from pullback.compiler.source import rewriter as source_ast
 
 N_THREADS = 8
 TIMEOUT = 60  # seconds: a deadlock fails the test instead of hanging it

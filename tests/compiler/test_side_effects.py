@@ -1,7 +1,7 @@
 """Changes a transformed function makes to Python state outside it (a global or
 nonlocal counter, a captured list or dict, an attribute of a captured object or of an
 argument) happen on every call, with that call's values, as in plain Python
-(compiler/mutations.py, source_state.py); the results stay right for each call."""
+(compiler/mutations.py, compiler/source/state.py); the results stay right for each call."""
 
 import collections
 import linecache

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler import source, source_runtime
+from pullback.compiler import source
+from pullback.compiler.source import runtime as source_runtime
 
 from . import source_corpus as corpus
 

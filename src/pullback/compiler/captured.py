@@ -56,8 +56,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..user_code import is_user_code, is_user_file
-from .source_ast import RUNTIME_NAME
-from .source_state import updates_of
+from .source.rewriter import RUNTIME_NAME
+from .source.state import updates_of
 from .tracer import SourceLine
 
 MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function

@@ -31,7 +31,7 @@ from ..autograd import record
 from ..numpy_face import NumpyTensor
 from ..pytree import tree_map
 from ..tensor import Tensor
-from .source_runtime import active_tracer
+from .source.runtime import active_tracer
 from .tracer import source_of, user_frame
 
 #: per conversion: its name, the cut written out, and the form that keeps the gradient

@@ -44,8 +44,8 @@ from ..numpy_face import NumpyTensor, to_face
 from ..ops import OpDef
 from ..tensor import Tensor
 from .conversions import allowed
-from .source_ast import LOG_NAMES
-from .source_runtime import active_tracer, is_traced
+from .source.rewriter import LOG_NAMES
+from .source.runtime import active_tracer, is_traced
 from .tracer import TraceError, source_of, user_frame
 
 GENERATORS = (np.random.RandomState, np.random.Generator)

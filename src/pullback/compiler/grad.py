@@ -30,7 +30,7 @@ from .cache import cache_for, check_captures, guard_env
 from .compiled import _ident, strip_values
 from .conversions import functional
 from .jax_options import HolomorphicGrad, with_static
-from .source_runtime import Entry
+from .source.runtime import Entry
 from .trace import (
     Traced,
     arg_array,

@@ -3,7 +3,7 @@ generated code on every call, as eager code makes them.
 
 A trace runs the function once; a counter it increments or a list it appends to
 would change on that call only, and the guard taken after the trace would hold the
-changed value. So the source pass (``source_state.py``) routes each change to state
+changed value. So the source pass (``source/state.py``) routes each change to state
 the function did not make itself through these helpers:
 
 - ``rebind``: ``step += 1``, ``total += loss``, ``best = x`` for a name the function
@@ -21,7 +21,7 @@ equation whose generated code makes the change again with the call's values (``s
 state back when the trace ends (``Tracer.will_change``), since the call that traced
 runs the generated code too. A relative change (``+=``, ``append``) is made relative
 to the state at run time. Where the function reads that state only to change it
-(``source_state.py`` finds out), its guard is left out (``Tracer.unguard``), so a
+(``source/state.py`` finds out), its guard is left out (``Tracer.unguard``), so a
 counter does not retrace every call; state the function also reads stays guarded,
 with the value it had before the call, and a call that finds it changed traces again.
 In-place arithmetic on an array or Tensor (``self.W += g``) is the tracer's business
@@ -42,7 +42,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .effects import Write, recorded
-from .source_runtime import active_tracer, stored
+from .source.runtime import active_tracer, stored
 from .tracer import TraceError, source_of, user_frame
 
 #: the operator of ``name op= value`` (and of ``name = name op value``)

@@ -13,7 +13,7 @@ fill value, composed of existing ops.
 - ``real_if_close`` reads the values (the imaginary parts decide the result's dtype,
   as in numpy); under ``pb.grad`` that reading is a guard of the trace.
 - ``np.full(shape, t)`` does not dispatch on its fill value, so a Tensor fill reaches
-  pullback only through ``pb.grad``'s source pass (``source_runtime``); ``np.full_like``
+  pullback only through ``pb.grad``'s source pass (``compiler/source/runtime.py``); ``np.full_like``
   dispatches on its first argument, so ``np.full_like(tensor, t)`` works eagerly too.
 
 >>> import numpy as np, pullback as pb

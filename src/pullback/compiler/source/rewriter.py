@@ -21,7 +21,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..user_code import is_user_code
+from ...user_code import is_user_code
 
 #: the name rewritten code calls its helpers by (a free variable of the new code;
 #: the trailing underscores keep methods from mangling it)
@@ -359,7 +359,7 @@ class Rewriter(gast.NodeTransformer):
         return gast.copy_location(new, node)
 
     def visit_Call(self, node: Any) -> Any:
-        if _is_runtime(node.func):  # (made by source_state.py: routed already)
+        if _is_runtime(node.func):  # (made by state.py: routed already)
             return self.generic_visit(node)
         if self.scope.maybe_effect(node.func):
             return self._effect_call(node)

@@ -33,8 +33,8 @@ from typing import Any
 
 import gast
 
-from .mutations import MUTATORS, RETURNED
-from .source_ast import _arg_names, _at, _name, _runtime
+from ..mutations import MUTATORS, RETURNED
+from .rewriter import _arg_names, _at, _name, _runtime
 
 #: original code object -> the (kind, name, what) the function reads only to change
 #: them: ("name", "step", "value"), ("name", "history", "content"), ("attr", "n", "value")

@@ -45,16 +45,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd import forward_ad, function, record
-from ..autograd.grad_mode import no_grad
-from ..numpy_face import NumpyTensor, adopt, to_face
-from ..ops import OpDef
-from ..ops.elementwise import clone
-from ..ops.joining import cat_op, stack_op
-from ..ops.numpy_extras import numpy_full, numpy_full_like
-from ..pytree import tree_leaves
-from ..tensor import Tensor
-from .tracer import TraceError, Tracer, source_of, user_frame
+from ...autograd import forward_ad, function, record
+from ...autograd.grad_mode import no_grad
+from ...numpy_face import NumpyTensor, adopt, to_face
+from ...ops import OpDef
+from ...ops.elementwise import clone
+from ...ops.joining import cat_op, stack_op
+from ...ops.numpy_extras import numpy_full, numpy_full_like
+from ...pytree import tree_leaves
+from ...tensor import Tensor
+from ..tracer import TraceError, Tracer, source_of, user_frame
 
 
 # ------------------------------------------------------------------ the traced call

@@ -66,9 +66,9 @@ from typing import Any, Callable
 
 import gast
 
-from ..user_code import is_user_code
-from .effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
-from .mutations import (
+from ...user_code import is_user_code
+from ..effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
+from ..mutations import (
     attr_value,
     is_mutation,
     item_value,
@@ -77,8 +77,8 @@ from .mutations import (
     unreplayable,
     unreplayed_write,
 )
-from .mutations import mutate as _mutate
-from .source_ast import (
+from ..mutations import mutate as _mutate
+from .rewriter import (
     RUNTIME_NAME,
     Rewriter,
     Scope,
@@ -95,7 +95,7 @@ from .source_ast import (
     strip_signature,
     written_names,
 )
-from .source_runtime import (
+from .runtime import (
     Entry,
     as_buffer,
     closes_over_traced,
@@ -108,7 +108,7 @@ from .source_runtime import (
     traced_leaf,
     writable,
 )
-from .source_state import UPDATES, rewrite_state
+from .state import UPDATES, rewrite_state
 
 _NOT_DONE = object()
 _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
