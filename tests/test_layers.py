@@ -217,3 +217,17 @@ def test_syntax_error_names_the_file(tmp_path):
     with pytest.raises(SyntaxError) as info:
         tool.check(tmp_path)
     assert "broken.py" in str(info.value.filename)
+
+
+def test_a_door_importing_another_doors_private_name_is_reported(tmp_path):
+    write(tmp_path, {
+        "pullback/compiler/__init__.py": "",
+        "pullback/compiler/doors.py": "shared = 1\n",
+        "pullback/compiler/grad.py": "_helper = 1\n",
+        "pullback/compiler/vjp.py": "from .doors import shared\nfrom .grad import _helper\n",
+    })
+    assert tool.check(tmp_path) == [
+        "front door pullback.compiler.vjp imports private _helper of front door "
+        "pullback.compiler.grad at src/pullback/compiler/vjp.py:2; move it to "
+        "pullback.compiler.doors"]
+    assert tool.door_problems in tool.CHECKS

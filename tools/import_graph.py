@@ -84,6 +84,7 @@ class Import(NamedTuple):
     target: str
     line: int
     in_function: bool
+    names: tuple = ()  # the names a ``from ... import`` takes
 
 
 class Graph(NamedTuple):
@@ -181,9 +182,10 @@ def module_imports(root: Path, module: Module, known: Container[str]) -> list[Im
     tree = ast.parse((root / module.path).read_text(encoding="utf-8"), str(module.path))
     found = []
     for node, in_function in _import_nodes(tree):
+        names = tuple(a.name for a in node.names) if isinstance(node, ast.ImportFrom) else ()
         for target in _targets(module, node, known):
             if target != module.name:
-                found.append(Import(module.name, target, node.lineno, in_function))
+                found.append(Import(module.name, target, node.lineno, in_function, names))
     return found
 
 
@@ -326,10 +328,28 @@ def function_import_problems(graph: Graph) -> list[str]:
     ]
 
 
+#: the front doors: each builds on ``pullback.compiler.doors`` (their shared machinery),
+#: never on another door's private names (a new door goes in this list)
+DOORS = frozenset(f"pullback.compiler.{m}" for m in (
+    "grad", "vjp", "forward", "jacobians", "compiled", "jax_options", "control_flow"))
+
+
+def door_problems(graph: Graph) -> list[str]:
+    """A front door importing another door's private (underscore) names."""
+    return [
+        f"front door {i.source} imports private {name} of front door {i.target} at "
+        f"{_where(graph, i)}; move it to pullback.compiler.doors"
+        for i in graph.imports
+        if i.source in DOORS and i.target in DOORS
+        for name in i.names if name.startswith("_")
+    ]
+
+
 CHECKS: tuple[Callable[[Graph], list[str]], ...] = (
     cycle_problems,
     upward_problems,
     function_import_problems,
+    door_problems,
 )
 
 

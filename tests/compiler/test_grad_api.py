@@ -94,3 +94,18 @@ def test_python_control_flow_on_static_ints():
     g = pb.grad(f)
     assert g(np.array([2.0]), 2)[0] == pytest.approx(12.0)  # d/dw w^3
     assert g(np.array([2.0]), 3)[0] == pytest.approx(32.0)  # d/dw w^4: another variant
+
+
+@pytest.mark.parametrize("door", [pb.grad, pb.value_and_grad, pb.jacrev, pb.jacfwd])
+def test_argnums_errors_are_one_kind_in_every_door(door) -> None:
+    """One check of argnums for every door: out of range, not an int, twice; a
+    ValueError (JAX's kind) that is also the RuntimeError torch.func raises."""
+    f = lambda x, y: (x * y).sum()
+    x = np.ones(2)
+    for argnums, text in [(2, "Got argnum=2, but only 2 positional inputs"),
+                          ((0, -3), "Got argnum=-3, but only 2 positional inputs"),
+                          (1.0, "Expected argnums to be int or tuple of ints, got float"),
+                          ((0, 0), r"argnums elements must be unique, got \(0, 0\)")]:
+        for kind in (ValueError, RuntimeError):
+            with pytest.raises(kind, match=text):
+                door(f, argnums=argnums)(x, x)

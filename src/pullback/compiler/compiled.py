@@ -20,7 +20,6 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import grad_edge, trace_hooks
 from ..ir import Var, evaluate, grad_of
-from ..ir.naming import sanitize
 from ..numpy_face import to_tensor_face
 from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
@@ -28,6 +27,7 @@ from ..tensor import Tensor
 from . import source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
+from .doors import ident, strip_values
 from .jax_options import with_static
 from .trace import (
     Traced,
@@ -67,15 +67,11 @@ class Variant:
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
         if mod is None:  # generated on the first backward (a range of its own when profiled)
-            name = _ident(self.traced.graph.name) + "_backward"
+            name = ident(self.traced.graph.name) + "_backward"
             with profiler.Range(f"pb.compile: codegen {name}"):
                 g = pipeline.backward_for(self.split.backward, needs, present)
                 mod = self.backwards[needs, present] = pipeline.codegen(g, name)
         return mod
-
-
-def _ident(name: str) -> str:
-    return sanitize("".join(c if c.isalnum() else "_" for c in name).strip("_") or "f")
 
 
 def returned_slots(traced: Traced) -> tuple | None:
@@ -113,7 +109,7 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
     n_args = len(traced.arg_slots)
     wrt = [k for k in range(n_args) if traced.requires[k]] + [
         n_args + j for j, t in enumerate(traced.captures) if grad_on and t._requires_grad]
-    name = _ident(g.name)
+    name = ident(g.name)
     simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
     active = active_vars(g, [g.inputs[k] for k in wrt])
     tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
@@ -131,15 +127,6 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
     strip_values(g)
     return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
                    tracked=tracked)
-
-
-def strip_values(graph: Any) -> None:
-    """Drop the trace-time values the Vars carry (only shapes and dtypes stay)."""
-    for v in graph.inputs:
-        v._data = None
-    for e in graph.eqns:
-        for v in e.outs:
-            v._data = None
 
 
 class CompiledNode(Node):

@@ -36,9 +36,19 @@ from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
-from .compiled import _ident, strip_values
 from .conversions import functional
-from .grad import as_kind, check_target, grad_slots, has_graph, kind_of, map_traced
+from .doors import (
+    as_kind,
+    check_target,
+    copy_back,
+    grad_slots,
+    has_graph,
+    ident,
+    kind_of,
+    map_traced,
+    private_copy,
+    strip_values,
+)
 from .trace import (
     Traced,
     float_dtype,
@@ -131,7 +141,7 @@ class JVPProgram:
                     name=naming.TANGENT_PREFIX + (v.name or "x")) for v in wrt]
         value_tree = traced.out_tree[1][0] if self.has_aux else traced.out_tree
         n_value = len(flat_leaves(value_tree))
-        name = _ident(g.name) + ("_linearized" if self.linear else "_jvp")
+        name = ident(g.name) + ("_linearized" if self.linear else "_jvp")
         if not self.linear:
             joint = pipeline.jvp_program(g, wrt, tans, n_value)
             module = pipeline.codegen(joint, name, guard_env(traced.guards), naming.TANGENT_OF)
@@ -362,27 +372,6 @@ def linearize(fn: Callable, *primals: Any) -> tuple:
     f_jvp.__name__ = f"{getattr(fn, '__name__', 'f')}_jvp"
     f_jvp.__doc__ = f"The linearization of {def_line(fn)}."
     return out, f_jvp
-
-
-def private_copy(x: Any) -> Any:
-    """A copy of a plain array or Tensor argument (JAX's transforms copy what they keep):
-    later writes into the caller's array do not reach saved values."""
-    if isinstance(x, np.ndarray):
-        return np.array(x)
-    if isinstance(x, Tensor) and not has_graph(x):
-        return face_like(Tensor._make(np.array(x._data)), x)
-    return x
-
-
-def copy_back(given: tuple, copies: tuple) -> None:
-    """What the function wrote into the copies of its arguments (numpy's semantics, as
-    under ``pb.grad``), into the caller's arrays."""
-    for a, c in zip(tree_leaves(given), tree_leaves(copies)):
-        if a is c:
-            continue
-        old, new = (a._data, c._data) if isinstance(a, Tensor) else (a, c)
-        if isinstance(old, np.ndarray) and not np.array_equal(old, new, equal_nan=True):
-            np.copyto(old, new)
 
 
 def _zeros(p: Any) -> Any:

@@ -10,25 +10,41 @@ from __future__ import annotations
 
 import functools
 import types
-import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from pullback.transforms import pipeline
 
-from ..autograd import anomaly_mode, forward_ad, record
-from ..autograd.backward import grad as autograd_grad
+from ..autograd import anomaly_mode, record
 from ..autograd.grad_mode import enable_grad
 from ..ir import Var, grad_of
 from ..numpy_face import NumpyTensor, face_like
 from ..ops.table.quiet import INSIDE, context
-from ..pytree import tree_leaves, tree_map, tree_structure, tree_unflatten
+from ..pytree import tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
-from .compiled import _ident, strip_values
 from .conversions import functional
+from .doors import (
+    OutputError,
+    as_kind,
+    check_argnums,
+    check_target,
+    data_of,
+    float_scalar,
+    grad_slots,
+    has_graph,
+    ident,
+    kind_of,
+    map_traced,
+    nested_leaf,
+    numpy_face_args,
+    pull_back,
+    scalar_error,
+    strip_values,
+    warn_independent,
+)
 from .jax_options import HolomorphicGrad, with_static
 from .source.runtime import Entry
 from .trace import (
@@ -37,7 +53,6 @@ from .trace import (
     flatten,
     float_dtype,
     gather_inputs,
-    is_traced_arg,
     positional,
     proxy,
     slot_values,
@@ -45,17 +60,6 @@ from .trace import (
     unflatten,
 )
 from .tracer import TraceError, def_line
-
-
-class OutputError(TypeError, RuntimeError):
-    """The function given to grad does not return a scalar Tensor: a TypeError, as JAX
-    raises, that is also the RuntimeError torch.func raises, with its words."""
-
-
-def _scalar_error(name: str, ndim: int) -> OutputError:
-    return OutputError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got "
-                        f"tensor with {ndim} dims. Maybe you wanted to use the vjp or jacrev "
-                        "APIs instead?")
 
 
 class GradVariant:
@@ -76,7 +80,7 @@ class GradVariant:
         self.simple = not traced.captures and all(not p for _, p in traced.arg_slots) \
             and len(traced.arg_slots) == len(args)
         self.out_kind = kind_of(args[nums[0]])
-        self.numpy_face = _numpy_face([args[k] for k in nums])
+        self.numpy_face = numpy_face_args([args[k] for k in nums])
         self.nums = nums
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
@@ -85,101 +89,6 @@ class GradVariant:
     def _first_slots(self, nums: tuple) -> list:
         return [next(j for j, (i, _) in enumerate(self.traced.arg_slots) if i == k)
                 for k in nums]
-
-
-def grad_slots(traced: Traced, nums: tuple) -> list:
-    """The arg slots of the ``argnums`` targets, target by target, leaf by leaf."""
-    return [j for k in nums for j, (i, _) in enumerate(traced.arg_slots) if i == k]
-
-
-def unique_argnums(name: str, argnums: Any, nums: tuple) -> tuple:
-    """``nums`` (``argnums`` made non-negative), refused with torch.func's words when an
-    argument is named twice: its gradient would be split between the two (JAX has no
-    meaning for it either)."""
-    if len(set(nums)) != len(nums):
-        raise RuntimeError(f"{name}: argnums elements must be unique, got {argnums}")
-    return nums
-
-
-def check_target(name: str, k: int, a: Any) -> None:
-    """An ``argnums`` target must hold only float arrays, Tensors or floats (JAX's rule)."""
-    leaves = [a] if is_traced_arg(a) else tree_leaves(a)
-    bad = [x for x in leaves if not is_traced_arg(x)] or ([] if leaves else [a])
-    if bad:
-        raise TypeError(f"{name}: argument {k} (argnums) must be a float array, Tensor or "
-                        f"float, or a list, tuple or dict of them; it holds "
-                        f"{type(bad[0]).__name__} {bad[0]!r}")
-
-
-def map_traced(f: Any, a: Any, *rest: Any) -> Any:
-    """``f`` on ``a`` if it is a traced value, else on each traced leaf of the pytree."""
-    if is_traced_arg(a):
-        return f(a, *rest)
-    return tree_map(lambda x, *r: f(x, *r) if is_traced_arg(x) else x, a, *rest)
-
-
-def has_graph(x: Any) -> bool:
-    """Whether ``x`` is a Tensor an outer computation differentiates through (a graph,
-    or a tangent of forward mode's)."""
-    return isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None
-                                      or x._fw_tangent is not None)
-
-
-def nested_leaf(x: Any, floats: Any) -> Any:
-    """What a transform running eagerly (nested) differentiates for argument ``x``:
-    ``x`` itself when it has a graph, else a fresh leaf requiring grad, which keeps
-    ``x``'s tangent on dual tensors (forward over reverse)."""
-    if isinstance(x, Tensor) and (x._requires_grad or x._grad_fn is not None):
-        return x
-    leaf = proxy(x, True, floats)
-    tangent = getattr(x, "_fw_tangent", None)
-    return leaf if tangent is None else forward_ad.make_dual(leaf, tangent)
-
-
-def pull_back(outs: list, targets: list, seeds: list, create_graph: bool) -> list:
-    """The gradients of ``outs`` (seeded with ``seeds``) for each of ``targets``, zeros
-    where no path leads (also when no output depends on any target, as JAX gives)."""
-    pairs = [(o, s) for o, s in zip(outs, seeds) if has_graph(o)]
-    if not pairs:
-        return [Tensor._make(np.zeros_like(t._data)) for t in targets]
-    return list(autograd_grad([o for o, _ in pairs], targets, [s for _, s in pairs],
-                              retain_graph=True, create_graph=create_graph,
-                              allow_unused=True, materialize_grads=True))
-
-
-def _numpy_face(args: Any) -> bool:
-    """Whether the differentiated arguments are numpy's (arrays, floats, numpy-face
-    proxies): no plain Tensor among them."""
-    return not any(type(x) is Tensor for x in tree_leaves(list(args)))
-
-
-def _float_scalar(value: Any) -> bool:
-    return isinstance(value, (float, complex, np.floating, np.complexfloating)) or (
-        isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fc")
-
-
-def _independent() -> None:
-    """autograd's warning for a gradient of an output the inputs do not reach (zeros);
-    JAX's grad is silent, and so is pullback's on Tensors."""
-    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=4)
-
-
-def kind_of(a: Any) -> str:
-    return "tensor" if isinstance(a, Tensor) else "float" if isinstance(a, float) else "array"
-
-
-def _array(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else x
-
-
-def as_kind(kind: str, value: Any) -> Any:
-    """Return a value as the kind the user passed: Tensor, ndarray or Python float."""
-    if kind == "tensor":
-        return Tensor._make(np.asarray(value))
-    if kind == "float" and np.ndim(value) == 0:  # (a float32 result stays numpy's float32,
-        value = np.asarray(value)  # as numpy computes it beside float32 arrays)
-        return float(value) if value.dtype == np.float64 else value[()]
-    return np.asarray(value)
 
 
 class GradFunction:
@@ -206,16 +115,8 @@ class GradFunction:
     def _argnums(self, n: int) -> tuple:
         nums = self._nums.get(n)
         if nums is None:
-            nums = self._nums[n] = self._check_argnums(n)
+            nums = self._nums[n] = check_argnums(self._name, self.argnums, n)
         return nums
-
-    def _check_argnums(self, n: int) -> tuple:
-        nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
-        for k in nums:
-            if not -n <= k < n:
-                raise ValueError(f"{self._name}: argnums {k} is out of range for "
-                                 f"{n} positional arguments")
-        return unique_argnums(self._name, self.argnums, tuple(k % n for k in nums))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -245,7 +146,7 @@ class GradFunction:
         g = traced.graph
         value = g.outputs[0]
         if value.shape != () and int(np.prod(value.shape)) != 1:
-            raise _scalar_error(self._name, len(value.shape))
+            raise scalar_error(self._name, len(value.shape))
         if value.dtype.kind not in "fc":
             raise TypeError(f"{self._name}: {def_line(self.fn)} returned a {value.dtype} "
                             "value; only float outputs can be differentiated")
@@ -253,7 +154,7 @@ class GradFunction:
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
                    name=grad_of(None))
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
-        name = _ident(g.name) + "_value_and_grad"
+        name = ident(g.name) + "_value_and_grad"
         module = pipeline.codegen(joint, name, guard_env(traced.guards))
         strip_values(joint)
         strip_values(g)
@@ -275,7 +176,7 @@ class GradFunction:
             context().run(fn, *arrays, variant.seed)
         n = variant.traced.n_outputs
         if variant.numpy_face and all(g is None for g in result[n:]):
-            _independent()
+            warn_independent()
         grads = [np.zeros_like(arrays[s]) if g is None else g
                  for s, g in zip(variant.grad_slots, result[n:])]
         return self._package(variant, result[:n], grads)
@@ -287,7 +188,7 @@ class GradFunction:
                 raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
         value = out[0] if self.has_aux else out
-        if not isinstance(value, Tensor) and _numpy_face(args) and _float_scalar(value):
+        if not isinstance(value, Tensor) and numpy_face_args(args) and float_scalar(value):
             # a numpy float the inputs do not reach (np.float64(3.0), a sum of constants):
             # a constant output, whose gradient is zeros (autograd's warning, run's)
             value = NumpyTensor._make(np.asarray(value))
@@ -345,7 +246,7 @@ class GradFunction:
         out, grads = self._autograd(call_args, nums, create_graph=False)
         leaves, tree = flatten(out)
         kind = kind_of(args[nums[0]])
-        out = unflatten(tree, [as_kind(kind, _array(x)) for _, x in leaves])
+        out = unflatten(tree, [as_kind(kind, data_of(x)) for _, x in leaves])
         return self._result(out, [map_traced(lambda a, g: as_kind(kind_of(a), g._data),
                                               args[k], g) for k, g in zip(nums, grads)])
 
@@ -362,9 +263,9 @@ class GradFunction:
             self._check_unwritten(flat_targets, versions)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
-                raise _scalar_error(self._name, value.ndim)
-            if not has_graph(value) and _numpy_face([call_args[k] for k in nums]):
-                _independent()
+                raise scalar_error(self._name, value.ndim)
+            if not has_graph(value) and numpy_face_args([call_args[k] for k in nums]):
+                warn_independent()
             try:
                 flat = pull_back([value], flat_targets, [None], create_graph)
             except RuntimeError as e:

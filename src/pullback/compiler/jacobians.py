@@ -30,23 +30,12 @@ from ..ops.joining import stack
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from .conversions import functional
+from .doors import OutputError, check_argnums, check_target, has_graph
 from .forward import JVPProgram
-from .grad import OutputError, check_target, has_graph, unique_argnums
 from .jax_options import HolomorphicJacobian, with_static
 from .vjp import vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
-
-
-def _argnums(name: str, argnums: Any, n: int) -> tuple:
-    nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    for k in nums:
-        if not isinstance(k, int):
-            raise RuntimeError(f"{name}: Expected argnums to be int or tuple of ints, got "
-                               f"{type(k).__name__}")
-        if not -n <= k < n:
-            raise RuntimeError(f"Got argnum={k}, but only {n} positional inputs")
-    return unique_argnums(name, argnums, tuple(k % n for k in nums))
 
 
 def _shape(x: Any) -> tuple:
@@ -100,7 +89,7 @@ class Jacobian:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
-        nums = _argnums(self.name, self.argnums, len(args))
+        nums = check_argnums(self.name, self.argnums, len(args))
         targets = [tree_leaves(args[k]) for k in nums]
         with functional(self.door):
             cols = self._forward(args, nums, targets) if self.forward else \

@@ -31,14 +31,15 @@ from ..tensor import Tensor
 from . import source
 from .compiled import CompiledFunction
 from .conversions import functional
-from .forward import copy_back, private_copy
-from .grad import (
+from .doors import (
     as_kind,
     check_target,
+    copy_back,
     has_graph,
     kind_of,
     map_traced,
     nested_leaf,
+    private_copy,
     pull_back,
 )
 from .jax_options import check_complex, holomorphic_vjp
