@@ -22,9 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from pullback.transforms.inplace import IntoOp
-
-from ..ir import Graph, evaluate
 from ..user_code import is_user_file
 from .grad_mode import set_node_extra
 
@@ -121,50 +118,13 @@ def report(node: Any) -> None:
 def check_nan(node: Any, grads: Any) -> None:
     """torch's check of what a node returned: no gradient may hold a NaN."""
     for i, g in enumerate(grads or ()):
-        if g is not None and _has_nan(g):
+        if g is not None and has_nan(g):
             raise RuntimeError(NAN_OUTPUT.format(name=node.name(), i=i))
 
 
-def _has_nan(v: Any) -> bool:
+def has_nan(v: Any) -> bool:
+    """Whether a value (or one of several) holds a NaN."""
     if isinstance(v, (tuple, list)):  # (an op with several outputs)
-        return any(_has_nan(x) for x in v)
+        return any(has_nan(x) for x in v)
     data = getattr(v, "_data", v)
     return isinstance(data, np.ndarray) and data.dtype.kind in "fc" and bool(np.isnan(data).any())
-
-
-def _source_frame(e: Any) -> str:
-    """An equation's user line (the IR records it) as a traceback frame."""
-    src = e.src
-    return f'  File "{src.filename}", line {src.lineno}, in {src.function}\n    {src.text}\n'
-
-
-def _blame(node: Any, e: Any) -> None:
-    """The node's forward traceback, ending with the line equation ``e`` came from."""
-    meta = node.metadata
-    call = meta.setdefault("forward_call_", meta.get("traceback_", []))
-    meta["traceback_"] = list(call) + ([_source_frame(e)] if e.src is not None else [])
-
-
-def run_graph(node: Any, graph: Graph, inputs: list) -> list:
-    """A compiled region's backward in anomaly mode: the IR interpreted equation by
-    equation, so that the equation that raises, or (with check_nan) the first one that
-    makes a NaN, adds the user's line the IR recorded for it to the node's traceback
-    (the warning before the error shows it)."""
-    first_nan: list = []
-
-    def step(e: Any, args: tuple) -> Any:
-        op = e.op
-        try:  # (an out= form writes into a buffer generated code owns: not so here)
-            value = op.ufunc(*args) if isinstance(op, IntoOp) else op(*args, **e.params)
-        except Exception:
-            _blame(node, e)
-            raise
-        if _CHECK_NAN and not first_nan and _has_nan(value):
-            first_nan.append(e)
-        return value
-
-    with np.errstate(all="ignore"):
-        outs = evaluate(graph, inputs, step=step)
-    if first_nan and any(_has_nan(o) for o in outs):
-        _blame(node, first_nan[0])
-    return outs

@@ -18,19 +18,17 @@ How it hooks in, and why it costs nothing when off: the recorder's op dispatch c
 global flag (``record.PROFILING``, set only while some thread profiles) before and after
 an op; the engine picks its node runner once per backward call, as anomaly mode does;
 generated functions are swapped for timed wrappers while a profiler is on (every live
-codegen ``Module``, and the ones made meanwhile) and swapped back after. Each thread
+codegen ``Module``, and the ones made meanwhile: ``compiler/profiled.py``, through
+``on_profiling``) and swapped back after. Each thread
 records its own ranges: a profiler sees the thread that entered it.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 import threading
 import time
 from typing import Any, Callable
-
-from pullback.transforms import codegen
 
 from . import record
 from .anomaly_mode import user_frames
@@ -42,7 +40,7 @@ NOT_FINISHED = "Profiler didn't finish running"
 NO_GPU = "profile: use_cuda=True needs a GPU; pullback runs on the CPU only"
 EVALUATE = "autograd::engine::evaluate_function: "
 
-_clock = time.perf_counter_ns
+clock = time.perf_counter_ns
 _LOCAL = threading.local()  # .rec: this thread's Recorder while it profiles
 _LOCK = threading.Lock()
 _ACTIVE = 0  # recorders on, over all threads
@@ -64,7 +62,7 @@ class Recorder:
 
     def push(self, name: str, kind: str = "cpu_op", shapes: list | None = None,
              seq: int = -1, start: int | None = None) -> FunctionEvent:
-        ev = FunctionEvent(len(self.events), name, self.thread, _clock() if start is None
+        ev = FunctionEvent(len(self.events), name, self.thread, clock() if start is None
                            else start, input_shapes=shapes, sequence_nr=seq, kind=kind,
                            stack=_stack() if self.with_stack and kind == "cpu_op" else None)
         if self.stack:
@@ -76,7 +74,7 @@ class Recorder:
     def close(self, ev: FunctionEvent, made: Any = None) -> None:
         """End ``ev`` now (and the ranges an exception left open above it); ``made``:
         what it returned, whose bytes count as its memory."""
-        end = _clock()
+        end = clock()
         if ev not in self.stack:
             return
         while True:
@@ -211,77 +209,17 @@ def _apply_node(node: Any, grads: list, needs: list, create_graph: bool) -> Any:
         rec.close(ev, out)
 
 
-# ------------------------------------------------------------- compiled regions
-def _wrap_module(mod: Any) -> None:
-    """Swap a generated module's function for a timed one (until the profilers end)."""
-    if "_pb_untimed" in mod.__dict__:
-        return
-    fn = mod._pb_untimed = mod.fn
-    name = "compiled::" + fn.__name__
-
-    def timed(*args: Any) -> Any:
-        rec = current()
-        if rec is None:
-            return fn(*args)
-        run = detailed(mod, fn) if rec.compiled_detail else fn  # (made outside the range)
-        ev = rec.push(name, shapes=rec.shapes(args))
-        out = None
-        try:
-            out = run(*args)
-            return out
-        finally:
-            rec.close(ev, out)
-
-    timed.__name__ = fn.__name__
-    mod.fn = timed
-
-
-def _new_module(mod: Any) -> None:
-    """A module generated while profilers are on (maybe in another thread) is timed."""
-    with _LOCK:
-        if _ACTIVE:
-            _wrap_module(mod)
-
-
-def _unwrap_module(mod: Any) -> None:
-    fn = mod.__dict__.pop("_pb_untimed", None)
-    if fn is not None:
-        mod.fn = fn
-
-
-def detailed(mod: Any, fn: Callable) -> Callable:
-    """``fn`` (generated from ``mod.source``) with each statement timed, as a range named
-    ``<function>:<line> <statement>``: compiled regions broken down line by line."""
-    got = mod.__dict__.get("_pb_detailed")
-    if got is not None:
-        return got
-    tree = ast.parse(mod.source)
-    fdef = tree.body[0]
-    labels: list[str] = []
-    body: list = []
-    for stmt in fdef.body:
-        if isinstance(stmt, (ast.Return, ast.Delete)):
-            body.append(stmt)
-            continue
-        text = ast.get_source_segment(mod.source, stmt).splitlines()[0]
-        labels.append(f"{fn.__name__}:{stmt.lineno} {text}")
-        body += [ast.parse("_pb_start = _pb_clock()").body[0], stmt,
-                 ast.parse(f"_pb_line({len(labels) - 1}, _pb_start)").body[0]]
-    fdef.body = body
-    ast.fix_missing_locations(tree)
-
-    def line(k: int, start: int) -> None:
-        rec = current()
-        if rec is not None:
-            rec.close(rec.push(labels[k], start=start))
-
-    glb = dict(fn.__globals__, _pb_clock=_clock, _pb_line=line)
-    exec(compile(tree, mod.filename, "exec"), glb)
-    got = mod._pb_detailed = glb.pop(fdef.name)
-    return got
-
-
 # --------------------------------------------------------------------- on and off
+#: called with True when the first profiler starts, False when the last one stops:
+#: the compiler times its generated functions then (compiler/profiled.py registers)
+_SWITCHES: list = []
+
+
+def on_profiling(switch: Callable) -> None:
+    """Call ``switch(on)`` as profiling starts (True) and stops (False) in any thread."""
+    _SWITCHES.append(switch)
+
+
 def _start(rec: Recorder) -> None:
     global _ACTIVE
     if current() is not None:
@@ -290,9 +228,8 @@ def _start(rec: Recorder) -> None:
     with _LOCK:
         _ACTIVE += 1
         if _ACTIVE == 1:
-            for mod in list(codegen.MODULES):
-                _wrap_module(mod)
-            codegen.on_new_module(_new_module)
+            for switch in _SWITCHES:
+                switch(True)
             record.set_profiling(True, op_start, op_end)
 
 
@@ -303,9 +240,8 @@ def _stop() -> None:
         _ACTIVE -= 1
         if _ACTIVE == 0:
             record.set_profiling(False)
-            codegen.on_new_module(None)
-            for mod in list(codegen.MODULES):
-                _unwrap_module(mod)
+            for switch in _SWITCHES:
+                switch(False)
 
 
 class profile:
@@ -348,7 +284,7 @@ class profile:
             return
         rec, self._rec = self._rec, None
         _stop()
-        end = _clock()
+        end = clock()
         for ev in rec.stack:  # (ranges still open: a record_function left entered)
             ev.end_ns = end
         self.function_events = EventList(rec.events, profile_memory=self.profile_memory)

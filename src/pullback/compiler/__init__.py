@@ -5,7 +5,7 @@ The IR lives in ``pullback.ir``; the passes in ``pullback.transforms`` (top-leve
 ``transforms/``).
 """
 
-from . import replay
+from . import profiled, replay  # (registered with the profiler and the engine on import)
 from .compiled import CompiledFunction, compile
 from .grad import grad, value_and_grad
 from .vjp import vjp

@@ -24,7 +24,7 @@ from ..numpy_face import to_tensor_face
 from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
-from . import source
+from . import anomaly, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
 from .doors import ident, strip_values
@@ -180,7 +180,7 @@ class CompiledNode(Node):
             mask = tuple(bool(needs[k]) for k in wrt)
             if anomaly_mode.is_anomaly_enabled():  # interpreted: a failure names its line
                 g = pipeline.backward_for(self.variant.split.backward, mask, present)
-                result = anomaly_mode.run_graph(self, g, [*self.residuals, *seeds])
+                result = anomaly.run_graph(self, g, [*self.residuals, *seeds])
             else:
                 result = quietly(self.variant.backward_module(mask, present).fn,
                                  *self.residuals, *seeds)
