@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import graph as _graph
-from .autograd import messages, record, saved_hooks
+from .autograd import messages, record
 from .autograd.backward import backward as _backward
 from .autograd.grad_mode import STATE
 from .autograd.graph import HookDict, RemovableHandle
@@ -466,4 +466,4 @@ def _check(entry: Public) -> None:
 
 
 subscribe(_install, _check)
-record.Tensor = _graph.Tensor = saved_hooks.Tensor = Tensor
+record.use_tensor_class(Tensor)

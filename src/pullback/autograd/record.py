@@ -18,12 +18,22 @@ from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
 from ..ops.table.promotion import promoted
 from ..ops.table.quiet import INSIDE, THREAD, context, quietly
 from ..ops.table.results import pack
-from . import messages
+from . import graph as _graph
+from . import messages, saved_hooks
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class
 from .graph import _seq as _node_seq
 
-Tensor: Any = None  # set by pullback.tensor (the class imports this module)
+Tensor: Any = None  # the Tensor class: ``use_tensor_class`` (pullback.tensor calls it)
+
+
+def use_tensor_class(cls: type) -> None:
+    """Make ``cls`` the Tensor class of the autograd modules that make and test Tensors
+    (this one, graph.py, saved_hooks.py). ``pullback.tensor`` calls it once, as the
+    class imports the autograd package, which therefore cannot import it: the one
+    place the class is handed down."""
+    global Tensor
+    Tensor = _graph.Tensor = saved_hooks.Tensor = cls
 
 
 class _Hooks(threading.local):
@@ -234,17 +244,6 @@ def refresh_view(t: Any) -> None:
     t._requires_grad = True
 
 
-def _save(a: Any, i: int, needed: frozenset) -> Any:
-    """What a node keeps of input ``i``: the tensor if a rule reads it, else its shape."""
-    if not isinstance(a, Tensor):
-        return a
-    if i not in needed:
-        return _meta(a._data)
-    if a._is_inference:
-        raise RuntimeError(messages.INFERENCE_SAVE)
-    return SavedTensor(a)
-
-
 def _meta(x: np.ndarray) -> Meta:
     """Meta(x.shape, x.dtype), shared: a Meta never changes, and most nodes keep one."""
     k = (x.shape, x.dtype)
@@ -282,19 +281,6 @@ def _needed(op, mask: int) -> frozenset:
             needed |= outs
         table[mask] = needed
     return needed
-
-
-def make_node(op, args: tuple, params: dict, edges: tuple) -> OpNode:
-    """A node for ``op`` saving what the rules of the inputs that need grad read
-    (``saved_out`` is True when the rules read the output: the caller saves it)."""
-    mask = 0
-    for i, e in enumerate(edges):
-        if e[0] is not None:
-            mask |= 1 << i
-    needed = _needed(op, mask)
-    cls = op.node_cls or node_class(op)
-    saved = tuple([_save(a, i, needed) for i, a in enumerate(args)])
-    return cls(op, edges, params, saved, "out" in needed)
 
 
 _NO_EDGE = (None, 0)
@@ -365,8 +351,35 @@ def apply(op, args: tuple, params: dict) -> Any:
 
 
 def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
-    """The result of ``op`` with its node: edges, saved values, then the output.
-    (grad_edge, make_node and Tensor._make inlined: this runs once per recorded op.)"""
+    """The result of ``op`` with its node (Tensor._make and SavedOutput inlined: this
+    runs once per recorded op)."""
+    node, needed = record_node(op, args, params)
+    result = _new(Tensor)
+    result._data = out
+    result._grad_fn = node
+    result._requires_grad = True
+    result._output_nr = 0
+    result._vc = VersionCounter()
+    result._base = None
+    if op.is_view:
+        _mark_view(result, args[0], op, params)
+    if "out" in needed:  # SavedOutput(result), inlined
+        so = node.saved_out = _new(SavedOutput)
+        so.data = out
+        so.vc = result._vc
+        so.version = 0
+        so.ref = _weakref(result)
+    if EXTRAS:
+        new_node(node)
+    return result
+
+
+def record_node(op, args: tuple, params: dict) -> tuple:
+    """The node of an op being recorded, and what it saves (input positions, 'out'):
+    edges, then what the rules of the inputs that need grad read, the rest as shapes.
+    The one function that makes op nodes (one result, several, an in-place write);
+    the caller saves the output and sets the results' ``grad_fn``. (grad_edge, _save
+    and the node's constructor are inlined: this runs once per recorded op.)"""
     edges = []
     mask = 0
     bit = 1
@@ -408,8 +421,7 @@ def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
             saved.append(st)
         else:  # a rule reads only its shape
             d = a._data
-            k = (d.shape, d.dtype)
-            m = _METAS.get(k)
+            m = _METAS.get((d.shape, d.dtype))
             saved.append(_meta(d) if m is None else m)
         i += 1
     cls = op.node_cls or node_class(op)
@@ -423,24 +435,7 @@ def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
     node.params = params
     node.saved = tuple(saved)
     node.saved_out = None
-    result = _new(Tensor)
-    result._data = out
-    result._grad_fn = node
-    result._requires_grad = True
-    result._output_nr = 0
-    result._vc = VersionCounter()
-    result._base = None
-    if op.is_view:
-        _mark_view(result, args[0], op, params)
-    if "out" in needed:  # SavedOutput(result), inlined
-        so = node.saved_out = _new(SavedOutput)
-        so.data = out
-        so.vc = result._vc
-        so.version = 0
-        so.ref = _weakref(result)
-    if EXTRAS:
-        new_node(node)
-    return result
+    return node, needed
 
 
 def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any:
@@ -470,10 +465,7 @@ def _apply_multi(op, args: tuple, params: dict, outs: tuple, wants: bool) -> Any
 
 
 def _record_multi(op, args: tuple, params: dict, results: list) -> None:
-    edges = tuple(grad_edge(a) if isinstance(a, Tensor) else _NO_EDGE for a in args)
-    node = make_node(op, args, params, edges)
-    needed = _needed(op, sum(1 << i for i, e in enumerate(edges) if e[0] is not None))
-    node.saved_out = None
+    node, needed = record_node(op, args, params)
     node.outs = tuple(SavedOutput(t) if "out" in needed or ("out", k) in needed
                       else _meta(t._data) for k, t in enumerate(results))
     # torch's node has the differentiable outputs only: output_nr counts those
@@ -623,8 +615,8 @@ def apply_inplace(op, args: tuple, params: dict) -> Any:
         args = (_old_value(op, args),) + tuple(args[1:])
         # made before the write, as torch saves its operands: an operand that is the
         # target (y *= y), or a view of it, is saved at the version the write changes
-        edges = tuple(grad_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
-        node = make_node(op, args, params, edges)
+        node, needed = record_node(op, args, params)
+        node.saved_out = "out" in needed  # (_rebase saves the written tensor)
     if TRACING:
         for hook in HOOKS.writes:
             hook(self)
