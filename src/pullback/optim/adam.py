@@ -50,18 +50,8 @@ class Adam(Optimizer):
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        if group["maximize"]:
-            g = -g
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p *= 1 - lr * wd
-            else:
-                g = g + wd * p
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (g - m) * (1 - beta1)  # torch's lerp_(g, 1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * g * g
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        g, m, v = moments(group, p, g, state)
         step_size = lr / (1 - beta1 ** step)
         bc2_sqrt = (1 - beta2 ** step) ** 0.5
         if group["amsgrad"]:
@@ -97,30 +87,32 @@ def _check_adam_args(lr: float, betas: tuple, eps: float, weight_decay: float) -
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def moments(group: dict, p: np.ndarray, g: np.ndarray, state: dict) -> tuple:
+    """Adam's step before its update (NAdam's and RAdam's too): the weight decay
+    (coupled into the gradient, or decoupled into ``p``), then the two moving averages
+    in place; returns (the gradient used, the averages)."""
+    lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+    if group["maximize"]:
+        g = -g
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            p *= 1 - lr * wd
+        else:
+            g = g + wd * p
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m += (g - m) * (1 - beta1)  # torch's lerp_(g, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * g * g
+    return g, m, v
+
+
 class _AdamVariant(Optimizer):
-    """What NAdam and RAdam share with Adam: the two moving averages, updated as
-    Adam updates them, after the (coupled or decoupled) weight decay."""
+    """What NAdam and RAdam share with Adam: its state."""
 
     _step_dependent = True
 
     def _state_init(self, group: dict) -> dict:
         return {"exp_avg": 0.0, "exp_avg_sq": 0.0}
-
-    def _moments(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict) -> tuple:
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        if group["maximize"]:
-            g = -g
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p *= 1 - lr * wd
-            else:
-                g = g + wd * p
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (g - m) * (1 - beta1)
-        v *= beta2
-        v += (1 - beta2) * g * g
-        return g, m, v
-
 
 class NAdam(_AdamVariant):
     """Adam with Nesterov momentum whose coefficient ``mu_t = beta1 * (1 - 0.5 *
@@ -144,7 +136,7 @@ class NAdam(_AdamVariant):
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
-        g, m, v = self._moments(group, p, g, state)
+        g, m, v = moments(group, p, g, state)
         lr, (beta1, beta2), decay = group["lr"], group["betas"], group["momentum_decay"]
         product = float(_mu_product(beta1, decay, step))
         denom = np.sqrt(v / (1 - beta2 ** step))
@@ -206,7 +198,7 @@ class RAdam(_AdamVariant):
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
-        g, m, v = self._moments(group, p, g, state)
+        g, m, v = moments(group, p, g, state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
         rho_inf = 2 / (1 - beta2) - 1
