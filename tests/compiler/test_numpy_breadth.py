@@ -204,6 +204,9 @@ def test_holomorphic_follows_jax_and_autograd() -> None:
         pb.grad(lambda x: x * x, holomorphic=True)(np.ones(2))
     with pytest.raises(TypeError, match="requires outputs with complex dtype"):
         pb.grad(lambda z: np.sum(np.abs(z)), holomorphic=True)(z)
+    # the differentiated argument passed by keyword (argnums count positions)
+    by_keyword = pb.grad(lambda z, w: z * z * w, argnums=1, holomorphic=True)
+    assert by_keyword(1 + 1j, w=2 + 0j) == by_keyword(1 + 1j, 2 + 0j) == 2j
 
 
 # ------------------------------------------------------------------ checkpoint

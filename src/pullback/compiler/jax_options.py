@@ -22,6 +22,7 @@ import numpy as np
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint as _torch_checkpoint
+from .trace import positional
 
 
 # ------------------------------------------------------------------ static arguments
@@ -157,6 +158,8 @@ class HolomorphicGrad:
                                  updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # (argnums count positions: keywords bound to them first)
+            args, kwargs = positional(self.__wrapped__, self.how, args, kwargs), {}
         nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
         check_complex(self.how, "inputs", [args[k] for k in nums if k < len(args)])
         scalars = [isinstance(a, complex) for a in args]  # (a Python complex: 0-d array in,
@@ -183,6 +186,8 @@ class HolomorphicJacobian:
         functools.update_wrapper(self, getattr(jacobian, "fn", jacobian), updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # (argnums count positions: keywords bound to them first)
+            args, kwargs = positional(self.__wrapped__, self.how, args, kwargs), {}
         nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
         check_complex(self.how, "inputs", [args[k] for k in nums if k < len(args)])
         jac = self.inner(*args, **kwargs)
