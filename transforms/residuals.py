@@ -17,7 +17,7 @@ from __future__ import annotations
 from pullback.ir import Eqn, Graph, Var, naming
 
 from .dce import dce
-from .regions import scan_op, scan_parts
+from .regions import scan_op, scan_parts, while_op
 
 
 def loop_residuals(graph: Graph) -> Graph:
@@ -63,8 +63,9 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     moved, kept = [], []
     for e in rb.eqns:
         ins = [a for a in e.inputs if isinstance(a, Var)]
-        if e.op.pure and all(a.id in primal for a in ins) and \
-                any(a.id in varying for a in ins):
+        if e.op.pure and e.op is not while_op and all(a.id in primal for a in ins) and \
+                any(a.id in varying for a in ins):  # (a while loop's outputs change shape
+            # from step to step: it runs again in the reverse body)
             moved.append(e)
             primal.update(v.id for v in e.outs)
             varying.update(v.id for v in e.outs)

@@ -297,3 +297,24 @@ def test_nan_flows_through_a_loop() -> None:
     value, grad = pb.value_and_grad(rnn, argnums=1)(xs, W)
     assert np.isnan(value) and np.isnan(grad).any()
     assert np.isnan(rnn_unrolled(xs, W))
+
+
+def test_a_while_loop_inside_a_scan() -> None:
+    """A while loop's trip count may differ from step to step of the scan around it: its
+    saved carries are not stacked across steps (the reverse body runs it again)."""
+    def ws(w):
+        def step(c, x):
+            v = pb.while_loop(lambda v: v < x, lambda v: v * w + 0.3, 0.0)
+            return c + v, None
+        return pb.scan(step, 0.0, np.array([1.0, 2.0, 0.5]))[0]
+
+    def unrolled(w):
+        c = 0.0
+        for x in (1.0, 2.0, 0.5):
+            v = 0.0
+            while v < x:
+                v = v * w + 0.3
+            c = c + v
+        return c
+    assert ws(1.2) == pytest.approx(unrolled(1.2))
+    np.testing.assert_allclose(pb.grad(ws)(1.2), fd(unrolled, 1.2), rtol=1e-6)

@@ -202,7 +202,8 @@ class _Body:
             g = tr.guards[n_guards]
             raise TraceError(f"{self.fn}: the loop body turns a traced value into a Python "
                              f"value: {g.describe()}; a loop body runs once per step as "
-                             f"one traced graph, so it cannot branch on its values{where}")
+                             "one traced graph, so it cannot branch on its values (use "
+                             "pb.cond)")
         if len(tr.writes) > n_writes or len(tr.changed) > n_changed:
             raise TraceError(f"{self.fn}: the loop body changes state outside it (a list, "
                              f"an attribute, a global){where}; return the new value as "
