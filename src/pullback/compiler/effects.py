@@ -45,8 +45,8 @@ from ..ops import OpDef
 from ..tensor import Tensor
 from .conversions import allowed
 from .source.rewriter import LOG_NAMES
-from .source.runtime import active_tracer, is_traced
-from .tracer import TraceError, source_of, user_frame
+from .source.runtime import is_traced
+from .tracer import TraceError, active_tracer, source_of, user_frame
 
 GENERATORS = (np.random.RandomState, np.random.Generator)
 #: methods of a generator that draw nothing

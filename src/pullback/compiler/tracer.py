@@ -529,3 +529,12 @@ def def_line(fn: Callable) -> str:
     if code is None:
         return _fname(fn)
     return f"{_fname(fn)} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+
+
+def active_tracer() -> Tracer | None:
+    """The innermost tracer recording (the one ``record.apply`` reports to last)."""
+    for hook in reversed(record.trace_hooks()):
+        tracer = getattr(hook, "__self__", None)
+        if isinstance(tracer, Tracer):
+            return tracer
+    return None

@@ -54,7 +54,7 @@ from ...ops.joining import cat_op, stack_op
 from ...ops.numpy_extras import numpy_full, numpy_full_like
 from ...pytree import tree_leaves
 from ...tensor import Tensor
-from ..tracer import TraceError, Tracer, source_of, user_frame
+from ..tracer import TraceError, Tracer, active_tracer, source_of, user_frame
 
 
 # ------------------------------------------------------------------ the traced call
@@ -184,15 +184,6 @@ _ENTRY: ContextVar[Entry | None] = ContextVar("pullback_source_entry", default=N
 
 def _at(src: Any) -> str:
     return "an unknown line" if src is None else f"{src.function} at {src} ({src.text})"
-
-
-def active_tracer() -> Tracer | None:
-    """The innermost tracer recording (the one ``record.apply`` reports to last)."""
-    for hook in reversed(record.trace_hooks()):
-        tracer = getattr(hook, "__self__", None)
-        if isinstance(tracer, Tracer):
-            return tracer
-    return None
 
 
 def _tracer() -> Tracer | None:
