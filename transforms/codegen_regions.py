@@ -156,6 +156,8 @@ def _emit_switch(em: Any, e: Any, last: dict) -> list[str]:
         _bind_inputs(em, graph, graph.inputs, operands)
         inner = em.statements(graph, free=False)
         inner += [f"{em.name(v)} = {em.literal(o)}" for v, o in zip(e.outs, graph.outputs)]
+        if len(branches) == 1:  # (one branch: no test to make)
+            return lines + inner
         lines.append(test)
         lines += [INDENT + line for line in inner]
     return lines

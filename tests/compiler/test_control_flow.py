@@ -318,3 +318,29 @@ def test_a_while_loop_inside_a_scan() -> None:
         return c
     assert ws(1.2) == pytest.approx(unrolled(1.2))
     np.testing.assert_allclose(pb.grad(ws)(1.2), fd(unrolled, 1.2), rtol=1e-6)
+
+
+def test_what_a_reviewer_found() -> None:
+    """A body updating its carry in place (eagerly: not into the caller's init or the
+    ys of earlier steps, as JAX's immutable values); a body or branch returning a
+    number; a switch of one branch; a predicate that is not a scalar."""
+    def inplace(w):
+        def step(c, x):
+            c *= w
+            c += x
+            return c, c
+        init = np.zeros(2)
+        c, ys = pb.scan(step, init, np.arange(6.0).reshape(3, 2))
+        return ys.sum() + c.sum(), init
+    value, init = inplace(1.5)
+    assert init.tolist() == [0.0, 0.0]
+    assert value == pytest.approx(pb.value_and_grad(lambda w: inplace(w)[0])(1.5)[0])
+    np.testing.assert_allclose(pb.grad(lambda w: inplace(w)[0])(1.5),
+                               fd(lambda w: inplace(w)[0], 1.5), rtol=1e-6)
+    assert pb.grad(lambda w: pb.scan(lambda c, x: (c * w, 0.0), w, XS)[0])(0.9) == \
+        pytest.approx(7 * 0.9 ** 6)
+    assert pb.grad(lambda w: pb.cond(w > 0, lambda: 0.0, lambda: w))(-1.0) == 1.0
+    one = pb.grad(lambda x: pb.switch((x > 0).astype(np.int64), [lambda a: a * 3], x))
+    assert one(1.0) == 3.0
+    with pytest.raises(TypeError, match="the predicate must be a scalar, got shape"):
+        pb.grad(lambda x: pb.cond(x > 0, lambda: x, lambda: 2 * x).sum())(np.ones(1))

@@ -33,8 +33,8 @@ from pullback.transforms.regions import checkpointed, scan_op, switch_op, while_
 from ..autograd import record
 from ..ir import Builder, Graph, Var
 from ..numpy_face import NumpyTensor
+from ..ops.elementwise import clone
 from ..ops.joining import cat, stack
-from ..ops.shape import copy
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .tracer import TraceError, Tracer, source_of, user_frame
@@ -104,8 +104,10 @@ def _stack(values: list, like: Any) -> Any:
 # --------------------------------------------------------------------------- eager
 def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
                 length: int, reverse: bool) -> tuple:
-    carry = init
     c_leaves, c_tree = tree_flatten(init)
+    # (JAX's values are immutable: a body that updates its carry in place must not write
+    # into the caller's init or into the ys of earlier steps)
+    carry = tree_unflatten(c_tree, [_own(c) for c in c_leaves])
     ys: list = []
     y_tree = None
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
@@ -113,7 +115,7 @@ def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
         carry, y = _pair(fn, out)
         c_leaves = check_carry(fn, c_leaves, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
-        ys.append(y_leaves)
+        ys.append([_own(v) for v in y_leaves])
     if reverse:
         ys.reverse()
     if y_tree is None:  # no step ran: one on zeros tells the outputs' structure
@@ -123,6 +125,11 @@ def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
         return carry, tree_unflatten(y_tree, [_stack([], y) for y in y_leaves])
     stacked = [_stack([step[k] for step in ys], None) for k in range(len(ys[0]))]
     return carry, tree_unflatten(y_tree, stacked)
+
+
+def _own(x: Any) -> Any:
+    """A numpy array's copy (the loop's own); other values as they are."""
+    return np.array(x) if type(x) is np.ndarray else x
 
 
 def _pair(fn: str, out: Any) -> tuple:
@@ -193,7 +200,7 @@ class _Body:
     def _var(tr: Tracer, value: Any) -> Var:
         v = tr.value_of(value) if isinstance(value, Tensor) else tr.builder.const(
             np.asarray(value))
-        return v if isinstance(v, Var) else tr.builder.emit(copy, (v,), {})
+        return v if isinstance(v, Var) else tr.builder.emit(clone, (v,), {})
 
     def _refuse(self, tr: Tracer, n_guards: int, n_writes: int, n_changed: int,
                 n_draws: int, src: Any) -> None:
@@ -442,6 +449,9 @@ def _branch(fn: str, index: Any, branches: list, operands: tuple, boolean: bool)
         k = int(bool(index)) if boolean else int(index)
         return branches[min(max(k, 0), len(branches) - 1)](*operands)
     src = source_of(user_frame())
+    if index._data.shape != ():
+        raise TypeError(f"{fn}: the {'predicate' if boolean else 'index'} must be a scalar, "
+                        f"got shape {index._data.shape}")
     leaves, tree = tree_flatten(operands)
     face = _face(leaves + [index])
     data = [_data(x) for x in leaves]
