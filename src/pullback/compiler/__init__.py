@@ -11,6 +11,7 @@ from .grad import grad, value_and_grad
 from .vjp import vjp
 from .forward import jvp, linearize
 from .jacobians import hessian, jacfwd, jacrev
+from .vmap import vmap
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from .conversions import ConversionError, stop_gradient
@@ -18,5 +19,5 @@ from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "hessian", "CompiledFunction", "TraceError", "ConversionError", "stop_gradient",
+           "hessian", "vmap", "CompiledFunction", "TraceError", "ConversionError", "stop_gradient",
            "inspect", "Inspection", "reset", "set_dump_dir"]

@@ -69,6 +69,9 @@ class OpDef:
       that input ``i``'s tangent ``t`` gives (jvp.py derives the rest from ``vjp``)
     - ``shape_from_data``: the result's shape depends on the input's values (nonzero):
       a trace, specialized on shapes, cannot follow it, so the compiler refuses the op
+    - ``batch``: the batching rule (``vmap``), ``rule(op, args, batched, **params)``
+      (batching.py); None derives one for elementwise ops and ops of one input whose
+      params name axes, and any other op runs once per batch element
     - ``draws_from``: for a random draw, ``draws_from(params)`` gives the numpy
       Generator it reads, None for pullback's own (which ``pb.manual_seed`` replaces;
       ``sampling.own_generator``); a compiled function with draws checks its generators
@@ -78,7 +81,7 @@ class OpDef:
                  "torch_args", "is_view", "aliases", "elementwise", "pure", "fresh",
                  "template", "promote", "to_float", "differentiable", "node_cls",
                  "variadic", "result", "multi", "output_names", "regions", "jvp",
-                 "shape_from_data", "draws_from")
+                 "shape_from_data", "draws_from", "batch")
 
     def __init__(self, name: str, forward: Callable, grad_fn: str | None = None, *,
                  vjp: tuple | None = None, uses: tuple | None = None, is_view: bool = False,
@@ -87,7 +90,8 @@ class OpDef:
                  torch_args: tuple = ("self", "other"), promote: tuple | None = None,
                  to_float: bool = False, variadic: bool = False, outputs: Any = None,
                  regions: Callable | None = None, jvp: tuple | None = None,
-                 shape_from_data: bool = False, draws_from: Callable | None = None) -> None:
+                 shape_from_data: bool = False, draws_from: Callable | None = None,
+                 batch: Callable | None = None) -> None:
         ufunc = isinstance(forward, np.ufunc)
         elementwise_ufunc = ufunc and forward.signature is None  # (matmul is a gufunc)
         self.name = name
@@ -99,6 +103,7 @@ class OpDef:
         self.jvp = jvp
         self.shape_from_data = shape_from_data
         self.draws_from = draws_from
+        self.batch = batch
         self.torch_args = torch_args
         self.variadic = variadic
         self.result = result_type(name, outputs)

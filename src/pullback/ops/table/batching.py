@@ -1,0 +1,187 @@
+"""Batching rules: how an op runs on values that carry one more axis in front, the batch
+axis of ``vmap``.
+
+A rule is ``rule(op, args, batched, **params)``: ``args`` are the op's inputs, those
+with ``batched[i]`` true carry the batch in axis 0; the rule returns the op's result
+with the batch in axis 0 of every output. It is written with the table's primitives,
+so the same rule runs on arrays, on Tensors (recording autograd) and on IR values.
+
+Most ops need no rule of their own; ``rule_of`` derives one:
+
+- an elementwise op: batched inputs get ones after the batch axis up to the
+  example rank of the widest input, then broadcasting does the rest;
+- an op of one input whose params name axes (``dim``, ``dims``, ``dim0``...): the
+  axes move one to the right.
+
+An op declares ``batch=`` when neither fits (matmul, reshapes, losses...). An op with
+no rule runs once per batch element and stacks the results (``loop``): slower, never
+wrong, with a one-time warning naming the op.
+
+>>> import numpy as np
+>>> from pullback.ops.table.registry import OPS
+>>> x = np.arange(6.).reshape(2, 3)          # a batch of two vectors
+>>> apply_rule(OPS["sum_dim"], (x,), (True,), {"dim": (0,), "keepdim": False})
+array([ 3., 12.])
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from .registry import OPS, OpDef
+from .results import pack
+
+#: the params that name axes of the (one) input, shifted by the derived rule
+DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2")
+
+_WARNED: set = set()  # ops whose missing rule has been warned about
+
+
+class NoRule(Exception):
+    """A rule does not cover these arguments: the op runs once per batch element."""
+
+
+# ------------------------------------------------------------------ values
+def ndim(x: Any) -> int:
+    n = getattr(x, "ndim", None)
+    return np.ndim(x) if n is None else n
+
+
+def shape(x: Any) -> tuple:
+    s = getattr(x, "shape", None)
+    return np.shape(x) if s is None else tuple(s)
+
+
+def size_of(args: tuple, batched: tuple) -> int:
+    """The batch size: axis 0 of any batched input."""
+    return next(shape(a)[0] for a, b in zip(args, batched) if b)
+
+
+def align(x: Any, rank: int) -> Any:
+    """A batched ``x`` with ones after the batch axis, to ``rank`` example axes."""
+    s = shape(x)
+    if len(s) - 1 >= rank:
+        return x
+    return OPS["reshape"](x, shape=s[:1] + (1,) * (rank + 1 - len(s)) + s[1:])
+
+
+def with_batch(x: Any, size: int) -> Any:
+    """An unbatched ``x`` as a batched value: the same example ``size`` times (a view)."""
+    return OPS["expand"](OPS["unsqueeze"](x, dim=0), shape=(size,) + shape(x))
+
+
+def example(x: Any, i: int) -> Any:
+    """Batch element ``i`` of a batched ``x``."""
+    return OPS["select"](x, index=(i,))
+
+
+def shift(d: Any, rank: int) -> Any:
+    """Axis ``d`` (or a tuple of them) of an example of ``rank`` axes, as an axis of the
+    batched value; a None (every axis) cannot shift."""
+    if d is None or rank == 0:
+        raise NoRule
+    if isinstance(d, (tuple, list)):
+        return type(d)(int(a) % rank + 1 for a in d)
+    return int(d) % rank + 1
+
+
+# ------------------------------------------------------------------- rules
+def elementwise(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    rank = max(ndim(a) - b for a, b in zip(args, batched))
+    return op(*[align(a, rank) if b else a for a, b in zip(args, batched)], **params)
+
+
+def shifted_dims(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """One input, its axes named by ``DIM_PARAMS`` moved one to the right."""
+    rank = ndim(args[0]) - 1
+    moved = {k: shift(v, rank) if k in DIM_PARAMS else v for k, v in params.items()}
+    return op(*args, **moved)
+
+
+def shifted_out_dims(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """As ``shifted_dims`` for ops whose axes count in the result, one more than the
+    input has (unsqueeze, diag_embed)."""
+    rank = ndim(args[0])
+    moved = {k: shift(v, rank) if k in DIM_PARAMS else v for k, v in params.items()}
+    return op(*args, **moved)
+
+
+def batch_shape(op: OpDef, args: tuple, batched: tuple, shape: tuple, **params: Any) -> Any:
+    """A shape param (reshape, view, expand, sum_to): the batch axis in front of it. An
+    expand that adds axes aligns its input first; a sum_to that sums leading axes away
+    keeps them as ones, then drops them."""
+    x, size = args[0], size_of(args, batched)
+    if op.name == "expand":
+        x = align(x, len(shape))
+    pad = (1,) * (ndim(x) - 1 - len(shape)) if op.name == "sum_to" else ()
+    out = op(x, *args[1:], shape=(size,) + pad + tuple(shape), **params)
+    return OPS["reshape"](out, shape=(size,) + tuple(shape)) if pad else out
+
+
+def batch_index(op: OpDef, args: tuple, batched: tuple, index: tuple, **params: Any) -> Any:
+    """A basic or advanced index: a full slice for the batch axis in front, unless
+    advanced indices (arrays) stand apart, which numpy would move before the batch."""
+    advanced = [i for i, k in enumerate(index) if not isinstance(k, (int, slice, type(None),
+                                                                     type(Ellipsis)))]
+    if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
+        raise NoRule
+    if "shape" in params:
+        params["shape"] = (size_of(args, batched),) + tuple(params["shape"])
+    return op(*args, index=(slice(None),) + tuple(index), **params)
+
+
+def loop(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """The op once per batch element, the results stacked."""
+    size = size_of(args, batched)
+    if op.name not in _WARNED:
+        _WARNED.add(op.name)
+        warnings.warn(f"vmap: there is no batching rule for {op.name}, so it runs once per "
+                      "batch element (slower, the same result)", UserWarning, stacklevel=2)
+    if size == 0:  # (no element to run it on: one example of zeros gives the shapes)
+        first = [OPS["zeros"](shape=shape(a)[1:], dtype=np.dtype(getattr(a, "dtype", float)))
+                 if b else a for a, b in zip(args, batched)]
+        return _joined(op, [op(*first, **params)], empty=True)
+    results = [op(*[example(a, i) if b else a for a, b in zip(args, batched)], **params)
+               for i in range(size)]
+    return _joined(op, results)
+
+
+def _joined(op: OpDef, results: list, empty: bool = False) -> Any:
+    def join(values: list) -> Any:
+        if empty:
+            v = values[0]
+            return OPS["expand"](OPS["unsqueeze"](v, dim=0), shape=(0,) + shape(v))
+        return OPS["stack"](*values, dim=0)
+    if op.multi:
+        return pack(op.result, [join([r[k] for r in results]) for k in range(len(results[0]))])
+    return join(results)
+
+
+def rule_of(op: OpDef) -> Callable | None:
+    """The op's batching rule: declared, derived, or None (the op loops)."""
+    if op.batch is not None:
+        return op.batch
+    if op.elementwise:
+        return elementwise
+    if op.n_inputs == 1 and any(p in DIM_PARAMS for p in op.arg_names[1:]):
+        return shifted_dims
+    return None
+
+
+def apply_rule(op: OpDef, args: tuple, batched: tuple, params: dict) -> Any:
+    """``op`` on ``args`` (some batched in axis 0), batched in axis 0."""
+    rule = rule_of(op)
+    if rule is not None:
+        try:
+            return rule(op, args, batched, **params)
+        except NoRule:
+            pass
+    return loop(op, args, batched, **params)
+
+
+def native(op: OpDef) -> bool:
+    """Whether the op batches by a rule (declared or derived), not by a loop."""
+    return rule_of(op) is not None

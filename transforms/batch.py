@@ -1,0 +1,97 @@
+"""batch: a graph traced for one example, run on a batch (``vmap``).
+
+``batch_eval`` walks the equations of a graph traced on one example and runs each op's
+batching rule (ops/table/batching.py) where an input carries the batch, the op itself
+where none does. The values may be arrays, Tensors (the result records autograd) or IR
+values inside a Builder (the result is a batched graph, which codegen turns into numpy
+code over the whole batch).
+
+>>> import numpy as np
+>>> import pullback as pb
+>>> from pullback.ir import Builder, Graph, Var
+>>> x = Var((3,), np.float64, np.ones(3), name="x")
+>>> with Builder() as b:
+...     y = pb.ops.OPS["sum_all"](pb.ops.OPS["tanh"](x))
+>>> g = Graph([x], b.eqns, [y], b.consts)
+>>> out, batched = batch_eval(g, [np.zeros((2, 3))], [True], 2)
+>>> out[0], batched
+(array([0., 0.]), [True])
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable
+
+from pullback.ir import Graph, Var
+from pullback.ops.table.batching import apply_rule, example
+
+#: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
+#: element, or different for each
+RANDOMNESS = ("error", "same", "different")
+
+
+class RandomnessError(RuntimeError):
+    pass
+
+
+def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
+               randomness: str = "error", nograd: Callable | None = None
+               ) -> tuple[list, list]:
+    """``graph`` (traced on one example) on ``inputs``, where ``batched[i]`` says input
+    ``i`` carries the batch (of ``size``) in axis 0. Returns the outputs and which of
+    them carry it. ``nograd()``: the context for the equations the program ran without
+    grad."""
+    env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
+    hot = {v.id for v, b in zip(graph.inputs, batched) if b}
+    env.update((v.id, value) for v, value in graph.consts.items())
+    for e in graph.eqns:
+        args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
+        flags = tuple(isinstance(a, Var) and a.id in hot for a in e.inputs)
+        with (nograd() if e.nograd and nograd is not None else contextlib.nullcontext()):
+            result = _step(e.op, args, flags, e.params, size, randomness)
+        if result is _UNBATCHED:
+            result = e.op(*args, **e.params)
+        else:
+            hot.update(v.id for v in e.outs)
+        if e.out is not None:
+            env[e.out.id] = result
+        else:
+            env.update((v.id, r) for v, r in zip(e.outs, result))
+    outs = [env[v.id] if isinstance(v, Var) else v for v in graph.outputs]
+    return outs, [isinstance(v, Var) and v.id in hot for v in graph.outputs]
+
+
+_UNBATCHED = object()  # _step's answer for an op that runs as it is
+
+
+def _step(op: Any, args: tuple, flags: tuple, params: dict, size: int,
+          randomness: str) -> Any:
+    """The op batched, or ``_UNBATCHED`` where no input carries the batch."""
+    if op.draws_from is not None:
+        return _draw(op, args, flags, params, size, randomness)
+    if not any(flags):
+        return _UNBATCHED
+    return apply_rule(op, args, flags, params)
+
+
+def _draw(op: Any, args: tuple, flags: tuple, params: dict, size: int,
+          randomness: str) -> Any:
+    """A random draw: refused, made once for the whole batch, or made per element."""
+    if randomness == "error":
+        raise RandomnessError(
+            "vmap: called random operation while in randomness error mode. Please either "
+            "use the 'same' or 'different' randomness flags on vmap or perform the "
+            "randomness operation out of vmap")
+    if randomness == "same":
+        if not any(flags):
+            return _UNBATCHED
+        return op(*[example(a, 0) if b else a for a, b in zip(args, flags)], **params)
+    if any(flags):
+        return apply_rule(op, args, flags, params)
+    if "shape" not in params:
+        return _UNBATCHED
+    return op(*args, **{**params, "shape": (size,) + tuple(params["shape"])})
+
+
+__all__ = ["batch_eval", "RANDOMNESS", "RandomnessError"]
