@@ -16,7 +16,7 @@ from .elementwise import clone, conj, mul
 from .linalg import bmm, eye_of, matmul
 from .reductions import sum_dim
 from .shape import reshape_op, squeeze_dim, transpose_op, unsqueeze_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 from .table.results import return_type
 
@@ -184,26 +184,29 @@ def _adjugate_rule(g, out, A):
 # ------------------------------------------------------------------ primitives
 inv_op = defop("linalg_inv", _inv, "LinalgInvExBackward0",
                vjp=(lambda g, out, A: -bmm(mH(out), bmm(g, mH(out))),), uses=("out",),
-               torch_args=("A",), template="np.linalg.inv({0})", fresh=True)
+               torch_args=("A",), template="np.linalg.inv({0})", fresh=True, batch=batching.leading)
 # det's gradient is g adj(A)^H (g conj(det) inv(A)^H where A is invertible): the adjugate,
 # not the inverse, so that it holds at a singular matrix too (torch's and JAX's)
 det_op = defop("linalg_det", np.linalg.det, "LinalgDetBackward0",
                vjp=(lambda g, out, A: as_matrix(g) * mH(adjugate_op(A)),),
-               uses=("A",), torch_args=("A",), template="np.linalg.det({0})", fresh=True)
+               uses=("A",), torch_args=("A",), template="np.linalg.det({0})", fresh=True,
+               batch=batching.leading)
 adjugate_op = defop("linalg_adjugate", _adjugate, "LinalgAdjugateBackward0",
-                    vjp=(_adjugate_rule,), uses=("A",), torch_args=("A",), fresh=True)
+                    vjp=(_adjugate_rule,), uses=("A",), torch_args=("A",), fresh=True,
+                    batch=batching.leading)
 slogdet_op = defop("linalg_slogdet", lambda A: tuple(np.linalg.slogdet(A)),
                    "LinalgSlogdetBackward0", outputs=return_types_slogdet,
                    vjp=(lambda g, out, A: as_matrix(g.logabsdet) * mH(inv_op(A)),),
-                   uses=("A",), torch_args=("A",), template="np.linalg.slogdet({0})")
+                   uses=("A",), torch_args=("A",), template="np.linalg.slogdet({0})",
+                   batch=batching.leading)
 solve_op = defop("linalg_solve", _solve, "LinalgSolveExBackward0",
                  vjp=(lambda g, out, A, B: -bmm(solve_op(mH(A), g), mH(out)),
                       lambda g, out, A, B: solve_op(mH(A), g)),
                  uses=("A out", "A"), torch_args=("A", "B"),
-                 template="np.linalg.solve({0}, {1})", fresh=True)
+                 template="np.linalg.solve({0}, {1})", fresh=True, batch=batching.leading)
 cholesky_op = defop("linalg_cholesky", _cholesky, "LinalgCholeskyExBackward0",
                     vjp=(_cholesky_rule,), uses=("out",), torch_args=("A",),
-                    template="np.linalg.cholesky({0})", fresh=True)
+                    template="np.linalg.cholesky({0})", fresh=True, batch=batching.leading)
 
 
 # ------------------------------------------------------------------ public functions

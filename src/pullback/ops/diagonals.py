@@ -14,7 +14,7 @@ import numpy as np
 
 from .elementwise import clone
 from .shape import reshape
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -48,16 +48,23 @@ diagonal_op = defop(
     vjp=(lambda g, out, x, offset, dim1, dim2: diagonal_backward(
         g, shape=x.shape, offset=offset, dim1=dim1, dim2=dim2),),
     template="np.diagonal({0}, {offset}, {dim1}, {dim2})")
+def _embedded_batch(op, args, batched, shape, offset, dim1, dim2):
+    """diagonal's backward over a batch: its axes count in ``shape``, the result's."""
+    rank = len(shape)
+    return op(args[0], shape=(args[0].shape[0],) + tuple(shape), offset=offset,
+              dim1=batching.shift(dim1, rank), dim2=batching.shift(dim2, rank))
+
+
 diagonal_backward = defop(
     "diagonal_backward", _embedded, "DiagonalBackwardBackward0", fresh=True,
     vjp=(lambda g, out, x, shape, offset, dim1, dim2: diagonal_op(
-        g, offset=offset, dim1=dim1, dim2=dim2),))
+        g, offset=offset, dim1=dim1, dim2=dim2),), batch=_embedded_batch)
 diag_embed_op = defop(
     "diag_embed", lambda x, offset, dim1, dim2: _embedded(
         x, embed_shape(np.shape(x), offset, dim1, dim2), offset, dim1, dim2),
     "DiagEmbedBackward0", fresh=True,
     vjp=(lambda g, out, x, offset, dim1, dim2: diagonal_op(
-        g, offset=offset, dim1=dim1, dim2=dim2),))
+        g, offset=offset, dim1=dim1, dim2=dim2),), batch=batching.shifted_out_dims)
 
 
 # ------------------------------------------------------------------- torch's spellings

@@ -80,8 +80,28 @@ def _print(e: Any, a: list, lit: Any) -> str:
             + (f", optimize={lit(opt)})" if opt else ")"))
 
 
+def _batch(op, operands, batched, equation, optimize):
+    """einsum over a batch: a letter of its own for the batch axis, in front of the
+    batched operands' subscripts and of the result's."""
+    ins, out = _explicit(equation.replace(" ", ""))
+    b = next(c for c in _LETTERS if c not in equation)
+    subs = [b + s if flag else s for s, flag in zip(ins.split(","), batched)]
+    return einsum_op(*operands, equation=",".join(subs) + "->" + b + out, optimize=optimize)
+
+
+def _explicit(equation: str) -> tuple:
+    """(inputs, output) of an equation, the output numpy's implicit one where it has no
+    ``->``: the letters that appear once, in order, after any ``...``."""
+    if "->" in equation:
+        ins, out = equation.split("->")
+        return ins, out
+    letters = equation.replace(",", "").replace(".", "")
+    once = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return equation, ("..." if "..." in equation else "") + once
+
+
 einsum_op = defop("einsum", _einsum, "EinsumBackward0", variadic=True, vjp=(_rule,),
-                  uses=("operands",), template=_print, aliases=True)
+                  uses=("operands",), template=_print, aliases=True, batch=_batch)
 
 
 # ----------------------------------------------------------------------- parsing

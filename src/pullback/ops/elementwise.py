@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from .table import args
+from .table import args, batching
 from .table.registry import defop, is_traced, public, unary
 
 
@@ -34,10 +34,11 @@ def conj(x: Any) -> Any:
 conj_op = defop("conj", np.conjugate, "ConjBackward0", vjp=(lambda g, out, x: conj(g),),
                 template="np.conjugate({0})")
 real = defop("real", np.real, "RealBackward0", vjp=(lambda g, out, x: g,), template="{0}.real",
-             function=True, aliases=True, numpy={np.real: lambda val: real(args.value(val))})
+             function=True, aliases=True, numpy={np.real: lambda val: real(args.value(val))},
+             batch=batching.as_is)
 imag = defop("imag", np.imag, "ImagBackward0", vjp=(lambda g, out, x: g * 1j,),
              template="{0}.imag", function=True, aliases=True,
-             numpy={np.imag: lambda val: imag(args.value(val))})
+             numpy={np.imag: lambda val: imag(args.value(val))}, batch=batching.as_is)
 
 
 def _complex(re, im):
@@ -189,7 +190,7 @@ def _sgn_vjp(g, out, x):
 sign = defop("sign", _sign, "SignBackward0", vjp=(lambda g, out, x: zeros_like(g),),
              template=_print_sign, elementwise=True, fresh=True)
 sgn = defop("sgn", _sign, "SgnBackward0", vjp=(_sgn_vjp,), uses=("x out",),
-            template=_print_sign, fresh=True, function=True, method=True)
+            template=_print_sign, fresh=True, function=True, method=True, batch=batching.as_is)
 
 
 @public("sign", function=True, method=True, numpy={np.sign: lambda x: sign_of(x)})
@@ -261,16 +262,17 @@ where = defop("where", np.where, "WhereBackward0",
 
 # -------------------------------------------------------------- copies and dtypes
 cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",
-             vjp=(lambda g, out, x, dtype: g,), template="{0}.astype({dtype})", fresh=True)
+             vjp=(lambda g, out, x, dtype: g,), template="{0}.astype({dtype})", fresh=True,
+             batch=batching.as_is)
 clone = defop("clone", np.copy, "CloneBackward0", vjp=(lambda g, out, x: g,),
               template="{0}.copy()", fresh=True, method=True,
               numpy={np.copy: lambda a, order="K", subok=False: clone(args.value(a)),
-                     np.positive: lambda x: clone(x) if is_traced(x) else x})
+                     np.positive: lambda x: clone(x) if is_traced(x) else x}, batch=batching.as_is)
 # x.contiguous() of a non-contiguous x: a clone laid out C-contiguous (clone keeps the
 # layout, as torch's preserve_format does)
 clone_contiguous = defop("clone_contiguous", lambda x: np.array(x, order="C"),
                          "CloneBackward0", vjp=(lambda g, out, x: g,),
-                         template="np.array({0}, order='C')", fresh=True)
+                         template="np.array({0}, order='C')", fresh=True, batch=batching.as_is)
 
 
 def to_dtype(input: Any, dtype: Any) -> Any:
@@ -282,7 +284,8 @@ def to_dtype(input: Any, dtype: Any) -> Any:
 
 
 # ----------------------------------------------------- non-differentiable ops
-zeros_like = defop("zeros_like", np.zeros_like, template="np.zeros_like({0})")
+zeros_like = defop("zeros_like", np.zeros_like, template="np.zeros_like({0})",
+                   batch=batching.example_shaped)
 # (they never require grad: they work on Tensors that do, and on traced values)
 gt = defop("gt", np.greater, template="{0} > {1}", function=("gt", "greater"),
            method=("gt", "greater"), numpy=np.greater)

@@ -14,7 +14,7 @@ from .elementwise import zeros_like
 from .joining import cat_op
 from .linalg import bmm, matmul
 from .shape import getitem, reshape, squeeze_dim, transpose_op, unsqueeze_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 from .table.results import return_type
 
@@ -64,7 +64,7 @@ def _qr(A, mode):
 
 qr_op = defop("linalg_qr", _qr, "LinalgQrBackward0", outputs=return_types_qr,
               vjp=(_qr_rule,), uses=("Q R",), torch_args=("A",),
-              template="np.linalg.qr({0}, mode={mode})")
+              template="np.linalg.qr({0}, mode={mode})", batch=batching.leading)
 
 
 def _numpy_qr(a, mode="reduced"):
@@ -102,7 +102,7 @@ pinv_op = defop("linalg_pinv", lambda A, rtol, hermitian: np.linalg.pinv(
                     A, rtol=rtol, hermitian=hermitian),
                 "LinalgPinvBackward0", vjp=(_pinv_rule,), uses=("A out",), torch_args=("A",),
                 template="np.linalg.pinv({0}, rtol={rtol}, hermitian={hermitian})",
-                fresh=True)
+                fresh=True, batch=batching.leading)
 
 
 @public("linalg.pinv", function=("linalg.pinv", "pinverse"), method="pinverse",
@@ -172,7 +172,8 @@ return_types_lstsq = return_type("linalg_lstsq",
 matrix_rank_op = defop("linalg_matrix_rank",
                        lambda A, rtol, hermitian: np.asarray(np.linalg.matrix_rank(
                            A, rtol=rtol, hermitian=hermitian), dtype=np.int64),
-                       template="np.linalg.matrix_rank({0}, rtol={rtol}, hermitian={hermitian})")
+                       template="np.linalg.matrix_rank({0}, rtol={rtol}, hermitian={hermitian})",
+                       batch=batching.leading)
 
 
 @public("linalg.matrix_rank", function=True)

@@ -20,7 +20,7 @@ from .elementwise import mul, where
 from .reductions import sum_all
 from .selection import take_along
 from .shape import expand, reshape, slice_view
-from .table import args
+from .table import args, batching
 from .table.registry import defop, is_traced, public
 
 
@@ -67,7 +67,8 @@ index_select_op = defop(
     template="np.take({0}, {1}, axis={dim})")
 # the zeros an index_select's gradient is added into, in x's shape and g's dtype
 fill_op = defop("new_zeros", lambda like, value, shape: np.full(shape, value, np.result_type(
-    like)), fresh=True, template="np.full({shape}, {value}, {0}.dtype)")
+    like)), fresh=True, template="np.full({shape}, {value}, {0}.dtype)",
+    batch=batching.example_shaped)
 index_add_op = defop(
     "index_add", _index_add, "IndexAddBackward0", torch_args=("self", "index", "source"),
     uses=("", "", "index"), fresh=True,
@@ -156,14 +157,14 @@ masked_fill_op = defop(
     "masked_fill", _masked_fill, "MaskedFillBackward0", torch_args=("self", "mask"),
     uses=("mask", ""), fresh=True, inplace="masked_fill_",
     vjp=(lambda g, out, x, mask, value: where(mask, 0, g), None),
-    template="np.where({1}, {value}, {0})")
+    template="np.where({1}, {value}, {0})", batch=batching.batch_first)
 # a 0-d tensor value takes the gradient of every position it fills
 masked_fill_tensor_op = defop(
     "masked_fill_tensor", lambda x, mask, value: _masked_fill(x, mask, value),
     "MaskedFillBackward1", torch_args=("self", "mask", "value"), uses=("mask", "", "mask"),
     fresh=True, vjp=(lambda g, out, x, mask, value: where(mask, 0, g), None,
                      lambda g, out, x, mask, value: sum_all(where(mask, g, 0))),
-    template="np.where({1}, {2}, {0})")
+    template="np.where({1}, {2}, {0})", batch=batching.batch_first)
 
 
 # ----------------------------------------------------------------------- checks

@@ -19,7 +19,7 @@ import numpy as np
 
 from .elementwise import clone, to_dtype
 from .shape import expand, reshape, select, slice_view
-from .table import args
+from .table import args, batching
 from .table.promotion import promote_types
 from .table.registry import defop, is_traced, public
 
@@ -76,11 +76,11 @@ def _print_join(fn: str):
 
 
 cat_op = defop("cat", _cat, "CatBackward0", variadic=True, vjp=(_cat_rule,),
-               template=_print_join("np.concatenate"), fresh=True)
+               template=_print_join("np.concatenate"), fresh=True, batch=batching.joined)
 stack_op = defop("stack", _stack, "StackBackward0", variadic=True, fresh=True,
                  vjp=(lambda g, out, tensors, i, dim:
                       select(g, index=(slice(None),) * dim + (i,)),),
-                 template=_print_join("np.stack"))
+                 template=_print_join("np.stack"), batch=batching.joined)
 
 
 # ------------------------------------------------------------------------- helpers

@@ -21,34 +21,82 @@ from .shape import (
     transpose_op,
     unsqueeze_op,
 )
-from .table import args
-from .table.registry import defop, public
+from .table import args, batching
+from .table.registry import OPS, defop, public
 
 _PRODUCT = dict(template="{0} @ {1}", fresh=True)
+
+
+# ---------------------------------------------------------------- batching rules
+def _mm_batch(op, operands, batched):
+    """mm over a batch: one mm when only the left matrix is batched (its rows stacked),
+    else bmm (an unbatched operand as a view of the batch)."""
+    (x, y), size = operands, batching.size_of(operands, batched)
+    if not batched[1]:
+        _, n, k = x.shape
+        return reshape_op(mm_op(reshape_op(x, shape=(size * n, k)), y),
+                          shape=(size, n, y.shape[1]))
+    return bmm(x if batched[0] else batching.with_batch(x, size), y)
+
+
+def _mv_batch(op, operands, batched):
+    (x, v), size = operands, batching.size_of(operands, batched)
+    if not batched[1]:
+        return reshape_op(mv(reshape_op(x, shape=(-1, x.shape[-1])), v),
+                          shape=(size, x.shape[1]))
+    x = x if batched[0] else batching.with_batch(x, size)
+    return reshape_op(bmm(x, unsqueeze_op(v, dim=2)), shape=(size, x.shape[1]))
+
+
+def _dot_batch(op, operands, batched):
+    """dot (vdot: of the conjugate) over a batch: an mv, or a product summed."""
+    x, y = operands
+    if op.name == "vdot":
+        x = conj(x)
+    if batched == (True, False):
+        return mv(x, y)
+    if batched == (False, True):
+        return mv(y, x)
+    return sum_dim(mul(x, y), dim=(1,), keepdim=False)
+
+
+def _addmm_batch(op, operands, batched):
+    b, x, w = operands
+    product = _mm_batch(mm_op, (x, w), batched[1:]) if any(batched[1:]) else mm_op(x, w)
+    return batching.elementwise(OPS["add"], (b, product), (batched[0], any(batched[1:])))
+
+
+def _bmm_batch(op, operands, batched):
+    """bmm broadcasts its leading axes: both operands to one rank first."""
+    size = batching.size_of(operands, batched)
+    rank = max(batching.ndim(a) - b for a, b in zip(operands, batched))
+    return bmm(*[batching.align(a, rank) if b else batching.with_batch(a, size)
+                 for a, b in zip(operands, batched)])
 
 mm_op = defop("mm", np.matmul, "MmBackward0",
               vjp=(lambda g, out, x, y: mm_op(g, conj(t_op(y))),
                    lambda g, out, x, y: mm_op(conj(t_op(x)), g)),
-              uses=("y", "x"), torch_args=("self", "mat2"), **_PRODUCT)
+              uses=("y", "x"), torch_args=("self", "mat2"), batch=_mm_batch, **_PRODUCT)
 mv = defop("mv", np.matmul, "MvBackward0",
            vjp=(lambda g, out, x, v: mm_op(unsqueeze_op(g, dim=1), conj(unsqueeze_op(v, dim=0))),
                 lambda g, out, x, v: mv(conj(t_op(x)), g)),
-           uses=("v", "x"), torch_args=("self", "vec"), **_PRODUCT)
+           uses=("v", "x"), torch_args=("self", "vec"), batch=_mv_batch, **_PRODUCT)
 dot = defop("dot", np.dot, "DotBackward0",
             vjp=(lambda g, out, x, y: g * conj(y),
                  lambda g, out, x, y: g * conj(x)),
-            uses=("y", "x"), torch_args=("self", "tensor"), template="{0} @ {1}")
+            uses=("y", "x"), torch_args=("self", "tensor"), template="{0} @ {1}",
+            batch=_dot_batch)
 # batched (and broadcast-batched) products; the caller sums the batch dims away
 bmm = defop("bmm", np.matmul, "BmmBackward0",
             vjp=(lambda g, out, x, y: bmm(g, conj(transpose_op(y, dim0=-1, dim1=-2))),
                  lambda g, out, x, y: bmm(conj(transpose_op(x, dim0=-1, dim1=-2)), g)),
-            uses=("y", "x"), torch_args=("self", "mat2"), **_PRODUCT)
+            uses=("y", "x"), torch_args=("self", "mat2"), **_PRODUCT, batch=_bmm_batch)
 addmm = defop("addmm", lambda b, x, w: np.add(b, np.matmul(x, w)), "AddmmBackward0",
               vjp=(lambda g, out, b, x, w: g,
                    lambda g, out, b, x, w: mm_op(g, conj(t_op(w))),
                    lambda g, out, b, x, w: mm_op(conj(t_op(x)), g)),
               uses=("", "w", "x"), torch_args=("self", "mat1", "mat2"),
-              template="{0} + {1} @ {2}", fresh=True)
+              template="{0} + {1} @ {2}", fresh=True, batch=_addmm_batch)
 
 
 def _numpy_matmul(a, b):
@@ -263,7 +311,8 @@ def linear(input, weight, bias=None):
 # ------------------------------------------------------------------ vdot, trace, cross
 vdot_op = defop("vdot", np.vdot, "VdotBackward0",
                 vjp=(lambda g, out, x, y: conj(g) * y, lambda g, out, x, y: g * x),
-                uses=("y", "x"), torch_args=("self", "other"), template="np.vdot({0}, {1})")
+                uses=("y", "x"), torch_args=("self", "other"), template="np.vdot({0}, {1})",
+                batch=_dot_batch)
 
 
 @public("vdot", function=True, method=True,
@@ -279,7 +328,8 @@ def _eye_of(x):
 
 
 # the identity matrix of x's last two sizes and dtype (a trace's gradient)
-eye_of = defop("eye_of", _eye_of, template="np.eye(*{0}.shape[-2:], dtype={0}.dtype)")
+eye_of = defop("eye_of", _eye_of, template="np.eye(*{0}.shape[-2:], dtype={0}.dtype)",
+               batch=batching.example_shaped)
 trace_op = defop("trace", np.trace, "TraceBackward0",
                  vjp=(lambda g, out, x: g * eye_of(x),), template="np.trace({0})", fresh=True)
 

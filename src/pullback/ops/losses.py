@@ -30,8 +30,9 @@ from .indexing import index_select_op
 from .kernels.summation import sum_of
 from .neural import _reduce, _scale, log_softmax_fn, mse_loss
 from .pointwise import xlogy
-from .shape import detach
-from .table import args
+from .reductions import sum_dim
+from .shape import detach, expand, reshape_op
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -114,9 +115,66 @@ def _nll_backward(g, target, weight, shape, ignore_index, reduction):
     return np.ascontiguousarray(np.moveaxis(out.reshape(moved), -1, 1))
 
 
+def _rows_of(logp, target, batched):
+    """A batch of nll's inputs as one batch of rows: (rows, classes) and (rows,), every
+    example's rows together, and how many rows an example has."""
+    size = batching.size_of((logp, target), batched)
+    logp = logp if batched[0] else batching.with_batch(logp, size)
+    target = target if batched[1] else batching.with_batch(target, size)
+    per = int(np.prod(target.shape[1:], dtype=np.int64))
+    return (reshape_op(logp, shape=(size * per, logp.shape[-1]) if logp.ndim > 2 else
+                       (size, logp.shape[-1])), reshape_op(target, shape=(size * per,)), size,
+            per)
+
+
+def _nll_total(target, weight, ignore_index, classes, dtype, size):
+    """Each example's total weight (mean's divisor): nll of -1 everywhere, unreduced."""
+    minus = np.full((target.shape[0], classes), -1, dtype)
+    each = nll_loss_op(minus, target, weight, ignore_index=ignore_index, reduction="none")
+    return sum_dim(reshape_op(each, shape=(size, -1)), dim=(1,), keepdim=False)
+
+
+def _nll_batch(op, inputs, batched, ignore_index, reduction):
+    """nll over a batch (logp or target batched, not the weight): unreduced over every
+    example's rows, then each example's sum or weighted mean."""
+    logp, target, weight = inputs
+    if batched[2] or (logp.ndim - batched[0] > 2):
+        raise batching.NoRule  # (a batched weight; a K-dimensional loss: per example)
+    rows, flat, size, per = _rows_of(logp, target, batched[:2])
+    each = reshape_op(op(rows, flat, weight, ignore_index=ignore_index, reduction="none"),
+                      shape=(size, per))
+    if reduction == "none":
+        return reshape_op(each, shape=(size,) + tuple(target.shape[int(batched[1]):]))
+    total = sum_dim(each, dim=(1,), keepdim=False)
+    if reduction == "sum":
+        return total
+    return total / _nll_total(flat, weight, ignore_index, rows.shape[1], args.np_dtype(rows),
+                              size)
+
+
+def _nll_backward_batch(op, inputs, batched, shape, ignore_index, reduction):
+    """nll's backward over a batch: each example's coefficients (its mean's own divisor),
+    then one unreduced backward over every example's rows."""
+    g, target, weight = inputs
+    if batched[2] or len(shape) > 2:
+        raise batching.NoRule
+    size = batching.size_of(inputs, batched)
+    target = target if batched[1] else batching.with_batch(target, size)
+    per = int(np.prod(target.shape[1:], dtype=np.int64))
+    flat = reshape_op(target, shape=(size * per,))
+    g = g if batched[0] else batching.with_batch(g, size)
+    if reduction != "none":
+        if reduction == "mean":
+            g = g / _nll_total(flat, weight, ignore_index, shape[-1], args.np_dtype(g), size)
+        g = expand(reshape_op(g, shape=(size, 1)), shape=(size, per))
+    rows = op(reshape_op(g, shape=(size * per,)), flat, weight, shape=(size * per, shape[-1]),
+              ignore_index=ignore_index, reduction="none")
+    return reshape_op(rows, shape=(size,) + tuple(shape))
+
+
 nll_loss_op = defop(
     "nll_loss", _nll, "NllLossBackward0", torch_args=("self", "target", "weight"),
-    uses=("target weight", "", ""), fresh=True,
+    uses=("target weight", "", ""), fresh=True, batch=_nll_batch,
     vjp=(lambda g, out, logp, target, weight, ignore_index, reduction: nll_backward(
         g, target, weight, shape=logp.shape, ignore_index=ignore_index, reduction=reduction),
          None, None))
@@ -124,7 +182,8 @@ nll_backward = defop(
     "nll_backward", _nll_backward, "NllLossBackwardBackward0", fresh=True,
     torch_args=("grad_output", "target", "weight"), uses=("target weight", "", ""),
     vjp=(lambda g, out, grad, target, weight, shape, ignore_index, reduction: nll_loss_op(
-        g, target, weight, ignore_index=ignore_index, reduction=reduction), None, None))
+        g, target, weight, ignore_index=ignore_index, reduction=reduction), None, None),
+    batch=_nll_backward_batch)
 
 
 # ------------------------------------------------------ losses with a node of their own
@@ -144,7 +203,8 @@ smooth_l1_op = defop(
     vjp=(lambda g, out, x, y, reduction, beta:
          g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction),
          lambda g, out, x, y, reduction, beta:
-         -g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction)))
+         -g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction)),
+         batch=batching.loss)
 
 
 def _huber(x, y, reduction, delta):
@@ -163,13 +223,15 @@ huber_op = defop(
     vjp=(lambda g, out, x, y, reduction, delta:
          g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction),
          lambda g, out, x, y, reduction, delta:
-         -g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction)))
+         -g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction)),
+         batch=batching.loss)
 soft_margin_op = defop(
     "soft_margin_loss",
     lambda x, y, reduction: _reduce(np.logaddexp(0, -y * x), reduction),
     "SoftMarginLossBackward0", uses=("x y", ""), fresh=True, torch_args=("self", "target"),
     vjp=(lambda g, out, x, y, reduction:
-         -g * y * sigmoid(-y * x) * _scale(args.broadcast_shape(x, y), reduction), None))
+         -g * y * sigmoid(-y * x) * _scale(args.broadcast_shape(x, y), reduction), None),
+         batch=batching.loss)
 
 
 # ------------------------------------------------------------------ helpers

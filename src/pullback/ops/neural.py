@@ -9,7 +9,7 @@ from .elementwise import exp, sigmoid, to_dtype, zeros_like
 from .kernels.summation import sum_of
 from .pointwise import logaddexp
 from .reductions import fast_mean, sum_dim
-from .table import args
+from .table import args, batching
 from .table.registry import c_order, defop, public
 
 
@@ -63,7 +63,7 @@ binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits", _bce_logits, "BinaryCrossEntropyWithLogitsBackward0",
     vjp=(lambda g, out, x, y, reduction: g * (sigmoid(x) - y) * _scale(x.shape, reduction),
          lambda g, out, x, y, reduction: -g * x * _scale(x.shape, reduction)),
-    uses=("x y", "x"))
+    uses=("x y", "x"), batch=batching.loss)
 
 
 def _bce_logits_weighted(x, y, w, pw, reduction):
@@ -87,7 +87,8 @@ bce_logits_weighted = defop(
          lambda g, out, x, y, w, pw, reduction:
          g * w * ((pw - 1) * _softplus_neg(x) - x) * _scale(x.shape, reduction),
          None, None),
-    uses=("x y w pw", "x w pw", "", ""), torch_args=("self", "target", "weight", "pos_weight"))
+    uses=("x y w pw", "x w pw", "", ""), torch_args=("self", "target", "weight", "pos_weight"),
+    batch=batching.loss)
 
 
 def _bce_weighted(p, y, w, reduction):
@@ -100,7 +101,7 @@ binary_cross_entropy_weighted = defop(
     vjp=(lambda g, out, p, y, w, reduction:
          g * w * (p - y) / clamp_min_eps(p * (1 - p)) * _scale(p.shape, reduction),
          None, None),
-    uses=("p y w", "", ""), torch_args=("self", "target", "weight"))
+    uses=("p y w", "", ""), torch_args=("self", "target", "weight"), batch=batching.loss)
 
 
 def _bce(p, y, reduction):
@@ -113,16 +114,16 @@ binary_cross_entropy = defop(
     vjp=(lambda g, out, p, y, reduction:
          g * (p - y) / clamp_min_eps(p * (1 - p)) * _scale(p.shape, reduction),
          None),
-    uses=("p y", ""))
+    uses=("p y", ""), batch=batching.loss)
 clamp_min_eps = defop("clamp_min_eps", lambda v: np.maximum(v, 1e-12), "ClampMinBackward0",
-                      vjp=(lambda g, out, v: g * (v > 1e-12),), uses=("v",))
+                      vjp=(lambda g, out, v: g * (v > 1e-12),), uses=("v",), batch=batching.as_is)
 
 mse_loss = defop("mse_loss", lambda x, y, reduction: _reduce((x - y) ** 2, reduction),
                  "MseLossBackward0",
                  vjp=(lambda g, out, x, y, reduction: g * 2 * (x - y) * _scale(x.shape, reduction),
                       lambda g, out, x, y, reduction:
                       -g * 2 * (x - y) * _scale(x.shape, reduction)),
-                 uses=("x y", "x y"))
+                 uses=("x y", "x y"), batch=batching.loss)
 
 
 def _rows(target):

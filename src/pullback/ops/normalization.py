@@ -28,7 +28,7 @@ from .padding import constant_pad
 from .pointwise import rsqrt
 from .reductions import fast_mean, mean_dim, sum_dim
 from .shape import detach, reshape
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -84,7 +84,7 @@ layer_norm_op = defop(
          _grad_x(g * weight, x, _last(x, normalized_ndim), eps),
          lambda g, out, x, weight, bias, normalized_ndim, eps:
          g * _xhat(x, _last(x, normalized_ndim), eps)[0],
-         lambda g, out, x, weight, bias, normalized_ndim, eps: g))
+         lambda g, out, x, weight, bias, normalized_ndim, eps: g), batch=batching.first_only)
 
 
 # --------------------------------------------------------------- batch_norm

@@ -20,7 +20,7 @@ from .elementwise import (
 )
 from .kernels.summation import count, mean_of, print_mean, print_sum, sum_of
 from .shape import expand, reshape, reshape_op
-from .table import args
+from .table import args, batching
 from .table.registry import c_order, defop, public
 from .table.results import return_type
 
@@ -68,7 +68,8 @@ def _print_mean(e: Any, a: list, lit: Any) -> str:
 sum_all = defop("sum_all", lambda x: sum_of(x), "SumBackward0",
                 vjp=(lambda g, out, x: expand(g, shape=x.shape),),
                 jvp=(lambda t, out, x: sum_all(t),),  # linear: the op on the tangent
-                template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit))
+                template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit),
+                batch=batching.reduce_all)
 sum_dim = defop("sum_dim", lambda x, dim, keepdim: c_order(sum_of(x, dim, keepdim)),
                 "SumBackward1",
                 vjp=(lambda g, out, x, dim, keepdim:
@@ -79,7 +80,7 @@ sum_dim = defop("sum_dim", lambda x, dim, keepdim: c_order(sum_of(x, dim, keepdi
 mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
                  vjp=(lambda g, out, x: expand(g / _per_result(x.shape), shape=x.shape),),
                  jvp=(lambda t, out, x: mean_all(t),),
-                 template=_print_mean)
+                 template=_print_mean, batch=batching.reduce_all)
 mean_dim = defop("mean_dim", lambda x, dim, keepdim: c_order(fast_mean(x, dim, keepdim)),
                  "MeanBackward1",
                  vjp=(lambda g, out, x, dim, keepdim:
@@ -127,9 +128,9 @@ def _print_extremes(name: str):
 index_mask = defop("index_mask", _index_mask)
 _BY_AXIS = "{0}.%s(axis={dim}, keepdims={keepdim})"
 max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
-                vjp=(_split,), uses=("x out",), template="{0}.max()")
+                vjp=(_split,), uses=("x out",), template="{0}.max()", batch=batching.reduce_all)
 min_all = defop("min_all", lambda x: np.min(x), "MinBackward1",
-                vjp=(_split,), uses=("x out",), template="{0}.min()")
+                vjp=(_split,), uses=("x out",), template="{0}.min()", batch=batching.reduce_all)
 # max(dim) and min(dim) return (values, indices); their nodes save the indices, not
 # the input, as torch does (a later write to the input is fine)
 max_dim = defop("max_dim", _extremes(np.max, np.argmax), "MaxBackward0",

@@ -18,7 +18,7 @@ import numpy as np
 from .joining import atleast
 from .reductions import sum_dim
 from .shape import expand, expand_to, permute, reshape, reshape_op, slice_view, view
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -71,7 +71,8 @@ repeat_op = defop("repeat", lambda x, repeats: np.tile(x, repeats), "RepeatBackw
 def _tri(name: str, fn: Any, grad_fn: str) -> Any:
     op = defop(name, lambda x, diagonal: fn(x, diagonal), grad_fn,
                vjp=(lambda g, out, x, diagonal: op(g, diagonal=diagonal),),
-               template=f"np.{name}({{0}}, {{diagonal}})", fresh=True, inplace=name + "_")
+               template=f"np.{name}({{0}}, {{diagonal}})", fresh=True, inplace=name + "_",
+               batch=batching.leading)
     return op
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .elementwise import zeros_like
 from .kernels.summation import print_sum, sum_of
-from .table import args
+from .table import args, batching
 from .table.registry import c_order, defop, public, reduced_axes
 
 
@@ -47,24 +47,27 @@ def _print_expand(e: Any, a: list, lit: Any) -> str:
 # a keepdim sum, named SumBackward1, followed by a view when leading dims go away)
 sum_to = defop("sum_to", _sum_to, "SumBackward1",
                vjp=(lambda g, out, x, shape: expand(g, shape=x.shape),),
-               template=_print_sum_to)
+               template=_print_sum_to, batch=batching.batch_shape)
 # a broadcast view, except that generated code fills a new array from a scalar
 expand = defop("expand", lambda x, shape: np.broadcast_to(x, shape), "ExpandBackward0",
                vjp=(lambda g, out, x, shape: g,), is_view=True, template=_print_expand,
-               fresh=lambda e: e.inputs[0].shape == () and e.out.shape != ())
+               fresh=lambda e: e.inputs[0].shape == () and e.out.shape != (),
+               batch=batching.batch_shape)
 view = defop("view", lambda x, shape: np.reshape(x, shape), "ViewBackward0",
              vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), is_view=True,
-             **_RESHAPING)
+             **_RESHAPING, batch=batching.batch_shape)
 # torch's reshape: a view of a contiguous tensor, an alias of one whose strides allow the
 # new shape (_reshape_alias), else a copy (_unsafe_view of a contiguous clone)
 reshape_alias = defop("reshape_alias", lambda x, shape: np.reshape(x, shape),
                       "ReshapeAliasBackward0", is_view=True,
-                      vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING)
+                      vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING,
+                      batch=batching.batch_shape)
 reshape_op = defop("reshape", lambda x, shape: np.reshape(x, shape), "UnsafeViewBackward0",
-                   vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING)
+                   vjp=(lambda g, out, x, shape: reshape_op(g, shape=x.shape),), **_RESHAPING,
+                   batch=batching.batch_shape)
 unsqueeze_op = defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim), "UnsqueezeBackward0",
                      vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
-                     **_RESHAPING)
+                     **_RESHAPING, batch=batching.shifted_out_dims)
 # squeeze(dim) / squeeze() / squeeze(dims): torch names the three forms differently
 squeeze_dim = defop("squeeze", lambda x, dim: np.squeeze(x, dim), "SqueezeBackward1",
                     vjp=(lambda g, out, x, dim: reshape_op(g, shape=x.shape),), is_view=True,
@@ -88,11 +91,22 @@ def _print_swapaxes(e: Any, a: list, lit: Any) -> str:
 transpose_op = defop("transpose", _swapaxes, "TransposeBackward0",
                      vjp=(lambda g, out, x, dim0, dim1: transpose_op(g, dim0=dim0, dim1=dim1),),
                      is_view=True, template=_print_swapaxes)
+def _t_batch(op, args, batched):
+    x = args[0]
+    return x if x.ndim < 3 else transpose_op(x, dim0=1, dim1=2)
+
+
+def _permute_batch(op, args, batched, dims):
+    rank = args[0].ndim - 1
+    return permute_op(args[0], dims=(0,) + tuple(int(d) % rank + 1 for d in dims))
+
+
 t_op = defop("t", np.transpose, "TBackward0", vjp=(lambda g, out, x: t_op(g),), is_view=True,
+             batch=_t_batch,
              template="{0}.T")
 permute_op = defop("permute", lambda x, dims: np.transpose(x, dims), "PermuteBackward0",
                    vjp=(lambda g, out, x, dims: permute_op(g, dims=tuple(np.argsort(dims))),),
-                   is_view=True, template="{0}.transpose({dims})")
+                   is_view=True, template="{0}.transpose({dims})", batch=_permute_batch)
 
 
 # ------------------------------------------------------------------------ indexing
@@ -122,9 +136,11 @@ def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: An
     """``x[index]`` for basic indices (a view) and its backward, each the other's rule;
     torch names both after the last view op the index applies."""
     fwd = defop(name, _view_get, grad_fn, is_view=True, template=template,
-                vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),))
+                vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),),
+                batch=batching.batch_index)
     bwd = defop(name + "_backward", _view_backward, backward_grad_fn,
-                vjp=(lambda g, out, x, shape, index: fwd(g, index=index),))
+                vjp=(lambda g, out, x, shape, index: fwd(g, index=index),),
+                batch=batching.batch_index)
     return fwd, bwd
 
 
@@ -147,9 +163,10 @@ def _take(x, index):
 
 take_index = defop("index", _take, "IndexBackward0",
                    vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),),
-                   template="{0}[{index}]")
+                   template="{0}[{index}]", batch=batching.batch_index)
 index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0", fresh=True,
-                       vjp=(lambda g, out, x, shape, index: take_index(g, index=index),))
+                       vjp=(lambda g, out, x, shape, index: take_index(g, index=index),),
+                       batch=batching.batch_index)
 BASIC_INDEX_OPS = {"select": select, "slice": slice_view, "index_unsqueeze": index_unsqueeze,
                    "alias": alias}
 
@@ -259,17 +276,17 @@ index_put = defop("index_put", _index_put, "IndexPutBackward0",
 copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype(
     np.result_type(dst)), "CopyBackwards",
              vjp=(lambda g, out, dst, src: zeros_like(g),
-                  lambda g, out, dst, src: g), inplace="copy_")
+                  lambda g, out, dst, src: g), inplace="copy_", batch=batching.batch_first)
 # the in-place x.fill_(value) and x.zero_(): the old value gets a zero gradient
 fill = defop("fill", lambda x, value: np.full_like(x, value), "FillBackward2",
-             vjp=(lambda g, out, x, value: zeros_like(g),), inplace="fill_")
+             vjp=(lambda g, out, x, value: zeros_like(g),), inplace="fill_", batch=batching.as_is)
 # the zero gradient of an output of a multi-output op that no gradient reached
 zeros = defop("zeros", lambda shape, dtype: np.zeros(shape, dtype), fresh=True,
               template="np.zeros({shape}, {dtype})")
 zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),),
-             inplace="zero_")
+             inplace="zero_", batch=batching.as_is)
 # x.detach() / x.data inside a traced function: the value, with no gradient through it
-detach = defop("detach", lambda x: x, template="{0}", aliases=True)
+detach = defop("detach", lambda x: x, template="{0}", aliases=True, batch=batching.as_is)
 
 
 # ------------------------------------------------------------- public functions

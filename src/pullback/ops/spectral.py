@@ -19,7 +19,7 @@ from .elementwise import absolute, conj, imag, real
 from .linalg import bmm, eye_of
 from .reductions import amax, sum_dim
 from .shape import getitem, unsqueeze_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 from .table.results import return_type
 
@@ -65,7 +65,7 @@ svd_op = defop("linalg_svd",
                lambda A, full_matrices: tuple(np.linalg.svd(A, full_matrices=full_matrices)),
                "LinalgSvdBackward0", outputs=return_types_svd, vjp=(_svd_rule,),
                uses=("U S Vh",), torch_args=("A",),
-               template="np.linalg.svd({0}, full_matrices={full_matrices})")
+               template="np.linalg.svd({0}, full_matrices={full_matrices})", batch=batching.leading)
 
 
 def _svdvals_rule(g, out, A):
@@ -75,7 +75,8 @@ def _svdvals_rule(g, out, A):
 
 svdvals_op = defop("linalg_svdvals", lambda A: np.linalg.svd(A, compute_uv=False),
                    "LinalgSvdBackward0", vjp=(_svdvals_rule,), uses=("A",), torch_args=("A",),
-                   template="np.linalg.svd({0}, compute_uv=False)", fresh=True)
+                   template="np.linalg.svd({0}, compute_uv=False)", fresh=True,
+                   batch=batching.leading)
 
 
 def _eigh_rule(g, out, A, UPLO):
@@ -91,7 +92,7 @@ def _eigh_rule(g, out, A, UPLO):
 eigh_op = defop("linalg_eigh", lambda A, UPLO: tuple(np.linalg.eigh(A, UPLO=UPLO)),
                 "LinalgEighBackward0", outputs=return_types_eigh, vjp=(_eigh_rule,),
                 uses=("eigenvalues eigenvectors",), torch_args=("A",),
-                template="np.linalg.eigh({0}, UPLO={UPLO})")
+                template="np.linalg.eigh({0}, UPLO={UPLO})", batch=batching.leading)
 
 
 def _numpy_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -157,7 +158,8 @@ def _eig_rule(g, out, A):
 
 
 eig_op = defop("linalg_eig", _eig, "LinalgEigBackward0", outputs=return_types_eig,
-               vjp=(_eig_rule,), uses=("eigenvalues eigenvectors",), torch_args=("A",))
+               vjp=(_eig_rule,), uses=("eigenvalues eigenvectors",), torch_args=("A",),
+               batch=batching.leading)
 
 
 @public("linalg.eig", function=True)

@@ -35,7 +35,7 @@ from .reductions import (
     sum_dim,
 )
 from .shape import expand, reshape
-from .table import args
+from .table import args, batching
 from .table.registry import c_order, defop, public
 from .table.results import return_type
 
@@ -105,7 +105,8 @@ def _prod_rule(g, out, x, dim=None, keepdim=False):
 
 
 prod_all = defop("prod_all", lambda x: np.asarray(np.prod(x)), "ProdBackward0",
-                 vjp=(_prod_rule,), uses=("x out",), template="np.prod({0})", fresh=True)
+                 vjp=(_prod_rule,), uses=("x out",), template="np.prod({0})", fresh=True,
+                 batch=batching.reduce_all)
 prod_dim = defop("prod_dim", lambda x, dim, keepdim: c_order(np.prod(x, dim, keepdims=keepdim)),
                  "ProdBackward1", vjp=(_prod_rule,), uses=("x out",),
                  template="np.prod({0}, axis={dim}, keepdims={keepdim})", fresh=True)
@@ -389,7 +390,7 @@ def _lower_median(x):
 
 # torch's evenly_distribute_backward: split over the elements equal to the median
 median_all = defop("median_all", _lower_median, "MedianBackward0", vjp=(_split,),
-                   uses=("x out",), fresh=True)
+                   uses=("x out",), fresh=True, batch=batching.reduce_all)
 
 
 def _argmedian(x, dim, keepdim):

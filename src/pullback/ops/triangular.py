@@ -26,7 +26,7 @@ import numpy as np
 from .decompositions import mH
 from .linalg import bmm
 from .reshaping import tril_op, triu_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -75,7 +75,8 @@ def _grad_A(g, out, A, B, upper, left, unitriangular):
 
 solve_triangular_op = defop("linalg_solve_triangular", _solve_triangular,
                             "LinalgSolveTriangularBackward0", vjp=(_grad_A, _grad_B),
-                            uses=("A out", "A"), torch_args=("self", "B"), fresh=True)
+                            uses=("A out", "A"), torch_args=("self", "B"), fresh=True,
+                            batch=batching.leading)
 
 
 @public("linalg.solve_triangular", function=True)

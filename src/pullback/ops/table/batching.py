@@ -185,3 +185,93 @@ def apply_rule(op: OpDef, args: tuple, batched: tuple, params: dict) -> Any:
 def native(op: OpDef) -> bool:
     """Whether the op batches by a rule (declared or derived), not by a loop."""
     return rule_of(op) is not None
+
+
+# ------------------------------------------------- rules ops declare by name
+def as_is(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op that maps each element (or each example) on its own: the batch passes
+    through (cast, clone, detach, real, ...)."""
+    return op(*args, **params)
+
+
+def leading(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op that takes leading batch axes itself (linalg, bmm, layer_norm over the last
+    axes): the unbatched tensor inputs become batched views when another is batched
+    in a position the op broadcasts only through its own batch axes."""
+    size = size_of(args, batched)
+    full = [a if b or not _tensor(a) or i >= _n_tensors(op, args) else with_batch(a, size)
+            for i, (a, b) in enumerate(zip(args, batched))]
+    return op(*full, **params)
+
+
+def first_only(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op that takes leading batch axes on its first input, its other inputs being
+    parameters (layer_norm's weight): only a batched first input batches natively."""
+    if any(batched[1:]):
+        raise NoRule
+    return op(*args, **params)
+
+
+def _tensor(a: Any) -> bool:
+    return hasattr(a, "shape") and not isinstance(a, (tuple, list))
+
+
+def _n_tensors(op: OpDef, args: tuple) -> int:
+    return len(args) if op.n_inputs is None else op.n_inputs
+
+
+def reduce_all(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """A reduction over every axis (sum_all...): the same over every axis but the batch."""
+    x = args[0]
+    rank = ndim(x) - 1
+    every = tuple(range(1, rank + 1))
+    name = {"sum_all": "sum_dim", "mean_all": "mean_dim", "max_all": "amax",
+            "min_all": "amin"}.get(op.name)
+    if name is not None:
+        return OPS[name](x, dim=every, keepdim=False)
+    flat = OPS["reshape"](x, shape=(shape(x)[0], -1))
+    if op.name == "prod_all":
+        return OPS["prod_dim"](flat, dim=1, keepdim=False)
+    if op.name == "median_all":
+        return OPS["median_dim"](flat, dim=1, keepdim=False)[0]
+    raise NoRule
+
+
+def loss(op: OpDef, args: tuple, batched: tuple, reduction: str, **params: Any) -> Any:
+    """A loss with ``reduction``: per element (batched elementwise), then reduced over
+    every axis but the batch."""
+    each = elementwise(op, args, batched, reduction="none", **params)
+    if reduction == "none":
+        return each
+    every = tuple(range(1, ndim(each)))
+    return OPS["mean_dim" if reduction == "mean" else "sum_dim"](each, dim=every, keepdim=False)
+
+
+def joined(op: OpDef, args: tuple, batched: tuple, dim: int) -> Any:
+    """cat and stack: every list element batched (the unbatched ones as views), the axis
+    one to the right (stack's counts in the result, one more than an element has)."""
+    size = size_of(args, batched)
+    rank = ndim(next(a for a, b in zip(args, batched) if b)) - 1
+    full = [a if b else with_batch(a, size) for a, b in zip(args, batched)]
+    if op.name == "cat" and any(shape(a)[1:] == (0,) for a in full):
+        raise NoRule  # (torch's legacy empty tensors: per element)
+    return op(*full, dim=shift(dim, rank + (op.name == "stack")))
+
+
+def batch_first(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """Every tensor input batched (the unbatched ones as views), the op run as it is: an
+    op that broadcasts over leading axes (masked_fill, copy, where the result has the
+    shape of its first input)."""
+    size = size_of(args, batched)
+    rank = max(ndim(a) - b for a, b in zip(args, batched) if _tensor(a))
+    full = [align(a, rank) if b else with_batch(a, size) if _tensor(a) else a
+            for a, b in zip(args, batched)]
+    return op(*full, **params)
+
+
+def example_shaped(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op whose result reads only its input's shape and dtype (zeros_like): one
+    example's result, the same for every element."""
+    size = size_of(args, batched)
+    return with_batch(op(*[example(a, 0) if b else a for a, b in zip(args, batched)],
+                         **params), size)
