@@ -361,9 +361,9 @@ def _front(x: Any, axis: Any) -> Any:
 def _first(x: Any) -> Any:
     """One example of a mapped leaf, of its kind (the traced function's input)."""
     if isinstance(x, Tensor):
-        return type(x)._make(np.ascontiguousarray(x._data[0])) \
-            if type(x) in (Tensor, NumpyTensor) else Tensor._make(x._data[0].copy())
-    return np.ascontiguousarray(x[0])
+        return (type(x) if type(x) in (Tensor, NumpyTensor) else Tensor)._make(
+            np.array(x._data[0]))
+    return np.array(x[0])
 
 
 def _zeros(x: Any) -> Any:

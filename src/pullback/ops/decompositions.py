@@ -203,7 +203,7 @@ solve_op = defop("linalg_solve", _solve, "LinalgSolveExBackward0",
                  vjp=(lambda g, out, A, B: -bmm(solve_op(mH(A), g), mH(out)),
                       lambda g, out, A, B: solve_op(mH(A), g)),
                  uses=("A out", "A"), torch_args=("A", "B"),
-                 template="np.linalg.solve({0}, {1})", fresh=True, batch=batching.leading)
+                 template="np.linalg.solve({0}, {1})", fresh=True, batch=batching.leading_aligned)
 cholesky_op = defop("linalg_cholesky", _cholesky, "LinalgCholeskyExBackward0",
                     vjp=(_cholesky_rule,), uses=("out",), torch_args=("A",),
                     template="np.linalg.cholesky({0})", fresh=True, batch=batching.leading)

@@ -122,7 +122,7 @@ def _rpow_rule(g, out, x, base):
 
 
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",
-                    vjp=(_rpow_rule,), uses=("x out",), template="{base} ** {0}",
+                    vjp=(_rpow_rule,), uses=("x out",), template="({base}) ** {0}",
                     elementwise=True, promote=("base", 0))
 
 

@@ -76,7 +76,7 @@ def _grad_A(g, out, A, B, upper, left, unitriangular):
 solve_triangular_op = defop("linalg_solve_triangular", _solve_triangular,
                             "LinalgSolveTriangularBackward0", vjp=(_grad_A, _grad_B),
                             uses=("A out", "A"), torch_args=("self", "B"), fresh=True,
-                            batch=batching.leading)
+                            batch=batching.leading_aligned)
 
 
 @public("linalg.solve_triangular", function=True)

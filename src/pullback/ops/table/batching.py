@@ -124,6 +124,7 @@ def batch_shape(op: OpDef, args: tuple, batched: tuple, shape: tuple, **params: 
 def batch_index(op: OpDef, args: tuple, batched: tuple, index: tuple, **params: Any) -> Any:
     """A basic or advanced index: a full slice for the batch axis in front, unless
     advanced indices (arrays) stand apart, which numpy would move before the batch."""
+    index = index if isinstance(index, tuple) else (index,)
     advanced = [i for i, k in enumerate(index) if not isinstance(k, (int, slice, type(None),
                                                                      type(Ellipsis)))]
     if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
@@ -264,7 +265,7 @@ def batch_first(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
     shape of its first input)."""
     size = size_of(args, batched)
     rank = max(ndim(a) - b for a, b in zip(args, batched) if _tensor(a))
-    full = [align(a, rank) if b else with_batch(a, size) if _tensor(a) else a
+    full = [align(a if b else with_batch(a, size), rank) if _tensor(a) else a
             for a, b in zip(args, batched)]
     return op(*full, **params)
 
@@ -275,3 +276,20 @@ def example_shaped(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any
     size = size_of(args, batched)
     return with_batch(op(*[example(a, 0) if b else a for a, b in zip(args, batched)],
                          **params), size)
+
+
+def leading_aligned(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op that broadcasts the leading axes of its matrix operands (solve): all of
+    them to one rank first; a vector right-hand side (one axis) as a one-column
+    matrix, the column dropped after."""
+    size = size_of(args, batched)
+    tensors = _n_tensors(op, args)
+    ranks = [ndim(a) - b for a, b in zip(args[:tensors], batched)]
+    vector = tensors == 2 and ranks[1] == 1 and ranks[0] >= 2
+    full = [a if b else with_batch(a, size) for a, b in zip(args[:tensors], batched)]
+    if vector:
+        full[1] = OPS["unsqueeze"](full[1], dim=-1)
+        ranks[1] = 2
+    rank = max(ranks)
+    out = op(*[align(a, rank) for a in full], *args[tensors:], **params)
+    return OPS["squeeze"](out, dim=-1) if vector else out
