@@ -57,7 +57,7 @@ LAYERS: tuple[Layer, ...] = (
                                "pullback.autograd")),
     Layer(6, "compiler", ("pullback.compiler",)),
     Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.fft", "pullback.optim",
-                           "pullback.debug",
+                           "pullback.debug", "pullback.func",
                            "pullback.serialization", "pullback.viz", "pullback.datasets",
                            "pullback.scipy",
                            "pullback")),

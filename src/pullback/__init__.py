@@ -62,5 +62,5 @@ from .compiler import (ConversionError, compile, grad, hessian, jacfwd, jacrev, 
                        stop_gradient, value_and_grad, vjp, vmap)
 from .compiler.jax_options import checkpoint, remat
 from .compiler.control_flow import cond, fori_loop, scan, switch, while_loop
-from . import debug, viz
+from . import debug, func, viz
 from . import profiler

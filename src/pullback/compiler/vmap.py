@@ -100,10 +100,11 @@ class VmapFunction:
         axes = _arg_axes(self, args)
         size = _batch_size(self, args, axes)
         moved = tuple(_moved(a, ax) for a, ax in zip(args, axes))
+        kind = _kind(args)
         if self.chunk_size is not None and size > self.chunk_size:
-            return self._chunked(moved, axes, size)
+            return self._chunked(moved, axes, size, kind)
         out, out_batched = self._batched(moved, axes, size)
-        return self._finish(out, out_batched, size)
+        return self._finish(out, out_batched, size, kind)
 
     def _batched(self, moved: tuple, axes: list, size: int) -> tuple:
         """The flat outputs (batch in axis 0 where batched) and their tree."""
@@ -114,7 +115,7 @@ class VmapFunction:
         finally:
             self._call.now = outer
 
-    def _chunked(self, moved: tuple, axes: list, size: int) -> Any:
+    def _chunked(self, moved: tuple, axes: list, size: int, kind: str) -> Any:
         """torch's chunk_size: the batch in chunks, the results joined."""
         parts = []
         for lo in range(0, size, self.chunk_size):
@@ -125,7 +126,7 @@ class VmapFunction:
         (leaves, tree), flags = parts[0]
         joined = [_join([p[0][0][k] for p in parts]) if flags[k] else leaves[k]
                   for k in range(len(leaves))]
-        return self._finish((joined, tree), flags, size)
+        return self._finish((joined, tree), flags, size, kind)
 
     # ------------------------------------------------------------- the cache loop
     def build(self, moved: tuple) -> VmapVariant:
@@ -137,7 +138,7 @@ class VmapFunction:
         if traced.guards:
             return VmapVariant(traced, batched, size, None, [])
         module, out_batched = None, []
-        if _plain(moved):
+        if _plain(moved) and _plain(traced.captures):
             module, out_batched = self._generate(traced, batched, moved, size)
         return VmapVariant(traced, batched, size, module, out_batched)
 
@@ -158,7 +159,7 @@ class VmapFunction:
     def run(self, variant: VmapVariant, moved: tuple) -> tuple:
         traced = variant.traced
         if not traced.guards and variant.module is not None and _plain(moved) \
-                and not record.trace_hooks():
+                and _plain(traced.captures) and not record.trace_hooks():
             outs = variant.module.fn(*gather_inputs(traced, moved))
             return (list(outs), traced.out_tree), variant.out_batched
         if traced.guards:
@@ -189,13 +190,33 @@ class VmapFunction:
         return (leaves, ("pytree", tree)), [True] * len(leaves)
 
     # ------------------------------------------------------------------ results
-    def _finish(self, result: tuple, flags: list, size: int) -> Any:
-        (leaves, tree) = result
-        specs = _out_specs(self, tree, len(leaves))
-        done = [_out_leaf(self, x, b, ax, size) for x, b, ax in zip(leaves, flags, specs)]
+    def _finish(self, result: tuple, flags: list, size: int, kind: str) -> Any:
+        """The outputs with their batch axes where ``out_axes`` says, of the kind the
+        arguments were (Tensors for Tensors, arrays for arrays)."""
+        leaves, tree = result
+        if kind == "tensor":
+            leaves = [Tensor._make(x) if isinstance(x, np.ndarray) else x for x in leaves]
+        marked = [_Out(x, b) for x, b in zip(leaves, flags)]
         if isinstance(tree, tuple) and tree[:1] == ("pytree",):
-            return tree_unflatten(tree[1], done)
-        return unflatten(tree, done)
+            out = tree_unflatten(tree[1], marked)
+        else:
+            out = unflatten(tree, marked)
+        spec = self.out_axes
+        axes = _prefix(self, spec, out) if not (spec is None or type(spec) is int) else spec
+        flat, treedef = tree_flatten(out)
+        axes = axes if isinstance(axes, list) else [axes] * len(flat)
+        return tree_unflatten(treedef, [
+            _out_leaf(self, x.value, x.batched, ax, size) if isinstance(x, _Out) else x
+            for x, ax in zip(flat, axes)])
+
+
+class _Out:
+    """An output value and whether it carries the batch (a pytree leaf)."""
+
+    __slots__ = ("value", "batched")
+
+    def __init__(self, value: Any, batched: bool) -> None:
+        self.value, self.batched = value, batched
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,
@@ -389,7 +410,13 @@ def _slot_values(traced: Traced, moved: tuple) -> list:
     return [np.asarray(v) if isinstance(v, (float, np.floating)) else v for v in values]
 
 
-def _plain(moved: tuple) -> bool:
+def _kind(args: tuple) -> str:
+    """"tensor" when a Tensor (torch's face) is among the arguments, else "array"."""
+    return "tensor" if any(isinstance(x, Tensor) and type(x) is not NumpyTensor
+                           for x in tree_flatten(list(args))[0]) else "array"
+
+
+def _plain(moved: Any) -> bool:
     """No value an outer computation differentiates through (generated code serves)."""
     return not any(has_graph(x) for x in tree_flatten(list(moved))[0])
 
@@ -399,17 +426,6 @@ def _join(parts: list, stack: bool = False) -> Any:
     if any(isinstance(p, Tensor) for p in parts):
         return pb_stack(parts) if stack else pb_cat(parts)
     return np.stack(parts) if stack else np.concatenate(parts)
-
-
-def _out_specs(door: VmapFunction, tree: Any, n: int) -> list:
-    spec = door.out_axes
-    if spec is None or type(spec) is int:
-        return [spec] * n
-    leaves = tree_flatten(spec, is_leaf=lambda x: x is None)[0]
-    if len(leaves) != n:
-        raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
-                         f"corresponding value, got specification {spec!r} for {n} outputs")
-    return leaves
 
 
 def _out_leaf(door: VmapFunction, x: Any, batched: bool, axis: Any, size: int) -> Any:

@@ -1,0 +1,189 @@
+"""pb.vmap and pullback.func.vmap: composed with the other transforms, against loops,
+finite differences and torch.func; axes, pytrees, randomness and errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback import func
+
+torch = pytest.importorskip("torch")
+RNG = np.random.default_rng(0)
+
+
+def mlp_loss(params, x, y):
+    """Softmax cross-entropy of a two-layer tanh MLP on one example."""
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    logits = h @ params["w2"] + params["b2"]
+    return -(logits[y] - np.log(np.exp(logits).sum()))
+
+
+def _params():
+    return {"w1": RNG.standard_normal((5, 4)), "b1": RNG.standard_normal(4),
+            "w2": RNG.standard_normal((4, 3)), "b2": RNG.standard_normal(3)}
+
+
+def test_per_sample_gradients_match_a_loop_and_torch_func() -> None:
+    params, xs, ys = _params(), RNG.standard_normal((6, 5)), RNG.integers(0, 3, 6)
+    got = pb.vmap(pb.grad(mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(6):
+        want = pb.grad(mlp_loss)(params, xs[i], ys[i])
+        for k in params:
+            np.testing.assert_allclose(got[k][i], want[k], rtol=1e-12, atol=1e-12)
+
+    def tloss(p, x, y):
+        h = torch.tanh(x @ p["w1"] + p["b1"])
+        return torch.nn.functional.cross_entropy((h @ p["w2"] + p["b2"])[None], y[None])
+    tp = {k: torch.tensor(v) for k, v in params.items()}
+    tg = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))(
+        tp, torch.tensor(xs), torch.tensor(ys))
+    for k in params:
+        np.testing.assert_allclose(got[k], tg[k].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_per_sample_gradients_of_a_module_with_functional_call() -> None:
+    pb.manual_seed(0)
+    net = pb.nn.Sequential(pb.nn.Linear(4, 8), pb.nn.Tanh(), pb.nn.Linear(8, 3))
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x, y = pb.randn(5, 4), pb.tensor([0, 2, 1, 1, 0])
+
+    def loss(p, x, y):
+        out = func.functional_call(net, p, (x.unsqueeze(0),))
+        return pb.nn.functional.cross_entropy(out, y.unsqueeze(0))
+    got = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    for i in range(5):
+        net.zero_grad()
+        pb.nn.functional.cross_entropy(net(x[i:i + 1]), y[i:i + 1]).backward()
+        for k, p in net.named_parameters():
+            np.testing.assert_allclose(got[k][i].numpy(), p.grad.numpy(), rtol=1e-5,
+                                       atol=1e-6)
+
+
+def test_grad_of_vmap_against_finite_differences_and_eager() -> None:
+    f = lambda w, xs: pb.vmap(lambda x: np.tanh(x @ w).sum(), in_axes=0)(xs).sum()  # noqa
+    w, xs = RNG.standard_normal((3, 2)), RNG.standard_normal((4, 3))
+    g = pb.grad(f)(w, xs)
+    eps, fd = 1e-6, np.zeros_like(w)
+    for idx in np.ndindex(*w.shape):
+        d = np.zeros_like(w)
+        d[idx] = eps
+        fd[idx] = (f(w + d, xs) - f(w - d, xs)) / (2 * eps)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    wt = pb.tensor(w, requires_grad=True)  # eager: the batched ops record autograd
+    pb.vmap(lambda x: pb.tanh(x @ wt).sum())(pb.tensor(xs)).sum().backward()
+    np.testing.assert_allclose(wt.grad.numpy(), g, rtol=1e-12)
+
+
+def test_vmap_composes_with_jacrev_jacfwd_hessian_and_itself() -> None:
+    x = RNG.standard_normal((4, 3))
+    jac = pb.vmap(pb.jacrev(np.sin))(x)
+    assert jac.shape == (4, 3, 3)
+    np.testing.assert_allclose(jac, np.stack([np.diag(np.cos(r)) for r in x]), atol=1e-12)
+    np.testing.assert_allclose(pb.vmap(pb.jacfwd(np.sin))(x), jac, atol=1e-12)
+    hess = pb.vmap(pb.hessian(lambda a: (a ** 3).sum()))(x)
+    np.testing.assert_allclose(hess, np.stack([np.diag(6 * r) for r in x]), atol=1e-10)
+    outer = pb.vmap(pb.vmap(lambda a, b: a * b, in_axes=(0, None)), in_axes=(None, 0))
+    a, b = RNG.standard_normal(3), RNG.standard_normal(5)
+    np.testing.assert_allclose(outer(a, b), np.outer(b, a))
+
+
+def test_compiled_vmap_generates_batched_numpy_and_caches() -> None:
+    f = pb.vmap(lambda x, w: np.tanh(x @ w), in_axes=(0, None))
+    w = RNG.standard_normal((3, 2))
+    for n in (4, 4, 4):
+        x = RNG.standard_normal((n, 3))
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=1e-12)
+    assert f.cache.info.misses == 1 and f.cache.info.hits == 2
+    code = f.cache.variants()[0].module.source
+    assert "np.tanh" in code and "for " not in code  # batched ops, no loop over examples
+    inner = pb.compile(lambda x, w: f(x, w) * 2)  # inside another trace: its ops recorded
+    np.testing.assert_allclose(inner(x, w), 2 * np.tanh(x @ w), rtol=1e-12)
+    assert "for " not in pb.compiler.inspect(inner, x, w).forward
+
+
+def test_tensor_path_matches_torch_func() -> None:
+    x = RNG.standard_normal((4, 3))
+    got = func.vmap(pb.dot)(pb.tensor(x), pb.tensor(x))
+    want = torch.func.vmap(torch.dot)(torch.tensor(x), torch.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert isinstance(got, pb.Tensor)
+    assert func.vmap(lambda a: a * 2, in_dims=1)(pb.ones(3, 5)).shape == (5, 3)
+    assert func.vmap(func.jacrev(pb.sin))(pb.ones(4, 3)).shape == (4, 3, 3)
+
+
+def test_pytrees_in_and_out_axes_and_unbatched_outputs() -> None:
+    f = lambda d, s: {"sum": d["a"] + d["b"], "c": s * 2.0}  # noqa: E731
+    d = {"a": np.ones((2, 5)), "b": np.arange(5.0)}
+    out = pb.vmap(f, in_axes=({"a": 1, "b": 0}, None), out_axes=({"c": 0, "sum": 1}))(d, 3.0)
+    assert out["sum"].shape == (2, 5) and out["c"].shape == (5,)
+    np.testing.assert_allclose(out["sum"], np.broadcast_to(1 + np.arange(5.0), (2, 5)))
+    np.testing.assert_allclose(out["c"], 6.0)
+
+
+def test_randomness_modes() -> None:
+    x = np.zeros((4, 3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(lambda a: a + pb.randn(3))(pb.tensor(x))
+    pb.manual_seed(0)
+    same = func.vmap(lambda a: a + pb.randn(3), randomness="same")(pb.tensor(x)).numpy()
+    assert np.all(same == same[0])
+    diff = func.vmap(lambda a: a + pb.randn(3), randomness="different")(pb.tensor(x)).numpy()
+    assert not np.allclose(diff[0], diff[1])
+
+
+def test_data_dependent_python_control_flow_runs_per_example() -> None:
+    f = lambda x: x * 2 if x.sum() > 0 else -x  # noqa: E731
+    x = np.array([[1.0, 2.0], [-3.0, 1.0], [0.5, 0.5]])
+    with pytest.warns(UserWarning, match="Python decision"):
+        out = pb.vmap(f)(x)
+    np.testing.assert_allclose(out, [[2.0, 4.0], [3.0, -1.0], [1.0, 1.0]])
+
+
+def test_empty_batch_and_chunks() -> None:
+    assert pb.vmap(np.tanh)(np.zeros((0, 3))).shape == (0, 3)
+    x = RNG.standard_normal((7, 3))
+    np.testing.assert_allclose(func.vmap(pb.sin, chunk_size=3)(pb.tensor(x)).numpy(),
+                               np.sin(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, error, text", [
+    (lambda: func.vmap(pb.add)(pb.ones(3, 2), pb.ones(4, 2)), ValueError,
+     "Expected all tensors to have the same size in the mapped dimension, got sizes "
+     r"\[3, 4\]"),
+    (lambda: func.vmap(pb.sin, in_dims=2)(pb.ones(3, 2)), ValueError,
+     "expected in_dim to satisfy -2 <= in_dim < 2"),
+    (lambda: func.vmap(pb.sin, in_dims=(0, 0))(pb.ones(3, 2)), ValueError,
+     "in_dims is not compatible with the structure of `inputs`"),
+    (lambda: func.vmap(lambda a: a, out_dims=None)(pb.ones(3, 2)), ValueError,
+     "can not return a BatchedTensor when out_dim is None"),
+    (lambda: func.vmap(lambda a, b: a + b)(pb.ones(3), 2.0), ValueError,
+     "We cannot vmap over non-Tensor arguments"),
+    (lambda: func.vmap(pb.sin, in_dims=(None,))(pb.ones(3)), ValueError,
+     "Expected at least one Tensor to vmap over"),
+    (lambda: func.vmap(pb.sin, randomness="foo"), RuntimeError,
+     "Only allowed values for randomness"),
+    (lambda: pb.vmap(np.add)(np.ones((3, 2)), np.ones((4, 2))), ValueError,
+     "inconsistent sizes"),
+    (lambda: pb.vmap(np.sin, in_axes=1)(np.ones(3)), ValueError,
+     "its rank should be at least 2"),
+    (lambda: pb.vmap(lambda a: a, out_axes=None)(np.ones(3)), ValueError,
+     "out_axes is None"),
+])
+def test_bad_input_gets_torchs_or_jaxs_error(call, error, text) -> None:
+    with pytest.raises(error, match=text):
+        call()
+
+
+def test_a_loop_for_ops_without_rules_warns_once_and_is_right() -> None:
+    from pullback.ops.table import batching
+    batching._WARNED.discard("trace")
+    x = RNG.standard_normal((3, 2, 2))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = func.vmap(pb.trace)(pb.tensor(x))
+    assert any("no batching rule for trace" in str(w.message) for w in seen)
+    np.testing.assert_allclose(out.numpy(), np.trace(x, axis1=1, axis2=2))
