@@ -20,7 +20,8 @@ from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
 from .ops import Public, subscribe
 from .ops import elementwise as ew
-from .ops.shape import basic_index_kind, copy, getitem, index_put, select
+from .ops.indexing import index_select_op
+from .ops.shape import basic_index_kind, copy, getitem, index_put, reshape_op, select
 from .ops.table import bindings
 
 NEW_TENSOR_COPY = ("To copy construct from a tensor, it is recommended to use "
@@ -39,6 +40,17 @@ def _index(idx: Any) -> Any:
     if isinstance(idx, list):
         return np.asarray([_index(i) for i in idx])
     return idx
+
+
+def _integer_tensor(idx: Any) -> bool:
+    return hasattr(idx, "_data") and idx._data.dtype.kind in "iu"
+
+
+def _gathered(x: Any, idx: Any) -> Any:
+    """``x[idx]`` for an integer tensor ``idx`` as a gather that reads it (a vmap's trace:
+    each example's own index; ``record.GATHERING``)."""
+    flat = index_select_op(x, reshape_op(idx, shape=(-1,)), dim=0)
+    return reshape_op(flat, shape=tuple(idx.shape) + tuple(x.shape[1:]))
 
 
 def _whole(idx: Any, shp: tuple) -> bool:
@@ -77,6 +89,8 @@ class TensorMethods:
     def __getitem__(self, idx):
         if type(idx) is int:  # x[i]: always a select (what getitem would pick)
             return select(self, index=idx)
+        if record.GATHERING.on and _integer_tensor(idx) and record.trace_hooks():
+            return _gathered(self, idx)
         return getitem(self, _index(idx))
 
     def __setitem__(self, idx, value):

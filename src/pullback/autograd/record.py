@@ -79,6 +79,26 @@ def trace_hooks() -> list:
     return HOOKS.ops if TRACING else []
 
 
+class _Gathering(threading.local):
+    on = False
+
+
+#: while on (a vmap's trace of one example), ``x[i]`` with a traced integer tensor ``i``
+#: records a gather that reads ``i`` (every example's own index), not a guard on its value
+GATHERING = _Gathering()
+
+
+class gathering:
+    """Inside it, this thread's tensor indices are gathers (see ``GATHERING``)."""
+
+    def __enter__(self) -> None:
+        self.saved = GATHERING.on
+        GATHERING.on = True
+
+    def __exit__(self, *exc: object) -> None:
+        GATHERING.on = self.saved
+
+
 class untraced:
     """Inside it this thread's tracers see no op and no conversion (a custom
     Function's forward and backward are one opaque step of the trace)."""

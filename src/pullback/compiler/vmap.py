@@ -132,7 +132,7 @@ class VmapFunction:
     def build(self, moved: tuple) -> VmapVariant:
         axes, size = self._call.now
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
-        with record.untraced():  # (inside another trace: this one is separate)
+        with record.untraced(), record.gathering():  # (a trace of its own; x[i] reads i)
             traced = trace_call(self.fn, one, lambda i, a: False, "vmap", self.fn)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .elementwise import mul, where
+from .elementwise import add_op, mul, where
 from .reductions import sum_all
 from .selection import take_along
-from .shape import expand, reshape, slice_view
+from .shape import expand, reshape, reshape_op, slice_view
 from .table import args, batching
 from .table.registry import defop, is_traced, public
 
@@ -59,22 +59,58 @@ def _scaled(g: Any, alpha: Any) -> Any:
     return g if alpha == 1 else mul(g, alpha)
 
 
+def _index_select_batch(op, inputs, batched, dim):
+    """index_select over a batch. A batched index (each example its own indices) picks
+    along the flattened (example, dim) axis, offset by each example's start."""
+    (x, index), size = inputs, batching.size_of(inputs, batched)
+    if not batched[1]:
+        return op(x, index, dim=batching.shift(dim, x.ndim - 1))
+    k = index.shape[1]
+    if not batched[0]:
+        x = batching.with_batch(x, size)
+    d = batching.shift(dim, x.ndim - 1)
+    front = batching.moved(x, d, 1)  # (batch, n, rest...)
+    n = front.shape[1]
+    rows = reshape_op(front, shape=(size * n,) + tuple(front.shape[2:]))
+    starts = np.arange(size, dtype=np.int64).reshape(size, 1) * n
+    picked = op(rows, reshape_op(add_op(index, starts), shape=(-1,)), dim=0)
+    return batching.moved(reshape_op(picked, shape=(size, k) + tuple(front.shape[2:])), 1, d)
+
+
 index_select_op = defop(
     "index_select", lambda x, index, dim: np.take(x, index, axis=dim), "IndexSelectBackward0",
     torch_args=("self", "index"), uses=("index", ""), fresh=True,
     vjp=(lambda g, out, x, index, dim: index_add_op(
         fill_op(g, value=0, shape=x.shape), index, g, dim=dim, alpha=1), None),
-    template="np.take({0}, {1}, axis={dim})")
+    template="np.take({0}, {1}, axis={dim})", batch=_index_select_batch)
 # the zeros an index_select's gradient is added into, in x's shape and g's dtype
 fill_op = defop("new_zeros", lambda like, value, shape: np.full(shape, value, np.result_type(
     like)), fresh=True, template="np.full({shape}, {value}, {0}.dtype)",
     batch=batching.example_shaped)
+def _index_add_batch(op, inputs, batched, dim, alpha):
+    """index_add over a batch: every example's rows of x one after the other, each
+    example's indices offset by its start (x and source as batched views if not)."""
+    (x, index, source), size = inputs, batching.size_of(inputs, batched)
+    x, source = (a if b else batching.with_batch(a, size)
+                 for a, b in ((x, batched[0]), (source, batched[2])))
+    d = batching.shift(dim, x.ndim - 1)
+    if not batched[1]:
+        return op(x, index, source, dim=d, alpha=alpha)
+    front, src = batching.moved(x, d, 1), batching.moved(source, d, 1)
+    n, k = front.shape[1], src.shape[1]
+    starts = np.arange(size, dtype=np.int64).reshape(size, 1) * n
+    out = op(reshape_op(front, shape=(size * n,) + tuple(front.shape[2:])),
+             reshape_op(add_op(index, starts), shape=(-1,)),
+             reshape_op(src, shape=(size * k,) + tuple(src.shape[2:])), dim=0, alpha=alpha)
+    return batching.moved(reshape_op(out, shape=tuple(front.shape)), 1, d)
+
+
 index_add_op = defop(
     "index_add", _index_add, "IndexAddBackward0", torch_args=("self", "index", "source"),
     uses=("", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, source, dim, alpha: g, None,
          lambda g, out, x, index, source, dim, alpha: _scaled(
-             index_select_op(g, index, dim=dim), alpha)))
+             index_select_op(g, index, dim=dim), alpha)), batch=_index_add_batch)
 index_fill_op = defop(
     "index_fill", _index_fill, "IndexFillBackward0", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,

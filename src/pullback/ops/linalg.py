@@ -32,6 +32,8 @@ def _mm_batch(op, operands, batched):
     """mm over a batch: one mm when only the left matrix is batched (its rows stacked),
     else bmm (an unbatched operand as a view of the batch)."""
     (x, y), size = operands, batching.size_of(operands, batched)
+    if x.shape[-1] == 1:  # an outer product (a vector's gradient): a broadcast product
+        return mul(x, y)
     if not batched[1]:
         _, n, k = x.shape
         return reshape_op(mm_op(reshape_op(x, shape=(size * n, k)), y),

@@ -11,7 +11,7 @@ from .elementwise import absolute, isnan, logical_or, sign, to_dtype, where, zer
 from .reductions import _kept, amax_op, amin_op, sum_dim
 from .shape import expand, permute_op, reshape
 from .spectral import svdvals_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 INF = float("inf")
@@ -50,7 +50,8 @@ def _print_norm(e, a, lit):
 
 
 vector_norm_op = defop("linalg_vector_norm", _vector_norm, "LinalgVectorNormBackward0",
-                       vjp=(_norm_rule,), uses=("x out",), template=_print_norm, fresh=True)
+                       vjp=(_norm_rule,), uses=("x out",), template=_print_norm, fresh=True,
+                       batch=batching.reduction)
 
 
 def _float(name: str, x, dtype):

@@ -76,7 +76,8 @@ sum_dim = defop("sum_dim", lambda x, dim, keepdim: c_order(sum_of(x, dim, keepdi
                      expand(reshape_op(g, shape=_keep_shape(x.shape, dim)), shape=x.shape),),
                 jvp=(lambda t, out, x, dim, keepdim: sum_dim(t, dim=dim, keepdim=keepdim),),
                 template=lambda e, a, lit: print_sum(e.inputs[0], a[0], lit, e.params["dim"],
-                                                     e.params["keepdim"]), fresh=True)
+                                                     e.params["keepdim"]), fresh=True,
+                                                     batch=batching.reduction)
 mean_all = defop("mean_all", lambda x: fast_mean(x), "MeanBackward0",
                  vjp=(lambda g, out, x: expand(g / _per_result(x.shape), shape=x.shape),),
                  jvp=(lambda t, out, x: mean_all(t),),
@@ -87,7 +88,7 @@ mean_dim = defop("mean_dim", lambda x, dim, keepdim: c_order(fast_mean(x, dim, k
                       expand(reshape_op(g / _per_result(x.shape, dim),
                                         shape=_keep_shape(x.shape, dim)), shape=x.shape),),
                  jvp=(lambda t, out, x, dim, keepdim: mean_dim(t, dim=dim, keepdim=keepdim),),
-                 template=_print_mean, fresh=True)
+                 template=_print_mean, fresh=True, batch=batching.reduction)
 
 
 def _split(g, out, x):
@@ -164,11 +165,11 @@ def _count_split(g, out, x, dim, keepdim):
 amax_op = defop("amax", lambda x, dim, keepdim: c_order(np.asarray(np.max(x, dim,
                                                                           keepdims=keepdim))),
                 "AmaxBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
-                template="np.max({0}, axis={dim}, keepdims={keepdim})")
+                template="np.max({0}, axis={dim}, keepdims={keepdim})", batch=batching.reduction)
 amin_op = defop("amin", lambda x, dim, keepdim: c_order(np.asarray(np.min(x, dim,
                                                                           keepdims=keepdim))),
                 "AminBackward0", vjp=(_count_split,), uses=("x out",), fresh=True,
-                template="np.min({0}, axis={dim}, keepdims={keepdim})")
+                template="np.min({0}, axis={dim}, keepdims={keepdim})", batch=batching.reduction)
 
 
 def _amax_amin(op: Any, name: str, input: Any, dim: Any, keepdim: bool) -> Any:

@@ -241,7 +241,7 @@ def _var_jvp(t, out, x, dim, correction, keepdim):
 
 
 var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True,
-               jvp=(_var_jvp,))
+               jvp=(_var_jvp,), batch=batching.reduction)
 # torch's std_backward: the variance's rule on g / (2 std), 0 where std == 0
 std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, correction,
                                                                          keepdim)),
@@ -252,7 +252,7 @@ std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, c
                # (declared: the rule transposed would divide a masked zero by std == 0)
                jvp=(lambda t, out, x, dim, correction, keepdim: where(
                    out == 0, 0, _var_jvp(t, out, x, dim, correction, keepdim) / (out * 2)),),
-               uses=("x out",), fresh=True)
+               uses=("x out",), fresh=True, batch=batching.reduction)
 
 
 def _correction(unbiased: Any, correction: Any) -> float:
@@ -318,7 +318,7 @@ def _logsumexp(x, dim, keepdim):
 logsumexp_op = defop("logsumexp", _logsumexp, "LogsumexpBackward0",
                      vjp=(lambda g, out, x, dim, keepdim: _kept(g, x.shape, dim, keepdim)
                           * exp(x - _kept(out, x.shape, dim, keepdim)),),
-                     uses=("x out",), fresh=True)
+                     uses=("x out",), fresh=True, batch=batching.reduction)
 
 
 @public("logsumexp", function=True, method=True)
@@ -344,7 +344,7 @@ nansum_op = defop("nansum", _nansum, "NansumBackward0",
                   # (a product would carry a NaN tangent there into every sum)
                   jvp=(lambda t, out, x, dim, keepdim:
                        sum_dim(where(isnan(x), 0, t), dim=dim, keepdim=keepdim),),
-                  uses=("x",), fresh=True)
+                  uses=("x",), fresh=True, batch=batching.reduction)
 
 
 @public("nansum", function=True, method=True,
@@ -467,7 +467,7 @@ def _numpy_median(a, axis, out, keepdims):
 # ------------------------------------------------------------------ counting
 count_nonzero_op = defop("count_nonzero",
                          lambda x, dim: np.asarray(np.count_nonzero(x, axis=dim), np.int64),
-                         template="np.count_nonzero({0}, axis={dim})")
+                         template="np.count_nonzero({0}, axis={dim})", batch=batching.reduction)
 
 
 def _numpy_count_nonzero(a, axis=None, *, keepdims=False):

@@ -293,3 +293,18 @@ def leading_aligned(op: OpDef, args: tuple, batched: tuple, **params: Any) -> An
     rank = max(ranks)
     out = op(*[align(a, rank) for a in full], *args[tensors:], **params)
     return OPS["squeeze"](out, dim=-1) if vector else out
+
+
+def moved(x: Any, source: int, destination: int) -> Any:
+    """``x`` with axis ``source`` moved to ``destination`` (a permute; itself if equal)."""
+    order = [d for d in range(ndim(x)) if d != source]
+    order.insert(destination, source)
+    return x if source == destination else OPS["permute"](x, dims=tuple(order))
+
+
+def reduction(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """A reduction whose ``dim`` None means every axis (amax, sum_dim, std...): every
+    axis but the batch; other dims shift."""
+    if params.get("dim", 0) is None:
+        params["dim"] = tuple(range(1, ndim(args[0])))
+    return shifted_dims(op, args, batched, **params)
