@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable
 
-from pullback.ir import Graph, Var
+import numpy as np
+
+from pullback.ir import Builder, Graph, Var
 from pullback.ops.table.batching import apply_rule, example
 
 #: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
@@ -62,6 +64,18 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
     return outs, [isinstance(v, Var) and v.id in hot for v in graph.outputs]
 
 
+def batched_graph(graph: Graph, values: list, batched: list, size: int,
+                  randomness: str = "error") -> tuple[Graph, list]:
+    """``graph`` batched as a graph of its own: its inputs Vars holding ``values`` (the
+    batched ones with the batch in axis 0), and which outputs carry the batch."""
+    ins = [Var(np.shape(x), np.asarray(x).dtype, np.asarray(x), name=v.name)
+           for x, v in zip(values, graph.inputs)]
+    with Builder() as b:
+        outs, flags = batch_eval(graph, ins, batched, size, randomness)
+        outs = [o if o is None or isinstance(o, Var) else b.const(np.asarray(o)) for o in outs]
+    return Graph(ins, b.eqns, outs, b.consts, name=graph.name), flags
+
+
 _UNBATCHED = object()  # _step's answer for an op that runs as it is
 
 
@@ -94,4 +108,4 @@ def _draw(op: Any, args: tuple, flags: tuple, params: dict, size: int,
     return op(*args, **{**params, "shape": (size,) + tuple(params["shape"])})
 
 
-__all__ = ["batch_eval", "RANDOMNESS", "RandomnessError"]
+__all__ = ["batch_eval", "batched_graph", "RANDOMNESS", "RandomnessError"]

@@ -11,6 +11,10 @@
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
 
+pb.vmap batches a graph traced on one example (``batch``: each op's batching rule):
+
+    traced IR (one example) -> batch -> peephole -> cse -> dce -> inplace -> codegen
+
 Forward mode (pb.jvp, linearize, jacfwd) runs ``tangent`` where the others run
 ``adjoint``:
 
@@ -30,6 +34,7 @@ from pullback.ir import Graph, Namespace, Var, naming, verify
 from pullback.settings import config
 
 from .adjoint import adjoint
+from .batch import batched_graph
 from .codegen import Module, generate
 from .cse import cse
 from .dce import dce
@@ -126,6 +131,14 @@ def jvp_graph(forward: Graph, wrt: list, tangents: list, n_tangents: int | None 
     return unique_names(run(joint, peephole, cse, dce))
 
 
+def vmapped(graph: Graph, values: list, batched: list, size: int, randomness: str = "error"
+            ) -> tuple[Graph, list]:
+    """A graph traced on one example, over a batch of ``size`` (pb.vmap): the batching
+    rules' equations, simplified; and which outputs carry the batch."""
+    g, flags = batched_graph(graph, values, batched, size, randomness)
+    return unique_names(run(g, peephole, cse, dce, inplace)), flags
+
+
 def jvp_program(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None
                 ) -> Graph:
     """One graph computing the values and their tangents (pb.jvp, jacfwd)."""
@@ -133,4 +146,4 @@ def jvp_program(forward: Graph, wrt: list, tangents: list, n_tangents: int | Non
 
 
 __all__ = ["run", "simplify", "joint_graph", "jvp_graph", "jvp_program", "split_joint",
-           "backward_for", "codegen", "value_and_grad_graph", "Split", "Var"]
+           "backward_for", "codegen", "value_and_grad_graph", "vmapped", "Split", "Var"]

@@ -74,6 +74,27 @@ class Variant:
         return mod
 
 
+    def batched_backward(self, size: int, seed: int, inputs: list) -> tuple:
+        """The joint forward and backward over a batch of ``size`` cotangents for float
+        output ``seed``, the other cotangents and the inputs unbatched (jacrev's rows:
+        one pullback for all of them): ``(module, batched)``, the module returning the
+        outputs then the gradients, ``batched`` which of those carry the batch.
+        ``inputs``: a call's input arrays (the batched graph is built on their shapes)."""
+        key = ("batched", size, seed)
+        found = self.backwards.get(key)
+        if found is None:
+            joint, n_in = self.joint, len(self.traced.graph.inputs)
+            values = list(inputs) + [
+                np.zeros(((size,) if k == seed else ()) + v.shape, v.dtype)
+                for k, v in enumerate(joint.inputs[n_in:])]
+            flags = [k == n_in + seed for k in range(len(joint.inputs))]
+            g, out_flags = pipeline.vmapped(joint, values, flags, size)
+            name = ident(self.traced.graph.name) + "_jacobian_rows"
+            found = self.backwards[key] = (pipeline.codegen(g, name), out_flags)
+            strip_values(g)
+        return found
+
+
 def returned_slots(traced: Traced) -> tuple | None:
     """Make the graph's outputs the distinct values it computes; return, per tensor the
     function returned, ``(True, j)`` for output j or ``(False, k)`` for graph input k.

@@ -26,14 +26,17 @@ import numpy as np
 
 from ..autograd import anomaly_mode
 from ..autograd.record import trace_hooks
+from ..ir import every_eqn
 from ..ops.joining import stack
+from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
+from .compiled import CompiledNode
 from .conversions import functional
-from .doors import OutputError, check_argnums, check_target, has_graph
+from .doors import OutputError, as_kind, check_argnums, check_target, has_graph, kind_of
 from .forward import JVPProgram
 from .jax_options import HolomorphicJacobian, with_static
-from .vjp import vjp
+from .vjp import VJPFunction, vjp
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -174,6 +177,9 @@ class Jacobian:
         outs, tree = tree_flatten(out)
         self._check_scalar(outs)
         flat_targets = [x for ts in targets for x in ts]
+        fast = batched_rows(pull)
+        if fast is not None:  # every row of a block from one batched pullback
+            return out, [[g for k in picks for g in per_primal[k]] for per_primal in fast], aux
         blocks = []
         for i, o in enumerate(outs):
             rows = []
@@ -184,6 +190,50 @@ class Jacobian:
             blocks.append([_assemble([r[n] for r in rows], _shape(o), _shape(x), x, 0)
                            for n, x in enumerate(flat_targets)])
         return out, blocks, aux
+
+
+def batched_rows(pull: VJPFunction) -> list | None:
+    """jacrev's blocks by one batched pullback per output leaf (the generated backward
+    over a batch of basis cotangents): per output leaf, per primal, its leaves' blocks
+    (``out.shape + leaf.shape``). None where ``pull`` does not run one compiled node on
+    plain values (the rows are then pulled back one by one)."""
+    outs = pull.outs
+    node = outs[0]._grad_fn if outs else None
+    if pull.nested or trace_hooks() or anomaly_mode.is_anomaly_enabled() or not isinstance(
+            node, CompiledNode) or node.variant.returned is not None or node.variant.joint is None \
+            or any(o._grad_fn is not node for o in outs) \
+            or not all(e.op.pure for e in every_eqn(node.variant.joint)):
+        return None  # (the joint runs the forward again: not a program that draws or prints)
+    variant = node.variant
+    floats = [j for j, v in enumerate(variant.traced.graph.outputs) if v.dtype.kind in "fc"]
+    seeds_like = [variant.traced.graph.outputs[j] for j in floats]
+    wrt_of = {id(node.inputs[k]): w for w, k in enumerate(variant.wrt)}
+    inputs = [t._data for t in node.inputs]
+    n_out = len(variant.traced.graph.outputs)
+    blocks = []
+    for o in outs:
+        size = o._data.size
+        seed = floats.index(o._output_nr)
+        try:
+            module, batched = variant.batched_backward(size, seed, inputs)
+        except Unbatchable:
+            return None
+        seeds = [np.eye(size, dtype=v.dtype).reshape((size,) + v.shape) if s == seed
+                 else np.zeros(v.shape, v.dtype) for s, v in enumerate(seeds_like)]
+        result = module.fn(*inputs, *seeds)
+        grads, batched = result[n_out:], batched[n_out:]
+        per_primal = []
+        for p, ts in zip(pull.primals, pull.targets):
+            row = []
+            for leaf, t in zip(tree_leaves(p), ts):
+                w = wrt_of.get(id(t))
+                g = np.zeros((size,) + t._data.shape, t._data.dtype) if w is None or \
+                    grads[w] is None else grads[w] if batched[w] else \
+                    np.broadcast_to(grads[w], (size,) + t._data.shape)
+                row.append(as_kind(kind_of(leaf), np.reshape(g, o._data.shape + t._data.shape)))
+            per_primal.append(row)
+        blocks.append(per_primal)
+    return blocks
 
 
 def _differentiable(a: Any) -> bool:

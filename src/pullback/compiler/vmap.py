@@ -36,12 +36,12 @@ from pullback.transforms.batch import RANDOMNESS, batch_eval
 
 from ..autograd import record
 from ..autograd.grad_mode import no_grad
-from ..ir import Builder, Graph, Var
 from ..numpy_face import NumpyTensor
 from ..ops.joining import cat as pb_cat
 from ..ops.joining import stack as pb_stack
 from ..ops.reshaping import movedim
 from ..ops.shape import expand
+from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .cache import cache_for, guard_env
@@ -55,8 +55,11 @@ class VmapVariant:
     and the generated code over the batch (None inside traces and for guarded traces)."""
 
     def __init__(self, traced: Traced, batched: list, size: int, module: Any,
-                 out_batched: list) -> None:
+                 out_batched: list, per_example: bool = False) -> None:
         self.traced = traced
+        # a Python decision on the values (guards), or an op no loop batches: the
+        # function runs once per batch element
+        self.per_example = per_example or bool(traced.guards)
         self.batched = batched
         self.size = size
         self.module = module
@@ -136,37 +139,38 @@ class VmapFunction:
             traced = trace_call(self.fn, one, lambda i, a: False, "vmap", self.fn)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:
-            return VmapVariant(traced, batched, size, None, [])
+            return VmapVariant(traced, batched, size, None, [], per_example=True)
         module, out_batched = None, []
         if _plain(moved) and _plain(traced.captures):
-            module, out_batched = self._generate(traced, batched, moved, size)
+            try:
+                module, out_batched = self._generate(traced, batched, moved, size)
+            except Unbatchable:  # (an op no loop can batch: the function per element)
+                return VmapVariant(traced, batched, size, None, [], per_example=True)
         return VmapVariant(traced, batched, size, module, out_batched)
 
     def _generate(self, traced: Traced, batched: list, moved: tuple, size: int) -> tuple:
         """Numpy code over the whole batch, and which outputs it batches."""
-        values = gather_inputs(traced, moved)
-        ins = [Var(np.shape(x), np.asarray(x).dtype, np.asarray(x), name=v.name)
-               for x, v in zip(values, traced.graph.inputs)]
-        with Builder() as b:
-            outs, flags = batch_eval(traced.graph, ins, batched, size, self.randomness)
-            outs = [o if isinstance(o, Var) else b.const(np.asarray(o)) for o in outs]
-        g = Graph(ins, b.eqns, outs, b.consts, name=traced.graph.name)
-        module = pipeline.codegen(pipeline.simplify(g), ident(g.name) + "_vmap",
-                                  guard_env(traced.guards))
+        g, flags = pipeline.vmapped(traced.graph, gather_inputs(traced, moved), batched, size,
+                                    self.randomness)
+        module = pipeline.codegen(g, ident(g.name) + "_vmap", guard_env(traced.guards))
         strip_values(g)
         return module, flags
 
     def run(self, variant: VmapVariant, moved: tuple) -> tuple:
         traced = variant.traced
-        if not traced.guards and variant.module is not None and _plain(moved) \
-                and _plain(traced.captures) and not record.trace_hooks():
+        if variant.per_example:
+            return self._per_example(moved)
+        if variant.module is not None and _plain(moved) and _plain(traced.captures) \
+                and not record.trace_hooks():
             outs = variant.module.fn(*gather_inputs(traced, moved))
             return (list(outs), traced.out_tree), variant.out_batched
-        if traced.guards:
-            return self._per_example(moved)
         values = _slot_values(traced, moved) + list(traced.captures)
-        outs, flags = batch_eval(traced.graph, values, variant.batched, variant.size,
-                                 self.randomness, no_grad)
+        try:
+            outs, flags = batch_eval(traced.graph, values, variant.batched, variant.size,
+                                     self.randomness, no_grad)
+        except Unbatchable:
+            variant.per_example = True
+            return self._per_example(moved)
         return (outs, traced.out_tree), flags
 
     def fallback(self, moved: tuple) -> tuple:
@@ -177,8 +181,8 @@ class VmapFunction:
         Python decisions on the values cannot serve the whole batch)."""
         axes, size = self._call.now
         warnings.warn(f"vmap: {def_line(self.fn)} makes a Python decision (an if, a "
-                      "bool(), .item()) on a batched value, so it runs once per batch "
-                      "element", UserWarning, stacklevel=5)
+                      "bool(), .item()) on a batched value, or calls a custom Function, so "
+                      "it runs once per batch element", UserWarning, stacklevel=5)
         results = [self.fn(*[_leafwise(a, ax, lambda x, i=i: x[i])
                              for a, ax in zip(moved, axes)]) for i in range(size)]
         if not results:

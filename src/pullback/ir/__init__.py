@@ -3,12 +3,13 @@ records ops on IR values (builder.py), the verifier, an interpreter, and every n
 convention of generated code (naming.py)."""
 
 from .builder import Builder, emit_zeros, is_zeros, shapes_only
-from .graph import Eqn, Graph, Var, current, format_eqn, format_graph, last_uses, type_str
+from .graph import (Eqn, Graph, Var, current, every_eqn, format_eqn, format_graph, last_uses,
+                    type_str)
 from .interpret import evaluate
 from .naming import GRAD_PREFIX, Namespace, grad_of
 from . import naming
 from .verify import IRError, verify
 
 __all__ = ["Builder", "Eqn", "GRAD_PREFIX", "Graph", "IRError", "Namespace", "Var", "current",
-           "emit_zeros", "is_zeros", "shapes_only", "evaluate", "format_eqn", "grad_of",
-           "format_graph", "last_uses", "type_str", "verify"]
+           "emit_zeros", "every_eqn", "is_zeros", "shapes_only", "evaluate", "format_eqn",
+           "grad_of", "format_graph", "last_uses", "type_str", "verify"]

@@ -149,6 +149,21 @@ class Graph:
         return new
 
 
+def every_eqn(graph: Graph) -> Iterable[Eqn]:
+    """The graph's equations and those of the regions in them (loop bodies, branches),
+    walked iteratively."""
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for e in g.eqns:
+            yield e
+            for p in e.params.values():
+                if isinstance(p, Graph):
+                    stack.append(p)
+                elif isinstance(p, tuple):
+                    stack.extend(q for q in p if isinstance(q, Graph))
+
+
 # ------------------------------------------------------------------ the printer
 def _names(graph: Graph) -> dict:
     """Readable, unique names for printing: name hints, else t0, t1, ..."""

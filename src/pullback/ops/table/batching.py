@@ -44,6 +44,11 @@ class NoRule(Exception):
     """A rule does not cover these arguments: the op runs once per batch element."""
 
 
+class Unbatchable(Exception):
+    """An op whose results are not arrays (a custom Function's call record) cannot run
+    on a batch even by a loop: the caller runs the whole function once per element."""
+
+
 # ------------------------------------------------------------------ values
 def ndim(x: Any) -> int:
     n = getattr(x, "ndim", None)
@@ -152,6 +157,8 @@ def loop(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
 
 def _joined(op: OpDef, results: list, empty: bool = False) -> Any:
     def join(values: list) -> Any:
+        if any(np.dtype(getattr(v, "dtype", object)).kind == "O" for v in values):
+            raise Unbatchable(op.name)
         if empty:
             v = values[0]
             return OPS["expand"](OPS["unsqueeze"](v, dim=0), shape=(0,) + shape(v))
