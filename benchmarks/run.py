@@ -44,6 +44,7 @@ _pre = argparse.ArgumentParser(add_help=False)
 _pre.add_argument("--threads", type=int)
 set_threads(_pre.parse_known_args()[0].threads)
 
+import batching  # noqa: E402
 import contenders  # noqa: E402
 import latency  # noqa: E402
 import loops  # noqa: E402
@@ -62,7 +63,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="only check every contender's gradients against the floor")
     p.add_argument("--only", metavar="NAME", help="workloads (comma-separated names or "
                    "prefixes; 'latency' for the compiler latency micro-benchmarks, 'loops' for the "
-                   "first and steady calls of loops against their trip count)")
+                   "first and steady calls of loops against their trip count, 'batching' for "
+                   "vmap's per-sample gradients and Jacobians)")
     p.add_argument("--contenders", metavar="NAME",
                    help="contenders besides the floor: " + ", ".join(
                        c.name for c in contenders.CONTENDERS[1:]))
@@ -134,8 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only or "loops" in args.only.split(","):
         looped = loops.run(args.quick)
         log(f"[loops] done at {time.perf_counter() - start:.1f}s")
+    batched = None
+    if not args.only or "batching" in args.only.split(","):
+        batched = batching.run(args.quick)
+        log(f"[batching] done at {time.perf_counter() - start:.1f}s")
     text = report.markdown(results, names, lat, report.machine(), args.quick)
     text += "\n".join(loops.section(looped))
+    text += "\n".join(batching.section(batched))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmark.md").write_text(text)
     if results:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pullback.ops import OPS, PUBLIC, OpDef
+from pullback.ops.table.batching import native, rule_of
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "ops.md"
@@ -41,7 +42,10 @@ declaration: its own node (`grad_fn`, torch's name) and VJP rule. A **function**
 `pullback.x` (`pb.linalg.x`, `pb.fft.x` for torch's namespaces), `Tensor.x` a method,
 `Tensor.x_` its in-place form, `F.x` is `pullback.nn.functional.x`, `np.x` numpy's
 function on Tensors and inside `pb.grad`. Differentiable: `yes` (a rule), `no` (its
-results never require grad) or `via ops` (the primitives it calls decide).
+results never require grad) or `via ops` (the primitives it calls decide). vmap: how a
+primitive runs on a batch (`pb.vmap`): `derived` (an elementwise op, or one whose axis
+params shift), `declared` (a `batch=` rule of its own), `loop` (once per batch
+element, stacked: slower, never wrong), `via ops` for a function.
 """
 
 
@@ -108,8 +112,15 @@ def _rule_note(op: Any) -> str:
     return ""
 
 
+def _batching(op: Any) -> str:
+    if not native(op):
+        return "loop"
+    return "declared" if rule_of(op) is op.batch else "derived"
+
+
 def rows() -> dict:
-    """{family: [(name, kind, torch names, numpy names, grad_fn, differentiable, note)]}."""
+    """{family: [(name, kind, torch names, numpy names, grad_fn, differentiable, vmap,
+    note)]}."""
     sources = {p.stem: p.read_text() for p in sorted(OPS_DIR.glob("*.py"))}
     by_fn: dict = {}
     for e in PUBLIC:
@@ -119,7 +130,7 @@ def rows() -> dict:
         torch, numpy = _names(by_fn.get(id(op), []))
         families.setdefault(_op_module(op, sources), []).append(
             (op.name, "primitive", torch, numpy, op.grad_fn or "",
-             "yes" if op.differentiable else "no", _rule_note(op)))
+             "yes" if op.differentiable else "no", _batching(op), _rule_note(op)))
     seen: set = set()
     for e in PUBLIC:
         if isinstance(e.fn, OpDef) or id(e.fn) in seen:
@@ -128,7 +139,7 @@ def rows() -> dict:
         torch, numpy = _names(by_fn[id(e.fn)])
         path = _file_of(e.fn)
         families.setdefault(path.stem if path else "?", []).append(
-            (e.fn.__name__, "function", torch, numpy, "", "via ops",
+            (e.fn.__name__, "function", torch, numpy, "", "via ops", "via ops",
              _first_sentence(e.fn.__doc__)))
     return families
 
@@ -145,15 +156,16 @@ def render() -> str:
     out = [HEADER]
     total = sum(len(r) for r in families.values())
     prims = sum(1 for r in families.values() for row in r if row[1] == "primitive")
+    looping = sum(1 for r in families.values() for row in r if row[6] == "loop")
     out.append(f"{prims} primitives and {total - prims} functions in {len(families)} "
-               "families.\n")
+               f"families; {prims - looping} primitives batch natively under vmap.\n")
     for stem in sorted(families):
         out.append(f"## {stem}\n")
         intro = _family_intro(stem)
         if intro:
             out.append(intro + "\n")
-        out.append("| op | kind | torch | numpy | grad_fn | differentiable | notes |")
-        out.append("| --- | --- | --- | --- | --- | --- | --- |")
+        out.append("| op | kind | torch | numpy | grad_fn | differentiable | vmap | notes |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for row in families[stem]:
             name, *rest = row
             out.append("| " + " | ".join([f"`{name}`"] + [_cell(c) for c in rest]) + " |")

@@ -28,7 +28,7 @@ from .norms import torch_norm as norm
 from .reductions import sum_dim
 from .reshaping import narrow
 from .shape import detach, reshape
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -171,7 +171,7 @@ prelu_op = defop(
     torch_args=("self", "weight"),
     vjp=(lambda g, out, x, weight: where(
         x > 0, g, g * reshape(weight, _channel_shape(x.ndim, weight))),
-         _prelu_weight_rule))
+         _prelu_weight_rule), batch=batching.merged)
 
 
 # ------------------------------------------------------------- public functions

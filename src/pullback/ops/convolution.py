@@ -32,7 +32,7 @@ from .einsum import einsum_op
 from .padding import constant_pad
 from .reductions import sum_dim
 from .shape import reshape, squeeze_dim, unsqueeze_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -106,11 +106,11 @@ def _col2im(cols, output_size, kernel, dilation, padding, stride):
 im2col = defop("im2col", _im2col, "Im2ColBackward0", fresh=True, torch_args=("self",),
                vjp=(lambda g, out, x, kernel, dilation, padding, stride: col2im(
                    g, output_size=tuple(x.shape[2:]), kernel=kernel, dilation=dilation,
-                   padding=padding, stride=stride),))
+                   padding=padding, stride=stride),), batch=batching.merged)
 col2im = defop("col2im", _col2im, "Col2ImBackward0", fresh=True, torch_args=("self",),
                vjp=(lambda g, out, cols, output_size, kernel, dilation, padding, stride:
                     im2col(g, kernel=kernel, dilation=dilation, padding=padding,
-                           stride=stride),))
+                           stride=stride),), batch=batching.merged)
 
 
 # ----------------------------------------------------------------------- convolution
@@ -203,12 +203,24 @@ def print_call(name: str, **trivial: Any) -> Callable:
 _NOTHING = object()
 
 # torch's convolution: one node for every dim, transposed or not, with or without a bias
+def _conv_batch(op, args, batched, **params):
+    """A convolution over a batch (the weight and bias unbatched): the vmap batch merged
+    with the examples' own batch of samples, or, for one sample per example, the batch
+    of samples itself."""
+    x, w = args[0], args[1]
+    if any(batched[1:]):
+        raise batching.NoRule
+    if x.ndim - 1 == w.ndim:
+        return batching.merged(op, args, batched, **params)
+    return op(*args, **params)
+
+
 convolution = defop("convolution", _convolution, "ConvolutionBackward0", fresh=True,
                     torch_args=("input", "weight", "bias"),
                     template=print_call("convolution", stride=1, padding=0, dilation=1,
                                         transposed=False, output_padding=0, groups=1),
                     vjp=(_conv_input_rule, _conv_weight_rule, _conv_bias_rule),
-                    uses=("w", "x", ""))
+                    uses=("w", "x", ""), batch=_conv_batch)
 
 
 # ------------------------------------------------------------------- public functions

@@ -24,7 +24,7 @@ import numpy as np
 
 from .elementwise import eq, where
 from .shape import unsqueeze_op
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 
@@ -48,7 +48,7 @@ def _lookup_rule(g, out, w, indices, padding_idx):
 embedding_op = defop(
     "embedding", lambda w, indices, padding_idx: np.take(w, indices, axis=0),
     "EmbeddingBackward0", torch_args=("weight", "indices"), uses=("indices", ""), fresh=True,
-    vjp=(_lookup_rule, None))
+    vjp=(_lookup_rule, None), batch=batching.indexed_by)
 
 
 def _unlookup_rule(g, out, grad, indices, num_weights, padding_idx):
@@ -273,7 +273,8 @@ def _class_one_hot(tensor, num_classes):
 
 
 # (the checks of the values run where the values are: eagerly, or in generated code)
-class_one_hot = defop("class_one_hot", _class_one_hot, fresh=True, torch_args=("self",))
+class_one_hot = defop("class_one_hot", _class_one_hot, fresh=True, torch_args=("self",),
+                      batch=batching.as_is)
 
 
 @public("one_hot", functional=True)

@@ -167,12 +167,12 @@ scatter_value_op = defop(
     "scatter_value", _scatter_value, "ScatterBackward1", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,
     vjp=(lambda g, out, x, index, dim, value: scatter_value_op(g, index, dim=dim, value=0),
-         None))
+         None), batch=batching.aligned_dim)
 scatter_op = defop(
     "scatter", _scatter, "ScatterBackward0", torch_args=("self", "index", "src"),
     uses=("index", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, src, dim: scatter_value_op(g, index, dim=dim, value=0), None,
-         lambda g, out, x, index, src, dim: _picked(g, index, dim)))
+         lambda g, out, x, index, src, dim: _picked(g, index, dim)), batch=batching.aligned_dim)
 # torch computes it but has no derivative: its backward raises, as torch's does
 scatter_reduced_op = defop(
     "scatter_reduced", _scatter_reduced, "NotImplemented", torch_args=("self", "index", "src"),
@@ -182,7 +182,7 @@ scatter_add_op = defop(
     "scatter_add", _scatter_add, "ScatterAddBackward0", torch_args=("self", "index", "src"),
     uses=("", "", "index"), fresh=True,
     vjp=(lambda g, out, x, index, src, dim: g, None,
-         lambda g, out, x, index, src, dim: _picked(g, index, dim)))
+         lambda g, out, x, index, src, dim: _picked(g, index, dim)), batch=batching.aligned_dim)
 
 
 def _masked_fill(x, mask, value):

@@ -366,7 +366,7 @@ cross_op = defop("linalg_cross", lambda x, y, dim: np.cross(x, y, axis=dim),
                  vjp=(lambda g, out, x, y, dim: cross_op(y, conj(g), dim=dim),
                       lambda g, out, x, y, dim: cross_op(conj(g), x, dim=dim)),
                  uses=("y", "x"), torch_args=("self", "other"),
-                 template="np.cross({0}, {1}, axis={dim})", fresh=True)
+                 template="np.cross({0}, {1}, axis={dim})", fresh=True, batch=batching.aligned_dim)
 
 
 def _cross(input, other, dim):

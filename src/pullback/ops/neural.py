@@ -9,6 +9,7 @@ from .elementwise import exp, sigmoid, to_dtype, zeros_like
 from .kernels.summation import sum_of
 from .pointwise import logaddexp
 from .reductions import fast_mean, sum_dim
+from .shape import reshape_op
 from .table import args, batching
 from .table.registry import c_order, defop, public
 
@@ -134,7 +135,14 @@ def _onehot(target, num_classes, dtype):
     return (np.arange(num_classes) == np.expand_dims(target, 1)).astype(dtype)
 
 
-one_hot = defop("one_hot", _onehot, fresh=True)
+def _onehot_batch(op, args, batched, num_classes, dtype):
+    """one_hot of a batch of label vectors: of all the labels, one vector."""
+    target = args[0]
+    flat = op(reshape_op(target, shape=(-1,)), num_classes=num_classes, dtype=dtype)
+    return reshape_op(flat, shape=tuple(target.shape) + (num_classes,))
+
+
+one_hot = defop("one_hot", _onehot, fresh=True, batch=_onehot_batch)
 
 
 def _put_rows(g, target, num_classes):
@@ -143,14 +151,24 @@ def _put_rows(g, target, num_classes):
     return out
 
 
+def _rows_batch(op, args, batched, **params):
+    """take_rows / put_rows over a batch: every example's rows as one set of rows."""
+    size = batching.size_of(args, batched)
+    x, target = (a if b else batching.with_batch(a, size) for a, b in zip(args, batched))
+    rows = size * target.shape[1]
+    out = op(reshape_op(x, shape=(rows,) + tuple(x.shape[2:])),
+             reshape_op(target, shape=(rows,)), **params)
+    return reshape_op(out, shape=(size, target.shape[1]) + tuple(out.shape[1:]))
+
+
 # x[i, target[i]] for every row, and its adjoint: scatter into zeros (each other's VJP)
 take_rows = defop("take_rows", lambda x, target: x[_rows(target), target], "IndexBackward0",
                   vjp=(lambda g, out, x, target: put_rows(g, target, num_classes=x.shape[1]),
                        None),
-                  uses=("target", ""))
+                  uses=("target", ""), batch=_rows_batch)
 put_rows = defop("put_rows", _put_rows, "IndexPutBackward0",
                  vjp=(lambda g, out, v, target, num_classes: take_rows(g, target), None),
-                 uses=("target", ""))
+                 uses=("target", ""), batch=_rows_batch)
 
 
 # ------------------------------------------------------------- public functions

@@ -158,7 +158,7 @@ group_norm_op = defop(
          sum_dim(g * _group_xhat(x, num_groups, eps), dim=_not_channel(x.ndim),
                  keepdim=False),
          lambda g, out, x, weight, bias, num_groups, eps:
-         sum_dim(g, dim=_not_channel(g.ndim), keepdim=False)))
+         sum_dim(g, dim=_not_channel(g.ndim), keepdim=False)), batch=batching.merged)
 
 
 # ------------------------------------------------------------- public functions

@@ -29,10 +29,14 @@ def _unpadded(g: Any, x: Any, pads: tuple) -> Any:
     return slice_view(g, index=tuple(slice(b, b + n) for (b, _), n in zip(pads, x.shape)))
 
 
+def _pad_batch(op: Any, args: tuple, batched: tuple, pads: tuple, value: Any) -> Any:
+    return op(args[0], pads=((0, 0),) + tuple(pads), value=value)  # (no pad on the batch)
+
+
 constant_pad = defop(
     "constant_pad", lambda x, pads, value: np.pad(x, pads, constant_values=value),
     "ConstantPadNdBackward0", vjp=(lambda g, out, x, pads, value: _unpadded(g, x, pads),),
-    template="np.pad({0}, {pads}, constant_values={value})", fresh=True)
+    template="np.pad({0}, {pads}, constant_values={value})", fresh=True, batch=_pad_batch)
 
 #: torch's modes as numpy's
 _TORCH_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}

@@ -30,6 +30,7 @@ from .reductions import mean_dim
 from .resampling import linear_pair
 from .selection import put_along
 from .shape import reshape, squeeze_dim, unsqueeze_op
+from .table import batching
 from .table.registry import defop, public
 from .table.results import return_type
 
@@ -86,7 +87,7 @@ max_pool2d_op = defop(
     template=print_call("max_pool2d", padding=0, dilation=1, ceil_mode=False),
     torch_args=("self",), uses=("indices",),
     vjp=(lambda g, out, x, kernel, stride, padding, dilation, ceil_mode:
-         scatter_max(g.values, out.indices, x),))
+         scatter_max(g.values, out.indices, x),), batch=batching.merged)
 
 
 def _adaptive_max(x, output_size):
@@ -107,7 +108,8 @@ def _adaptive_max(x, output_size):
 adaptive_max_pool2d_op = defop(
     "adaptive_max_pool2d", _adaptive_max, "AdaptiveMaxPool2DBackward0", outputs=Pooled,
     torch_args=("self",), uses=("indices",),
-    vjp=(lambda g, out, x, output_size: scatter_max(g.values, out.indices, x),))
+    vjp=(lambda g, out, x, output_size: scatter_max(g.values, out.indices, x),),
+    batch=batching.merged)
 
 
 # ------------------------------------------------------------------------ avg pooling
@@ -161,14 +163,15 @@ avg_pool2d_op = defop(
          divisor_override: avg_pool2d_backward(
              g, input_size=tuple(x.shape[-2:]), kernel=kernel, stride=stride, padding=padding,
              ceil_mode=ceil_mode, count_include_pad=count_include_pad,
-             divisor_override=divisor_override),))
+             divisor_override=divisor_override),), batch=batching.merged)
 avg_pool2d_backward = defop(
     "avg_pool2d_backward", _avg_pool_backward, "AvgPool2DBackwardBackward0",
     torch_args=("grad_output",), fresh=True,
     vjp=(lambda g, out, grad, input_size, kernel, stride, padding, ceil_mode,
          count_include_pad, divisor_override: avg_pool2d_op(
              g, kernel=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
-             count_include_pad=count_include_pad, divisor_override=divisor_override),))
+             count_include_pad=count_include_pad, divisor_override=divisor_override),),
+             batch=batching.merged)
 
 adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward = linear_pair(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "adaptive")

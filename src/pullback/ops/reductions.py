@@ -141,9 +141,9 @@ min_dim = defop("min_dim", _extremes(np.min, np.argmin), "MinBackward0",
                 outputs=return_types_min, vjp=(_pick,), uses=("indices",),
                 template=_print_extremes("min"))
 argmax_op = defop("argmax", lambda x, dim, keepdim: c_order(np.argmax(x, dim, keepdims=keepdim)),
-                  template=_BY_AXIS % "argmax")
+                  template=_BY_AXIS % "argmax", batch=batching.flat_or_shifted)
 argmin_op = defop("argmin", lambda x, dim, keepdim: c_order(np.argmin(x, dim, keepdims=keepdim)),
-                  template=_BY_AXIS % "argmin")
+                  template=_BY_AXIS % "argmin", batch=batching.flat_or_shifted)
 
 
 def _kept(g: Any, shape: tuple, dim: Any, keepdim: bool) -> Any:

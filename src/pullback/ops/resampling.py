@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .table import batching
 from .table.registry import defop, public
 
 
@@ -48,11 +49,11 @@ def _unshuffle(x, downscale_factor):
 pixel_shuffle_op = defop(
     "pixel_shuffle", _shuffle, "PixelShuffleBackward0", torch_args=("self",), fresh=True,
     vjp=(lambda g, out, x, upscale_factor: pixel_unshuffle_op(
-        g, downscale_factor=upscale_factor),))
+        g, downscale_factor=upscale_factor),), batch=batching.merged)
 pixel_unshuffle_op = defop(
     "pixel_unshuffle", _unshuffle, "PixelUnshuffleBackward0", torch_args=("self",),
     fresh=True, vjp=(lambda g, out, x, downscale_factor: pixel_shuffle_op(
-        g, upscale_factor=downscale_factor),))
+        g, upscale_factor=downscale_factor),), batch=batching.merged)
 
 
 def _check_shuffle(fn: str, input: Any, r: int, up: bool) -> None:
@@ -160,13 +161,16 @@ def linear_pair(name: str, grad_fn: str, kind: str) -> tuple:
         d = len(input_size)
         return separable(g, [m.T for m in matrices(kind, input_size, g.shape[-d:], options)])
 
+    # (both act on the last axes: the batch passes through)
     fwd = defop(name, forward, grad_fn, torch_args=("self",), fresh=True,
                 vjp=(lambda g, out, x, output_size, options: bwd(
-                    g, input_size=tuple(x.shape[-len(output_size):]), options=options),))
+                    g, input_size=tuple(x.shape[-len(output_size):]), options=options),),
+                batch=batching.as_is)
     bwd = defop(name + "_backward", backward, grad_fn[:-1] + "Backward0",
                 torch_args=("grad_output",), fresh=True,
                 vjp=(lambda g, out, grad, input_size, options: fwd(
-                    g, output_size=tuple(grad.shape[-len(input_size):]), options=options),))
+                    g, output_size=tuple(grad.shape[-len(input_size):]), options=options),),
+                batch=batching.as_is)
     return fwd, bwd
 
 

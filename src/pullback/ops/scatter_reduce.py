@@ -17,7 +17,7 @@ import numpy as np
 from .elementwise import div, eq, logical_and, where
 from .indexing import _check_gather, _grid, _picked, _trimmed, fill_op, scatter_add_op
 from .selection import take_along
-from .table import args
+from .table import args, batching
 from .table.registry import defop, public
 
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
@@ -109,7 +109,7 @@ scatter_reduce_op = defop(
     "scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",
     torch_args=("self", "index", "src"), fresh=True,
     uses=("x index src out", "", "x index src out"),
-    vjp=(_self_rule, None, _src_rule))
+    vjp=(_self_rule, None, _src_rule), batch=batching.aligned_dim)
 
 
 @public("scatter_reduce", function=True, method=True)

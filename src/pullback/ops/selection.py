@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .table import args
+from .table import args, batching
 from .table.registry import c_order, defop, public
 from .table.results import return_type
 
@@ -35,11 +35,11 @@ take_along = defop("take_along", lambda x, index, dim: np.take_along_axis(x, ind
                    "GatherBackward0", torch_args=("self", "index"), uses=("index", ""),
                    vjp=(lambda g, out, x, index, dim: put_along(g, index, dim=dim,
                                                                 shape=x.shape), None),
-                   template="np.take_along_axis({0}, {1}, axis={dim})")
+                   template="np.take_along_axis({0}, {1}, axis={dim})", batch=batching.aligned_dim)
 put_along = defop("put_along", _put_along, "ScatterBackward0", fresh=True,
                   torch_args=("src", "index"), uses=("index", ""),
                   vjp=(lambda g, out, src, index, dim, shape: take_along(g, index, dim=dim),
-                       None))
+                       None), batch=batching.aligned_dim)
 
 
 def _order(x, dim, descending):

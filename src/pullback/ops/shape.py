@@ -255,7 +255,8 @@ def _view_scatter(base, src, chain):
 
 
 view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0", aliases=True,
-                   vjp=(lambda g, out, x, chain: embed(g, shape=x.shape, chain=chain),))
+                   vjp=(lambda g, out, x, chain: embed(g, shape=x.shape, chain=chain),),
+                   batch=batching.chained)
 embed = defop("embed", _embed, "AsStridedScatterBackward0", fresh=True,
               vjp=(lambda g, out, x, shape, chain: view_chain(g, chain=chain),))
 # torch's node for a write through a view is CopySlices (no "Backward" suffix)

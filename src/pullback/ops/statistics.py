@@ -412,7 +412,7 @@ def _take_along(x, indices, dim, keepdim):
     return c_order(v if keepdim else np.squeeze(v, dim))
 
 
-argmedian = defop("argmedian", _argmedian, fresh=True)
+argmedian = defop("argmedian", _argmedian, fresh=True, batch=batching.flat_or_shifted)
 
 
 def _medians(x, dim, keepdim):
@@ -503,7 +503,7 @@ def _argsort(x, dim, descending, stable):
     return np.argsort(key, axis=dim, kind="stable")
 
 
-argsort_op = defop("argsort", _argsort, fresh=True)
+argsort_op = defop("argsort", _argsort, fresh=True, batch=batching.shifted_dims)
 
 
 @public("argsort", function=True, method=True,

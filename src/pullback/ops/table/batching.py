@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .args import np_dtype
 from .registry import OPS, OpDef
 from .results import pack
 
@@ -157,7 +158,7 @@ def loop(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
 
 def _joined(op: OpDef, results: list, empty: bool = False) -> Any:
     def join(values: list) -> Any:
-        if any(np.dtype(getattr(v, "dtype", object)).kind == "O" for v in values):
+        if any(np_dtype(v).kind == "O" for v in values):
             raise Unbatchable(op.name)
         if empty:
             v = values[0]
@@ -315,3 +316,61 @@ def reduction(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
     if params.get("dim", 0) is None:
         params["dim"] = tuple(range(1, ndim(args[0])))
     return shifted_dims(op, args, batched, **params)
+
+
+def merged(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op over a batch of samples in axis 0 (pooling, group_norm, prelu): the vmap
+    batch and the op's own batch merged into one axis (the other inputs, its
+    parameters, unbatched)."""
+    x = args[0]
+    if any(batched[1:]) or ndim(x) < 3:
+        raise NoRule
+    size, s = shape(x)[0], shape(x)
+    out = op(OPS["reshape"](x, shape=(size * s[1],) + s[2:]), *args[1:], **params)
+    return pack(op.result, [_unmerged(o, size) for o in out]) if op.multi else \
+        _unmerged(out, size)
+
+
+def _unmerged(x: Any, size: int) -> Any:
+    s = shape(x)
+    return OPS["reshape"](x, shape=(size, s[0] // size) + s[1:])
+
+
+def flat_or_shifted(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """argmax & co.: ``dim`` None means the flattened example (its index in it)."""
+    if params.get("dim", 0) is not None:
+        return shifted_dims(op, args, batched, **params)
+    if params.get("keepdim"):
+        raise NoRule
+    x = args[0]
+    return op(OPS["reshape"](x, shape=(shape(x)[0], -1)), **{**params, "dim": 1})
+
+
+def indexed_by(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
+    """An op reading a table (its first input) at indices (embedding): batched indices
+    pick from the one table natively; a batched table loops."""
+    if batched[0]:
+        raise NoRule
+    return op(*args, **params)
+
+
+def aligned_dim(op: OpDef, args: tuple, batched: tuple, dim: int, **params: Any) -> Any:
+    """An op whose tensor inputs share their rank along ``dim`` (take_along, scatter,
+    linalg_cross): every input batched (views for the unbatched), aligned, the axis
+    shifted; a ``shape`` param gets the batch."""
+    size = size_of(args, batched)
+    tensors = _n_tensors(op, args)
+    rank = max(ndim(a) - b for a, b in zip(args[:tensors], batched))
+    full = [align(a if b else with_batch(a, size), rank) for a, b in
+            zip(args[:tensors], batched)]
+    if "shape" in params:
+        params["shape"] = (size,) + tuple(params["shape"])
+    return op(*full, *args[tensors:], dim=shift(dim, rank), **params)
+
+
+def chained(op: OpDef, args: tuple, batched: tuple, chain: tuple) -> Any:
+    """A chain of views (view_chain): each view's own rule in turn."""
+    x = args[0]
+    for view, params in chain:
+        x = apply_rule(view, (x,), (True,), dict(params))
+    return x
