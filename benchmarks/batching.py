@@ -76,7 +76,7 @@ def run(quick: bool) -> BatchTimes:
     for i in (0, EXAMPLES - 1):
         want = one(params, xs[i], ys[i])
         if not all(np.allclose(got[k][i], want[k]) for k in params):
-            raise AssertionError("vmap(grad) disagrees with grad at example %d" % i)
+            raise AssertionError(f"vmap(grad) disagrees with grad at example {i}")
     out.steady["vmap(grad)"] = _median(lambda: per_sample(params, xs, ys), rounds)
     out.steady["loop of grad"] = _median(
         lambda: [one(params, xs[i], ys[i]) for i in range(EXAMPLES)], max(3, rounds // 5))

@@ -266,6 +266,16 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "traced once for every M and e: True",
         "the generated code loops: True and walks the iterations back: True",
         "a batch of orbits at once: [2.3917 0.7692 0.6254 0.7308 1.9239]"]),
+    "dp_sgd.py": (["--epochs", "2"], [
+        "per-sample gradients: w1 (128, 64, 32), b2 (128, 10); example 5 equals pb.grad on "
+        "it alone: True", "epoch  2   test accuracy ", "after 2 epochs of DP-SGD",
+        "traced once for every step: CacheInfo(hits=", "misses=1, recompiles=0, fallbacks=0"]),
+    "ensemble.py": (["--epochs", "5"], [
+        "stacked: {'0.weight': (5, 32, 64), '0.bias': (5, 32), '2.weight': (5, 10, 32), "
+        "'2.bias': (5, 10)}",
+        "model 3's gradient from the batched call equals its own backward(): True",
+        "epoch  5   test accuracy of each model ", "traced once for every step: CacheInfo(",
+        "misses=1, recompiles=0, fallbacks=0"]),
 }
 
 # the scientific samples' finite-difference checks, and how their objective must improve

@@ -86,6 +86,13 @@ def _step(op: Any, args: tuple, flags: tuple, params: dict, size: int,
         return _draw(op, args, flags, params, size, randomness)
     if not any(flags):
         return _UNBATCHED
+    if op.name == "copy_into" and not flags[0]:  # a captured buffer's new value
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
+            "exists a Tensor `other` in extra_args that has more elements than `self`. This "
+            "happened due to `other` being vmapped over but `self` not being vmapped over "
+            "in a vmap. Please try to use out-of-place operators instead of inplace "
+            "arithmetic.")
     return apply_rule(op, args, flags, params)
 
 

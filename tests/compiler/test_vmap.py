@@ -187,3 +187,16 @@ def test_a_loop_for_ops_without_rules_warns_once_and_is_right() -> None:
         out = func.vmap(pb.trace)(pb.tensor(x))
     assert any("no batching rule for trace" in str(w.message) for w in seen)
     np.testing.assert_allclose(out.numpy(), np.trace(x, axis1=1, axis2=2))
+
+
+def test_a_batched_value_written_into_an_unbatched_tensor_is_refused() -> None:
+    buf = pb.zeros(2)
+
+    def f(a):
+        buf.add_(a)
+        return a * 2
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        func.vmap(f)(pb.ones(3, 2))
+    assert buf.numpy().tolist() == [0.0, 0.0]
+    with pytest.raises(pb.compiler.TraceError, match="in-place add_.. on argument 'b'"):
+        func.vmap(lambda a, b: b.add_(a), in_dims=(0, None))(pb.ones(3, 2), pb.ones(2))

@@ -46,8 +46,9 @@ class NoRule(Exception):
 
 
 class Unbatchable(Exception):
-    """An op whose results are not arrays (a custom Function's call record) cannot run
-    on a batch even by a loop: the caller runs the whole function once per element."""
+    """An op whose results are not arrays (a custom Function's call record) or whose
+    shapes differ from element to element (a while loop's saved steps) cannot run on a
+    batch even by a loop: the caller runs the whole function once per element."""
 
 
 # ------------------------------------------------------------------ values
@@ -158,8 +159,8 @@ def loop(op: OpDef, args: tuple, batched: tuple, **params: Any) -> Any:
 
 def _joined(op: OpDef, results: list, empty: bool = False) -> Any:
     def join(values: list) -> Any:
-        if any(np_dtype(v).kind == "O" for v in values):
-            raise Unbatchable(op.name)
+        if any(np_dtype(v).kind == "O" for v in values) or len({shape(v) for v in values}) > 1:
+            raise Unbatchable(op.name)  # (a call record; a shape each element has its own)
         if empty:
             v = values[0]
             return OPS["expand"](OPS["unsqueeze"](v, dim=0), shape=(0,) + shape(v))

@@ -140,6 +140,12 @@ def promoting_template(template: str, positions: tuple, to_float: bool) -> Calla
     def write(e: Any, args: list, literal: Callable) -> str:
         common = result_type([e.inputs[i] if type(i) is int else e.params[i]
                               for i in positions], to_float)
+        if common is not None and common.kind in "fc" and e.out.dtype.kind in "fc" and \
+                np.promote_types(common, e.out.dtype) == e.out.dtype:
+            # a result wider than its operands' common dtype: an operand was narrowed after
+            # the op was recorded (a broadcast 0-d gradient, which torch's rule lets a
+            # float32 tensor outrank): compute in the result's dtype, losing nothing
+            common = e.out.dtype
         out = list(args)
         for i in positions:
             d = getattr(e.inputs[i], "dtype", None) if type(i) is int else None
