@@ -18,9 +18,10 @@ parameters; docs/design.md says why it is numpy and not generated code.
 
 from . import lr_scheduler
 from .adam import Adam, AdamW, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "NAdam", "Optimizer", "RAdam", "RMSprop",
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop",
            "lr_scheduler"]
