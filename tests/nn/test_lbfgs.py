@@ -163,3 +163,38 @@ def _bad_line_search(T):
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_are_torchs(name, torch):
     same_error(ERRORS[name], torch)
+
+
+A = R.standard_normal((6, 4)).astype(np.float32)
+Z = np.array([0.5 + 1j, -1.0 + 0.2j])
+
+
+def float32_model(T):
+    w, a = T.zeros(4, requires_grad=True), T.tensor(A)
+    return [w], lambda: ((a @ w - 1) ** 2).sum() + (w ** 4).sum()
+
+
+def complex_and_unused(T):
+    """A complex parameter (its real and imaginary parts are coordinates, as torch's
+    view_as_real), a real one, and one that never gets a gradient (zeros, as torch)."""
+    z = T.tensor(Z, requires_grad=True)
+    v = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+    unused = T.tensor([3.0], dtype=T.float64, requires_grad=True)
+    return [z, unused, v], lambda: (((z * z.conj()).real.sum() - 1) ** 2
+                                    + (z.real * v).sum() ** 2 + (v ** 2).sum())
+
+
+@pytest.mark.parametrize("problem", [float32_model, complex_and_unused])
+@pytest.mark.parametrize("line_search_fn", LINE_SEARCHES)
+def test_float32_complex_and_unused_parameters_match_torch(problem, line_search_fn, torch):
+    # lr 0.2 keeps the iterates away from the minimum, where a float32 stopping test
+    # (a change below tolerance_change) could go either way on the last bit
+    options = {"max_iter": 5, "history_size": 3, "line_search_fn": line_search_fn, "lr": 0.2}
+    ours, _, params = run(pb, problem, steps=3, **options)
+    theirs, _, _ = run(torch, problem, steps=3, **options)
+    for t, (a, b) in enumerate(zip(ours, theirs)):
+        assert a[2:] == b[2:]
+        np.testing.assert_allclose(a[0], b[0], rtol=1e-5, err_msg=f"step {t + 1}")
+        for x, y in zip(a[1], b[1]):
+            assert x.dtype == y.dtype
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6, err_msg=f"step {t + 1}")

@@ -133,6 +133,25 @@ def test_float64_and_complex_parameters_match_torch(name, torch):
     assert_same_trajectory([results[0]], [results[1]])
 
 
+@pytest.mark.parametrize("name", ["asgd_averaging", "adamax", "rprop", "adadelta"])
+def test_a_scheduled_rate_takes_effect_as_in_torch(name, torch):
+    """ASGD's rate follows ``lr`` a step late (it keeps ``eta`` between steps)."""
+    results = []
+    for T in (pb, torch):
+        ps = [T.tensor(a.copy(), requires_grad=True) for a in INIT]
+        opt = OPTIMIZERS[name](T.optim, ps)
+        sched = T.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+        out = []
+        for _ in range(10):
+            opt.zero_grad()
+            loss_of(T, ps).backward()
+            opt.step()
+            sched.step()
+            out.append([p.detach().numpy().copy() for p in ps])
+        results.append(out)
+    assert_same_trajectory(*results)
+
+
 def test_param_groups_and_add_param_group_match_torch(torch):
     def run(T):
         ps = [T.tensor(a.copy(), requires_grad=True) for a in INIT]

@@ -61,11 +61,12 @@ class Rprop(Optimizer):
 
 
 class ASGD(Optimizer):
-    """``p = p * (1 - lambd * eta) - eta * g`` with ``eta = lr / (1 + lambd * lr * t)
-    ** alpha`` (torch keeps it, and ``mu``, in float32), ``ax`` the running average of
-    ``p`` from step ``t0`` on (before it, ``p`` itself). ``eta`` is computed from the
-    step count and the group's current ``lr`` (torch's from the ``lr`` of the step
-    before: the same unless a scheduler changes ``lr``)."""
+    """``p = p * (1 - lambd * eta) - eta * g``, where ``eta`` (``lr`` at first) becomes
+    ``lr / (1 + lambd * lr * t) ** alpha`` after step t; ``ax`` is the running average
+    of ``p`` from step ``t0`` on (before it, ``p`` itself), weighted by ``mu = 1 /
+    max(1, t - t0)``. Each parameter keeps its ``eta`` and ``mu`` (in float32, as torch
+    keeps them) in arrays of its size, so a rate a scheduler changes takes effect as in
+    torch; its state dict has them as torch's scalars."""
 
     _step_dependent = True
 
@@ -84,42 +85,44 @@ class ASGD(Optimizer):
             "differentiable": differentiable, "capturable": capturable})
 
     def _state_init(self, group: dict) -> dict:
-        return {"ax": 0.0}
+        return {"eta": float(np.float32(group["lr"])), "mu": 1.0, "ax": 0.0}
 
     def _update(self, group: dict, p: np.ndarray, g: np.ndarray, state: dict, step: float,
                 first: bool) -> None:
+        if p.size == 0:
+            return
+        lr, lambd = group["lr"], group["lambd"]
         g = coupled_gradient(group, p, g)
-        eta, mu = _eta_mu(group, step - 1)
-        p *= 1 - group["lambd"] * eta
+        eta, mu = float(state["eta"][0]), float(state["mu"][0])  # (one value per block)
+        p *= 1 - lambd * eta
         p += -eta * g
         ax = state["ax"]
         if mu != 1:
             ax += (p - ax) * mu
         else:
             np.copyto(ax, p)
+        state["eta"][...] = np.float32(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        state["mu"][...] = np.float32(1 / max(1, step - group["t0"]))
 
     def state_dict(self) -> dict:
-        """torch's: each parameter's ``eta`` and ``mu`` after its ``step`` (functions of
-        the step count here, so loading them takes them from the step)."""
+        """torch's: ``eta`` and ``mu`` as float32 scalars."""
         out = super().state_dict()
-        group_of = {i: g for g in out["param_groups"] for i in g["params"]}
-        for k, s in out["state"].items():
-            if "step" in s:
-                eta, mu = _eta_mu(group_of[k], float(s["step"]))
-                out["state"][k] = {"step": s["step"],
-                                   "eta": Tensor._make(np.array(eta, np.float32)),
-                                   "mu": Tensor._make(np.array(mu, np.float32)), "ax": s["ax"]}
+        for s in out["state"].values():
+            for name in ("eta", "mu"):
+                if name in s:
+                    value = np.ravel(s[name]._data).real
+                    s[name] = Tensor._make(np.array(value[0] if value.size else 1.0,
+                                                    np.float32))
         return out
 
-
-def _eta_mu(group: dict, t: float) -> tuple:
-    """ASGD's rate and averaging weight after ``t`` steps, rounded to float32 as torch
-    keeps them (as Python floats)."""
-    lr, lambd = group["lr"], group["lambd"]
-    if t == 0:
-        return float(np.float32(lr)), 1.0
-    eta = lr / ((1 + lambd * lr * t) ** group["alpha"])
-    return float(np.float32(eta)), float(np.float32(1 / max(1, t - group["t0"])))
+    def _load_param_state(self, param: Tensor, value: dict) -> None:
+        value = dict(value)
+        for name in ("eta", "mu"):
+            if name in value:
+                x = float(value[name])
+                fill = complex(x, x) if param._data.dtype.kind == "c" else x
+                value[name] = np.full(param._data.shape, fill, param._data.dtype)
+        super()._load_param_state(param, value)
 
 
 __all__ = ["ASGD", "Rprop"]
