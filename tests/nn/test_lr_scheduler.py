@@ -49,6 +49,9 @@ SCHEDULERS = {
     "cyclic_scale_fn": lambda S, o: S.CyclicLR(o, base_lr=0.1, max_lr=0.4, step_size_up=1,
                                                step_size_down=2, scale_fn=lambda x: 0.8 ** x,
                                                scale_mode="iterations"),
+    "cyclic_scale_fn_cycle": lambda S, o: S.CyclicLR(o, base_lr=0.2, max_lr=0.6,
+                                                     step_size_up=2, mode="exp_range",
+                                                     scale_fn=lambda c: 1 / c),
 }
 
 
