@@ -38,6 +38,20 @@ SCHEDULERS = {
     "one_cycle_three_linear": lambda S, o: S.OneCycleLR(o, max_lr=0.2, epochs=3,
                                                         steps_per_epoch=7, three_phase=True,
                                                         anneal_strategy="linear"),
+    "cyclic": lambda S, o: S.CyclicLR(o, base_lr=0.1, max_lr=[1.0, 0.5], step_size_up=3),
+    "cyclic_triangular2": lambda S, o: S.CyclicLR(o, base_lr=[0.01, 0.02], max_lr=0.2,
+                                                  step_size_up=2, step_size_down=4,
+                                                  mode="triangular2", base_momentum=0.7,
+                                                  max_momentum=[0.95, 0.9]),
+    "cyclic_exp_range": lambda S, o: S.CyclicLR(o, base_lr=0.05, max_lr=0.3, step_size_up=3,
+                                                mode="exp_range", gamma=0.9,
+                                                cycle_momentum=False),
+    "cyclic_scale_fn": lambda S, o: S.CyclicLR(o, base_lr=0.1, max_lr=0.4, step_size_up=1,
+                                               step_size_down=2, scale_fn=lambda x: 0.8 ** x,
+                                               scale_mode="iterations"),
+    "cyclic_scale_fn_cycle": lambda S, o: S.CyclicLR(o, base_lr=0.2, max_lr=0.6,
+                                                     step_size_up=2, mode="exp_range",
+                                                     scale_fn=lambda c: 1 / c),
 }
 
 
@@ -150,6 +164,10 @@ def _error(call):
     lambda S, o: S.SequentialLR(o, [S.StepLR(o, 2)], milestones=[1]),
     lambda S, o: S.SequentialLR(o, [S.StepLR(o, 2), S.ReduceLROnPlateau(o)], milestones=[1]),
     lambda S, o: S.ChainedScheduler([]),
+    lambda S, o: S.OneCycleLR(o, max_lr=[0.1, 0.2], total_steps=5),
+    lambda S, o: S.CyclicLR(o, base_lr=0.1, max_lr=1.0, mode="cosine"),
+    lambda S, o: S.CyclicLR(o, base_lr=[0.1, 0.2], max_lr=1.0),
+    lambda S, o: S.CyclicLR(o, base_lr=0.1, max_lr=1.0, max_momentum=(0.9, 0.8)),
 ])
 def test_scheduler_errors_are_torchs(make, torch):
     errors = []
@@ -159,11 +177,15 @@ def test_scheduler_errors_are_torchs(make, torch):
     assert errors[0] is not None and errors[0] == errors[1]
 
 
-def test_one_cycle_cycles_adams_beta1_as_torch(torch):
+@pytest.mark.parametrize("make", [
+    lambda S, o: S.OneCycleLR(o, max_lr=0.05, total_steps=10),
+    lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=0.05, step_size_up=3),
+])
+def test_cycles_adams_beta1_as_torch(make, torch):
     seqs = []
     for T in (pb, torch):
         opt = T.optim.Adam([T.zeros(1, requires_grad=True)], lr=1.0, betas=(0.9, 0.99))
-        sched = T.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=10)
+        sched = make(T.optim.lr_scheduler, opt)
         seq = []
         for _ in range(9):
             opt.step()
@@ -171,3 +193,53 @@ def test_one_cycle_cycles_adams_beta1_as_torch(torch):
             seq.append((opt.param_groups[0]["lr"], opt.param_groups[0]["betas"]))
         seqs.append(seq)
     assert seqs[0] == seqs[1]
+
+
+def test_cyclic_needs_momentum_or_beta1_as_torch(torch):
+    errors = []
+    for T in (pb, torch):
+        opt = T.optim.Adagrad([T.zeros(1, requires_grad=True)])
+        errors.append(_error(lambda T=T, opt=opt: T.optim.lr_scheduler.CyclicLR(opt, 0.1, 1.0)))
+        T.optim.lr_scheduler.CyclicLR(opt, 0.1, 1.0, cycle_momentum=False)
+    assert errors[0] is not None and errors[0] == errors[1]
+
+
+class Halving:
+    """A scale_fn with state: saved in a CyclicLR's state dict (a lambda is not)."""
+
+    def __init__(self):
+        self.base = 0.5
+
+    def __call__(self, x):
+        return self.base ** x
+
+
+def test_cyclic_state_dict_round_trip_continues_the_schedule():
+    full, _ = lrs(pb, SCHEDULERS["cyclic_triangular2"])
+    w, v = pb.zeros(1, requires_grad=True), pb.zeros(1, requires_grad=True)
+    opt = pb.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=1.0, momentum=0.9)
+    sched = SCHEDULERS["cyclic_triangular2"](pb.optim.lr_scheduler, opt)
+    for _ in range(7):
+        opt.step()
+        sched.step()
+    saved_opt, saved = opt.state_dict(), sched.state_dict()
+    assert saved["_scale_fn_custom"] is None
+    opt2 = pb.optim.SGD([{"params": [w]}, {"params": [v]}], lr=1.0, momentum=0.9)
+    opt2.load_state_dict(saved_opt)
+    sched2 = pb.optim.lr_scheduler.CyclicLR(opt2, base_lr=0.3, max_lr=0.4, last_epoch=6)
+    sched2.load_state_dict(saved)
+    rest = []
+    for _ in range(13):
+        opt2.step()
+        sched2.step()
+        rest.append(sched2.get_last_lr() + [g["lr"] for g in opt2.param_groups]
+                    + [g["momentum"] for g in opt2.param_groups])
+    assert rest == full[8:]
+    fn = Halving()
+    sched3 = pb.optim.lr_scheduler.CyclicLR(opt2, 0.1, 0.2, scale_fn=fn)
+    fn.base = 0.25
+    state = sched3.state_dict()
+    assert state["_scale_fn_custom"] == {"base": 0.25}
+    fn.base = 0.5
+    sched3.load_state_dict(state)
+    assert fn.base == 0.25

@@ -51,6 +51,19 @@ OPTIMIZERS = {
     "adagrad": lambda O, ps: O.Adagrad(ps, lr=0.1),
     "adagrad_everything": lambda O, ps: O.Adagrad(ps, lr=0.1, lr_decay=0.01, weight_decay=0.1,
                                                   initial_accumulator_value=0.5, eps=1e-8),
+    "adadelta": lambda O, ps: O.Adadelta(ps),
+    "adadelta_everything": lambda O, ps: O.Adadelta(ps, lr=0.5, rho=0.8, eps=1e-4,
+                                                    weight_decay=0.1, maximize=True),
+    "adamax": lambda O, ps: O.Adamax(ps, lr=0.05),
+    "adamax_everything": lambda O, ps: O.Adamax(ps, lr=0.05, betas=(0.8, 0.99), eps=1e-6,
+                                                weight_decay=0.1, maximize=True),
+    "asgd": lambda O, ps: O.ASGD(ps, lr=0.05),
+    "asgd_averaging": lambda O, ps: O.ASGD(ps, lr=0.05, lambd=0.01, alpha=0.5, t0=5,
+                                           weight_decay=0.1),
+    "asgd_maximize": lambda O, ps: O.ASGD(ps, lr=0.01, t0=0, maximize=True),
+    "rprop": lambda O, ps: O.Rprop(ps, lr=0.05),
+    "rprop_everything": lambda O, ps: O.Rprop(ps, lr=0.05, etas=(0.3, 1.7),
+                                              step_sizes=(0.01, 0.1), maximize=True),
 }
 
 
@@ -88,7 +101,9 @@ def test_trajectory_matches_torch(name, torch):
 
 
 @pytest.mark.parametrize("name", ["sgd_momentum_dampening_wd", "adam_amsgrad_wd",
-                                  "rmsprop_centered_momentum_wd", "adagrad_everything"])
+                                  "rmsprop_centered_momentum_wd", "adagrad_everything",
+                                  "adadelta_everything", "adamax_everything", "asgd_averaging",
+                                  "rprop_everything"])
 def test_gradients_on_some_steps_only_match_torch(name, torch):
     """Parameters without a gradient are skipped (their state and step count too), so
     Adam's bias corrections differ per parameter, as in torch."""
@@ -100,7 +115,7 @@ def test_gradients_on_some_steps_only_match_torch(name, torch):
 
 
 @pytest.mark.parametrize("name", ["sgd_momentum_dampening_wd", "adam_amsgrad_wd", "rmsprop",
-                                  "adagrad"])
+                                  "adagrad", "adadelta", "adamax", "asgd_averaging", "rprop"])
 def test_float64_and_complex_parameters_match_torch(name, torch):
     ours, _, _ = trajectory(pb, OPTIMIZERS[name], dtype=pb.float64)
     theirs, _, _ = trajectory(torch, OPTIMIZERS[name], dtype=torch.float64)
@@ -116,6 +131,25 @@ def test_float64_and_complex_parameters_match_torch(name, torch):
             opt.step()
         results.append([p.detach().numpy() for p in ps])
     assert_same_trajectory([results[0]], [results[1]])
+
+
+@pytest.mark.parametrize("name", ["asgd_averaging", "adamax", "rprop", "adadelta"])
+def test_a_scheduled_rate_takes_effect_as_in_torch(name, torch):
+    """ASGD's rate follows ``lr`` a step late (it keeps ``eta`` between steps)."""
+    results = []
+    for T in (pb, torch):
+        ps = [T.tensor(a.copy(), requires_grad=True) for a in INIT]
+        opt = OPTIMIZERS[name](T.optim, ps)
+        sched = T.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+        out = []
+        for _ in range(10):
+            opt.zero_grad()
+            loss_of(T, ps).backward()
+            opt.step()
+            sched.step()
+            out.append([p.detach().numpy().copy() for p in ps])
+        results.append(out)
+    assert_same_trajectory(*results)
 
 
 def test_param_groups_and_add_param_group_match_torch(torch):
@@ -174,7 +208,8 @@ def test_state_dict_is_torchs(name, torch):
 
 
 @pytest.mark.parametrize("name", ["sgd_nesterov", "adam_amsgrad_wd", "rmsprop_centered_momentum_wd",
-                                  "adagrad_everything"])
+                                  "adagrad_everything", "adadelta_everything", "adamax_everything",
+                                  "asgd_averaging", "rprop_everything"])
 def test_state_dict_round_trip_continues_the_same_trajectory(name, torch):
     """Training 10 steps, then a new optimizer loaded from the first's state dict
     (taken from torch's, converted), for 10 more: torch's 20 steps."""
@@ -267,6 +302,10 @@ ERRORS = {
     "lr_decay": lambda T: T.optim.Adagrad([T.ones(1, requires_grad=True)], lr_decay=-1),
     "accumulator": lambda T: T.optim.Adagrad([T.ones(1, requires_grad=True)],
                                              initial_accumulator_value=-1),
+    "rho": lambda T: T.optim.Adadelta([T.ones(1, requires_grad=True)], rho=1.5),
+    "adamax_beta": lambda T: T.optim.Adamax([T.ones(1, requires_grad=True)], betas=(1.0, 0.9)),
+    "asgd_wd": lambda T: T.optim.ASGD([T.ones(1, requires_grad=True)], weight_decay=-1),
+    "etas": lambda T: T.optim.Rprop([T.ones(1, requires_grad=True)], etas=(0.5, 0.9)),
     "load_sizes": lambda T: T.optim.SGD([T.ones(1, requires_grad=True)]).load_state_dict(
         {"state": {}, "param_groups": [{"params": [0, 1], "lr": 0.1}]}),
     # parameters in containers (docs/reliability.md): torch takes Tensors and groups only

@@ -17,10 +17,13 @@ parameters; docs/design.md says why it is numpy and not generated code.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta, Adamax
 from .adam import Adam, AdamW, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
+from .rprop import ASGD, Rprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "NAdam", "Optimizer", "RAdam", "RMSprop",
-           "lr_scheduler"]
+__all__ = ["ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]

@@ -168,8 +168,7 @@ class Optimizer:
         """One update of every parameter that has a gradient. ``closure`` (optional)
         recomputes the loss, with grad mode on; its result is returned. Refused while
         this thread traces a function (generated code would not repeat it)."""
-        if record.trace_hooks():
-            raise RuntimeError(messages.side_effect_in_trace(f"{type(self).__name__}.step()"))
+        self._refuse_in_trace()
         loss = None
         if closure is not None:
             with enable_grad():
@@ -183,6 +182,10 @@ class Optimizer:
                 self._step_bucket(group, bucket)
         self._step_count += 1
         return loss
+
+    def _refuse_in_trace(self) -> None:
+        if record.trace_hooks():
+            raise RuntimeError(messages.side_effect_in_trace(f"{type(self).__name__}.step()"))
 
     def _step_bucket(self, group: dict, bucket: Bucket) -> None:
         grads = [p._grad for p in bucket.params]

@@ -1,7 +1,7 @@
 """torch.optim.lr_scheduler: the schedules of a formula of the epoch (``decays.py``),
 ``ReduceLROnPlateau`` (``plateau.py``), warm restarts, one cycle and the schedulers that
-combine others (``cycles.py``), with torch's (chainable) formulas, so the learning
-rates are torch's to the last bit.
+combine others (``cycles.py``), cyclical rates (``cyclic.py``), with torch's (chainable)
+formulas, so the learning rates are torch's to the last bit.
 
 >>> import pullback as pb
 >>> w = pb.zeros(1, requires_grad=True)
@@ -18,11 +18,12 @@ rates are torch's to the last bit.
 
 from .base import LRScheduler
 from .cycles import ChainedScheduler, CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR
+from .cyclic import CyclicLR
 from .decays import (ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
                      MultiplicativeLR, MultiStepLR, PolynomialLR, StepLR)
 from .plateau import ReduceLROnPlateau
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR",
-           "CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR",
            "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR",
            "ReduceLROnPlateau", "SequentialLR", "StepLR"]

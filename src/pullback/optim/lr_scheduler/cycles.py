@@ -280,7 +280,9 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list:
     groups = optimizer.param_groups
     if isinstance(value, (list, tuple)):
         if len(value) != len(groups):
-            raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has "
+                             f"{len(groups)}.")
         return list(value)
     return [value] * len(groups)
 
