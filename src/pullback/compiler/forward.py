@@ -29,7 +29,7 @@ from pullback.transforms import pipeline
 
 from ..autograd import anomaly_mode, forward_ad
 from ..autograd.record import trace_hooks
-from ..ir import Var, naming
+from ..ir import Var, every_eqn, naming
 from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
@@ -67,8 +67,14 @@ class JVPVariant:
     """One specialization: the generated code and how to feed and read it."""
 
     def __init__(self, traced: Traced, module: Any, slots: list, n_value: int,
-                 value_tree: Any, tangent_module: Any = None, n_res: int = 0) -> None:
+                 value_tree: Any, tangent_module: Any = None, n_res: int = 0,
+                 joint: Any = None) -> None:
         self.traced = traced
+        # linearize: the forward and tangent graph before it was split (jacfwd's columns
+        # batch it), when it neither draws nor prints (it runs the forward again)
+        self.joint = joint if joint is not None and all(
+            e.op.pure for e in every_eqn(joint)) else None
+        self.columns: dict = {}  # (size, slot) -> (module, batched)
         self.module = module  # inputs + tangents -> outputs + tangents (linearize: + residuals)
         self.slots = slots  # graph inputs that take a tangent, in tangent order
         self.dtypes = [traced.graph.inputs[j].dtype for j in slots]
@@ -156,7 +162,7 @@ class JVPProgram:
         for graph in (joint, g, parts.forward, parts.backward):
             strip_values(graph)
         return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
-                          len(parts.residuals))
+                          len(parts.residuals), joint)
 
     def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
         if variant.module is None:  # (a custom Function inside)
@@ -195,7 +201,34 @@ class JVPProgram:
             got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
             return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])
 
+        tangent_of.columns = lambda k, basis: self._columns(variant, args, k, basis, kind)
         return out, aux, tangent_of
+
+    def _columns(self, variant: JVPVariant, args: tuple, k: int, basis: np.ndarray,
+                 kind: str) -> list | None:
+        """The tangents of the value's leaves along each of ``basis`` (a batch of tangents
+        of slot ``k``, the others zero) from one batched run of the joint graph: each
+        leaf's tangents stacked in axis 0. None when the joint draws or prints."""
+        if variant.joint is None:
+            return None
+        inputs = gather_inputs(variant.traced, args)
+        joint, n_in = variant.joint, len(variant.traced.graph.inputs)
+        zeros = [np.zeros(v.shape, v.dtype) for v in joint.inputs[n_in:]]
+        key = (len(basis), k)
+        found = variant.columns.get(key)
+        if found is None:
+            values = inputs + [basis if j == k else z for j, z in enumerate(zeros)]
+            g, flags = pipeline.vmapped(joint, values, [False] * n_in + [
+                j == k for j in range(len(zeros))], len(basis))
+            found = variant.columns[key] = (pipeline.codegen(g, ident(g.name) + "_columns"),
+                                            flags)
+            strip_values(g)
+        module, flags = found
+        tangents = [basis if j == k else z for j, z in enumerate(zeros)]
+        got = module.fn(*inputs, *tangents)
+        n_out = len(variant.traced.graph.outputs)
+        return [as_kind(kind, t if b else np.broadcast_to(t, (len(basis),) + np.shape(t)))
+                for t, b in zip(got[n_out:], flags[n_out:])]
 
     def _kind(self, args: tuple) -> str:
         leaves = [x for k in self.targets(len(args)) for x in tree_leaves(args[k])]

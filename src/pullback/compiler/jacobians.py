@@ -122,8 +122,20 @@ class Jacobian:
         out, aux, tangent_of = self._linearized(args, nums)
         zeros = [[_zeros_like(x) for x in ts] for ts in targets]
         blocks = None
+        slot = -1
         for a, ts in enumerate(targets):
             for leaf, x in enumerate(ts):
+                slot += 1
+                fast = _batched_columns(tangent_of, slot, x)
+                if fast is not None:  # every column of the block from one batched run
+                    if blocks is None:
+                        blocks = [[] for _ in fast]
+                    for i, (o, c) in enumerate(zip(tree_leaves(out), fast)):
+                        blocks[i].append(np.moveaxis(np.reshape(c, (-1,) + _shape(o)), 0, -1)
+                                         .reshape(_shape(o) + _shape(x)) if not isinstance(
+                                             c, Tensor) else _assemble(list(c), _shape(o),
+                                                                       _shape(x), o, -1))
+                    continue
                 columns = []
                 for j in range(int(np.prod(_shape(x)))):
                     tangents = [list(z) for z in zeros]
@@ -190,6 +202,18 @@ class Jacobian:
             blocks.append([_assemble([r[n] for r in rows], _shape(o), _shape(x), x, 0)
                            for n, x in enumerate(flat_targets)])
         return out, blocks, aux
+
+
+def _batched_columns(tangent_of: Callable, slot: int, x: Any) -> list | None:
+    """jacfwd's columns for input leaf ``x`` (tangent ``slot``) from one batched run of
+    the generated joint (``JVPProgram._columns``), or None where that does not apply."""
+    columns = getattr(tangent_of, "columns", None)
+    if columns is None:
+        return None
+    d = x._data if isinstance(x, Tensor) else np.asarray(x)
+    n = int(np.prod(d.shape))
+    dtype = d.dtype if d.dtype.kind in "fc" else np.dtype(float)
+    return columns(slot, np.eye(n, dtype=dtype).reshape((n,) + d.shape))
 
 
 def batched_rows(pull: VJPFunction) -> list | None:
