@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.ir import Builder, Graph, Var
-from pullback.ops.table.batching import apply_rule, example
+from pullback.ops.table.batching import apply_rule, example, with_batch
 
 #: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
 #: element, or different for each
@@ -65,13 +65,17 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
 
 
 def batched_graph(graph: Graph, values: list, batched: list, size: int,
-                  randomness: str = "error") -> tuple[Graph, list]:
+                  randomness: str = "error", force: list | None = None) -> tuple[Graph, list]:
     """``graph`` batched as a graph of its own: its inputs Vars holding ``values`` (the
-    batched ones with the batch in axis 0), and which outputs carry the batch."""
+    batched ones with the batch in axis 0), and which outputs carry the batch (those
+    ``force`` names carry it always: the same value for every element where it is not
+    batched)."""
     ins = [Var(np.shape(x), np.asarray(x).dtype, np.asarray(x), name=v.name)
            for x, v in zip(values, graph.inputs)]
     with Builder() as b:
         outs, flags = batch_eval(graph, ins, batched, size, randomness)
+        for k in [k for k, f in enumerate(force or ()) if f and not flags[k]]:
+            outs[k], flags[k] = with_batch(outs[k], size), True
         outs = [o if o is None or isinstance(o, Var) else b.const(np.asarray(o)) for o in outs]
     return Graph(ins, b.eqns, outs, b.consts, name=graph.name), flags
 

@@ -5,6 +5,9 @@
 - an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
   another input already has that shape, takes ``s`` itself: numpy broadcasts it with
   no filled array (the rules of sum and mean expand their gradient this way);
+- a reshape (unsqueeze, squeeze, view) of a reshape, its result not returned, is one
+  reshape of the first's input, or that input where it has the shape already (vmap's
+  rules leave such chains);
 - a copy of a constant (a tensor the function made, ``pb.tensor(...)``, ``pb.zeros``)
   is the constant itself unless it is returned or viewed: in-place writes into it are
   new values in the IR, so nothing writes into it.
@@ -13,6 +16,7 @@
 from __future__ import annotations
 
 from pullback.ir import Eqn, Graph, Var
+from pullback.ops import OPS
 
 
 def _undo_transpose(e: Eqn, made: dict) -> Var | None:
@@ -24,6 +28,27 @@ def _undo_transpose(e: Eqn, made: dict) -> Var | None:
     if e.op.name == "t" or (e.op.name == "transpose" and src.params == e.params):
         return src.inputs[0]
     return None
+
+
+#: ops that only reshape (generated code writes each as ``.reshape(...)``)
+RESHAPES = ("reshape", "view", "reshape_alias", "unsqueeze", "squeeze", "squeeze_all",
+            "squeeze_dims")
+
+
+def _reshaped(e: Eqn, made: dict, returned: set) -> Eqn | Var:
+    """For a reshape whose result is not returned: one reshape of the input of the
+    reshape it reads, or that input itself where the shape is already its own."""
+    if e.out.id in returned:
+        return e
+    a = e.inputs[0]
+    src = made.get(a.id) if isinstance(a, Var) else None
+    if src is not None and src.op.name in RESHAPES:
+        a = src.inputs[0]
+        e = Eqn(OPS["reshape"], (a,), e.out, {"shape": e.out.shape}, e.src, e.block,
+                e.nograd, e.keeps_history)
+    if isinstance(a, Var) and a.shape == e.out.shape and a.dtype == e.out.dtype:
+        return a
+    return e
 
 
 def _identity(e: Eqn) -> Var | None:
@@ -67,6 +92,7 @@ def peephole(graph: Graph) -> Graph:
     alias: dict[int, Var] = {}
     eqns = []
     consts = {v.id for v in graph.consts}
+    returned = {v.id for v in graph.outputs if isinstance(v, Var)}
     shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     for e in graph.eqns:
@@ -77,6 +103,12 @@ def peephole(graph: Graph) -> Graph:
         if x is not None:
             alias[e.out.id] = x
             continue
+        if e.op.name in RESHAPES:
+            r = _reshaped(e, made, returned)
+            if isinstance(r, Var):
+                alias[e.out.id] = r
+                continue
+            e = r
         if e.op.name in ("t", "transpose"):
             x = _undo_transpose(e, made)
             if x is not None:

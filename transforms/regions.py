@@ -43,8 +43,10 @@ from pullback.ir import (
 )
 from pullback.ops import OPS, defop
 from pullback.ops.elementwise import zeros_like
+from pullback.ops.table import batching
 
 from .adjoint import adjoint
+from .batch import batched_graph
 from .cse import cse
 from .dce import dce
 from .peephole import peephole
@@ -237,8 +239,45 @@ def _or_zeros(g: Any, like: Var) -> Any:
 
 
 # (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
+def _scan_batch(op: Any, args: tuple, batched: tuple, body: Graph, length: int | None,
+                n_carry: int, n_xs: int, reverse: bool, remat: bool = False) -> tuple:
+    """A scan over a batch: one scan whose body is the batched body. A carry is batched
+    when its start is or when a batched value reaches it (found by batching the body
+    until the carries' flags settle); the walked arrays batched in axis 0 are walked
+    along axis 1."""
+    size = batching.size_of(args, batched)
+    carries, xs, consts = scan_parts(args, n_carry, n_xs)
+    flags_c, flags_x, flags_k = (list(f) for f in scan_parts(batched, n_carry, n_xs))
+    if any(np.shape(x)[int(b)] == 0 for x, b in zip(xs, flags_x)):
+        raise batching.NoRule  # (no step to build the body on)
+    step = [np.asarray(getattr(x, "_data", x))[(slice(None), 0) if b else 0]
+            for x, b in zip(xs, flags_x)]
+    values = [np.asarray(getattr(a, "_data", a)) for a in (*carries, *consts)]
+    while True:
+        inputs = [v if b or not f else np.broadcast_to(v, (size,) + v.shape)
+                  for v, b, f in zip(values[:n_carry], batched[:n_carry], flags_c)]
+        force = [False] * n_carry + [True] * (len(body.outputs) - n_carry)
+        g, out = batched_graph(body, inputs + step + values[n_carry:],
+                               flags_c + flags_x + flags_k, size, force=force)
+        settled = [c or o for c, o in zip(flags_c, out[:n_carry])]
+        if settled == flags_c:
+            break
+        flags_c = settled
+    outs = op(*[c if b or not f else batching.with_batch(c, size)
+                for c, b, f in zip(carries, batched[:n_carry], flags_c)],
+              *[batching.moved(x, 0, 1) if b else x for x, b in zip(xs, flags_x)], *consts,
+              body=g, length=length, n_carry=n_carry, n_xs=n_xs, reverse=reverse, remat=remat)
+    n_ys = len(body.outputs) - n_carry
+    last = [o if f else batching.with_batch(o, size) for o, f in zip(outs[:n_carry], flags_c)]
+    ys = [batching.moved(y, 1, 0) for y in outs[n_carry:n_carry + n_ys]]
+    saved = [batching.moved(s, 1, 0) if f else batching.with_batch(s, size)
+             for s, f in zip(outs[n_carry + n_ys:], flags_c)]
+    return tuple(last + ys + saved)
+
+
 scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
-                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False,
+                batch=_scan_batch)
 
 
 def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) -> Graph:
