@@ -200,3 +200,26 @@ def test_a_batched_value_written_into_an_unbatched_tensor_is_refused() -> None:
     assert buf.numpy().tolist() == [0.0, 0.0]
     with pytest.raises(pb.compiler.TraceError, match="in-place add_.. on argument 'b'"):
         func.vmap(lambda a, b: b.add_(a), in_dims=(0, None))(pb.ones(3, 2), pb.ones(2))
+
+
+def test_vmap_of_a_scan_batches_its_body_and_its_gradient() -> None:
+    def rnn(xs, w, h0):
+        def step(h, x):
+            h = np.tanh(h @ w + x)
+            return h, h.sum()
+        h, ys = pb.scan(step, h0, xs)
+        return h.sum() + ys.sum()
+    xs, w = RNG.standard_normal((4, 7, 3)), RNG.standard_normal((3, 3)) * 0.5
+    h0s = RNG.standard_normal((4, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no op loops over the examples
+        got = pb.vmap(rnn, in_axes=(0, None, 0))(xs, w, h0s)
+        grads = pb.vmap(pb.grad(rnn, argnums=1), in_axes=(0, None, None))(xs, w, h0s[0])
+    np.testing.assert_allclose(got, [rnn(x, w, h) for x, h in zip(xs, h0s)], rtol=1e-12)
+    np.testing.assert_allclose(grads, [pb.grad(rnn, argnums=1)(x, w, h0s[0]) for x in xs],
+                               rtol=1e-10)
+    # a carry only a batched constant reaches becomes batched inside the loop
+    acc = lambda c, xs: pb.scan(lambda h, x: (h + c * x, h), np.zeros(2), xs)[0]  # noqa
+    cs = RNG.standard_normal(3)
+    np.testing.assert_allclose(pb.vmap(acc, in_axes=(0, None))(cs, xs[0][:, :2]),
+                               [acc(c, xs[0][:, :2]) for c in cs], rtol=1e-12)
