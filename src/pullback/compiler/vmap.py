@@ -100,32 +100,37 @@ class VmapFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = positional(self.fn, "vmap", args, kwargs)
-        axes = _arg_axes(self, args)
-        size = _batch_size(self, args, axes)
-        moved = tuple(_moved(a, ax) for a, ax in zip(args, axes))
-        kind = _kind(args)
+        flats = [tree_flatten(a) for a in args]  # (each argument flattened once a call)
+        axes = _arg_axes(self, args, flats)
+        size = _batch_size(self, args, axes, flats)
+        moved = tuple(_moved(a, ax, f) for a, ax, f in zip(args, axes, flats))
+        leaves = [x for f in flats for x in f[0]]
+        kind = "tensor" if any(isinstance(x, Tensor) and type(x) is not NumpyTensor
+                               for x in leaves) else "array"
+        plain = not any(map(has_graph, leaves))
         if self.chunk_size is not None and size > self.chunk_size:
-            return self._chunked(moved, axes, size, kind)
-        out, out_batched = self._batched(moved, axes, size)
+            return self._chunked(moved, axes, size, kind, plain)
+        out, out_batched = self._batched(moved, axes, size, plain)
         return self._finish(out, out_batched, size, kind)
 
-    def _batched(self, moved: tuple, axes: list, size: int) -> tuple:
-        """The flat outputs (batch in axis 0 where batched) and their tree."""
+    def _batched(self, moved: tuple, axes: list, size: int, plain: bool) -> tuple:
+        """The flat outputs (batch in axis 0 where batched) and their tree. ``plain``: no
+        argument is a value an outer computation differentiates through."""
         outer = getattr(self._call, "now", None)
-        self._call.now = (axes, size)
+        self._call.now = (axes, size, plain)
         try:
             return self.cache.call(self, moved)
         finally:
             self._call.now = outer
 
-    def _chunked(self, moved: tuple, axes: list, size: int, kind: str) -> Any:
+    def _chunked(self, moved: tuple, axes: list, size: int, kind: str, plain: bool) -> Any:
         """torch's chunk_size: the batch in chunks, the results joined."""
         parts = []
         for lo in range(0, size, self.chunk_size):
             n = min(self.chunk_size, size - lo)
             part = tuple(_leafwise(a, ax, lambda x, lo=lo, n=n: x[lo:lo + n])
                          for a, ax in zip(moved, axes))
-            parts.append(self._batched(part, axes, n))
+            parts.append(self._batched(part, axes, n, plain))
         (leaves, tree), flags = parts[0]
         joined = [_join([p[0][0][k] for p in parts]) if flags[k] else leaves[k]
                   for k in range(len(leaves))]
@@ -133,7 +138,7 @@ class VmapFunction:
 
     # ------------------------------------------------------------- the cache loop
     def build(self, moved: tuple) -> VmapVariant:
-        axes, size = self._call.now
+        axes, size, plain = self._call.now
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
         with record.untraced(), record.gathering():  # (a trace of its own; x[i] reads i)
             traced = trace_call(self.fn, one, lambda i, a: False, "vmap", self.fn)
@@ -141,7 +146,7 @@ class VmapFunction:
         if traced.guards:
             return VmapVariant(traced, batched, size, None, [], per_example=True)
         module, out_batched = None, []
-        if _plain(moved) and _plain(traced.captures):
+        if plain and not any(map(has_graph, traced.captures)):
             try:
                 module, out_batched = self._generate(traced, batched, moved, size)
             except Unbatchable:  # (an op no loop can batch: the function per element)
@@ -160,8 +165,8 @@ class VmapFunction:
         traced = variant.traced
         if variant.per_example:
             return self._per_example(moved)
-        if variant.module is not None and _plain(moved) and _plain(traced.captures) \
-                and not record.trace_hooks():
+        if variant.module is not None and self._call.now[2] and not any(
+                map(has_graph, traced.captures)) and not record.trace_hooks():
             outs = variant.module.fn(*gather_inputs(traced, moved))
             return (list(outs), traced.out_tree), variant.out_batched
         values = _slot_values(traced, moved) + list(traced.captures)
@@ -179,7 +184,7 @@ class VmapFunction:
     def _per_example(self, moved: tuple) -> tuple:
         """The function once per batch element, its outputs stacked (a trace that made
         Python decisions on the values cannot serve the whole batch)."""
-        axes, size = self._call.now
+        axes, size, _ = self._call.now
         warnings.warn(f"vmap: {def_line(self.fn)} makes a Python decision (an if, a "
                       "bool(), .item()) on a batched value, or calls a custom Function, so "
                       "it runs once per batch element", UserWarning, stacklevel=5)
@@ -256,7 +261,7 @@ def _check_axes_spec(spec: Any, what: str, fn: Callable, style: str) -> None:
                     f"to the positional arguments passed to the function, but got {spec!r}.")
 
 
-def _arg_axes(door: VmapFunction, args: tuple) -> list:
+def _arg_axes(door: VmapFunction, args: tuple, flats: list) -> list:
     """Per argument, its leaves' axes (None: not mapped) as a list, or one axis for an
     argument that is a leaf."""
     spec = door.in_axes
@@ -266,12 +271,13 @@ def _arg_axes(door: VmapFunction, args: tuple) -> list:
         spec = (spec,) * len(args)
     if len(spec) != len(args):
         raise _structure_error(door, spec, args)
-    return [_prefix(door, s, a) for s, a in zip(spec, args)]
+    return [_prefix(door, s, a, f) for s, a, f in zip(spec, args, flats)]
 
 
-def _prefix(door: VmapFunction, spec: Any, arg: Any) -> Any:
-    """``spec`` (an axis or a pytree prefix of ``arg``) as one axis per leaf of ``arg``."""
-    leaves, tree = tree_flatten(arg)
+def _prefix(door: VmapFunction, spec: Any, arg: Any, flat: tuple | None = None) -> Any:
+    """``spec`` (an axis or a pytree prefix of ``arg``) as one axis per leaf of ``arg``
+    (``flat``: ``arg`` flattened, if it is at hand)."""
+    leaves, tree = flat or tree_flatten(arg)
     if spec is None or type(spec) is int:
         return [spec] * len(leaves) if tree.node is not None else spec
     try:
@@ -309,15 +315,10 @@ def _structure_error(door: VmapFunction, spec: Any, args: Any) -> ValueError:
                       f"{tree_flatten(args)[1]}.")
 
 
-def _leaf_pairs(a: Any, ax: Any) -> list:
-    leaves, tree = tree_flatten(a)
-    return list(zip(leaves, ax)) if isinstance(ax, list) else [(a, ax)]
-
-
-def _batch_size(door: VmapFunction, args: tuple, axes: list) -> int:
+def _batch_size(door: VmapFunction, args: tuple, axes: list, flats: list) -> int:
     sizes = []
-    for k, (a, ax) in enumerate(zip(args, axes)):
-        for leaf, axis in _leaf_pairs(a, ax):
+    for k, (a, ax, flat) in enumerate(zip(args, axes, flats)):
+        for leaf, axis in (zip(flat[0], ax) if isinstance(ax, list) else [(a, ax)]):
             if axis is None:
                 continue
             sizes.append(_axis_size(door, k, leaf, axis))
@@ -367,10 +368,13 @@ def _leafwise(a: Any, ax: Any, f: Callable) -> Any:
     return tree_unflatten(tree, [x if axis is None else f(x) for x, axis in zip(leaves, ax)])
 
 
-def _moved(a: Any, ax: Any) -> Any:
-    """Argument ``a`` with each mapped leaf's axis moved to the front."""
+def _moved(a: Any, ax: Any, flat: tuple) -> Any:
+    """Argument ``a`` (flattened: ``flat``) with each mapped leaf's axis moved to the
+    front."""
     if isinstance(ax, list):
-        leaves, tree = tree_flatten(a)
+        if all(axis is None or axis == 0 for axis in ax):
+            return a
+        leaves, tree = flat
         return tree_unflatten(tree, [_front(x, axis) for x, axis in zip(leaves, ax)])
     return _front(a, ax)
 
@@ -412,17 +416,6 @@ def _slot_values(traced: Traced, moved: tuple) -> list:
     for i, path in traced.arg_slots:
         values.append(tree_flatten(moved[i])[0][path[0]] if path else moved[i])
     return [np.asarray(v) if isinstance(v, (float, np.floating)) else v for v in values]
-
-
-def _kind(args: tuple) -> str:
-    """"tensor" when a Tensor (torch's face) is among the arguments, else "array"."""
-    return "tensor" if any(isinstance(x, Tensor) and type(x) is not NumpyTensor
-                           for x in tree_flatten(list(args))[0]) else "array"
-
-
-def _plain(moved: Any) -> bool:
-    """No value an outer computation differentiates through (generated code serves)."""
-    return not any(has_graph(x) for x in tree_flatten(list(moved))[0])
 
 
 def _join(parts: list, stack: bool = False) -> Any:
