@@ -12,6 +12,7 @@ import pullback as pb
 from pullback import func
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 RNG = np.random.default_rng(0)
 
 
@@ -223,3 +224,26 @@ def test_vmap_of_a_scan_batches_its_body_and_its_gradient() -> None:
     cs = RNG.standard_normal(3)
     np.testing.assert_allclose(pb.vmap(acc, in_axes=(0, None))(cs, xs[0][:, :2]),
                                [acc(c, xs[0][:, :2]) for c in cs], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["grad", "jacrev", "jacfwd", "hessian", "vjp", "jvp"])
+def test_vmap_of_each_transform_against_torch_func(name) -> None:
+    x = RNG.standard_normal((3, 4))
+    v = RNG.standard_normal((3, 4))
+    f = lambda a: (pb.sin(a) * a).sum()  # noqa: E731
+    tf = lambda a: (torch.sin(a) * a).sum()  # noqa: E731
+    g = lambda a: pb.sin(a) * a  # noqa: E731
+    tg = lambda a: torch.sin(a) * a  # noqa: E731
+    if name == "vjp":
+        mine = func.vmap(lambda a, c: func.vjp(g, a)[1](c)[0])(pb.tensor(x), pb.tensor(v))
+        theirs = torch.func.vmap(lambda a, c: torch.func.vjp(tg, a)[1](c)[0])(
+            torch.tensor(x), torch.tensor(v))
+    elif name == "jvp":
+        mine = func.vmap(lambda a, c: func.jvp(g, (a,), (c,))[1])(pb.tensor(x), pb.tensor(v))
+        theirs = torch.func.vmap(lambda a, c: torch.func.jvp(tg, (a,), (c,))[1])(
+            torch.tensor(x), torch.tensor(v))
+    else:
+        fn, tfn = (f, tf) if name in ("grad", "hessian") else (g, tg)
+        mine = func.vmap(getattr(func, name)(fn))(pb.tensor(x))
+        theirs = torch.func.vmap(getattr(torch.func, name)(tfn))(torch.tensor(x))
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
