@@ -42,8 +42,15 @@ NEXT = ("next: train a model on real data (python samples/digits_cnn.py; samples
         "lists every sample and what it teaches), then docs/user_guide.md")
 
 
+#: said before the first sample: the errors and warnings the samples show are theirs
+EXPECTED = ("Some samples make torch's errors and warnings happen on purpose, to show their "
+            "messages: the lines that start with RuntimeError:, UserWarning: or GradcheckError: "
+            "are expected output, not failures (a failed sample says so at the end).\n")
+
+
 def main(argv: list[str]) -> int:
     paths = [p for p in sample_paths() if not argv or any(a in p.name for a in argv)]
+    print(EXPECTED, flush=True)
     failed = [p.name for p in paths if run(p) != 0]
     if failed:
         print(f"{len(failed)} of {len(paths)} samples failed: {', '.join(failed)}")

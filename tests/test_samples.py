@@ -424,6 +424,8 @@ def test_sample_runs_and_prints_its_results(name: str):
 def test_tour_runs_every_sample_under_a_header():
     proc = _run("tour.py", "01_", "08_")
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Some samples make torch's errors and warnings happen on "
+                                  "purpose")
     assert "=== 01_first_gradient.py ===\nThe first gradient:" in proc.stdout
     assert "=== 08_hooks.py ===\nTensor hooks:" in proc.stdout
     assert "BinaryCrossEntropyWithLogitsBackward0" in proc.stdout
