@@ -636,3 +636,21 @@ def test_default_stream_draws_are_ops_compiled_code_draws_anew():
     pb.manual_seed(5)
     d = f(pb.zeros(3))
     assert all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(c, d))
+
+
+# ------------------------------------------------- normalization's mixed dtypes (CPU)
+def _norms(x_dtype, p_dtype):
+    def run(T):
+        F = T.nn.functional
+        x = T.ones(4, 3, dtype=getattr(T, x_dtype))
+        w, b = T.ones(3, dtype=getattr(T, p_dtype)), T.zeros(3, dtype=getattr(T, p_dtype))
+        return [F.batch_norm(x, None, None, w, b, training=True),
+                F.batch_norm(x, T.zeros(3, dtype=w.dtype), T.ones(3, dtype=w.dtype)),
+                F.layer_norm(x, (3,), w, b), F.group_norm(x.reshape(4, 3, 1), 3, w, b)][-1]
+    return run
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float64", "float64")])
+def test_normalizations_refuse_mixed_dtypes_as_torch(torch, dtypes):
+    same(torch, _norms(*dtypes))

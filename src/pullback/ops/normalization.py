@@ -162,6 +162,16 @@ group_norm_op = defop(
 
 
 # ------------------------------------------------------------- public functions
+def _same_dtype(input, *others):
+    """torch's CPU check: a normalization's parameters and statistics have the input's
+    dtype (a float32 input with float64 ones, or the other way round, is refused)."""
+    d = args.np_dtype(input)
+    if any(o is not None and args.np_dtype(o) != d for o in others):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float"
+                           if d == np.float32 else
+                           "mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def _affine(input, weight, bias, shape):
     """weight and bias, or ones and zeros of the input's dtype where they are None."""
     dt = args.np_dtype(input)
@@ -188,6 +198,7 @@ def _normalized_shape(input, normalized_shape):
 
 @public("layer_norm", functional=True)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    _same_dtype(input, weight, bias)
     shape = _normalized_shape(input, normalized_shape)
     k = len(shape)
     w, b = _affine(input, weight, bias, shape)
@@ -211,6 +222,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-5):
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    _same_dtype(input, running_mean, running_var, weight, bias)
     c = input.shape[1]
     w, b = _affine(input, weight, bias, (c,))
     if not training and running_mean is not None and running_var is not None:
@@ -268,6 +280,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
+    _same_dtype(input, weight, bias)
     c = input.shape[1]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
