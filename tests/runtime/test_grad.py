@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback.compiler import replay
+
 SECOND_TIME = r"^Trying to backward through the graph a second time"
 
 
@@ -252,3 +258,26 @@ def test_grad_only_runs_needed_part(both):
         g = T.autograd.grad((a * b).sum(), x)
         return g, log
     both.same(snippet)
+
+
+def test_is_grads_batched_runs_one_batched_backward_and_frees_the_graph(both):
+    def snippet(T):
+        x = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = T.sin(x) * x.sum()
+        return T.autograd.grad(y, x, T.eye(3), is_grads_batched=True)
+    both.same(snippet)
+    w = pb.tensor(np.random.default_rng(0).standard_normal((4, 4)), requires_grad=True)
+    x = pb.tensor(np.random.default_rng(1).standard_normal(4), requires_grad=True)
+    unused = pb.ones(2, requires_grad=True)
+    y = pb.tanh(x @ w)
+    built = replay.STATS["built"]
+    gx, gw, gu = pb.autograd.grad(y, (x, w, unused), pb.eye(4), is_grads_batched=True,
+                                  materialize_grads=True)
+    assert replay.STATS["built"] == built + 1  # one generated backward for the 4 rows
+    for b in range(4):
+        want = pb.autograd.grad(pb.tanh(x @ w), (x, w), pb.eye(4)[b])
+        np.testing.assert_allclose(gx[b].numpy(), want[0].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(gw[b].numpy(), want[1].numpy(), rtol=1e-12)
+    assert gu.shape == (4, 2) and not gu.numpy().any()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()

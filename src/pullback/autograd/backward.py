@@ -209,6 +209,15 @@ def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
             raise RuntimeError(messages.BATCHED_SHAPE.format(
                 i=i, g=messages.torch_size(g.shape[1:]), o=messages.torch_size(o.shape)))
     n = gouts[0].shape[0] if gouts else 0
+    if not create_graph and not record.trace_hooks() and n:  # one batched backward
+        task = engine.GraphTask(False, retain_graph, accumulate=False)
+        task.targets = _capture(task, ins)
+        seeds = [np.asarray(g._data if hasattr(g, "_data") else g, dtype=o._data.dtype)
+                 for g, o in zip(gouts, outs)]
+        captured = engine.batched_replay(_root_edges(outs), seeds, retain_graph, task.captures)
+        if captured is not None:
+            return tuple(_batched_result(captured[task.captures[grad_edge(t)]], t, i, n,
+                                         allow_unused, materialize) for i, t in enumerate(ins))
     rows = [grad(outs, ins, [g[b] for g in gouts], retain_graph or b < n - 1, create_graph,
                  allow_unused=True) for b in range(n)]
     result = []
@@ -219,6 +228,14 @@ def _grad_batched(outs: tuple, ins: tuple, gouts: tuple, retain_graph: bool,
         else:
             result.append(stack_rows(col, t, create_graph))
     return tuple(result)
+
+
+def _batched_result(g: Any, t: Any, i: int, n: int, allow_unused: bool,
+                    materialize: bool) -> Any:
+    """One entry of a batched grad()'s result: ``n`` gradients of ``t`` stacked."""
+    if g is None and materialize:
+        g = np.zeros((n,) + tuple(t.shape), t._data.dtype)
+    return _result(None if g is None else record.Tensor._make(g), t, i, allow_unused, False)
 
 
 def stack_rows(col: list, t: Any, create_graph: bool) -> Any:

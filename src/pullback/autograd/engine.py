@@ -164,6 +164,25 @@ def set_replay(fn: Any) -> None:
     _replay = fn
 
 
+_batched_replay: Any = None
+
+
+def set_batched_replay(fn: Any) -> None:
+    """Register the runner of a backward over a batch of seeds (``is_grads_batched``):
+    ``fn(root_edges, seeds, retain_graph, captures)``, each seed with the batch in axis
+    0, returns the captured gradients batched the same way, or None to decline."""
+    global _batched_replay
+    _batched_replay = fn
+
+
+def batched_replay(root_edges: list, seeds: list, retain_graph: bool,
+                   captures: dict) -> list | None:
+    """The registered batched runner's result, or None (the caller loops over the batch)."""
+    if _batched_replay is None or anomaly_mode.is_anomaly_enabled() or profiler.is_enabled():
+        return None
+    return _batched_replay(root_edges, seeds, retain_graph, captures)
+
+
 def replay(root_edges: list, seeds: list, retain_graph: bool,
            captures: dict | None = None) -> list | None:
     """The registered runner's result, or None (no runner, or it declined; anomaly mode

@@ -393,18 +393,58 @@ def execute(plan: Plan, w: Walk, seeds: list, retain_graph: bool,
             t._grad = _graph.Tensor._make(g)
         else:
             accumulate(t, g, False)
-    if not retain_graph:  # OpNode.release of each node that ran, precomputed
-        for i, blank in plan.release:
-            n = nodes[i]
-            if blank is _RELEASE:
-                n.release()
-                continue
-            n._freed = True
-            n.saved_out = None
-            if blank is _MIXED:
-                n.saved = tuple([None if type(s) is SavedTensor else s for s in n.saved])
-            elif blank is not None:
-                n.saved = blank
+    if not retain_graph:
+        _release(nodes, plan.release)
+    return captured
+
+
+def _release(nodes: list, release: list) -> None:
+    """OpNode.release of each node that ran, precomputed (``_release_plan``)."""
+    for i, blank in release:
+        n = nodes[i]
+        if blank is _RELEASE:
+            n.release()
+            continue
+        n._freed = True
+        n.saved_out = None
+        if blank is _MIXED:
+            n.saved = tuple([None if type(s) is SavedTensor else s for s in n.saved])
+        elif blank is not None:
+            n.saved = blank
+
+
+def run_batched(root_edges: list, seeds: list, retain_graph: bool,
+                captures: dict) -> list | None:
+    """grad() over a batch of seeds (``is_grads_batched``, a Jacobian's rows): the nodes'
+    VJP rules on IR values, batched over the seeds (``pipeline.vmapped``), as one
+    generated function; None where the graph is not a plain one (the caller loops)."""
+    if not config.replay:
+        return None
+    size = len(seeds[0])
+    w = walk(root_edges, [s[0] for s in seeds], captures)
+    if w is None:
+        return None
+    inputs = [Var(a.shape, a.dtype, a) for a in w.arrays]
+    seed_vars = [Var(s.shape[1:], s.dtype, s[0], name=naming.SEED) for s in seeds]
+    try:
+        with np.errstate(all="ignore"):
+            with Builder() as builder:
+                sinks, outputs, release = _replay(w, _saved_values(w.nodes, inputs),
+                                                  root_edges, seed_vars, captures)
+            graph = Graph(inputs + seed_vars, builder.eqns, outputs, builder.consts,
+                          "backward")
+            g, flags = pipeline.vmapped(graph, list(w.arrays) + list(seeds),
+                                        [False] * len(inputs) + [True] * len(seeds), size)
+            grads = pipeline.codegen(g, "batched_backward").fn(*w.arrays, *seeds)
+    except Exception:  # a rule that does not run on IR values, or batch: the loop
+        return None
+    captured: list = [None] * len(captures)
+    for (_, slot), grad, batched in zip(sinks, grads, flags):
+        captured[slot] = grad if batched else np.broadcast_to(
+            grad, (size,) + np.shape(grad)).copy()
+    if not retain_graph:
+        _release(w.nodes, release)
+    _count("built")
     return captured
 
 
@@ -528,3 +568,4 @@ def _as_var(g: Any) -> Any:
 
 
 engine.set_replay(run)
+engine.set_batched_replay(run_batched)
