@@ -46,7 +46,7 @@ from pullback.ops.elementwise import zeros_like
 from pullback.ops.table import batching
 
 from .adjoint import adjoint
-from .batch import batched_graph
+from .batch import batch_eval, batched_graph
 from .cse import cse
 from .dce import dce
 from .peephole import peephole
@@ -346,6 +346,30 @@ def _run_switch(index: Any, *arrays: Any, branches: tuple) -> tuple:
     return tuple(np.asarray(o) for o in runner(branches[k])(*arrays))
 
 
+def _switch_batch(op: Any, args: tuple, batched: tuple, branches: tuple) -> tuple:
+    """A switch over a batch. An unbatched index: one switch over the batched branches
+    (every output batched, so that the branches agree). A batched index: every branch
+    on the whole batch, each element's outputs picked from its branch (JAX's select)."""
+    index, arrays, flags = args[0], args[1:], list(batched[1:])
+    size = batching.size_of(args, batched)
+    if not batched[0]:
+        values = [np.asarray(getattr(a, "_data", a)) for a in arrays]
+        graphs = tuple(batched_graph(br, values, flags, size, force=[True] * len(br.outputs))[0]
+                       for br in branches)
+        return op(index, *arrays, branches=graphs)
+    picked = OPS["clamp"](index, min=0, max=len(branches) - 1)
+    results = []
+    for br in branches:
+        outs, out_flags = batch_eval(br, list(arrays), flags, size)
+        results.append([o if f else batching.with_batch(o, size) for o, f in zip(outs, out_flags)])
+    chosen = results[0]
+    for j, outs in enumerate(results[1:], 1):
+        here = OPS["eq"](picked, j)
+        chosen = [OPS["where"](batching.align(here, batching.ndim(o) - 1), o, c)
+                  for o, c in zip(outs, chosen)]
+    return tuple(chosen)
+
+
 def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -> Any:
     """The gradient of the branch that ran: a switch over the branches' adjoints."""
     if i == 0:
@@ -396,7 +420,7 @@ def branch_adjoints(branches: tuple) -> tuple:
 
 switch_op = OPS.get("switch") or defop(
     "switch", _run_switch, "SwitchBackward0", variadic=True, outputs=tuple,
-    vjp=(_switch_vjp,), uses=("tensors",), aliases=True, fresh=False)
+    vjp=(_switch_vjp,), uses=("tensors",), aliases=True, fresh=False, batch=_switch_batch)
 
 
 # a graph being built reads only the shapes of a loop's or a branch's results: builders

@@ -247,3 +247,15 @@ def test_vmap_of_each_transform_against_torch_func(name) -> None:
         mine = func.vmap(getattr(func, name)(fn))(pb.tensor(x))
         theirs = torch.func.vmap(getattr(torch.func, name)(tfn))(torch.tensor(x))
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_of_cond_with_a_batched_and_an_unbatched_predicate() -> None:
+    f = lambda x: pb.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v ** 3, x)  # noqa: E731
+    x = np.array([[1.0, 2.0], [-3.0, 1.0], [0.5, -2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every element's branch picked, no loop
+        np.testing.assert_allclose(pb.vmap(f)(x), [f(r) for r in x])
+        np.testing.assert_allclose(pb.vmap(pb.grad(lambda v: f(v).sum()))(x),
+                                   [pb.grad(lambda v: f(v).sum())(r) for r in x])
+        g = lambda v, s: pb.cond(s > 0, lambda u: u * 2, lambda u: -u, v)  # noqa: E731
+        np.testing.assert_allclose(pb.vmap(g, in_axes=(0, None))(x, -1.0), -x)
