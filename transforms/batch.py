@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.ir import Builder, Graph, Var
-from pullback.ops.table.batching import apply_rule, example, with_batch
+from pullback.ops.table.batching import Padded, Unbatchable, apply_rule, example, with_batch
 
 #: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
 #: element, or different for each
@@ -46,8 +46,11 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
     grad."""
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
     hot = {v.id for v, b in zip(graph.inputs, batched) if b}
+    padded: set = set()  # values a Padded result marks: no equation may read them
     env.update((v.id, value) for v, value in graph.consts.items())
     for e in graph.eqns:
+        if any(isinstance(a, Var) and a.id in padded for a in e.inputs):
+            raise Unbatchable(e.op.name)
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
         flags = tuple(isinstance(a, Var) and a.id in hot for a in e.inputs)
         with (nograd() if e.nograd and nograd is not None else contextlib.nullcontext()):
@@ -56,10 +59,14 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
             result = e.op(*args, **e.params)
         else:
             hot.update(v.id for v in e.outs)
+            if isinstance(result, Padded):
+                padded.update(v.id for v in e.outs[result.start:])
         if e.out is not None:
             env[e.out.id] = result
         else:
             env.update((v.id, r) for v, r in zip(e.outs, result))
+    if any(isinstance(v, Var) and v.id in padded for v in graph.outputs):
+        raise Unbatchable("while")
     outs = [env[v.id] if isinstance(v, Var) else v for v in graph.outputs]
     return outs, [isinstance(v, Var) and v.id in hot for v in graph.outputs]
 

@@ -248,7 +248,10 @@ def _scan_batch(op: Any, args: tuple, batched: tuple, body: Graph, length: int |
     size = batching.size_of(args, batched)
     carries, xs, consts = scan_parts(args, n_carry, n_xs)
     flags_c, flags_x, flags_k = (list(f) for f in scan_parts(batched, n_carry, n_xs))
-    if any(np.shape(x)[int(b)] == 0 for x, b in zip(xs, flags_x)):
+    lengths = {np.shape(x)[int(b)] for x, b in zip(xs, flags_x)}
+    if len(lengths) > 1:  # walked arrays whose length the batch changed (a while loop's
+        raise batching.Unbatchable("scan")  # steps) beside ones one example's trace fixed
+    if 0 in lengths:
         raise batching.NoRule  # (no step to build the body on)
     step = [np.asarray(getattr(x, "_data", x))[(slice(None), 0) if b else 0]
             for x, b in zip(xs, flags_x)]
@@ -334,9 +337,52 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
     return _MEMO.grads[i]
 
 
+def _while_batch(op: Any, args: tuple, batched: tuple, cond: Graph, body: Graph,
+                 n_carry: int) -> tuple:
+    """A while loop over a batch. A predicate the batch does not reach: one loop over the
+    batched body. A batched predicate: one loop while any element's holds, each
+    element's carries kept where its own predicate no longer holds (JAX's)."""
+    size = batching.size_of(args, batched)
+    starts = [a if b else batching.with_batch(a, size) for a, b in
+              zip(args[:n_carry], batched[:n_carry])]
+    values = [np.asarray(getattr(a, "_data", a)) for a in (*starts, *args[n_carry:])]
+    flags = [True] * n_carry + list(batched[n_carry:])
+    g_cond, c_flags = batched_graph(cond, values, flags, size)
+    if c_flags[0]:
+        g_cond, g_body = _masked(cond, body, values, flags, n_carry, size)
+    else:
+        g_body = batched_graph(body, values, flags, size, force=[True] * n_carry)[0]
+    outs = op(*starts, *args[n_carry:], cond=g_cond, body=g_body, n_carry=n_carry)
+    result = tuple(outs[:n_carry]) + (batching.with_batch(outs[n_carry], size),) + tuple(
+        batching.moved(s, 1, 0) for s in outs[n_carry + 1:])
+    # with a batched condition, the count and the saved steps are the longest element's
+    return batching.Padded.of(result, n_carry) if c_flags[0] else result
+
+
+def _masked(cond: Graph, body: Graph, values: list, flags: list, n_carry: int,
+            size: int) -> tuple:
+    """The condition ``any(cond)`` and the body that steps only the elements whose
+    condition holds, as graphs over the batched carries and consts."""
+    ins = [Var(np.shape(x), np.asarray(x).dtype, np.asarray(x), name=v.name)
+           for x, v in zip(values, body.inputs)]
+    with Builder() as b:
+        pred = batch_eval(cond, ins, flags, size)[0][0]
+        any_ = OPS["amax"](OPS["cast"](pred, dtype=np.dtype(np.int64)), dim=(0,), keepdim=False)
+        test = OPS["cast"](any_, dtype=np.dtype(bool))
+    new_cond = Graph(ins, b.eqns, [test], b.consts, name=cond.name)
+    ins = [Var(v.shape, v.dtype, v._data, name=v.name) for v in ins]
+    with Builder() as b:
+        pred = batch_eval(cond, ins, flags, size)[0][0]
+        outs, out_flags = batch_eval(body, ins, flags, size)
+        stepped = [OPS["where"](batching.align(pred, batching.ndim(o) - 1),
+                                o if f else batching.with_batch(o, size), old)
+                   for o, f, old in zip(outs, out_flags, ins[:n_carry])]
+    return new_cond, Graph(ins, b.eqns, stepped, b.consts, name=body.name)
+
+
 while_op = OPS.get("while") or defop(
     "while", _run_while, "WhileBackward0", variadic=True, outputs=tuple,
-    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False)
+    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False, batch=_while_batch)
 
 
 # ------------------------------------------------------------------------ switch

@@ -259,3 +259,20 @@ def test_vmap_of_cond_with_a_batched_and_an_unbatched_predicate() -> None:
                                    [pb.grad(lambda v: f(v).sum())(r) for r in x])
         g = lambda v, s: pb.cond(s > 0, lambda u: u * 2, lambda u: -u, v)  # noqa: E731
         np.testing.assert_allclose(pb.vmap(g, in_axes=(0, None))(x, -1.0), -x)
+
+
+def test_vmap_of_a_while_loop_with_a_batched_condition() -> None:
+    def newton_sqrt(a):
+        return pb.while_loop(lambda s: np.abs(s[0] * s[0] - a) > 1e-10,
+                             lambda s: (0.5 * (s[0] + a / s[0]), s[1] + 1), (a, 0))
+    a = np.array([2.0, 9.0, 0.25, 100.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one loop for the batch: no fallback
+        root, steps = pb.vmap(newton_sqrt)(a)
+        g = pb.grad(lambda a: pb.vmap(lambda v: newton_sqrt(v)[0])(a).sum())(a)
+    np.testing.assert_allclose(root, [newton_sqrt(v)[0] for v in a], rtol=1e-15)
+    assert steps.tolist() == [newton_sqrt(v)[1] for v in a]  # each element's own count
+    np.testing.assert_allclose(g, 0.5 / np.sqrt(a), rtol=1e-9)
+    with pytest.warns(UserWarning, match="shapes depend on the data"):  # per element
+        per = pb.vmap(pb.grad(lambda v: newton_sqrt(v)[0]))(a)
+    np.testing.assert_allclose(per, 0.5 / np.sqrt(a), rtol=1e-9)

@@ -186,8 +186,10 @@ class VmapFunction:
         Python decisions on the values cannot serve the whole batch)."""
         axes, size, _ = self._call.now
         warnings.warn(f"vmap: {def_line(self.fn)} makes a Python decision (an if, a "
-                      "bool(), .item()) on a batched value, or calls a custom Function, so "
-                      "it runs once per batch element", UserWarning, stacklevel=5)
+                      "bool(), .item()) on a batched value, calls a custom Function, or "
+                      "makes values whose shapes depend on the data (a while loop's steps "
+                      "under grad), so it runs once per batch element", UserWarning,
+                      stacklevel=5)
         results = [self.fn(*[_leafwise(a, ax, lambda x, i=i: x[i])
                              for a, ax in zip(moved, axes)]) for i in range(size)]
         if not results:

@@ -51,6 +51,20 @@ class Unbatchable(Exception):
     batch even by a loop: the caller runs the whole function once per element."""
 
 
+class Padded(tuple):
+    """A rule's outputs of which those from ``start`` on are padded past what an element
+    had (a while loop's saved steps, run as long as the longest element's): an equation
+    of the one-example trace that reads them cannot be batched (``Unbatchable``)."""
+
+    start: int = 0
+
+    @classmethod
+    def of(cls, values: tuple, start: int) -> Padded:
+        out = cls(values)
+        out.start = start
+        return out
+
+
 # ------------------------------------------------------------------ values
 def ndim(x: Any) -> int:
     n = getattr(x, "ndim", None)
