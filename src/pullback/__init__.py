@@ -59,7 +59,7 @@ del _install, _check
 __version__ = "0.1.0"
 
 from .compiler import (ConversionError, compile, grad, hessian, jacfwd, jacrev, jvp, linearize,
-                       stop_gradient, value_and_grad, vjp, vmap)
+                       stop_gradient, value_and_grad, vjp, vmap, export)
 from .compiler.jax_options import checkpoint, remat
 from .compiler.control_flow import cond, fori_loop, scan, switch, while_loop
 from . import debug, func, viz

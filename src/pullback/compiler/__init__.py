@@ -12,6 +12,7 @@ from .vjp import vjp
 from .forward import jvp, linearize
 from .jacobians import hessian, jacfwd, jacrev
 from .vmap import vmap
+from .export import ExportError, export
 from .inspection import Inspection, inspect
 from .tracer import TraceError
 from .conversions import ConversionError, stop_gradient
@@ -19,5 +20,6 @@ from .cache import reset
 from pullback.transforms.codegen import set_dump_dir
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "hessian", "vmap", "CompiledFunction", "TraceError", "ConversionError", "stop_gradient",
+           "hessian", "vmap", "export", "ExportError", "CompiledFunction", "TraceError",
+           "ConversionError", "stop_gradient",
            "inspect", "Inspection", "reset", "set_dump_dir"]
