@@ -62,12 +62,22 @@ def test_an_exported_module_runs_without_pullback_and_agrees(tmp_path, fn, args)
     np.testing.assert_allclose(got[1], grad, rtol=1e-12)
 
 
-def test_an_op_without_a_numpy_template_and_a_guard():
-    x = RNG.standard_normal((2, 3))
-    with pytest.raises(pb.compiler.ExportError, match="log_softmax"):
-        pb.export(lambda v: pb.nn.functional.log_softmax(pb.as_tensor(v), 1).sum(), x)
+def test_ops_without_numpy_templates_ship_their_numpy_forwards(tmp_path):
+    x, y = RNG.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0])
+    f = lambda v, t: pb.nn.functional.cross_entropy(pb.as_tensor(v), pb.as_tensor(t))  # noqa
+    path = tmp_path / "ce.py"
+    text = pb.export(f, x, y, path=str(path))
+    assert "def _log_softmax(x, dim):" in text and "ops = types.SimpleNamespace(" in text
+    got = _run_without_pullback(path, f"m.value_and_grad(np.array({x.tolist()}), "
+                                f"np.array({y.tolist()}))[1].tolist()")
+    np.testing.assert_allclose(got, pb.grad(f)(x, y), rtol=1e-12)
+
+
+def test_a_guard_is_checked_and_an_unshippable_value_named():
     env: dict = {}
     exec(pb.export(lambda v: (v * 2).sum() if v.sum() > 0 else -v.sum(), np.ones(2)), env)
     assert float(env["forward"](np.full(2, 3.0))) == 12.0
     with pytest.raises(ValueError, match="guard 0: the exported code is for the value"):
         env["forward"](-np.ones(2))
+    with pytest.raises(pb.compiler.ExportError, match="bernoulli_keep"):  # reads a generator
+        pb.export(lambda v: pb.nn.functional.dropout(pb.as_tensor(v), 0.5).sum(), np.ones(3))

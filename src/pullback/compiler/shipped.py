@@ -1,0 +1,149 @@
+"""The ops an exported module calls as ``ops.<name>`` (no numpy template), shipped with
+it as source: each op's forward and every function it reads, as pullback defines them
+(plain numpy), collected by walking the names their code reads.
+
+>>> import pullback as pb
+>>> print(shipped(["softmax"], None).splitlines()[-1])
+ops = types.SimpleNamespace(softmax=_softmax)
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import textwrap
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops import OPS
+from .tracer import def_line
+
+
+class ExportError(TypeError):
+    """What generated code reads cannot be written into a standalone module (an op's
+    forward reading a random generator, a Python object with no literal)."""
+
+
+def shipped(names: list, fn: Callable | None) -> str:
+    """The source defining ``ops.<name>`` for each of ``names``, and what they read."""
+    defined: dict[str, str] = {}  # name in the module -> its source
+    binding = []
+    for name in names:
+        forward = OPS[name].forward
+        binding.append(f"{name}={_define(forward, defined, fn, name)}")
+    return "\n\n\n".join(defined.values()) + \
+        f"\n\n\nops = types.SimpleNamespace({', '.join(binding)})"
+
+
+def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
+    """The module-level name ``obj`` gets (defining it, and what it reads, first)."""
+    if isinstance(obj, np.ufunc):
+        return f"np.{obj.__name__}"
+    if not isinstance(obj, types.FunctionType):
+        raise _error(fn, op, obj)
+    name = obj.__name__ if obj.__name__ != "<lambda>" else f"_{op}_forward"
+    if name in defined:
+        return name
+    defined[name] = ""  # (a recursion reads it as defined)
+    source = _source(obj, name, fn, op)
+    for free in _globals_read(obj):
+        value = obj.__globals__.get(free)
+        if value is None or free in ("np", "math") or isinstance(value, types.ModuleType):
+            _check_module(value, free, fn, op)
+            continue
+        text = _literal(value)
+        if text is not None:
+            source = f"{free} = {text}\n" + source
+        elif isinstance(value, (types.FunctionType, np.ufunc)):
+            got = _define(value, defined, fn, op)
+            if got != free:
+                source = f"{free} = {got}\n" + source
+        else:
+            raise _error(fn, op, value)
+    defined.pop(name)
+    defined[name] = source
+    return name
+
+
+def _source(obj: types.FunctionType, name: str, fn: Callable | None, op: str) -> str:
+    text = textwrap.dedent(inspect.getsource(obj))
+    if obj.__name__ != "<lambda>":
+        return text.rstrip()
+    lambdas = [n for n in ast.walk(ast.parse(_statement(text))) if isinstance(n, ast.Lambda)]
+    if len(lambdas) != 1:
+        raise _error(fn, op, obj)
+    lam = lambdas[0]
+    args = ast.unparse(lam.args)
+    return f"def {name}({args}):\n    return {ast.unparse(lam.body)}"
+
+
+def _statement(text: str) -> str:
+    """The first complete statement of ``text`` (a lambda's source is the lines of the
+    statement it stands in, which may go on after it)."""
+    lines = text.splitlines()
+    for k in range(1, len(lines) + 1):
+        chunk = "\n".join(lines[:k])
+        try:
+            ast.parse(chunk)
+        except SyntaxError:
+            continue
+        return chunk
+    return text
+
+
+def _literal(value: Any) -> str | None:
+    """Python source for a plain value (numbers, strings, numpy dtypes and containers of
+    them), or None."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, np.dtype):
+        return f"np.dtype({value.name!r})"
+    if isinstance(value, (tuple, list, set, frozenset)):
+        items = [_literal(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        inner = ", ".join(items) + ("," if isinstance(value, tuple) and len(items) == 1 else "")
+        return {tuple: f"({inner})", list: f"[{inner}]"}.get(type(value),
+                                                               f"{type(value).__name__}([{inner}])")
+    if isinstance(value, dict):
+        pairs = [(_literal(k), _literal(v)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in pairs):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    return None
+
+
+def _globals_read(obj: types.FunctionType) -> list:
+    """The module-level names ``obj`` (and the functions nested in it) load."""
+    names: list = []
+    stack = [obj.__code__]
+    while stack:
+        code = stack.pop()
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names \
+                    and ins.argval in obj.__globals__:
+                names.append(ins.argval)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return names
+
+
+def _check_module(value: Any, name: str, fn: Callable | None, op: str) -> None:
+    if value is np or name == "np" or (isinstance(value, types.ModuleType) and
+                                      value.__name__ in ("math", "numpy")):
+        return
+    if value is None:
+        return
+    raise _error(fn, op, value)
+
+
+def _error(fn: Callable | None, op: str, what: Any) -> ExportError:
+    where = f"the code generated for {def_line(fn)}" if fn is not None else "an export"
+    return ExportError(f"export: {where} calls pullback's {op}, whose numpy forward reads "
+                         f"{getattr(what, '__name__', type(what).__name__)}, which cannot be "
+                         "shipped as source")
+
+
+__all__ = ["shipped", "ExportError"]
