@@ -31,6 +31,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+import numpy as np
+
+from ..autograd.grad_mode import is_grad_enabled
 from ..creation import full
 from ..tensor import Tensor
 from . import functional as F
@@ -165,10 +168,30 @@ class TransformerDecoderLayer(_Layer):
                                           key_padding_mask, is_causal))
 
 
+def _nested_ok(layer: Module) -> bool:
+    """torch's conditions for running an encoder of such layers on nested tensors."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return False
+    attn = layer.self_attn
+    return (not layer.norm_first and attn.batch_first and attn._qkv_same_embed_dim
+            and attn.in_proj_bias is not None and bool(layer.activation_relu_or_gelu)
+            and layer.norm1.eps == layer.norm2.eps and attn.num_heads % 2 == 0)
+
+
+def _left_aligned(padded: np.ndarray) -> bool:
+    """Every sequence's padding (True) is at its end."""
+    return bool((padded[:, 1:] >= padded[:, :-1]).all())
+
+
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` (``layers.0``, ``layers.1``...), then
-    ``norm`` if given. ``enable_nested_tensor`` is kept for torch's code; pullback has no
-    nested tensors (``use_nested_tensor`` is False)."""
+    ``norm`` if given.
+
+    Where torch would run on nested tensors (``use_nested_tensor``: inference with no
+    gradient, eval mode, batch-first layers without ``norm_first``, a key padding mask
+    with the padding at the ends, no ``mask``), the padded positions come out as zeros
+    before the final norm, as torch's do; the other positions are the same either way.
+    (pullback does not warn, as torch does, when that path is not available.)"""
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
                  norm: Module | None = None, enable_nested_tensor: bool = True,
@@ -178,7 +201,7 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        self.use_nested_tensor = enable_nested_tensor and _nested_ok(encoder_layer)
         self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
@@ -191,7 +214,25 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=is_causal is True,
                            src_key_padding_mask=src_key_padding_mask)
+        if self._as_nested(src, mask, src_key_padding_mask):
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         return output if self.norm is None else self.norm(output)
+
+    def _as_nested(self, src: Tensor, mask: Any, key_padding_mask: Any) -> bool:
+        """Whether torch would take its nested-tensor path (see the class)."""
+        first = self.layers[0]
+        if (not self.use_nested_tensor or first.training or src.ndim != 3
+                or key_padding_mask is None or mask is not None):
+            return False
+        attn = first.self_attn
+        weights = [src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, first.norm1.weight, first.norm1.bias,
+                   first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                   first.linear1.bias, first.linear2.weight, first.linear2.bias]
+        if is_grad_enabled() and any(t is not None and t.requires_grad for t in weights):
+            return False
+        return not self.mask_check or _left_aligned(
+            (key_padding_mask != 0).detach().numpy())
 
 
 class TransformerDecoder(Module):
