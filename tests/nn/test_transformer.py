@@ -315,3 +315,19 @@ def test_encoder_inference_padding_matches_torch(case, torch):
                     out = model(T.tensor(x), src_key_padding_mask=T.tensor(kpm))
         results.append(out.detach().numpy())
     assert_close(results[0], results[1], **TOL)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_dropout_one_in_training_matches_torch(kind, torch):
+    """dropout=1 zeroes every block's output (and the attention weights): deterministic,
+    so comparable; each block's own dropout is applied inside it, as in torch."""
+    if kind == "encoder":
+        make = lambda T: enc_layer(T, dropout=1.0, norm_first=True)
+        inputs, masks = [seq(S, False)], {"src_mask": causal(S)}
+    else:
+        make = lambda T: dec_layer(T, dropout=1.0)
+        inputs, masks = [seq(T_LEN, False), seq(S, False)], {"tgt_mask": causal(T_LEN)}
+    ours, theirs = both(make, torch)
+    out = run(pb, ours, inputs, masks)
+    compare(out, run(torch, theirs, inputs, masks))
+    assert not np.isnan(out[0]).any()

@@ -89,7 +89,12 @@ class _Layer(Module):
         return attn(x, mem, mem, attn_mask=mask, key_padding_mask=key_padding_mask,
                     need_weights=False, is_causal=is_causal)[0]
 
-    def _ff_block(self, x: Tensor) -> Tensor:
+    def _sa_block(self, x: Tensor, attn_mask: Any, key_padding_mask: Any,
+                  is_causal: bool = False) -> Tensor:
+        return self.dropout1(self._attend(self.self_attn, x, x, attn_mask,
+                                          key_padding_mask, is_causal))
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
 
@@ -118,14 +123,12 @@ class TransformerEncoderLayer(_Layer):
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self.dropout2(self._ff_block(self.norm2(x)))
+            return x + self._ff_block(self.norm2(x))
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self.dropout2(self._ff_block(x)))
+        return self.norm2(x + self._ff_block(x))
 
-    def _sa_block(self, x: Tensor, mask: Any, key_padding_mask: Any,
-                  is_causal: bool) -> Tensor:
-        return self.dropout1(self._attend(self.self_attn, x, x, mask, key_padding_mask,
-                                          is_causal))
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(self._feed_forward(x))
 
 
 class TransformerDecoderLayer(_Layer):
@@ -152,20 +155,18 @@ class TransformerDecoderLayer(_Layer):
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), *sa)
             x = x + self._mha_block(self.norm2(x), memory, *mha)
-            return x + self.dropout3(self._ff_block(self.norm3(x)))
+            return x + self._ff_block(self.norm3(x))
         x = self.norm1(x + self._sa_block(x, *sa))
         x = self.norm2(x + self._mha_block(x, memory, *mha))
-        return self.norm3(x + self.dropout3(self._ff_block(x)))
+        return self.norm3(x + self._ff_block(x))
 
-    def _sa_block(self, x: Tensor, mask: Any, key_padding_mask: Any,
-                  is_causal: bool) -> Tensor:
-        return self.dropout1(self._attend(self.self_attn, x, x, mask, key_padding_mask,
-                                          is_causal))
-
-    def _mha_block(self, x: Tensor, mem: Tensor, mask: Any, key_padding_mask: Any,
-                   is_causal: bool) -> Tensor:
-        return self.dropout2(self._attend(self.multihead_attn, x, mem, mask,
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Any, key_padding_mask: Any,
+                   is_causal: bool = False) -> Tensor:
+        return self.dropout2(self._attend(self.multihead_attn, x, mem, attn_mask,
                                           key_padding_mask, is_causal))
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self._feed_forward(x))
 
 
 def _nested_ok(layer: Module) -> bool:
