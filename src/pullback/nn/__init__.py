@@ -2,7 +2,8 @@
 
 Each layer is a small module over ``pb.nn.functional`` (``linear.py``, ``activation.py``,
 ``loss.py``, ``normalization.py``, ``dropout.py``, ``sparse.py``, ``attention.py``,
-``rnn.py``, ``conv.py``, ``pooling.py``); a new layer is a new class of the same shape.
+``transformer.py``, ``rnn.py``, ``conv.py``, ``pooling.py``); a new layer is a new class
+of the same shape.
 
 >>> import pullback as pb
 >>> from pullback import nn
@@ -51,6 +52,13 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = sorted(["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
                   "AvgPool2d", "Bilinear", "CompiledModule", "Conv1d", "Conv2d", "Conv3d",
@@ -59,6 +67,8 @@ __all__ = sorted(["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
                   "LSTMCell", "Linear", "MaxPool1d", "MaxPool2d", "Module", "ModuleDict",
                   "ModuleList", "MultiheadAttention", "PairwiseDistance", "Parameter",
                   "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "RNN",
-                  "RNNCell", "Sequential", "Unflatten", "Unfold", "Upsample", "functional",
+                  "RNNCell", "Sequential", "Transformer", "TransformerDecoder",
+                  "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+                  "Unflatten", "Unfold", "Upsample", "functional",
                   "init", *activation.__all__, *dropout.__all__, *loss.__all__,
                   *normalization.__all__])

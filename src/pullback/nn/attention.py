@@ -18,6 +18,7 @@ every sequence, and ``add_zero_attn``, a zero key and value), over the attention
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,25 @@ def _float_mask(mask: Any, dtype: Any) -> Any:
     if mask is None or mask.dtype.name != "bool":
         return mask
     return where(mask, -np.inf, np.zeros((), dtype.np if hasattr(dtype, "np") else dtype))
+
+
+def canonical_mask(mask: Any, name: str, dtype: Any, other: Any = None,
+                   other_name: str = "") -> Any:
+    """torch's check of an attention mask (bool or floating; the same type as ``other``,
+    the other mask of the call, or a warning) and the mask as an additive float mask.
+
+    >>> import pullback as pb
+    >>> canonical_mask(pb.tensor([True, False]), "key_padding_mask", pb.float32)
+    tensor([-inf, 0.])
+    """
+    if mask is None:
+        return None
+    if mask.dtype.name != "bool" and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and mask.dtype != other.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=3)
+    return _float_mask(mask, dtype)
 
 
 class MultiheadAttention(Module):
@@ -146,6 +166,9 @@ class MultiheadAttention(Module):
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                                "the Transformer module method `generate_square_subsequent_mask` "
                                "to create this mask.")
+        key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", query.dtype,
+                                          attn_mask, "attn_mask")
+        attn_mask = canonical_mask(attn_mask, "attn_mask", query.dtype)
         length, batch, _ = query.shape
         source = key.shape[0]
         q, k, v = self._projections(query, key, value)
