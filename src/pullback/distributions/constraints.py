@@ -14,6 +14,12 @@ from typing import Any, Callable
 
 from .. import linalg
 from ..tensor import Tensor
+from .utils import show
+
+
+def _show(bound: Any) -> str:
+    """A bound as torch's f-strings render it (a 0-d Tensor as its number)."""
+    return show(bound) if isinstance(bound, Tensor) else str(bound)
 
 
 class Constraint:
@@ -77,7 +83,7 @@ class _GreaterThan(Constraint):
         return self.lower_bound < value
 
     def __repr__(self) -> str:
-        return f"GreaterThan(lower_bound={self.lower_bound})"
+        return f"GreaterThan(lower_bound={_show(self.lower_bound)})"
 
 
 class _LessThan(Constraint):
@@ -88,7 +94,7 @@ class _LessThan(Constraint):
         return value < self.upper_bound
 
     def __repr__(self) -> str:
-        return f"LessThan(upper_bound={self.upper_bound})"
+        return f"LessThan(upper_bound={_show(self.upper_bound)})"
 
 
 class _Interval(Constraint):
@@ -99,7 +105,8 @@ class _Interval(Constraint):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return (f"Interval(lower_bound={_show(self.lower_bound)}, "
+                f"upper_bound={_show(self.upper_bound)})")
 
 
 class _IntegerInterval(Constraint):
@@ -113,8 +120,8 @@ class _IntegerInterval(Constraint):
                 & (value <= self.upper_bound))
 
     def __repr__(self) -> str:
-        return (f"IntegerInterval(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (f"IntegerInterval(lower_bound={_show(self.lower_bound)}, "
+                f"upper_bound={_show(self.upper_bound)})")
 
 
 class _Simplex(Constraint):

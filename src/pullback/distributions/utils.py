@@ -23,7 +23,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     """Tensors and numbers as Tensors of one shape; numbers take the first Tensor's dtype
     (the default float dtype when there is none)."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     tensors = [v for v in values if isinstance(v, Tensor)]
     dtype = tensors[0].dtype if tensors else dtypes.default_float
