@@ -20,6 +20,14 @@ LOC, SCALE, X = arr(2, 3), arr(2, 3, low=0.5, high=2.0), arr(4, 2, 3, low=-2, hi
 P, LOGITS = arr(3, low=0.1, high=0.9), arr(2, 3, low=-2, high=2)
 CAT_P, CAT_L = arr(2, 4, low=0.1, high=1.0), arr(3, 4, low=-2, high=2)
 LOW, HIGH = arr(3, low=-2, high=-1), arr(3, low=1, high=2)
+CONC, RATE = arr(2, 3, low=0.3, high=3), arr(3, low=0.5, high=2)
+_A = arr(2, 3, 3)
+COV = _A @ _A.transpose(0, 2, 1) + np.eye(3)
+TRIL = np.linalg.cholesky(COV)
+
+
+def _mvn(kind):
+    return lambda D, m, c: D.MultivariateNormal(m, **{kind: c})
 
 # name: (params as arrays, build(D, *params), values scored by log_prob)
 CASES = {
@@ -33,6 +41,11 @@ CASES = {
                            np.array([[0], [3], [2]])),
     "uniform": ((LOW, HIGH), lambda D, a, b: D.Uniform(a, b), arr(5, 3, low=-0.9, high=0.9)),
     "independent_normal": ((LOC, SCALE), lambda D, m, s: D.Independent(D.Normal(m, s), 1), X),
+    "gamma": ((CONC, RATE), lambda D, c, r: D.Gamma(c, r), arr(4, 2, 3, low=0.1, high=3)),
+    "beta": ((CONC, RATE), lambda D, a, b: D.Beta(a, b), arr(4, 2, 3, low=0.05, high=0.95)),
+    "mvn_covariance": ((LOC[0], COV), _mvn("covariance_matrix"), X),
+    "mvn_precision": ((LOC, COV[0]), _mvn("precision_matrix"), X[:, :1]),
+    "mvn_scale_tril": ((LOC, TRIL), _mvn("scale_tril"), X[0]),
 }
 MOMENTS = ("mean", "variance", "stddev")
 
@@ -70,7 +83,7 @@ def test_values_and_gradients_match_torch(name, torch):
     total.backward()
     ttotal.backward()
     for x, t in zip(leaves, tleaves):
-        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-12)
 
 
 KL_PAIRS = {
@@ -85,6 +98,12 @@ KL_PAIRS = {
     "normal_uniform": (lambda D, a, b, c, e: (D.Normal(a, c), D.Uniform(b - e, b + e)), True),
     "independent": (lambda D, a, b, c, e: (D.Independent(D.Normal(a, c), 2),
                                            D.Independent(D.Normal(b, e), 2)), False),
+    "gamma_gamma": (lambda D, a, b, c, e: (D.Gamma(c, e), D.Gamma(e, c * c)), False),
+    "beta_beta": (lambda D, a, b, c, e: (D.Beta(c, e), D.Beta(e, c * c)), False),
+    "mvn_mvn": (lambda D, a, b, c, e: (
+        D.MultivariateNormal(a, scale_tril=(c.unsqueeze(-1) * b.unsqueeze(-2)).tril(-1)
+                             + c.diag_embed()),
+        D.MultivariateNormal(b[0], covariance_matrix=c[0].diag() + 0.1)), False),
 }
 
 
@@ -105,7 +124,7 @@ def test_kl_divergence_matches_torch(name, torch):
     for g, t in zip(grads, tgrads):
         assert (g is None) == (t is None)
         if g is not None:
-            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-8, atol=1e-12)
 
 
 def test_grad_and_compile_match_torch_autograd(torch):
@@ -124,7 +143,7 @@ def test_grad_and_compile_match_torch_autograd(torch):
     pbs = [pb.tensor(a) for a in args]
     grads = pb.grad(lambda *xs: loss(pb, *xs), argnums=(0, 1, 2))(*pbs)
     for g, t in zip(grads, ts):
-        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-12)
     compiled = pb.compile(lambda *xs: loss(pb, *xs))
     for _ in range(2):
         np.testing.assert_allclose(compiled(*pbs).item(), loss(torch, *ts).item(), rtol=1e-12)
@@ -147,7 +166,7 @@ def test_normal_rsample_is_reparameterized():
 
 
 @pytest.mark.parametrize("name", ["normal", "bernoulli_logits", "categorical_probs",
-                                  "uniform"])
+                                  "uniform", "gamma", "beta", "mvn_covariance"])
 def test_sample_shapes_dtypes_and_statistics(name, torch):
     (d, _), (td, _) = both(torch, name)
     pb.manual_seed(1)
@@ -215,6 +234,17 @@ ERRORS = [
     lambda D, T: D.Categorical(T(0.2)),
     lambda D, T: D.Categorical(logits=T(0.2)),
     lambda D, T: D.Normal("a", 1.0),
+    lambda D, T: D.Gamma(T([1.0, -1.0]), 1.0),
+    lambda D, T: D.Gamma(1.0, 1.0).log_prob(T([-1.0])),
+    lambda D, T: D.Beta(1.0, 1.0).log_prob(T([1.5])),
+    lambda D, T: D.Beta(T([1.0, -2.0]), 1.0),
+    lambda D, T: D.MultivariateNormal(T(0.0), T([[1.0]])),
+    lambda D, T: D.MultivariateNormal(T([0.0]), T([[1.0]]), scale_tril=T([[1.0]])),
+    lambda D, T: D.MultivariateNormal(T([0.0]), scale_tril=T([1.0])),
+    lambda D, T: D.MultivariateNormal(T([0.0, 0.0]), scale_tril=T([[1.0, 1.0], [0.0, 1.0]])),
+    lambda D, T: D.MultivariateNormal(T([0.0, 0.0]), T([[1.0, 2.0], [2.0, 1.0]])),
+    lambda D, T: D.MultivariateNormal(T([0.0, 0.0]), T([[1.0, 0.0], [0.0, 1.0]])).log_prob(
+        T([0.0, 0.0, 0.0])),
 ]
 
 

@@ -86,6 +86,17 @@ class _GreaterThan(Constraint):
         return f"GreaterThan(lower_bound={_show(self.lower_bound)})"
 
 
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return self.lower_bound <= value
+
+    def __repr__(self) -> str:
+        return f"GreaterThanEq(lower_bound={_show(self.lower_bound)})"
+
+
 class _LessThan(Constraint):
     def __init__(self, upper_bound: Any) -> None:
         self.upper_bound = upper_bound
@@ -173,12 +184,14 @@ dependent = _Dependent()
 real = _Real()
 boolean = _Boolean()
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
 real_vector = _IndependentConstraint(real, 1)
 greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval

@@ -14,13 +14,18 @@ import warnings
 from functools import total_ordering
 from typing import Any, Callable
 
+import numpy as np
+
+from .. import linalg
 from ..creation import full_like
 from ..nn import functional as F
 from ..tensor import Tensor
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .gamma import Beta, Gamma
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, batch_mahalanobis
 from .normal import Normal
 from .uniform import Uniform
 from .utils import sum_rightmost
@@ -137,3 +142,37 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Tensor:
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    return t1 + t2 + t3 + (q.rate - p.rate) * (p.concentration / p.rate)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
+    total_p = p.concentration1 + p.concentration0
+    total_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + total_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + total_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * p.concentration1.digamma()
+    t4 = (p.concentration0 - q.concentration0) * p.concentration0.digamma()
+    return t1 - t2 + t3 + t4 + (total_q - total_p) * total_p.digamma()
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different "
+                         "event shapes cannot be computed")
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_log_ratio = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                      - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    shape = tuple(np.broadcast_shapes(q_tril.shape[:-2], p_tril.shape[:-2])) + (n, n)
+    ratio = linalg.solve_triangular(q_tril.expand(shape), p_tril.expand(shape), upper=False)
+    trace = ratio.pow(2).sum((-2, -1))
+    return half_log_ratio + 0.5 * (trace + batch_mahalanobis(q_tril, q.loc - p.loc) - n)
