@@ -270,3 +270,19 @@ def test_validate_args_off_and_repr(torch):
         assert not pb.distributions.Uniform(1.0, 0.0)._validate_args
     finally:
         pb.distributions.Distribution.set_default_validate_args(old)
+
+
+def test_enumerate_support_cdf_icdf_and_perplexity_match_torch(torch):
+    pairs = [(pb.distributions, pb.tensor), (torch.distributions, torch.tensor)]
+    results = []
+    for D, T in pairs:
+        b = D.Bernoulli(probs=T([0.2, 0.9]))
+        c = D.Categorical(logits=T([[0.0, 1.0, 2.0]] * 2))
+        n, u = D.Normal(T([0.0, 1.0]), T([1.0, 2.0])), D.Uniform(T([0.0]), T([2.0]))
+        v = T([0.5, 0.25])
+        results.append([b.enumerate_support(), b.enumerate_support(expand=False),
+                        c.enumerate_support(), n.cdf(v), n.icdf(v), u.cdf(v), u.icdf(v),
+                        c.perplexity(), n.expand((3, 2)).variance])
+    for a, t in zip(*results):
+        assert a.shape == tuple(t.shape)
+        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-6)

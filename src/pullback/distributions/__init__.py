@@ -2,9 +2,9 @@
 pullback's ops, so log_prob, entropy, mean, variance, rsample and kl_divergence are
 differentiable (eagerly, in ``pb.compile`` and under ``pb.grad``).
 
-One module per distribution (``normal.py``, ``bernoulli.py``...; ``gamma.py`` holds Beta too) over the base of
-``distribution.py``; ``constraints.py`` holds the regions parameters and values are
-checked against; ``kl.py`` the closed-form divergences.
+One module per distribution (``normal.py``, ``bernoulli.py``...; ``gamma.py`` holds Beta
+too) over the base of ``distribution.py``; ``constraints.py`` holds the regions parameters
+and values are checked against; ``kl.py`` the closed-form divergences.
 
 >>> import pullback as pb
 >>> from pullback.distributions import Normal, kl_divergence

@@ -70,7 +70,7 @@ class Normal(Distribution):
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
 
     def icdf(self, value: Tensor) -> Tensor:
         return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
