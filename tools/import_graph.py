@@ -59,7 +59,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(7, "front end", ("pullback.nn", "pullback.linalg", "pullback.fft", "pullback.optim",
                            "pullback.debug", "pullback.func",
                            "pullback.serialization", "pullback.viz", "pullback.datasets",
-                           "pullback.scipy",
+                           "pullback.scipy", "pullback.distributions",
                            "pullback")),
 )
 DEFAULT_LAYER = 5  # any other pullback module belongs to the eager runtime

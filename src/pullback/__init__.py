@@ -28,6 +28,7 @@ from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      uint8)
 from .dtypes import int
 from . import datasets, fft, linalg, nn, optim, special, utils
+from . import distributions
 from . import scipy
 from .serialization import load, save
 from .devices import cuda, device
