@@ -654,3 +654,22 @@ def _norms(x_dtype, p_dtype):
                                     ("float64", "float64")])
 def test_normalizations_refuse_mixed_dtypes_as_torch(torch, dtypes):
     same(torch, _norms(*dtypes))
+
+
+# ------------------------------------------------- reciprocal, % and // on Tensors
+MOD_CASES = {
+    "reciprocal_method": lambda T: T.tensor([1.5, -2.5]).reciprocal(),
+    "reciprocal_of_int": lambda T: T.reciprocal(T.tensor([2, 4])),
+    "reciprocal_inplace_int": lambda T: T.tensor([2]).reciprocal_(),
+    "mod": lambda T: T.tensor([7., -7.]) % T.tensor([2., 3.]),
+    "mod_scalar": lambda T: T.tensor([1.5, -2.5]) % 2,
+    "floordiv_int": lambda T: T.tensor([7, -7]) // 2,
+    "floor_divide": lambda T: T.floor_divide(T.tensor([7.5, -7.5]), 2),
+    "floordiv_backward": lambda T: (T.tensor([1.5, -2.5], requires_grad=True) // 2).sum()
+    .backward(),
+}
+
+
+@pytest.mark.parametrize("name", MOD_CASES)
+def test_remainder_floor_divide_and_reciprocal_as_torch(torch, name):
+    same(torch, MOD_CASES[name])

@@ -79,7 +79,7 @@ div = defop("div", np.true_divide, "DivBackward0",
             numpy=np.true_divide, promote=(0, 1), to_float=True)
 reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
                    vjp=(lambda g, out, x: -g * conj(out * out),), uses=("out",),
-                   numpy=np.reciprocal)
+                   numpy=np.reciprocal, template="np.reciprocal({0})")
 neg = defop("neg", np.negative, "NegBackward0", vjp=(lambda g, out, x: -g,), template="-{0}",
             function=True, method=True, inplace=True, numpy=np.negative)
 
@@ -281,6 +281,29 @@ def to_dtype(input: Any, dtype: Any) -> Any:
     if args.np_dtype(input) == npd:
         return input
     return cast(input, dtype=npd)
+
+
+def _reciprocal_operands(input):
+    """torch's reciprocal: an integer or bool tensor's is in the default float dtype."""
+    if args.np_dtype(input).kind in "biu":
+        input = to_dtype(input, dtypes.default_float.np)
+    return reciprocal, (input,), {}
+
+
+def _reciprocal_inplace_operands(input):
+    """reciprocal_ of an integer tensor: torch's refusal (its float result does not fit)."""
+    if args.np_dtype(input).kind in "biu":
+        raise RuntimeError(f"result type {dtypes.default_float._scalar_name} can't be cast to "
+                           f"the desired output type "
+                           f"{dtypes.as_dtype(args.np_dtype(input))._scalar_name}")
+    return reciprocal, (input,), {}
+
+
+@public("reciprocal", function=True, method=True, inplace="reciprocal_",
+        operands=_reciprocal_inplace_operands)
+def reciprocal_fn(input):
+    op, inputs, params = _reciprocal_operands(input)
+    return op(*inputs, **params)
 
 
 # ----------------------------------------------------- non-differentiable ops

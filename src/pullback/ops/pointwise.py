@@ -32,6 +32,7 @@ from .elementwise import (
     where,
     zeros_like,
 )
+from .shape import detach
 from .table import args
 from .table.registry import defop, public, unary
 
@@ -248,8 +249,16 @@ signbit = defop("signbit", np.signbit, template="np.signbit({0})", function=True
 logical_xor = defop("logical_xor", np.logical_xor,
                     template=logical_template("{0} ^ {1}", np.logical_xor), function=True,
                     method=True, numpy=np.logical_xor)
-# numpy's floor division (Python's //), torch's div(rounding_mode="floor")
-floor_divide = defop("floor_divide", np.floor_divide, template="{0} // {1}")
+def _no_floor_divide_derivative(*_: Any, **__: Any) -> Any:
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+# numpy's floor division (Python's //), torch's floor_divide and div(rounding_mode="floor"):
+# torch computes it with a gradient-less node whose backward raises; the rules that read
+# it (remainder's) detach it
+floor_divide = defop("floor_divide", np.floor_divide, "NotImplemented", template="{0} // {1}",
+                     vjp=(_no_floor_divide_derivative, _no_floor_divide_derivative),
+                     uses=("", ""), promote=(0, 1), function=True, method=True, inplace=True)
 
 
 def _predicate(op, x, out):
@@ -312,7 +321,7 @@ fmin = defop("fmin", np.fmin, "FminBackward0",
 # CopysignBackward1, XlogyBackward1/2): here one op serves both, named for two tensors
 remainder = defop("remainder", np.remainder, "RemainderBackward1",
                   vjp=(lambda g, out, x, y: g,
-                       lambda g, out, x, y: -g * floor_divide(x, y)),
+                       lambda g, out, x, y: -g * detach(floor_divide(x, y))),
                   uses=("", "x y"), template="np.remainder({0}, {1})", promote=(0, 1),
                   function=True, method=True, inplace=True, numpy=np.remainder)
 fmod = defop("fmod", np.fmod, "FmodBackward1",

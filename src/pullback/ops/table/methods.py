@@ -9,6 +9,7 @@ Only the Python operators, which choose an op by their operands, are written out
 from __future__ import annotations
 
 from .. import elementwise as ew
+from .. import pointwise as pw
 from ..linalg import matmul
 from ..shape import expand_to, getitem, permute, transpose, view_as_shape
 from . import args, bindings
@@ -60,6 +61,18 @@ class ValueMethods:
 
     def __rpow__(self, base):
         return ew.power(base, self)
+
+    def __mod__(self, other):
+        return pw.remainder(self, other)
+
+    def __rmod__(self, other):
+        return pw.remainder(other, self)
+
+    def __floordiv__(self, other):
+        return pw.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return pw.floor_divide(other, self)
 
     def __matmul__(self, other):
         return matmul(self, other)
