@@ -256,9 +256,17 @@ def _no_floor_divide_derivative(*_: Any, **__: Any) -> Any:
 # numpy's floor division (Python's //), torch's floor_divide and div(rounding_mode="floor"):
 # torch computes it with a gradient-less node whose backward raises; the rules that read
 # it (remainder's) detach it
+def _numpy_floor_divide(x1, x2, out=None):
+    """numpy's floor_divide on the numpy face: piecewise constant, so its gradient is
+    zero (JAX's and autograd's), not torch's refusal."""
+    args.plain(out)
+    return detach(floor_divide(x1, x2))
+
+
 floor_divide = defop("floor_divide", np.floor_divide, "NotImplemented", template="{0} // {1}",
                      vjp=(_no_floor_divide_derivative, _no_floor_divide_derivative),
-                     uses=("", ""), promote=(0, 1), function=True, method=True, inplace=True)
+                     uses=("", ""), promote=(0, 1), function=True, method=True, inplace=True,
+                     numpy={np.floor_divide: _numpy_floor_divide})
 
 
 def _predicate(op, x, out):
