@@ -1,0 +1,237 @@
+"""What a loop converted by ``loops.py`` runs: a region of the trace (``pb.scan`` or
+``pb.while_loop``, the body traced once) when a trace is running and the body is a
+function of its carried values, else the plain Python loop.
+
+Outside a trace the loop is the user's loop, step by step. Under one, the region is
+tried first; the body is traced on stand-ins for one step's values. The loop runs as
+Python (the trace unrolls it, as it did before the conversion) when a carried value
+is not an array or a float (an int counter, a list, a name not bound yet), a carried
+array is changed in place (``h += x``), the body changes a carry's shape or dtype,
+branches on a traced value, draws random numbers, changes outside state or prints:
+what the attempt changed is put back first, and the reason is kept for
+``pb.compiler.inspect``.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ...autograd import record
+from ...ops.indexing import index_select
+from ...ops.sampling import set_state_of, state_of
+from ...tensor import Tensor
+from ..control_flow import active_tracers, scan, while_loop
+from .runtime import subscript
+
+#: a function's code -> the positions of its parameters read only as bounds of a
+#: converted ``range``; an int given there is traced (``traced_ints``)
+LOOP_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: each code object of a converted function -> the function's original code
+OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: codes whose loop with a traced bound ran unrolled: their ints stay Python ints
+_STATIC: weakref.WeakSet = weakref.WeakSet()
+
+
+def is_static(code: Any) -> bool:
+    """Whether a loop of ``code`` with a traced bound ran unrolled (its ints stay ints)."""
+    return code in _STATIC
+
+
+class _Unbound:
+    """A carried name with no value before the loop."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
+
+def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple) -> tuple:
+    """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
+    can be one."""
+    init = _values(getters)
+    out = _region_range(body, getters, init, bounds, in_place)
+    if out is not None:
+        return out
+    carry = tuple(init)
+    for i in range(*bounds):
+        carry = body(i, *carry)
+    return carry
+
+
+def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple) -> tuple:
+    """``while cond(*carries): carries = body(*carries)``, as a region when it can be
+    one."""
+    init = _values(getters)
+    out = _region_while(cond, body, getters, init, in_place)
+    if out is not None:
+        return out
+    carry = tuple(init)
+    while cond(*carry):
+        carry = body(*carry)
+    return carry
+
+
+def loop_index(x: Any, index: Any) -> Any:
+    """``x[index]`` in a converted body, where the index reads the loop variable: a
+    traced integer selects through ``index_select`` (one graph for every step), else
+    as ``subscript``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not record.TRACING or not isinstance(x, Tensor) or not any(map(_traced_int, parts)) \
+            or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
+                   or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
+        return subscript(x, index)
+    rest = []
+    for d, p in enumerate(parts):
+        if _traced_int(p):
+            x = index_select(x, d, p.reshape(1))
+            p = 0
+        rest.append(p)
+    return subscript(x, tuple(rest))
+
+
+def _traced_int(p: Any) -> bool:
+    return isinstance(p, Tensor) and p._data.ndim == 0 and p._data.dtype.kind in "iu"
+
+
+# ------------------------------------------------------------------- regions
+def _values(getters: tuple) -> list:
+    out = []
+    for get in getters:
+        try:
+            out.append(get())
+        except NameError:
+            out.append(UNBOUND)
+    return out
+
+
+def _name(get: Callable) -> str:
+    code = get.__code__
+    return (code.co_freevars or code.co_names or ("?",))[0]
+
+
+def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple) -> str | None:
+    """Why the loop cannot be a region (None: it may be)."""
+    for k, (get, v) in enumerate(zip(getters, init)):
+        name = _name(get)
+        if v is UNBOUND:
+            return f"{name} has no value before the loop"
+        if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number, float)):
+            return f"{name} is a {type(v).__name__}, not an array or a float"
+        if k in in_place and not isinstance(v, float):
+            return f"{name} is an array changed in place (+= and the like)"
+    if not any(isinstance(v, Tensor) for v in init) and not _closes_over_tensors(body):
+        return "no traced value flows through it"
+    return None
+
+
+def _closes_over_tensors(fn: Callable) -> bool:
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, Tensor) or any(isinstance(a, Tensor)
+                                        for a in getattr(v, "__dict__", {}).values()):
+            return True
+        if callable(v) and getattr(v, "__name__", "").startswith("__pb_loop_") \
+                and _closes_over_tensors(v):
+            return True
+    return False
+
+
+def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
+                  in_place: tuple) -> tuple | None:
+    tracers = active_tracers() if record.TRACING else None
+    if not tracers:
+        return None
+    if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
+           for b in bounds):
+        return _fell_back(tracers, body, "the range's bounds are not integers")
+    why = _why_not(body, getters, init, in_place)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if isinstance(step, Tensor) or step == 0:
+        return _fell_back(tracers, body, "the range's step is traced or 0")
+    i0 = start if isinstance(start, Tensor) else np.int64(start)
+
+    if not isinstance(stop, Tensor) and not isinstance(start, Tensor):
+        n = len(range(int(start), int(stop), int(step)))
+        if n == 0:
+            return None
+
+        def scan_step(c: tuple, _: Any) -> tuple:
+            return (c[0] + step, *body(c[0], *c[1:])), None
+        return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), length=n)[0][1:])
+
+    def more(c: tuple) -> Any:
+        return c[0] < stop if step > 0 else c[0] > stop
+    out = _attempt(tracers, body, lambda: while_loop(
+        more, lambda c: (c[0] + step, *body(c[0], *c[1:])), (i0, *init))[1:])
+    if out is None:  # unrolled: its bound is now a guarded number, and an int argument
+        owner = OWNER.get(sys._getframe(2).f_code)  # better a key of the cache
+        if owner is not None:
+            _STATIC.add(owner)
+    return out
+
+
+def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
+                  in_place: tuple) -> tuple | None:
+    tracers = active_tracers() if record.TRACING else None
+    if not tracers:
+        return None
+    why = _why_not(body, getters, init, in_place)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+
+    def test(c: tuple) -> Any:
+        pred = cond(*c)
+        if not isinstance(pred, Tensor):
+            raise TypeError("the condition is not a traced value")
+        return pred
+    return _attempt(tracers, body, lambda: tuple(while_loop(test, lambda c: body(*c),
+                                                            tuple(init))))
+
+
+def _fell_back(tracers: list, body: Callable, why: str) -> None:
+    code = body.__code__
+    note = f"{code.co_filename}:{code.co_firstlineno}: loop unrolled: {why}"
+    for tr in tracers:
+        tr.notes.append(note)
+    return None
+
+
+def _attempt(tracers: list, body: Callable, region: Callable) -> tuple | None:
+    """``region()``, or None with what it changed in the tracers and outside put back."""
+    saved = [(len(tr.guards), len(tr.writes), set(tr.changed), set(tr.written),
+              {k: (g, state_of(g)) for k, (g, _) in tr.rewinds.items()}) for tr in tracers]
+    try:
+        return tuple(region())
+    except Exception as e:  # (the plain loop runs next: a real error is raised again there)
+        for tr, s in zip(tracers, saved):
+            _put_back(tr, *s)
+        reason = str(e).split(": ", 1)[-1] if str(e) else type(e).__name__
+        return _fell_back(tracers, body, reason)
+
+
+def _put_back(tr: Any, n_guards: int, n_writes: int, changed: set, written: set,
+              rewinds: dict) -> None:
+    del tr.guards[n_guards:], tr.writes[n_writes:]
+    for key in [k for k in tr.changed if k not in changed]:
+        target, restore, before = tr.changed.pop(key)
+        restore(target, before)
+    for key in [k for k in tr.written if k not in written]:
+        t, old = tr.written.pop(key)
+        np.copyto(t._data, old)
+    for key, (gen, state) in list(tr.rewinds.items()):
+        if key in rewinds:
+            set_state_of(*rewinds[key])
+        else:
+            set_state_of(gen, state)
+            del tr.rewinds[key]

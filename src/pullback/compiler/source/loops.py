@@ -1,0 +1,292 @@
+"""Python loops in the user's function as functions of their carried values, so that
+a trace can record the body once as a region (``loop_runtime.py`` decides when it
+runs): the source pass's ``for i in range(...)`` and ``while`` conversion.
+
+::
+
+    for t in range(T):                     def __pb_loop_5__(t, h):
+        h = np.tanh(x[t] @ W + h @ U)  ->      h = np.tanh(__pb_rt__.loop_index(x, t) @ W + h @ U)
+                                               return (h,)
+                                           (h,) = __pb_rt__.for_range(__pb_loop_5__, ('h',),
+                                                                      (T,), ())
+
+The carried values are the names the body assigns that are read after it (anywhere in
+the function outside the body) or read in the body before it assigns them; names the
+body only reads are the new function's closure. A loop is left as written (unrolled by
+the trace, as before) when its body could do what a function of its carries cannot:
+``break``, ``continue``, ``return``, ``yield``, ``global``/``nonlocal`` names, ``del``,
+writes into items or attributes, a list's ``append`` and the other changing methods,
+in-place methods (``x.add_()``, ``out=``), ``print`` or logging, definitions, or a loop
+variable read after the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from ..mutations import MUTATORS
+from .rewriter import Scope, _at, _name, _runtime, _written_by_call
+
+PREFIX = "__pb_loop_"
+#: the runtime's helpers a converted body may call (the others change outside state)
+_PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
+                           "while_", "loop_index"})
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
+            gast.Global, gast.Nonlocal, gast.Delete, gast.NamedExpr, gast.Import,
+            gast.ImportFrom, gast.AsyncFor, gast.AsyncWith, gast.Try, gast.Match)
+
+
+def convert_loops(node: Any, scope: Scope) -> tuple:
+    """Convert the loops of the function ``node`` in place (inner loops first): whether
+    any was, and the positions of the parameters only read as bounds of a converted
+    ``range`` (an int given there may be traced: one trace for every trip count)."""
+    converter = _Converter(node, scope)
+    if not converter.statements(node.body):
+        return False, ()
+    params = [a.id for a in node.args.posonlyargs + node.args.args]
+    uses: dict = {}
+    for n in (n for stmt in node.body for n in gast.walk(stmt)):
+        if isinstance(n, gast.Name) and n.id in params:
+            uses.setdefault(n.id, []).append(id(n) in converter.bounds)
+    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p]))
+
+
+class _Converter:
+    def __init__(self, fn: Any, scope: Scope) -> None:
+        self.fn, self.scope = fn, scope
+        self.declared = {name for n in gast.walk(fn) if isinstance(n, (gast.Global, gast.Nonlocal))
+                         for name in n.names}
+        self.count = 0
+        self.bounds: set = set()  # the names read as a converted range's bounds
+
+    def statements(self, body: list) -> bool:
+        changed = False
+        k = 0
+        while k < len(body):
+            stmt = body[k]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
+                    changed |= self.statements(inner)
+            new = self._loop(stmt)
+            if new is not None:
+                body[k:k + 1] = new
+                k += len(new)
+                changed = True
+            else:
+                k += 1
+        return changed
+
+    # ---------------------------------------------------------------- one loop
+    def _loop(self, stmt: Any) -> list | None:
+        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) \
+                and self._range_args(stmt.iter) is not None:
+            return self._for_range(stmt)
+        if isinstance(stmt, gast.While) and not stmt.orelse:
+            return self._while(stmt)
+        return None
+
+    def _range_args(self, it: Any) -> list | None:
+        if not (isinstance(it, gast.Call) and self.scope.resolve(it.func) is range
+                and 1 <= len(it.args) <= 3 and not it.keywords
+                and not any(isinstance(a, gast.Starred) for a in it.args)):
+            return None
+        return it.args
+
+    def _for_range(self, stmt: Any) -> list | None:
+        target = stmt.target.id
+        if not self._convertible(stmt.body) or target in self.declared:
+            return None
+        outside = self._loads_outside(stmt)
+        assigned = _assigned(stmt.body)
+        if target in outside or target in assigned:
+            return None
+        carries = self._carries(stmt.body, assigned - {target}, outside)
+        _index_by(stmt.body, target)
+        name = self._name(stmt)
+        body = _function(name, [target] + carries, stmt.body, carries, stmt)
+        self.bounds.update(id(a) for a in stmt.iter.args if isinstance(a, gast.Name))
+        bounds = gast.Tuple(elts=list(stmt.iter.args), ctx=gast.Load())
+        call = gast.Call(func=_runtime("for_range"),
+                         args=[_name(name), _getters(carries), bounds,
+                               _in_place(stmt.body, carries)],
+                         keywords=[])
+        return [body, _assign(carries, call, stmt)]
+
+    def _while(self, stmt: Any) -> list | None:
+        if not self._convertible(stmt.body) or not self._convertible([gast.Expr(value=stmt.test)]):
+            return None
+        outside = self._loads_outside(stmt) | _loads([stmt.test])
+        carries = self._carries(stmt.body, _assigned(stmt.body), outside)
+        if not carries:
+            return None
+        name = self._name(stmt)
+        test = _at(gast.Return(value=stmt.test), stmt.test)
+        cond = _function(name + "cond__", carries, [test], None, stmt)
+        body = _function(name, carries, stmt.body, carries, stmt)
+        call = gast.Call(func=_runtime("while_"),
+                         args=[_name(name + "cond__"), _name(name), _getters(carries),
+                               _in_place(stmt.body, carries)],
+                         keywords=[])
+        return [cond, body, _assign(carries, call, stmt)]
+
+    def _name(self, stmt: Any) -> str:
+        self.count += 1
+        return f"{PREFIX}{stmt.lineno}_{self.count}__"
+
+    def _carries(self, body: list, assigned: set, outside: set) -> list:
+        """The assigned names read after the loop or before the body assigns them, in the
+        order the body first mentions them."""
+        live = (assigned & outside) | (assigned & _read_first(body))
+        order = [n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)]
+        return sorted(live, key=order.index)
+
+    def _convertible(self, body: list) -> bool:
+        if _assigned(body) & self.declared:
+            return False
+        for stmt in body:
+            for n in _walk_scope(stmt):
+                if isinstance(n, _REFUSED) or isinstance(n, _SCOPES) and not _allowed(n):
+                    return False
+                if isinstance(n, (gast.Subscript, gast.Attribute)) \
+                        and not isinstance(n.ctx, gast.Load):
+                    return False
+                if isinstance(n, gast.Call) and not self._pure_call(n):
+                    return False
+        return True
+
+    def _pure_call(self, n: Any) -> bool:
+        f = n.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+                and f.value.id == "__pb_rt__":
+            return f.attr in _PURE_HELPERS
+        if self.scope.maybe_effect(f) or _written_by_call(n):
+            return False
+        if isinstance(f, gast.Attribute) and (f.attr in MUTATORS or (
+                f.attr.endswith("_") and not f.attr.startswith("_"))):
+            return False
+        return True
+
+    def _loads_outside(self, stmt: Any) -> set:
+        """The names read anywhere in the function but in the loop's body."""
+        inside = {id(n) for s in stmt.body for n in gast.walk(s)}
+        return {n.id for n in gast.walk(self.fn) if id(n) not in inside
+                and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+# -------------------------------------------------------------------- names
+def _allowed(n: Any) -> bool:
+    """A scope a converted body may hold: a comprehension, a loop converted already,
+    a lambda returning a name (as the carries' getters)."""
+    return isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
+        or isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX) \
+        or isinstance(n, gast.Lambda) and isinstance(n.body, gast.Name)
+
+
+def _walk_scope(node: Any) -> Any:
+    """``gast.walk`` of the nodes run in the function's own scope (a nested function or
+    comprehension is yielded, its inside is not)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if n is node or not isinstance(n, _SCOPES):
+            todo.extend(gast.iter_child_nodes(n))
+
+
+def _assigned(body: list) -> set:
+    return {n.id for s in body for n in _walk_scope(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _aug_assigned(body: list) -> set:
+    return {n.target.id for s in body for n in _walk_scope(s)
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
+def _loads(nodes: list) -> set:
+    found = set()
+    for s in nodes:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                found.add(n.id)
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                found.add(n.target.id)
+    return found
+
+
+def _read_first(body: list) -> set:
+    """The names some statement of ``body`` may read before an earlier statement of it
+    surely assigned them (a plain ``name = ...`` at the body's top level)."""
+    defined: set = set()
+    first = set()
+    for stmt in body:
+        first |= _loads([stmt]) - defined
+        if isinstance(stmt, gast.Assign):
+            for t in stmt.targets:
+                elts = t.elts if isinstance(t, gast.Tuple) else [t]
+                defined.update(e.id for e in elts if isinstance(e, gast.Name))
+    return first
+
+
+def _index_by(body: list, target: str) -> None:
+    """``x[... t ...]`` read in the body, for the loop variable ``t``: through
+    ``loop_index``, which selects by a traced ``t`` without turning it into a number."""
+    for s in body:
+        for n in _walk_scope(s):
+            for field, value in list(gast.iter_fields(n)):
+                values = value if isinstance(value, list) else [value]
+                for k, v in enumerate(values):
+                    if isinstance(v, gast.Subscript) and isinstance(v.ctx, gast.Load) \
+                            and target in _loads([v.slice]):
+                        new = _at(gast.Call(func=_runtime("loop_index"),
+                                            args=[v.value, v.slice], keywords=[]), v)
+                        new = gast.copy_location(new, v)
+                        if isinstance(value, list):
+                            value[k] = new
+                        else:
+                            setattr(n, field, new)
+
+
+# ----------------------------------------------------------------- building
+def _in_place(body: list, carries: list) -> Any:
+    """The positions of the carries the body changes with ``+=`` & co. (in place, for
+    an array)."""
+    aug = _aug_assigned(body)
+    return gast.Tuple(elts=[gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
+                            if n in aug], ctx=gast.Load())
+
+
+def _getters(names: list) -> Any:
+    """``(lambda: a, lambda: b)``: the carries' values before the loop, read by the
+    runtime (a name not bound yet raises ``NameError`` there)."""
+    none = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+    return gast.Tuple(elts=[gast.Lambda(args=none, body=_name(n)) for n in names],
+                      ctx=gast.Load())
+
+
+def _tuple(names: list, ctx: Any) -> Any:
+    return gast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx)
+
+
+def _function(name: str, params: list, body: list, returned: list | None, where: Any) -> Any:
+    stmts = list(body)
+    if returned is not None:
+        stmts.append(_at(gast.Return(value=_tuple(returned, gast.Load())), where))
+    args = gast.arguments(args=[_name(p, gast.Param()) for p in params], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    fn = gast.FunctionDef(name=name, args=args, body=stmts, decorator_list=[], returns=None,
+                          type_comment=None, type_params=[])
+    return _at(gast.copy_location(fn, where), where)
+
+
+def _assign(carries: list, call: Any, where: Any) -> Any:
+    if not carries:
+        return _at(gast.copy_location(gast.Expr(value=call), where), where)
+    new = gast.Assign(targets=[_tuple(carries, gast.Store())], value=call, type_comment=None)
+    return _at(gast.copy_location(new, where), where)
