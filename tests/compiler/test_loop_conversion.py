@@ -7,6 +7,8 @@ differences (float64), eager ``.backward()`` and the unconverted function."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import numeric_grad as fd
@@ -107,6 +109,42 @@ def test_nested_loops_and_closures() -> None:
     assert "for " in pb.compiler.inspect(pb.grad(f), W).forward
 
 
+def test_loops_over_arrays_zip_and_enumerate_are_scans() -> None:
+    ys = RNG.standard_normal((8, 3))
+
+    def f(w, xs, ys):
+        h = np.zeros(3)
+        for x in xs:
+            h = np.tanh(h @ w + x)
+        for k, (x, y) in enumerate(zip(xs, ys)):  # (zip stops at the shorter)
+            h = h + np.sin(x * y) @ w * k
+        for x, y in zip(xs, ys):
+            h = h * np.cos(y @ w) + x
+        for i, x in enumerate(xs, 1):
+            h = h + x * XS[i] * i
+        return (h * h).sum()
+    xs = XS[:6]
+    g = pb.grad(f)
+    np.testing.assert_allclose(g(W, xs, ys), fd(lambda w: f(w, xs, ys), W), rtol=1e-6)
+    info = pb.compiler.inspect(g, W, xs, ys)
+    assert info.loops == () and len(re.findall(r"for i\w* in range\(6\):", info.forward)) == 4
+    for n in (4, 9):  # a new length is a new shape: one more trace each
+        long = RNG.standard_normal((n, 3))
+        np.testing.assert_allclose(g(W, long, ys), fd(lambda w, a=long: f(w, a, ys), W),
+                                   rtol=1e-6)
+
+
+def test_a_loop_over_a_list_of_arrays_unrolls() -> None:
+    def f(w):
+        h = np.ones(3)
+        for m in [w, w.T, w @ w]:
+            h = np.tanh(m @ h)
+        return h.sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    (note,) = pb.compiler.inspect(pb.grad(f), W).loops
+    assert "iterates over a list" in note
+
+
 # ------------------------------------------------------------------------- while
 def test_newton_while_loop_traces_once_over_trip_counts() -> None:
     g = pb.grad(newton_sqrt)
@@ -147,19 +185,45 @@ def test_loops_that_stay_unrolled_are_still_right() -> None:
                 break
         return h.sum()
 
-    def branchy(w):
-        h = np.ones(3)
-        for _ in range(4):
-            h = h @ w
-            if h.sum() > 0:  # (a guard, as before)
-                h = -h
-        return h.sum()
-    for f in (appended, counted, branchy):
+    for f in (appended, counted):
         np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6, atol=1e-9)
-    assert any("int" in n for n in pb.compiler.inspect(pb.grad(counted), W).loops) or \
-        "for i in range" not in pb.compiler.inspect(pb.grad(counted), W).forward
-    assert any("branches" in n or "Python value" in n
-               for n in pb.compiler.inspect(pb.grad(branchy), W).loops)
+    assert "for i in range" not in pb.compiler.inspect(pb.grad(counted), W).forward
+
+
+# ---------------------------------------------------------------------------- if
+def test_an_if_on_a_traced_value_is_a_cond_inside_and_outside_loops() -> None:
+    def f(w, x):
+        h = x @ w
+        if h.sum() > 0:
+            y = np.sin(h)
+        else:
+            y = np.cos(h) * 2
+        for t in range(4):
+            if (h * t).sum() > 0.3:
+                h = np.tanh(h @ w)
+            else:
+                h = h * 0.5
+        return (y * h).sum()
+    g = pb.grad(f)
+    for k in range(6):  # both outcomes of both tests: one trace
+        np.testing.assert_allclose(g(W, XS[k]), fd(lambda w, x=XS[k]: f(w, x), W),
+                                   rtol=1e-6, atol=1e-10)
+    assert g.cache.info.misses == 1
+    info = pb.compiler.inspect(g, W, XS[0])
+    assert info.loops == () and "guard(" not in info.forward
+    assert "for i in range(4):" in info.forward and "else:" in info.forward
+
+
+def test_an_if_whose_branches_differ_in_shape_stays_a_guard() -> None:
+    def f(w):
+        h = np.ones(3) @ w
+        if h.sum() > 0:
+            h = np.concatenate([h, h])
+        return (h * h).sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    info = pb.compiler.inspect(pb.grad(f), W)
+    (note,) = info.loops
+    assert "branch guarded" in note and "guard(" in info.forward
 
 
 def test_a_body_drawing_random_numbers_unrolls_and_draws_as_eager() -> None:

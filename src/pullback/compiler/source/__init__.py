@@ -83,7 +83,12 @@ from .loop_runtime import (
     LOOP_BOUNDS,
     OWNER,
     UNBOUND,
+    for_each,
+    for_enumerate,
+    for_enumerate_zip,
     for_range,
+    for_zip,
+    if_,
     is_static,
     loop_index,
     while_,
@@ -213,6 +218,9 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  rebind=rebind, attr_value=attr_value, item_value=item_value,
                                  mutate=mutate, unreplayable=unreplayable,
                                  unreplayed_write=unreplayed_write, for_range=for_range,
+                                 for_each=for_each, for_zip=for_zip,
+                                 for_enumerate=for_enumerate,
+                                 for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
@@ -321,7 +329,7 @@ def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) 
         bound = {n for c in codes for n in c.co_varnames + c.co_cellvars + c.co_freevars}
         read = {n for c in codes for n in c.co_names}
         return set(old.co_varnames + old.co_cellvars) <= bound \
-            and names - {"range"} <= read <= names | added
+            and names - {"range", "zip", "enumerate"} <= read <= names | added
     return (old.co_varnames == new.co_varnames and old.co_cellvars == new.co_cellvars
             and names <= set(new.co_names) <= names | added
             and set(new.co_freevars) <= set(old.co_freevars) | {RUNTIME_NAME})

@@ -24,8 +24,8 @@ from ...autograd import record
 from ...ops.indexing import index_select
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
-from ..control_flow import active_tracers, scan, while_loop
-from .runtime import subscript
+from ..control_flow import active_tracers, cond, scan, while_loop
+from .runtime import in_traced_entry, subscript
 
 #: a function's code -> the positions of its parameters read only as bounds of a
 #: converted ``range``; an int given there is traced (``traced_ints``)
@@ -64,6 +64,42 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple) ->
     return carry
 
 
+def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+    """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
+    first axis when it can be one."""
+    return _for_items(body, getters, args, in_place, "each", lambda: args[0])
+
+
+def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+    """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
+    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args))
+
+
+def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+    """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
+    one."""
+    return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args))
+
+
+def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+    """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
+    when it can be one."""
+    return _for_items(body, getters, args, in_place, "enumerate_zip",
+                      lambda: enumerate(zip(*args)))
+
+
+def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
+               items: Callable) -> tuple:
+    init = _values(getters)
+    out = _region_items(body, getters, init, args, in_place, kind)
+    if out is not None:
+        return out
+    carry = tuple(init)
+    for item in items():
+        carry = body(item, *carry)
+    return carry
+
+
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
     one."""
@@ -77,12 +113,25 @@ def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple) -> t
     return carry
 
 
+def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
+    """``if test: then else: orelse``, each a function of the names the branches assign
+    and the function reads after: ``pb.cond`` (both branches traced, an ``if`` in the
+    generated code) when the test is a traced scalar and the branches give values of
+    one shape and dtype, else the branch ``bool(test)`` picks (a guard, as before)."""
+    init = _values(getters)
+    out = _region_if(test, then, orelse, getters, init)
+    if out is not None:
+        return out
+    return then(*init) if test else orelse(*init)
+
+
 def loop_index(x: Any, index: Any) -> Any:
     """``x[index]`` in a converted body, where the index reads the loop variable: a
     traced integer selects through ``index_select`` (one graph for every step), else
     as ``subscript``."""
     parts = index if isinstance(index, tuple) else (index,)
-    if not record.TRACING or not isinstance(x, Tensor) or not any(map(_traced_int, parts)) \
+    if not record.TRACING or not isinstance(x, (Tensor, np.ndarray)) \
+            or not any(map(_traced_int, parts)) \
             or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
                    or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
         return subscript(x, index)
@@ -115,17 +164,19 @@ def _name(get: Callable) -> str:
     return (code.co_freevars or code.co_names or ("?",))[0]
 
 
-def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple) -> str | None:
+def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
+             traced: bool = False) -> str | None:
     """Why the loop cannot be a region (None: it may be)."""
     for k, (get, v) in enumerate(zip(getters, init)):
         name = _name(get)
         if v is UNBOUND:
-            return f"{name} has no value before the loop"
+            return f"{name} has no value before it"
         if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number, float)):
             return f"{name} is a {type(v).__name__}, not an array or a float"
         if k in in_place and not isinstance(v, float):
             return f"{name} is an array changed in place (+= and the like)"
-    if not any(isinstance(v, Tensor) for v in init) and not _closes_over_tensors(body):
+    if not traced and not any(isinstance(v, Tensor) for v in init) \
+            and not _closes_over_tensors(body):
         return "no traced value flows through it"
     return None
 
@@ -147,9 +198,11 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple) -> tuple | None:
-    tracers = active_tracers() if record.TRACING else None
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
+    bounds = tuple(int(b) if isinstance(b, np.ndarray) and b.ndim == 0 and b.dtype.kind in "iu"
+                   else b for b in bounds)
     if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
            for b in bounds):
         return _fell_back(tracers, body, "the range's bounds are not integers")
@@ -181,9 +234,65 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     return out
 
 
+def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
+                  in_place: tuple, kind: str) -> tuple | None:
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    if not tracers:
+        return None
+    seqs = list(args) if kind.endswith("zip") else list(args[:1])
+    start = args[1] if kind == "enumerate" and len(args) == 2 else 0
+    bad = next((s for s in seqs if not isinstance(s, (Tensor, np.ndarray)) or s.ndim == 0),
+               None)
+    if bad is not None:
+        return _fell_back(tracers, body, f"it iterates over a {type(bad).__name__}, not "
+                                         "over an array's first axis")
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
+        return _fell_back(tracers, body, "enumerate's start is not an int")
+    why = _why_not(body, getters, init, in_place)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+    n = min(s.shape[0] for s in seqs)
+    if n == 0:
+        return None
+    xs = tuple(s if s.shape[0] == n else s[:n] for s in seqs)
+    item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
+    if kind.startswith("enumerate"):
+        def counted(c: tuple, x: tuple) -> tuple:
+            return (c[0] + 1, *body((c[0], item(x)), *c[1:])), None
+        return _attempt(tracers, body,
+                        lambda: scan(counted, (np.int64(start), *init), xs)[0][1:])
+    return _attempt(tracers, body, lambda: scan(
+        lambda c, x: (body(item(x), *c), None), tuple(init), xs)[0])
+
+
+def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
+               init: list) -> tuple | None:
+    if not record.TRACING or not isinstance(test, Tensor) or test._data.shape != () \
+            or not in_traced_entry():
+        return None
+    tracers = active_tracers()
+    if not tracers:
+        return None
+    why = _why_not(then, getters, init, (), traced=True)
+    if why is not None:
+        return _fell_back(tracers, then, why, "branch")
+
+    def checked(branch: Callable) -> Callable:
+        def run(*values: Any) -> tuple:
+            out = branch(*values)
+            for v in out:
+                if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number,
+                                                             float)):
+                    raise TypeError(f"a branch gives a {type(v).__name__}, not an array")
+            return out
+        return run
+    return _attempt(tracers, then, lambda: cond(test, checked(then), checked(orelse), *init),
+                    "branch")
+
+
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple) -> tuple | None:
-    tracers = active_tracers() if record.TRACING else None
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
     why = _why_not(body, getters, init, in_place)
@@ -199,15 +308,17 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                                                             tuple(init))))
 
 
-def _fell_back(tracers: list, body: Callable, why: str) -> None:
+def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:
     code = body.__code__
-    note = f"{code.co_filename}:{code.co_firstlineno}: loop unrolled: {why}"
+    done = "unrolled" if what == "loop" else "guarded"
+    note = f"{code.co_filename}:{code.co_firstlineno}: {what} {done}: {why}"
     for tr in tracers:
         tr.notes.append(note)
     return None
 
 
-def _attempt(tracers: list, body: Callable, region: Callable) -> tuple | None:
+def _attempt(tracers: list, body: Callable, region: Callable,
+             what: str = "loop") -> tuple | None:
     """``region()``, or None with what it changed in the tracers and outside put back."""
     saved = [(len(tr.guards), len(tr.writes), set(tr.changed), set(tr.written),
               {k: (g, state_of(g)) for k, (g, _) in tr.rewinds.items()}) for tr in tracers]
@@ -217,7 +328,7 @@ def _attempt(tracers: list, body: Callable, region: Callable) -> tuple | None:
         for tr, s in zip(tracers, saved):
             _put_back(tr, *s)
         reason = str(e).split(": ", 1)[-1] if str(e) else type(e).__name__
-        return _fell_back(tracers, body, reason)
+        return _fell_back(tracers, body, reason, what)
 
 
 def _put_back(tr: Any, n_guards: int, n_writes: int, changed: set, written: set,

@@ -30,9 +30,13 @@ from ..mutations import MUTATORS
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call
 
 PREFIX = "__pb_loop_"
+_ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
 #: the runtime's helpers a converted body may call (the others change outside state)
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
-                           "while_", "loop_index"})
+                           "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
+                           "while_", "loop_index", "if_"})
+#: calls that read the calling frame: in a new function they would read another
+_FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
            gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
@@ -83,42 +87,108 @@ class _Converter:
 
     # ---------------------------------------------------------------- one loop
     def _loop(self, stmt: Any) -> list | None:
-        if isinstance(stmt, gast.For) and not stmt.orelse and isinstance(stmt.target, gast.Name) \
-                and self._range_args(stmt.iter) is not None:
-            return self._for_range(stmt)
+        if isinstance(stmt, gast.For) and not stmt.orelse:
+            return self._for(stmt)
         if isinstance(stmt, gast.While) and not stmt.orelse:
             return self._while(stmt)
+        if isinstance(stmt, gast.If) and not _static_test(stmt.test):
+            return self._if(stmt)
         return None
 
-    def _range_args(self, it: Any) -> list | None:
-        if not (isinstance(it, gast.Call) and self.scope.resolve(it.func) is range
-                and 1 <= len(it.args) <= 3 and not it.keywords
-                and not any(isinstance(a, gast.Starred) for a in it.args)):
+    def _if(self, stmt: Any) -> list | None:
+        """``if``/``else`` as two functions of the names either branch assigns and the
+        function reads after (``if_`` picks one; on a traced test, ``pb.cond``)."""
+        branches = [stmt.body, stmt.orelse]
+        if not all(self._convertible(b) for b in branches) \
+                or not self._convertible([gast.Expr(value=stmt.test)]) \
+                or self._captured(stmt, stmt.body + stmt.orelse):
             return None
-        return it.args
+        inside = {id(n) for b in branches for s in b for n in gast.walk(s)}
+        outside = {n.id for n in gast.walk(self.fn) if id(n) not in inside
+                   and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        assigned = _assigned(stmt.body) | _assigned(stmt.orelse)
+        order = [n.id for b in branches for s in b for n in gast.walk(s)
+                 if isinstance(n, gast.Name)]
+        outputs = sorted(assigned & outside, key=order.index)
+        if not outputs:
+            return None
+        read = assigned & (_read_first(stmt.body) | _read_first(stmt.orelse))
+        sure = _surely_assigned(stmt.body) & _surely_assigned(stmt.orelse)
+        params = [o for o in outputs if o not in sure or o in read] \
+            + sorted(read - set(outputs), key=order.index)
+        name = self._name(stmt)
+        where = _header(stmt, stmt.test)
+        then = _function(name + "then__", params, stmt.body or [gast.Pass()], outputs, where)
+        orelse = _function(name + "else__", params, stmt.orelse or [gast.Pass()], outputs,
+                           where)
+        call = gast.Call(func=_runtime("if_"),
+                         args=[stmt.test, _name(name + "then__"), _name(name + "else__"),
+                               _getters(params)], keywords=[])
+        return [then, orelse, _assign(outputs, call, where)]
 
-    def _for_range(self, stmt: Any) -> list | None:
-        target = stmt.target.id
-        if not self._convertible(stmt.body) or target in self.declared:
+    def _iteration(self, it: Any) -> tuple:
+        """(the runtime's helper, its arguments) for the loop's iterable: ``range``,
+        ``zip`` and ``enumerate`` of positional arguments, else any iterable."""
+        if isinstance(it, gast.Call) and not it.keywords \
+                and not any(isinstance(a, gast.Starred) for a in it.args):
+            f = self.scope.resolve(it.func)
+            if f is range and 1 <= len(it.args) <= 3:
+                return "range", it.args
+            if f is zip and it.args:
+                return "zip", it.args
+            if f is enumerate and len(it.args) == 1 and self._iteration(it.args[0])[0] == "zip":
+                return "enumerate_zip", it.args[0].args
+            if f is enumerate and 1 <= len(it.args) <= 2:
+                return "enumerate", it.args
+        return "each", [it]
+
+    def _for(self, stmt: Any) -> list | None:
+        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
+                   for n in gast.walk(stmt.target)):
+            return None  # (an item or attribute as the target)
+        if not self._convertible(stmt.body) or targets & self.declared \
+                or self._captured(stmt, stmt.body):
             return None
         outside = self._loads_outside(stmt)
         assigned = _assigned(stmt.body)
-        if target in outside or target in assigned:
+        if targets & (self._read_after(stmt, targets) | assigned):
             return None
-        carries = self._carries(stmt.body, assigned - {target}, outside)
-        _index_by(stmt.body, target)
+        carries = self._carries(stmt.body, assigned - targets, outside)
+        kind, args = self._iteration(stmt.iter)
+        counter = stmt.target if kind == "range" else stmt.target.elts[0] \
+            if kind.startswith("enumerate") and isinstance(stmt.target, gast.Tuple) else None
+        if isinstance(counter, gast.Name):
+            _index_by(stmt.body, counter.id)
         name = self._name(stmt)
-        body = _function(name, [target] + carries, stmt.body, carries, stmt)
-        self.bounds.update(id(a) for a in stmt.iter.args if isinstance(a, gast.Name))
-        bounds = gast.Tuple(elts=list(stmt.iter.args), ctx=gast.Load())
-        call = gast.Call(func=_runtime("for_range"),
-                         args=[_name(name), _getters(carries), bounds,
+        where = _header(stmt, stmt.iter)
+        if kind == "range":
+            if not isinstance(stmt.target, gast.Name):
+                return None
+            body = _function(name, [stmt.target.id] + carries, stmt.body, carries, where)
+            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
+        else:
+            unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
+                                     type_comment=None), stmt.target)
+            body = _function(name, [_ITEM] + carries, [unpack] + stmt.body, carries, where)
+        call = gast.Call(func=_runtime("for_" + kind),
+                         args=[_name(name), _getters(carries),
+                               gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(stmt.body, carries)],
                          keywords=[])
-        return [body, _assign(carries, call, stmt)]
+        return [body, _assign(carries, call, where)]
+
+    def _read_after(self, stmt: Any, names: set) -> set:
+        """Which of ``names`` (the loop's variables) the function reads outside the loop,
+        but in another loop that binds them first (``for i in ...`` twice)."""
+        skip = {id(n) for loop in gast.walk(self.fn) if loop is stmt or _binds(loop, names)
+                for s in loop.body for n in gast.walk(s)}
+        return {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load) and n.id in names and id(n) not in skip}
 
     def _while(self, stmt: Any) -> list | None:
-        if not self._convertible(stmt.body) or not self._convertible([gast.Expr(value=stmt.test)]):
+        if not self._convertible(stmt.body) or not self._convertible([gast.Expr(value=stmt.test)]) \
+                or self._captured(stmt, stmt.body):
             return None
         outside = self._loads_outside(stmt) | _loads([stmt.test])
         carries = self._carries(stmt.body, _assigned(stmt.body), outside)
@@ -126,13 +196,14 @@ class _Converter:
             return None
         name = self._name(stmt)
         test = _at(gast.Return(value=stmt.test), stmt.test)
-        cond = _function(name + "cond__", carries, [test], None, stmt)
-        body = _function(name, carries, stmt.body, carries, stmt)
+        where = _header(stmt, stmt.test)
+        cond = _function(name + "cond__", carries, [test], None, where)
+        body = _function(name, carries, stmt.body, carries, where)
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(stmt.body, carries)],
                          keywords=[])
-        return [cond, body, _assign(carries, call, stmt)]
+        return [cond, body, _assign(carries, call, where)]
 
     def _name(self, stmt: Any) -> str:
         self.count += 1
@@ -144,6 +215,21 @@ class _Converter:
         live = (assigned & outside) | (assigned & _read_first(body))
         order = [n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)]
         return sorted(live, key=order.index)
+
+    def _captured(self, stmt: Any, body: list) -> bool:
+        """Whether a function or comprehension of the user's outside ``stmt`` reads a name
+        the body assigns: it may be called while the loop runs, and would not see the
+        body's values once they are the new function's locals."""
+        names = _assigned(body)
+        inside = {id(n) for n in gast.walk(stmt)}
+        for scope in gast.walk(self.fn):
+            if scope is self.fn or id(scope) in inside or not isinstance(scope, _SCOPES) \
+                    or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
+                    or getattr(scope, "pb_getter", False):
+                continue
+            if _loads([scope]) & names:
+                return True
+        return False
 
     def _convertible(self, body: list) -> bool:
         if _assigned(body) & self.declared:
@@ -164,7 +250,8 @@ class _Converter:
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
                 and f.value.id == "__pb_rt__":
             return f.attr in _PURE_HELPERS
-        if self.scope.maybe_effect(f) or _written_by_call(n):
+        if self.scope.maybe_effect(f) or _written_by_call(n) \
+                or isinstance(f, gast.Name) and f.id in _FRAME_READERS:
             return False
         if isinstance(f, gast.Attribute) and (f.attr in MUTATORS or (
                 f.attr.endswith("_") and not f.attr.startswith("_"))):
@@ -179,22 +266,47 @@ class _Converter:
 
 
 # -------------------------------------------------------------------- names
+def _static_test(test: Any) -> bool:
+    """A test that is never a traced value: ``x is None``, ``k in d``, ``isinstance(...)``,
+    a constant, ``not`` of one."""
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        return _static_test(test.operand)
+    if isinstance(test, gast.BoolOp):
+        return all(_static_test(v) for v in test.values)
+    if isinstance(test, gast.Compare):
+        return all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in test.ops)
+    if isinstance(test, gast.Call) and isinstance(test.func, gast.Name):
+        return test.func.id in ("isinstance", "hasattr", "callable", "len", "issubclass")
+    return isinstance(test, gast.Constant)
+
+
+def _binds(node: Any, names: set) -> bool:
+    """Whether ``node`` is a loop binding one of ``names`` as its variable, or a loop
+    converted already whose function binds one (reads of it inside are its own)."""
+    if isinstance(node, gast.For):
+        return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node.target))
+    if isinstance(node, gast.FunctionDef) and node.name.startswith(PREFIX):
+        params = {a.id for a in node.args.args}
+        return bool((params | _assigned(node.body)) & names)
+    return False
+
+
 def _allowed(n: Any) -> bool:
-    """A scope a converted body may hold: a comprehension, a loop converted already,
-    a lambda returning a name (as the carries' getters)."""
+    """A scope a converted body may hold: a comprehension, a loop or if converted
+    already, the carries' getters."""
     return isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
         or isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX) \
-        or isinstance(n, gast.Lambda) and isinstance(n.body, gast.Name)
+        or getattr(n, "pb_getter", False)
 
 
 def _walk_scope(node: Any) -> Any:
     """``gast.walk`` of the nodes run in the function's own scope (a nested function or
-    comprehension is yielded, its inside is not)."""
+    comprehension is yielded, its inside is not, even for ``node`` itself)."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        if n is node or not isinstance(n, _SCOPES):
+        if not isinstance(n, _SCOPES):
             todo.extend(gast.iter_child_nodes(n))
 
 
@@ -226,18 +338,27 @@ def _read_first(body: list) -> set:
     first = set()
     for stmt in body:
         first |= _loads([stmt]) - defined
+        defined |= _surely_assigned([stmt])
+    return first
+
+
+def _surely_assigned(body: list) -> set:
+    """The names a plain ``name = ...`` (or ``a, b = ...``) at the top level of ``body``
+    assigns."""
+    defined = set()
+    for stmt in body:
         if isinstance(stmt, gast.Assign):
             for t in stmt.targets:
                 elts = t.elts if isinstance(t, gast.Tuple) else [t]
                 defined.update(e.id for e in elts if isinstance(e, gast.Name))
-    return first
+    return defined
 
 
 def _index_by(body: list, target: str) -> None:
     """``x[... t ...]`` read in the body, for the loop variable ``t``: through
     ``loop_index``, which selects by a traced ``t`` without turning it into a number."""
-    for s in body:
-        for n in _walk_scope(s):
+    for s in body:  # (also inside the functions of loops and ifs converted already)
+        for n in gast.walk(s):
             for field, value in list(gast.iter_fields(n)):
                 values = value if isinstance(value, list) else [value]
                 for k, v in enumerate(values):
@@ -266,12 +387,23 @@ def _getters(names: list) -> Any:
     runtime (a name not bound yet raises ``NameError`` there)."""
     none = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                           kwarg=None, defaults=[])
-    return gast.Tuple(elts=[gast.Lambda(args=none, body=_name(n)) for n in names],
-                      ctx=gast.Load())
+    getters = [gast.Lambda(args=none, body=_name(n)) for n in names]
+    for g in getters:
+        g.pb_getter = True  # (ours: a body holding it may still be converted)
+    return gast.Tuple(elts=getters, ctx=gast.Load())
 
 
 def _tuple(names: list, ctx: Any) -> Any:
     return gast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx)
+
+
+def _header(stmt: Any, last: Any) -> Any:
+    """A place spanning a statement's first line up to the end of ``last`` (the ``for``
+    or ``if`` line, without the body): where the new call stands."""
+    where = gast.Pass()
+    where.lineno, where.col_offset = stmt.lineno, stmt.col_offset
+    where.end_lineno, where.end_col_offset = last.end_lineno, last.end_col_offset
+    return where
 
 
 def _function(name: str, params: list, body: list, returned: list | None, where: Any) -> Any:
