@@ -155,6 +155,55 @@ def test_newton_while_loop_traces_once_over_trip_counts() -> None:
     assert newton_sqrt(16.0) == pytest.approx(4.0)  # (eager: the user's loop)
 
 
+# ------------------------------------------------------------- break, continue
+def fixed_point(a):
+    x = a
+    for _ in range(100):
+        x_new = 0.5 * (x + a / x)
+        if np.abs(x_new - x) < 1e-12:
+            break
+        x = x_new
+    return x
+
+
+def test_a_for_loop_that_breaks_on_convergence_traces_once() -> None:
+    g = pb.grad(fixed_point)
+    for a in (2.0, 9.0, 100.0, 1e6):
+        np.testing.assert_allclose(g(a), 0.5 / np.sqrt(a), rtol=1e-9)
+    assert g.cache.info.misses == 1
+    info = pb.compiler.inspect(g, 2.0)
+    assert info.loops == () and "guard(" not in info.forward and "while True:" in info.forward
+
+
+def test_continue_and_a_while_loop_that_breaks() -> None:
+    def skip(w):
+        h = np.ones(3)
+        for t in range(6):
+            z = np.tanh(h * w)
+            if z.sum() < 0:
+                continue
+            h = z + t
+        return h.sum()
+
+    def halve(a):
+        x, total = a, a * 0
+        while x > 1.0:
+            x = x * 0.7
+            if x < 3.0:
+                break
+            total = total + x
+        return x + total
+    w = np.array([0.3, -2.0, 0.5])
+    np.testing.assert_allclose(pb.grad(skip)(w), fd(skip, w), rtol=1e-6)
+    g = pb.grad(halve)
+    for a in (50.0, 5.0, 0.5):
+        np.testing.assert_allclose(g(a), fd(halve, a), rtol=1e-6)
+    assert g.cache.info.misses == 1
+    for f, x in ((skip, w), (halve, 50.0)):
+        info = pb.compiler.inspect(pb.grad(f), x)
+        assert info.loops == () and "guard(" not in info.forward
+
+
 # ---------------------------------------------------------------------- fallbacks
 def test_a_carry_changing_shape_unrolls_with_the_right_gradient() -> None:
     def grow(w):

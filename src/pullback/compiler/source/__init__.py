@@ -134,6 +134,8 @@ _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GE
 _CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: every code object this pass compiled (never converted again)
 _OURS: weakref.WeakSet = weakref.WeakSet()
+#: the codes of front doors' functions ``traced_ints`` has converted (or found none to)
+_LOOKED_AT: weakref.WeakSet = weakref.WeakSet()
 
 
 # ------------------------------------------------------------------ front door
@@ -273,9 +275,12 @@ def traced_ints(fn: Any, args: tuple) -> tuple:
     trace serves every trip count (the loop is a region whose length is a run-time
     value). Other arguments, and every argument once such a loop ran unrolled, as
     given."""
-    if not isinstance(fn, types.FunctionType) or convert(fn) is None:
-        return args  # (converted once, on its first call: LOOP_BOUNDS holds its loops)
+    if not isinstance(fn, types.FunctionType):
+        return args
     code = fn.__code__
+    if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS holds its loops)
+        convert(fn)
+        _LOOKED_AT.add(code)
     positions = LOOP_BOUNDS.get(code)
     if not positions or is_static(code):
         return args

@@ -51,16 +51,27 @@ class _Unbound:
 UNBOUND = _Unbound()
 
 
-def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple) -> tuple:
+def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
+              post: Callable | None = None, brk: bool = False) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
-    can be one."""
+    can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
+    ``continue`` at its top level: ``body`` is the part before it (giving the carries,
+    the values ``post`` reads and the test's value), ``post`` the part after."""
     init = _values(getters)
-    out = _region_range(body, getters, init, bounds, in_place)
+    out = _region_range(body, getters, init, bounds, in_place, post, brk)
     if out is not None:
         return out
     carry = tuple(init)
     for i in range(*bounds):
-        carry = body(i, *carry)
+        if post is None:
+            carry = body(i, *carry)
+            continue
+        carry, mid, test = body(i, *carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(i, *carry, *mid)
     return carry
 
 
@@ -100,16 +111,25 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
     return carry
 
 
-def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple) -> tuple:
+def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
+           post: Callable | None = None, brk: bool = False) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one."""
+    one (``post`` and ``brk`` as for ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place)
+    out = _region_while(cond, body, getters, init, in_place, post, brk)
     if out is not None:
         return out
     carry = tuple(init)
     while cond(*carry):
-        carry = body(*carry)
+        if post is None:
+            carry = body(*carry)
+            continue
+        carry, mid, test = body(*carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(*carry, *mid)
     return carry
 
 
@@ -197,7 +217,7 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
-                  in_place: tuple) -> tuple | None:
+                  in_place: tuple, post: Callable | None, brk: bool) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -213,25 +233,47 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if isinstance(step, Tensor) or step == 0:
         return _fell_back(tracers, body, "the range's step is traced or 0")
     i0 = start if isinstance(start, Tensor) else np.int64(start)
-
-    if not isinstance(stop, Tensor) and not isinstance(start, Tensor):
+    one = _one_step(body, post, brk, 1)
+    flags = (np.bool_(False),) if brk else ()
+    if not brk and not isinstance(stop, Tensor) and not isinstance(start, Tensor):
         n = len(range(int(start), int(stop), int(step)))
         if n == 0:
             return None
 
         def scan_step(c: tuple, _: Any) -> tuple:
-            return (c[0] + step, *body(c[0], *c[1:])), None
+            return (c[0] + step, *one(c[0], *c[1:])), None
         return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), length=n)[0][1:])
 
     def more(c: tuple) -> Any:
-        return c[0] < stop if step > 0 else c[0] > stop
+        going = c[0] < stop if step > 0 else c[0] > stop
+        return np.logical_and(going, np.logical_not(c[1])) if brk else going
     out = _attempt(tracers, body, lambda: while_loop(
-        more, lambda c: (c[0] + step, *body(c[0], *c[1:])), (i0, *init))[1:])
-    if out is None:  # unrolled: its bound is now a guarded number, and an int argument
-        owner = OWNER.get(sys._getframe(2).f_code)  # better a key of the cache
-        if owner is not None:
+        more, lambda c: (c[0] + step, *one(c[0], *c[1:])), (i0, *flags, *init))[1 + brk:])
+    if out is None and (isinstance(stop, Tensor) or isinstance(start, Tensor)):
+        owner = OWNER.get(sys._getframe(2).f_code)  # (unrolled: its bound is a guarded
+        if owner is not None:  # number now, and an int argument better a key of the cache)
             _STATIC.add(owner)
     return out
+
+
+def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
+    """One step of a split body as a function of the loop variable (``n_lead`` of them)
+    and the carries, traced: the part after the ``if test: break`` under ``pb.cond``;
+    with ``brk``, a flag ``done`` (the test's value) before the carries."""
+    if post is None:
+        return body
+
+    def step(*args: Any) -> tuple:
+        lead, carry = args[:n_lead], args[n_lead + brk:]
+        c1, mid, test = body(*lead, *carry)
+        if not isinstance(test, Tensor) or test._data.shape != () \
+                or test._data.dtype != np.bool_:
+            raise TypeError("the test of its break or continue is not a traced boolean")
+        n = len(c1)
+        out = cond(test, lambda *v: tuple(v[:n]), lambda *v: tuple(post(*lead, *v)),
+                   *c1, *mid)
+        return (test, *out) if brk else tuple(out)
+    return step
 
 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
@@ -291,21 +333,23 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
-                  in_place: tuple) -> tuple | None:
+                  in_place: tuple, post: Callable | None, brk: bool) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
     why = _why_not(body, getters, init, in_place)
     if why is not None:
         return _fell_back(tracers, body, why)
+    one = _one_step(body, post, brk, 0)
 
     def test(c: tuple) -> Any:
-        pred = cond(*c)
+        pred = cond(*c[brk:])
         if not isinstance(pred, Tensor):
             raise TypeError("the condition is not a traced value")
-        return pred
-    return _attempt(tracers, body, lambda: tuple(while_loop(test, lambda c: body(*c),
-                                                            tuple(init))))
+        return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
+    flags = (np.bool_(False),) if brk else ()
+    return _attempt(tracers, body, lambda: tuple(while_loop(test, lambda c: one(*c),
+                                                            (*flags, *init)))[brk:])
 
 
 def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:

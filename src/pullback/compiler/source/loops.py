@@ -147,36 +147,60 @@ class _Converter:
         if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
                    for n in gast.walk(stmt.target)):
             return None  # (an item or attribute as the target)
-        if not self._convertible(stmt.body) or targets & self.declared \
-                or self._captured(stmt, stmt.body):
+        kind, args = self._iteration(stmt.iter)
+        split, flat = _split(stmt.body)
+        if split is not None and kind != "range":
+            return None
+        if not self._convertible(flat) or targets & self.declared \
+                or self._captured(stmt, flat):
             return None
         outside = self._loads_outside(stmt)
-        assigned = _assigned(stmt.body)
+        assigned = _assigned(flat)
         if targets & (self._read_after(stmt, targets) | assigned):
             return None
-        carries = self._carries(stmt.body, assigned - targets, outside)
-        kind, args = self._iteration(stmt.iter)
+        carries = self._carries(flat, assigned - targets, outside)
         counter = stmt.target if kind == "range" else stmt.target.elts[0] \
             if kind.startswith("enumerate") and isinstance(stmt.target, gast.Tuple) else None
         if isinstance(counter, gast.Name):
-            _index_by(stmt.body, counter.id)
+            _index_by(flat, counter.id)
         name = self._name(stmt)
         where = _header(stmt, stmt.iter)
         if kind == "range":
             if not isinstance(stmt.target, gast.Name):
                 return None
-            body = _function(name, [stmt.target.id] + carries, stmt.body, carries, where)
+            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where)
+            if fns is None:
+                return None
             self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
         else:
             unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
                                      type_comment=None), stmt.target)
-            body = _function(name, [_ITEM] + carries, [unpack] + stmt.body, carries, where)
+            fns = [_function(name, [_ITEM] + carries, [unpack] + stmt.body, carries, where)]
         call = gast.Call(func=_runtime("for_" + kind),
                          args=[_name(name), _getters(carries),
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
-                               _in_place(stmt.body, carries)],
+                               _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=[])
-        return [body, _assign(carries, call, where)]
+        return fns + [_assign(carries, call, where)]
+
+    def _bodies(self, name: str, lead: list, carries: list, body: list, split: Any,
+                flat: list, where: Any) -> list | None:
+        """The loop's body as a function of ``lead`` (the loop variable) and the carries;
+        with an ``if test: break`` (or ``continue``) at its top level, two: the part
+        before it, giving the carries, the values the part after reads and the test's
+        value, and the part after."""
+        if split is None:
+            return [_function(name, lead + carries, body, carries, where)]
+        pre, test, post = split[0], flat[len(split[0])].value, split[2]
+        mids = sorted((_assigned(pre) & _loads(post)) - set(carries))
+        if not set(mids) <= _surely_assigned(pre):
+            return None
+        out = gast.Tuple(elts=[_tuple(carries, gast.Load()), _tuple(mids, gast.Load()), test],
+                         ctx=gast.Load())
+        first = _function(name, lead + carries, pre + [_at(gast.Return(value=out), where)],
+                          None, where)
+        return [first, _function(name + "post__", lead + carries + mids, post or [gast.Pass()],
+                                 carries, where)]
 
     def _read_after(self, stmt: Any, names: set) -> set:
         """Which of ``names`` (the loop's variables) the function reads outside the loop,
@@ -187,23 +211,26 @@ class _Converter:
                 and isinstance(n.ctx, gast.Load) and n.id in names and id(n) not in skip}
 
     def _while(self, stmt: Any) -> list | None:
-        if not self._convertible(stmt.body) or not self._convertible([gast.Expr(value=stmt.test)]) \
-                or self._captured(stmt, stmt.body):
+        split, flat = _split(stmt.body)
+        if not self._convertible(flat) or not self._convertible([gast.Expr(value=stmt.test)]) \
+                or self._captured(stmt, flat):
             return None
         outside = self._loads_outside(stmt) | _loads([stmt.test])
-        carries = self._carries(stmt.body, _assigned(stmt.body), outside)
+        carries = self._carries(flat, _assigned(flat), outside)
         if not carries:
             return None
         name = self._name(stmt)
         test = _at(gast.Return(value=stmt.test), stmt.test)
         where = _header(stmt, stmt.test)
         cond = _function(name + "cond__", carries, [test], None, where)
-        body = _function(name, carries, stmt.body, carries, where)
+        fns = self._bodies(name, [], carries, stmt.body, split, flat, where)
+        if fns is None:
+            return None
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
-                               _in_place(stmt.body, carries)],
+                               _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=[])
-        return [cond, body, _assign(carries, call, where)]
+        return [cond] + fns + [_assign(carries, call, where)]
 
     def _name(self, stmt: Any) -> str:
         self.count += 1
@@ -395,6 +422,31 @@ def _getters(names: list) -> Any:
 
 def _tuple(names: list, ctx: Any) -> Any:
     return gast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx)
+
+
+def _split(body: list) -> tuple:
+    """(``(before, the if, after)`` for a body with one ``if test: break`` or ``if test:
+    continue`` at its top level and no other, else None; the body with that ``if`` as
+    its test alone, to analyse)."""
+    stops = [k for k, s in enumerate(body) if isinstance(s, gast.If) and not s.orelse
+             and len(s.body) == 1 and isinstance(s.body[0], (gast.Break, gast.Continue))]
+    if len(stops) != 1:
+        return None, body
+    k = stops[0]
+    rest = body[:k] + body[k + 1:]
+    if any(isinstance(n, (gast.Break, gast.Continue)) for s in rest for n in _walk_scope(s)):
+        return None, body
+    split = (body[:k], body[k], body[k + 1:])
+    return split, body[:k] + [_at(gast.Expr(value=body[k].test), body[k])] + body[k + 1:]
+
+
+def _stop_args(name: str, split: Any) -> list:
+    """The runtime's arguments for a body split at ``if test: break``: the part after,
+    and whether the ``if`` breaks (else it continues)."""
+    if split is None:
+        return []
+    brk = isinstance(split[1].body[0], gast.Break)
+    return [_name(name + "post__"), gast.Constant(value=brk, kind=None)]
 
 
 def _header(stmt: Any, last: Any) -> Any:
