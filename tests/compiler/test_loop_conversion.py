@@ -8,6 +8,7 @@ differences (float64), eager ``.backward()`` and the unconverted function."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -94,6 +95,20 @@ def test_compile_of_a_tensor_loop_traces_once() -> None:
         compiled(w, pb.tensor(XS)).backward()
         np.testing.assert_allclose(w.grad.numpy(), eager, rtol=1e-12)
     assert compiled.cache.info.misses == 1
+
+
+def test_a_name_first_assigned_in_the_body_peels_the_first_step() -> None:
+    def f(w, xs):
+        h = np.zeros(3)
+        for t in range(xs.shape[0]):
+            h = np.tanh(xs[t] + h @ w)
+            y = h @ U  # (no value before the loop: the first step runs alone)
+        return (y * y).sum()
+    g = pb.grad(f)
+    np.testing.assert_allclose(g(W, XS), fd(lambda w: f(w, XS), W), rtol=1e-6)
+    short = pb.compiler.inspect(g, W, XS[:4])
+    long = pb.compiler.inspect(g, W, np.tile(XS, (10, 1)))
+    assert short.loops == () and abs(len(long.forward) - len(short.forward)) < 40
 
 
 def test_nested_loops_and_closures() -> None:
@@ -273,6 +288,21 @@ def test_an_if_whose_branches_differ_in_shape_stays_a_guard() -> None:
     info = pb.compiler.inspect(pb.grad(f), W)
     (note,) = info.loops
     assert "branch guarded" in note and "guard(" in info.forward
+
+
+def test_an_int_bounding_a_loop_that_unrolls_is_a_cache_key_again() -> None:
+    def f(w, n):
+        k, h = 0, np.ones(3)
+        for _ in range(n):  # (an int counter: unrolled, so n is a guarded number)
+            h = np.tanh(h @ w)
+            k += 1
+        return h.sum() * k
+    g = pb.grad(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no "traced N times, falling back to eager")
+        for n in range(1, 12):
+            np.testing.assert_allclose(g(W, n), fd(lambda w, n=n: f(w, n), W), rtol=1e-6)
+    assert g.cache.info.recompiles == 0 and g.cache.info.fallbacks == 0
 
 
 def test_a_body_drawing_random_numbers_unrolls_and_draws_as_eager() -> None:

@@ -58,9 +58,19 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
     the values ``post`` reads and the test's value), ``post`` the part after."""
     init = _values(getters)
+    if any(v is UNBOUND for v in init) and post is None and _peelable(bounds):
+        # (a name the body assigns before reading it, with no value before the loop:
+        # the first step runs as Python and gives it one, the others are a region)
+        steps = range(*bounds)
+        init = list(body(steps[0], *init))
+        bounds = (steps[1], steps.stop, steps.step)
     out = _region_range(body, getters, init, bounds, in_place, post, brk)
     if out is not None:
         return out
+    if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
+        owner = OWNER.get(sys._getframe(1).f_code)  # an int argument better a key of the
+        if owner is not None:  # cache: traced_ints leaves it an int from now on)
+            _STATIC.add(owner)
     carry = tuple(init)
     for i in range(*bounds):
         if post is None:
@@ -73,6 +83,16 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
             continue
         carry = post(i, *carry, *mid)
     return carry
+
+
+def _peelable(bounds: tuple) -> bool:
+    """Whether a range with a name unbound before it may run its first step alone: a
+    trace runs, and the bounds are ints giving at least two steps."""
+    if not record.TRACING or not in_traced_entry() \
+            or not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                       for b in bounds):
+        return False
+    return len(range(*bounds)) >= 2
 
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
@@ -247,13 +267,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     def more(c: tuple) -> Any:
         going = c[0] < stop if step > 0 else c[0] > stop
         return np.logical_and(going, np.logical_not(c[1])) if brk else going
-    out = _attempt(tracers, body, lambda: while_loop(
+    return _attempt(tracers, body, lambda: while_loop(
         more, lambda c: (c[0] + step, *one(c[0], *c[1:])), (i0, *flags, *init))[1 + brk:])
-    if out is None and (isinstance(stop, Tensor) or isinstance(start, Tensor)):
-        owner = OWNER.get(sys._getframe(2).f_code)  # (unrolled: its bound is a guarded
-        if owner is not None:  # number now, and an int argument better a key of the cache)
-            _STATIC.add(owner)
-    return out
 
 
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:

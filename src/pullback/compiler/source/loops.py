@@ -1,23 +1,32 @@
-"""Python loops in the user's function as functions of their carried values, so that
-a trace can record the body once as a region (``loop_runtime.py`` decides when it
-runs): the source pass's ``for i in range(...)`` and ``while`` conversion.
+"""Python loops and ``if``s in the user's function as functions of the values they
+carry, so that a trace can record a body once as a region (``loop_runtime.py`` decides
+at run time): the source pass's conversion of ``for`` over ``range(...)``, an array,
+``zip`` and ``enumerate``, of ``while``, and of ``if``/``else``.
 
 ::
 
-    for t in range(T):                     def __pb_loop_5__(t, h):
-        h = np.tanh(x[t] @ W + h @ U)  ->      h = np.tanh(__pb_rt__.loop_index(x, t) @ W + h @ U)
-                                               return (h,)
-                                           (h,) = __pb_rt__.for_range(__pb_loop_5__, ('h',),
-                                                                      (T,), ())
+    for t in range(T):                 def __pb_loop_5_1__(t, h):
+        h = np.tanh(x[t] @ W + h)  ->      h = np.tanh(__pb_rt__.loop_index(x, t) @ W + h)
+                                           return (h,)
+                                       h, = __pb_rt__.for_range(__pb_loop_5_1__,
+                                                                (lambda: h,), (T,), ())
 
 The carried values are the names the body assigns that are read after it (anywhere in
-the function outside the body) or read in the body before it assigns them; names the
-body only reads are the new function's closure. A loop is left as written (unrolled by
-the trace, as before) when its body could do what a function of its carries cannot:
-``break``, ``continue``, ``return``, ``yield``, ``global``/``nonlocal`` names, ``del``,
-writes into items or attributes, a list's ``append`` and the other changing methods,
-in-place methods (``x.add_()``, ``out=``), ``print`` or logging, definitions, or a loop
-variable read after the loop.
+the function outside the body) or read in the body before it assigns them; the
+runtime reads their values before the loop through the lambdas (a name with no value
+yet raises ``NameError`` there). Names the body only reads are the new function's
+closure. An ``if test: break`` (or ``continue``) at the top level of a ``range`` or
+``while`` body splits it in two functions: the part before it, which also returns the
+test's value, and the part after. An ``if``'s two branches become functions of the
+names either assigns and the function reads after.
+
+A loop or ``if`` is left as written (unrolled or guarded by the trace, as before) when
+its body could do what a function of its values cannot: ``return``, ``yield``, another
+``break`` or ``continue``, ``global``/``nonlocal`` names, ``del``, ``try``, writes into
+items or attributes, a list's ``append`` and the other changing methods, in-place
+methods (``x.add_()``, ``out=``), ``print`` or logging, definitions, ``super()`` or
+``locals()``; or when the loop variable is read after the loop, or a function or
+comprehension outside it reads a name it assigns.
 """
 
 from __future__ import annotations
@@ -172,6 +181,8 @@ class _Converter:
             if fns is None:
                 return None
             self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
+        elif isinstance(stmt.target, gast.Name):  # (the item is the loop variable)
+            fns = [_function(name, [stmt.target.id] + carries, stmt.body, carries, where)]
         else:
             unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
                                      type_comment=None), stmt.target)
