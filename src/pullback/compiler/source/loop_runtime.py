@@ -52,19 +52,24 @@ UNBOUND = _Unbound()
 
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
-              post: Callable | None = None, brk: bool = False) -> tuple:
+              post: Callable | None = None, brk: bool = False, sliced: tuple = (),
+              counted: bool = True) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
     can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
-    the values ``post`` reads and the test's value), ``post`` the part after."""
+    the values ``post`` reads and the test's value), ``post`` the part after. ``sliced``:
+    getters of the arrays ``x`` whose ``x[i]`` the body (and ``post``) take after ``i``;
+    ``counted``: whether the body reads ``i`` (a region counts only then)."""
     init = _values(getters)
+    arrays = tuple(get() for get in sliced)
+    lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
     if any(v is UNBOUND for v in init) and post is None and _peelable(bounds):
         # (a name the body assigns before reading it, with no value before the loop:
         # the first step runs as Python and gives it one, the others are a region)
         steps = range(*bounds)
-        init = list(body(steps[0], *init))
+        init = list(body(*lead(steps[0]), *init))
         bounds = (steps[1], steps.stop, steps.step)
-    out = _region_range(body, getters, init, bounds, in_place, post, brk)
+    out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted)
     if out is not None:
         return out
     if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
@@ -74,14 +79,14 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     carry = tuple(init)
     for i in range(*bounds):
         if post is None:
-            carry = body(i, *carry)
+            carry = body(*lead(i), *carry)
             continue
-        carry, mid, test = body(i, *carry)
+        carry, mid, test = body(*lead(i), *carry)
         if test:
             if brk:
                 break
             continue
-        carry = post(i, *carry, *mid)
+        carry = post(*lead(i), *carry, *mid)
     return carry
 
 
@@ -237,7 +242,8 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
-                  in_place: tuple, post: Callable | None, brk: bool) -> tuple | None:
+                  in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
+                  counted: bool) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -246,29 +252,47 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
            for b in bounds):
         return _fell_back(tracers, body, "the range's bounds are not integers")
-    why = _why_not(body, getters, init, in_place)
+    why = _why_not(body, getters, init, in_place) or next(
+        (f"it reads a {type(x).__name__} at the loop variable, not an array" for x in arrays
+         if not isinstance(x, (Tensor, np.ndarray)) or x.ndim == 0), None)
     if why is not None:
         return _fell_back(tracers, body, why)
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if isinstance(step, Tensor) or step == 0:
         return _fell_back(tracers, body, "the range's step is traced or 0")
     i0 = start if isinstance(start, Tensor) else np.int64(start)
-    one = _one_step(body, post, brk, 1)
+    one = _one_step(body, post, brk, 1 + len(arrays))
     flags = (np.bool_(False),) if brk else ()
     if not brk and not isinstance(stop, Tensor) and not isinstance(start, Tensor):
         n = len(range(int(start), int(stop), int(step)))
         if n == 0:
             return None
+        if step > 0 and 0 <= start and stop <= min((x.shape[0] for x in arrays), default=stop):
+            xs = tuple(x if (start, stop, step) == (0, x.shape[0], 1) else x[start:stop:step]
+                       for x in arrays)  # (x[i] for each step)
+        else:
+            xs = ()  # (a negative index, or past the end: read by loop_index)
 
-        def scan_step(c: tuple, _: Any) -> tuple:
-            return (c[0] + step, *one(c[0], *c[1:])), None
-        return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), length=n)[0][1:])
+        if not counted and (xs or not arrays):  # (no counter: the body never reads it)
+            return _attempt(tracers, body, lambda: scan(
+                lambda c, x: (one(i0, *(x or ()), *c), None), tuple(init), xs or None,
+                length=n)[0])
+
+        def scan_step(c: tuple, x: tuple) -> tuple:
+            per_step = x if xs else tuple(loop_index(a, c[0]) for a in arrays)
+            return (c[0] + step, *one(c[0], *per_step, *c[1:])), None
+        return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), xs or None,
+                                                    length=n)[0][1:])
 
     def more(c: tuple) -> Any:
         going = c[0] < stop if step > 0 else c[0] > stop
         return np.logical_and(going, np.logical_not(c[1])) if brk else going
-    return _attempt(tracers, body, lambda: while_loop(
-        more, lambda c: (c[0] + step, *one(c[0], *c[1:])), (i0, *flags, *init))[1 + brk:])
+
+    def while_step(c: tuple) -> tuple:
+        per_step = tuple(loop_index(a, c[0]) for a in arrays)
+        return (c[0] + step, *one(c[0], *per_step, *c[1:]))
+    return _attempt(tracers, body, lambda: while_loop(more, while_step,
+                                                      (i0, *flags, *init))[1 + brk:])
 
 
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:

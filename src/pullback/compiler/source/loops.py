@@ -168,19 +168,27 @@ class _Converter:
         if targets & (self._read_after(stmt, targets) | assigned):
             return None
         carries = self._carries(flat, assigned - targets, outside)
+        if kind == "range" and not isinstance(stmt.target, gast.Name):
+            return None
+        name = self._name(stmt)
+        where = _header(stmt, stmt.iter)
+        sliced: list = []
+        if kind == "range":
+            sliced, undo = self._slices(flat, stmt.target.id, assigned)
+            lead = [stmt.target.id] + [new for _, new in sliced]
+            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where)
+            if fns is None:
+                for parent, field, k, old in undo:
+                    (getattr(parent, field).__setitem__(k, old) if k is not None
+                     else setattr(parent, field, old))
+                return None
+            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
         counter = stmt.target if kind == "range" else stmt.target.elts[0] \
             if kind.startswith("enumerate") and isinstance(stmt.target, gast.Tuple) else None
         if isinstance(counter, gast.Name):
             _index_by(flat, counter.id)
-        name = self._name(stmt)
-        where = _header(stmt, stmt.iter)
         if kind == "range":
-            if not isinstance(stmt.target, gast.Name):
-                return None
-            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where)
-            if fns is None:
-                return None
-            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
+            pass  # (made above, before the reads of the loop variable went to loop_index)
         elif isinstance(stmt.target, gast.Name):  # (the item is the loop variable)
             fns = [_function(name, [stmt.target.id] + carries, stmt.body, carries, where)]
         else:
@@ -191,8 +199,41 @@ class _Converter:
                          args=[_name(name), _getters(carries),
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=[])
+                         keywords=_range_keywords(kind, stmt.target, sliced, flat))
         return fns + [_assign(carries, call, where)]
+
+    def _slices(self, body: list, target: str, assigned: set) -> tuple:
+        """``x[t]`` read in the body, for the loop variable ``t`` and an ``x`` the body
+        does not assign, as a new name ``x_t``: the loop's function takes it after
+        ``t`` (a scan's per-step slice of ``x``: no gather, no scatter in the gradient).
+        The (name, new name) pairs, and how to undo it."""
+        taken = {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)}
+        pairs: dict = {}
+        undo = []
+        for s in body:
+            for parent in gast.walk(s):
+                for field, value in list(gast.iter_fields(parent)):
+                    values = value if isinstance(value, list) else [value]
+                    for k, v in enumerate(values):
+                        if not (isinstance(v, gast.Subscript) and isinstance(v.ctx, gast.Load)
+                                and isinstance(v.value, gast.Name)
+                                and isinstance(v.slice, gast.Name) and v.slice.id == target
+                                and v.value.id not in assigned | {target} | self.declared):
+                            continue
+                        new = pairs.get(v.value.id)
+                        if new is None:
+                            new = f"{v.value.id}_{target}"
+                            while new in taken:
+                                new += "_"
+                            taken.add(new)
+                            pairs[v.value.id] = new
+                        node = gast.copy_location(_name(new), v)
+                        if isinstance(value, list):
+                            value[k] = node
+                        else:
+                            setattr(parent, field, node)
+                        undo.append((parent, field, k if isinstance(value, list) else None, v))
+        return list(pairs.items()), undo
 
     def _bodies(self, name: str, lead: list, carries: list, body: list, split: Any,
                 flat: list, where: Any) -> list | None:
@@ -449,6 +490,19 @@ def _split(body: list) -> tuple:
         return None, body
     split = (body[:k], body[k], body[k + 1:])
     return split, body[:k] + [_at(gast.Expr(value=body[k].test), body[k])] + body[k + 1:]
+
+
+def _range_keywords(kind: str, target: Any, sliced: list, flat: list) -> list:
+    """``sliced=`` (the getters of the arrays read at the loop variable) and
+    ``counted=False`` (the body never reads the loop variable) for ``for_range``."""
+    if kind != "range":
+        return []
+    keywords = [gast.keyword(arg="sliced", value=_getters([n for n, _ in sliced]))] \
+        if sliced else []
+    if target.id not in _loads(flat):
+        keywords.append(gast.keyword(arg="counted", value=gast.Constant(value=False,
+                                                                        kind=None)))
+    return keywords
 
 
 def _stop_args(name: str, split: Any) -> list:
