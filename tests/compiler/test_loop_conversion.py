@@ -281,6 +281,24 @@ def test_an_if_on_a_traced_value_is_a_cond_inside_and_outside_loops() -> None:
     assert "for i in range(4):" in info.forward and "else:" in info.forward
 
 
+def test_an_elif_chain_assigning_tuples_is_nested_conds() -> None:
+    def f(w, x):
+        h = x @ w
+        if h[0] > 0:
+            a, b = h * 2, h.sum()
+        elif h[1] > 0:
+            a, b = h * 3, h.max()
+        else:
+            a, b = -h, h.min()
+        return (a * b).sum()
+    g = pb.grad(f)
+    for k in range(8):
+        np.testing.assert_allclose(g(W, XS[k]), fd(lambda w, x=XS[k]: f(w, x), W),
+                                   rtol=1e-6, atol=1e-10)
+    assert g.cache.info.misses == 1
+    assert pb.compiler.inspect(g, W, XS[0]).loops == ()
+
+
 def test_an_if_whose_branches_differ_in_shape_stays_a_guard() -> None:
     def f(w):
         h = np.ones(3) @ w

@@ -400,13 +400,21 @@ def _aug_assigned(body: list) -> set:
 
 
 def _loads(nodes: list) -> set:
+    """The names ``nodes`` read; of a loop or ``if`` converted already, the names its
+    functions read from outside them (their own parameters and locals are theirs)."""
     found = set()
-    for s in nodes:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                found.add(n.id)
-            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-                found.add(n.target.id)
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX):
+            own = {a.id for a in n.args.args} | _assigned(n.body)
+            found |= _loads(n.body) - own
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            found.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            found.add(n.target.id)
+        todo.extend(gast.iter_child_nodes(n))
     return found
 
 
