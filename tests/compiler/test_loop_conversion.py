@@ -163,6 +163,32 @@ def test_a_loop_over_a_list_of_arrays_unrolls() -> None:
     assert "iterates over a list" in note
 
 
+def test_temporaries_of_two_loops_and_an_inner_loops_result() -> None:
+    def two(w):
+        h = np.zeros(3)
+        for x in XS[:4]:
+            pre = h @ w + x  # (a temporary of each loop: carried by neither)
+            h = np.tanh(pre)
+        g = h
+        for x in XS[4:8]:
+            pre = g @ w - x
+            g = np.sin(pre)
+        return (g * h).sum()
+
+    def nested(w):
+        total = np.zeros(3)
+        for i in range(2):
+            y = np.zeros(3)
+            for j in range(3):
+                y = np.tanh(XS[j] @ w) * (i + 1)  # (the outer body reads it after)
+            total = total + y
+        return total.sum()
+    for f in (two, nested):
+        np.testing.assert_allclose(pb.value_and_grad(f)(W)[0], f(W), rtol=1e-12)
+        np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+        assert pb.compiler.inspect(pb.grad(f), W).loops == ()
+
+
 # ------------------------------------------------------------------------- while
 def test_newton_while_loop_traces_once_over_trip_counts() -> None:
     g = pb.grad(newton_sqrt)

@@ -338,10 +338,9 @@ class _Converter:
         return True
 
     def _loads_outside(self, stmt: Any) -> set:
-        """The names read anywhere in the function but in the loop's body."""
-        inside = {id(n) for s in stmt.body for n in gast.walk(s)}
-        return {n.id for n in gast.walk(self.fn) if id(n) not in inside
-                and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        """The names read anywhere in the function but in the loop's body (and but in
+        another loop's body that surely assigns them before it reads them)."""
+        return _loads(self.fn.body, stmt)
 
 
 # -------------------------------------------------------------------- names
@@ -399,9 +398,11 @@ def _aug_assigned(body: list) -> set:
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
-def _loads(nodes: list) -> set:
+def _loads(nodes: list, skip: Any = None) -> set:
     """The names ``nodes`` read; of a loop or ``if`` converted already, the names its
-    functions read from outside them (their own parameters and locals are theirs)."""
+    functions read from outside them (their own parameters and locals are theirs). With
+    ``skip`` (a loop), not what its body reads, nor what another loop's body reads
+    after surely assigning it (a temporary of each loop)."""
     found = set()
     todo = list(nodes)
     while todo:
@@ -409,6 +410,16 @@ def _loads(nodes: list) -> set:
         if isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX):
             own = {a.id for a in n.args.args} | _assigned(n.body)
             found |= _loads(n.body) - own
+            continue
+        if skip is not None and isinstance(n, (gast.For, gast.While)):
+            if any(m is skip for m in gast.walk(n)):  # (the loop itself, or one holding it)
+                found |= _loads(n.body, skip) if n is not skip else set()
+            else:
+                found |= _loads(n.body, skip) - (_surely_assigned(n.body)
+                                                 - _read_first(n.body))
+            todo.extend(x for x in (getattr(n, "iter", None), getattr(n, "test", None),
+                                    getattr(n, "target", None)) if x is not None)
+            todo.extend(n.orelse)
             continue
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             found.add(n.id)
