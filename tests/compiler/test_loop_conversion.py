@@ -219,6 +219,42 @@ def test_a_for_loop_that_breaks_on_convergence_traces_once() -> None:
     assert info.loops == () and "guard(" not in info.forward and "while True:" in info.forward
 
 
+def test_a_break_testing_the_step_s_slice() -> None:
+    def f(w):
+        h = np.zeros(3)
+        for t in range(8):
+            h = np.tanh(h @ w + XS[t])
+            if XS[t].sum() > 1.0:
+                break
+        return h.sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    assert pb.compiler.inspect(pb.grad(f), W).loops == ()
+
+
+def test_break_and_continue_over_arrays_zip_and_enumerate() -> None:
+    ys = RNG.standard_normal((6, 3))
+
+    def f(w):
+        h = np.zeros(3)
+        for x in XS:
+            h = np.tanh(h @ w + x)
+            if x.sum() > 1.0:
+                break
+        for k, (x, y) in enumerate(zip(XS, ys)):
+            z = np.sin(x * y) @ w
+            if z.sum() < -0.5:
+                continue
+            h = h + z * k + x
+        for i, x in enumerate(ys, 2):
+            if (h * x).sum() > 3.0:
+                break
+            h = h * 0.9 + x * i
+        return h.sum()
+    np.testing.assert_allclose(pb.value_and_grad(f)(W)[0], f(W), rtol=1e-12)
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    assert pb.compiler.inspect(pb.grad(f), W).loops == ()
+
+
 def test_continue_and_a_while_loop_that_breaks() -> None:
     def skip(w):
         h = np.ones(3)

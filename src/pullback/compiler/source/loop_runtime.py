@@ -1,15 +1,20 @@
-"""What a loop converted by ``loops.py`` runs: a region of the trace (``pb.scan`` or
-``pb.while_loop``, the body traced once) when a trace is running and the body is a
-function of its carried values, else the plain Python loop.
+"""What a loop or ``if`` converted by ``loops.py`` runs: a region of the trace
+(``pb.scan``, ``pb.while_loop`` or ``pb.cond``, each body traced once) when a front
+door's trace is running and the body is a function of its carried values, else the
+plain Python loop or ``if``.
 
-Outside a trace the loop is the user's loop, step by step. Under one, the region is
-tried first; the body is traced on stand-ins for one step's values. The loop runs as
-Python (the trace unrolls it, as it did before the conversion) when a carried value
-is not an array or a float (an int counter, a list, a name not bound yet), a carried
-array is changed in place (``h += x``), the body changes a carry's shape or dtype,
-branches on a traced value, draws random numbers, changes outside state or prints:
-what the attempt changed is put back first, and the reason is kept for
-``pb.compiler.inspect``.
+Outside a trace (and in a transform run eagerly inside another trace) the loop is the
+user's loop, step by step. Under one, the region is tried first; the body is traced
+on stand-ins for one step's values. The loop runs as Python (the trace unrolls it, as
+it did before the conversion; an ``if`` becomes a guard) when a carried value is not
+an array or a float (an int counter, a list, a name not bound yet), a carried array is
+changed in place (``h += x``), the body changes a carry's shape or dtype, branches on a
+traced value, draws random numbers, changes outside state or prints: what the attempt
+changed is put back first, and the reason is kept for ``pb.compiler.inspect``.
+
+An int argument of a front door's function that only bounds converted loops is traced
+(``traced_ints``, called by the cache): one trace serves every trip count. Once such a
+loop runs unrolled, the function's ints are cache keys again.
 """
 
 from __future__ import annotations
@@ -100,39 +105,52 @@ def _peelable(bounds: tuple) -> bool:
     return len(range(*bounds)) >= 2
 
 
-def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+             post: Callable | None = None, brk: bool = False) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
-    return _for_items(body, getters, args, in_place, "each", lambda: args[0])
+    return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk)
 
 
-def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+            post: Callable | None = None, brk: bool = False) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
-    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args))
+    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk)
 
 
-def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+                  post: Callable | None = None, brk: bool = False) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
-    return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args))
+    return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
+                      post, brk)
 
 
-def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple) -> tuple:
+def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+                      post: Callable | None = None, brk: bool = False) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)))
+                      lambda: enumerate(zip(*args)), post, brk)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
-               items: Callable) -> tuple:
+               items: Callable, post: Callable | None, brk: bool) -> tuple:
     init = _values(getters)
-    out = _region_items(body, getters, init, args, in_place, kind)
+    out = _region_items(body, getters, init, args, in_place, kind, post, brk)
     if out is not None:
         return out
     carry = tuple(init)
     for item in items():
-        carry = body(item, *carry)
+        if post is None:
+            carry = body(item, *carry)
+            continue
+        carry, mid, test = body(item, *carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(item, *carry, *mid)
     return carry
 
 
@@ -316,7 +334,8 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 
 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
-                  in_place: tuple, kind: str) -> tuple | None:
+                  in_place: tuple, kind: str, post: Callable | None,
+                  brk: bool) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -336,14 +355,23 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
     if n == 0:
         return None
     xs = tuple(s if s.shape[0] == n else s[:n] for s in seqs)
+    one = _one_step(body, post, brk, 1)
     item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
+    if brk:  # (a while region over the positions, reading each step's items)
+        def step(c: tuple) -> tuple:
+            x = item(tuple(loop_index(s, c[0]) for s in xs))
+            return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
+                                   *c[1:]))
+        more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
+        return _attempt(tracers, body, lambda: while_loop(
+            more, step, (np.int64(0), np.bool_(False), *init))[2:])
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
-            return (c[0] + 1, *body((c[0], item(x)), *c[1:])), None
+            return (c[0] + 1, *one((c[0], item(x)), *c[1:])), None
         return _attempt(tracers, body,
                         lambda: scan(counted, (np.int64(start), *init), xs)[0][1:])
     return _attempt(tracers, body, lambda: scan(
-        lambda c, x: (body(item(x), *c), None), tuple(init), xs)[0])
+        lambda c, x: (one(item(x), *c), None), tuple(init), xs)[0])
 
 
 def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,

@@ -15,8 +15,8 @@ The carried values are the names the body assigns that are read after it (anywhe
 the function outside the body) or read in the body before it assigns them; the
 runtime reads their values before the loop through the lambdas (a name with no value
 yet raises ``NameError`` there). Names the body only reads are the new function's
-closure. An ``if test: break`` (or ``continue``) at the top level of a ``range`` or
-``while`` body splits it in two functions: the part before it, which also returns the
+closure. An ``if test: break`` (or ``continue``) at the top level of a loop's body
+splits it in two functions: the part before it, which also returns the
 test's value, and the part after. An ``if``'s two branches become functions of the
 names either assigns and the function reads after.
 
@@ -158,8 +158,6 @@ class _Converter:
             return None  # (an item or attribute as the target)
         kind, args = self._iteration(stmt.iter)
         split, flat = _split(stmt.body)
-        if split is not None and kind != "range":
-            return None
         if not self._convertible(flat) or targets & self.declared \
                 or self._captured(stmt, flat):
             return None
@@ -172,29 +170,30 @@ class _Converter:
             return None
         name = self._name(stmt)
         where = _header(stmt, stmt.iter)
-        sliced: list = []
-        if kind == "range":
-            sliced, undo = self._slices(flat, stmt.target.id, assigned)
-            lead = [stmt.target.id] + [new for _, new in sliced]
-            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where)
-            if fns is None:
-                for parent, field, k, old in undo:
-                    (getattr(parent, field).__setitem__(k, old) if k is not None
-                     else setattr(parent, field, old))
-                return None
-            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
+        sliced, undo = self._slices(flat, stmt.target.id, assigned) if kind == "range" \
+            else ([], [])
         counter = stmt.target if kind == "range" else stmt.target.elts[0] \
             if kind.startswith("enumerate") and isinstance(stmt.target, gast.Tuple) else None
-        if isinstance(counter, gast.Name):
-            _index_by(flat, counter.id)
+        if isinstance(counter, gast.Name):  # (after _slices: x[t] is a slice of x)
+            undo += _index_by(flat, counter.id)
         if kind == "range":
-            pass  # (made above, before the reads of the loop variable went to loop_index)
+            lead = [stmt.target.id] + [new for _, new in sliced]
+            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where)
         elif isinstance(stmt.target, gast.Name):  # (the item is the loop variable)
-            fns = [_function(name, [stmt.target.id] + carries, stmt.body, carries, where)]
-        else:
+            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where)
+        else:  # (the item unpacked first: the part after a break reads it from the first)
             unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
                                      type_comment=None), stmt.target)
-            fns = [_function(name, [_ITEM] + carries, [unpack] + stmt.body, carries, where)]
+            split = split and ([unpack] + split[0], split[1], split[2])
+            fns = self._bodies(name, [_ITEM], carries, [unpack] + stmt.body, split,
+                               [unpack] + flat, where)
+        if fns is None:  # (the tree as it was: the loop stays as written)
+            for parent, field, k, value in reversed(undo):
+                (getattr(parent, field).__setitem__(k, value) if k is not None
+                 else setattr(parent, field, value))
+            return None
+        if kind == "range":
+            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
         call = gast.Call(func=_runtime("for_" + kind),
                          args=[_name(name), _getters(carries),
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
@@ -452,9 +451,11 @@ def _surely_assigned(body: list) -> set:
     return defined
 
 
-def _index_by(body: list, target: str) -> None:
+def _index_by(body: list, target: str) -> list:
     """``x[... t ...]`` read in the body, for the loop variable ``t``: through
-    ``loop_index``, which selects by a traced ``t`` without turning it into a number."""
+    ``loop_index``, which selects by a traced ``t`` without turning it into a number.
+    How to undo it: (node, field, position in the field's list or None, old value)."""
+    undo = []
     for s in body:  # (also inside the functions of loops and ifs converted already)
         for n in gast.walk(s):
             for field, value in list(gast.iter_fields(n)):
@@ -465,10 +466,12 @@ def _index_by(body: list, target: str) -> None:
                         new = _at(gast.Call(func=_runtime("loop_index"),
                                             args=[v.value, v.slice], keywords=[]), v)
                         new = gast.copy_location(new, v)
+                        undo.append((n, field, k if isinstance(value, list) else None, v))
                         if isinstance(value, list):
                             value[k] = new
                         else:
                             setattr(n, field, new)
+    return undo
 
 
 # ----------------------------------------------------------------- building
