@@ -29,6 +29,7 @@ from ..numpy_face import NumpyTensor
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..settings import config
 from ..tensor import Tensor
+from .source import traced_ints
 from .trace import Traced
 from .tracer import def_line
 
@@ -231,6 +232,7 @@ class Cache:
         """One call of ``door``'s function: the first of the key's variants whose guards
         hold, else a new variant, else (after ``config.recompile_limit`` of them) eager
         execution."""
+        args = traced_ints(door.fn, args)  # (an int that only bounds a converted loop)
         try:
             key = call_key(args)
         except UnhashableArgument as e:

@@ -27,6 +27,7 @@ import numpy as np
 from ..ir import type_str
 from .compiled import CompiledFunction
 from .grad import GradFunction
+from .source import traced_ints
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Inspection:
     backward: str | None  # generated backward source (None when no gradient is needed)
     saved: list  # SavedValue per residual
     guards: list  # descriptions of the guards (traced values', then captured values')
+    loops: tuple = ()  # the converted loops that ran unrolled: "file:line: why"
 
     def saved_report(self) -> str:
         total = sum(s.nbytes for s in self.saved)
@@ -86,6 +88,7 @@ def _guards(traced: Any) -> list:
 def inspect(fn: Any, *args: Any) -> Inspection:
     """IR, generated code, saved values and guards of ``fn`` (a ``pb.compile`` or
     ``pb.grad``/``pb.value_and_grad`` function) for these example arguments."""
+    args = traced_ints(getattr(fn, "fn", None), args)  # (as the front door's call does)
     if isinstance(fn, CompiledFunction):
         v = fn.lookup(args)
         g = v.traced.graph
@@ -96,8 +99,10 @@ def inspect(fn: Any, *args: Any) -> Inspection:
                                     tuple(True for _ in v.split.backward.inputs[
                                         len(v.split.residuals):])).source
             saved = saved_values(v.split.residuals, v.split.forward)
-        return Inspection(str(g), v.forward.source, bwd, saved, _guards(v.traced))
+        return Inspection(str(g), v.forward.source, bwd, saved, _guards(v.traced),
+                          v.traced.notes)
     if isinstance(fn, GradFunction):
         v = fn.build(args)
-        return Inspection(str(v.traced.graph), v.module.source, None, [], _guards(v.traced))
+        return Inspection(str(v.traced.graph), v.module.source, None, [], _guards(v.traced),
+                          v.traced.notes)
     raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")

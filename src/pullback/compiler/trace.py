@@ -43,6 +43,7 @@ class Traced:
     # when it runs); the cache loop rewinds them when a guard fails during a run
     generators: tuple = ()
     cut: tuple | None = None  # a conversion that cut a gradient (conversions.py)
+    notes: tuple = ()  # why converted loops ran unrolled (source/loop_runtime.py)
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -238,7 +239,8 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                        referenced_ids(graph, captures),
                        {k for k, replayed in tracer.unguarded.items() if replayed})
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
-                  captured, captured and captured.check, drawn_from(graph), tracer.cut)
+                  captured, captured and captured.check, drawn_from(graph), tracer.cut,
+                  tuple(tracer.notes))
 
 
 def drawn_from(graph: Graph) -> tuple:

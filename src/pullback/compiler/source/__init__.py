@@ -65,6 +65,7 @@ import weakref
 from typing import Any, Callable
 
 import gast
+import numpy as np
 
 from ...user_code import is_user_code
 from ..effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
@@ -78,6 +79,21 @@ from ..mutations import (
     unreplayed_write,
 )
 from ..mutations import mutate as _mutate
+from .loop_runtime import (
+    LOOP_BOUNDS,
+    OWNER,
+    UNBOUND,
+    for_each,
+    for_enumerate,
+    for_enumerate_zip,
+    for_range,
+    for_zip,
+    if_,
+    is_static,
+    loop_index,
+    while_,
+)
+from .loops import convert_loops
 from .rewriter import (
     RUNTIME_NAME,
     Rewriter,
@@ -118,6 +134,8 @@ _NO_REWRITE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GE
 _CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: every code object this pass compiled (never converted again)
 _OURS: weakref.WeakSet = weakref.WeakSet()
+#: the codes of front doors' functions ``traced_ints`` has converted (or found none to)
+_LOOKED_AT: weakref.WeakSet = weakref.WeakSet()
 
 
 # ------------------------------------------------------------------ front door
@@ -201,7 +219,11 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  fstring=fstring, percent=percent, later=later,
                                  rebind=rebind, attr_value=attr_value, item_value=item_value,
                                  mutate=mutate, unreplayable=unreplayable,
-                                 unreplayed_write=unreplayed_write)
+                                 unreplayed_write=unreplayed_write, for_range=for_range,
+                                 for_each=for_each, for_zip=for_zip,
+                                 for_enumerate=for_enumerate,
+                                 for_enumerate_zip=for_enumerate_zip, if_=if_,
+                                 while_=while_, loop_index=loop_index, UNBOUND=UNBOUND)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 
@@ -247,6 +269,25 @@ def convert(fn: types.FunctionType, library: bool = False) -> types.FunctionType
     return None if new is None else _rebuild(fn, new)
 
 
+def traced_ints(fn: Any, args: tuple) -> tuple:
+    """``args`` for a front door of ``fn``, with a Python int read only as the bound of
+    a converted loop (``for t in range(n)``) as a 0-d int64 array: traced, so that one
+    trace serves every trip count (the loop is a region whose length is a run-time
+    value). Other arguments, and every argument once such a loop ran unrolled, as
+    given."""
+    if not isinstance(fn, types.FunctionType):
+        return args
+    code = fn.__code__
+    if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS holds its loops)
+        convert(fn)
+        _LOOKED_AT.add(code)
+    positions = LOOP_BOUNDS.get(code)
+    if not positions or is_static(code):
+        return args
+    return tuple(np.asarray(a, np.int64) if k in positions and type(a) is int else a
+                 for k, a in enumerate(args))
+
+
 # ------------------------------------------------------------------- the pass
 def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     code = fn.__code__
@@ -260,26 +301,40 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     written = written_names(node)  # (before calls are rewritten: x.fill(...) is one)
     passed = passed_names(node, scope)
     state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
+    looped, bounds = convert_loops(node, scope) if isinstance(node, gast.FunctionDef) \
+        else (False, ())
     rewriter = Rewriter(scope, written | passed | returned_names(node))
-    rewriter.changed |= state_changed
+    rewriter.changed |= state_changed | looped
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= add_prologue(node, written | passed)
     if not rewriter.changed:
         return None
     new = compile_function(node, fn)
-    if not _same_names(code, new):  # the file changed since it was imported
+    if not _same_names(code, new, looped):  # the file changed since it was imported
         return None
     _OURS.update(codes_in(new))
     if updates:
         UPDATES[code] = updates
+    if bounds:
+        LOOP_BOUNDS[code] = bounds
+        for c in codes_in(new):
+            OWNER[c] = code
     return new
 
 
-def _same_names(old: types.CodeType, new: types.CodeType) -> bool:
+def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) -> bool:
     """Whether ``new`` reads the globals and attributes, and binds the locals, that
-    ``old`` does (plus the runtime's): a check that the source is the code's."""
+    ``old`` does (plus the runtime's): a check that the source is the code's. With
+    ``looped`` (loops became functions: their names moved into them), the names of
+    all its code objects together."""
     names, added = set(old.co_names), set(vars(_RUNTIME))
+    if looped:
+        codes = codes_in(new)
+        bound = {n for c in codes for n in c.co_varnames + c.co_cellvars + c.co_freevars}
+        read = {n for c in codes for n in c.co_names}
+        return set(old.co_varnames + old.co_cellvars) <= bound \
+            and names - {"range", "zip", "enumerate"} <= read <= names | added
     return (old.co_varnames == new.co_varnames and old.co_cellvars == new.co_cellvars
             and names <= set(new.co_names) <= names | added
             and set(new.co_freevars) <= set(old.co_freevars) | {RUNTIME_NAME})

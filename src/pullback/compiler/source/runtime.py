@@ -58,6 +58,13 @@ from ..tracer import TraceError, Tracer, active_tracer, source_of, user_frame
 
 
 # ------------------------------------------------------------------ the traced call
+def in_traced_entry() -> bool:
+    """Whether converted code runs as a front door's trace (not eagerly: a transform
+    run eagerly inside another function's trace follows eager rules, loops unrolled)."""
+    entry = _ENTRY.get()
+    return entry is not None and entry.traced
+
+
 class Entry:
     """One run of a converted function by a front door: the tracer recording it (None
     when it runs eagerly), the call's argument Tensors, and the copies of them the

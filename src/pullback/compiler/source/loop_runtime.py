@@ -1,0 +1,459 @@
+"""What a loop or ``if`` converted by ``loops.py`` runs: a region of the trace
+(``pb.scan``, ``pb.while_loop`` or ``pb.cond``, each body traced once) when a front
+door's trace is running and the body is a function of its carried values, else the
+plain Python loop or ``if``.
+
+Outside a trace (and in a transform run eagerly inside another trace) the loop is the
+user's loop, step by step. Under one, the region is tried first; the body is traced
+on stand-ins for one step's values. The loop runs as Python (the trace unrolls it, as
+it did before the conversion; an ``if`` becomes a guard) when a carried value is not
+an array or a float (an int counter, a list, a name not bound yet), a carried array is
+changed in place (``h += x``), the body changes a carry's shape or dtype, branches on a
+traced value, draws random numbers, changes outside state or prints: what the attempt
+changed is put back first, and the reason is kept for ``pb.compiler.inspect``.
+
+An int argument of a front door's function that only bounds converted loops is traced
+(``traced_ints``, called by the cache): one trace serves every trip count. Once such a
+loop runs unrolled, the function's ints are cache keys again.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ...autograd import record
+from ...ops.indexing import index_select
+from ...ops.sampling import set_state_of, state_of
+from ...tensor import Tensor
+from ..control_flow import active_tracers, cond, scan, while_loop
+from .runtime import in_traced_entry, subscript
+
+#: a function's code -> the positions of its parameters read only as bounds of a
+#: converted ``range``; an int given there is traced (``traced_ints``)
+LOOP_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: each code object of a converted function -> the function's original code
+OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: codes whose loop with a traced bound ran unrolled: their ints stay Python ints
+_STATIC: weakref.WeakSet = weakref.WeakSet()
+
+
+def is_static(code: Any) -> bool:
+    """Whether a loop of ``code`` with a traced bound ran unrolled (its ints stay ints)."""
+    return code in _STATIC
+
+
+class _Unbound:
+    """A carried name with no value before the loop."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
+
+def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
+              post: Callable | None = None, brk: bool = False, sliced: tuple = (),
+              counted: bool = True) -> tuple:
+    """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
+    can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
+    ``continue`` at its top level: ``body`` is the part before it (giving the carries,
+    the values ``post`` reads and the test's value), ``post`` the part after. ``sliced``:
+    getters of the arrays ``x`` whose ``x[i]`` the body (and ``post``) take after ``i``;
+    ``counted``: whether the body reads ``i`` (a region counts only then)."""
+    init = _values(getters)
+    arrays = tuple(get() for get in sliced)
+    lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
+    if any(v is UNBOUND for v in init) and post is None and _peelable(bounds):
+        # (a name the body assigns before reading it, with no value before the loop:
+        # the first step runs as Python and gives it one, the others are a region)
+        steps = range(*bounds)
+        init = list(body(*lead(steps[0]), *init))
+        bounds = (steps[1], steps.stop, steps.step)
+    out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted)
+    if out is not None:
+        return out
+    if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
+        owner = OWNER.get(sys._getframe(1).f_code)  # an int argument better a key of the
+        if owner is not None:  # cache: traced_ints leaves it an int from now on)
+            _STATIC.add(owner)
+    carry = tuple(init)
+    for i in range(*bounds):
+        if post is None:
+            carry = body(*lead(i), *carry)
+            continue
+        carry, mid, test = body(*lead(i), *carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(*lead(i), *carry, *mid)
+    return carry
+
+
+def _peelable(bounds: tuple) -> bool:
+    """Whether a range with a name unbound before it may run its first step alone: a
+    trace runs, and the bounds are ints giving at least two steps."""
+    if not record.TRACING or not in_traced_entry() \
+            or not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                       for b in bounds):
+        return False
+    return len(range(*bounds)) >= 2
+
+
+def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+             post: Callable | None = None, brk: bool = False) -> tuple:
+    """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
+    first axis when it can be one."""
+    return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk)
+
+
+def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+            post: Callable | None = None, brk: bool = False) -> tuple:
+    """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
+    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk)
+
+
+def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+                  post: Callable | None = None, brk: bool = False) -> tuple:
+    """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
+    one."""
+    return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
+                      post, brk)
+
+
+def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
+                      post: Callable | None = None, brk: bool = False) -> tuple:
+    """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
+    when it can be one."""
+    return _for_items(body, getters, args, in_place, "enumerate_zip",
+                      lambda: enumerate(zip(*args)), post, brk)
+
+
+def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
+               items: Callable, post: Callable | None, brk: bool) -> tuple:
+    init = _values(getters)
+    out = _region_items(body, getters, init, args, in_place, kind, post, brk)
+    if out is not None:
+        return out
+    carry = tuple(init)
+    for item in items():
+        if post is None:
+            carry = body(item, *carry)
+            continue
+        carry, mid, test = body(item, *carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(item, *carry, *mid)
+    return carry
+
+
+def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
+           post: Callable | None = None, brk: bool = False) -> tuple:
+    """``while cond(*carries): carries = body(*carries)``, as a region when it can be
+    one (``post`` and ``brk`` as for ``for_range``)."""
+    init = _values(getters)
+    out = _region_while(cond, body, getters, init, in_place, post, brk)
+    if out is not None:
+        return out
+    carry = tuple(init)
+    while cond(*carry):
+        if post is None:
+            carry = body(*carry)
+            continue
+        carry, mid, test = body(*carry)
+        if test:
+            if brk:
+                break
+            continue
+        carry = post(*carry, *mid)
+    return carry
+
+
+def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
+    """``if test: then else: orelse``, each a function of the names the branches assign
+    and the function reads after: ``pb.cond`` (both branches traced, an ``if`` in the
+    generated code) when the test is a traced scalar and the branches give values of
+    one shape and dtype, else the branch ``bool(test)`` picks (a guard, as before)."""
+    init = _values(getters)
+    out = _region_if(test, then, orelse, getters, init)
+    if out is not None:
+        return out
+    return then(*init) if test else orelse(*init)
+
+
+def loop_index(x: Any, index: Any) -> Any:
+    """``x[index]`` in a converted body, where the index reads the loop variable: a
+    traced integer selects through ``index_select`` (one graph for every step), else
+    as ``subscript``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not record.TRACING or not isinstance(x, (Tensor, np.ndarray)) \
+            or not any(map(_traced_int, parts)) \
+            or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
+                   or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
+        return subscript(x, index)
+    rest = []
+    for d, p in enumerate(parts):
+        if _traced_int(p):
+            x = index_select(x, d, p.reshape(1))
+            p = 0
+        rest.append(p)
+    return subscript(x, tuple(rest))
+
+
+def _traced_int(p: Any) -> bool:
+    return isinstance(p, Tensor) and p._data.ndim == 0 and p._data.dtype.kind in "iu"
+
+
+# ------------------------------------------------------------------- regions
+def _values(getters: tuple) -> list:
+    out = []
+    for get in getters:
+        try:
+            out.append(get())
+        except NameError:
+            out.append(UNBOUND)
+    return out
+
+
+def _name(get: Callable) -> str:
+    code = get.__code__
+    return (code.co_freevars or code.co_names or ("?",))[0]
+
+
+def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
+             traced: bool = False) -> str | None:
+    """Why the loop cannot be a region (None: it may be)."""
+    for k, (get, v) in enumerate(zip(getters, init)):
+        name = _name(get)
+        if v is UNBOUND:
+            return f"{name} has no value before it"
+        if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number, float)):
+            return f"{name} is a {type(v).__name__}, not an array or a float"
+        if k in in_place and not isinstance(v, float):
+            return f"{name} is an array changed in place (+= and the like)"
+    if not traced and not any(isinstance(v, Tensor) for v in init) \
+            and not _closes_over_tensors(body):
+        return "no traced value flows through it"
+    return None
+
+
+def _closes_over_tensors(fn: Callable) -> bool:
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, Tensor) or any(isinstance(a, Tensor)
+                                        for a in getattr(v, "__dict__", {}).values()):
+            return True
+        if callable(v) and getattr(v, "__name__", "").startswith("__pb_loop_") \
+                and _closes_over_tensors(v):
+            return True
+    return False
+
+
+def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
+                  in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
+                  counted: bool) -> tuple | None:
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    if not tracers:
+        return None
+    bounds = tuple(int(b) if isinstance(b, np.ndarray) and b.ndim == 0 and b.dtype.kind in "iu"
+                   else b for b in bounds)
+    if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
+           for b in bounds):
+        return _fell_back(tracers, body, "the range's bounds are not integers")
+    why = _why_not(body, getters, init, in_place) or next(
+        (f"it reads a {type(x).__name__} at the loop variable, not an array" for x in arrays
+         if not isinstance(x, (Tensor, np.ndarray)) or x.ndim == 0), None)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if isinstance(step, Tensor) or step == 0:
+        return _fell_back(tracers, body, "the range's step is traced or 0")
+    i0 = start if isinstance(start, Tensor) else np.int64(start)
+    one = _one_step(body, post, brk, 1 + len(arrays))
+    flags = (np.bool_(False),) if brk else ()
+    if not brk and not isinstance(stop, Tensor) and not isinstance(start, Tensor):
+        n = len(range(int(start), int(stop), int(step)))
+        if n == 0:
+            return None
+        if step > 0 and 0 <= start and stop <= min((x.shape[0] for x in arrays), default=stop):
+            xs = tuple(x if (start, stop, step) == (0, x.shape[0], 1) else x[start:stop:step]
+                       for x in arrays)  # (x[i] for each step)
+        else:
+            xs = ()  # (a negative index, or past the end: read by loop_index)
+
+        if not counted and (xs or not arrays):  # (no counter: the body never reads it)
+            return _attempt(tracers, body, lambda: scan(
+                lambda c, x: (one(i0, *(x or ()), *c), None), tuple(init), xs or None,
+                length=n)[0])
+
+        def scan_step(c: tuple, x: tuple) -> tuple:
+            per_step = x if xs else tuple(loop_index(a, c[0]) for a in arrays)
+            return (c[0] + step, *one(c[0], *per_step, *c[1:])), None
+        return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), xs or None,
+                                                    length=n)[0][1:])
+
+    def more(c: tuple) -> Any:
+        going = c[0] < stop if step > 0 else c[0] > stop
+        return np.logical_and(going, np.logical_not(c[1])) if brk else going
+
+    def while_step(c: tuple) -> tuple:
+        per_step = tuple(loop_index(a, c[0]) for a in arrays)
+        return (c[0] + step, *one(c[0], *per_step, *c[1:]))
+    return _attempt(tracers, body, lambda: while_loop(more, while_step,
+                                                      (i0, *flags, *init))[1 + brk:])
+
+
+def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
+    """One step of a split body as a function of the loop variable (``n_lead`` of them)
+    and the carries, traced: the part after the ``if test: break`` under ``pb.cond``;
+    with ``brk``, a flag ``done`` (the test's value) before the carries."""
+    if post is None:
+        return body
+
+    def step(*args: Any) -> tuple:
+        lead, carry = args[:n_lead], args[n_lead + brk:]
+        c1, mid, test = body(*lead, *carry)
+        if not isinstance(test, Tensor) or test._data.shape != () \
+                or test._data.dtype != np.bool_:
+            raise TypeError("the test of its break or continue is not a traced boolean")
+        n = len(c1)
+        out = cond(test, lambda *v: tuple(v[:n]), lambda *v: tuple(post(*lead, *v)),
+                   *c1, *mid)
+        return (test, *out) if brk else tuple(out)
+    return step
+
+
+def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
+                  in_place: tuple, kind: str, post: Callable | None,
+                  brk: bool) -> tuple | None:
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    if not tracers:
+        return None
+    seqs = list(args) if kind.endswith("zip") else list(args[:1])
+    start = args[1] if kind == "enumerate" and len(args) == 2 else 0
+    bad = next((s for s in seqs if not isinstance(s, (Tensor, np.ndarray)) or s.ndim == 0),
+               None)
+    if bad is not None:
+        return _fell_back(tracers, body, f"it iterates over a {type(bad).__name__}, not "
+                                         "over an array's first axis")
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
+        return _fell_back(tracers, body, "enumerate's start is not an int")
+    why = _why_not(body, getters, init, in_place)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+    n = min(s.shape[0] for s in seqs)
+    if n == 0:
+        return None
+    xs = tuple(s if s.shape[0] == n else s[:n] for s in seqs)
+    one = _one_step(body, post, brk, 1)
+    item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
+    if brk:  # (a while region over the positions, reading each step's items)
+        def step(c: tuple) -> tuple:
+            x = item(tuple(loop_index(s, c[0]) for s in xs))
+            return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
+                                   *c[1:]))
+        more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
+        return _attempt(tracers, body, lambda: while_loop(
+            more, step, (np.int64(0), np.bool_(False), *init))[2:])
+    if kind.startswith("enumerate"):
+        def counted(c: tuple, x: tuple) -> tuple:
+            return (c[0] + 1, *one((c[0], item(x)), *c[1:])), None
+        return _attempt(tracers, body,
+                        lambda: scan(counted, (np.int64(start), *init), xs)[0][1:])
+    return _attempt(tracers, body, lambda: scan(
+        lambda c, x: (one(item(x), *c), None), tuple(init), xs)[0])
+
+
+def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
+               init: list) -> tuple | None:
+    if not record.TRACING or not isinstance(test, Tensor) or test._data.shape != () \
+            or not in_traced_entry():
+        return None
+    tracers = active_tracers()
+    if not tracers:
+        return None
+    why = _why_not(then, getters, init, (), traced=True)
+    if why is not None:
+        return _fell_back(tracers, then, why, "branch")
+
+    def checked(branch: Callable) -> Callable:
+        def run(*values: Any) -> tuple:
+            out = branch(*values)
+            for v in out:
+                if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number,
+                                                             float)):
+                    raise TypeError(f"a branch gives a {type(v).__name__}, not an array")
+            return out
+        return run
+    return _attempt(tracers, then, lambda: cond(test, checked(then), checked(orelse), *init),
+                    "branch")
+
+
+def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
+                  in_place: tuple, post: Callable | None, brk: bool) -> tuple | None:
+    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    if not tracers:
+        return None
+    why = _why_not(body, getters, init, in_place)
+    if why is not None:
+        return _fell_back(tracers, body, why)
+    one = _one_step(body, post, brk, 0)
+
+    def test(c: tuple) -> Any:
+        pred = cond(*c[brk:])
+        if not isinstance(pred, Tensor):
+            raise TypeError("the condition is not a traced value")
+        return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
+    flags = (np.bool_(False),) if brk else ()
+    return _attempt(tracers, body, lambda: tuple(while_loop(test, lambda c: one(*c),
+                                                            (*flags, *init)))[brk:])
+
+
+def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:
+    code = body.__code__
+    done = "unrolled" if what == "loop" else "guarded"
+    note = f"{code.co_filename}:{code.co_firstlineno}: {what} {done}: {why}"
+    for tr in tracers:
+        tr.notes.append(note)
+    return None
+
+
+def _attempt(tracers: list, body: Callable, region: Callable,
+             what: str = "loop") -> tuple | None:
+    """``region()``, or None with what it changed in the tracers and outside put back."""
+    saved = [(len(tr.guards), len(tr.writes), set(tr.changed), set(tr.written),
+              {k: (g, state_of(g)) for k, (g, _) in tr.rewinds.items()}) for tr in tracers]
+    try:
+        return tuple(region())
+    except Exception as e:  # (the plain loop runs next: a real error is raised again there)
+        for tr, s in zip(tracers, saved):
+            _put_back(tr, *s)
+        reason = str(e).split(": ", 1)[-1] if str(e) else type(e).__name__
+        return _fell_back(tracers, body, reason, what)
+
+
+def _put_back(tr: Any, n_guards: int, n_writes: int, changed: set, written: set,
+              rewinds: dict) -> None:
+    del tr.guards[n_guards:], tr.writes[n_writes:]
+    for key in [k for k in tr.changed if k not in changed]:
+        target, restore, before = tr.changed.pop(key)
+        restore(target, before)
+    for key in [k for k in tr.written if k not in written]:
+        t, old = tr.written.pop(key)
+        np.copyto(t._data, old)
+    for key, (gen, state) in list(tr.rewinds.items()):
+        if key in rewinds:
+            set_state_of(*rewinds[key])
+        else:
+            set_state_of(gen, state)
+            del tr.rewinds[key]

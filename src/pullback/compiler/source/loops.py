@@ -1,0 +1,563 @@
+"""Python loops and ``if``s in the user's function as functions of the values they
+carry, so that a trace can record a body once as a region (``loop_runtime.py`` decides
+at run time): the source pass's conversion of ``for`` over ``range(...)``, an array,
+``zip`` and ``enumerate``, of ``while``, and of ``if``/``else``.
+
+::
+
+    for t in range(T):                 def __pb_loop_5_1__(t, h):
+        h = np.tanh(x[t] @ W + h)  ->      h = np.tanh(__pb_rt__.loop_index(x, t) @ W + h)
+                                           return (h,)
+                                       h, = __pb_rt__.for_range(__pb_loop_5_1__,
+                                                                (lambda: h,), (T,), ())
+
+The carried values are the names the body assigns that are read after it (anywhere in
+the function outside the body) or read in the body before it assigns them; the
+runtime reads their values before the loop through the lambdas (a name with no value
+yet raises ``NameError`` there). Names the body only reads are the new function's
+closure. An ``if test: break`` (or ``continue``) at the top level of a loop's body
+splits it in two functions: the part before it, which also returns the
+test's value, and the part after. An ``if``'s two branches become functions of the
+names either assigns and the function reads after.
+
+A loop or ``if`` is left as written (unrolled or guarded by the trace, as before) when
+its body could do what a function of its values cannot: ``return``, ``yield``, another
+``break`` or ``continue``, ``global``/``nonlocal`` names, ``del``, ``try``, writes into
+items or attributes, a list's ``append`` and the other changing methods, in-place
+methods (``x.add_()``, ``out=``), ``print`` or logging, definitions, ``super()`` or
+``locals()``; or when the loop variable is read after the loop, or a function or
+comprehension outside it reads a name it assigns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from ..mutations import MUTATORS
+from .rewriter import Scope, _at, _name, _runtime, _written_by_call
+
+PREFIX = "__pb_loop_"
+_ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
+#: the runtime's helpers a converted body may call (the others change outside state)
+_PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
+                           "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
+                           "while_", "loop_index", "if_"})
+#: calls that read the calling frame: in a new function they would read another
+_FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
+            gast.Global, gast.Nonlocal, gast.Delete, gast.NamedExpr, gast.Import,
+            gast.ImportFrom, gast.AsyncFor, gast.AsyncWith, gast.Try, gast.Match)
+
+
+def convert_loops(node: Any, scope: Scope) -> tuple:
+    """Convert the loops of the function ``node`` in place (inner loops first): whether
+    any was, and the positions of the parameters only read as bounds of a converted
+    ``range`` (an int given there may be traced: one trace for every trip count)."""
+    converter = _Converter(node, scope)
+    if not converter.statements(node.body):
+        return False, ()
+    params = [a.id for a in node.args.posonlyargs + node.args.args]
+    uses: dict = {}
+    for n in (n for stmt in node.body for n in gast.walk(stmt)):
+        if isinstance(n, gast.Name) and n.id in params:
+            uses.setdefault(n.id, []).append(id(n) in converter.bounds)
+    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p]))
+
+
+class _Converter:
+    def __init__(self, fn: Any, scope: Scope) -> None:
+        self.fn, self.scope = fn, scope
+        self.declared = {name for n in gast.walk(fn) if isinstance(n, (gast.Global, gast.Nonlocal))
+                         for name in n.names}
+        self.count = 0
+        self.bounds: set = set()  # the names read as a converted range's bounds
+
+    def statements(self, body: list) -> bool:
+        changed = False
+        k = 0
+        while k < len(body):
+            stmt = body[k]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
+                    changed |= self.statements(inner)
+            new = self._loop(stmt)
+            if new is not None:
+                body[k:k + 1] = new
+                k += len(new)
+                changed = True
+            else:
+                k += 1
+        return changed
+
+    # ---------------------------------------------------------------- one loop
+    def _loop(self, stmt: Any) -> list | None:
+        if isinstance(stmt, gast.For) and not stmt.orelse:
+            return self._for(stmt)
+        if isinstance(stmt, gast.While) and not stmt.orelse:
+            return self._while(stmt)
+        if isinstance(stmt, gast.If) and not _static_test(stmt.test):
+            return self._if(stmt)
+        return None
+
+    def _if(self, stmt: Any) -> list | None:
+        """``if``/``else`` as two functions of the names either branch assigns and the
+        function reads after (``if_`` picks one; on a traced test, ``pb.cond``)."""
+        branches = [stmt.body, stmt.orelse]
+        if not all(self._convertible(b) for b in branches) \
+                or not self._convertible([gast.Expr(value=stmt.test)]) \
+                or self._captured(stmt, stmt.body + stmt.orelse):
+            return None
+        inside = {id(n) for b in branches for s in b for n in gast.walk(s)}
+        outside = {n.id for n in gast.walk(self.fn) if id(n) not in inside
+                   and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        assigned = _assigned(stmt.body) | _assigned(stmt.orelse)
+        order = [n.id for b in branches for s in b for n in gast.walk(s)
+                 if isinstance(n, gast.Name)]
+        outputs = sorted(assigned & outside, key=order.index)
+        if not outputs:
+            return None
+        read = assigned & (_read_first(stmt.body) | _read_first(stmt.orelse))
+        sure = _surely_assigned(stmt.body) & _surely_assigned(stmt.orelse)
+        params = [o for o in outputs if o not in sure or o in read] \
+            + sorted(read - set(outputs), key=order.index)
+        name = self._name(stmt)
+        where = _header(stmt, stmt.test)
+        then = _function(name + "then__", params, stmt.body or [gast.Pass()], outputs, where)
+        orelse = _function(name + "else__", params, stmt.orelse or [gast.Pass()], outputs,
+                           where)
+        call = gast.Call(func=_runtime("if_"),
+                         args=[stmt.test, _name(name + "then__"), _name(name + "else__"),
+                               _getters(params)], keywords=[])
+        return [then, orelse, _assign(outputs, call, where)]
+
+    def _iteration(self, it: Any) -> tuple:
+        """(the runtime's helper, its arguments) for the loop's iterable: ``range``,
+        ``zip`` and ``enumerate`` of positional arguments, else any iterable."""
+        if isinstance(it, gast.Call) and not it.keywords \
+                and not any(isinstance(a, gast.Starred) for a in it.args):
+            f = self.scope.resolve(it.func)
+            if f is range and 1 <= len(it.args) <= 3:
+                return "range", it.args
+            if f is zip and it.args:
+                return "zip", it.args
+            if f is enumerate and len(it.args) == 1 and self._iteration(it.args[0])[0] == "zip":
+                return "enumerate_zip", it.args[0].args
+            if f is enumerate and 1 <= len(it.args) <= 2:
+                return "enumerate", it.args
+        return "each", [it]
+
+    def _for(self, stmt: Any) -> list | None:
+        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
+                   for n in gast.walk(stmt.target)):
+            return None  # (an item or attribute as the target)
+        kind, args = self._iteration(stmt.iter)
+        split, flat = _split(stmt.body)
+        if not self._convertible(flat) or targets & self.declared \
+                or self._captured(stmt, flat):
+            return None
+        outside = self._loads_outside(stmt)
+        assigned = _assigned(flat)
+        if targets & (self._read_after(stmt, targets) | assigned):
+            return None
+        carries = self._carries(flat, assigned - targets, outside)
+        if kind == "range" and not isinstance(stmt.target, gast.Name):
+            return None
+        name = self._name(stmt)
+        where = _header(stmt, stmt.iter)
+        sliced, undo = self._slices(flat, stmt.target.id, assigned) if kind == "range" \
+            else ([], [])
+        counter = stmt.target if kind == "range" else stmt.target.elts[0] \
+            if kind.startswith("enumerate") and isinstance(stmt.target, gast.Tuple) else None
+        if isinstance(counter, gast.Name):  # (after _slices: x[t] is a slice of x)
+            undo += _index_by(flat, counter.id)
+        if kind == "range":
+            lead = [stmt.target.id] + [new for _, new in sliced]
+            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where)
+        elif isinstance(stmt.target, gast.Name):  # (the item is the loop variable)
+            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where)
+        else:  # (the item unpacked first: the part after a break reads it from the first)
+            unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
+                                     type_comment=None), stmt.target)
+            split = split and ([unpack] + split[0], split[1], split[2])
+            fns = self._bodies(name, [_ITEM], carries, [unpack] + stmt.body, split,
+                               [unpack] + flat, where)
+        if fns is None:  # (the tree as it was: the loop stays as written)
+            for parent, field, k, value in reversed(undo):
+                (getattr(parent, field).__setitem__(k, value) if k is not None
+                 else setattr(parent, field, value))
+            return None
+        if kind == "range":
+            self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
+        call = gast.Call(func=_runtime("for_" + kind),
+                         args=[_name(name), _getters(carries),
+                               gast.Tuple(elts=list(args), ctx=gast.Load()),
+                               _in_place(flat, carries)] + _stop_args(name, split),
+                         keywords=_range_keywords(kind, stmt.target, sliced, flat))
+        return fns + [_assign(carries, call, where)]
+
+    def _slices(self, body: list, target: str, assigned: set) -> tuple:
+        """``x[t]`` read in the body, for the loop variable ``t`` and an ``x`` the body
+        does not assign, as a new name ``x_t``: the loop's function takes it after
+        ``t`` (a scan's per-step slice of ``x``: no gather, no scatter in the gradient).
+        The (name, new name) pairs, and how to undo it."""
+        taken = {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)}
+        pairs: dict = {}
+        undo = []
+        for s in body:
+            for parent in gast.walk(s):
+                for field, value in list(gast.iter_fields(parent)):
+                    values = value if isinstance(value, list) else [value]
+                    for k, v in enumerate(values):
+                        if not (isinstance(v, gast.Subscript) and isinstance(v.ctx, gast.Load)
+                                and isinstance(v.value, gast.Name)
+                                and isinstance(v.slice, gast.Name) and v.slice.id == target
+                                and v.value.id not in assigned | {target} | self.declared):
+                            continue
+                        new = pairs.get(v.value.id)
+                        if new is None:
+                            new = f"{v.value.id}_{target}"
+                            while new in taken:
+                                new += "_"
+                            taken.add(new)
+                            pairs[v.value.id] = new
+                        node = gast.copy_location(_name(new), v)
+                        if isinstance(value, list):
+                            value[k] = node
+                        else:
+                            setattr(parent, field, node)
+                        undo.append((parent, field, k if isinstance(value, list) else None, v))
+        return list(pairs.items()), undo
+
+    def _bodies(self, name: str, lead: list, carries: list, body: list, split: Any,
+                flat: list, where: Any) -> list | None:
+        """The loop's body as a function of ``lead`` (the loop variable) and the carries;
+        with an ``if test: break`` (or ``continue``) at its top level, two: the part
+        before it, giving the carries, the values the part after reads and the test's
+        value, and the part after."""
+        if split is None:
+            return [_function(name, lead + carries, body, carries, where)]
+        pre, test, post = split[0], flat[len(split[0])].value, split[2]
+        mids = sorted((_assigned(pre) & _loads(post)) - set(carries))
+        if not set(mids) <= _surely_assigned(pre):
+            return None
+        out = gast.Tuple(elts=[_tuple(carries, gast.Load()), _tuple(mids, gast.Load()), test],
+                         ctx=gast.Load())
+        first = _function(name, lead + carries, pre + [_at(gast.Return(value=out), where)],
+                          None, where)
+        return [first, _function(name + "post__", lead + carries + mids, post or [gast.Pass()],
+                                 carries, where)]
+
+    def _read_after(self, stmt: Any, names: set) -> set:
+        """Which of ``names`` (the loop's variables) the function reads outside the loop,
+        but in another loop that binds them first (``for i in ...`` twice)."""
+        skip = {id(n) for loop in gast.walk(self.fn) if loop is stmt or _binds(loop, names)
+                for s in loop.body for n in gast.walk(s)}
+        return {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load) and n.id in names and id(n) not in skip}
+
+    def _while(self, stmt: Any) -> list | None:
+        split, flat = _split(stmt.body)
+        if not self._convertible(flat) or not self._convertible([gast.Expr(value=stmt.test)]) \
+                or self._captured(stmt, flat):
+            return None
+        outside = self._loads_outside(stmt) | _loads([stmt.test])
+        carries = self._carries(flat, _assigned(flat), outside)
+        if not carries:
+            return None
+        name = self._name(stmt)
+        test = _at(gast.Return(value=stmt.test), stmt.test)
+        where = _header(stmt, stmt.test)
+        cond = _function(name + "cond__", carries, [test], None, where)
+        fns = self._bodies(name, [], carries, stmt.body, split, flat, where)
+        if fns is None:
+            return None
+        call = gast.Call(func=_runtime("while_"),
+                         args=[_name(name + "cond__"), _name(name), _getters(carries),
+                               _in_place(flat, carries)] + _stop_args(name, split),
+                         keywords=[])
+        return [cond] + fns + [_assign(carries, call, where)]
+
+    def _name(self, stmt: Any) -> str:
+        self.count += 1
+        return f"{PREFIX}{stmt.lineno}_{self.count}__"
+
+    def _carries(self, body: list, assigned: set, outside: set) -> list:
+        """The assigned names read after the loop or before the body assigns them, in the
+        order the body first mentions them."""
+        live = (assigned & outside) | (assigned & _read_first(body))
+        order = [n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)]
+        return sorted(live, key=order.index)
+
+    def _captured(self, stmt: Any, body: list) -> bool:
+        """Whether a function or comprehension of the user's outside ``stmt`` reads a name
+        the body assigns: it may be called while the loop runs, and would not see the
+        body's values once they are the new function's locals."""
+        names = _assigned(body)
+        inside = {id(n) for n in gast.walk(stmt)}
+        for scope in gast.walk(self.fn):
+            if scope is self.fn or id(scope) in inside or not isinstance(scope, _SCOPES) \
+                    or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
+                    or getattr(scope, "pb_getter", False):
+                continue
+            if _loads([scope]) & names:
+                return True
+        return False
+
+    def _convertible(self, body: list) -> bool:
+        if _assigned(body) & self.declared:
+            return False
+        for stmt in body:
+            for n in _walk_scope(stmt):
+                if isinstance(n, _REFUSED) or isinstance(n, _SCOPES) and not _allowed(n):
+                    return False
+                if isinstance(n, (gast.Subscript, gast.Attribute)) \
+                        and not isinstance(n.ctx, gast.Load):
+                    return False
+                if isinstance(n, gast.Call) and not self._pure_call(n):
+                    return False
+        return True
+
+    def _pure_call(self, n: Any) -> bool:
+        f = n.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+                and f.value.id == "__pb_rt__":
+            return f.attr in _PURE_HELPERS
+        if self.scope.maybe_effect(f) or _written_by_call(n) \
+                or isinstance(f, gast.Name) and f.id in _FRAME_READERS:
+            return False
+        if isinstance(f, gast.Attribute) and (f.attr in MUTATORS or (
+                f.attr.endswith("_") and not f.attr.startswith("_"))):
+            return False
+        return True
+
+    def _loads_outside(self, stmt: Any) -> set:
+        """The names read anywhere in the function but in the loop's body (and but in
+        another loop's body that surely assigns them before it reads them)."""
+        return _loads(self.fn.body, stmt)
+
+
+# -------------------------------------------------------------------- names
+def _static_test(test: Any) -> bool:
+    """A test that is never a traced value: ``x is None``, ``k in d``, ``isinstance(...)``,
+    a constant, ``not`` of one."""
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        return _static_test(test.operand)
+    if isinstance(test, gast.BoolOp):
+        return all(_static_test(v) for v in test.values)
+    if isinstance(test, gast.Compare):
+        return all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in test.ops)
+    if isinstance(test, gast.Call) and isinstance(test.func, gast.Name):
+        return test.func.id in ("isinstance", "hasattr", "callable", "len", "issubclass")
+    return isinstance(test, gast.Constant)
+
+
+def _binds(node: Any, names: set) -> bool:
+    """Whether ``node`` is a loop binding one of ``names`` as its variable, or a loop
+    converted already whose function binds one (reads of it inside are its own)."""
+    if isinstance(node, gast.For):
+        return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node.target))
+    if isinstance(node, gast.FunctionDef) and node.name.startswith(PREFIX):
+        params = {a.id for a in node.args.args}
+        return bool((params | _assigned(node.body)) & names)
+    return False
+
+
+def _allowed(n: Any) -> bool:
+    """A scope a converted body may hold: a comprehension, a loop or if converted
+    already, the carries' getters."""
+    return isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
+        or isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX) \
+        or getattr(n, "pb_getter", False)
+
+
+def _walk_scope(node: Any) -> Any:
+    """``gast.walk`` of the nodes run in the function's own scope (a nested function or
+    comprehension is yielded, its inside is not, even for ``node`` itself)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            todo.extend(gast.iter_child_nodes(n))
+
+
+def _assigned(body: list) -> set:
+    return {n.id for s in body for n in _walk_scope(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _aug_assigned(body: list) -> set:
+    return {n.target.id for s in body for n in _walk_scope(s)
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
+def _loads(nodes: list, skip: Any = None) -> set:
+    """The names ``nodes`` read; of a loop or ``if`` converted already, the names its
+    functions read from outside them (their own parameters and locals are theirs). With
+    ``skip`` (a loop), not what its body reads, nor what another loop's body reads
+    after surely assigning it (a temporary of each loop)."""
+    found = set()
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX):
+            own = {a.id for a in n.args.args} | _assigned(n.body)
+            found |= _loads(n.body) - own
+            continue
+        if skip is not None and isinstance(n, (gast.For, gast.While)):
+            if any(m is skip for m in gast.walk(n)):  # (the loop itself, or one holding it)
+                found |= _loads(n.body, skip) if n is not skip else set()
+            else:
+                found |= _loads(n.body, skip) - (_surely_assigned(n.body)
+                                                 - _read_first(n.body))
+            todo.extend(x for x in (getattr(n, "iter", None), getattr(n, "test", None),
+                                    getattr(n, "target", None)) if x is not None)
+            todo.extend(n.orelse)
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            found.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            found.add(n.target.id)
+        todo.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def _read_first(body: list) -> set:
+    """The names some statement of ``body`` may read before an earlier statement of it
+    surely assigned them (a plain ``name = ...`` at the body's top level)."""
+    defined: set = set()
+    first = set()
+    for stmt in body:
+        first |= _loads([stmt]) - defined
+        defined |= _surely_assigned([stmt])
+    return first
+
+
+def _surely_assigned(body: list) -> set:
+    """The names a plain ``name = ...`` (or ``a, b = ...``) at the top level of ``body``
+    assigns."""
+    defined = set()
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            for t in stmt.targets:
+                elts = t.elts if isinstance(t, gast.Tuple) else [t]
+                defined.update(e.id for e in elts if isinstance(e, gast.Name))
+    return defined
+
+
+def _index_by(body: list, target: str) -> list:
+    """``x[... t ...]`` read in the body, for the loop variable ``t``: through
+    ``loop_index``, which selects by a traced ``t`` without turning it into a number.
+    How to undo it: (node, field, position in the field's list or None, old value)."""
+    undo = []
+    for s in body:  # (also inside the functions of loops and ifs converted already)
+        for n in gast.walk(s):
+            for field, value in list(gast.iter_fields(n)):
+                values = value if isinstance(value, list) else [value]
+                for k, v in enumerate(values):
+                    if isinstance(v, gast.Subscript) and isinstance(v.ctx, gast.Load) \
+                            and target in _loads([v.slice]):
+                        new = _at(gast.Call(func=_runtime("loop_index"),
+                                            args=[v.value, v.slice], keywords=[]), v)
+                        new = gast.copy_location(new, v)
+                        undo.append((n, field, k if isinstance(value, list) else None, v))
+                        if isinstance(value, list):
+                            value[k] = new
+                        else:
+                            setattr(n, field, new)
+    return undo
+
+
+# ----------------------------------------------------------------- building
+def _in_place(body: list, carries: list) -> Any:
+    """The positions of the carries the body changes with ``+=`` & co. (in place, for
+    an array)."""
+    aug = _aug_assigned(body)
+    return gast.Tuple(elts=[gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
+                            if n in aug], ctx=gast.Load())
+
+
+def _getters(names: list) -> Any:
+    """``(lambda: a, lambda: b)``: the carries' values before the loop, read by the
+    runtime (a name not bound yet raises ``NameError`` there)."""
+    none = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+    getters = [gast.Lambda(args=none, body=_name(n)) for n in names]
+    for g in getters:
+        g.pb_getter = True  # (ours: a body holding it may still be converted)
+    return gast.Tuple(elts=getters, ctx=gast.Load())
+
+
+def _tuple(names: list, ctx: Any) -> Any:
+    return gast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx)
+
+
+def _split(body: list) -> tuple:
+    """(``(before, the if, after)`` for a body with one ``if test: break`` or ``if test:
+    continue`` at its top level and no other, else None; the body with that ``if`` as
+    its test alone, to analyse)."""
+    stops = [k for k, s in enumerate(body) if isinstance(s, gast.If) and not s.orelse
+             and len(s.body) == 1 and isinstance(s.body[0], (gast.Break, gast.Continue))]
+    if len(stops) != 1:
+        return None, body
+    k = stops[0]
+    rest = body[:k] + body[k + 1:]
+    if any(isinstance(n, (gast.Break, gast.Continue)) for s in rest for n in _walk_scope(s)):
+        return None, body
+    split = (body[:k], body[k], body[k + 1:])
+    return split, body[:k] + [_at(gast.Expr(value=body[k].test), body[k])] + body[k + 1:]
+
+
+def _range_keywords(kind: str, target: Any, sliced: list, flat: list) -> list:
+    """``sliced=`` (the getters of the arrays read at the loop variable) and
+    ``counted=False`` (the body never reads the loop variable) for ``for_range``."""
+    if kind != "range":
+        return []
+    keywords = [gast.keyword(arg="sliced", value=_getters([n for n, _ in sliced]))] \
+        if sliced else []
+    if target.id not in _loads(flat):
+        keywords.append(gast.keyword(arg="counted", value=gast.Constant(value=False,
+                                                                        kind=None)))
+    return keywords
+
+
+def _stop_args(name: str, split: Any) -> list:
+    """The runtime's arguments for a body split at ``if test: break``: the part after,
+    and whether the ``if`` breaks (else it continues)."""
+    if split is None:
+        return []
+    brk = isinstance(split[1].body[0], gast.Break)
+    return [_name(name + "post__"), gast.Constant(value=brk, kind=None)]
+
+
+def _header(stmt: Any, last: Any) -> Any:
+    """A place spanning a statement's first line up to the end of ``last`` (the ``for``
+    or ``if`` line, without the body): where the new call stands."""
+    where = gast.Pass()
+    where.lineno, where.col_offset = stmt.lineno, stmt.col_offset
+    where.end_lineno, where.end_col_offset = last.end_lineno, last.end_col_offset
+    return where
+
+
+def _function(name: str, params: list, body: list, returned: list | None, where: Any) -> Any:
+    stmts = list(body)
+    if returned is not None:
+        stmts.append(_at(gast.Return(value=_tuple(returned, gast.Load())), where))
+    args = gast.arguments(args=[_name(p, gast.Param()) for p in params], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    fn = gast.FunctionDef(name=name, args=args, body=stmts, decorator_list=[], returns=None,
+                          type_comment=None, type_params=[])
+    return _at(gast.copy_location(fn, where), where)
+
+
+def _assign(carries: list, call: Any, where: Any) -> Any:
+    if not carries:
+        return _at(gast.copy_location(gast.Expr(value=call), where), where)
+    new = gast.Assign(targets=[_tuple(carries, gast.Store())], value=call, type_comment=None)
+    return _at(gast.copy_location(new, where), where)
