@@ -26,6 +26,8 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.ir import Builder, Graph, Var
+from pullback.ir.graph import ACTIVE
+from pullback.ops import OPS
 from pullback.ops.table.batching import Padded, Unbatchable, apply_rule, example, with_batch
 
 #: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
@@ -38,12 +40,13 @@ class RandomnessError(RuntimeError):
 
 
 def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
-               randomness: str = "error", nograd: Callable | None = None
-               ) -> tuple[list, list]:
+               randomness: str = "error", nograd: Callable | None = None,
+               apply: Callable | None = None) -> tuple[list, list]:
     """``graph`` (traced on one example) on ``inputs``, where ``batched[i]`` says input
     ``i`` carries the batch (of ``size``) in axis 0. Returns the outputs and which of
     them carry it. ``nograd()``: the context for the equations the program ran without
-    grad."""
+    grad; ``apply(op, args, params)``: how a draw with no input is run on Tensors (so a
+    trace around the vmap records it, and compiled code draws anew on every call)."""
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
     hot = {v.id for v, b in zip(graph.inputs, batched) if b}
     padded: set = set()  # values a Padded result marks: no equation may read them
@@ -54,9 +57,10 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
         flags = tuple(isinstance(a, Var) and a.id in hot for a in e.inputs)
         with (nograd() if e.nograd and nograd is not None else contextlib.nullcontext()):
-            result = _step(e.op, args, flags, e.params, size, randomness)
+            result = _step(e.op, args, flags, e.params, size, randomness, apply)
         if result is _UNBATCHED:
-            result = e.op(*args, **e.params)
+            result = _fresh(e.op, args, e.params, apply) if e.op.draws_from is not None \
+                else e.op(*args, **e.params)
         else:
             hot.update(v.id for v in e.outs)
             if isinstance(result, Padded):
@@ -91,10 +95,10 @@ _UNBATCHED = object()  # _step's answer for an op that runs as it is
 
 
 def _step(op: Any, args: tuple, flags: tuple, params: dict, size: int,
-          randomness: str) -> Any:
+          randomness: str, apply: Callable | None = None) -> Any:
     """The op batched, or ``_UNBATCHED`` where no input carries the batch."""
     if op.draws_from is not None:
-        return _draw(op, args, flags, params, size, randomness)
+        return _draw(op, args, flags, params, size, randomness, apply)
     if not any(flags):
         return _UNBATCHED
     if op.name == "copy_into" and not flags[0]:  # a captured buffer's new value
@@ -108,7 +112,7 @@ def _step(op: Any, args: tuple, flags: tuple, params: dict, size: int,
 
 
 def _draw(op: Any, args: tuple, flags: tuple, params: dict, size: int,
-          randomness: str) -> Any:
+          randomness: str, apply: Callable | None) -> Any:
     """A random draw: refused, made once for the whole batch, or made per element."""
     if randomness == "error":
         raise RandomnessError(
@@ -118,12 +122,26 @@ def _draw(op: Any, args: tuple, flags: tuple, params: dict, size: int,
     if randomness == "same":
         if not any(flags):
             return _UNBATCHED
-        return op(*[example(a, 0) if b else a for a, b in zip(args, flags)], **params)
+        # (a draw's inputs only type and shape it: one example's, for every element)
+        return with_batch(op(*[example(a, 0) if b else a for a, b in zip(args, flags)],
+                             **params), size)
     if any(flags):
         return apply_rule(op, args, flags, params)
-    if "shape" not in params:
-        return _UNBATCHED
-    return op(*args, **{**params, "shape": (size,) + tuple(params["shape"])})
+    if "shape" in params:
+        return _fresh(op, args, {**params, "shape": (size,) + tuple(params["shape"])}, apply)
+    # (a draw whose size is not a param, numpy's: one draw per element, stacked)
+    draws = [_fresh(op, args, params, apply) for _ in range(max(size, 1))]
+    return with_batch(draws[0], 0) if size == 0 else OPS["stack"](*draws, dim=0)
+
+
+def _fresh(op: Any, args: tuple, params: dict, apply: Callable | None) -> Any:
+    """A draw none of whose inputs is an IR value, recorded where the batched program is
+    being built (the active Builder, or ``apply``'s trace), not drawn once into a
+    constant that every call would then repeat."""
+    builder = getattr(ACTIVE, "builder", None)
+    if builder is not None and not any(isinstance(a, Var) for a in args):
+        return builder.emit(op, args, params)
+    return apply(op, args, params) if apply is not None else op(*args, **params)
 
 
 __all__ = ["batch_eval", "batched_graph", "RANDOMNESS", "RandomnessError"]

@@ -276,3 +276,28 @@ def test_vmap_of_a_while_loop_with_a_batched_condition() -> None:
     with pytest.warns(UserWarning, match="shapes depend on the data"):  # per element
         per = pb.vmap(pb.grad(lambda v: newton_sqrt(v)[0]))(a)
     np.testing.assert_allclose(per, 0.5 / np.sqrt(a), rtol=1e-9)
+
+
+def test_draws_are_new_on_every_call_and_per_element_when_different() -> None:
+    """A draw with no batched input is recorded in the batched program, not drawn once
+    into a constant that every later call repeats; numpy's draws (whose size is not a
+    param) differ per element with randomness="different"."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check_draws()
+
+
+def _check_draws() -> None:
+    for mode in ("same", "different"):
+        f = func.vmap(lambda p: pb.rand(3) + p, randomness=mode)
+        assert not np.allclose(f(pb.zeros(2, 3)).numpy(), f(pb.zeros(2, 3)).numpy())
+        g = pb.compile(func.vmap(lambda p: pb.rand(3) + p, randomness=mode))
+        assert not np.allclose(g(pb.zeros(2, 3)).numpy(), g(pb.zeros(2, 3)).numpy())
+    h = pb.vmap(lambda x: x + np.random.rand(3), randomness="different")
+    first = h(np.zeros((4, 3)))
+    assert not np.allclose(first[0], first[1]) and not np.allclose(first, h(np.zeros((4, 3))))
+    same = pb.vmap(lambda x: x + np.random.rand(3), randomness="same")(np.zeros((4, 3)))
+    assert np.allclose(same, same[:1])
+    kept = func.vmap(lambda x: pb.nn.functional.dropout(x, 0.5), randomness="same")(
+        pb.ones(4, 64)).numpy()
+    assert kept.shape == (4, 64) and np.allclose(kept, kept[:1])

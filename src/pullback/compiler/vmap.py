@@ -172,7 +172,7 @@ class VmapFunction:
         values = _slot_values(traced, moved) + list(traced.captures)
         try:
             outs, flags = batch_eval(traced.graph, values, variant.batched, variant.size,
-                                     self.randomness, no_grad)
+                                     self.randomness, no_grad, record.apply)
         except Unbatchable:
             variant.per_example = True
             return self._per_example(moved)
