@@ -74,18 +74,26 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
 def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
            chunk_size: int | None = None) -> Callable:
     """torch.func.jacrev: the Jacobian by reverse mode."""
-    return _jacrev(func, argnums, has_aux)
+    return _torch_words(_jacrev(func, argnums, has_aux))
 
 
 def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """torch.func.jacfwd: the Jacobian by forward mode."""
-    return _jacfwd(func, argnums, has_aux)
+    return _torch_words(_jacfwd(func, argnums, has_aux))
 
 
 def hessian(func: Callable, argnums: Any = 0) -> Callable:
     """torch.func.hessian: forward over reverse."""
-    return _hessian(func, argnums)
+    h = _torch_words(_hessian(func, argnums))
+    h.name = "jacfwd"  # (torch's hessian is its jacfwd, named so in its errors)
+    return h
+
+
+def _torch_words(jacobian: Any) -> Any:
+    """A Jacobian refusing complex inputs with torch.func's text."""
+    jacobian.real_only = "torch"
+    return jacobian
 
 
 def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any = None,

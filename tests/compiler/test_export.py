@@ -81,3 +81,20 @@ def test_a_guard_is_checked_and_an_unshippable_value_named():
         env["forward"](-np.ones(2))
     with pytest.raises(pb.compiler.ExportError, match="bernoulli_keep"):  # reads a generator
         pb.export(lambda v: pb.nn.functional.dropout(pb.as_tensor(v), 0.5).sum(), np.ones(3))
+
+
+def test_pytree_arguments_and_constant_arguments():
+    f = lambda p, x: np.tanh(x @ p["w"] + p["b"]).sum()  # noqa: E731
+    p, x = {"w": RNG.standard_normal((3, 2)), "b": RNG.standard_normal(2)}, np.ones((4, 3))
+    env: dict = {}
+    exec(pb.export(f, p, x), env)
+    value, grads = env["value_and_grad"](p, x)
+    want_value, want = pb.value_and_grad(f)(p, x)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    for k in p:
+        np.testing.assert_allclose(grads[k], want[k], rtol=1e-12)
+    g = lambda w, n: (w ** 2).sum() * n  # noqa: E731
+    exec(pb.export(g, np.ones(3), 3), env)
+    np.testing.assert_allclose(env["value_and_grad"](np.ones(3), 3)[1], [6.0, 6.0, 6.0])
+    with pytest.raises(ValueError, match="argument 1: the exported code is for 3, not 4"):
+        env["forward"](np.ones(3), 4)

@@ -301,3 +301,13 @@ def _check_draws() -> None:
     kept = func.vmap(lambda x: pb.nn.functional.dropout(x, 0.5), randomness="same")(
         pb.ones(4, 64)).numpy()
     assert kept.shape == (4, 64) and np.allclose(kept, kept[:1])
+
+
+def test_jacobians_of_complex_inputs_need_holomorphic():
+    z = np.array([0.3 + 0.2j, -1.2 + 0.5j])
+    with pytest.raises(RuntimeError, match="jacrev: Expected all inputs to be real but "
+                                           "received complex tensor at flattened input idx: 0"):
+        func.jacrev(lambda v: (v * v).real)(pb.tensor(z))
+    with pytest.raises(TypeError, match="jacfwd: input 0 is complex128; jacfwd takes real"):
+        pb.jacfwd(lambda v: np.real(v * v))(z)
+    np.testing.assert_allclose(pb.jacfwd(lambda v: v * v, holomorphic=True)(z), np.diag(2 * z))

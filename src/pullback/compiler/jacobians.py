@@ -88,12 +88,17 @@ class Jacobian:
         self.scalar = scalar  # hessian: refuse a non-scalar output, in its name
         self.name = "jacfwd" if forward else "jacrev"
         self.door = door or self.name  # the transform's name in ConversionError
+        # complex inputs refused (None: allowed, holomorphic=True's wrapper): "jax" or
+        # "torch" says whose words
+        self.real_only: str | None = None
         self._programs: dict = {}
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any) -> Any:
         nums = check_argnums(self.name, self.argnums, len(args))
         targets = [tree_leaves(args[k]) for k in nums]
+        if self.real_only:
+            self._check_real([x for ts in targets for x in ts])
         with functional(self.door):
             cols = self._forward(args, nums, targets) if self.forward else \
                 self._reverse(args, nums, targets)
@@ -107,6 +112,21 @@ class Jacobian:
             per_out.append(tuple(per_arg) if isinstance(self.argnums, tuple) else per_arg[0])
         jac = tree_unflatten(out_tree, per_out)
         return (jac, aux) if self.has_aux else jac
+
+    def _check_real(self, leaves: list) -> None:
+        """JAX's and torch.func's rule: a Jacobian of complex inputs needs
+        holomorphic=True (forward and reverse mode would disagree on what it is)."""
+        for k, x in enumerate(leaves):
+            d = np.result_type(x._data if isinstance(x, Tensor) else x)
+            if d.kind != "c":
+                continue
+            if self.real_only == "torch":
+                raise RuntimeError(f"{self.name}: Expected all inputs to be real but received "
+                                   f"complex tensor at flattened input idx: {k}")
+            raise TypeError(f"{self.name}: input {k} is {d}; {self.name} takes real inputs "
+                            "unless holomorphic=True (the complex Jacobian of a holomorphic "
+                            "function); for a real function of complex inputs, use pb.vjp "
+                            "or pb.grad (torch's conjugate convention)")
 
     def _check_scalar(self, out_leaves: list) -> None:
         if self.scalar and (len(out_leaves) != 1 or int(np.prod(_shape(out_leaves[0]))) != 1):
@@ -301,7 +321,10 @@ def _jacobian(fn: Callable, argnums: Any, has_aux: bool, forward: bool, holomorp
 
     def make(f: Callable, nums: Any) -> Any:
         jac = Jacobian(f, nums, has_aux, forward=forward)
-        return HolomorphicJacobian(jac, nums, how, not forward) if holomorphic else jac
+        if holomorphic:
+            return HolomorphicJacobian(jac, nums, how, not forward)
+        jac.real_only = "jax"
+        return jac
     return with_static(make, fn, argnums, static_argnums, static_argnames, how)
 
 
@@ -311,4 +334,5 @@ def hessian(fn: Callable, argnums: Any = 0) -> Jacobian:
     outer = Jacobian(Jacobian(fn, argnums, False, forward=False, scalar="hessian"), argnums,
                      False, forward=True, door="hessian")
     outer.name = "hessian"
+    outer.real_only = "jax"
     return outer
