@@ -311,3 +311,8 @@ def test_jacobians_of_complex_inputs_need_holomorphic():
     with pytest.raises(TypeError, match="jacfwd: input 0 is complex128; jacfwd takes real"):
         pb.jacfwd(lambda v: np.real(v * v))(z)
     np.testing.assert_allclose(pb.jacfwd(lambda v: v * v, holomorphic=True)(z), np.diag(2 * z))
+
+
+def test_keyword_arguments_mapped_as_jax_and_passed_through_as_torch():
+    assert func.vmap(lambda x, y: x + y)(pb.ones(2, 2), y=pb.ones(2, 2)).shape == (2, 2, 2)
+    assert pb.vmap(lambda x, y: x + y)(np.ones((2, 3)), y=np.ones((2, 3))).shape == (2, 3)

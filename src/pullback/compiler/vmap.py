@@ -98,10 +98,11 @@ class VmapFunction:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
+        n_positional = len(args)
+        if kwargs:  # (mapped along axis 0 as JAX's; passed through as torch.func's)
             args = positional(self.fn, "vmap", args, kwargs)
         flats = [tree_flatten(a) for a in args]  # (each argument flattened once a call)
-        axes = _arg_axes(self, args, flats)
+        axes = _arg_axes(self, args, flats, n_positional)
         size = _batch_size(self, args, axes, flats)
         moved = tuple(_moved(a, ax, f) for a, ax, f in zip(args, axes, flats))
         leaves = [x for f in flats for x in f[0]]
@@ -263,14 +264,15 @@ def _check_axes_spec(spec: Any, what: str, fn: Callable, style: str) -> None:
                     f"to the positional arguments passed to the function, but got {spec!r}.")
 
 
-def _arg_axes(door: VmapFunction, args: tuple, flats: list) -> list:
+def _arg_axes(door: VmapFunction, args: tuple, flats: list, n_positional: int) -> list:
     """Per argument, its leaves' axes (None: not mapped) as a list, or one axis for an
-    argument that is a leaf."""
+    argument that is a leaf. The arguments past ``n_positional`` came as keywords."""
     spec = door.in_axes
     if isinstance(spec, list) and door.style == "jax":
         spec = tuple(spec)
     if not isinstance(spec, tuple):
-        spec = (spec,) * len(args)
+        spec = (spec,) * n_positional
+    spec = tuple(spec) + ((None if door.style == "torch" else 0),) * (len(args) - n_positional)
     if len(spec) != len(args):
         raise _structure_error(door, spec, args)
     return [_prefix(door, s, a, f) for s, a, f in zip(spec, args, flats)]
