@@ -316,3 +316,10 @@ def test_jacobians_of_complex_inputs_need_holomorphic():
 def test_keyword_arguments_mapped_as_jax_and_passed_through_as_torch():
     assert func.vmap(lambda x, y: x + y)(pb.ones(2, 2), y=pb.ones(2, 2)).shape == (2, 2, 2)
     assert pb.vmap(lambda x, y: x + y)(np.ones((2, 3)), y=np.ones((2, 3))).shape == (2, 3)
+
+
+def test_constant_outputs_broadcast_as_jax():
+    x = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(pb.vmap(lambda a: np.ones(2))(x), np.ones((3, 2)))
+    np.testing.assert_allclose(pb.vmap(lambda a: 1.0)(x), np.ones(3))
+    assert pb.vmap(lambda: np.ones(2), axis_size=4)().shape == (4, 2)

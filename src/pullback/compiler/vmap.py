@@ -42,7 +42,7 @@ from ..ops.joining import stack as pb_stack
 from ..ops.reshaping import movedim
 from ..ops.shape import expand
 from ..ops.table.batching import Unbatchable
-from ..pytree import tree_flatten, tree_unflatten
+from ..pytree import tree_flatten, tree_map, tree_unflatten
 from ..tensor import Tensor
 from .cache import cache_for, guard_env
 from .doors import has_graph, ident, strip_values
@@ -142,7 +142,7 @@ class VmapFunction:
         axes, size, plain = self._call.now
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
         with record.untraced(), record.gathering():  # (a trace of its own; x[i] reads i)
-            traced = trace_call(self.fn, one, lambda i, a: False, "vmap", self.fn)
+            traced = trace_call(self._traced_fn, one, lambda i, a: False, "vmap", self.fn)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:
             return VmapVariant(traced, batched, size, None, [], per_example=True)
@@ -178,6 +178,15 @@ class VmapFunction:
             variant.per_example = True
             return self._per_example(moved)
         return (outs, traced.out_tree), flags
+
+    def _traced_fn(self, *args: Any) -> Any:
+        """``fn`` with JAX's outputs: an array or number it returns (a constant of the
+        trace) is an output too, broadcast over the batch."""
+        out = self.fn(*args)
+        if self.style != "jax":
+            return out
+        return tree_map(lambda x: NumpyTensor._make(np.asarray(x)) if isinstance(
+            x, (np.ndarray, np.generic, float, int)) and not isinstance(x, bool) else x, out)
 
     def fallback(self, moved: tuple) -> tuple:
         return self._per_example(moved)
