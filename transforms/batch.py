@@ -21,6 +21,7 @@ code over the whole batch).
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -39,14 +40,32 @@ class RandomnessError(RuntimeError):
     pass
 
 
+class _Mode(threading.local):
+    randomness = "error"  # the mode of the vmap being run (regions' bodies inherit it)
+
+
+_MODE = _Mode()
+
+
 def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
-               randomness: str = "error", nograd: Callable | None = None,
+               randomness: str | None = None, nograd: Callable | None = None,
                apply: Callable | None = None) -> tuple[list, list]:
     """``graph`` (traced on one example) on ``inputs``, where ``batched[i]`` says input
     ``i`` carries the batch (of ``size``) in axis 0. Returns the outputs and which of
     them carry it. ``nograd()``: the context for the equations the program ran without
     grad; ``apply(op, args, params)``: how a draw with no input is run on Tensors (so a
-    trace around the vmap records it, and compiled code draws anew on every call)."""
+    trace around the vmap records it, and compiled code draws anew on every call).
+    ``randomness`` None: the mode of the batch_eval this one runs inside (a loop's body)."""
+    outer = _MODE.randomness
+    _MODE.randomness = randomness = outer if randomness is None else randomness
+    try:
+        return _walk(graph, inputs, batched, size, randomness, nograd, apply)
+    finally:
+        _MODE.randomness = outer
+
+
+def _walk(graph: Graph, inputs: list, batched: list, size: int, randomness: str,
+          nograd: Callable | None, apply: Callable | None) -> tuple[list, list]:
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
     hot = {v.id for v, b in zip(graph.inputs, batched) if b}
     padded: set = set()  # values a Padded result marks: no equation may read them
@@ -76,7 +95,8 @@ def batch_eval(graph: Graph, inputs: list, batched: list, size: int,
 
 
 def batched_graph(graph: Graph, values: list, batched: list, size: int,
-                  randomness: str = "error", force: list | None = None) -> tuple[Graph, list]:
+                  randomness: str | None = None, force: list | None = None
+                  ) -> tuple[Graph, list]:
     """``graph`` batched as a graph of its own: its inputs Vars holding ``values`` (the
     batched ones with the batch in axis 0), and which outputs carry the batch (those
     ``force`` names carry it always: the same value for every element where it is not
