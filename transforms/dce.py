@@ -1,9 +1,12 @@
 """dce: drop equations whose results no output needs. An impure equation (a random
-draw, a print: effects.py) is kept: it does something besides its result."""
+draw, a print: effects.py) is kept: it does something besides its result. A loop's
+per-step outputs nothing reads leave its body, and what only they needed goes with them
+(the reverse loop of a gradient computes the gradients of every input it walks, whether
+asked for or not)."""
 
 from __future__ import annotations
 
-from pullback.ir import Graph, Var
+from pullback.ir import Eqn, Graph, Var
 
 
 def dce(graph: Graph) -> Graph:
@@ -13,8 +16,27 @@ def dce(graph: Graph) -> Graph:
         out = e.out  # (None for an equation with several outputs: needed if any one is)
         if (out.id in live if out is not None else any(v.id in live for v in e.outs)) \
                 or not e.op.pure:
+            if e.op.name == "scan":
+                e = _pruned(e, live)
             kept.append(e)
             live.update(a.id for a in e.inputs if isinstance(a, Var))
     kept.reverse()
     consts = {v: a for v, a in graph.consts.items() if v.id in live}
     return graph.replace(eqns=kept, consts=consts)
+
+
+def _pruned(e: Eqn, live: set) -> Eqn:
+    """A scan without the per-step outputs (ys) nothing reads, its body without what
+    only they needed."""
+    body, n_carry = e.params["body"], e.params["n_carry"]
+    n_ys = len(body.outputs) - n_carry
+    dead = [k for k in range(n_ys) if e.outs[n_carry + k].id not in live]
+    if not dead:
+        return e
+    keep = [k for k in range(n_ys) if k not in dead]
+    outputs = body.outputs[:n_carry] + [body.outputs[n_carry + k] for k in keep]
+    new_body = dce(body.replace(outputs=outputs))
+    outs = e.outs[:n_carry] + tuple(e.outs[n_carry + k] for k in keep) + \
+        e.outs[n_carry + n_ys:]
+    return Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src, e.block,
+               e.nograd, e.keeps_history)

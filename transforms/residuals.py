@@ -63,9 +63,10 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     moved, kept = [], []
     for e in rb.eqns:
         ins = [a for a in e.inputs if isinstance(a, Var)]
-        if e.op.pure and e.op is not while_op and all(a.id in primal for a in ins) and \
-                any(a.id in varying for a in ins):  # (a while loop's outputs change shape
-            # from step to step: it runs again in the reverse body)
+        if e.op.pure and e.op is not while_op and not e.op.is_view and \
+                all(a.id in primal for a in ins) and any(a.id in varying for a in ins):
+            # (a while loop's outputs change shape from step to step: it runs again in
+            # the reverse body; a view, x.T, costs nothing there but a copy to stack)
             moved.append(e)
             primal.update(v.id for v in e.outs)
             varying.update(v.id for v in e.outs)
