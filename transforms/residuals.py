@@ -60,19 +60,23 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     primal |= {v.id for v in b_x}
     # values that change from step to step (the others, of the constants alone, stay)
     varying = {v.id for v in b_carry} | {v.id for v in b_x}
-    moved, kept = [], []
+    inputs = {v.id for v in rb.inputs}
+    moved, kept, views = [], [], []
     for e in rb.eqns:
         ins = [a for a in e.inputs if isinstance(a, Var)]
-        if e.op.pure and e.op is not while_op and not e.op.is_view and \
-                all(a.id in primal for a in ins) and any(a.id in varying for a in ins):
-            # (a while loop's outputs change shape from step to step: it runs again in
-            # the reverse body; a view, x.T, costs nothing there but a copy to stack)
+        if e.op.pure and e.op is not while_op and all(a.id in primal for a in ins) and \
+                any(a.id in varying for a in ins):  # (a while loop's outputs change shape
+            # from step to step: it runs again in the reverse body)
             moved.append(e)
             primal.update(v.id for v in e.outs)
             varying.update(v.id for v in e.outs)
+            if e.op.is_view and all(a.id in inputs for a in ins):
+                views.append(e)  # (a view of what the reverse walks anyway, h.T: taken
+                inputs.update(v.id for v in e.outs)  # again there, not stacked as a copy)
         else:
             kept.append(e)
-    made = {v.id for e in moved for v in e.outs}
+    kept = views + kept
+    made = {v.id for e in moved for v in e.outs} - {v.id for e in views for v in e.outs}
     read = {a.id: a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in made}
     read.update((v.id, v) for v in rb.outputs if isinstance(v, Var) and v.id in made)
     if not read:

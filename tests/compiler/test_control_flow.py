@@ -244,11 +244,11 @@ def test_scan_remat_keeps_a_carry_per_block_and_the_same_gradient(reverse) -> No
         saved.append(sum(s.nbytes for s in info.saved if s.name.startswith("scan")))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(grads[2], grads[0], rtol=1e-12, atol=1e-13)
-    # every step's residual (400 x one 3-vector: a view of the carry, h.T, is taken
-    # again in the reverse loop, not stacked) against one carry per block of 20 steps
-    # (of 7 steps: 57 blocks, and the 1 step left over keeps its residuals)
-    assert saved[0] == 400 * 3 * 8 and saved[1] == 20 * 3 * 8
-    assert saved[2] == 57 * 3 * 8 + 1 * 3 * 8
+    # every step's residuals (400 x two 3-vectors: the carry, whose view h.T the reverse
+    # loop takes again, and 1 - h**2) against one carry per block of 20 steps (of 7
+    # steps: 57 blocks, and the 1 step left over keeps its residuals)
+    assert saved[0] == 400 * 2 * 3 * 8 and saved[1] == 20 * 3 * 8
+    assert saved[2] == 57 * 3 * 8 + 2 * 3 * 8
 
 
 def test_scan_in_a_compiled_module() -> None:
