@@ -136,6 +136,10 @@ _CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _OURS: weakref.WeakSet = weakref.WeakSet()
 #: the codes of front doors' functions ``traced_ints`` has converted (or found none to)
 _LOOKED_AT: weakref.WeakSet = weakref.WeakSet()
+#: code -> the positions of its int arguments that only bound converted loops (None: no
+#: such argument), kept for good: one entry per function definition of the program
+_BOUNDS_OF: dict = {}
+_UNSEEN = object()
 
 
 # ------------------------------------------------------------------ front door
@@ -278,10 +282,12 @@ def traced_ints(fn: Any, args: tuple) -> tuple:
     if not isinstance(fn, types.FunctionType):
         return args
     code = fn.__code__
-    if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS holds its loops)
-        convert(fn)
-        _LOOKED_AT.add(code)
-    positions = LOOP_BOUNDS.get(code)
+    positions = _BOUNDS_OF.get(code, _UNSEEN)  # (a plain dict: every cache hit reads it)
+    if positions is _UNSEEN:
+        if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS has its loops)
+            convert(fn)
+            _LOOKED_AT.add(code)
+        positions = _BOUNDS_OF[code] = LOOP_BOUNDS.get(code)
     if not positions or is_static(code):
         return args
     return tuple(np.asarray(a, np.int64) if k in positions and type(a) is int else a
