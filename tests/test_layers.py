@@ -4,6 +4,7 @@ on small synthetic packages written to ``tmp_path``."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -231,3 +232,16 @@ def test_a_door_importing_another_doors_private_name_is_reported(tmp_path):
         "pullback.compiler.grad at src/pullback/compiler/vjp.py:2; move it to "
         "pullback.compiler.doors"]
     assert tool.door_problems in tool.CHECKS
+
+
+def test_every_package_is_in_pyproject():
+    """A package missing from pyproject's list installs nowhere: ``pip install .`` (not
+    editable, as the README's first command) then fails at import."""
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "pyproject.toml").read_text()
+    listed = set(re.findall(r'"(pullback[\w.]*)"', text.split("packages = ", 1)[1]
+                            .split("]", 1)[0]))
+    found = {".".join(p.parent.relative_to(root / "src").parts)
+             for p in (root / "src" / "pullback").rglob("__init__.py")}
+    found |= {"pullback.transforms"}
+    assert found == listed, (sorted(found - listed), sorted(listed - found))
