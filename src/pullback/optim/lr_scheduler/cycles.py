@@ -178,7 +178,29 @@ class ChainedScheduler(_Combined):
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
 
 
-class OneCycleLR(LRScheduler):
+class CycledMomentum:
+    """What OneCycleLR and CyclicLR share: the momentum (or Adam's beta1) cycled with the
+    learning rate, between each group's ``base_momentum`` and ``max_momentum``."""
+
+    def _use_momentum(self, optimizer: Optimizer) -> None:
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                             "option enabled")
+        self.use_beta1 = "betas" in optimizer.defaults
+
+    def _start_momenta(self, optimizer: Optimizer, highs: list, lows: list) -> None:
+        for hi, lo, group in zip(highs, lows, optimizer.param_groups):
+            self._set_momentum(group, hi)
+            group["max_momentum"], group["base_momentum"] = hi, lo
+
+    def _set_momentum(self, group: dict, value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+
+class OneCycleLR(CycledMomentum, LRScheduler):
     """The 1cycle policy: up from ``max_lr / div_factor`` to ``max_lr``, then down to
     ``initial_lr / final_div_factor`` (a third phase with ``three_phase``), momentum (or
     Adam's beta1) the other way; one step per batch, ``total_steps`` of them."""
@@ -212,23 +234,10 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _momenta(self, optimizer: Optimizer, base: Any, top: Any, last_epoch: int) -> None:
-        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                             "option enabled")
-        self.use_beta1 = "betas" in optimizer.defaults
-        if last_epoch != -1:
-            return
-        for hi, lo, group in zip(_per_group("max_momentum", optimizer, top),
-                                 _per_group("base_momentum", optimizer, base),
-                                 optimizer.param_groups):
-            self._set_momentum(group, hi)
-            group["max_momentum"], group["base_momentum"] = hi, lo
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
+        self._use_momentum(optimizer)
+        if last_epoch == -1:
+            self._start_momenta(optimizer, _per_group("max_momentum", optimizer, top),
+                                _per_group("base_momentum", optimizer, base))
 
     def get_lr(self) -> list:
         self._warn_direct()

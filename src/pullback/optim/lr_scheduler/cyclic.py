@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 from ..optimizer import Optimizer
 from .base import LRScheduler
-from .cycles import _per_group
+from .cycles import CycledMomentum, _per_group
 
 _MODES = ("triangular", "triangular2", "exp_range")
 
 
-class CyclicLR(LRScheduler):
+class CyclicLR(CycledMomentum, LRScheduler):
     """A triangle wave from ``base_lr`` up to ``max_lr`` in ``step_size_up`` steps and
     down in ``step_size_down`` (default: as many), its height times ``scale_fn(cycle)``
     or ``scale_fn(iteration)`` (``scale_mode``)."""
@@ -71,24 +71,11 @@ class CyclicLR(LRScheduler):
             self.scale_mode = "iterations" if self.mode == "exp_range" else "cycle"
 
     def _momenta(self, base: Any, top: Any, last_epoch: int) -> None:
-        if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
-            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                             "option enabled")
-        self.use_beta1 = "betas" in self.optimizer.defaults
+        self._use_momentum(self.optimizer)
         self.base_momentums = _per_group("base_momentum", self.optimizer, base)
         self.max_momentums = _per_group("max_momentum", self.optimizer, top)
-        if last_epoch != -1:
-            return
-        for hi, lo, group in zip(self.max_momentums, self.base_momentums,
-                                 self.optimizer.param_groups):
-            self._set_momentum(group, hi)
-            group["max_momentum"], group["base_momentum"] = hi, lo
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
+        if last_epoch == -1:
+            self._start_momenta(self.optimizer, self.max_momentums, self.base_momentums)
 
     def scale_fn(self, x: float) -> float:
         """The height's scale at cycle (or iteration) ``x``."""
