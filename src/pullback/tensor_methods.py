@@ -89,7 +89,8 @@ class TensorMethods:
     def __getitem__(self, idx):
         if type(idx) is int:  # x[i]: always a select (what getitem would pick)
             return select(self, index=idx)
-        if record.GATHERING.on and _integer_tensor(idx) and record.trace_hooks():
+        if record.TRACING and record.GATHERING.on and _integer_tensor(idx) \
+                and record.trace_hooks():
             return _gathered(self, idx)
         return getitem(self, _index(idx))
 
