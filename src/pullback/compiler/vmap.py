@@ -46,7 +46,7 @@ from ..pytree import tree_flatten, tree_map, tree_unflatten
 from ..tensor import Tensor
 from .cache import cache_for, guard_env
 from .doors import has_graph, ident, strip_values
-from .trace import Traced, gather_inputs, positional, trace_call, unflatten
+from .trace import Traced, gather_inputs, positional, slot_values, trace_call, unflatten
 from .tracer import def_line
 
 
@@ -424,11 +424,10 @@ def _slot_flags(traced: Traced, axes: list) -> list:
 
 
 def _slot_values(traced: Traced, moved: tuple) -> list:
-    """The call's values for the trace's argument slots, as they are (Tensors kept)."""
-    values = []
-    for i, path in traced.arg_slots:
-        values.append(tree_flatten(moved[i])[0][path[0]] if path else moved[i])
-    return [np.asarray(v) if isinstance(v, (float, np.floating)) else v for v in values]
+    """The call's values for the trace's argument slots, as they are (Tensors kept), a
+    float as a 0-d array."""
+    return [np.asarray(v) if isinstance(v, (float, np.floating)) else v
+            for v in slot_values(traced, moved)]
 
 
 def _join(parts: list, stack: bool = False) -> Any:
