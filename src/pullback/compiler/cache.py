@@ -13,6 +13,7 @@ next variant or traces a new one. A key whose guards keep failing falls back to 
 from __future__ import annotations
 
 import gc
+import operator
 import threading
 import types
 import warnings
@@ -195,7 +196,20 @@ def arg_key(a: Any) -> Any:
     return (type(a).__name__, a)
 
 
+#: the key of a call whose arguments are all arrays, or all Tensors: read in C (every
+#: call computes its key), marked apart from ``arg_key``'s tuples
+_ARRAYS, _TENSORS = frozenset([np.ndarray]), frozenset([Tensor])
+_ARRAY_KEY = operator.attrgetter("shape", "dtype")
+_TENSOR_KEY = operator.attrgetter("_data.shape", "_data.dtype", "_requires_grad")
+
+
 def call_key(args: tuple) -> tuple:
+    """The cache key of a call: the grad mode and ``arg_key`` of each argument."""
+    kinds = set(map(type, args))
+    if kinds == _ARRAYS:
+        return (STATE.grad_enabled, "arrays", *map(_ARRAY_KEY, args))
+    if kinds == _TENSORS:
+        return (STATE.grad_enabled, "tensors", *map(_TENSOR_KEY, args))
     return (STATE.grad_enabled, *[arg_key(a) for a in args])
 
 
@@ -254,7 +268,10 @@ class Cache:
                 except GuardFailed as e:
                     failed = (variant, e.index)
                     continue
-                self._hit(key)
+                with self.lock:  # (_hit, inlined; one key needs no reordering)
+                    self.info.hits += 1
+                    if len(self.entries) > 1:
+                        self._touch(key)
                 return out
         elif key in self.eager:
             return self._fallback(door, args)
@@ -273,10 +290,14 @@ class Cache:
     def _hit(self, key: tuple) -> None:
         with self.lock:
             self.info.hits += 1
-            try:
-                self.entries.move_to_end(key)
-            except KeyError:  # another thread evicted it meanwhile
-                pass
+            self._touch(key)
+
+    def _touch(self, key: tuple) -> None:
+        """Make ``key`` the most recently used (the lock held)."""
+        try:
+            self.entries.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile
+            pass
 
     def _miss(self, door: FrontDoor, args: tuple, key: tuple, tried: list,
               failed: tuple | None) -> Any:

@@ -27,7 +27,7 @@ from ..tensor import Tensor
 from . import anomaly, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
-from .doors import ident, strip_values
+from .doors import given_kind, ident, strip_values, tensor_data
 from .jax_options import with_static
 from .trace import (
     Traced,
@@ -56,6 +56,7 @@ class Variant:
     simple: bool = False  # every call argument is a traced top-level value, in order
     returned: tuple | None = None  # see returned_slots; None: the outputs, in order
     tracked: tuple = ()  # per output: whether it gets the CompiledNode (requires grad)
+    given: str | None = None  # simple, and every argument an array (or Tensor): given_kind
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -132,13 +133,14 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
         n_args + j for j, t in enumerate(traced.captures) if grad_on and t._requires_grad]
     name = ident(g.name)
     simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
+    given = given_kind(args) if simple else None
     active = active_vars(g, [g.inputs[k] for k in wrt])
     tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
     if not grad_on or not any(tracked):
         fwd = pipeline.simplify(g)
         mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
         strip_values(g)
-        return Variant(traced, [], mod, simple=simple, returned=returned)
+        return Variant(traced, [], mod, simple=simple, returned=returned, given=given)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
@@ -147,7 +149,7 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
     strip_values(joint)
     strip_values(g)
     return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
-                   tracked=tracked)
+                   tracked=tracked, given=given)
 
 
 class CompiledNode(Node):
@@ -234,7 +236,7 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
-        if trace_hooks() or (record.FORWARD is not None and any(
+        if record.TRACING and trace_hooks() or (record.FORWARD is not None and any(
                 getattr(x, "_fw_tangent", None) is not None for x in tree_leaves(args))):
             # inside another function's trace (inlined, that trace records it), or on
             # dual tensors (eager, so that every op propagates their tangents)
@@ -276,18 +278,23 @@ class CompiledFunction:
             check_cut(traced.cut)  # (traced with torch's cut: refused inside grad & co.)
         if traced.captures:
             check_captures(traced)
-        if variant.simple:
-            inputs = [a if type(a) is Tensor else _input_tensor(a, v)
-                      for a, v in zip(args, traced.graph.inputs)]
-            inputs += traced.captures
+        given = variant.given
+        if given == "tensors":
+            inputs = [*args, *traced.captures]
+            data = list(map(tensor_data, inputs))
+        elif not variant.wrt and given == "arrays":  # no node: no Tensors around them
+            inputs = None
+            data = [*args, *map(tensor_data, traced.captures)]
         else:
             inputs = _graph_input_tensors(traced, args)
-        fn, data = variant.forward.fn, [t._data for t in inputs]
-        # numpy's warnings off (ops.quiet.quietly, inlined: every call passes here)
+            data = list(map(tensor_data, inputs))
+        fn = variant.forward.fn  # numpy's warnings off (quiet.quietly, inlined)
         result = fn(*data) if INSIDE.get() else context().run(fn, *data)
         outs = result[:traced.n_outputs]
         if not variant.wrt:
             tensors = [Tensor._make(np.asarray(o)) for o in outs]
+            if variant.returned is not None and inputs is None:  # (an argument returned)
+                inputs = _graph_input_tensors(traced, args)
         else:
             wrt = variant.wrt_set
             edges = tuple(grad_edge(t) if k in wrt else _NO_EDGE for k, t in enumerate(inputs))

@@ -17,6 +17,7 @@ pullback.compiler.doors.ArgnumsError: Got argnum=2, but only 2 positional inputs
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -134,6 +135,26 @@ def warn_independent() -> None:
     """autograd's warning for a gradient of an output the inputs do not reach (zeros);
     JAX's grad is silent, and so is pullback's on Tensors."""
     warnings.warn("Output seems independent of input.", UserWarning, stacklevel=4)
+
+
+_ARRAYS = frozenset([np.ndarray])
+#: a Tensor's array, read in C (``list(map(tensor_data, tensors))``)
+tensor_data = operator.attrgetter("_data")
+
+
+def given_kind(args: tuple) -> str | None:
+    """``"arrays"`` when every argument is an ndarray, ``"tensors"`` when every one is a
+    Tensor (the two kinds of call whose cache key is read in C, so a variant built for
+    one is only ever called with the same), else None."""
+    kinds = set(map(type, args))
+    return "arrays" if kinds == _ARRAYS else "tensors" if kinds == {Tensor} else None
+
+
+def may_hold_graph(args: tuple) -> bool:
+    """Whether an argument is a Tensor (of any class) that may require grad, have a
+    grad_fn or a tangent: one look per distinct type, not per argument."""
+    kinds = set(map(type, args))
+    return kinds != _ARRAYS and any(issubclass(k, Tensor) for k in kinds)
 
 
 def kind_of(a: Any) -> str:

@@ -33,11 +33,13 @@ from .doors import (
     check_target,
     data_of,
     float_scalar,
+    given_kind,
     grad_slots,
     has_graph,
     ident,
     kind_of,
     map_traced,
+    may_hold_graph,
     nested_leaf,
     numpy_face_args,
     pull_back,
@@ -66,9 +68,11 @@ class GradVariant:
     """One specialization: the generated function and how to call and unpack it
     (``GradFunction.run`` calls it)."""
 
-    def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
+    def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple,
+                 missing: tuple) -> None:
         self.traced = traced
         self.module = module
+        self.missing = missing  # the gradients the function does not reach (zeros)
         value = traced.graph.outputs[0]
         self.seed = np.ones(value.shape, value.dtype)
         self.grad_slots = grad_slots(traced, nums)
@@ -85,10 +89,26 @@ class GradVariant:
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
         self.in_graph = any(map(has_graph, tree_leaves(args)))
+        # arrays in, arrays out, no containers; ``plain``: one gradient, as it is
+        self.flat = self.out_kind == "array" and traced.out_tree is None and \
+            all(t is None for t in self.grad_trees) and set(self.grad_kinds) == {"array"}
+        self.plain = self.flat and len(self.grad_trees) == 1
+        self.as_given = self.simple and given_kind(args) == "arrays"
 
     def _first_slots(self, nums: tuple) -> list:
         return [next(j for j, (i, _) in enumerate(self.traced.arg_slots) if i == k)
                 for k in nums]
+
+
+def _zeros_for_missing(variant: GradVariant, arrays: Any, grads: tuple) -> list:
+    """The gradients with zeros for those the function does not reach, and autograd's
+    warning when it reaches none on the numpy face."""
+    grads = list(grads)
+    for k in variant.missing:
+        grads[k] = np.zeros_like(arrays[variant.grad_slots[k]])
+    if variant.numpy_face and len(variant.missing) == len(grads):
+        warn_independent()
+    return grads
 
 
 class GradFunction:
@@ -100,6 +120,7 @@ class GradFunction:
         self.has_aux = has_aux
         self.with_value = with_value
         self.cache = cache_for(fn, (self.how, argnums, has_aux))
+        self._single = not has_aux and not isinstance(argnums, tuple)  # one gradient
         self._nums: dict[int, tuple] = {}
         functools.update_wrapper(self, fn, updated=())
 
@@ -121,14 +142,15 @@ class GradFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             args = positional(self.fn, self.how, args, kwargs)
-        if record.trace_hooks():
+        if record.TRACING and record.trace_hooks():
             return self._eager(args, self._argnums(len(args)))
         if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
             return self.fallback(args)        # names the failing op's forward call
-        for a in args:
-            if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
-                                          or a._fw_tangent is not None):
-                return self._eager(args, self._argnums(len(args)))
+        if may_hold_graph(args):
+            for a in args:
+                if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
+                                              or a._fw_tangent is not None):
+                    return self._eager(args, self._argnums(len(args)))
         return self.cache.call(self, args)
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
@@ -156,14 +178,17 @@ class GradFunction:
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
         name = ident(g.name) + "_value_and_grad"
         module = pipeline.codegen(joint, name, guard_env(traced.guards))
+        missing = tuple(k for k, v in enumerate(joint.outputs[len(g.outputs):]) if v is None)
         strip_values(joint)
         strip_values(g)
-        return GradVariant(traced, module, nums, args)
+        return GradVariant(traced, module, nums, args, missing)
 
     def run(self, variant: GradVariant, args: tuple) -> Any:
         """The generated function on ``args``, its results of the kinds passed in.
         Raises GuardFailed when the variant does not apply."""
-        if variant.simple:  # the common case: every argument is a traced array
+        if variant.as_given:  # the common case: every argument an array, passed as it is
+            arrays = args
+        elif variant.simple:  # every argument a traced array, Tensor or float
             arrays = [a._data if type(a) is Tensor else a if type(a) is np.ndarray
                       else arg_array(a, v) for a, v in zip(args, variant.traced.graph.inputs)]
         else:
@@ -175,10 +200,10 @@ class GradFunction:
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
         n = variant.traced.n_outputs
-        if variant.numpy_face and all(g is None for g in result[n:]):
-            warn_independent()
-        grads = [np.zeros_like(arrays[s]) if g is None else g
-                 for s, g in zip(variant.grad_slots, result[n:])]
+        grads = result[n:] if not variant.missing else _zeros_for_missing(variant, arrays,
+                                                                           result[n:])
+        if variant.plain and self._single:  # numpy in and out
+            return (result[0], grads[0]) if self.with_value else grads[0]
         return self._package(variant, result[:n], grads)
 
     def _value_fn(self, *args: Any) -> Any:
@@ -201,10 +226,8 @@ class GradFunction:
         return out
 
     def _package(self, variant: GradVariant, outs: list, grads: list) -> Any:
-        if variant.out_kind == "array" and variant.traced.out_tree is None and not \
-                self.has_aux and not isinstance(self.argnums, tuple) and \
-                variant.grad_trees == [None] and variant.grad_kinds[0] == "array":
-            return (outs[0], grads[0]) if self.with_value else grads[0]  # numpy in and out
+        if variant.flat:  # arrays in and out, no containers: no trees to rebuild
+            return self._result(np.asarray(outs[0]), list(map(np.asarray, grads)))
         flat = iter([as_kind(k, g) for k, g in zip(variant.grad_kinds, grads)])
         gs = [next(flat) if tree is None else tree_unflatten(
             tree, [next(flat) for _ in range(tree.num_leaves)]) for tree in variant.grad_trees]

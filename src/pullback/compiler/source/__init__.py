@@ -279,11 +279,13 @@ def traced_ints(fn: Any, args: tuple) -> tuple:
     trace serves every trip count (the loop is a region whose length is a run-time
     value). Other arguments, and every argument once such a loop ran unrolled, as
     given."""
-    if not isinstance(fn, types.FunctionType):
-        return args
-    code = fn.__code__
+    code = getattr(fn, "__code__", None)
     positions = _BOUNDS_OF.get(code, _UNSEEN)  # (a plain dict: every cache hit reads it)
+    if positions is None:  # (most functions: no int bounds a loop)
+        return args
     if positions is _UNSEEN:
+        if not isinstance(fn, types.FunctionType):
+            return args
         if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS has its loops)
             convert(fn)
             _LOOKED_AT.add(code)
