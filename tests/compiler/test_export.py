@@ -62,15 +62,31 @@ def test_an_exported_module_runs_without_pullback_and_agrees(tmp_path, fn, args)
     np.testing.assert_allclose(got[1], grad, rtol=1e-12)
 
 
-def test_ops_without_numpy_templates_ship_their_numpy_forwards(tmp_path):
-    x, y = RNG.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_runtime_helpers_ship_with_the_module(tmp_path, dtype):
+    # log_softmax and nll as rt.<name>, pullback's plain numpy helpers, shipped as source
+    x, y = RNG.standard_normal((5, 3)).astype(dtype), np.array([0, 2, 1, 1, 0])
     f = lambda v, t: pb.nn.functional.cross_entropy(pb.as_tensor(v), pb.as_tensor(t))  # noqa
     path = tmp_path / "ce.py"
     text = pb.export(f, x, y, path=str(path))
-    assert "def _log_softmax(x, dim):" in text and "ops = types.SimpleNamespace(" in text
-    got = _run_without_pullback(path, f"m.value_and_grad(np.array({x.tolist()}), "
-                                f"np.array({y.tolist()}))[1].tolist()")
-    np.testing.assert_allclose(got, pb.grad(f)(x, y), rtol=1e-12)
+    assert "def log_softmax(x, axis):" in text and "rt = types.SimpleNamespace(" in text
+    assert "ops." not in text
+    got = _run_without_pullback(path, f"[v.tolist() for v in m.value_and_grad(np.array("
+                                f"{x.tolist()}, np.{dtype.__name__}), np.array({y.tolist()}))]")
+    value, grad = pb.value_and_grad(f)(x, y)
+    np.testing.assert_array_equal(got[0], value)
+    np.testing.assert_array_equal(got[1], grad)
+
+
+def test_ops_without_numpy_templates_ship_their_numpy_forwards(tmp_path):
+    x = RNG.standard_normal((4, 5))
+    f = lambda v: (pb.median(pb.as_tensor(v), dim=1).values * pb.erf(  # noqa: E731
+        pb.as_tensor(v)).sum(1) + pb.nn.functional.gelu(pb.as_tensor(v)).sum(1)).sum()
+    path = tmp_path / "median.py"
+    text = pb.export(f, x, path=str(path))
+    assert "ops = types.SimpleNamespace(" in text and "rt.erf(" in text
+    got = _run_without_pullback(path, f"m.value_and_grad(np.array({x.tolist()}))[1].tolist()")
+    np.testing.assert_allclose(got, pb.grad(f)(x), rtol=1e-12)
 
 
 def test_a_guard_is_checked_and_an_unshippable_value_named():

@@ -1,10 +1,13 @@
-"""The ops an exported module calls as ``ops.<name>`` (no numpy template), shipped with
-it as source: each op's forward and every function it reads, as pullback defines them
-(plain numpy), collected by walking the names their code reads.
+"""What an exported module calls besides numpy, shipped with it as source: the helpers
+of ``pullback.ops.runtime`` it calls as ``rt.<name>``, the ops it calls as ``ops.<name>``
+(no numpy template: each op's forward), and every function they read, as pullback
+defines them (plain numpy), collected by walking the names their code reads.
 
 >>> import pullback as pb
->>> print(shipped(["softmax"], None).splitlines()[-1])
-ops = types.SimpleNamespace(softmax=_softmax)
+>>> print(shipped(["median_all"], None).splitlines()[-1])
+ops = types.SimpleNamespace(median_all=_lower_median)
+>>> print(shipped([], None, ["log_softmax"]).splitlines()[-1])
+rt = types.SimpleNamespace(log_softmax=log_softmax)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import OPS
+from ..ops import OPS, runtime
 from .tracer import def_line
 
 
@@ -27,15 +30,17 @@ class ExportError(TypeError):
     forward reading a random generator, a Python object with no literal)."""
 
 
-def shipped(names: list, fn: Callable | None) -> str:
-    """The source defining ``ops.<name>`` for each of ``names``, and what they read."""
+def shipped(names: list, fn: Callable | None, helpers: list = ()) -> str:
+    """The source defining ``ops.<name>`` for each of ``names``, ``rt.<name>`` for each
+    of ``helpers``, and what they read."""
     defined: dict[str, str] = {}  # name in the module -> its source
-    binding = []
-    for name in names:
-        forward = OPS[name].forward
-        binding.append(f"{name}={_define(forward, defined, fn, name)}")
-    return "\n\n\n".join(defined.values()) + \
-        f"\n\n\nops = types.SimpleNamespace({', '.join(binding)})"
+    spaces = []
+    for space, chosen, of in (("rt", helpers, lambda n: getattr(runtime, n)),
+                              ("ops", names, lambda n: OPS[n].forward)):
+        binding = [f"{name}={_define(of(name), defined, fn, name)}" for name in chosen]
+        if binding:
+            spaces.append(f"{space} = types.SimpleNamespace({', '.join(binding)})")
+    return "\n\n\n".join([*defined.values(), *spaces])
 
 
 def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
@@ -63,15 +68,36 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
                 source = f"{free} = {got}\n" + source
         else:
             raise _error(fn, op, value)
+    if obj.__closure__:
+        source = _closure(obj, name, source, defined, fn, op)
     defined.pop(name)
     defined[name] = source
     return name
 
 
+def _closure(obj: types.FunctionType, name: str, source: str, defined: dict,
+             fn: Callable | None, op: str) -> str:
+    """A function made inside another (a kernel's chunked wrapper) as a factory of its
+    free variables, called with them: ``name = _make_name(kernel=_erf)``."""
+    values = []
+    for free, cell in zip(obj.__code__.co_freevars, obj.__closure__):
+        value = cell.cell_contents
+        text = _literal(value)
+        if text is None and isinstance(value, (types.FunctionType, np.ufunc)):
+            text = _define(value, defined, fn, op)
+        if text is None:
+            raise _error(fn, op, value)
+        values.append(f"{free}={text}")
+    inner = obj.__code__.co_name
+    return (f"def _make_{name}({', '.join(obj.__code__.co_freevars)}):\n"
+            + textwrap.indent(source, "    ") + f"\n    return {inner}\n\n\n"
+            f"{name} = _make_{name}({', '.join(values)})")
+
+
 def _source(obj: types.FunctionType, name: str, fn: Callable | None, op: str) -> str:
     text = textwrap.dedent(inspect.getsource(obj))
-    if obj.__name__ != "<lambda>":
-        return text.rstrip()
+    if obj.__name__ != "<lambda>":  # (without its decorators: their result is the caller's)
+        return text[text.index("def "):].rstrip() if text.startswith("@") else text.rstrip()
     lambdas = [n for n in ast.walk(ast.parse(_statement(text))) if isinstance(n, ast.Lambda)]
     if len(lambdas) != 1:
         raise _error(fn, op, obj)

@@ -45,16 +45,54 @@ def _c(x, v):
     return _dtype(x).type(v)
 
 
+def _tc(e, v, lit):
+    """``_c`` in generated code: ``np.float32(0.5)`` for the equation's input."""
+    return lit(np.dtype(e.inputs[0].dtype).type(v))
+
+
+def _template(write):
+    """A codegen template from ``write(x, e, lit, **params)``, ``x`` the input's name."""
+    return lambda e, a, lit: write(a[0], e, lit, **e.params)
+
+
+def _elu_text(x, e, lit, alpha=1.0, scale=1.0, input_scale=1.0):
+    neg = (f"np.expm1(np.minimum({x}, 0) * {_tc(e, input_scale, lit)}) * "
+           f"{_tc(e, alpha * scale, lit)}")
+    return f"np.where({x} > 0, {x} * {_tc(e, scale, lit)}, {neg})"
+
+
+def _gelu_text(x, e, lit, approximate="none"):
+    if approximate == "tanh":
+        inner = f"{_tc(e, _SQRT_2_PI, lit)} * ({x} + {_tc(e, 0.044715, lit)} * {x} ** 3)"
+        return f"{_tc(e, 0.5, lit)} * {x} * (1 + np.tanh({inner}))"
+    erf = f"rt.erf({x} * {_tc(e, 1 / math.sqrt(2), lit)})"
+    return f"({_tc(e, 0.5, lit)} * {x} * (1 + {erf})).astype({lit(np.dtype(e.inputs[0].dtype))})"
+
+
+def _softplus_text(x, e, lit, beta=1.0, threshold=20.0):
+    bx = x if beta == 1 else f"({x} * {_tc(e, beta, lit)})"  # (x * 1 and s / 1 are exact)
+    soft = f"np.maximum({bx}, 0) + np.log1p(np.exp(-np.abs({bx})))"
+    soft = soft if beta == 1 else f"({soft}) / {_tc(e, beta, lit)}"
+    return f"np.where({bx} > {lit(threshold)}, {x}, {soft})"
+
+
+def _hardsigmoid_text(x, e, lit):
+    return f"np.clip({x} / {_tc(e, 6, lit)} + {_tc(e, 0.5, lit)}, 0, 1)"
+
+
 # ------------------------------------------------------------------ primitives
 hardtanh_op = defop(
     "hardtanh", lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val),
     "HardtanhBackward0", uses=("x",), elementwise=True, inplace="hardtanh_",
+    template="np.clip({0}, {min_val}, {max_val})",
     # torch's hardtanh_backward: 0 on the bounds and outside them
     vjp=(lambda g, out, x, min_val, max_val: where(
         logical_and(x > min_val, x < max_val), g, 0),))
 leaky_relu_op = defop(
     "leaky_relu", lambda x, negative_slope=0.01: np.where(x > 0, x, x * _c(x, negative_slope)),
     "LeakyReluBackward0", uses=("x",), elementwise=True, inplace="leaky_relu_",
+    template=_template(lambda x, e, lit, negative_slope:
+                       f"np.where({x} > 0, {x}, {x} * {_tc(e, negative_slope, lit)})"),
     vjp=(lambda g, out, x, negative_slope: where(x > 0, g, g * negative_slope),))
 
 
@@ -68,9 +106,11 @@ def _elu_rule(g, out, x, alpha, scale, input_scale):
 
 
 elu_op = defop("elu", _elu, "EluBackward0", uses=("x",), elementwise=True, inplace="elu_",
-               vjp=(_elu_rule,))
+               vjp=(_elu_rule,), template=_template(_elu_text))
 celu_op = defop("celu", lambda x, alpha=1.0: _elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0",
                 uses=("x",), elementwise=True, inplace="celu_",
+                template=_template(lambda x, e, lit, alpha:
+                                   _elu_text(x, e, lit, alpha, 1.0, 1.0 / alpha)),
                 vjp=(lambda g, out, x, alpha: _elu_rule(g, out, x, alpha, 1.0, 1.0 / alpha),))
 
 
@@ -90,9 +130,9 @@ def _gelu_rule(g, out, x, approximate):
 
 
 gelu_op = defop("gelu", _gelu, "GeluBackward0", uses=("x",), elementwise=True,
-                vjp=(_gelu_rule,))
+                vjp=(_gelu_rule,), template=_template(_gelu_text))
 silu_op = defop("silu", lambda x: x / (1 + np.exp(-x)), "SiluBackward0", uses=("x",),
-                elementwise=True, inplace="silu_",
+                elementwise=True, inplace="silu_", template="{0} / (1 + np.exp(-{0}))",
                 vjp=(lambda g, out, x: g * sigmoid(x) * (1 + x * (1 - sigmoid(x))),))
 
 
@@ -104,6 +144,7 @@ def _softplus(x, beta=1.0, threshold=20.0):
 
 softplus_op = defop(
     "softplus", _softplus, "SoftplusBackward0", uses=("x",), elementwise=True,
+    template=_template(_softplus_text),
     vjp=(lambda g, out, x, beta, threshold: where(x * beta > threshold, g,
                                                   g * sigmoid(x * beta)),))
 
@@ -114,19 +155,23 @@ def _mish_rule(g, out, x):
 
 
 mish_op = defop("mish", lambda x: x * np.tanh(_softplus(x)), "MishBackward0", uses=("x",),
-                elementwise=True, inplace="mish_", vjp=(_mish_rule,))
+                elementwise=True, inplace="mish_", vjp=(_mish_rule,),
+                template=_template(lambda x, e, lit:
+                                   f"{x} * np.tanh({_softplus_text(x, e, lit)})"))
 hardsigmoid_op = defop(
     "hardsigmoid", lambda x: np.clip(x / _c(x, 6) + _c(x, 0.5), 0, 1), "HardsigmoidBackward0",
-    uses=("x",), elementwise=True, inplace="hardsigmoid_",
+    uses=("x",), elementwise=True, inplace="hardsigmoid_", template=_template(_hardsigmoid_text),
     vjp=(lambda g, out, x: where(logical_and(x > -3, x < 3), g * (1 / 6), 0),))
 hardswish_op = defop(
     "hardswish", lambda x: x * np.clip(x / _c(x, 6) + _c(x, 0.5), 0, 1), "HardswishBackward0",
     uses=("x",), elementwise=True, inplace="hardswish_",
+    template=_template(lambda x, e, lit: f"{x} * {_hardsigmoid_text(x, e, lit)}"),
     # torch's hardswish_backward: 0 below -3, x/3 + 1/2 up to 3 (inclusive), 1 above
     vjp=(lambda g, out, x: where(x < -3, 0, where(x <= 3, g * (x * (1 / 3) + 0.5), g)),))
 log_sigmoid_op = defop(
     "log_sigmoid", lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
     "LogSigmoidBackward0", uses=("x",), elementwise=True,
+    template="np.minimum({0}, 0) - np.log1p(np.exp(-np.abs({0})))",
     vjp=(lambda g, out, x: g * sigmoid(-x),))
 
 

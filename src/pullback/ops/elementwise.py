@@ -49,7 +49,10 @@ def _complex(re, im):
 make_complex = defop("complex", _complex, "ComplexBackward0",
                      vjp=(lambda g, out, re, im: real(g),
                           lambda g, out, re, im: imag(g)),
-                     elementwise=True, function=True)
+                     elementwise=True, function=True,
+                     template=lambda e, a, lit: f"{a[0]} + 1j * {a[1]}" if np.dtype(
+                         e.inputs[0].dtype) != np.float32 else
+                     f"({a[0]} + 1j * {a[1]}).astype(np.complex64)")
 public("conj", function=True, method=True, numpy=np.conjugate)(conj)
 
 # --------------------------------------------------------------------- arithmetic
@@ -152,6 +155,7 @@ absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign_
                  uses=("x",), template="np.abs({0})", function=True, method=True,
                  inplace=True, numpy=np.absolute)
 sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
+                template="np.reciprocal(1 + np.exp(-{0}))",
                 vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
                 elementwise=True, function=True, method=True, inplace=True, functional=True)
 # torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes), and

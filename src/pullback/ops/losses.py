@@ -28,7 +28,7 @@ from .activations import log_sigmoid_op, pairwise_distance
 from .elementwise import absolute, eq, exp, log, logical_not, minimum, sigmoid, sign, where
 from .indexing import index_select_op
 from .kernels.summation import sum_of
-from .neural import _reduce, _scale, log_softmax_fn, mse_loss
+from .neural import _loss_template, _reduce, _scale, log_softmax_fn, mse_loss
 from .pointwise import xlogy
 from .reductions import sum_dim
 from .shape import detach, expand, reshape_op
@@ -175,18 +175,28 @@ def _nll_backward_batch(op, inputs, batched, shape, ignore_index, reduction):
 nll_loss_op = defop(
     "nll_loss", _nll, "NllLossBackward0", torch_args=("self", "target", "weight"),
     uses=("target weight", "", ""), fresh=True, batch=_nll_batch,
+    template="rt.nll_loss({0}, {1}, {2}, ignore_index={ignore_index}, reduction={reduction})",
     vjp=(lambda g, out, logp, target, weight, ignore_index, reduction: nll_backward(
         g, target, weight, shape=logp.shape, ignore_index=ignore_index, reduction=reduction),
          None, None))
 nll_backward = defop(
     "nll_backward", _nll_backward, "NllLossBackwardBackward0", fresh=True,
     torch_args=("grad_output", "target", "weight"), uses=("target weight", "", ""),
+    template=("rt.nll_backward({0}, {1}, {2}, shape={shape}, ignore_index={ignore_index}, "
+              "reduction={reduction})"),
     vjp=(lambda g, out, grad, target, weight, shape, ignore_index, reduction: nll_loss_op(
         g, target, weight, ignore_index=ignore_index, reduction=reduction), None, None),
     batch=_nll_backward_batch)
 
 
 # ------------------------------------------------------ losses with a node of their own
+def _where_small(x, y, bound, small, large):
+    """The template of a loss of d = |x - y| that is ``small`` below ``bound``, else
+    ``large`` (``{d}`` in them: d's text)."""
+    d = f"np.abs({x} - {y})"
+    return f"np.where({d} < {bound}, {small.format(d=d)}, {large.format(d=d)})"
+
+
 def _smooth_l1(x, y, reduction, beta):
     d = np.abs(x - y)
     return _reduce(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
@@ -199,6 +209,8 @@ def _smooth_l1_grad(x, y, beta):
 
 smooth_l1_op = defop(
     "smooth_l1_loss", _smooth_l1, "SmoothL1LossBackward0", uses=("x y", "x y"), fresh=True,
+    template=_loss_template(lambda x, y, beta: _where_small(
+        x, y, beta, "0.5 * {d} * {d} / " + beta, "{d} - 0.5 * " + beta)),
     torch_args=("self", "target"),
     vjp=(lambda g, out, x, y, reduction, beta:
          g * _smooth_l1_grad(x, y, beta) * _scale(args.broadcast_shape(x, y), reduction),
@@ -219,6 +231,8 @@ def _huber_grad(x, y, delta):
 
 huber_op = defop(
     "huber_loss", _huber, "HuberLossBackward0", uses=("x y", "x y"), fresh=True,
+    template=_loss_template(lambda x, y, delta: _where_small(
+        x, y, delta, "0.5 * {d} * {d}", delta + " * ({d} - 0.5 * " + delta + ")")),
     torch_args=("self", "target"),
     vjp=(lambda g, out, x, y, reduction, delta:
          g * _huber_grad(x, y, delta) * _scale(args.broadcast_shape(x, y), reduction),
@@ -229,6 +243,7 @@ soft_margin_op = defop(
     "soft_margin_loss",
     lambda x, y, reduction: _reduce(np.logaddexp(0, -y * x), reduction),
     "SoftMarginLossBackward0", uses=("x y", ""), fresh=True, torch_args=("self", "target"),
+    template=_loss_template(lambda x, y: f"np.logaddexp(0, -{y} * {x})"),
     vjp=(lambda g, out, x, y, reduction:
          -g * y * sigmoid(-y * x) * _scale(args.broadcast_shape(x, y), reduction), None),
          batch=batching.loss)

@@ -31,11 +31,12 @@ def _log_softmax(x, dim):
 
 
 # dim: an int, or None (every axis: a 0-d input's only dim)
-softmax = defop("softmax", _softmax, "SoftmaxBackward0",
+softmax = defop("softmax", _softmax, "SoftmaxBackward0", template="rt.softmax({0}, axis={dim})",
                 vjp=(lambda g, out, x, dim:
                      out * (g - sum_dim(g * out, dim=dim, keepdim=True)),),
                 uses=("out",), fresh=True)
 log_softmax = defop("log_softmax", _log_softmax, "LogSoftmaxBackward0",
+                    template="rt.log_softmax({0}, axis={dim})",
                     vjp=(lambda g, out, x, dim:
                          g - exp(out) * sum_dim(g, dim=dim, keepdim=True),),
                     uses=("out",), fresh=True)
@@ -47,6 +48,27 @@ def _reduce(v, reduction):
     if reduction == "sum":
         return sum_of(v)
     return v
+
+
+def reduce_text(text, e, lit, reduction, shape=None):
+    """``_reduce`` in generated code: ``text`` (an elementwise loss of ``shape``, the
+    inputs' broadcast shape when None), its mean (sum / count) or sum."""
+    if reduction == "none":
+        return text
+    if reduction == "sum":
+        return f"({text}).sum()"
+    dtype = np.dtype(e.out.dtype)
+    if dtype.kind not in "fc" or dtype.itemsize < 4:
+        return f"np.mean({text})"
+    n = int(np.prod(args.broadcast_shape(*e.inputs) if shape is None else shape))
+    return f"({text}).sum() / {n}" if n else f"({text}).sum() * np.nan"
+
+
+def _loss_template(write):
+    """A loss's template from ``write(*inputs' names, **params)``, its reduction added."""
+    return lambda e, a, lit: reduce_text(
+        write(*a, **{k: lit(v) for k, v in e.params.items() if k != "reduction"}), e, lit,
+        e.params["reduction"])
 
 
 def _scale(shape, reduction):
@@ -64,7 +86,9 @@ binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits", _bce_logits, "BinaryCrossEntropyWithLogitsBackward0",
     vjp=(lambda g, out, x, y, reduction: g * (sigmoid(x) - y) * _scale(x.shape, reduction),
          lambda g, out, x, y, reduction: -g * x * _scale(x.shape, reduction)),
-    uses=("x y", "x"), batch=batching.loss)
+    uses=("x y", "x"), batch=batching.loss,
+    template=_loss_template(lambda x, y: f"(1 - {y}) * {x} + np.log1p(np.exp(-np.abs({x}))) "
+                                         f"+ np.maximum(-{x}, 0)"))
 
 
 def _bce_logits_weighted(x, y, w, pw, reduction):
@@ -115,8 +139,11 @@ binary_cross_entropy = defop(
     vjp=(lambda g, out, p, y, reduction:
          g * (p - y) / clamp_min_eps(p * (1 - p)) * _scale(p.shape, reduction),
          None),
-    uses=("p y", ""), batch=batching.loss)
+    uses=("p y", ""), batch=batching.loss,
+    template=_loss_template(lambda p, y: f"-({y} * np.maximum(np.log({p}), -100) + (1 - {y}) "
+                                         f"* np.maximum(np.log1p(-{p}), -100))"))
 clamp_min_eps = defop("clamp_min_eps", lambda v: np.maximum(v, 1e-12), "ClampMinBackward0",
+                      template="np.maximum({0}, 1e-12)",
                       vjp=(lambda g, out, v: g * (v > 1e-12),), uses=("v",), batch=batching.as_is)
 
 mse_loss = defop("mse_loss", lambda x, y, reduction: _reduce((x - y) ** 2, reduction),
@@ -124,7 +151,8 @@ mse_loss = defop("mse_loss", lambda x, y, reduction: _reduce((x - y) ** 2, reduc
                  vjp=(lambda g, out, x, y, reduction: g * 2 * (x - y) * _scale(x.shape, reduction),
                       lambda g, out, x, y, reduction:
                       -g * 2 * (x - y) * _scale(x.shape, reduction)),
-                 uses=("x y", "x y"), batch=batching.loss)
+                 uses=("x y", "x y"), batch=batching.loss,
+                 template=_loss_template(lambda x, y: f"({x} - {y}) ** 2"))
 
 
 def _rows(target):
@@ -142,7 +170,8 @@ def _onehot_batch(op, args, batched, num_classes, dtype):
     return reshape_op(flat, shape=tuple(target.shape) + (num_classes,))
 
 
-one_hot = defop("one_hot", _onehot, fresh=True, batch=_onehot_batch)
+one_hot = defop("one_hot", _onehot, fresh=True, batch=_onehot_batch,
+                template="(np.arange({num_classes}) == np.expand_dims({0}, 1)).astype({dtype})")
 
 
 def _put_rows(g, target, num_classes):

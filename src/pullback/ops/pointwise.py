@@ -98,7 +98,14 @@ def _logit_rule(g, out, x, eps):
     return where(logical_or(x < eps, x > 1 - eps), 0, d)
 
 
+def _logit_text(e, a, lit):
+    eps = e.params.get("eps")
+    x = a[0] if eps is None else f"np.clip({a[0]}, {lit(eps)}, {lit(1 - eps)})"
+    return f"np.log({x} / (1 - {x}))"
+
+
 logit = defop("logit", _logit, "LogitBackward0", vjp=(_logit_rule,), uses=("x",),
+              template=_logit_text,
               elementwise=True, fresh=True, function=True, method=True, inplace=True)
 
 # --------------------------------------------------------------- complex parts
@@ -355,6 +362,7 @@ xlogy = defop("xlogy", _xlogy, "XlogyBackward0",
               vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= 0), 0, xlogy(g, y)),
                    lambda g, out, x, y: g * x / y),
               uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1),
+              template="np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0, {0} * np.log({1})))",
               function=True, method=True, inplace=True)
 
 
@@ -364,13 +372,17 @@ def _lerp(x, end, weight):
     return np.where(np.abs(weight) < 0.5, x + weight * d, end - d * (1 - weight))
 
 
+#: _lerp in generated code (end - x written twice: the same values, one expression)
+_LERP = "np.where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"
 lerp_tensor = defop("lerp", _lerp, "LerpBackward1",
+                    template=_LERP,
                     vjp=(lambda g, out, x, end, weight: g * conj(1 - weight),
                          lambda g, out, x, end, weight: g * conj(weight),
                          lambda g, out, x, end, weight: g * conj(end - x)),
                     uses=("weight", "weight", "x end"), elementwise=True, fresh=True,
                     torch_args=("self", "end", "weight"), inplace="lerp_")
 lerp_scalar = defop("lerp_scalar", _lerp, "LerpBackward0",
+                    template=_LERP.replace("{2}", "{weight}"),
                     vjp=(lambda g, out, x, end, weight: g * (1 - weight),
                          lambda g, out, x, end, weight: g * weight),
                     elementwise=True, fresh=True, torch_args=("self", "end"))

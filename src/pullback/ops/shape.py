@@ -276,15 +276,19 @@ index_put = defop("index_put", _index_put, "IndexPutBackward0",
                        lambda g, out, x, v, index: take_index(g, index=index)))
 copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype(
     np.result_type(dst)), "CopyBackwards",
+             template=lambda e, a, lit: f"np.broadcast_to({a[1]}, np.shape({a[0]})).astype("
+                                        f"{lit(np.dtype(e.inputs[0].dtype))})",
              vjp=(lambda g, out, dst, src: zeros_like(g),
                   lambda g, out, dst, src: g), inplace="copy_", batch=batching.batch_first)
 # the in-place x.fill_(value) and x.zero_(): the old value gets a zero gradient
 fill = defop("fill", lambda x, value: np.full_like(x, value), "FillBackward2",
+             template="np.full_like({0}, {value})",
              vjp=(lambda g, out, x, value: zeros_like(g),), inplace="fill_", batch=batching.as_is)
 # the zero gradient of an output of a multi-output op that no gradient reached
 zeros = defop("zeros", lambda shape, dtype: np.zeros(shape, dtype), fresh=True,
               template="np.zeros({shape}, {dtype})")
 zero = defop("zero", np.zeros_like, "ZeroBackward0", vjp=(lambda g, out, x: zeros_like(g),),
+             template="np.zeros_like({0})",
              inplace="zero_", batch=batching.as_is)
 # x.detach() / x.data inside a traced function: the value, with no gradient through it
 detach = defop("detach", lambda x: x, template="{0}", aliases=True, batch=batching.as_is)

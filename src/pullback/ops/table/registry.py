@@ -330,6 +330,9 @@ def unary(name: str, forward: Callable, grad_fn: str, rule: Callable, uses: str 
     else:
         facts.setdefault("elementwise", True)
         facts.setdefault("fresh", True)
+        if getattr(forward, "__module__", "").startswith("pullback.ops.kernels."):
+            # a kernel of its own (erf, i0): the runtime module generated code reads has it
+            facts.setdefault("template", f"rt.{forward.__name__}({{0}})")
     return defop(name, forward, grad_fn, vjp=(rule,), uses=(uses,), **facts)
 
 

@@ -1,0 +1,71 @@
+"""The helpers generated code calls as ``rt.<name>``: plain numpy functions, for what one
+numpy expression cannot say (the special functions numpy lacks, softmax's max shift,
+nll's picking by target). Every other op prints as numpy itself (its ``template``).
+
+``pb.export`` ships the functions an exported module calls, as source, so that it runs
+without pullback. Each computes exactly what its op's forward computes (the same bits,
+the same dtype).
+
+>>> x = np.array([[1.0, 2.0, 3.0]], np.float32)
+>>> log_softmax(x, 1)
+array([[-2.4076061, -1.407606 , -0.407606 ]], dtype=float32)
+>>> float(nll_loss(log_softmax(x, 1), np.array([2]), None, -100, "mean"))
+0.40760600566864014
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels.bessel import i0, i0e, i1, i1e, j0, j1, k0, k0e, k1, k1e, y0, y1
+from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma
+from .kernels.normal import erfcx, log_ndtr, ndtri
+from .kernels.summation import sum_of
+from .losses import _nll, _nll_backward, _picked
+
+
+def softmax(x, axis):
+    """exp(x - max) normalized along ``axis`` (the max shift keeps exp finite)."""
+    if not x.size:
+        return x.copy()
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= sum_of(e, axis, keepdims=True)
+    return e if e.flags.c_contiguous else np.ascontiguousarray(e)
+
+
+def log_softmax(x, axis):
+    """x - logsumexp(x) along ``axis``, shifted by the max."""
+    if not x.size:
+        return x.copy()
+    s = x - x.max(axis=axis, keepdims=True)
+    s -= np.log(sum_of(np.exp(s), axis, keepdims=True))
+    return s if s.flags.c_contiguous else np.ascontiguousarray(s)
+
+
+def nll_loss(logp, target, weight, ignore_index, reduction):
+    """-logp[i, target[i]] for each row of a (rows, classes) ``logp``, its mean or sum;
+    any other case (class weights, a target equal to ``ignore_index`` or negative, no
+    reduction) as pullback's own nll_loss."""
+    if weight is not None or logp.ndim != 2 or not target.size or reduction == "none" or \
+            0 <= ignore_index < logp.shape[1] or np.minimum.reduce(target) < 0:
+        return _nll(logp, target, weight, ignore_index, reduction)
+    losses = -_picked(logp, target)  # (torch's error for a target past the classes)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / target.size if logp.dtype.itemsize >= 4 else np.mean(losses)
+
+
+def nll_backward(g, target, weight, shape, ignore_index, reduction):
+    """nll_loss's gradient: -g (over the rows, for a mean) at each row's target, zeros
+    elsewhere (any other case as nll_loss's)."""
+    if weight is not None or len(shape) != 2 or not target.size or reduction == "none" or \
+            0 <= ignore_index < shape[1] or np.minimum.reduce(target) < 0:
+        return _nll_backward(g, target, weight, shape, ignore_index, reduction)
+    out = np.zeros(shape, np.result_type(g))
+    out[np.arange(target.size), target] = -g / target.size if reduction == "mean" else -g
+    return out
+
+
+__all__ = ["softmax", "log_softmax", "nll_loss", "nll_backward", "erf", "erfc", "erfinv",
+           "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
+           "k1", "k1e", "erfcx", "log_ndtr", "ndtri"]
