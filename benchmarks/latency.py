@@ -6,9 +6,9 @@
   cache can answer it.
 * Long traces: the first call via pb.value_and_grad of the same chain 10 times longer
   (5,000 equations): time per equation should stay what it is at 500 (linear).
-* Cache-hit overhead: a compiled call of ``f(a0..a{n-1}) = a0 * 2 + a1 + ... `` on 4-float
-  arrays, minus the same statements run as a plain Python function on numpy arrays (the
-  code a generator should emit), for n = 1, 8, 64 arguments.
+* Cache-hit overhead: a call through each front door of ``f(a0..a{n-1}) = (a0 * 2 + a1 +
+  ...).sum()`` on 4-float arrays, minus its own generated function called directly, for
+  n = 1, 8, 64 arguments (issue 19's limit: 2 us + 0.3 us per argument).
 """
 
 from __future__ import annotations
@@ -125,29 +125,44 @@ def long_trace(result: Latency) -> None:
 def _sum_source(n: int) -> tuple[str, str]:
     args = ", ".join(f"a{i}" for i in range(n))
     body = "".join(f"    out = out + a{i}\n" for i in range(1, n))
-    return f"def f({args}):\n    out = a0 * 2.0\n{body}    return out\n", "f"
+    return f"def f({args}):\n    out = a0 * 2.0\n{body}    return out.sum()\n", "f"
+
+
+def _hit_doors(pb) -> dict[str, tuple[Callable, bool]]:
+    """Front doors measured for their cache-hit cost: name -> (make, on Tensors)."""
+    return {"pb.compile on Tensors": (pb.compile, True),
+            "pb.compile on arrays": (pb.compile, False),
+            "pb.grad on arrays": (pb.grad, False),
+            "pb.value_and_grad of every argument": (
+                lambda f: pb.value_and_grad(f, argnums=tuple(range(f.__code__.co_argcount))),
+                False)}
 
 
 def cache_hit(result: Latency, calls: int, rounds: int) -> None:
+    """Each door's call against the very function it runs (its generated source, from
+    ``pb.compiler.inspect``, exec'd on its own): what a hit adds."""
     pb = importlib.import_module("pullback")
     if not hasattr(pb, "compile"):
         result.missing["cache hit"] = "pullback.compile does not exist yet"
         return
-    result.overhead["pb.compile"] = {}
-    for n in ARG_COUNTS:
-        source, name = _sum_source(n)
-        plain = _fresh(source, name, {})
-        arrays = tuple(np.full(4, i, np.float32) for i in range(n))
-        tensors = tuple(pb.from_numpy(a) for a in arrays)
-        try:
-            cf = pb.compile(_fresh(source, name, {"pb": pb}))
-            cf(*tensors)
-            t_hit = _median_time(cf, tensors, calls, rounds)
-        except Exception as e:  # noqa: BLE001 - reported, not fatal
-            result.missing["cache hit"] = f"{type(e).__name__}: {e}"[:160]
-            return
-        t_plain = _median_time(plain, arrays, calls, rounds)
-        result.overhead["pb.compile"][n] = (t_hit, t_plain)
+    for door, (make, tensors) in _hit_doors(pb).items():
+        result.overhead[door] = {}
+        for n in ARG_COUNTS:
+            source, name = _sum_source(n)
+            arrays = tuple(np.full(4, i, np.float32) for i in range(n))
+            args = tuple(pb.from_numpy(a) for a in arrays) if tensors else arrays
+            try:
+                cf = make(_fresh(source, name, {"pb": pb}))
+                cf(*args)
+                generated = pb.compiler.inspect(cf, *args).forward
+                plain = _fresh(generated, generated.split("(")[0][4:], {"np": np})
+                extra = (np.float32(1),) * (plain.__code__.co_argcount - n)  # g_out
+                t_hit = _median_time(cf, args, calls, rounds)
+            except Exception as e:  # noqa: BLE001 - reported, not fatal
+                result.missing[f"cache hit via {door}"] = f"{type(e).__name__}: {e}"[:160]
+                break
+            t_plain = _median_time(plain, arrays + extra, calls, rounds)
+            result.overhead[door][n] = (t_hit, t_plain)
 
 
 def run(quick: bool) -> Latency:
