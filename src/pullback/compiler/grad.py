@@ -46,6 +46,7 @@ from .doors import (
     warn_independent,
 )
 from .jax_options import HolomorphicGrad, with_static
+from .lazy_arrays import finish, kinds_in
 from .source.runtime import Entry
 from .trace import (
     Traced,
@@ -82,6 +83,7 @@ class GradVariant:
         self.out_kind = kind_of(args[nums[0]])
         self.numpy_face = numpy_face_args([args[k] for k in nums])
         self.nums = nums
+        self.lazy = bool(kinds_in(args))
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
         self.in_graph = any(map(has_graph, tree_leaves(args)))
@@ -174,6 +176,8 @@ class GradFunction:
         fn = variant.module.fn  # (quietly, inlined: every call passes here)
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
+        if variant.lazy:  # Dask's arrays: lazy, or computed in one pass
+            result = finish(result)
         n = variant.traced.n_outputs
         if variant.numpy_face and all(g is None for g in result[n:]):
             warn_independent()
