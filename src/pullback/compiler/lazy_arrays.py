@@ -32,6 +32,10 @@ from ..settings import config
 LIBRARIES = ("dask", "cupy")
 
 
+#: the front doors (torch.func's names) whose results stay the library's arrays
+LAZY_DOORS = ("grad", "grad_and_value")
+
+
 def kind_of_array(a: Any) -> str | None:
     """``"dask"`` or ``"cupy"`` for an array of theirs, else None (ndarrays included)."""
     root = type(a).__module__.partition(".")[0]
@@ -51,6 +55,12 @@ def stand_in_for(a: Any) -> np.ndarray:
     it costs no memory whatever the shape). Ones, not zeros, so that a log or a division
     traced on it stays finite."""
     return np.broadcast_to(np.ones((), np.dtype(a.dtype)), a.shape)
+
+
+def traced_as(a: Any) -> Any:
+    """What the tracer runs on for argument ``a``: a stand-in for Dask's and CuPy's
+    arrays, ``a`` itself otherwise."""
+    return a if kind_of_array(a) is None else stand_in_for(a)
 
 
 def kinds_in(args: tuple) -> set:
@@ -75,6 +85,11 @@ def check_call(how: str, where: str, args: tuple, names: list) -> str | None:
                              f"unknown chunk sizes (shape {a.shape}); call "
                              f"{name}.compute_chunk_sizes() first (or give the sizes "
                              "when you make it), so that its shape is known")
+    if found and how not in LAZY_DOORS:
+        given = ", ".join(n for v in found.values() for n in v)
+        raise TypeError(f"{how}: {where}: {next(iter(found))} arrays ({given}) are "
+                        "arguments of pb.grad and pb.value_and_grad only for now; this "
+                        "transform would compute them into numpy arrays")
     if len(found) > 1:
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(found.items()))
         raise TypeError(f"{how}: {where} got arrays of different libraries ({listed}); "

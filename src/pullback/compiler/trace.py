@@ -145,8 +145,10 @@ def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
     """An argument's array: a Python float in ``floats``, a numpy scalar in its own."""
     if isinstance(a, np.ndarray):
         return a
-    if lazy_arrays.kind_of_array(a) is not None:  # Dask's, CuPy's: traced on a stand-in
-        return lazy_arrays.stand_in_for(a)
+    if lazy_arrays.kind_of_array(a) is not None:  # (trace_call traces on a stand-in)
+        raise TypeError(f"{lazy_arrays.kind_of_array(a)} arrays are arguments of pb.grad "
+                        "and pb.value_and_grad only (their generated code runs on them); "
+                        "this transform would compute on them eagerly")
     if isinstance(a, np.floating) and type(a) is not np.float64:
         return np.asarray(a)  # (np.float64 is a float: ``floats`` is float64 beside it)
     return np.asarray(a, dtype=floats or dtypes.default_float.np)
@@ -211,7 +213,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 requires.append(bool(wants_grad(i, a)))
-                p = input_leaf(a, requires[-1], floats)
+                p = input_leaf(lazy_arrays.traced_as(a), requires[-1], floats)
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
@@ -275,7 +277,7 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
-            leaves[k] = input_leaf(x, requires[-1], floats)
+            leaves[k] = input_leaf(lazy_arrays.traced_as(x), requires[-1], floats)
             tracer.add_input(leaves[k], f"{name}_{k}")
             slots.append((i, (k,)))
     return tree_unflatten(treedef, leaves)
