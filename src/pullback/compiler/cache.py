@@ -29,8 +29,8 @@ from ..numpy_face import NumpyTensor
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..settings import config
 from ..tensor import Tensor
-from .source import traced_ints
 from . import lazy_arrays
+from .source import traced_ints
 from .trace import Traced
 from .tracer import def_line
 
