@@ -148,3 +148,23 @@ def test_cupy_is_skipped_without_a_device():
     cupy = pytest.importorskip("cupy", reason="cupy is not installed (no GPU here)")
     x = cupy.ones(3)
     np.testing.assert_allclose(cupy.asnumpy(pb.grad(lambda x: np.sum(x * x))(x)), 2.0)
+
+
+def test_neither_the_trace_nor_the_graph_holds_data_sized_arrays():
+    """The trace keeps large values by shape only (one 8 MB value alive at a time), and
+    the mean's gradient, np.full((n,), g), is a Dask array, not a numpy one in the graph."""
+    import pickle
+    import tracemalloc
+
+    rows = 10 ** 6
+    X = da.ones((rows, 4), chunks=(250_000, 4))
+    y = da.zeros(rows, chunks=250_000)
+    tracemalloc.start()
+    try:
+        g = pb.grad(logistic)(np.zeros(4), 0.0, X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * rows * 8, peak
+    assert len(pickle.dumps(dict(g.__dask_graph__()))) < rows
+    np.testing.assert_allclose(g.compute(), np.full(4, 0.5))

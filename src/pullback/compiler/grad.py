@@ -46,7 +46,7 @@ from .doors import (
     warn_independent,
 )
 from .jax_options import HolomorphicGrad, with_static
-from .lazy_arrays import finish, kinds_in
+from .lazy_arrays import env_for, finish, kinds_in
 from .source.runtime import Entry
 from .trace import (
     Traced,
@@ -157,7 +157,7 @@ class GradFunction:
                    name=grad_of(None))
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
         name = ident(g.name) + "_value_and_grad"
-        module = pipeline.codegen(joint, name, guard_env(traced.guards))
+        module = pipeline.codegen(joint, name, guard_env(traced.guards) | env_for(args))
         strip_values(joint)
         strip_values(g)
         return GradVariant(traced, module, nums, args)

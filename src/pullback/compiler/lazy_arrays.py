@@ -18,19 +18,25 @@ True
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from typing import Any, Iterator
 
 import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
+from ..ir import large_values_as_shapes
 from ..pytree import tree_leaves
 from ..settings import config
 
 #: the libraries whose arrays are traced by shape and dtype and run by their own code
 LIBRARIES = ("dask", "cupy")
 
+
+#: values the trace computes with at least this many elements are kept by shape only
+#: (the trace runs on stand-ins: their values are never read, and data-sized ones would
+#: each take the memory a Dask array is chunked to avoid)
+LARGE = 1 << 16
 
 #: the front doors (torch.func's names) whose results stay the library's arrays
 LAZY_DOORS = ("grad", "grad_and_value")
@@ -125,7 +131,45 @@ def finish(values: list) -> list:
     return values
 
 
+class DaskNumpy:
+    """The ``np`` of generated code over Dask arrays: numpy itself (its functions send
+    Dask arrays to Dask), except the functions that make an array from a shape, which
+    no argument could send there: ``np.full((n,), g)`` (a mean's gradient) would be a
+    numpy array of the data's length, held in memory and shipped inside the graph;
+    here it is a Dask array in Dask's automatic chunks."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+        import dask.array as da  # (an optional dependency: only Dask variants get here)
+
+        fill = da.asarray(fill_value)  # (a 0-d numpy or Dask value: the gradient's seed)
+        dtype = np.dtype(dtype or fill.dtype)
+        chunks = da.core.normalize_chunks("auto", tuple(shape), dtype=dtype)
+        return da.broadcast_to(fill.astype(dtype), shape, chunks=chunks)
+
+    def zeros(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 0, dtype)
+
+    def ones(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 1, dtype)
+
+    def empty(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 0, dtype)
+
+
+def env_for(args: tuple) -> dict:
+    """What generated code for these arguments names differently from numpy's code."""
+    return {"np": DaskNumpy()} if "dask" in kinds_in(args) else {}
+
+
 def build_context(args: tuple) -> Any:
     """Around a variant's build: for arrays of another library, no pass that writes
     into buffers (``out=`` is for numpy's own arrays)."""
-    return no_writes_into_buffers() if kinds_in(args) else nullcontext()
+    if not kinds_in(args):
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(no_writes_into_buffers())
+    stack.enter_context(large_values_as_shapes(LARGE))
+    return stack
