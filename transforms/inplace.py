@@ -9,6 +9,10 @@ any input of a ufunc. This removes an allocation per statement.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator
+
 import numpy as np
 
 from pullback.ir import Eqn, Graph, Var, last_uses
@@ -16,6 +20,18 @@ from pullback.ops import OpDef
 from pullback.ops.elementwise import rsub, sub_op
 
 _INTO: dict[tuple, IntoOp] = {}
+_OFF: ContextVar = ContextVar("inplace_off", default=False)
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """No rewriting while it is active: code for arrays that are not numpy's (Dask's,
+    CuPy's), which may not take ``out=`` buffers."""
+    token = _OFF.set(True)
+    try:
+        yield
+    finally:
+        _OFF.reset(token)
 
 
 class IntoOp(OpDef):
@@ -48,6 +64,8 @@ def owned(e: Eqn) -> bool:
 
 def inplace(graph: Graph) -> Graph:
     """Rewrite every eligible ufunc equation to write into a dead input."""
+    if _OFF.get():
+        return graph
     last_use = last_uses(graph)
     # a buffer something takes a view of is shared from then on: never written into,
     # also when it is the buffer of an out= result (the view reads it after its last use)

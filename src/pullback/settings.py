@@ -40,6 +40,8 @@ class Config:
         "recompile_limit": (int, 8, "traces of one function for the same argument types "
                             "before it runs eagerly for them"),
         "cache_size": (int, 64, "argument signatures a compiled function keeps variants for"),
+        "dask_compute": (bool, False, "compiled functions called on Dask arrays return "
+                         "computed arrays (all results in one pass) instead of lazy ones"),
         "free_bytes": (int, 4096, "generated code releases arrays at least this large "
                        "after their last use"),
     }

@@ -30,6 +30,7 @@ from ..numpy_face import NumpyTensor
 from ..ops.sampling import GENERATOR, set_state_of, state_of
 from ..settings import config
 from ..tensor import Tensor
+from . import lazy_arrays
 from .source import traced_ints
 from .trace import Traced
 from .tracer import def_line
@@ -189,6 +190,8 @@ def arg_key(a: Any) -> Any:
     if isinstance(a, (float, np.floating)):  # traced as values, not baked in; a Python
         # float's dtype follows the call's arrays (in the key), np.float32's is its own
         return ("f",) if type(a) is float else ("f", a.dtype.char)
+    if lazy_arrays.kind_of_array(a) is not None:  # Dask's or CuPy's: its own variants
+        return lazy_arrays.arg_key(a)
     try:
         hash(a)
     except TypeError:
@@ -327,7 +330,8 @@ class Cache:
                     self.info.misses += 1
                     self.info.recompiles += bool(tried)
                 name = getattr(door.fn, "__qualname__", type(door.fn).__name__)
-                with collector_paused(), profiler.Range(f"pb.{door.how}: trace {name}"):
+                with collector_paused(), profiler.Range(f"pb.{door.how}: trace {name}"), \
+                        lazy_arrays.build_context(args):
                     variant = door.build(args)
                 self.add(key, variant)
                 tried.append(variant)

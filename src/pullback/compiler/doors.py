@@ -29,6 +29,7 @@ from ..ir.naming import sanitize
 from ..numpy_face import face_like
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
+from .lazy_arrays import kind_of_array
 from .trace import Traced, is_traced_arg, proxy
 
 
@@ -158,7 +159,10 @@ def may_hold_graph(args: tuple) -> bool:
 
 
 def kind_of(a: Any) -> str:
-    return "tensor" if isinstance(a, Tensor) else "float" if isinstance(a, float) else "array"
+    if isinstance(a, Tensor):
+        return "tensor"
+    return "float" if isinstance(a, float) else "array" if isinstance(a, np.ndarray) or \
+        kind_of_array(a) is None else "lazy"
 
 
 def data_of(x: Any) -> Any:
@@ -166,7 +170,10 @@ def data_of(x: Any) -> Any:
 
 
 def as_kind(kind: str, value: Any) -> Any:
-    """Return a value as the kind the user passed: Tensor, ndarray or Python float."""
+    """Return a value as the kind the user passed: Tensor, ndarray or Python float;
+    Dask's and CuPy's arrays (``lazy``, or any result that is one) as they are."""
+    if kind == "lazy" or kind_of_array(value) is not None:
+        return value
     if kind == "tensor":
         return Tensor._make(np.asarray(value))
     if kind == "float" and np.ndim(value) == 0:  # (a float32 result stays numpy's float32,

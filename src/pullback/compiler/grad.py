@@ -48,6 +48,7 @@ from .doors import (
     warn_independent,
 )
 from .jax_options import HolomorphicGrad, with_static
+from .lazy_arrays import env_for, finish, kinds_in
 from .source.runtime import Entry
 from .trace import (
     Traced,
@@ -86,12 +87,14 @@ class GradVariant:
         self.out_kind = kind_of(args[nums[0]])
         self.numpy_face = numpy_face_args([args[k] for k in nums])
         self.nums = nums
+        self.lazy = bool(kinds_in(args))
         # a container holds a Tensor that requires grad (part of the cache key): run
         # eagerly so that the gradients keep their graph to it
         self.in_graph = any(map(has_graph, tree_leaves(args)))
         # arrays in, arrays out, no containers; ``plain``: one gradient, as it is
-        self.flat = self.out_kind == "array" and traced.out_tree is None and \
-            all(t is None for t in self.grad_trees) and set(self.grad_kinds) == {"array"}
+        self.flat = not self.lazy and self.out_kind == "array" and \
+            traced.out_tree is None and all(t is None for t in self.grad_trees) and \
+            set(self.grad_kinds) == {"array"}
         self.plain = self.flat and len(self.grad_trees) == 1
         self.as_given = self.simple and given_kind(args) == "arrays"
 
@@ -177,7 +180,7 @@ class GradFunction:
                    name=grad_of(None))
         joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
         name = ident(g.name) + "_value_and_grad"
-        module = pipeline.codegen(joint, name, guard_env(traced.guards))
+        module = pipeline.codegen(joint, name, guard_env(traced.guards) | env_for(args))
         missing = tuple(k for k, v in enumerate(joint.outputs[len(g.outputs):]) if v is None)
         strip_values(joint)
         strip_values(g)
@@ -199,6 +202,8 @@ class GradFunction:
         fn = variant.module.fn  # (quietly, inlined: every call passes here)
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
+        if variant.lazy:  # Dask's arrays: lazy, or computed in one pass
+            result = finish(result)
         n = variant.traced.n_outputs
         grads = result[n:] if not variant.missing else _zeros_for_missing(variant, arrays,
                                                                            result[n:])

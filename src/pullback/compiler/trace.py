@@ -19,7 +19,7 @@ from ..ir import Graph
 from ..numpy_face import NumpyTensor, to_face
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
-from . import source
+from . import lazy_arrays, source
 from .captured import CapturedGuards, collect, referenced_ids
 from .tracer import Guard, TraceError, Tracer, def_line
 
@@ -145,6 +145,10 @@ def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
     """An argument's array: a Python float in ``floats``, a numpy scalar in its own."""
     if isinstance(a, np.ndarray):
         return a
+    if lazy_arrays.kind_of_array(a) is not None:  # (trace_call traces on a stand-in)
+        raise TypeError(f"{lazy_arrays.kind_of_array(a)} arrays are arguments of pb.grad "
+                        "and pb.value_and_grad only (their generated code runs on them); "
+                        "this transform would compute on them eagerly")
     if isinstance(a, np.floating) and type(a) is not np.float64:
         return np.asarray(a)  # (np.float64 is a float: ``floats`` is float64 beside it)
     return np.asarray(a, dtype=floats or dtypes.default_float.np)
@@ -175,9 +179,10 @@ _FLOAT64 = np.dtype(np.float64)
 
 
 def is_traced_arg(a: Any) -> bool:
-    """Traced rather than static: arrays, Tensors, Python floats and numpy's float
-    scalars (``np.float32(0.8)``: a 0-d value of its dtype)."""
-    return isinstance(a, (Tensor, np.ndarray, float, np.floating))
+    """Traced rather than static: arrays (numpy's, Dask's, CuPy's), Tensors, Python
+    floats and numpy's float scalars (``np.float32(0.8)``: a 0-d value of its dtype)."""
+    return isinstance(a, (Tensor, np.ndarray, float, np.floating)) or \
+        lazy_arrays.kind_of_array(a) is not None
 
 
 #: the front doors whose traces follow numpy's semantics (JAX's functional transforms)
@@ -198,6 +203,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     # into inputs)
     fn = source.rewrite(fn, numpy_semantics=how in NUMPY_SEMANTICS, traced=True)
     names = param_names(user_fn, len(args))
+    library = lazy_arrays.check_call(how, def_line(user_fn), args, names)
     tracer = Tracer(user_fn)
     call_args, slots, requires = [], [], []
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
@@ -207,7 +213,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 requires.append(bool(wants_grad(i, a)))
-                p = input_leaf(a, requires[-1], floats)
+                p = input_leaf(lazy_arrays.traced_as(a), requires[-1], floats)
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
@@ -225,6 +231,11 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
             raise
     if tracer.fail is not None:
         raise tracer.fail
+    if library is not None and tracer.guards:
+        raise TraceError(f"{how}: {def_line(user_fn)} turns a traced value into a Python "
+                         f"value ({tracer.guards[0].describe()}); on {library} arrays "
+                         "that would compute them on every call: keep the computation in "
+                         "array operations (np.where instead of if, say)")
     leaves, tree = flatten(out)
     if not any(isinstance(x, Tensor) for _, x in leaves):
         raise TraceError(f"{how}: {def_line(user_fn)} returned no tensor "
@@ -266,7 +277,7 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
-            leaves[k] = input_leaf(x, requires[-1], floats)
+            leaves[k] = input_leaf(lazy_arrays.traced_as(x), requires[-1], floats)
             tracer.add_input(leaves[k], f"{name}_{k}")
             slots.append((i, (k,)))
     return tree_unflatten(treedef, leaves)

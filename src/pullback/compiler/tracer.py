@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import STATE
-from ..ir import Builder, Eqn, Graph, Var, naming
+from ..ir import Builder, Eqn, Graph, Var, naming, squashed
 from ..numpy_face import NumpyTensor
 from ..ops import OpDef
 from ..ops.elementwise import cast
@@ -267,6 +267,8 @@ class Tracer:
         elif op.multi:
             self._outputs(op, inputs, params, result, src, args)
         else:
+            if not op.is_view:  # (a trace for Dask's arrays keeps only large values' shapes)
+                result._data = squashed(result._data)
             self._bind(result, self._emit(op, inputs, params, result._data, src))
             if (op.is_view or op is detach) and isinstance(args[0], Tensor):
                 self._alias(result, args[0], op)

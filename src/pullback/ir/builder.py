@@ -8,7 +8,9 @@ that shapes and dtypes are exact.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -66,9 +68,43 @@ class Builder:
             self.eqns.append(Eqn(op, tuple(inputs), vs, params, self.src, self.block))
             return pack(op.result, vs)
         out = np.asarray(out)
+        if _SHAPES_ABOVE.get() is not None:  # (a trace that reads only shapes of values)
+            out = squashed(out)
         v = Var(out.shape, out.dtype, out)
         self.eqns.append(Eqn(op, tuple(inputs), v, params, self.src, self.block))
         return v
+
+
+#: while set, values of at least this many elements are kept as one element, broadcast
+_SHAPES_ABOVE: ContextVar = ContextVar("shapes_above", default=None)
+
+
+@contextmanager
+def large_values_as_shapes(size: int) -> Iterator[None]:
+    """Inside it, builders and tracers keep a value of ``size`` elements or more as its
+    first element broadcast to its shape (no memory): for code that will run on arrays
+    that are not numpy's (Dask's), traced on stand-ins whose values nothing reads."""
+    token = _SHAPES_ABOVE.set(size)
+    try:
+        yield
+    finally:
+        _SHAPES_ABOVE.reset(token)
+
+
+def squashed(value: Any) -> Any:
+    """``value``, or its first element broadcast to its shape when it is large inside
+    ``large_values_as_shapes`` (its dtype and shape are the same).
+
+    >>> with large_values_as_shapes(4):
+    ...     squashed(np.arange(6.0)).strides, squashed(np.arange(2.0)).strides
+    ((0,), (8,))
+    """
+    limit = _SHAPES_ABOVE.get()
+    if limit is None or not isinstance(value, np.ndarray) or value.size < limit \
+            or value.strides == (0,) * value.ndim:
+        return value
+    first = np.array(value.reshape(-1)[0], value.dtype)  # (a copy: not a view of it)
+    return np.broadcast_to(first, value.shape)
 
 
 #: op name -> a function of the op's arguments giving zeros of its outputs' shapes and

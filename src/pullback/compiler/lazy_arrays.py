@@ -1,0 +1,175 @@
+"""Arrays of other libraries as traced arguments: Dask's (chunked, lazy) and CuPy's.
+
+Such an argument is traced like an ndarray, by its shape and dtype: the tracer runs on
+a stand-in ndarray of that shape and dtype (a broadcast of one element, which holds no
+memory), and the generated code, plain numpy code, runs on the arguments themselves:
+numpy's protocols (``__array_ufunc__``, ``__array_function__``) send ``np.tanh(X)``
+and ``X @ w`` to Dask, so the generated forward and backward build a Dask graph that
+Dask's schedulers run. Nothing here imports dask or cupy: an array is recognized by
+the module its type comes from, and dask is imported only to compute results the user
+asked for (``config.dask_compute``).
+
+>>> kind_of_array(np.ones(2)) is None
+True
+>>> stand_in_for(np.ones((3, 2), np.float32)).strides
+(0, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import ExitStack, nullcontext
+from typing import Any, Iterator
+
+import numpy as np
+
+from pullback.transforms.inplace import disabled as no_writes_into_buffers
+
+from ..ir import large_values_as_shapes
+from ..pytree import tree_leaves
+from ..settings import config
+
+#: the libraries whose arrays are traced by shape and dtype and run by their own code
+LIBRARIES = ("dask", "cupy")
+
+
+#: values the trace computes with at least this many elements are kept by shape only
+#: (the trace runs on stand-ins: their values are never read, and data-sized ones would
+#: each take the memory a Dask array is chunked to avoid)
+LARGE = 1 << 16
+
+#: the front doors (torch.func's names) whose results stay the library's arrays
+LAZY_DOORS = ("grad", "grad_and_value")
+
+
+def kind_of_array(a: Any) -> str | None:
+    """``"dask"`` or ``"cupy"`` for an array of theirs, else None (ndarrays included)."""
+    root = type(a).__module__.partition(".")[0]
+    if root in LIBRARIES and hasattr(a, "shape") and hasattr(a, "dtype"):
+        return root
+    return None
+
+
+def arg_key(a: Any) -> tuple:
+    """The cache key of such an array: its library and type, shape and dtype (a shape
+    with unknown sizes, NaN, never matches: the call traces and ``check_call`` names it)."""
+    return (kind_of_array(a), type(a).__qualname__, a.shape, np.dtype(a.dtype).char)
+
+
+def stand_in_for(a: Any) -> np.ndarray:
+    """An ndarray of ``a``'s shape and dtype the tracer runs on (one element, broadcast:
+    it costs no memory whatever the shape). Ones, not zeros, so that a log or a division
+    traced on it stays finite."""
+    return np.broadcast_to(np.ones((), np.dtype(a.dtype)), a.shape)
+
+
+def traced_as(a: Any) -> Any:
+    """What the tracer runs on for argument ``a``: a stand-in for Dask's and CuPy's
+    arrays, ``a`` itself otherwise."""
+    return a if kind_of_array(a) is None else stand_in_for(a)
+
+
+def kinds_in(args: tuple) -> set:
+    """The libraries (``"dask"``, ``"cupy"``) whose arrays are among a call's arguments."""
+    return {k for k in map(kind_of_array, tree_leaves(list(args))) if k is not None}
+
+
+def check_call(how: str, where: str, args: tuple, names: list) -> str | None:
+    """Refuse what the generated code cannot run on: Dask arrays with unknown chunk sizes
+    (NaN in ``.chunks``: after boolean indexing, say) and arrays of two libraries in one
+    call. Dask aligns any other chunkings of the same shapes itself (it rechunks, as
+    ``dask.array.core.unify_chunks`` does), so those are not refused. Returns the
+    library of the call's arrays (None: numpy's)."""
+    found: dict = {}
+    for name, a in _named_leaves(args, names):
+        kind = kind_of_array(a)
+        if kind is None:
+            continue
+        found.setdefault(kind, []).append(name)
+        if kind == "dask" and any(math.isnan(n) for n in a.shape):
+            raise ValueError(f"{how}: {where}: argument {name!r} is a Dask array with "
+                             f"unknown chunk sizes (shape {a.shape}); call "
+                             f"{name}.compute_chunk_sizes() first (or give the sizes "
+                             "when you make it), so that its shape is known")
+    if found and how not in LAZY_DOORS:
+        given = ", ".join(n for v in found.values() for n in v)
+        raise TypeError(f"{how}: {where}: {next(iter(found))} arrays ({given}) are "
+                        "arguments of pb.grad and pb.value_and_grad only for now; this "
+                        "transform would compute them into numpy arrays")
+    if len(found) > 1:
+        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(found.items()))
+        raise TypeError(f"{how}: {where} got arrays of different libraries ({listed}); "
+                        "pass arrays of one library (move them with dask.array.from_array "
+                        "or cupy.asarray first)")
+    return next(iter(found), None)
+
+
+def _named_leaves(args: tuple, names: list) -> Iterator[tuple]:
+    for name, a in zip(names, args):
+        leaves = tree_leaves(a)
+        if len(leaves) == 1 and leaves[0] is a:
+            yield name, a
+        else:
+            for k, x in enumerate(leaves):
+                yield f"{name}[{k}]", x
+
+
+def finish(values: list) -> list:
+    """The generated code's results, computed together in one pass over the graph when
+    ``config.dask_compute`` asks for it (nothing computed twice), else lazy as they are."""
+    if not config.dask_compute:
+        return values
+    lazy = [i for i, v in enumerate(values) if kind_of_array(v) == "dask"]
+    if not lazy:
+        return values
+    import dask  # (an optional dependency: only a call with Dask arrays gets here)
+
+    done = dask.compute(*[values[i] for i in lazy])
+    values = list(values)
+    for i, v in zip(lazy, done):
+        values[i] = v
+    return values
+
+
+class DaskNumpy:
+    """The ``np`` of generated code over Dask arrays: numpy itself (its functions send
+    Dask arrays to Dask), except the functions that make an array from a shape, which
+    no argument could send there: ``np.full((n,), g)`` (a mean's gradient) would be a
+    numpy array of the data's length, held in memory and shipped inside the graph;
+    here it is a Dask array in Dask's automatic chunks."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+        import dask.array as da  # (an optional dependency: only Dask variants get here)
+
+        fill = da.asarray(fill_value)  # (a 0-d numpy or Dask value: the gradient's seed)
+        dtype = np.dtype(dtype or fill.dtype)
+        chunks = da.core.normalize_chunks("auto", tuple(shape), dtype=dtype)
+        return da.broadcast_to(fill.astype(dtype), shape, chunks=chunks)
+
+    def zeros(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 0, dtype)
+
+    def ones(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 1, dtype)
+
+    def empty(self, shape: Any, dtype: Any = float) -> Any:
+        return self.full(shape, 0, dtype)
+
+
+def env_for(args: tuple) -> dict:
+    """What generated code for these arguments names differently from numpy's code."""
+    return {"np": DaskNumpy()} if "dask" in kinds_in(args) else {}
+
+
+def build_context(args: tuple) -> Any:
+    """Around a variant's build: for arrays of another library, no pass that writes
+    into buffers (``out=`` is for numpy's own arrays)."""
+    if not kinds_in(args):
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(no_writes_into_buffers())
+    stack.enter_context(large_values_as_shapes(LARGE))
+    return stack
