@@ -1,19 +1,23 @@
 """Loops as loops (issue 17): first call and steady call against the trip count.
 
 A tanh RNN (batch 4, hidden 16, float64), loss = sum of the hidden states, gradient
-with respect to the weights via ``pb.value_and_grad``:
+with respect to the weights via ``pb.value_and_grad``, written four ways:
 
 * ``pb.scan``: the loop is one region, traced once whatever its length;
-* unrolled: the same program as a Python ``for`` loop (every step in the trace);
+* a plain ``for x in xs`` loop: the source pass turns it into the same region;
+* unrolled: a plain loop the source pass leaves alone (it appends to a list), so every
+  step is in the trace, as before issue 17;
 * the floor: the forward loop and its reverse loop written by hand in numpy.
 
-First calls use a fresh function object each (no cache can answer). JAX is not on
-this machine; its columns are left out, not guessed.
+JAX, when it is installed, beside them: ``jax.lax.scan`` and a Python loop under
+``jax.jit`` (unrolled into the trace), both ``jit(value_and_grad)``. First calls use
+a fresh function object each (no cache can answer).
 """
 
 from __future__ import annotations
 
 import importlib
+import linecache
 import statistics
 import time
 from collections.abc import Callable
@@ -31,7 +35,8 @@ class LoopTimes:
 
     first: dict[str, dict[int, float]] = field(default_factory=dict)
     steady: dict[str, dict[int, float]] = field(default_factory=dict)
-    source: dict[int, int] = field(default_factory=dict)  # generated characters (scan)
+    source: dict[int, int] = field(default_factory=dict)  # generated characters (plain for)
+    missing: dict[str, str] = field(default_factory=dict)  # way -> why it was not run
 
 
 SCAN_SRC = """
@@ -42,7 +47,7 @@ def rnn(xs, w):
     h, hs = pb.scan(step, np.zeros(xs.shape[1:]), xs)
     return hs.sum()
 """
-UNROLLED_SRC = """
+PLAIN_SRC = """
 def rnn(xs, w):
     h = np.zeros(xs.shape[1:])
     total = 0.0
@@ -51,6 +56,34 @@ def rnn(xs, w):
         total = total + h.sum()
     return total
 """
+UNROLLED_SRC = """
+def rnn(xs, w):
+    h = np.zeros(xs.shape[1:])
+    sums = []
+    for x in xs:
+        h = np.tanh(h @ w + x)
+        sums.append(h.sum())
+    return sum(sums)
+"""
+JAX_SCAN_SRC = """
+def rnn(xs, w):
+    def step(h, x):
+        h = jnp.tanh(h @ w + x)
+        return h, h.sum()
+    h, sums = jax.lax.scan(step, jnp.zeros(xs.shape[1:]), xs)
+    return sums.sum()
+"""
+JAX_UNROLLED_SRC = """
+def rnn(xs, w):
+    h = jnp.zeros(xs.shape[1:])
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(h @ w + xs[t])
+        total = total + h.sum()
+    return total
+"""
+WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "unrolled": UNROLLED_SRC,
+        "JAX lax.scan": JAX_SCAN_SRC, "JAX jit unrolled": JAX_UNROLLED_SRC, "floor": None}
 
 
 def floor(xs: np.ndarray, w: np.ndarray) -> tuple:
@@ -68,10 +101,14 @@ def floor(xs: np.ndarray, w: np.ndarray) -> tuple:
     return sum(h.sum() for h in hs[1:]), g_w
 
 
-def _fresh(source: str, pb) -> Callable:
+def _fresh(source: str, env: dict) -> Callable:
+    """A new function object compiled from ``source``, whose source ``inspect`` finds
+    (registered in linecache, as for a file): pullback's source pass reads it."""
     _fresh.count = getattr(_fresh, "count", 0) + 1
-    env = {"np": np, "pb": pb}
-    exec(compile(source, f"<bench-loops-{_fresh.count}>", "exec"), env)
+    filename = f"<bench-loops-{_fresh.count}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    env = dict(env)
+    exec(compile(source, filename, "exec"), env)
     return env["rnn"]
 
 
@@ -84,22 +121,42 @@ def _median(fn: Callable, args: tuple, rounds: int) -> float:
     return statistics.median(times)
 
 
+def _value_and_grad(way: str, src: str) -> Callable | None:
+    """``(xs, w) -> (value, grad)`` for one way, compiled by its library (None: the
+    library is not installed)."""
+    if way.startswith("JAX"):
+        try:
+            jax = importlib.import_module("jax")
+        except ImportError:
+            return None
+        jax.config.update("jax_enable_x64", True)
+        env = {"jax": jax, "jnp": importlib.import_module("jax.numpy")}
+        vg = jax.jit(jax.value_and_grad(_fresh(src, env), argnums=1))
+        return lambda xs, w: jax.block_until_ready(vg(xs, w))
+    pb = importlib.import_module("pullback")
+    return pb.value_and_grad(_fresh(src, {"np": np, "pb": pb}), argnums=1)
+
+
 def run(quick: bool) -> LoopTimes:
     pb = importlib.import_module("pullback")
     out = LoopTimes()
     rng = np.random.default_rng(0)
     w = rng.standard_normal((HIDDEN, HIDDEN)) * 0.3
     lengths = (50, 1000) if quick else (50, 1000, 10000)
-    for way, src in (("pb.scan", SCAN_SRC), ("unrolled", UNROLLED_SRC), ("floor", None)):
+    for way, src in WAYS.items():
         out.first[way], out.steady[way] = {}, {}
         for n in lengths:
-            if way == "unrolled" and n > UNROLLED_UP_TO:
+            if "unrolled" in way and n > UNROLLED_UP_TO or \
+                    way == "JAX jit unrolled" and quick and n > 50:  # (minutes to compile)
                 continue
             xs = rng.standard_normal((n, BATCH, HIDDEN))
             if src is None:
                 out.steady[way][n] = _median(floor, (xs, w), 3 if n > 1000 else 7)
                 continue
-            vg = pb.value_and_grad(_fresh(src, pb), argnums=1)
+            vg = _value_and_grad(way, src)
+            if vg is None:
+                out.missing[way] = "not installed"
+                break
             t0 = time.perf_counter()
             value, grad = vg(xs, w)
             out.first[way][n] = time.perf_counter() - t0
@@ -107,34 +164,46 @@ def run(quick: bool) -> LoopTimes:
             if not (np.allclose(value, expected[0]) and np.allclose(grad, expected[1])):
                 raise AssertionError(f"{way} at {n} steps disagrees with the floor")
             out.steady[way][n] = _median(vg, (xs, w), 3 if n > 1000 else 7)
-            if way == "pb.scan":
+            if way == "plain for":
                 out.source[n] = len(pb.compiler.inspect(vg, xs, w).forward)
     return out
 
 
 def section(t: LoopTimes | None) -> list[str]:
-    """The markdown section: the table and the issue's targets, ratios from this run."""
+    """The markdown section: first and steady calls per way, and the issue's targets,
+    ratios from this run."""
     if t is None:
         return []
     ms = lambda s: "-" if s is None else f"{s * 1e3:.1f} ms"
     lengths = sorted(t.steady["floor"])
-    rows = ["| steps | pb.scan first | pb.scan steady | unrolled first | unrolled steady "
-            "| numpy floor | scan / floor | generated characters |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for n in lengths:
-        scan_s, fl = t.steady["pb.scan"][n], t.steady["floor"][n]
-        rows.append(f"| {n} | {ms(t.first['pb.scan'][n])} | {ms(scan_s)} | "
-                    f"{ms(t.first['unrolled'].get(n))} | {ms(t.steady['unrolled'].get(n))} | "
-                    f"{ms(fl)} | {scan_s / fl:.2f} | {t.source[n]} |")
-    base = t.first["pb.scan"][lengths[0]]
+    ways = [w for w in WAYS if w != "floor" and w not in t.missing]
+    rows = ["| way | " + " | ".join(f"first, {n} steps | steady, {n} steps" for n in lengths)
+            + " |", "| --- |" + " --- | --- |" * len(lengths)]
+    for way in ways:
+        rows.append(f"| {way} | " + " | ".join(
+            f"{ms(t.first[way].get(n))} | {ms(t.steady[way].get(n))}" for n in lengths) + " |")
+    rows.append("| numpy floor | " + " | ".join(f"- | {ms(t.steady['floor'][n])}"
+                                                 for n in lengths) + " |")
     checks = []
-    for n in lengths[1:]:
-        limit = 1.5 * base + t.steady["pb.scan"][n]
-        first = t.first["pb.scan"][n]
-        checks.append(f"- first call at {n} steps: {ms(first)}, target 1.5 x first call at "
-                      f"{lengths[0]} + one steady call = {ms(limit)} "
-                      f"({'met' if first <= limit else f'{first / limit:.2f}x over'})")
-    return (["## Loops as loops (pb.scan, issue 17)", "",
-             f"tanh RNN, batch {BATCH}, hidden {HIDDEN}, float64, pb.value_and_grad with "
-             "respect to the weights; JAX is not installed here.", ""]
-            + rows + [""] + checks + [""])
+    for way in ("pb.scan", "plain for"):
+        base = t.first[way][lengths[0]]
+        for n in lengths[1:]:
+            limit = 1.5 * base + t.steady[way][n]
+            first = t.first[way][n]
+            checks.append(f"- {way}, first call at {n} steps: {ms(first)}; target 1.5 x the "
+                          f"first call at {lengths[0]} + one steady call = {ms(limit)} "
+                          f"({'met' if first <= limit else f'{first / limit:.2f}x over'})")
+        checks.append(f"- {way}, steady / floor: " + ", ".join(
+            f"{t.steady[way][n] / t.steady['floor'][n]:.2f} at {n}" for n in lengths)
+            + " (target 1.1)")
+    if "JAX lax.scan" in ways and 1000 in t.first["JAX lax.scan"]:
+        ratio = t.first["plain for"][1000] / t.first["JAX lax.scan"][1000]
+        checks.append(f"- plain for, first call at 1000 steps / JAX lax.scan's: {ratio:.2f} "
+                      "(target 0.25)")
+    checks.append("- generated characters (plain for): " + ", ".join(
+        f"{c} at {n}" for n, c in sorted(t.source.items())))
+    missing = [f"- {way}: {why}" for way, why in t.missing.items()]
+    return (["## Loops as loops (issue 17)", "",
+             f"tanh RNN, batch {BATCH}, hidden {HIDDEN}, float64, value_and_grad with "
+             "respect to the weights (benchmarks/loops.py says how each way is written).",
+             ""] + rows + [""] + checks + missing + [""])
