@@ -259,6 +259,12 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     return _compile(source, fn_name, em.globals, dump)
 
 
+def from_source(source: str, fn_name: str, env: dict) -> Module:
+    """The Module of ``source`` that ``generate`` wrote before (the persistent cache's
+    hit): compiled with numpy, ``ops`` and ``env`` as its globals."""
+    return _compile(source, fn_name, {"np": np, "ops": ops_namespace(), **env})
+
+
 def _targets(em: _Emitter, e: Any, last: dict) -> str:
     """What an equation assigns: its result's name; for several outputs the names of
     those read later, ``_`` for the others (``a0, _ = np.split(x, [2], axis=1)``)."""

@@ -23,7 +23,7 @@ from ..numpy_face import NumpyTensor, face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
-from . import source
+from . import disk_cache, source
 from .cache import cache_for, check_captures, guard_env
 from .conversions import functional
 from .doors import (
@@ -153,10 +153,11 @@ class GradFunction:
         wrt = [g.inputs[j] for j in grad_slots(traced, nums)]
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
                    name=grad_of(None))
-        joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
+        seeds = [seed] + [None] * (len(g.outputs) - 1)
         name = ident(g.name) + "_value_and_grad"
-        module = pipeline.codegen(joint, name, guard_env(traced.guards))
-        strip_values(joint)
+        door = ("value_and_grad", tuple(grad_slots(traced, nums)))
+        module = disk_cache.generated(g, door, name, guard_env(traced.guards), lambda:
+                                      pipeline.value_and_grad_graph(g, wrt, seeds))
         strip_values(g)
         return GradVariant(traced, module, nums, args)
 
