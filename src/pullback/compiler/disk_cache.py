@@ -6,12 +6,14 @@ the cache saves is what comes after: the passes, code generation and ``compile``
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
 
-A cache file is the generated source under one line of JSON that names the constants
+A cache entry is the generated source under one line of JSON that names the constants
 its code reads, each as where to find it in the new trace (never a value read from
-disk: no file is ever unpickled), and an HMAC of both under a key kept in the same
-directory. The directory is made 0700 and files are written 0600; a directory or file
-not owned by the user or writable by others is refused, and a file whose HMAC or key
-does not match is ignored: each with one warning, and the code is generated afresh.
+disk: no file is ever unpickled), its function's code object as ``marshal`` writes
+it (Python's .pyc format: compiling a long function costs as much as the passes), and
+an HMAC of all three under a key kept in the same directory. The directory is made
+0700 and files are written 0600; a directory or file not owned by the user or writable
+by others is refused, and a file whose HMAC or key does not match is ignored: each with
+one warning, and the code is generated afresh.
 """
 
 from __future__ import annotations
@@ -20,20 +22,21 @@ import functools
 import hashlib
 import hmac
 import json
+import marshal
 import os
 import secrets
 import stat
 import sys
 import warnings
-from importlib import metadata
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from pullback.transforms import codegen as codegen_module
 from pullback.transforms.codegen import Module, from_source
 
-from ..ir import Graph, every_eqn, format_graph
+from ..ir import Graph, Var
+from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
 from .doors import strip_values
@@ -58,10 +61,9 @@ class Refused(Exception):
 def versions() -> dict:
     """What else the generated code depends on: pullback's version and a fingerprint of
     its files (an editable install changes without a new version), numpy's, Python's."""
-    try:
-        version = metadata.version("pullback")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    # (read from the loaded package, not imported: the front door is a layer above;
+    # importlib.metadata takes longer than a small function's whole first call)
+    version = getattr(sys.modules.get("pullback"), "__version__", "unknown")
     return {"pullback": version, "files": _fingerprint(), "numpy": np.__version__,
             "python": sys.version}
 
@@ -83,14 +85,41 @@ def _fingerprint() -> str:
 
 def key_of(graph: Graph, door: tuple) -> str:
     """The hash naming ``graph``'s generated code, for a front door's settings ``door``
-    (a tuple of plain values): the printed graph, its source lines, the settings
-    codegen reads, the versions."""
-    lines = [json.dumps([FORMAT, versions(), repr(door), config.free_bytes]),
-             format_graph(graph)]
-    for e in every_eqn(graph):
+    (a tuple of plain values): the graph printed canonically with its source lines, the
+    setting codegen reads, the versions."""
+    h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), config.free_bytes,
+                                   len(graph.guards)]).encode())
+    h.update("\n".join(canonical(graph)).encode())
+    return h.hexdigest()
+
+
+def canonical(graph: Graph) -> Iterator[str]:
+    """``graph`` as lines of text naming what codegen reads: values numbered in order
+    of definition with their name hints, shapes and dtypes; each equation's op, params,
+    flags and user source line (a region's body printed whole, by the IR's printer).
+    Quicker than ``format_graph`` (a long trace's key is a share of its first call)."""
+    number: dict = {}
+
+    def define(v: Var) -> str:
+        number[v.id] = len(number)
+        return f"{v.name}:{v.dtype.str}{v.shape}"
+
+    def ref(a: Any) -> str:
+        if type(a) is not Var:
+            return format_param(a)
+        k = number.get(a.id)
+        return f"%{k}" if k is not None else "?" + define(a)
+
+    yield " ".join(map(define, graph.inputs)) + " ; " + " ".join(map(define, graph.consts))
+    for e in graph.eqns:
+        params = " ".join(f"{k}={format_param(v)}" for k, v in e.params.items())
         src = e.src
-        lines.append("" if src is None else f"{src.filename}:{src.lineno}:{src.text}")
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        where = "" if src is None else f"{src.filename}:{src.lineno}:{src.text}"
+        ins = " ".join(map(ref, e.inputs))
+        outs = " ".join(map(define, e.outs))
+        yield f"{e.op.name}[{params}] {ins} -> {outs} {e.nograd:d}{e.keeps_history:d} {where}"
+    yield "guards " + " ".join(map(ref, graph.guards))
+    yield "out " + " ".join("None" if v is None else ref(v) for v in graph.outputs)
 
 
 def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
@@ -115,7 +144,7 @@ def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
     places = _places(module, graph, env)
     if places is not None:
         try:
-            _write(directory, key, secret, fn_name, module.source, places)
+            _write(directory, key, secret, module, places)
         except OSError as e:
             _warn(directory, f"cannot write to it: {e}")
     return module
@@ -177,23 +206,28 @@ def _read_owned(path: str, what: str) -> bytes:
         return f.read()
 
 
-def _mac_line(secret: bytes, header: bytes, source: bytes) -> str:
-    """The file's first line: the HMAC of the header line and the source."""
-    return "# hmac-sha256 " + hmac.new(secret, header + b"\n" + source,
-                                       hashlib.sha256).hexdigest()
+def _mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
+    """The .py file's first line: the HMAC of its header line, its source and the code."""
+    mac = hmac.new(secret, header + b"\n" + source + b"\n", hashlib.sha256)
+    mac.update(code)
+    return "# hmac-sha256 " + mac.hexdigest()
 
 
 # ------------------------------------------------------------ read, write
 def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
           env: dict) -> Module | None:
-    path = os.path.join(directory, key + ".py")
-    if not os.path.lexists(path):
+    """The module in ``<key>.py`` (its source) and ``<key>.code`` (its function's code
+    object, as marshal writes it: Python's own .pyc format, loaded only once the HMAC
+    over both holds), None when there is none."""
+    path = os.path.join(directory, key)
+    if not os.path.lexists(path + ".py"):
         return None
-    data = _read_owned(path, f"the file {key}.py")
+    data = _read_owned(path + ".py", f"the file {key}.py")
+    code = _read_owned(path + ".code", f"the file {key}.code")
     try:
         mac, header, source = data.split(b"\n", 2)
         fields = json.loads(header[2:])
-        ok = hmac.compare_digest(mac.decode("ascii"), _mac_line(secret, header, source))
+        ok = hmac.compare_digest(mac.decode("ascii"), _mac_line(secret, header, source, code))
     except (ValueError, UnicodeDecodeError):
         ok = False
     if not ok or fields.get("key") != key or fields.get("name") != fn_name:
@@ -202,25 +236,32 @@ def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
     glb = dict(env)
     for name, place in fields["bound"].items():
         glb[name] = _find(place, graph)
-    return from_source(source.decode("utf-8"), fn_name, glb)
+    return from_source(source.decode("utf-8"), fn_name, glb, marshal.loads(code))
 
 
-def _write(directory: str, key: str, secret: bytes, fn_name: str, source: str,
-           places: dict) -> None:
-    """A new file (0600, written whole under another name first, then renamed)."""
-    header = b"# " + json.dumps({"key": key, "name": fn_name, "bound": places}).encode()
-    body = source.encode("utf-8")
-    text = _mac_line(secret, header, body).encode() + b"\n" + header + b"\n" + body
-    tmp = os.path.join(directory, f".{key}.{secrets.token_hex(4)}.tmp")
+def _write(directory: str, key: str, secret: bytes, module: Module, places: dict) -> None:
+    """``<key>.code`` then ``<key>.py`` (each 0600, written whole under another name
+    first, then renamed: a reader finds both or no .py)."""
+    header = b"# " + json.dumps({"key": key, "name": module.fn.__name__,
+                                 "bound": places}).encode()
+    body = module.source.encode("utf-8")
+    code = marshal.dumps(module.fn.__code__)
+    mac = _mac_line(secret, header, body, code).encode()
+    _write_new(os.path.join(directory, key + ".code"), code)
+    _write_new(os.path.join(directory, key + ".py"), mac + b"\n" + header + b"\n" + body)
+    STATS["writes"] += 1
+
+
+def _write_new(path: str, data: bytes) -> None:
+    tmp = f"{path}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, _NEW_FLAGS, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text)
-        os.replace(tmp, os.path.join(directory, key + ".py"))
+            f.write(data)
+        os.replace(tmp, path)
     except OSError:
         os.unlink(tmp)
         raise
-    STATS["writes"] += 1
 
 
 # ------------------------------------------------- constants, by their place
