@@ -204,3 +204,13 @@ def test_constants_come_from_the_new_trace(cache_dir, monkeypatch):
         warnings.simplefilter("error")
         np.testing.assert_allclose(pb.grad(scaled)(W), new)
     assert disk_cache.STATS["hits"] == 1
+
+
+def test_a_directory_that_cannot_be_made_gets_one_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_cache, "_warned", set())
+    (tmp_path / "file").write_text("")
+    with pb.config.override(cache_dir=str(tmp_path / "file" / "cache")):
+        with pytest.warns(UserWarning, match="cache directory") as caught:
+            np.testing.assert_allclose(_grad(), EXPECTED)
+            np.testing.assert_allclose(_grad(), EXPECTED)
+    assert len(caught) == 1

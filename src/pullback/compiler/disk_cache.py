@@ -136,6 +136,9 @@ def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
     except Refused as e:
         _warn(directory, str(e))
         return _generate(make, fn_name, env)
+    except (OSError, ValueError, EOFError) as e:  # (a directory that cannot be made...)
+        _warn(directory, f"{type(e).__name__}: {e}")
+        return _generate(make, fn_name, env)
     if found is not None:
         STATS["hits"] += 1
         return found
@@ -183,13 +186,22 @@ def _open_directory(directory: str) -> bytes:
         raise Refused("it is not a directory")
     _check_owned(st, "it")
     path = os.path.join(directory, _KEY_FILE)
-    try:
-        fd = os.open(path, _NEW_FLAGS, 0o600)
-    except FileExistsError:
-        return _read_owned(path, "its key file")
-    with os.fdopen(fd, "wb") as f:
-        secret = secrets.token_bytes(32)
-        f.write(secret)
+    if not os.path.lexists(path):
+        # written whole under another name, then linked: a process racing this one
+        # reads a whole key, its own or this one's (os.link refuses to replace)
+        tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, _NEW_FLAGS, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    secret = _read_owned(path, "its key file")
+    if len(secret) != 32:
+        raise Refused("its key file is damaged (remove it to start the cache afresh)")
     return secret
 
 
