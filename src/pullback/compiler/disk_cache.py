@@ -35,7 +35,7 @@ import numpy as np
 from pullback.transforms import codegen as codegen_module
 from pullback.transforms.codegen import Module, from_source
 
-from ..ir import Graph, Var
+from ..ir import Graph, Var, every_eqn
 from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
@@ -87,8 +87,8 @@ def key_of(graph: Graph, door: tuple) -> str:
     """The hash naming ``graph``'s generated code, for a front door's settings ``door``
     (a tuple of plain values): the graph printed canonically with its source lines, the
     setting codegen reads, the versions."""
-    h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), config.free_bytes,
-                                   len(graph.guards)]).encode())
+    h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), graph.name,
+                                   config.free_bytes, len(graph.guards)]).encode())
     h.update("\n".join(canonical(graph)).encode())
     return h.hexdigest()
 
@@ -113,13 +113,21 @@ def canonical(graph: Graph) -> Iterator[str]:
     yield " ".join(map(define, graph.inputs)) + " ; " + " ".join(map(define, graph.consts))
     for e in graph.eqns:
         params = " ".join(f"{k}={format_param(v)}" for k, v in e.params.items())
-        src = e.src
-        where = "" if src is None else f"{src.filename}:{src.lineno}:{src.text}"
         ins = " ".join(map(ref, e.inputs))
         outs = " ".join(map(define, e.outs))
-        yield f"{e.op.name}[{params}] {ins} -> {outs} {e.nograd:d}{e.keeps_history:d} {where}"
+        yield (f"{e.op.name}[{params}] {ins} -> {outs} {e.nograd:d}{e.keeps_history:d} "
+               + _where(e))
+        for p in e.params.values():  # the source lines of a region's body (its comments)
+            for body in (p,) if isinstance(p, Graph) else p if type(p) is tuple else ():
+                if isinstance(body, Graph):
+                    yield "  body " + " ".join(map(_where, every_eqn(body)))
     yield "guards " + " ".join(map(ref, graph.guards))
     yield "out " + " ".join("None" if v is None else ref(v) for v in graph.outputs)
+
+
+def _where(e: Any) -> str:
+    src = e.src
+    return "" if src is None else f"{src.filename}:{src.lineno}:{src.text}"
 
 
 def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
