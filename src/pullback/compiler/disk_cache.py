@@ -69,10 +69,15 @@ def versions() -> dict:
 
 
 def _fingerprint() -> str:
-    """A hash of the names, sizes and times of pullback's and its passes' .py files."""
-    h = hashlib.sha256()
+    """A hash of the names, sizes and times of pullback's and its passes' .py files;
+    "installed" for an install in site-packages, which changes with its version (the
+    walk costs a small function's first call a few ms)."""
     roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
              os.path.dirname(os.path.abspath(codegen_module.__file__))}
+    if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
+           for r in roots):
+        return "installed"
+    h = hashlib.sha256()
     for root in sorted(roots):
         for folder, dirs, files in sorted(os.walk(root)):
             dirs.sort()
