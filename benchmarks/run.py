@@ -48,6 +48,7 @@ import batching  # noqa: E402
 import contenders  # noqa: E402
 import latency  # noqa: E402
 import loops  # noqa: E402
+import new_process  # noqa: E402
 import report  # noqa: E402
 import timing  # noqa: E402
 import workloads  # noqa: E402
@@ -64,7 +65,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--only", metavar="NAME", help="workloads (comma-separated names or "
                    "prefixes; 'latency' for the compiler latency micro-benchmarks, 'loops' for the "
                    "first and steady calls of loops against their trip count, 'batching' for "
-                   "vmap's per-sample gradients and Jacobians)")
+                   "vmap's per-sample gradients and Jacobians, 'new_process' for the first "
+                   "call in a new process with and without the persistent cache)")
     p.add_argument("--contenders", metavar="NAME",
                    help="contenders besides the floor: " + ", ".join(
                        c.name for c in contenders.CONTENDERS[1:]))
@@ -136,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only or "loops" in args.only.split(","):
         looped = loops.run(args.quick)
         log(f"[loops] done at {time.perf_counter() - start:.1f}s")
+    fresh = None
+    if not args.only or "new_process" in args.only.split(","):
+        fresh = new_process.run(args.quick)
+        log(f"[new_process] done at {time.perf_counter() - start:.1f}s")
     batched = None
     if not args.only or "batching" in args.only.split(","):
         batched = batching.run(args.quick)
@@ -143,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report.markdown(results, names, lat, report.machine(), args.quick)
     text += "\n".join(loops.section(looped))
     text += "\n".join(batching.section(batched))
+    text += "\n".join(new_process.section(fresh))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmark.md").write_text(text)
     if results:

@@ -189,10 +189,10 @@ def select(names: str | None) -> tuple[Workload, ...]:
         return WORKLOADS
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     chosen = tuple(w for w in WORKLOADS if any(w.name.startswith(n) for n in wanted))
-    unknown = [n for n in wanted if n not in ("latency", "loops", "batching")
+    unknown = [n for n in wanted if n not in ("latency", "loops", "batching", "new_process")
                and not any(w.name.startswith(n) for w in WORKLOADS)]
     if unknown:
         known = ", ".join(w.name for w in WORKLOADS)
         raise SystemExit(f"unknown workload(s) {unknown}; known: {known}, latency, loops, "
-                         "batching")
+                         "batching, new_process")
     return chosen

@@ -260,6 +260,14 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     return _compile(source, fn_name, em.globals, dump)
 
 
+def from_source(source: str, fn_name: str, env: dict, code: types.CodeType | None = None
+                ) -> Module:
+    """The Module of ``source`` that ``generate`` wrote before (the persistent cache's
+    hit), with numpy, ``ops`` and ``env`` as its globals; ``code``: its function's code
+    object, compiled before from that source (else it is compiled now)."""
+    return _compile(source, fn_name, {"np": np, "ops": ops_namespace(), **env}, code=code)
+
+
 def _targets(em: _Emitter, e: Any, last: dict) -> str:
     """What an equation assigns: its result's name; for several outputs the names of
     those read later, ``_`` for the others (``a0, _ = np.split(x, [2], axis=1)``)."""
@@ -308,12 +316,17 @@ def set_dump_dir(path: Any) -> None:
     config.dump_dir = None if path is None else os.fspath(path)
 
 
-def _compile(source: str, fn_name: str, glb: dict, dump: bool = True) -> Module:
-    """Compile ``source`` and keep it in ``linecache`` for as long as its function lives
-    (tracebacks and pdb show it; an evicted variant's source goes with it)."""
+def _compile(source: str, fn_name: str, glb: dict, dump: bool = True,
+             code: types.CodeType | None = None) -> Module:
+    """Compile ``source`` (or take its function's ``code``) and keep it in ``linecache``
+    for as long as its function lives (tracebacks and pdb show it; an evicted variant's
+    source goes with it)."""
     filename = f"<pullback:{fn_name}:{next(_counter)}>"
-    exec(compile(source, filename, "exec"), glb)
-    fn = glb.pop(fn_name)  # not in its own globals: no cycle, it dies with its last holder
+    if code is None:
+        exec(compile(source, filename, "exec"), glb)
+        fn = glb.pop(fn_name)  # not in its own globals: no cycle, it dies with its holder
+    else:
+        fn = types.FunctionType(_renamed(code, filename), glb, fn_name)
     # mtime None: linecache.checkcache keeps the entry although no such file exists
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(fn, linecache.cache.pop, filename, None).atexit = False
@@ -321,6 +334,13 @@ def _compile(source: str, fn_name: str, glb: dict, dump: bool = True) -> Module:
     if directory and dump:
         _dump(directory, fn_name, source, glb)
     return Module(source, fn, filename)
+
+
+def _renamed(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` (and the code objects in it) as compiled from ``filename``."""
+    consts = tuple(_renamed(c, filename) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _dump(directory: str, fn_name: str, source: str, glb: dict) -> None:

@@ -34,6 +34,11 @@ def disabled() -> Iterator[None]:
         _OFF.reset(token)
 
 
+def is_disabled() -> bool:
+    """Whether ``disabled()`` is active (generated code differs: a cache key reads it)."""
+    return _OFF.get()
+
+
 class IntoOp(OpDef):
     """The out= form of a ufunc op, writing into input ``out_arg`` (codegen-only;
     not in the op table)."""

@@ -24,14 +24,17 @@ from typing import Any, Iterator
 
 
 class Config:
-    """The settings, each with its type and default (the environment variable
-    ``PULLBACK_DUMP_DIR`` sets ``dump_dir``)."""
+    """The settings, each with its type and default (the environment variables
+    ``PULLBACK_DUMP_DIR`` and ``PULLBACK_CACHE_DIR`` set ``dump_dir`` and ``cache_dir``)."""
 
     #: name -> (type, default, what it does)
     SETTINGS: dict[str, tuple] = {
         "check_ir": (bool, False, "verify the IR after every compiler pass (tests do)"),
         "dump_dir": ((str, type(None)), os.environ.get("PULLBACK_DUMP_DIR") or None,
                      "also write every generated module to this directory"),
+        "cache_dir": ((str, type(None)), os.environ.get("PULLBACK_CACHE_DIR") or None,
+                      "keep generated code in this directory for later processes "
+                      "(docs/generated_code.md)"),
         "replay": (bool, True, "run eager backward passes of graphs seen before as "
                    "generated code"),
         "replay_after": (int, 1, "sightings of a graph interpreted before its backward "

@@ -24,7 +24,7 @@ from ..numpy_face import to_tensor_face
 from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
-from . import anomaly, source
+from . import anomaly, disk_cache, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
 from .doors import given_kind, ident, strip_values, tensor_data
@@ -137,8 +137,8 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
     active = active_vars(g, [g.inputs[k] for k in wrt])
     tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
     if not grad_on or not any(tracked):
-        fwd = pipeline.simplify(g)
-        mod = pipeline.codegen(fwd, name, guard_env(traced.guards))
+        mod = disk_cache.generated(g, ("compile",), name, guard_env(traced.guards),
+                                   lambda: pipeline.simplify(g))
         strip_values(g)
         return Variant(traced, [], mod, simple=simple, returned=returned, given=given)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))

@@ -23,7 +23,7 @@ from ..numpy_face import NumpyTensor, face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_structure, tree_unflatten
 from ..tensor import Tensor
-from . import source
+from . import disk_cache, source
 from .cache import cache_for, check_captures, guard_env
 from .conversions import functional
 from .doors import (
@@ -69,11 +69,12 @@ class GradVariant:
     """One specialization: the generated function and how to call and unpack it
     (``GradFunction.run`` calls it)."""
 
-    def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple,
-                 missing: tuple) -> None:
+    def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
         self.traced = traced
         self.module = module
-        self.missing = missing  # the gradients the function does not reach (zeros)
+        # the gradients the function does not reach (zeros): seen on the first run, as
+        # the generated code returns None for them (its source may come from disk_cache)
+        self.missing: tuple | None = None
         value = traced.graph.outputs[0]
         self.seed = np.ones(value.shape, value.dtype)
         self.grad_slots = grad_slots(traced, nums)
@@ -178,13 +179,13 @@ class GradFunction:
         wrt = [g.inputs[j] for j in grad_slots(traced, nums)]
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
                    name=grad_of(None))
-        joint = pipeline.value_and_grad_graph(g, wrt, [seed] + [None] * (len(g.outputs) - 1))
+        seeds = [seed] + [None] * (len(g.outputs) - 1)
         name = ident(g.name) + "_value_and_grad"
-        module = pipeline.codegen(joint, name, guard_env(traced.guards) | env_for(args))
-        missing = tuple(k for k, v in enumerate(joint.outputs[len(g.outputs):]) if v is None)
-        strip_values(joint)
+        door = ("value_and_grad", tuple(grad_slots(traced, nums)), bool(kinds_in(args)))
+        module = disk_cache.generated(g, door, name, guard_env(traced.guards) | env_for(args),
+                                      lambda: pipeline.value_and_grad_graph(g, wrt, seeds))
         strip_values(g)
-        return GradVariant(traced, module, nums, args, missing)
+        return GradVariant(traced, module, nums, args)
 
     def run(self, variant: GradVariant, args: tuple) -> Any:
         """The generated function on ``args``, its results of the kinds passed in.
@@ -205,6 +206,8 @@ class GradFunction:
         if variant.lazy:  # Dask's arrays: lazy, or computed in one pass
             result = finish(result)
         n = variant.traced.n_outputs
+        if variant.missing is None:
+            variant.missing = tuple(k for k, g in enumerate(result[n:]) if g is None)
         grads = result[n:] if not variant.missing else _zeros_for_missing(variant, arrays,
                                                                            result[n:])
         if variant.plain and self._single:  # numpy in and out

@@ -1,0 +1,361 @@
+"""The persistent cache: generated source kept on disk for later processes.
+
+Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
+call's trace still runs (its guards, captured values and constants come from it); what
+the cache saves is what comes after: the passes, code generation and ``compile``. The
+key is a hash of the traced graph as printed (with its user source lines), the front
+door's settings, and the versions of pullback (and its files), numpy and Python.
+
+A cache entry is the generated source under one line of JSON that names the constants
+its code reads, each as where to find it in the new trace (never a value read from
+disk: no file is ever unpickled), its function's code object as ``marshal`` writes
+it (Python's .pyc format: compiling a long function costs as much as the passes), and
+an HMAC of all three under a key kept in the same directory. The directory is made
+0700 and files are written 0600; a directory or file not owned by the user or writable
+by others is refused, and a file whose HMAC or key does not match is ignored: each with
+one warning, and the code is generated afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import marshal
+import os
+import secrets
+import stat
+import sys
+import warnings
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from pullback.transforms import codegen as codegen_module
+from pullback.transforms import inplace
+from pullback.transforms.codegen import Module, from_source
+
+from ..ir import Graph, Var, every_eqn
+from ..ir.graph import format_param
+from ..ops import OPS
+from ..settings import config
+from .doors import strip_values
+
+FORMAT = 1  # the file layout's version, part of the key
+_KEY_FILE = ".hmac-key"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_SMALL_ARRAY = 64  # elements: a constant the passes made this small is written inline
+#: what this process did: ``hits`` (code read from disk), ``misses``, ``writes``,
+#: ``refused`` (files or directories ignored)
+STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
+_warned: set = set()  # directories already warned about
+
+
+class Refused(Exception):
+    """A cache directory or file that is not used (the message says why)."""
+
+
+@functools.cache
+def versions() -> dict:
+    """What else the generated code depends on: pullback's version and a fingerprint of
+    its files (an editable install changes without a new version), numpy's, Python's."""
+    # (read from the loaded package, not imported: the front door is a layer above;
+    # importlib.metadata takes longer than a small function's whole first call)
+    version = getattr(sys.modules.get("pullback"), "__version__", "unknown")
+    return {"pullback": version, "files": _fingerprint(), "numpy": np.__version__,
+            "python": sys.version}
+
+
+def _fingerprint() -> str:
+    """A hash of the names, sizes and times of pullback's and its passes' .py files;
+    "installed" for an install in site-packages, which changes with its version (the
+    walk costs a small function's first call a few ms)."""
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             os.path.dirname(os.path.abspath(codegen_module.__file__))}
+    if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
+           for r in roots):
+        return "installed"
+    h = hashlib.sha256()
+    for root in sorted(roots):
+        for folder, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    st = os.stat(os.path.join(folder, f))
+                    h.update(f"{folder}/{f}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def key_of(graph: Graph, door: tuple) -> str:
+    """The hash naming ``graph``'s generated code, for a front door's settings ``door``
+    (a tuple of plain values): the graph printed canonically with its source lines, the
+    setting codegen reads, the versions."""
+    h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), graph.name,
+                                   config.free_bytes, inplace.is_disabled(),
+                                   len(graph.guards)]).encode())
+    h.update("\n".join(canonical(graph)).encode())
+    return h.hexdigest()
+
+
+def canonical(graph: Graph) -> Iterator[str]:
+    """``graph`` as lines of text naming what codegen reads: values numbered in order
+    of definition with their name hints, shapes and dtypes; each equation's op, params,
+    flags and user source line (a region's body printed whole, by the IR's printer).
+    Quicker than ``format_graph`` (a long trace's key is a share of its first call)."""
+    number: dict = {}
+
+    def define(v: Var) -> str:
+        number[v.id] = len(number)
+        return f"{v.name}:{v.dtype.str}{v.shape}"
+
+    def ref(a: Any) -> str:
+        if type(a) is not Var:
+            return format_param(a)
+        k = number.get(a.id)
+        return f"%{k}" if k is not None else "?" + define(a)
+
+    yield " ".join(map(define, graph.inputs)) + " ; " + " ".join(map(define, graph.consts))
+    for e in graph.eqns:
+        params = " ".join(f"{k}={format_param(v)}" for k, v in e.params.items())
+        ins = " ".join(map(ref, e.inputs))
+        outs = " ".join(map(define, e.outs))
+        yield (f"{e.op.name}[{params}] {ins} -> {outs} {e.nograd:d}{e.keeps_history:d} "
+               + _where(e))
+        for p in e.params.values():  # the source lines of a region's body (its comments)
+            for body in (p,) if isinstance(p, Graph) else p if type(p) is tuple else ():
+                if isinstance(body, Graph):
+                    yield "  body " + " ".join(map(_where, every_eqn(body)))
+    yield "guards " + " ".join(map(ref, graph.guards))
+    yield "out " + " ".join("None" if v is None else ref(v) for v in graph.outputs)
+
+
+def _where(e: Any) -> str:
+    src = e.src
+    return "" if src is None else f"{src.filename}:{src.lineno}:{src.text}"
+
+
+def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
+              make: Callable[[], Graph]) -> Module:
+    """``fn_name``'s Module for traced ``graph``: read from ``config.cache_dir`` when it
+    holds it, else ``make()``'s graph generated (and written there)."""
+    directory = config.cache_dir
+    if not directory:
+        return _generate(make, fn_name, env)
+    key = key_of(graph, door)
+    try:
+        secret = _open_directory(directory)
+        found = _read(directory, key, secret, graph, fn_name, env)
+    except Refused as e:
+        _warn(directory, str(e))
+        return _generate(make, fn_name, env)
+    except (OSError, ValueError, EOFError) as e:  # (a directory that cannot be made...)
+        _warn(directory, f"{type(e).__name__}: {e}")
+        return _generate(make, fn_name, env)
+    if found is not None:
+        STATS["hits"] += 1
+        return found
+    STATS["misses"] += 1
+    module = _generate(make, fn_name, env)
+    places = _places(module, graph, env)
+    if places is not None:
+        try:
+            _write(directory, key, secret, module, places)
+        except OSError as e:
+            _warn(directory, f"cannot write to it: {e}")
+    return module
+
+
+def _generate(make: Callable[[], Graph], fn_name: str, env: dict) -> Module:
+    """The passes (``make``) and codegen, as without the cache; the graph's trace-time
+    values are dropped once its code is generated."""
+    graph = make()
+    module = codegen_module.generate(graph, fn_name, env)
+    strip_values(graph)
+    return module
+
+
+def _warn(directory: str, why: str) -> None:
+    STATS["refused"] += 1
+    if directory not in _warned:
+        _warned.add(directory)
+        warnings.warn(f"pullback's cache directory {directory!r} (pb.config.cache_dir): "
+                      f"{why}; generating code afresh", UserWarning, stacklevel=4)
+
+
+# ------------------------------------------------------------------ checks
+def _check_owned(st: os.stat_result, what: str) -> None:
+    if st.st_uid != os.getuid():
+        raise Refused(f"{what} is owned by another user (uid {st.st_uid})")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise Refused(f"{what} is writable by others (mode {stat.S_IMODE(st.st_mode):o})")
+
+
+def _open_directory(directory: str) -> bytes:
+    """Make (0700) or check the directory; its HMAC key (made on first use, 0600)."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode):
+        raise Refused("it is not a directory")
+    _check_owned(st, "it")
+    path = os.path.join(directory, _KEY_FILE)
+    if not os.path.lexists(path):
+        # written whole under another name, then linked: a process racing this one
+        # reads a whole key, its own or this one's (os.link refuses to replace)
+        tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, _NEW_FLAGS, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    secret = _read_owned(path, "its key file")
+    if len(secret) != 32:
+        raise Refused("its key file is damaged (remove it to start the cache afresh)")
+    return secret
+
+
+def _read_owned(path: str, what: str) -> bytes:
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as e:
+        raise Refused(f"{what} cannot be read: {e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{what} is not a regular file")
+        _check_owned(st, what)
+        return f.read()
+
+
+def _mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
+    """The .py file's first line: the HMAC of its header line, its source and the code."""
+    mac = hmac.new(secret, header + b"\n" + source + b"\n", hashlib.sha256)
+    mac.update(code)
+    return "# hmac-sha256 " + mac.hexdigest()
+
+
+# ------------------------------------------------------------ read, write
+def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
+          env: dict) -> Module | None:
+    """The module in ``<key>.py`` (its source) and ``<key>.code`` (its function's code
+    object, as marshal writes it: Python's own .pyc format, loaded only once the HMAC
+    over both holds), None when there is none."""
+    path = os.path.join(directory, key)
+    if not os.path.lexists(path + ".py"):
+        return None
+    data = _read_owned(path + ".py", f"the file {key}.py")
+    code = _read_owned(path + ".code", f"the file {key}.code")
+    try:
+        mac, header, source = data.split(b"\n", 2)
+        fields = json.loads(header[2:])
+        ok = hmac.compare_digest(mac.decode("ascii"), _mac_line(secret, header, source, code))
+    except (ValueError, UnicodeDecodeError):
+        ok = False
+    if not ok or fields.get("key") != key or fields.get("name") != fn_name:
+        raise Refused(f"the file {key}.py is corrupted or not this directory's (its HMAC "
+                      "does not match); it is ignored")
+    glb = dict(env)
+    for name, place in fields["bound"].items():
+        glb[name] = _find(place, graph)
+    return from_source(source.decode("utf-8"), fn_name, glb, marshal.loads(code))
+
+
+def _write(directory: str, key: str, secret: bytes, module: Module, places: dict) -> None:
+    """``<key>.code`` then ``<key>.py`` (each 0600, written whole under another name
+    first, then renamed: a reader finds both or no .py)."""
+    header = b"# " + json.dumps({"key": key, "name": module.fn.__name__,
+                                 "bound": places}).encode()
+    body = module.source.encode("utf-8")
+    code = marshal.dumps(module.fn.__code__)
+    mac = _mac_line(secret, header, body, code).encode()
+    _write_new(os.path.join(directory, key + ".code"), code)
+    _write_new(os.path.join(directory, key + ".py"), mac + b"\n" + header + b"\n" + body)
+    STATS["writes"] += 1
+
+
+def _write_new(path: str, data: bytes) -> None:
+    tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, _NEW_FLAGS, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
+# ------------------------------------------------- constants, by their place
+def _places(module: Module, graph: Graph, env: dict) -> dict | None:
+    """For each constant the module's code reads, where the next trace holds it; None
+    when one has no such place (that module is not written)."""
+    skip = {"np", "rt", "ops", "__builtins__", *env}  # (codegen's standard names)
+    places = {}
+    for name, value in module.fn.__globals__.items():
+        if name in skip:
+            continue
+        place = _place(value, graph)
+        if place is None:
+            return None
+        places[name] = place
+    return places
+
+
+def _place(value: Any, graph: Graph) -> list | None:
+    for k, c in enumerate(graph.consts.values()):
+        if c is value:
+            return ["const", k]
+    for i, e in enumerate(graph.eqns):
+        for p, v in e.params.items():
+            path = _path_in(value, v)
+            if path is not None:
+                return ["param", i, p, *path]
+    if any(op is value for op in OPS.values()):
+        return ["op", value.name]
+    if isinstance(value, np.dtype) and value.metadata is None and not value.fields:
+        return ["dtype", value.str]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and \
+            value.size <= _SMALL_ARRAY and value.dtype.fields is None:
+        return ["array", value.dtype.str, list(value.shape), value.ravel().tolist()]
+    return None
+
+
+def _path_in(value: Any, p: Any) -> list | None:
+    if p is value:
+        return []
+    if type(p) is tuple:
+        for k, q in enumerate(p):
+            path = _path_in(value, q)
+            if path is not None:
+                return [k, *path]
+    return None
+
+
+def _find(place: list, graph: Graph) -> Any:
+    kind = place[0]
+    try:
+        if kind == "const":
+            return list(graph.consts.values())[place[1]]
+        if kind == "param":
+            value = graph.eqns[place[1]].params[place[2]]
+            for k in place[3:]:
+                value = value[k]
+            return value
+        if kind == "op":
+            return OPS[place[1]]
+        if kind == "dtype":
+            return np.dtype(place[1])
+        if kind == "array":
+            return np.array(place[3], dtype=np.dtype(place[1])).reshape(place[2])
+    except (IndexError, KeyError, TypeError, ValueError):
+        pass
+    raise Refused(f"a constant's place {place!r} is not in the trace")
+
+
+__all__ = ["generated", "key_of", "versions", "STATS"]
