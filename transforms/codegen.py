@@ -263,9 +263,10 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
 def from_source(source: str, fn_name: str, env: dict, code: types.CodeType | None = None
                 ) -> Module:
     """The Module of ``source`` that ``generate`` wrote before (the persistent cache's
-    hit), with numpy, ``ops`` and ``env`` as its globals; ``code``: its function's code
+    hit), with numpy, ``rt``, ``ops`` and ``env`` as its globals; ``code``: its function's code
     object, compiled before from that source (else it is compiled now)."""
-    return _compile(source, fn_name, {"np": np, "ops": ops_namespace(), **env}, code=code)
+    return _compile(source, fn_name, {"np": np, "rt": rt, "ops": ops_namespace(), **env},
+                    code=code)
 
 
 def _targets(em: _Emitter, e: Any, last: dict) -> str:

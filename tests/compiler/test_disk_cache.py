@@ -41,7 +41,7 @@ def loss(w, x):
 x = np.linspace(-1, 1, 12).reshape(4, 3)
 w = np.linspace(0.5, 1.5, 6).reshape(3, 2)
 value, grad = pb.value_and_grad(loss)(w, x)
-compiled = pb.compile(lambda t: pb.sin(t) * 2)
+compiled = pb.compile(lambda t: pb.sin(t) * 2 + pb.erf(t))  # (erf: an rt. helper)
 with pb.no_grad():
     out = compiled(pb.ones(3)).numpy()
 print(json.dumps({"value": float(value), "grad": grad.tolist(), "out": out.tolist(),
