@@ -395,7 +395,8 @@ def pyloop_stop(d: Draw) -> Term:
     stop = d.pick("break", "continue")
     head = d.pick(f"for i{k} in range(6):",
                   f"while (np.sum(b{k} * b{k}) < 9.0) & (m{k} < 6.0):")
-    body = (f"b{k} = x * 0.5", f"m{k} = 0.0", head, f"    m{k} = m{k} + 1.0", f"    b{k} = {d.u(f'b{k}')} * 0.9 + b{k} * 0.5 + 0.4",
+    body = (f"b{k} = x * 0.5", f"m{k} = 0.0", head, f"    m{k} = m{k} + 1.0",
+            f"    b{k} = {d.u(f'b{k}')} * 0.9 + b{k} * 0.5 + 0.4",
             f"    if np.sum(b{k}) > 1.0:", f"        {stop}", f"    b{k} = b{k} * 1.1")
     return Term("loops", "", body, f"b{k}")
 
