@@ -359,3 +359,79 @@ def loop_cond(d: Draw) -> Term:
     pre = (f"import pullback as pb\ndef yes{k}(v):\n    return {d.u('v')} + v\n"
            f"def no{k}(v):\n    return {other}\n")
     return Term("loops", pre, expr=f"pb.cond(np.sum(x) > 0.1, yes{k}, no{k}, x)")
+
+
+# ------------------------------------------- plain Python loops (the source pass's)
+@template("loops", scalar=True)
+def pyloop_range(d: Draw) -> Term:
+    """``for`` over a fixed ``range``, the counter read or not, or over an array's rows."""
+    k, c = d.k, d.c()
+    n = d.pick(1, 3, 5)
+    how = d.pick("range", "counted", "rows")
+    head = f"for v{k} in np.stack([x, {d.u('x')}]):" if how == "rows" else \
+        f"for i{k} in range({n}):"
+    step = f"v{k} * 0.3" if how == "rows" else f"x * (0.1 * i{k})" if how == "counted" \
+        else "x * 0.1"
+    body = (f"h{k} = x * 0.5", head, f"    h{k} = {d.u(f'h{k}')} * {c} + {step}")
+    return Term("loops", "", body, f"h{k}")
+
+
+@template("loops", scalar=True)
+def pyloop_while(d: Draw) -> Term:
+    """``while`` on a traced test with a cap: a trip count that depends on the data (a
+    float counter keeps it a region, an int one unrolls it)."""
+    k = d.k
+    zero, one = d.pick(("0", "1"), ("0.0", "1.0"))
+    body = (f"w{k} = x * 0.5", f"n{k} = {zero}",
+            f"while (np.sum(np.abs(w{k})) < 4.0) & (n{k} < 5):",
+            f"    w{k} = w{k} * 1.3 + {d.u(f'w{k}')} * 0.2", f"    n{k} = n{k} + {one}")
+    return Term("loops", "", body, f"w{k} * (n{k} + 1)")
+
+
+@template("loops", scalar=True)
+def pyloop_stop(d: Draw) -> Term:
+    """A ``break`` or ``continue`` on a traced test, in a ``for`` or a ``while``."""
+    k = d.k
+    stop = d.pick("break", "continue")
+    head = d.pick(f"for i{k} in range(6):",
+                  f"while (np.sum(b{k} * b{k}) < 9.0) & (m{k} < 6.0):")
+    body = (f"b{k} = x * 0.5", f"m{k} = 0.0", head, f"    m{k} = m{k} + 1.0",
+            f"    b{k} = {d.u(f'b{k}')} * 0.9 + b{k} * 0.5 + 0.4",
+            f"    if np.sum(b{k}) > 1.0:", f"        {stop}", f"    b{k} = b{k} * 1.1")
+    return Term("loops", "", body, f"b{k}")
+
+
+@template("loops", scalar=True)
+def pyloop_branch(d: Draw) -> Term:
+    """An ``if`` on a traced value in a loop's body."""
+    k, c = d.k, d.c()
+    body = (f"s{k} = x * 0.5", f"for i{k} in range({d.pick(2, 4)}):",
+            f"    if np.sum(s{k}) > 0.2:", f"        s{k} = {d.u(f's{k}')} * {c}",
+            "    else:", f"        s{k} = s{k} * 0.5 + 0.3")
+    return Term("loops", "", body, f"s{k}")
+
+
+@template("loops", scalar=True)
+def pyloop_nested(d: Draw) -> Term:
+    """Nested loops writing the items of a table (a dynamic programme), or a loop
+    writing each step's value into a row of an output."""
+    k = d.k
+    if d.pick("table", "rows") == "rows":
+        body = (f"h{k} = x * 0.5", f"out{k} = np.zeros((3,) + np.shape(x))",
+                f"for t{k} in range(3):", f"    h{k} = {d.u(f'h{k}')} + x * 0.2",
+                f"    out{k}[t{k}] = h{k} * (t{k} + 1)")
+        return Term("loops", "", body, f"out{k}[1:] * 0.5")
+    body = (f"R{k} = np.zeros((3, 3))", f"R{k}[0, 0] = np.sum(x) * 0.3",
+            f"for i{k} in range(1, 3):", f"    for j{k} in range(1, 3):",
+            f"        R{k}[i{k}, j{k}] = {d.u(f'R{k}[i{k} - 1, j{k}] * 0.5')} "
+            f"+ R{k}[i{k}, j{k} - 1] * 0.5 + np.sum(x) * 0.1")
+    return Term("loops", "", body, f"R{k}[1:, 1:] * {d.c()}")
+
+
+@template("loops", scalar=True)
+def pyloop_int_arg(d: Draw) -> Term:
+    """A helper whose ``int`` argument is its loop's trip count."""
+    k = d.k
+    pre = (f"def roll{k}(v, n):\n    for _ in range(n):\n"
+           f"        v = {d.u('v')} * {d.c()} + 0.2\n    return v\n")
+    return Term("loops", pre, expr=f"roll{k}(x, {d.pick(0, 2, 3)}) * 0.5")

@@ -93,6 +93,7 @@ from .loop_runtime import (
     loop_index,
     while_,
 )
+from .loop_writes import item_set, item_slice
 from .loops import convert_loops
 from .rewriter import (
     RUNTIME_NAME,
@@ -227,7 +228,8 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_each=for_each, for_zip=for_zip,
                                  for_enumerate=for_enumerate,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
-                                 while_=while_, loop_index=loop_index, UNBOUND=UNBOUND)
+                                 while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
+                                 item_set=item_set, item_slice=item_slice)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 

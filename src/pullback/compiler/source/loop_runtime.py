@@ -30,6 +30,7 @@ from ...ops.indexing import index_select
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
 from ..control_flow import active_tracers, cond, scan, while_loop
+from .loop_writes import DEPTH
 from .runtime import in_traced_entry, subscript
 
 #: a function's code -> the positions of its parameters read only as bounds of a
@@ -58,13 +59,14 @@ UNBOUND = _Unbound()
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
               post: Callable | None = None, brk: bool = False, sliced: tuple = (),
-              counted: bool = True) -> tuple:
+              counted: bool = True, written: tuple = ()) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
     can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
     the values ``post`` reads and the test's value), ``post`` the part after. ``sliced``:
     getters of the arrays ``x`` whose ``x[i]`` the body (and ``post``) take after ``i``;
-    ``counted``: whether the body reads ``i`` (a region counts only then)."""
+    ``counted``: whether the body reads ``i`` (a region counts only then); ``written``:
+    the positions of the carries whose items the body writes (``item_writes.py``)."""
     init = _values(getters)
     arrays = tuple(get() for get in sliced)
     lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
@@ -74,9 +76,10 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
         steps = range(*bounds)
         init = list(body(*lead(steps[0]), *init))
         bounds = (steps[1], steps.stop, steps.step)
-    out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted)
+    out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted,
+                        written)
     if out is not None:
-        return out
+        return _written_back(init, out, written)
     if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
         owner = OWNER.get(sys._getframe(1).f_code)  # an int argument better a key of the
         if owner is not None:  # cache: traced_ints leaves it an int from now on)
@@ -106,40 +109,44 @@ def _peelable(bounds: tuple) -> bool:
 
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-             post: Callable | None = None, brk: bool = False) -> tuple:
+             post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
-    return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk)
+    return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk,
+                      written)
 
 
 def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-            post: Callable | None = None, brk: bool = False) -> tuple:
+            post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
-    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk)
+    return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk,
+                      written)
 
 
 def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-                  post: Callable | None = None, brk: bool = False) -> tuple:
+                  post: Callable | None = None, brk: bool = False,
+                  written: tuple = ()) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
     return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
-                      post, brk)
+                      post, brk, written)
 
 
 def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-                      post: Callable | None = None, brk: bool = False) -> tuple:
+                      post: Callable | None = None, brk: bool = False,
+                      written: tuple = ()) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)), post, brk)
+                      lambda: enumerate(zip(*args)), post, brk, written)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
-               items: Callable, post: Callable | None, brk: bool) -> tuple:
+               items: Callable, post: Callable | None, brk: bool, written: tuple) -> tuple:
     init = _values(getters)
-    out = _region_items(body, getters, init, args, in_place, kind, post, brk)
+    out = _region_items(body, getters, init, args, in_place, kind, post, brk, written)
     if out is not None:
-        return out
+        return _written_back(init, out, written)
     carry = tuple(init)
     for item in items():
         if post is None:
@@ -155,13 +162,13 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
 
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
-           post: Callable | None = None, brk: bool = False) -> tuple:
+           post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one (``post`` and ``brk`` as for ``for_range``)."""
+    one (``post``, ``brk`` and ``written`` as for ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place, post, brk)
+    out = _region_while(cond, body, getters, init, in_place, post, brk, written)
     if out is not None:
-        return out
+        return _written_back(init, out, written)
     carry = tuple(init)
     while cond(*carry):
         if post is None:
@@ -228,8 +235,14 @@ def _name(get: Callable) -> str:
 
 
 def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
-             traced: bool = False) -> str | None:
+             traced: bool = False, written: tuple = ()) -> str | None:
     """Why the loop cannot be a region (None: it may be)."""
+    for k in written:
+        name = _name(getters[k])
+        if not isinstance(init[k], Tensor):
+            return f"{name}, whose items it writes, is not a traced array"
+        if _closes_over_alias(body, init[k]):
+            return f"it reads a view of {name}, whose items it writes"
     for k, (get, v) in enumerate(zip(getters, init)):
         name = _name(get)
         if v is UNBOUND:
@@ -242,6 +255,37 @@ def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
             and not _closes_over_tensors(body):
         return "no traced value flows through it"
     return None
+
+
+def _closes_over_alias(fn: Callable, x: Tensor) -> bool:
+    """Whether ``fn`` (or a loop's function it holds) reads an array sharing memory
+    with ``x``: it would see the writes into ``x`` that the region's body makes into a
+    new value."""
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        data = v._data if isinstance(v, Tensor) else v
+        if isinstance(data, np.ndarray) and np.may_share_memory(data, x._data):
+            return True
+        if callable(v) and getattr(v, "__name__", "").startswith("__pb_loop_") \
+                and _closes_over_alias(v, x):
+            return True
+    return False
+
+
+def _written_back(init: list, out: tuple, written: tuple) -> tuple:
+    """The carries after a region; an array whose items the body wrote gets the last
+    value written into it (outside a region's body: its views see the writes) and is
+    the carry itself, as after the Python loop."""
+    if not written or DEPTH[0]:
+        return out
+    out = list(out)
+    for k in written:
+        init[k][...] = out[k]
+        out[k] = init[k]
+    return tuple(out)
 
 
 def _closes_over_tensors(fn: Callable) -> bool:
@@ -261,7 +305,7 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
-                  counted: bool) -> tuple | None:
+                  counted: bool, written: tuple) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -270,7 +314,7 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
            for b in bounds):
         return _fell_back(tracers, body, "the range's bounds are not integers")
-    why = _why_not(body, getters, init, in_place) or next(
+    why = _why_not(body, getters, init, in_place, written=written) or next(
         (f"it reads a {type(x).__name__} at the loop variable, not an array" for x in arrays
          if not isinstance(x, (Tensor, np.ndarray)) or x.ndim == 0), None)
     if why is not None:
@@ -335,7 +379,7 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
-                  brk: bool) -> tuple | None:
+                  brk: bool, written: tuple) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -348,7 +392,7 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                                          "over an array's first axis")
     if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
         return _fell_back(tracers, body, "enumerate's start is not an int")
-    why = _why_not(body, getters, init, in_place)
+    why = _why_not(body, getters, init, in_place, written=written)
     if why is not None:
         return _fell_back(tracers, body, why)
     n = min(s.shape[0] for s in seqs)
@@ -400,11 +444,12 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
-                  in_place: tuple, post: Callable | None, brk: bool) -> tuple | None:
+                  in_place: tuple, post: Callable | None, brk: bool,
+                  written: tuple) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
-    why = _why_not(body, getters, init, in_place)
+    why = _why_not(body, getters, init, in_place, written=written)
     if why is not None:
         return _fell_back(tracers, body, why)
     one = _one_step(body, post, brk, 0)
@@ -433,6 +478,8 @@ def _attempt(tracers: list, body: Callable, region: Callable,
     """``region()``, or None with what it changed in the tracers and outside put back."""
     saved = [(len(tr.guards), len(tr.writes), set(tr.changed), set(tr.written),
               {k: (g, state_of(g)) for k, (g, _) in tr.rewinds.items()}) for tr in tracers]
+    depth = what == "loop"  # (item writes in a branch alone stay writes: a guard)
+    DEPTH[0] += depth
     try:
         return tuple(region())
     except Exception as e:  # (the plain loop runs next: a real error is raised again there)
@@ -440,6 +487,8 @@ def _attempt(tracers: list, body: Callable, region: Callable,
             _put_back(tr, *s)
         reason = str(e).split(": ", 1)[-1] if str(e) else type(e).__name__
         return _fell_back(tracers, body, reason, what)
+    finally:
+        DEPTH[0] -= depth
 
 
 def _put_back(tr: Any, n_guards: int, n_writes: int, changed: set, written: set,

@@ -36,6 +36,7 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS
+from .item_writes import item_writes
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call
 
 PREFIX = "__pb_loop_"
@@ -43,7 +44,7 @@ _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the 
 #: the runtime's helpers a converted body may call (the others change outside state)
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
                            "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
-                           "while_", "loop_index", "if_"})
+                           "while_", "loop_index", "if_", "item_set", "item_slice"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
@@ -81,6 +82,8 @@ class _Converter:
         k = 0
         while k < len(body):
             stmt = body[k]
+            if isinstance(stmt, (gast.For, gast.While)):
+                item_writes(self.fn, stmt, self.declared)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
@@ -198,7 +201,8 @@ class _Converter:
                          args=[_name(name), _getters(carries),
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=_range_keywords(kind, stmt.target, sliced, flat))
+                         keywords=_range_keywords(kind, stmt.target, sliced, flat)
+                         + _written(flat, carries))
         return fns + [_assign(carries, call, where)]
 
     def _slices(self, body: list, target: str, assigned: set) -> tuple:
@@ -280,7 +284,7 @@ class _Converter:
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=[])
+                         keywords=_written(flat, carries))
         return [cond] + fns + [_assign(carries, call, where)]
 
     def _name(self, stmt: Any) -> str:
@@ -481,6 +485,18 @@ def _in_place(body: list, carries: list) -> Any:
     aug = _aug_assigned(body)
     return gast.Tuple(elts=[gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
                             if n in aug], ctx=gast.Load())
+
+
+def _written(body: list, carries: list) -> list:
+    """``written=`` (the positions of the carries the body writes items of, through
+    ``item_set``: the runtime writes their last values back into the arrays)."""
+    names = {n.args[0].id for s in body for n in gast.walk(s) if isinstance(n, gast.Call)
+             and isinstance(n.func, gast.Attribute) and n.func.attr == "item_set"
+             and isinstance(n.func.value, gast.Name) and n.func.value.id == "__pb_rt__"}
+    positions = [gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
+                 if n in names]
+    return [gast.keyword(arg="written", value=gast.Tuple(elts=positions, ctx=gast.Load()))] \
+        if positions else []
 
 
 def _getters(names: list) -> Any:

@@ -1,0 +1,125 @@
+"""A loop whose body writes items of an array made before it (``R[i, j] = ...``,
+``out[t] = h``) is a region: the array is a carry and the write a new value
+(``item_writes.py``, ``loop_writes.py``). Checked against central finite differences
+(float64), torch, eager ``.backward()`` and the plain function."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from conftest import numeric_grad as fd
+
+import pullback as pb
+
+RNG = np.random.default_rng(3)
+D8 = RNG.random((8, 8))
+XS = RNG.standard_normal((6, 3))
+W = RNG.standard_normal((3, 3)) * 0.5
+
+
+def softmin(a, b, c, gamma):
+    m = np.minimum(np.minimum(a, b), c)
+    return m - gamma * np.log(np.exp((m - a) / gamma) + np.exp((m - b) / gamma)
+                              + np.exp((m - c) / gamma))
+
+
+def soft_dtw(D):
+    n, m = D.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
+    return R[n, m]
+
+
+def torch_soft_dtw(D):
+    n, m = D.shape
+    inf = torch.tensor(np.inf, dtype=torch.float64)
+    R = [[inf] * (m + 1) for _ in range(n + 1)]
+    R[0][0] = torch.tensor(0.0, dtype=torch.float64)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            r = torch.stack([R[i - 1][j], R[i][j - 1], R[i - 1][j - 1]])
+            R[i][j] = D[i - 1, j - 1] - 0.1 * torch.logsumexp(-r / 0.1, 0)
+    return R[n][m]
+
+
+def test_soft_dtw_converts_both_loops_and_its_gradient_is_right() -> None:
+    g = pb.grad(soft_dtw)(D8)
+    np.testing.assert_allclose(g, fd(soft_dtw, D8), rtol=1e-6, atol=1e-9)
+    d = torch.tensor(D8, requires_grad=True)
+    torch_soft_dtw(d).backward()
+    np.testing.assert_allclose(g, d.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert float(pb.compile(soft_dtw)(D8)) == pytest.approx(soft_dtw(D8), rel=1e-12)
+    info = pb.compiler.inspect(pb.grad(soft_dtw), D8)
+    assert info.loops == () and len(re.findall(r"^ +for i\w* in range\(", info.forward, re.M)) == 4
+    assert "index_copy" in info.forward
+
+
+def rnn_outputs(w, xs):
+    h = np.zeros(3)
+    out = np.zeros((xs.shape[0], 3))
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ w + h)
+        out[t] = h
+    return (out * out).sum() + out[-1].sum()
+
+
+def columns(w, xs):
+    h = np.zeros(3)
+    out = np.zeros((3, xs.shape[0]))
+    for t, x in enumerate(xs):
+        h = np.tanh(x @ w + h)
+        out[:, t] = h * (t + 1)
+    return (out[:, 1:] ** 2).sum()
+
+
+@pytest.mark.parametrize("f", [rnn_outputs, columns])
+def test_a_written_row_or_column_is_a_carry(f) -> None:
+    value, g = pb.value_and_grad(f)(W, XS)
+    assert value == pytest.approx(f(W, XS), rel=1e-12)
+    np.testing.assert_allclose(g, fd(lambda w: f(w, XS), W), rtol=1e-6)
+    assert pb.compiler.inspect(pb.grad(f), W, XS).loops == ()
+    np.testing.assert_allclose(pb.compile(f)(W, XS), f(W, XS), rtol=1e-12)
+
+
+def test_views_made_before_the_loop_see_the_writes() -> None:
+    def f(w):
+        out = np.zeros((4, 3))
+        first = out[0]
+        h = np.ones(3)
+        for t in range(4):
+            h = np.tanh(h @ w)
+            out[t] = h
+        return (first * out[3]).sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    assert pb.compiler.inspect(pb.grad(f), W).loops == ()
+
+
+def test_a_body_reading_a_view_of_what_it_writes_unrolls() -> None:
+    def f(w):
+        out = np.zeros((4, 3))
+        first = out[0]
+        h = np.ones(3)
+        for t in range(4):
+            h = np.tanh(h @ w) + first
+            out[t] = h
+        return out.sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    (note,) = pb.compiler.inspect(pb.grad(f), W).loops
+    assert "reads a view of out" in note
+
+
+def test_a_view_bound_in_the_body_leaves_the_loop_as_written() -> None:
+    def f(w):
+        out = np.ones((4, 3))
+        for t in range(1, 4):
+            prev = out[t - 1]
+            out[t] = np.tanh(prev @ w)
+        return out.sum()
+    np.testing.assert_allclose(pb.grad(f)(W), fd(f, W), rtol=1e-6)
+    assert pb.value_and_grad(f)(W)[0] == pytest.approx(f(W), rel=1e-12)
