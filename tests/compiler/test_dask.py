@@ -323,3 +323,12 @@ def test_vmap_refuses_dask_arrays_by_name():
         with dask.config.set(scheduler=refuse), \
                 pytest.raises(TypeError, match=r"vmap: .*dask arrays \(X\) are not arguments"):
             pb.vmap(f, in_axes=axes)(*args)
+
+
+def test_a_dask_array_read_from_a_closure_is_refused_not_computed():
+    X, y = lazy(*data(10, 3))
+    losses = [lambda w: np.sum(X * w), lambda w: np.sum((X @ w - y) ** 2)]
+    for loss in losses:
+        with dask.config.set(scheduler=refuse), \
+                pytest.raises(TypeError, match="gave a dask array.*pass dask arrays as arguments"):
+            pb.grad(loss)(np.ones(3))

@@ -336,17 +336,18 @@ _NO_EDGE = (None, 0)
 
 def _run_lazy(variant: Variant, args: tuple) -> Any:
     """A forward-only variant on Dask's (or CuPy's) arrays: the generated code's results
-    as it returns them (Dask arrays, lazy; computed with ``config.dask_compute``), not
-    Tensors, which hold numpy arrays only; a returned argument is that argument."""
+    as it returns them (Dask arrays, lazy; computed together with
+    ``config.dask_compute``), not Tensors, which hold numpy arrays only; a returned
+    argument is that argument."""
     traced = variant.traced
     inputs = gather_inputs(traced, args)
     fn = variant.forward.fn
     result = fn(*inputs) if INSIDE.get() else context().run(fn, *inputs)
-    outs = finish(list(result[:traced.n_outputs]))
+    outs = list(result[:traced.n_outputs])
     if variant.returned is not None:
         given = slot_values(traced, args) + list(traced.captures)
         outs = [outs[j] if made else given[j] for made, j in variant.returned]
-    return unflatten(traced.out_tree, outs)
+    return unflatten(traced.out_tree, finish(outs))
 
 
 def _input_tensor(a: Any, var: Var) -> Tensor:

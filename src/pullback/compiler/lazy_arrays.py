@@ -6,8 +6,8 @@ memory), and the generated code, plain numpy code, runs on the arguments themsel
 numpy's protocols (``__array_ufunc__``, ``__array_function__``) send ``np.tanh(X)``
 and ``X @ w`` to Dask, so the generated forward and backward build a Dask graph that
 Dask's schedulers run. Nothing here imports dask or cupy: an array is recognized by
-the module its type comes from, and dask is imported only to compute results the user
-asked for (``config.dask_compute``).
+the module its type comes from (``array_libraries``), and dask is imported only to
+compute results the user asked for (``config.dask_compute``).
 
 >>> kind_of_array(np.ones(2)) is None
 True
@@ -25,13 +25,10 @@ import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
+from ..array_libraries import kind_of_array
 from ..ir import large_values_as_shapes
 from ..pytree import tree_leaves
 from ..settings import config
-
-#: the libraries whose arrays are traced by shape and dtype and run by their own code
-LIBRARIES = ("dask", "cupy")
-
 
 #: values the trace computes with at least this many elements are kept by shape only
 #: (the trace runs on stand-ins: their values are never read, and data-sized ones would
@@ -45,14 +42,6 @@ LAZY_DOORS = ("grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
 #: what a refused door or an eager path says (the doors that take the arrays)
 TAKEN_BY = ("pb.grad, pb.value_and_grad, pb.vjp, pb.jvp, pb.linearize and pb.compile "
             "take them")
-
-
-def kind_of_array(a: Any) -> str | None:
-    """``"dask"`` or ``"cupy"`` for an array of theirs, else None (ndarrays included)."""
-    root = type(a).__module__.partition(".")[0]
-    if root in LIBRARIES and hasattr(a, "shape") and hasattr(a, "dtype"):
-        return root
-    return None
 
 
 def arg_key(a: Any) -> tuple:

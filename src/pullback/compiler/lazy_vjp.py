@@ -31,13 +31,13 @@ from .tracer import def_line
 
 
 class _Slot:
-    """Where one leaf of the user's output comes from: graph output ``j`` (``made``)
-    or graph input ``j`` (an argument returned as it is)."""
+    """Where leaf ``k`` of the function's output comes from: graph output ``j``
+    (``made``) or graph input ``j`` (an argument returned as it is)."""
 
-    __slots__ = ("made", "j")
+    __slots__ = ("made", "j", "k")
 
-    def __init__(self, made: bool, j: int) -> None:
-        self.made, self.j = made, j
+    def __init__(self, made: bool, j: int, k: int) -> None:
+        self.made, self.j, self.k = made, j, k
 
 
 class LazyVJP:
@@ -74,10 +74,11 @@ def lazy_vjp(fn: Callable, primals: tuple, has_aux: bool, how: str) -> tuple:
     variant, arrays, result = door.cache.call(door, primals)
     traced = variant.traced
     n = traced.n_outputs
-    outs = finish(result[:n])
-    given = slot_values(traced, primals)
+    given = slot_values(traced, primals) + list(traced.captures)
     returned = variant.returned or tuple((True, j) for j in range(n))
-    full = unflatten(traced.out_tree, [_Slot(m, j) for m, j in returned])
+    # (lazy, or computed together in one pass with config.dask_compute)
+    values = finish([result[j] if m else given[j] for m, j in returned])
+    full = unflatten(traced.out_tree, [_Slot(m, j, k) for k, (m, j) in enumerate(returned)])
     if has_aux and not (isinstance(full, tuple) and len(full) == 2):
         raise RuntimeError(f"{how}(f, *primals): output of function f should be a tuple: "
                            "(output, aux) if has_aux is True")
@@ -88,8 +89,7 @@ def lazy_vjp(fn: Callable, primals: tuple, has_aux: bool, how: str) -> tuple:
             raise RuntimeError(f"{how}(f, *primals): expected f(*primals) to return only "
                                f"tensors, got unsupported type {type(s)}")
     kind = kind_of(tree_flatten(primals)[0][0])
-    show = lambda s: as_kind(kind, outs[s.j] if s.made else given[s.j]) \
-        if isinstance(s, _Slot) else s
+    show = lambda s: as_kind(kind, values[s.k]) if isinstance(s, _Slot) else s
     pull = LazyVJPFunction(variant, arrays, result[n:], slots, tree, primals, how)
     out = tree_unflatten(tree, [show(s) for s in slots])
     if not has_aux:
