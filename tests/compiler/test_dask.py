@@ -1,5 +1,6 @@
-"""pb.grad and pb.value_and_grad over Dask arrays: lazy results equal to numpy's,
-one trace per argument signature, nothing computed behind the user's back."""
+"""pb.grad, pb.value_and_grad, pb.vjp, pb.jvp, pb.linearize and pb.compile over Dask
+arrays: lazy results equal to numpy's, one trace per argument signature, nothing
+computed behind the user's back; the Jacobian doors and vmap refuse them by name."""
 
 import numpy as np
 import pytest
@@ -119,11 +120,9 @@ def test_unknown_chunk_sizes_are_refused_by_name():
         pb.grad(mse)(np.ones(2), kept, y[y > 0.5])
 
 
-def test_other_doors_and_control_flow_are_refused():
+def test_control_flow_on_data_is_refused():
     Xn, yn = data(12, 2)
     X, y = da.from_array(Xn, chunks=5), da.from_array(yn, chunks=5)
-    with pytest.raises(TypeError, match=r"compile: .*dask arrays \(X, y\)"):
-        pb.compile(mse)(np.ones(2), X, y)
 
     def branchy(w, X, y):
         loss = mse(w, X, y)
@@ -179,3 +178,161 @@ def test_neither_the_trace_nor_the_graph_holds_data_sized_arrays():
     assert peak < 3 * rows * 8, peak
     assert len(pickle.dumps(dict(g.__dask_graph__()))) < rows
     np.testing.assert_allclose(g.compute(), np.full(4, 0.5))
+
+
+# ------------------------------------------------------------ vjp, jvp, compile
+def lazy(*arrays, chunks=5):
+    return tuple(da.from_array(a, chunks=chunks) for a in arrays)
+
+
+def close(got, want):
+    """Dask results (computed here, outside the refuse scheduler) equal to numpy's."""
+    assert isinstance(got, da.Array), type(got)
+    np.testing.assert_allclose(got.compute(), want, rtol=1e-10)
+
+
+def test_vjp_numpy_weights_and_dask_data():
+    Xn, yn = data(13, 3, seed=6)
+    X, ct = lazy(Xn, yn)
+    w = np.linspace(-1.0, 1.0, 3)
+    f = lambda w, X: np.tanh(X @ w)
+    with dask.config.set(scheduler=refuse):
+        out, pull = pb.vjp(f, w, X)
+        by_dask, by_numpy = pull(ct), pull(yn)
+    want_out, want_pull = pb.vjp(f, w, Xn)
+    close(out, want_out)
+    for got in (by_dask, by_numpy):
+        for g, want in zip(got, want_pull(yn)):
+            close(g, want)
+    with dask.config.set(scheduler=refuse):
+        pb.vjp(f, w, X)[1](ct)
+    assert pb.vjp(f, w, X)[1].variant.traced is pull.variant.traced  # traced once
+
+
+def test_vjp_over_pytrees_of_dask_arrays_with_aux():
+    Xn, yn = data(11, 2, seed=7)
+    X, y = lazy(Xn, yn, chunks=4)
+
+    def f(params, batch):
+        z = batch["X"] @ params[0] + params[1]
+        return {"r": z - batch["y"], "z2": z * z}, np.sum(z)
+
+    params = (np.array([0.5, -0.25]), 0.1)
+    with dask.config.set(scheduler=refuse):
+        out, pull, aux = pb.vjp(f, params, {"X": X, "y": y}, has_aux=True)
+        cts = {"r": y, "z2": np.ones(11)}
+        (gw, gb), gbatch = pull(cts)
+    want_out, want_pull, want_aux = pb.vjp(f, params, {"X": Xn, "y": yn}, has_aux=True)
+    (ww, wb), wbatch = want_pull({"r": yn, "z2": np.ones(11)})
+    close(out["r"], want_out["r"])
+    close(aux, want_aux)
+    close(gw, ww)
+    close(gb, wb)
+    close(gbatch["X"], wbatch["X"])
+    close(gbatch["y"], wbatch["y"])
+
+
+def test_vjp_of_a_returned_argument_and_an_unreached_one():
+    Xn, yn = data(9, 2, seed=8)
+    X, y = lazy(Xn, yn)
+    f = lambda X, y, w: (X, X @ w)
+    with dask.config.set(scheduler=refuse):
+        (out_X, _), pull = pb.vjp(f, X, y, np.ones(2))
+        gX, gy, gw = pull((X, y))
+    assert out_X is X
+    close(gX, Xn + np.outer(yn, np.ones(2)))
+    close(gy, np.zeros(9))
+    close(gw, Xn.T @ yn)
+
+
+def test_vjp_with_dask_compute_and_refused_cotangents():
+    Xn, yn = data(8, 2)
+    X, = lazy(Xn)
+    with pb.config.override(dask_compute=True):
+        out, pull = pb.vjp(lambda X: np.sin(X), X)
+        g, = pull(np.ones((8, 2)))
+    assert isinstance(out, np.ndarray) and isinstance(g, np.ndarray)
+    np.testing.assert_allclose(g, np.cos(Xn), rtol=1e-10)
+    _, pull = pb.vjp(lambda X: np.sin(X), X)
+    with pytest.raises(TypeError, match="no autograd graph"):
+        pull(pb.ones(8, 2, requires_grad=True))
+    with pytest.raises(RuntimeError, match=r"shape \(8,\)"):
+        pull(np.ones(8))
+
+
+def test_jvp_and_linearize_mixed_and_over_a_tuple():
+    Xn, yn = data(14, 3, seed=9)
+    X, tX = lazy(Xn, np.cos(Xn))
+    w, tw = np.linspace(0.2, 0.6, 3), np.ones(3)
+    f = lambda params, X: np.tanh(X @ params[0]) * params[1]
+    with dask.config.set(scheduler=refuse):
+        out, t = pb.jvp(f, ((w, 2.0), X), ((tw, 1.0), tX))
+        lin_out, f_jvp = pb.linearize(f, (w, 2.0), X)
+        t_lin = f_jvp((tw, 1.0), np.cos(Xn))
+    with dask.config.set(scheduler=refuse):
+        pb.jvp(f, ((w, 2.0), X), ((tw, 1.0), tX))
+    want_out, want_t = pb.jvp(f, ((w, 2.0), Xn), ((tw, 1.0), np.cos(Xn)))
+    info = pb.compiler.forward.program_of(f, False).cache.info
+    assert (info.misses, info.hits) == (2, 1)  # Dask's variant beside numpy's, traced once
+    close(out, want_out)
+    close(t, want_t)
+    close(lin_out, want_out)
+    close(t_lin, want_t)
+
+
+def test_jvp_numpy_primals_with_a_dask_tangent_is_refused():
+    w = np.ones(3)
+    with pytest.raises(TypeError, match="tangent is a dask array but no primal is"):
+        pb.jvp(np.sin, (w,), (da.ones(3, chunks=2),))
+
+
+def test_compile_returns_dask_arrays_forward_only():
+    Xn, yn = data(15, 3, seed=10)
+    X, y = lazy(Xn, yn, chunks=6)
+    w = np.array([0.3, -0.1, 0.2])
+    predict = pb.compile(lambda w, X, y: {"p": 1 / (1 + np.exp(-(X @ w))), "y": y,
+                                          "n": np.sum(y > 0.5)})
+    with dask.config.set(scheduler=refuse):
+        got = predict(w, X, y)
+        predict(w, X, y)
+    assert got["y"] is y
+    close(got["p"], 1 / (1 + np.exp(-(Xn @ w))))
+    close(got["n"], np.sum(yn > 0.5))
+    assert isinstance(predict(w, Xn, yn)["p"], pb.Tensor)  # numpy: Tensors, as before
+    assert (predict.cache.info.misses, predict.cache.info.hits) == (2, 1)
+    with pb.config.override(dask_compute=True):
+        assert isinstance(predict(w, X, y)["p"], np.ndarray)
+    with pytest.raises(TypeError, match="requires grad beside Dask arrays.*pb.grad"):
+        predict(pb.tensor(w, requires_grad=True), X, y)
+    with pb.no_grad(), dask.config.set(scheduler=refuse):
+        p = predict(pb.tensor(w, requires_grad=True), X, y)["p"]
+    close(p, 1 / (1 + np.exp(-(Xn @ w))))
+
+
+@pytest.mark.parametrize("door", ["jacrev", "jacfwd", "hessian"])
+def test_jacobians_refuse_dask_arrays_by_name(door):
+    Xn, yn = data(6, 2)
+    X, = lazy(Xn)
+    with dask.config.set(scheduler=refuse), \
+            pytest.raises(TypeError, match=rf"{door}: .*dask arrays \(X\) are not arguments "
+                                           rf"of {door}.*pb.vjp"):
+        getattr(pb, door)(lambda w, X: np.sum(np.tanh(X @ w)))(np.ones(2), X)
+
+
+def test_vmap_refuses_dask_arrays_by_name():
+    Xn, _ = data(6, 2)
+    X, = lazy(Xn)
+    f = lambda w, X: np.tanh(X @ w)
+    for axes, args in (((None, 0), (np.ones(2), X)), ((0, None), (np.ones((3, 2)), X))):
+        with dask.config.set(scheduler=refuse), \
+                pytest.raises(TypeError, match=r"vmap: .*dask arrays \(X\) are not arguments"):
+            pb.vmap(f, in_axes=axes)(*args)
+
+
+def test_a_dask_array_read_from_a_closure_is_refused_not_computed():
+    X, y = lazy(*data(10, 3))
+    losses = [lambda w: np.sum(X * w), lambda w: np.sum((X @ w - y) ** 2)]
+    for loss in losses:
+        with dask.config.set(scheduler=refuse), \
+                pytest.raises(TypeError, match="gave a dask array.*pass dask arrays as arguments"):
+            pb.grad(loss)(np.ones(3))

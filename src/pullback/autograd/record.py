@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..array_libraries import computed_error, kind_of_array
 from ..ops import Meta
 from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind, view_chain
 from ..ops.table.promotion import promoted
@@ -343,6 +344,10 @@ def apply(op, args: tuple, params: dict) -> Any:
     if type(out) is not np.ndarray:
         if op.multi:
             return _apply_multi(op, args, params, out, wants)
+        if TRACING and not isinstance(out, np.generic) and kind_of_array(out) is not None:
+            # (a traced function read a Dask array from a global or a closure: refused
+            # rather than computed; eager ops outside traces ask for numpy Tensors)
+            raise computed_error(op.name, kind_of_array(out))
         out = np.asarray(out)
     # integer results never require grad; inference mode never records
     if (wants and op.differentiable and STATE.grad_enabled and out.dtype.kind in "fc"

@@ -29,10 +29,12 @@ from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
 from .doors import given_kind, ident, strip_values, tensor_data
 from .jax_options import with_static
+from .lazy_arrays import env_for, finish, kinds_in, lazy_context
 from .trace import (
     Traced,
     arg_array,
     float_dtype,
+    gather_inputs,
     input_leaf,
     is_traced_arg,
     positional,
@@ -40,7 +42,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import TraceError
+from .tracer import TraceError, def_line
 
 
 @dataclass
@@ -57,6 +59,8 @@ class Variant:
     returned: tuple | None = None  # see returned_slots; None: the outputs, in order
     tracked: tuple = ()  # per output: whether it gets the CompiledNode (requires grad)
     given: str | None = None  # simple, and every argument an array (or Tensor): given_kind
+    lazy: bool = False  # Dask's (or CuPy's) arrays among the arguments: its code runs on them
+    env: dict = field(default_factory=dict)  # what its code names differently (env_for)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -69,9 +73,9 @@ class Variant:
         mod = self.backwards.get((needs, present))
         if mod is None:  # generated on the first backward (a range of its own when profiled)
             name = ident(self.traced.graph.name) + "_backward"
-            with profiler.Range(f"pb.compile: codegen {name}"):
+            with profiler.Range(f"pb.compile: codegen {name}"), lazy_context(self.lazy):
                 g = pipeline.backward_for(self.split.backward, needs, present)
-                mod = self.backwards[needs, present] = pipeline.codegen(g, name)
+                mod = self.backwards[needs, present] = pipeline.codegen(g, name, self.env)
         return mod
 
 
@@ -120,12 +124,13 @@ def returned_slots(traced: Traced) -> tuple | None:
 
 
 def build_variant(fn: Callable, args: tuple, how: str = "compile",
-                  user_fn: Callable | None = None) -> Variant:
+                  user_fn: Callable | None = None, wants: Callable | None = None) -> Variant:
     """Trace ``fn`` on ``args`` and generate its code (``user_fn``, default ``fn``,
-    names the graph and its inputs)."""
+    names the graph and its inputs). ``wants(i, leaf)``: which arguments get gradients
+    (default: Tensors that require grad, with grad mode on)."""
     grad_on = STATE.grad_enabled
-    traced = trace_call(fn, args, lambda i, a: grad_on and isinstance(a, Tensor)
-                        and a._requires_grad, how, user_fn)
+    traced = trace_call(fn, args, wants or (lambda i, a: grad_on and isinstance(a, Tensor)
+                                            and a._requires_grad), how, user_fn)
     returned = returned_slots(traced)
     g = traced.graph
     n_args = len(traced.arg_slots)
@@ -136,20 +141,23 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
     given = given_kind(args) if simple else None
     active = active_vars(g, [g.inputs[k] for k in wrt])
     tracked = tuple(v.id in active and v.dtype.kind in "fc" for v in g.outputs)
+    lazy = bool(kinds_in(args))
+    env = env_for(args)
     if not grad_on or not any(tracked):
-        mod = disk_cache.generated(g, ("compile",), name, guard_env(traced.guards),
-                                   lambda: pipeline.simplify(g))
+        mod = disk_cache.generated(g, ("compile", lazy), name,
+                                   guard_env(traced.guards) | env, lambda: pipeline.simplify(g))
         strip_values(g)
-        return Variant(traced, [], mod, simple=simple, returned=returned, given=given)
+        return Variant(traced, [], mod, simple=simple, returned=returned, given=given,
+                       lazy=lazy, env=env)
     seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
              if v.dtype.kind in "fc" else None for v in g.outputs]
     joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
     sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
-    fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards))
+    fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards) | env)
     strip_values(joint)
     strip_values(g)
     return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
-                   tracked=tracked, given=given)
+                   tracked=tracked, given=given, lazy=lazy, env=env)
 
 
 class CompiledNode(Node):
@@ -248,7 +256,15 @@ class CompiledFunction:
         return self if obj is None else types.MethodType(self, obj)
 
     def build(self, args: tuple) -> Variant:
-        return build_variant(self.target, args, self.how, self.fn)
+        variant = build_variant(self.target, args, self.how, self.fn)
+        if variant.lazy and variant.wrt:
+            raise TypeError(
+                f"{self.how}: {def_line(self.fn)}: a Tensor that requires grad beside Dask "
+                "arrays: pb.compile's results over Dask arrays are Dask arrays, which no "
+                "Tensor holds, so they have no autograd graph for .backward(); take the "
+                "gradient with pb.grad, pb.value_and_grad or pb.vjp (their generated "
+                "backward runs on the Dask arrays), or pass the Tensor under pb.no_grad()")
+        return variant
 
     def fallback(self, args: tuple) -> Any:
         """Eager, on what generated code would see: arrays and floats as numpy-face
@@ -285,6 +301,8 @@ class CompiledFunction:
         elif not variant.wrt and given == "arrays":  # no node: no Tensors around them
             inputs = None
             data = [*args, *map(tensor_data, traced.captures)]
+        elif variant.lazy:  # Dask's arrays: forward only (build refuses gradients)
+            return _run_lazy(variant, args)
         else:
             inputs = _graph_input_tensors(traced, args)
             data = list(map(tensor_data, inputs))
@@ -314,6 +332,22 @@ class CompiledFunction:
 
 
 _NO_EDGE = (None, 0)
+
+
+def _run_lazy(variant: Variant, args: tuple) -> Any:
+    """A forward-only variant on Dask's (or CuPy's) arrays: the generated code's results
+    as it returns them (Dask arrays, lazy; computed together with
+    ``config.dask_compute``), not Tensors, which hold numpy arrays only; a returned
+    argument is that argument."""
+    traced = variant.traced
+    inputs = gather_inputs(traced, args)
+    fn = variant.forward.fn
+    result = fn(*inputs) if INSIDE.get() else context().run(fn, *inputs)
+    outs = list(result[:traced.n_outputs])
+    if variant.returned is not None:
+        given = slot_values(traced, args) + list(traced.captures)
+        outs = [outs[j] if made else given[j] for made, j in variant.returned]
+    return unflatten(traced.out_tree, finish(outs))
 
 
 def _input_tensor(a: Any, var: Var) -> Tensor:

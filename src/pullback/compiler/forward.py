@@ -49,6 +49,7 @@ from .doors import (
     private_copy,
     strip_values,
 )
+from .lazy_arrays import env_for, finish, kind_of_array, kinds_in
 from .trace import (
     Traced,
     float_dtype,
@@ -68,8 +69,9 @@ class JVPVariant:
 
     def __init__(self, traced: Traced, module: Any, slots: list, n_value: int,
                  value_tree: Any, tangent_module: Any = None, n_res: int = 0,
-                 joint: Any = None) -> None:
+                 joint: Any = None, lazy: bool = False) -> None:
         self.traced = traced
+        self.lazy = lazy  # Dask's (or CuPy's) arrays among the primals: its code runs on them
         # linearize: the forward and tangent graph before it was split (jacfwd's columns
         # batch it), when it neither draws nor prints (it runs the forward again)
         self.joint = joint if joint is not None and all(
@@ -148,21 +150,23 @@ class JVPProgram:
         value_tree = traced.out_tree[1][0] if self.has_aux else traced.out_tree
         n_value = len(flat_leaves(value_tree))
         name = ident(g.name) + ("_linearized" if self.linear else "_jvp")
+        env, lazy = env_for(args), bool(kinds_in(args))
         if not self.linear:
             joint = pipeline.jvp_program(g, wrt, tans, n_value)
-            module = pipeline.codegen(joint, name, guard_env(traced.guards), naming.TANGENT_OF)
+            module = pipeline.codegen(joint, name, guard_env(traced.guards) | env,
+                                      naming.TANGENT_OF)
             strip_values(joint)
             strip_values(g)
-            return JVPVariant(traced, module, slots, n_value, value_tree)
+            return JVPVariant(traced, module, slots, n_value, value_tree, lazy=lazy)
         joint = pipeline.jvp_graph(g, wrt, tans, n_value)
         parts = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
-        module = pipeline.codegen(parts.forward, name, guard_env(traced.guards))
-        tangent_module = pipeline.codegen(parts.backward, name + "_tangent",
+        module = pipeline.codegen(parts.forward, name, guard_env(traced.guards) | env)
+        tangent_module = pipeline.codegen(parts.backward, name + "_tangent", env,
                                           block=naming.TANGENT_OF)
         for graph in (joint, g, parts.forward, parts.backward):
             strip_values(graph)
         return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
-                          len(parts.residuals), joint)
+                          len(parts.residuals), joint, lazy)
 
     def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
         if variant.module is None:  # (a custom Function inside)
@@ -174,6 +178,8 @@ class JVPProgram:
         result = fn(*arrays, *extra) if INSIDE.get() else context().run(fn, *arrays, *extra)
         if self.linear:
             return variant, result
+        if variant.lazy:  # Dask's arrays: lazy, or computed together in one pass
+            result = finish(list(result))
         n = variant.traced.n_outputs
         kind = self._kind(args)
         return self.package(variant, kind, list(result[:n]), list(result[n:]))
@@ -191,6 +197,8 @@ class JVPProgram:
         variant, result = got
         n = variant.traced.n_outputs
         outs, res = list(result[:n]), list(result[n:])
+        if variant.lazy:  # (the residuals stay lazy: each tangent_of reads them)
+            outs = finish(outs)
         kind = self._kind(args)
         full = unflatten(variant.traced.out_tree, [as_kind(kind, o) for o in outs])
         out, aux = (full[0], full[1]) if self.has_aux else (full, None)
@@ -199,6 +207,8 @@ class JVPProgram:
         def tangent_of(tangents: list) -> Any:
             ts = tangent_arrays(variant, tangents)
             got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
+            if variant.lazy:
+                got = finish(list(got))
             return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])
 
         tangent_of.columns = lambda k, basis: self._columns(variant, args, k, basis, kind)
@@ -311,10 +321,29 @@ def flat_leaves(tree: Any) -> list:
 
 
 def tangent_arrays(variant: JVPVariant, tangents: list) -> list:
-    """The tangents' leaves as arrays of their primals' dtypes, in slot order."""
-    leaves = [x for t in tangents for x in ([t] if _is_leaf(t) else tree_leaves(t))]
-    return [np.asarray(t._data if isinstance(t, Tensor) else t, dtype=d)
-            for t, d in zip(leaves, variant.dtypes)]
+    """The tangents' leaves as arrays of their primals' dtypes, in slot order (Dask's
+    cast lazily, never converted)."""
+    leaves = [x._data if isinstance(x, Tensor) else x
+              for t in tangents for x in ([t] if _is_leaf(t) else tree_leaves(t))]
+    if not variant.lazy and set(map(type, leaves)) <= _PLAIN:
+        return [np.asarray(t, dtype=d) for t, d in zip(leaves, variant.dtypes)]
+    return [_lazy_tangent(t, d, variant) for t, d in zip(leaves, variant.dtypes)]
+
+
+#: tangent leaf types that are not another library's arrays (one set lookup per call)
+_PLAIN = frozenset([np.ndarray, float, int])
+
+
+def _lazy_tangent(t: Any, dtype: np.dtype, variant: JVPVariant) -> Any:
+    kind = kind_of_array(t)
+    if kind is None:
+        return np.asarray(t, dtype=dtype)
+    if not variant.lazy:
+        raise TypeError(f"jvp: a tangent is a {kind} array but no primal is: the numpy "
+                        "code generated for the primals would compute it into a numpy "
+                        f"array; pass the primals as {kind} arrays too "
+                        "(dask.array.from_array), or the tangent as a numpy array")
+    return t if np.dtype(t.dtype) == dtype else t.astype(dtype)
 
 
 def _is_leaf(t: Any) -> bool:

@@ -36,7 +36,10 @@ from .conversions import functional
 from .doors import OutputError, as_kind, check_argnums, check_target, has_graph, kind_of
 from .forward import JVPProgram
 from .jax_options import HolomorphicJacobian, with_static
-from .vjp import VJPFunction, vjp
+from .lazy_arrays import check_call
+from .trace import param_names
+from .tracer import def_line
+from .vjp import VJPFunction, vjp_for
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -200,9 +203,11 @@ class Jacobian:
             return self.fn(*full)
 
         if all(_differentiable(a) for a in args):  # fn itself: its compiled vjp is cached
-            got, picks = vjp(self.fn, *args, has_aux=self.has_aux), nums
-        else:  # the other arguments closed over (traced anew per call)
-            got = vjp(partial, *[args[k] for k in nums], has_aux=self.has_aux)
+            got, picks = vjp_for(self.door, self.fn, args, self.has_aux), nums
+        else:  # the other arguments closed over (traced anew per call; Dask's refused
+            # here, by their names: closed over, they would be computed)
+            check_call(self.door, def_line(self.fn), args, param_names(self.fn, len(args)))
+            got = vjp_for(self.door, partial, tuple(args[k] for k in nums), self.has_aux)
             picks = tuple(range(len(nums)))
         out, pull = got[0], got[1]
         aux = got[2] if self.has_aux else None

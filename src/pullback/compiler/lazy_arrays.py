@@ -6,8 +6,8 @@ memory), and the generated code, plain numpy code, runs on the arguments themsel
 numpy's protocols (``__array_ufunc__``, ``__array_function__``) send ``np.tanh(X)``
 and ``X @ w`` to Dask, so the generated forward and backward build a Dask graph that
 Dask's schedulers run. Nothing here imports dask or cupy: an array is recognized by
-the module its type comes from, and dask is imported only to compute results the user
-asked for (``config.dask_compute``).
+the module its type comes from (``array_libraries``), and dask is imported only to
+compute results the user asked for (``config.dask_compute``).
 
 >>> kind_of_array(np.ones(2)) is None
 True
@@ -25,29 +25,23 @@ import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
+from ..array_libraries import kind_of_array
 from ..ir import large_values_as_shapes
 from ..pytree import tree_leaves
 from ..settings import config
-
-#: the libraries whose arrays are traced by shape and dtype and run by their own code
-LIBRARIES = ("dask", "cupy")
-
 
 #: values the trace computes with at least this many elements are kept by shape only
 #: (the trace runs on stand-ins: their values are never read, and data-sized ones would
 #: each take the memory a Dask array is chunked to avoid)
 LARGE = 1 << 16
 
-#: the front doors (torch.func's names) whose results stay the library's arrays
-LAZY_DOORS = ("grad", "grad_and_value")
+#: the front doors (torch.func's names) whose generated code runs on the library's arrays
+#: (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
+LAZY_DOORS = ("grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
 
-
-def kind_of_array(a: Any) -> str | None:
-    """``"dask"`` or ``"cupy"`` for an array of theirs, else None (ndarrays included)."""
-    root = type(a).__module__.partition(".")[0]
-    if root in LIBRARIES and hasattr(a, "shape") and hasattr(a, "dtype"):
-        return root
-    return None
+#: what a refused door or an eager path says (the doors that take the arrays)
+TAKEN_BY = ("pb.grad, pb.value_and_grad, pb.vjp, pb.jvp, pb.linearize and pb.compile "
+            "take them")
 
 
 def arg_key(a: Any) -> tuple:
@@ -93,9 +87,9 @@ def check_call(how: str, where: str, args: tuple, names: list) -> str | None:
                              "when you make it), so that its shape is known")
     if found and how not in LAZY_DOORS:
         given = ", ".join(n for v in found.values() for n in v)
-        raise TypeError(f"{how}: {where}: {next(iter(found))} arrays ({given}) are "
-                        "arguments of pb.grad and pb.value_and_grad only for now; this "
-                        "transform would compute them into numpy arrays")
+        raise TypeError(f"{how}: {where}: {next(iter(found))} arrays ({given}) are not "
+                        f"arguments of {how}, which would compute them into numpy arrays "
+                        f"(a Jacobian or a batch is built element by element); {TAKEN_BY}")
     if len(found) > 1:
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(found.items()))
         raise TypeError(f"{how}: {where} got arrays of different libraries ({listed}); "
@@ -167,7 +161,13 @@ def env_for(args: tuple) -> dict:
 def build_context(args: tuple) -> Any:
     """Around a variant's build: for arrays of another library, no pass that writes
     into buffers (``out=`` is for numpy's own arrays)."""
-    if not kinds_in(args):
+    return lazy_context(bool(kinds_in(args)))
+
+
+def lazy_context(lazy: bool) -> Any:
+    """``build_context`` for code known to run on another library's arrays (``lazy``),
+    or not: a backward generated after the build (``pb.vjp``'s) enters it again."""
+    if not lazy:
         return nullcontext()
     stack = ExitStack()
     stack.enter_context(no_writes_into_buffers())

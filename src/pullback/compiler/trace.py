@@ -146,9 +146,10 @@ def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
     if isinstance(a, np.ndarray):
         return a
     if lazy_arrays.kind_of_array(a) is not None:  # (trace_call traces on a stand-in)
-        raise TypeError(f"{lazy_arrays.kind_of_array(a)} arrays are arguments of pb.grad "
-                        "and pb.value_and_grad only (their generated code runs on them); "
-                        "this transform would compute on them eagerly")
+        raise TypeError(f"{lazy_arrays.kind_of_array(a)} arrays are arguments of generated "
+                        "code only; this transform would compute on them eagerly (inside "
+                        "another transform's trace, on Tensors with a graph, or falling "
+                        f"back): {lazy_arrays.TAKEN_BY} on plain arguments")
     if isinstance(a, np.floating) and type(a) is not np.float64:
         return np.asarray(a)  # (np.float64 is a float: ``floats`` is float64 beside it)
     return np.asarray(a, dtype=floats or dtypes.default_float.np)

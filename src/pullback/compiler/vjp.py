@@ -43,7 +43,12 @@ from .doors import (
     pull_back,
 )
 from .jax_options import check_complex, holomorphic_vjp
+from .lazy_arrays import kind_of_array
+from .lazy_vjp import lazy_vjp
 from .trace import float_dtype, is_traced_arg, proxy
+
+#: the leaf types of primals that are not another library's arrays (one set lookup)
+_PLAIN = frozenset([np.ndarray, float, Tensor])
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -117,19 +122,30 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False, holomorphic: bool = 
     """``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``; ``vjp_fn(ct)``
     returns one gradient per primal, each in its primal's structure. Primals and the
     output may be pytrees (the cotangent has the output's structure). ``holomorphic``:
-    JAX's pullback ct * f'(z) of a holomorphic function (torch's is ct * conj(f'(z)))."""
+    JAX's pullback ct * f'(z) of a holomorphic function (torch's is ct * conj(f'(z))).
+    Dask arrays among the primals: the output and the gradients are Dask arrays
+    (``lazy_vjp.py``)."""
     if holomorphic:
         check_complex("vjp", "inputs", primals)
         out = vjp(fn, *primals, has_aux=has_aux)
         check_complex("vjp", "outputs", out[0])
         return (out[0], holomorphic_vjp(out[1])) + out[2:]
+    return vjp_for("vjp", fn, primals, has_aux)
+
+
+def vjp_for(how: str, fn: Callable, primals: tuple, has_aux: bool) -> tuple:
+    """``pb.vjp``'s work for front door ``how`` (jacrev's rows pass their own name, so
+    that its refusal of Dask arrays names jacrev)."""
     for k, p in enumerate(primals):
         check_target("vjp", k, p)
-    nested = trace_hooks() or any(has_graph(x) for x in tree_leaves(primals))
+    leaves = tree_leaves(primals)
+    nested = trace_hooks() or any(map(has_graph, leaves))
     given = primals
     if not nested:  # JAX's: vjp_fn is for the primals as they are now (the caller may
         # write into its arrays later); the function's writes go back as under pb.grad
         primals = tuple(map_traced(private_copy, p) for p in primals)
+        if not set(map(type, leaves)) <= _PLAIN and any(map(kind_of_array, leaves)):
+            return lazy_vjp(fn, primals, has_aux, how)
     floats = float_dtype(primals)
     keep = (lambda x: nested_leaf(x, floats)) if nested else \
         (lambda x: proxy(x, True, floats))
@@ -159,4 +175,4 @@ def vjp(fn: Callable, *primals: Any, has_aux: bool = False, holomorphic: bool = 
     return (out, fn_out, aux) if has_aux else (out, fn_out)
 
 
-__all__ = ["vjp", "VJPFunction"]
+__all__ = ["vjp", "vjp_for", "VJPFunction"]

@@ -46,7 +46,16 @@ from ..pytree import tree_flatten, tree_map, tree_unflatten
 from ..tensor import Tensor
 from .cache import cache_for, guard_env
 from .doors import has_graph, ident, strip_values
-from .trace import Traced, gather_inputs, positional, slot_values, trace_call, unflatten
+from .lazy_arrays import check_call, kind_of_array
+from .trace import (
+    Traced,
+    gather_inputs,
+    param_names,
+    positional,
+    slot_values,
+    trace_call,
+    unflatten,
+)
 from .tracer import def_line
 
 
@@ -352,6 +361,9 @@ def _batch_size(door: VmapFunction, args: tuple, axes: list, flats: list) -> int
 
 def _axis_size(door: VmapFunction, k: int, leaf: Any, axis: int) -> int:
     if not isinstance(leaf, (np.ndarray, Tensor)):
+        if kind_of_array(leaf) is not None:  # Dask's: refused by name (unmapped ones
+            # are, at trace time)
+            check_call("vmap", def_line(door.fn), (leaf,), param_names(door.fn, k + 1)[k:])
         if door.style == "torch":
             raise ValueError(f"vmap({_name(door)}, in_dims={door.in_axes}, ...)(<inputs>): Got "
                              f"in_dim={axis} for an input but the input is of type "
