@@ -40,12 +40,14 @@ from .conversions import functional
 from .doors import (
     as_kind,
     check_target,
+    constants_on_numpy_face,
     copy_back,
     grad_slots,
     has_graph,
     ident,
     kind_of,
     map_traced,
+    numpy_face_args,
     private_copy,
     strip_values,
 )
@@ -116,17 +118,20 @@ class JVPProgram:
 
     # ---------------------------------------------------------------- generated
     def value_fn(self, *args: Any) -> Any:
-        return self.checked(self.fn(*args))
+        return self.checked(self.fn(*args), numpy_face_args(args))
 
-    def checked(self, out: Any) -> Any:
+    def checked(self, out: Any, numpy_face: bool) -> Any:
         """``fn``'s output, refused with torch.func's words unless it is Tensors (and
-        an aux, with has_aux)."""
+        an aux, with has_aux); on the numpy face, numbers and arrays that do not depend
+        on the inputs are constants, their tangent zeros (JAX's and autograd's)."""
         value = out
         if self.has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise RuntimeError(f"{self.name}(f, primals, tangents): output of function f "
                                    "should be a tuple: (output, aux) if has_aux is True")
             value = out[0]
+        value = constants_on_numpy_face(value, numpy_face)
+        out = (value, out[1]) if self.has_aux else value
         for leaf in tree_leaves(value):
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(f"{self.name}(f, primals, tangents): expected f(*primals) to "
@@ -260,7 +265,7 @@ class JVPProgram:
                     map_traced(keep, args[k]), t)
             with functional(self.name):
                 out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(
-                    *call_args))
+                    *call_args), numpy_face_args(args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]

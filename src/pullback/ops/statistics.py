@@ -17,9 +17,11 @@ import numpy as np
 from .elementwise import (
     conj,
     exp,
+    is_complex,
     isnan,
     logical_and,
     logical_not,
+    real,
     to_dtype,
     where,
 )
@@ -234,9 +236,13 @@ def _var(x, dim, correction, keepdim):
 
 
 def _var_jvp(t, out, x, dim, correction, keepdim):
-    """2 / (N - correction) sum((x - mean(x)) t): the variance's tangent."""
+    """2 / (N - correction) sum(Re(conj(x - mean(x)) t)): the variance's tangent."""
     centered = x - mean_dim(x, dim=dim, keepdim=True)
-    return sum_dim(centered * t, dim=dim, keepdim=keepdim) * _var_factor(x.shape, dim,
+    if is_complex(centered):
+        centered = real(conj(centered) * t)
+    else:
+        centered = centered * t
+    return sum_dim(centered, dim=dim, keepdim=keepdim) * _var_factor(x.shape, dim,
                                                                           correction)
 
 
