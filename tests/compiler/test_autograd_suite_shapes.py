@@ -133,3 +133,24 @@ def test_a_generator_made_outside_still_draws_fresh_numbers():
     rs = np.random.RandomState(0)
     f = pb.grad(lambda x: (x * rs.randn(2)).sum())
     assert (f(np.ones(2)) != f(np.ones(2))).all()
+
+
+# ------------------------------------------------------------- complex SVD
+def test_complex_svd_through_its_singular_vectors_matches_torch(torch):
+    """autograd's test_svd_*_complex: functions of U and Vh that the phase of each
+    pair of singular vectors leaves alone (U @ Vh, |U|), and the second derivative."""
+    for shape in [(4, 3), (3, 5)]:
+        x = RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
+        w = RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
+
+        def f(x):
+            u, s, vh = np.linalg.svd(x, full_matrices=False)
+            return np.real(np.sum((u @ vh) * w))
+
+        tx = torch.tensor(x, requires_grad=True)
+        u, s, vh = torch.linalg.svd(tx, full_matrices=False)
+        ((u @ vh) * torch.tensor(w)).real.sum().backward()
+        np.testing.assert_allclose(pb.grad(f)(x), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+        nuclear = pb.grad(lambda x: np.linalg.norm(x, ord="nuc"))
+        np.testing.assert_allclose(pb.jvp(nuclear, (x,), (w,))[1], directional(nuclear, x, w),
+                                   rtol=1e-6, atol=1e-8)
