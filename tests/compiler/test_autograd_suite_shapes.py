@@ -6,6 +6,7 @@ finite differences and torch."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from ops import numeric_grad
 
 import pullback as pb
@@ -81,6 +82,7 @@ def test_mod_and_floor_division_in_forward_over_forward_mode():
 
 
 # --------------------------------------------------------------------- powers
+@pytest.mark.filterwarnings("ignore:Output seems independent")
 def test_second_derivative_of_zero_to_a_power_is_zero_not_nan():
     f = lambda y: np.power(0.0, y)  # noqa: E731
     assert pb.grad(pb.grad(f))(0.7) == 0.0
@@ -143,7 +145,7 @@ def test_complex_svd_through_its_singular_vectors_matches_torch(torch):
         x = RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
         w = RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
 
-        def f(x):
+        def f(x, w=w):
             u, s, vh = np.linalg.svd(x, full_matrices=False)
             return np.real(np.sum((u @ vh) * w))
 
@@ -154,3 +156,28 @@ def test_complex_svd_through_its_singular_vectors_matches_torch(torch):
         nuclear = pb.grad(lambda x: np.linalg.norm(x, ord="nuc"))
         np.testing.assert_allclose(pb.jvp(nuclear, (x,), (w,))[1], directional(nuclear, x, w),
                                    rtol=1e-6, atol=1e-8)
+
+
+# --------------------------------------------- third order, row_stack, std
+def test_forward_mode_three_deep_matches_the_third_derivative():
+    """check_grads(np.dot, order=3): jvp of jvp of jvp."""
+    b = np.array([0.5, -1.0, 2.0])
+    f = lambda a: np.sin(a).sum() * np.dot(a, b)  # noqa: E731
+    once = lambda a, u: pb.jvp(f, (a,), (u,))[1]  # noqa: E731
+    twice = lambda a, u, v, w: pb.jvp(once, (a, u), (v, w))[1]  # noqa: E731
+    a, e, z = np.array([1.0, 2.0, 3.0]), np.eye(3)[0], np.zeros(3)
+    third = pb.jvp(twice, (a, e, e, z), (e, z, z, z))[1]
+    # d^3/da0^3 of (sum sin a) (a . b): -cos(a0) (a . b) - 3 sin(a0) b0
+    want = -np.cos(a[0]) * np.dot(a, b) - 3 * np.sin(a[0]) * b[0]
+    np.testing.assert_allclose(third, want, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated")
+def test_row_stack_of_a_tuple_holding_traced_arrays():
+    a = RNG.normal(size=(2, 4))
+    f = lambda x: (np.row_stack((x, x[:1] * 2)) ** 2).sum()  # noqa: E731
+    np.testing.assert_allclose(pb.grad(f)(a), numeric_grad(f, a), rtol=1e-6)
+
+
+def test_the_second_derivative_of_std_where_it_is_zero_is_not_nan():
+    assert pb.grad(pb.grad(np.std))(3.5) == 0.0

@@ -32,7 +32,7 @@ from ..autograd.record import trace_hooks
 from ..ir import Var, every_eqn, naming
 from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
-from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
@@ -60,6 +60,7 @@ from .trace import (
     unflatten,
 )
 from .tracer import def_line
+from .vjp import vjp as reverse
 
 __all__ = ["jvp", "linearize", "JVPProgram", "private_copy", "copy_back"]
 
@@ -255,6 +256,8 @@ class JVPProgram:
         (``plain``: results of the kinds passed in, as generated code returns them)."""
         for k in nums:
             check_target(self.name, k, args[k])
+        if forward_ad.level_open() and not plain:
+            return self._by_reverse(args, tangents, nums)
         floats = float_dtype(args)
         keep = lambda x: x if has_graph(x) else proxy(x, False, floats)
         call_args = list(args)
@@ -281,6 +284,24 @@ class JVPProgram:
                                                            else a for a in tree_leaves(aux)])
         value, t_out = tree_unflatten(tree, prims), tree_unflatten(tree, tans)
         return (value, t_out, aux) if self.has_aux else (value, t_out)
+
+
+    def _by_reverse(self, args: tuple, tangents: list, nums: tuple) -> tuple:
+        """Forward mode inside forward mode (one dual level is open, the outer one's):
+        the output's tangent as the VJP of the VJP, which is linear in its cotangent
+        ``u`` (J^T u), pulled back along the tangents (J t); its ops propagate the outer
+        level's tangents, as any ops do."""
+        def of_targets(*targets: Any) -> Any:
+            call_args = list(args)
+            for k, t in zip(nums, targets):
+                call_args[k] = t
+            return self.checked(self.fn(*call_args), numpy_face_args(args))
+
+        got = reverse(of_targets, *[args[k] for k in nums], has_aux=self.has_aux)
+        out, pull = got[0], got[1]
+        zeros = tree_map(lambda o: face_like(Tensor._make(np.zeros_like(o._data)), o), out)
+        (t_out,) = reverse(pull, zeros)[1](tuple(tangents))
+        return (out, t_out, got[2]) if self.has_aux else (out, t_out)
 
 
 class _Call:
