@@ -123,7 +123,7 @@ class JVPProgram:
 
     def checked(self, out: Any, numpy_face: bool) -> Any:
         """``fn``'s output, refused with torch.func's words unless it is Tensors (and
-        an aux, with has_aux); on the numpy face, numbers and arrays that do not depend
+        an aux, with has_aux); on the numpy face, floats and float arrays that do not depend
         on the inputs are constants, their tangent zeros (JAX's and autograd's)."""
         value = out
         if self.has_aux:
