@@ -58,6 +58,11 @@ _STATE = _Level()
 _BUSY = threading.local()  # computing a tangent: its own ops propagate nothing
 
 
+def level_open() -> bool:
+    """Whether a dual level is open (forward mode is computing tangents)."""
+    return _STATE.level is not None
+
+
 def enter_dual_level() -> int:
     """Open the (one) dual level and return it."""
     if _STATE.level is not None:

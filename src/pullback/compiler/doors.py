@@ -26,7 +26,7 @@ import numpy as np
 from ..autograd import forward_ad
 from ..autograd.backward import grad as autograd_grad
 from ..ir.naming import sanitize
-from ..numpy_face import face_like
+from ..numpy_face import face_like, to_face
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
 from .lazy_arrays import kind_of_array
@@ -127,6 +127,17 @@ def numpy_face_args(args: Any) -> bool:
     return not any(type(x) is Tensor for x in tree_leaves(list(args)))
 
 
+def constants_on_numpy_face(value: Any, numpy_face: bool) -> Any:
+    """``value`` (a function's output) with its floats and float arrays (complex too) made
+    constant Tensors on the numpy face: an output that does not depend on the inputs, whose
+    tangent and gradient are zeros (JAX's and autograd's); as it is on torch's face."""
+    if not numpy_face:
+        return value
+    number = lambda x: isinstance(x, (np.ndarray, np.generic, float, complex)) and \
+        np.asarray(x).dtype.kind in "fc"
+    return tree_map(lambda x: to_face(Tensor._make(np.array(x))) if number(x) else x, value)
+
+
 def float_scalar(value: Any) -> bool:
     return isinstance(value, (float, complex, np.floating, np.complexfloating)) or (
         isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fc")
@@ -161,7 +172,7 @@ def may_hold_graph(args: tuple) -> bool:
 def kind_of(a: Any) -> str:
     if isinstance(a, Tensor):
         return "tensor"
-    return "float" if isinstance(a, float) else "array" if isinstance(a, np.ndarray) or \
+    return "float" if isinstance(a, (float, complex)) else "array" if isinstance(a, np.ndarray) or \
         kind_of_array(a) is None else "lazy"
 
 
@@ -178,7 +189,8 @@ def as_kind(kind: str, value: Any) -> Any:
         return Tensor._make(np.asarray(value))
     if kind == "float" and np.ndim(value) == 0:  # (a float32 result stays numpy's float32,
         value = np.asarray(value)  # as numpy computes it beside float32 arrays)
-        return float(value) if value.dtype == np.float64 else value[()]
+        return float(value) if value.dtype == np.float64 else \
+            complex(value) if value.dtype == np.complex128 else value[()]
     return np.asarray(value)
 
 

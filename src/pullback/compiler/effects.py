@@ -92,9 +92,28 @@ DRAW = OpDef("draw", _draw_forward, pure=False, fresh=True, template=_draw_sourc
              draws_from=lambda params: params["method"].fn.__self__)
 
 
+def seeding(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """``f(*args, **kwargs)`` for a seeding call, from converted code. A generator the
+    traced function makes or seeds with a seed draws the same numbers on every call, as
+    eager code does: its draws are constants of the trace, not draws at run time (which
+    would go on along the stream of the generator the trace made)."""
+    out = f(*args, **kwargs)
+    tracer = active_tracer()
+    seed = args[0] if args else kwargs.get("seed")
+    if tracer is not None and seed is not None:
+        gen = out if f is np.random.RandomState or f is np.random.default_rng else \
+            np.random.randn.__self__ if f is np.random.seed else f.__self__  # (numpy's own)
+        tracer.seeded[id(gen)] = gen
+    return out
+
+
 def draw(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` for a generator's method ``f``, from converted code."""
     tracer = active_tracer()
+    if tracer is not None and id(f.__self__) in tracer.seeded and not (
+            any(is_traced(a) for a in args) or any(is_traced(v) for v in kwargs.values())):
+        tracer.will_draw(f.__self__)  # (a converted loop's failed attempt puts it back)
+        return f(*args, **kwargs)  # (seeded in the function: the same numbers every call)
     if tracer is not None and f.__name__ == "shuffle":
         raise TraceError(f"{_where()}: {_name(f)} shuffles its argument in place, which a "
                          "trace cannot repeat on every call; use "

@@ -32,7 +32,7 @@ from ..autograd.record import trace_hooks
 from ..ir import Var, every_eqn, naming
 from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
-from ..pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
 from . import source
 from .cache import cache_for, check_captures, guard_env
@@ -40,12 +40,14 @@ from .conversions import functional
 from .doors import (
     as_kind,
     check_target,
+    constants_on_numpy_face,
     copy_back,
     grad_slots,
     has_graph,
     ident,
     kind_of,
     map_traced,
+    numpy_face_args,
     private_copy,
     strip_values,
 )
@@ -59,6 +61,7 @@ from .trace import (
     unflatten,
 )
 from .tracer import def_line
+from .vjp import vjp as reverse
 
 __all__ = ["jvp", "linearize", "JVPProgram", "private_copy", "copy_back"]
 
@@ -118,17 +121,20 @@ class JVPProgram:
 
     # ---------------------------------------------------------------- generated
     def value_fn(self, *args: Any) -> Any:
-        return self.checked(self.fn(*args))
+        return self.checked(self.fn(*args), numpy_face_args(args))
 
-    def checked(self, out: Any) -> Any:
+    def checked(self, out: Any, numpy_face: bool) -> Any:
         """``fn``'s output, refused with torch.func's words unless it is Tensors (and
-        an aux, with has_aux)."""
+        an aux, with has_aux); on the numpy face, floats and float arrays that do not depend
+        on the inputs are constants, their tangent zeros (JAX's and autograd's)."""
         value = out
         if self.has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise RuntimeError(f"{self.name}(f, primals, tangents): output of function f "
                                    "should be a tuple: (output, aux) if has_aux is True")
             value = out[0]
+        value = constants_on_numpy_face(value, numpy_face)
+        out = (value, out[1]) if self.has_aux else value
         for leaf in tree_leaves(value):
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(f"{self.name}(f, primals, tangents): expected f(*primals) to "
@@ -260,6 +266,8 @@ class JVPProgram:
         (``plain``: results of the kinds passed in, as generated code returns them)."""
         for k in nums:
             check_target(self.name, k, args[k])
+        if forward_ad.level_open() and not plain:
+            return self._by_reverse(args, tangents, nums)
         floats = float_dtype(args)
         keep = lambda x: x if has_graph(x) else proxy(x, False, floats)
         call_args = list(args)
@@ -270,7 +278,7 @@ class JVPProgram:
                     map_traced(keep, args[k]), t)
             with functional(self.name):
                 out = self.checked(source.rewrite(self.fn, numpy_semantics=self.writes)(
-                    *call_args))
+                    *call_args), numpy_face_args(args))
             value, aux = (out[0], out[1]) if self.has_aux else (out, None)
             leaves, tree = tree_flatten(value)
             pairs = [forward_ad.unpack_dual(o) for o in leaves]
@@ -286,6 +294,24 @@ class JVPProgram:
                                                            else a for a in tree_leaves(aux)])
         value, t_out = tree_unflatten(tree, prims), tree_unflatten(tree, tans)
         return (value, t_out, aux) if self.has_aux else (value, t_out)
+
+
+    def _by_reverse(self, args: tuple, tangents: list, nums: tuple) -> tuple:
+        """Forward mode inside forward mode (one dual level is open, the outer one's):
+        the output's tangent as the VJP of the VJP, which is linear in its cotangent
+        ``u`` (J^T u), pulled back along the tangents (J t); its ops propagate the outer
+        level's tangents, as any ops do."""
+        def of_targets(*targets: Any) -> Any:
+            call_args = list(args)
+            for k, t in zip(nums, targets):
+                call_args[k] = t
+            return self.checked(self.fn(*call_args), numpy_face_args(args))
+
+        got = reverse(of_targets, *[args[k] for k in nums], has_aux=self.has_aux)
+        out, pull = got[0], got[1]
+        zeros = tree_map(lambda o: face_like(Tensor._make(np.zeros_like(o._data)), o), out)
+        (t_out,) = reverse(pull, zeros)[1](tuple(tangents))
+        return (out, t_out, got[2]) if self.has_aux else (out, t_out)
 
 
 class _Call:

@@ -150,8 +150,10 @@ def _data(a: Any, floats: np.dtype | None) -> np.ndarray:
                         "code only; this transform would compute on them eagerly (inside "
                         "another transform's trace, on Tensors with a graph, or falling "
                         f"back): {lazy_arrays.TAKEN_BY} on plain arguments")
-    if isinstance(a, np.floating) and type(a) is not np.float64:
+    if isinstance(a, (np.floating, np.complexfloating)) and type(a) not in _PYTHON_LIKE:
         return np.asarray(a)  # (np.float64 is a float: ``floats`` is float64 beside it)
+    if isinstance(a, complex):  # (a Python complex: complex of the floats' width)
+        return np.asarray(a, dtype=np.result_type(floats or dtypes.default_float.np, np.complex64))
     return np.asarray(a, dtype=floats or dtypes.default_float.np)
 
 
@@ -177,12 +179,22 @@ def float_dtype(args: Any) -> np.dtype:
 
 
 _FLOAT64 = np.dtype(np.float64)
+_PYTHON_LIKE = (np.float64, np.complex128)
+
+
+def _constant_output(args: tuple, leaves: list) -> bool:
+    """On the numpy face (no Tensor of the torch face among the arguments), an output of
+    float values only, none traced: a constant (its gradient and tangent zeros)."""
+    return bool(leaves) and not any(type(x) is Tensor for x in tree_leaves(list(args))) and all(
+        isinstance(x, (np.ndarray, np.generic, float, complex))
+        and np.asarray(x).dtype.kind in "fc" for _, x in leaves)
 
 
 def is_traced_arg(a: Any) -> bool:
     """Traced rather than static: arrays (numpy's, Dask's, CuPy's), Tensors, Python
-    floats and numpy's float scalars (``np.float32(0.8)``: a 0-d value of its dtype)."""
-    return isinstance(a, (Tensor, np.ndarray, float, np.floating)) or \
+    floats and complex numbers, numpy's float and complex scalars (``np.float32(0.8)``:
+    a 0-d value of its dtype)."""
+    return isinstance(a, (Tensor, np.ndarray, float, complex, np.floating, np.complexfloating)) or \
         lazy_arrays.kind_of_array(a) is not None
 
 
@@ -238,7 +250,8 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                          "that would compute them on every call: keep the computation in "
                          "array operations (np.where instead of if, say)")
     leaves, tree = flatten(out)
-    if not any(isinstance(x, Tensor) for _, x in leaves):
+    if not any(isinstance(x, Tensor) for _, x in leaves) and not (
+            how in NUMPY_SEMANTICS and _constant_output(args, leaves)):
         raise TraceError(f"{how}: {def_line(user_fn)} returned no tensor "
                          f"(got {type(out).__name__}); the function must return "
                          "at least one Tensor")
@@ -304,7 +317,7 @@ def arg_array(a: Any, var: Any) -> np.ndarray:
     the dtype the trace gave it, so that results and guards see what the trace saw."""
     if isinstance(a, Tensor):
         return a._data
-    if isinstance(a, (float, np.floating)):
+    if isinstance(a, (float, complex, np.floating, np.complexfloating)):
         return np.asarray(a, var.dtype)
     return a
 

@@ -114,6 +114,9 @@ class Tracer:
         # id of a random generator the traced code drew from -> (it, its state before):
         # the generated code makes the same draws again on the call that traced it
         self.rewinds: dict[int, tuple] = {}
+        # id of a generator the traced code made or seeded with a seed -> it: its draws
+        # are the same on every call, constants of the trace (effects.seeding)
+        self.seeded: dict[int, Any] = {}
         # id of a captured tensor written in place (a BatchNorm's running statistics)
         # -> (it, its value before): generated code writes its new value back into it
         self.written: dict[int, tuple] = {}

@@ -34,11 +34,13 @@ from .conversions import functional
 from .doors import (
     as_kind,
     check_target,
+    constants_on_numpy_face,
     copy_back,
     has_graph,
     kind_of,
     map_traced,
     nested_leaf,
+    numpy_face_args,
     private_copy,
     pull_back,
 )
@@ -159,6 +161,7 @@ def vjp_for(how: str, fn: Callable, primals: tuple, has_aux: bool) -> tuple:
             raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
                                "(output, aux) if has_aux is True")
         out, aux = out
+    out = constants_on_numpy_face(out, numpy_face_args(primals))
     outs, tree = tree_flatten(out)
     for o in outs:
         if not isinstance(o, Tensor):

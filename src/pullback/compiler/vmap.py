@@ -438,7 +438,8 @@ def _slot_flags(traced: Traced, axes: list) -> list:
 def _slot_values(traced: Traced, moved: tuple) -> list:
     """The call's values for the trace's argument slots, as they are (Tensors kept), a
     float as a 0-d array."""
-    return [np.asarray(v) if isinstance(v, (float, np.floating)) else v
+    return [np.asarray(v) if isinstance(v, (float, complex, np.floating, np.complexfloating))
+            else v
             for v in slot_values(traced, moved)]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .elementwise import to_dtype
+from .elementwise import conj, to_dtype
 from .shape import expand, reshape
 from .table import args
 from .table.registry import defop, is_traced, public
@@ -39,7 +39,7 @@ def _rule(g, out, operands, i, equation, optimize):
     seen = set(out_sub).union(*others)
     unique = "".join(dict.fromkeys(mine))
     present = "".join(c for c in unique if c in seen)
-    rest = [x for k, x in enumerate(operands) if k != i]
+    rest = [conj(x) for k, x in enumerate(operands) if k != i]  # (torch's convention)
     if others or out_sub != present:
         g = einsum_op(g, *rest, equation=",".join([out_sub, *others]) + "->" + present,
                       optimize=len(rest) > 1)

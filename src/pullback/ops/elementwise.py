@@ -8,6 +8,7 @@ are unchanged (and codegen drops the no-op).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -103,12 +104,18 @@ pow_scalar = defop("pow_scalar", lambda x, exponent: np.power(x, exponent), "Pow
                         else g * conj(exponent * x ** (exponent - 1)),),
                    uses=("x",), template="{0} ** {exponent}", elementwise=True,
                    inplace="pow_", torch_args=("self", "exponent"), promote=(0, "exponent"))
+def _pow_exponent_factor(out, x, y):
+    """out * log(x), 0 where x == 0 and y >= 0; the log taken of 1 there, so that the
+    second derivative in y finds no 0 * inf either."""
+    zero = logical_and(x == 0, y >= 0)
+    return where(zero, 0, out * log(where(zero, 1, x)))
+
+
 # torch's rules, zero where the plain formula is 0 * inf: x ** 0 has no x-gradient, and
 # 0 ** y (y >= 0) no y-gradient
 power_op = defop("pow", np.power, "PowBackward1",
                  vjp=(lambda g, out, x, y: where(y == 0, 0, g * (y * x ** (y - 1))),
-                      lambda g, out, x, y: g * where(logical_and(x == 0, y >= 0), 0,
-                                                     out * log(x))),
+                      lambda g, out, x, y: g * _pow_exponent_factor(out, x, y)),
                  uses=("x y", "x y out"), template="{0} ** {1}",
                  torch_args=("self", "exponent"), promote=(0, 1))
 
@@ -120,8 +127,11 @@ def _log_of(base: float) -> float:
 
 
 def _rpow_rule(g, out, x, base):
-    d = out * _log_of(base)
-    return g * (where(x >= 0, 0, d) if base == 0 else d)
+    if base == 0:  # 0 where 0 ** x is 0 or 1 (torch's), else out * log(0), -inf or inf by
+        # out's sign: constants, so that a second derivative finds no 0 * inf
+        return g * where(x >= 0, 0, where(out > 0, -math.inf, where(out < 0, math.inf,
+                                                                    math.nan)))
+    return g * (out * _log_of(base))
 
 
 rpow_scalar = defop("rpow_scalar", lambda x, base: np.power(base, x), "PowBackward2",

@@ -253,7 +253,8 @@ def hstack(tensors):
     return cat(items, 0 if items[0].ndim == 1 else 1)
 
 
-@public("vstack", function=("vstack", "row_stack"), numpy={np.vstack: _numpy_vstack})
+@public("vstack", function=("vstack", "row_stack"), numpy={np.vstack: _numpy_vstack} | (
+    {np.row_stack: _numpy_vstack} if hasattr(np, "row_stack") else {}))  # (numpy 2's alias)
 def vstack(tensors):
     return cat([atleast(t, 2) for t in _nonempty("vstack", tensors)], 0)
 

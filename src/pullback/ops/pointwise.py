@@ -34,7 +34,7 @@ from .elementwise import (
 )
 from .shape import detach
 from .table import args
-from .table.registry import defop, public, unary
+from .table.registry import defop, is_traced, public, unary
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _DEG = math.pi / 180
@@ -266,8 +266,12 @@ def _no_floor_divide_derivative(*_: Any, **__: Any) -> Any:
 def _numpy_floor_divide(x1, x2, out=None):
     """numpy's floor_divide on the numpy face: piecewise constant, so its gradient is
     zero (JAX's and autograd's), not torch's refusal."""
-    args.plain(out)
-    return detach(floor_divide(x1, x2))
+    args.plain(out)  # (on detached operands: forward mode's tangents stop there too)
+    return floor_divide(_detached(x1), _detached(x2))
+
+
+def _detached(x: Any) -> Any:
+    return detach(x) if is_traced(x) else x
 
 
 floor_divide = defop("floor_divide", np.floor_divide, "NotImplemented", template="{0} // {1}",
@@ -336,7 +340,7 @@ fmin = defop("fmin", np.fmin, "FminBackward0",
 # CopysignBackward1, XlogyBackward1/2): here one op serves both, named for two tensors
 remainder = defop("remainder", np.remainder, "RemainderBackward1",
                   vjp=(lambda g, out, x, y: g,
-                       lambda g, out, x, y: -g * detach(floor_divide(x, y))),
+                       lambda g, out, x, y: -g * floor_divide(_detached(x), _detached(y))),
                   uses=("", "x y"), template="np.remainder({0}, {1})", promote=(0, 1),
                   function=True, method=True, inplace=True, numpy=np.remainder)
 fmod = defop("fmod", np.fmod, "FmodBackward1",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .decompositions import matrices, mH, solve_op, square
-from .elementwise import absolute, conj, imag, real
+from .elementwise import absolute, conj, imag, is_complex, real
 from .linalg import bmm, eye_of
 from .reductions import amax, sum_dim
 from .shape import getitem, unsqueeze_op
@@ -40,6 +40,9 @@ def _svd_grad(gU, gS, gVh, U, S, Vh):
     gA = ((UhgU - mH(UhgU)) * unsqueeze_op(S, dim=S.ndim - 1)
           + unsqueeze_op(S, dim=S.ndim) * (VhgV - mH(VhgV))) / E
     gA = gA + unsqueeze_op(gS, dim=gS.ndim - 1) * eye
+    if is_complex(UhgU):  # the phase of each pair of singular vectors: i Im(U^H gU)_jj / S_j
+        d = imag(sum_dim(UhgU * eye, dim=-1, keepdim=False)) / S
+        gA = gA + unsqueeze_op(d * 1j, dim=d.ndim - 1) * eye
     if m > k:
         gUSinv = gU / unsqueeze_op(S, dim=S.ndim - 1)
         gA = bmm(U, gA) + gUSinv - bmm(U, bmm(mH(U), gUSinv))

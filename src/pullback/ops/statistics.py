@@ -17,9 +17,11 @@ import numpy as np
 from .elementwise import (
     conj,
     exp,
+    is_complex,
     isnan,
     logical_and,
     logical_not,
+    real,
     to_dtype,
     where,
 )
@@ -234,24 +236,34 @@ def _var(x, dim, correction, keepdim):
 
 
 def _var_jvp(t, out, x, dim, correction, keepdim):
-    """2 / (N - correction) sum((x - mean(x)) t): the variance's tangent."""
+    """2 / (N - correction) sum(Re(conj(x - mean(x)) t)): the variance's tangent."""
     centered = x - mean_dim(x, dim=dim, keepdim=True)
-    return sum_dim(centered * t, dim=dim, keepdim=keepdim) * _var_factor(x.shape, dim,
+    if is_complex(centered):
+        centered = real(conj(centered) * t)
+    else:
+        centered = centered * t
+    return sum_dim(centered, dim=dim, keepdim=keepdim) * _var_factor(x.shape, dim,
                                                                           correction)
 
 
 var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True,
                jvp=(_var_jvp,), batch=batching.reduction)
+def _over_twice(g, out):
+    """g / (2 std), 0 where std == 0; divided by 1 there, so that a second derivative
+    finds no 0 * inf either."""
+    zero = out == 0
+    return where(zero, 0, g / (where(zero, 1, out) * 2))
+
+
 # torch's std_backward: the variance's rule on g / (2 std), 0 where std == 0
 std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, correction,
                                                                          keepdim)),
                "StdBackward0",
                vjp=(lambda g, out, x, dim, correction, keepdim:
-                    _var_rule(where(out == 0, 0, g / (out * 2)), out, x, dim, correction,
-                              keepdim),),
+                    _var_rule(_over_twice(g, out), out, x, dim, correction, keepdim),),
                # (declared: the rule transposed would divide a masked zero by std == 0)
-               jvp=(lambda t, out, x, dim, correction, keepdim: where(
-                   out == 0, 0, _var_jvp(t, out, x, dim, correction, keepdim) / (out * 2)),),
+               jvp=(lambda t, out, x, dim, correction, keepdim: _over_twice(
+                   _var_jvp(t, out, x, dim, correction, keepdim), out),),
                uses=("x out",), fresh=True, batch=batching.reduction)
 
 

@@ -68,7 +68,17 @@ import gast
 import numpy as np
 
 from ...user_code import is_user_code
-from ..effects import callback, concrete, draw, fstring, is_draw, is_effect, later, percent
+from ..effects import (
+    callback,
+    concrete,
+    draw,
+    fstring,
+    is_draw,
+    is_effect,
+    later,
+    percent,
+    seeding,
+)
 from ..mutations import (
     attr_value,
     is_mutation,
@@ -105,6 +115,7 @@ from .rewriter import (
     compile_function,
     is_higher_order,
     is_numpy,
+    is_seeding,
     parse_function,
     passed_names,
     replaceable,
@@ -173,6 +184,8 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     ``draw``."""
     if is_draw(f):
         return draw(f, *args, **kwargs)
+    if is_seeding(f):
+        return seeding(f, *args, **kwargs)
     if is_numpy(f):
         return numpy_call(f, *args, **kwargs)
     if is_higher_order(f):

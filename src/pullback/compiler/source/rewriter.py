@@ -78,6 +78,14 @@ def is_numpy(f: Any) -> bool:
     return isinstance(module, str) and (module == "numpy" or module.startswith("numpy."))
 
 
+def is_seeding(f: Any) -> bool:
+    """A call that makes a generator (``np.random.RandomState(0)``, ``default_rng(0)``)
+    or seeds one (``rs.seed(0)``, ``np.random.seed(0)``): ``effects.seeding``."""
+    return f is np.random.RandomState or f is np.random.default_rng or \
+        f is np.random.seed or (isinstance(getattr(f, "__self__", None), np.random.RandomState)
+                                and getattr(f, "__name__", "") == "seed")
+
+
 # -------------------------------------------------------------- parsing
 def parse_function(code: types.CodeType) -> Any:
     """The function's (or lambda's) node, parsed from its file, at its own lines and
@@ -284,7 +292,7 @@ class Scope:
         functions, and what cannot be resolved until it runs."""
         f = self.resolve(func)
         return f is _UNKNOWN or is_numpy(f) or _user_function(f) or \
-            replaceable(f) is not None or is_higher_order(f)
+            replaceable(f) is not None or is_higher_order(f) or is_seeding(f)
 
 
 def is_higher_order(f: Any) -> bool:

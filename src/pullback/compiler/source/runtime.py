@@ -465,6 +465,8 @@ _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarr
                    # their dispatchers look inside the lists (numpy's protocol finds the
                    # traced choices): called as written, lists of any shapes kept
                    np.choose: np.choose, np.select: np.select}
+if hasattr(np, "row_stack"):  # (numpy 2 deprecates it: vstack's alias)
+    _BUILDERS[np.row_stack] = _vstack
 
 #: creation function -> what computes its value (``empty``: zeros, so that generated
 #: code holds no uninitialized memory)
