@@ -42,6 +42,13 @@ class Config:
         "cache_size": (int, 64, "argument signatures a compiled function keeps variants for"),
         "free_bytes": (int, 4096, "generated code releases arrays at least this large "
                        "after their last use"),
+        "fuse": (bool, False, "compiled code runs runs of elementwise arithmetic on large "
+                 "arrays as one numba kernel (needs numba: pip install pullback[fast])"),
+        "fuse_min_size": (int, 32768, "elements an array needs for config.fuse to fuse "
+                          "the arithmetic making it"),
+        "fuse_max_ops": (int, 16, "equations in one fused kernel at most (numba's compile "
+                         "time grows with a kernel's length)"),
+        "fuse_threads": (bool, True, "fused kernels split their loop over numba's threads"),
     }
 
     def __init__(self) -> None:
