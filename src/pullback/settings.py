@@ -48,7 +48,8 @@ class Config:
                           "the arithmetic making it"),
         "fuse_max_ops": (int, 16, "equations in one fused kernel at most (numba's compile "
                          "time grows with a kernel's length)"),
-        "fuse_threads": (bool, True, "fused kernels split their loop over numba's threads"),
+        "fuse_threads": (bool, False, "fused kernels split their loop over numba's threads "
+                         "(slower to compile; faster on idle cores)"),
     }
 
     def __init__(self) -> None:
