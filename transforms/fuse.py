@@ -32,9 +32,14 @@ from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OpDef
 from pullback.settings import config
 
+from .inplace import IntoOp
+
 #: op name -> how a kernel line spells it ({0}, {1}: its operands)
 FUSIBLE = {"add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}", "mul": "{0} * {1}",
            "div": "{0} / {1}", "neg": "-{0}"}
+#: an out= write's ufunc -> its op (inplace.py)
+_INTO_NAMES = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+               np.negative: "neg"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _MAX_EXACT_INT = 2 ** 53  # larger Python ints are left to numpy (its overflow rules)
 AVAILABLE = importlib.util.find_spec("numba") is not None
@@ -68,37 +73,55 @@ class _Group:
 
 
 def _groups(graph: Graph) -> list[list[int]]:
-    """Equation indices of each group of two or more, in order."""
+    """Equation indices of each group of two or more, in order. An equation reading
+    several open groups merges them (none of their values was read outside yet, so
+    one kernel at the last of their equations computes them all)."""
     made: dict[int, _Group] = {}  # var id -> the group whose equation made it
     groups: list[_Group] = []
     for i, e in enumerate(graph.eqns):
-        reads = [made[a.id] for a in e.inputs if type(a) is Var and a.id in made]
-        target = None
+        reads = list({id(g): g for g in (made[a.id] for a in e.inputs
+                                         if type(a) is Var and a.id in made)}.values())
+        joined: list[_Group] = []
         if fusible(e):
-            target = next((g for g in reads if g.open and g.shape == e.out.shape
-                           and g.dtype == e.out.dtype
-                           and len(g.members) < config.fuse_max_ops), None)
+            size = 1
+            for g in reads:
+                if g.open and (g.shape, g.dtype) == (e.out.shape, e.out.dtype) and (
+                        size + len(g.members) <= config.fuse_max_ops):
+                    joined.append(g)
+                    size += len(g.members)
         for g in reads:  # a group read from outside runs before its reader: it closes
-            if g is not target:
+            if all(g is not j for j in joined):
                 g.open = False
         if fusible(e):
-            if target is None:
-                target = _Group(e)
+            target = joined[0] if joined else _Group(e)
+            if not joined:
                 groups.append(target)
+            for g in joined[1:]:
+                target.members += g.members
+                for k in g.members:
+                    made[graph.eqns[k].out.id] = target
+                g.members = []
             target.members.append(i)
             made[e.out.id] = target
-    return [g.members for g in groups if len(g.members) > 1]
+    return [sorted(g.members) for g in groups if len(g.members) > 1]
 
 
 def fusible(e: Eqn) -> bool:
     """An equation a kernel can compute exactly as numpy does (same dtype, no broadcast
     but of 0-d values and numbers)."""
     out = e.out
-    if e.op.name not in FUSIBLE or out is None:
+    if _spelling(e) is None or out is None:
         return False
     if out.dtype not in FLOATS or math.prod(out.shape) < config.fuse_min_size or e.params:
         return False
     return all(_operand_ok(a, out) for a in e.inputs)
+
+
+def _spelling(e: Eqn) -> str | None:
+    """How a kernel line spells the equation's op; an out= write (the split backward
+    comes with them) as its ufunc, whose result is then a fresh array."""
+    op = e.op
+    return FUSIBLE.get(_INTO_NAMES.get(op.ufunc) if isinstance(op, IntoOp) else op.name)
 
 
 def _operand_ok(a: Any, out: Var) -> bool:
@@ -179,7 +202,7 @@ class Kernel:
 
     def describe(self, literal: Any) -> str:
         """``t = a * b; out = t + a``: the group as the numpy lines it replaces."""
-        return "; ".join(f"{literal(e.out)} = " + FUSIBLE[e.op.name].format(
+        return "; ".join(f"{literal(e.out)} = " + _spelling(e).format(
             *[literal(a) for a in e.inputs]) for e in self.members)
 
 
@@ -192,7 +215,7 @@ def kernel_source(members: list[Eqn], ins: list, outs: tuple, dtype: np.dtype) -
     for j, e in enumerate(members):
         ops = [names[a.id] if type(a) is Var else f"{cast}({_number(a)})" for a in e.inputs]
         names[e.out.id] = f"t{j}"
-        lines.append(f"        t{j} = " + FUSIBLE[e.op.name].format(*ops))
+        lines.append(f"        t{j} = " + _spelling(e).format(*ops))
         if e.out.id in out_k:
             lines.append(f"        y{out_k[e.out.id]}[i] = t{j}")
     params = [f"x{k}" for k in range(len(ins))] + [f"y{k}" for k in range(len(outs))]

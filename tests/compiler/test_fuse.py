@@ -159,3 +159,30 @@ def test_off_by_the_setting_and_without_numba(monkeypatch):
 def test_numba_is_imported_when_a_kernel_first_runs_not_before():
     """pullback imports and runs without numba: the pass only looks it up."""
     assert "numba" not in vars(fuse) and "import numba" not in open(fuse.__file__).read()
+
+
+def test_compile_fuses_its_forward_and_its_backward():
+    """pb.compile's split backward arrives with out= writes: they fuse as their ufuncs,
+    and groups an equation joins become one kernel."""
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal(N), rng.standard_normal(N)
+
+    def f(x, w):
+        return pb.tanh(x * w + x) * 2 - w
+
+    def run():
+        tx, tw = pb.tensor(x, requires_grad=True), pb.tensor(w, requires_grad=True)
+        out = pb.compile(f)(tx, tw)
+        out.sum().backward()
+        return out.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()
+    seen: list = []
+    codegen.on_new_module(seen.append)
+    try:
+        got = run()
+    finally:
+        codegen.on_new_module(None)
+    backward = next(m.source for m in seen if m.source.split("(")[0].endswith("_backward"))
+    assert backward.count("fused(") == 1 and "np." not in backward
+    cache.reset()
+    with pb.config.override(fuse=False):
+        _equal(got, run())
