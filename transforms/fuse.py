@@ -1,8 +1,9 @@
 """fuse: runs of elementwise arithmetic on large arrays become one numba kernel.
 
 ``t = o * o; d = 1 - t; e = g * d; gw = e * h; gn = e * w + e`` over 100k floats is six
-passes over memory in numpy; fused, it is one multithreaded loop that writes ``gw`` and
-``gn`` and keeps ``t``, ``d`` and ``e`` in registers. The generated code calls the kernel
+passes over memory in numpy; fused, it is one loop (over numba's threads with
+``config.fuse_threads``) that writes ``gw`` and ``gn`` and keeps ``t``, ``d`` and ``e``
+in registers. The generated code calls the kernel
 with a comment saying what it computes::
 
     # fused: t4 = h_2 * h_2; t5 = 1 - t4; t6 = g_out * t5; g_arg2 = t6 * h_1; ...
@@ -12,9 +13,11 @@ A group is the equations of ``FUSIBLE`` ops (arithmetic only: numpy's SIMD loops
 tanh, exp, ... are faster than the scalar libm calls a compiled loop makes, measured in
 docs/design.md) whose results have one float dtype and the same shape of at least
 ``config.fuse_min_size`` elements, reading values of that shape and dtype (or 0-d ones,
-or Python numbers). An equation joins the open group that made one of its inputs; a
-group closes when anything outside it reads one of its values, so the kernel can run
-where its last equation was. Values read outside the group are the kernel's outputs.
+or Python numbers). An equation joins the open groups that made its inputs (merging
+them); a group closes when anything outside it reads one of its values, so the kernel
+can run where its last equation was. Values read outside the group are the kernel's
+outputs. An out= write (``inplace`` ran on the split backward) fuses as its ufunc: the
+kernel's outputs are fresh arrays, and ``inplace`` runs again after this pass.
 
 Off unless ``config.fuse`` is set and numba is installed (``pip install pullback[fast]``);
 each kernel costs numba's compile time (a few hundred ms) once per process.
