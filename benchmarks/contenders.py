@@ -9,6 +9,7 @@ failing; the harness prints "n/a" for it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -184,6 +185,29 @@ class PullbackCompiled(Contender):
                         lambda r: (None, tuple(_arr(x) for x in r)))
 
 
+class PullbackFused(PullbackCompiled):
+    """``pb.value_and_grad`` traced with ``config.fuse`` on: arithmetic on large arrays
+    runs as numba kernels (numba's threads: NUMBA_NUM_THREADS, every core by default).
+    Only the workloads with elementwise runs over large arrays; the first call (traced
+    here, not timed) pays numba's compile time."""
+
+    name, label = "pb_fused", "pullback compiled, fused (numba)"
+    workloads = ("chain_large",)
+
+    def unavailable(self, workload: Workload | None = None) -> str | None:
+        if importlib.util.find_spec("numba") is None:
+            return "numba not installed (pip install pullback[fast])"
+        if workload is not None and workload.name not in self.workloads:
+            return "no elementwise runs over large arrays to fuse"
+        return super().unavailable(workload)
+
+    def prepare_grad(self, w: Workload, inp: Inputs) -> Prepared:
+        with self.lib().config.override(fuse=True):
+            prepared = super().prepare_grad(w, inp)
+            prepared.step()  # traced (and its kernels compiled) with fusion on
+        return prepared
+
+
 def _flat(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
     return np.concatenate([a.ravel() for a in arrays])
 
@@ -250,8 +274,8 @@ class Jax(Contender):
                         lambda r: (None, tuple(_arr(x) for x in r)))
 
 
-CONTENDERS: tuple[Contender, ...] = (Floor(), PullbackEager(), PullbackCompiled(), Hips(),
-                                     TorchEager(), Jax())
+CONTENDERS: tuple[Contender, ...] = (Floor(), PullbackEager(), PullbackCompiled(),
+                                     PullbackFused(), Hips(), TorchEager(), Jax())
 
 
 def select(names: str | None) -> tuple[Contender, ...]:

@@ -32,6 +32,9 @@ def set_threads(threads: int | None) -> None:
     PyTorch's OpenMP pool spin-waiting on the same cores made interleaved timings swing by
     10-100x; one thread each keeps every contender on equal, steady terms.
     """
+    # numba's OpenMP threads (pb_fused) otherwise spin-wait between kernels: on a shared
+    # 2-core machine one call of the fused chain swung from 2 ms to 200 ms
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     if threads is None:
         if any(os.environ.get(v, "").isdigit() for v in THREAD_VARS):
             return

@@ -8,6 +8,7 @@
       -> loop_residuals, dce           a reverse loop reads its forward loop's values
       -> loop_invariants               what a loop computes from constants, once before it
       -> split                         (compile) forward + backward, residuals = saved values
+      -> fuse                          (config.fuse) arithmetic on large arrays: one kernel
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
 
@@ -38,6 +39,7 @@ from .batch import batched_graph
 from .codegen import Module, generate
 from .cse import cse
 from .dce import dce
+from .fuse import fuse
 from .inplace import inplace
 from .peephole import peephole
 from .residuals import loop_invariants, loop_residuals
@@ -55,7 +57,7 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 def simplify(graph: Graph) -> Graph:
     """A forward with no gradient to compute (pb.compile under no_grad)."""
-    return run(graph, peephole, cse, dce, loop_invariants, dce)
+    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
@@ -91,7 +93,7 @@ def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     if config.check_ir:
         verify(fwd)
         verify(bwd)
-    return Split(run(fwd, dce, inplace), run(bwd, inplace), res)
+    return Split(run(fwd, dce, fuse, inplace), run(bwd, inplace), res)
 
 
 def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
@@ -105,7 +107,7 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
             reach.update(v.id for v in e.outs)
     outs = [g if need and isinstance(g, Var) and g.id in reach else None
             for g, need in zip(bwd.outputs, needs)]
-    return run(bwd.replace(outputs=outs), dce, inplace)
+    return run(bwd.replace(outputs=outs), dce, fuse, inplace)
 
 
 def codegen(graph: Graph, name: str, env: dict | None = None, block: str = naming.GRAD_OF
@@ -115,7 +117,7 @@ def codegen(graph: Graph, name: str, env: dict | None = None, block: str = namin
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """One graph computing the value and the gradients (pb.grad / value_and_grad)."""
-    return unique_names(run(joint_graph(forward, wrt, seeds), inplace))
+    return unique_names(run(joint_graph(forward, wrt, seeds), fuse, inplace))
 
 
 def jvp_graph(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None

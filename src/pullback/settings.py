@@ -47,6 +47,14 @@ class Config:
                          "computed arrays (all results in one pass) instead of lazy ones"),
         "free_bytes": (int, 4096, "generated code releases arrays at least this large "
                        "after their last use"),
+        "fuse": (bool, False, "compiled code runs runs of elementwise arithmetic on large "
+                 "arrays as one numba kernel (needs numba: pip install pullback[fast])"),
+        "fuse_min_size": (int, 32768, "elements an array needs for config.fuse to fuse "
+                          "the arithmetic making it"),
+        "fuse_max_ops": (int, 16, "equations in one fused kernel at most (numba's compile "
+                         "time grows with a kernel's length)"),
+        "fuse_threads": (bool, False, "fused kernels split their loop over numba's threads "
+                         "(slower to compile; faster on idle cores)"),
     }
 
     def __init__(self) -> None:

@@ -94,7 +94,9 @@ def key_of(graph: Graph, door: tuple) -> str:
     (a tuple of plain values): the graph printed canonically with its source lines, the
     setting codegen reads, the versions."""
     h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), graph.name,
-                                   config.free_bytes, inplace.is_disabled(),
+                                   config.free_bytes, inplace.is_disabled(), config.fuse,
+                                   config.fuse_min_size, config.fuse_max_ops,
+                                   config.fuse_threads,
                                    len(graph.guards)]).encode())
     h.update("\n".join(canonical(graph)).encode())
     return h.hexdigest()
