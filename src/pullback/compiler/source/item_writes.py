@@ -26,7 +26,7 @@ import gast
 
 from .rewriter import _at, _name, _runtime
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
            gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
@@ -34,11 +34,11 @@ def item_writes(fn: Any, loop: Any, declared: set) -> None:
     """Rewrite ``R[index] = value`` in ``loop``'s body (anywhere in it, inner loops and
     ``if``s too) as ``R = item_set(R, index, value)`` for the names ``R`` that may be."""
     body = loop.body
-    writes = [s for stmt in body for s in _own(stmt) if _item_write(s)]
+    writes = [s for stmt in body for s in walk_scope(stmt) if _item_write(s)]
     if not writes:
         return
     params = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-    local = {n.id for stmt in fn.body for n in _own(stmt)
+    local = {n.id for stmt in fn.body for n in walk_scope(stmt)
              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     names = {s.targets[0].value.id for s in writes} & local
     names -= params | declared
@@ -48,13 +48,14 @@ def item_writes(fn: Any, loop: Any, declared: set) -> None:
             _rewrite(s)
 
 
-def _own(node: Any) -> Any:
-    """The nodes of ``node`` run in the function's own scope."""
+def walk_scope(node: Any) -> Any:
+    """``gast.walk`` of the nodes run in the function's own scope (a nested function or
+    comprehension is yielded, its inside is not, even for ``node`` itself)."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        if not isinstance(n, _SCOPES):
+        if not isinstance(n, SCOPES):
             todo.extend(gast.iter_child_nodes(n))
 
 
@@ -74,7 +75,7 @@ def _only_items(body: list, name: str) -> bool:
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) \
                     and n.value.id == name:
                 if isinstance(n.ctx, gast.Store) and not any(
-                        _item_write(s) and s.targets[0] is n for s in _own(stmt)):
+                        _item_write(s) and s.targets[0] is n for s in walk_scope(stmt)):
                     return False  # (an augmented write, a target in a tuple)
                 allowed.add(id(n.value))
             if isinstance(n, (gast.Assign, gast.AnnAssign, gast.NamedExpr)) \

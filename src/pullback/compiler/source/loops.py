@@ -36,7 +36,7 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS
-from .item_writes import item_writes
+from .item_writes import SCOPES, item_writes, walk_scope
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call
 
 PREFIX = "__pb_loop_"
@@ -47,8 +47,6 @@ _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_r
                            "while_", "loop_index", "if_", "item_set", "item_slice"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
-           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
             gast.Global, gast.Nonlocal, gast.Delete, gast.NamedExpr, gast.Import,
             gast.ImportFrom, gast.AsyncFor, gast.AsyncWith, gast.Try, gast.Match)
@@ -86,7 +84,7 @@ class _Converter:
                 item_writes(self.fn, stmt, self.declared)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
+                if isinstance(inner, list) and not isinstance(stmt, SCOPES):
                     changed |= self.statements(inner)
             new = self._loop(stmt)
             if new is not None:
@@ -305,7 +303,7 @@ class _Converter:
         names = _assigned(body)
         inside = {id(n) for n in gast.walk(stmt)}
         for scope in gast.walk(self.fn):
-            if scope is self.fn or id(scope) in inside or not isinstance(scope, _SCOPES) \
+            if scope is self.fn or id(scope) in inside or not isinstance(scope, SCOPES) \
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
                     or getattr(scope, "pb_getter", False):
                 continue
@@ -317,8 +315,8 @@ class _Converter:
         if _assigned(body) & self.declared:
             return False
         for stmt in body:
-            for n in _walk_scope(stmt):
-                if isinstance(n, _REFUSED) or isinstance(n, _SCOPES) and not _allowed(n):
+            for n in walk_scope(stmt):
+                if isinstance(n, _REFUSED) or isinstance(n, SCOPES) and not _allowed(n):
                     return False
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
                         and not isinstance(n.ctx, gast.Load):
@@ -380,24 +378,13 @@ def _allowed(n: Any) -> bool:
         or getattr(n, "pb_getter", False)
 
 
-def _walk_scope(node: Any) -> Any:
-    """``gast.walk`` of the nodes run in the function's own scope (a nested function or
-    comprehension is yielded, its inside is not, even for ``node`` itself)."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, _SCOPES):
-            todo.extend(gast.iter_child_nodes(n))
-
-
 def _assigned(body: list) -> set:
-    return {n.id for s in body for n in _walk_scope(s)
+    return {n.id for s in body for n in walk_scope(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _aug_assigned(body: list) -> set:
-    return {n.target.id for s in body for n in _walk_scope(s)
+    return {n.target.id for s in body for n in walk_scope(s)
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
@@ -524,7 +511,7 @@ def _split(body: list) -> tuple:
         return None, body
     k = stops[0]
     rest = body[:k] + body[k + 1:]
-    if any(isinstance(n, (gast.Break, gast.Continue)) for s in rest for n in _walk_scope(s)):
+    if any(isinstance(n, (gast.Break, gast.Continue)) for s in rest for n in walk_scope(s)):
         return None, body
     split = (body[:k], body[k], body[k + 1:])
     return split, body[:k] + [_at(gast.Expr(value=body[k].test), body[k])] + body[k + 1:]
