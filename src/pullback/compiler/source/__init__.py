@@ -320,6 +320,8 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
         return None
     key = pass_cache.key_of(fn) if config.cache_dir else None
     saved = pass_cache.load(fn, key) if key is not None else None
+    if saved is pass_cache.REFUSED:  # (a damaged entry: left as it is, as disk_cache does)
+        saved = key = None
     if saved is not None and (saved.code is None
                               or _same_names(code, saved.code, saved.looped)):
         return _record(code, saved)

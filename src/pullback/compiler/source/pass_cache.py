@@ -69,6 +69,10 @@ class Saved(NamedTuple):
     updates: frozenset
 
 
+#: ``load``'s answer for an entry that is refused (not to be written over)
+REFUSED = Saved(None, False, (), frozenset())
+
+
 def describe(value: Any) -> list:
     """What the pass may ask of a looked-up ``value``, as plain JSON values."""
     if value is _UNKNOWN:
@@ -107,7 +111,8 @@ def key_of(fn: types.FunctionType) -> str | None:
 
 def load(fn: types.FunctionType, key: str) -> Saved | None:
     """The pass's output for ``fn`` from the cache, when an entry ``key`` is there and
-    every name it looked up is what it was; else None."""
+    every name it looked up is what it was; else None (``REFUSED`` when the entry or
+    the directory is not used, with a warning)."""
     directory = config.cache_dir
     try:
         secret = open_directory(directory)
@@ -166,6 +171,7 @@ def store(key: str, scope: Scope, saved: Saved) -> None:
         STATS["writes"] += 1
 
 
-def _refused(directory: str, why: str) -> None:
+def _refused(directory: str, why: str) -> Saved:
     STATS["refused"] += 1
     warn(directory, why, stacklevel=6)
+    return REFUSED
