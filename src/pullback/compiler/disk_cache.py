@@ -2,7 +2,8 @@
 
 Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
 call's trace still runs (its guards, captured values and constants come from it); what
-the cache saves is what comes after: the passes, code generation and ``compile``. The
+the cache saves is what comes after: the passes, code generation and ``compile`` (the
+source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
 
