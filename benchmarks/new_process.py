@@ -114,7 +114,7 @@ def section(result: dict | None) -> list[str]:
                    f"{ms(cold['passes'] + cold['codegen'])} | {ms(r['writing']['first'])} | "
                    f"{ms(cached['first'])} | {cached['first'] / cold['first']:.2f} |")
     return out + ["", "Times exclude importing pullback. What the cache cannot save is the "
-                  "source pass and the trace, which every process runs.", ""]
+                  "trace, which every process runs.", ""]
 
 
 if __name__ == "__main__":

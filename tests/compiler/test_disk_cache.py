@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler import disk_cache
+from pullback.compiler import cache_files, disk_cache
 
 SCRIPT = """
 import json, sys
 import numpy as np
 import pullback as pb
-from pullback.compiler import disk_cache
+from pullback.compiler import cache_files, disk_cache
 from pullback.transforms import codegen, pipeline
 
 runs = {"passes": 0, "codegen": 0}
@@ -86,7 +86,7 @@ EXPECTED = np.sin(X * W) + X * W * np.cos(X * W)
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(disk_cache, "_warned", set())
+    monkeypatch.setattr(cache_files, "_warned", set())
     monkeypatch.setattr(disk_cache, "STATS", dict.fromkeys(disk_cache.STATS, 0))
     directory = tmp_path / "cache"
     with pb.config.override(cache_dir=str(directory)):
@@ -207,7 +207,7 @@ def test_constants_come_from_the_new_trace(cache_dir, monkeypatch):
 
 
 def test_a_directory_that_cannot_be_made_gets_one_warning(tmp_path, monkeypatch):
-    monkeypatch.setattr(disk_cache, "_warned", set())
+    monkeypatch.setattr(cache_files, "_warned", set())
     (tmp_path / "file").write_text("")
     with pb.config.override(cache_dir=str(tmp_path / "file" / "cache")):
         with pytest.warns(UserWarning, match="cache directory") as caught:

@@ -2,7 +2,8 @@
 
 Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
 call's trace still runs (its guards, captured values and constants come from it); what
-the cache saves is what comes after: the passes, code generation and ``compile``. The
+the cache saves is what comes after: the passes, code generation and ``compile`` (the
+source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
 
@@ -18,16 +19,11 @@ one warning, and the code is generated afresh.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
 import marshal
 import os
-import secrets
-import stat
-import sys
-import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -40,53 +36,18 @@ from ..ir import Graph, Var, every_eqn
 from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
+from .cache_files import Refused, versions, warn
+from .cache_files import mac_line as _mac_line
+from .cache_files import open_directory as _open_directory
+from .cache_files import read_owned as _read_owned
+from .cache_files import write_new as _write_new
 from .doors import strip_values
 
 FORMAT = 1  # the file layout's version, part of the key
-_KEY_FILE = ".hmac-key"
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-              | getattr(os, "O_CLOEXEC", 0))
 _SMALL_ARRAY = 64  # elements: a constant the passes made this small is written inline
 #: what this process did: ``hits`` (code read from disk), ``misses``, ``writes``,
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
-_warned: set = set()  # directories already warned about
-
-
-class Refused(Exception):
-    """A cache directory or file that is not used (the message says why)."""
-
-
-@functools.cache
-def versions() -> dict:
-    """What else the generated code depends on: pullback's version and a fingerprint of
-    its files (an editable install changes without a new version), numpy's, Python's."""
-    # (read from the loaded package, not imported: the front door is a layer above;
-    # importlib.metadata takes longer than a small function's whole first call)
-    version = getattr(sys.modules.get("pullback"), "__version__", "unknown")
-    return {"pullback": version, "files": _fingerprint(), "numpy": np.__version__,
-            "python": sys.version}
-
-
-def _fingerprint() -> str:
-    """A hash of the names, sizes and times of pullback's and its passes' .py files;
-    "installed" for an install in site-packages, which changes with its version (the
-    walk costs a small function's first call a few ms)."""
-    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-             os.path.dirname(os.path.abspath(codegen_module.__file__))}
-    if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
-           for r in roots):
-        return "installed"
-    h = hashlib.sha256()
-    for root in sorted(roots):
-        for folder, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
-            for f in sorted(files):
-                if f.endswith(".py"):
-                    st = os.stat(os.path.join(folder, f))
-                    h.update(f"{folder}/{f}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 def key_of(graph: Graph, door: tuple) -> str:
@@ -170,6 +131,11 @@ def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
     return module
 
 
+def _warn(directory: str, why: str) -> None:
+    STATS["refused"] += 1
+    warn(directory, why, stacklevel=5)
+
+
 def _generate(make: Callable[[], Graph], fn_name: str, env: dict) -> Module:
     """The passes (``make``) and codegen, as without the cache; the graph's trace-time
     values are dropped once its code is generated."""
@@ -177,69 +143,6 @@ def _generate(make: Callable[[], Graph], fn_name: str, env: dict) -> Module:
     module = codegen_module.generate(graph, fn_name, env)
     strip_values(graph)
     return module
-
-
-def _warn(directory: str, why: str) -> None:
-    STATS["refused"] += 1
-    if directory not in _warned:
-        _warned.add(directory)
-        warnings.warn(f"pullback's cache directory {directory!r} (pb.config.cache_dir): "
-                      f"{why}; generating code afresh", UserWarning, stacklevel=4)
-
-
-# ------------------------------------------------------------------ checks
-def _check_owned(st: os.stat_result, what: str) -> None:
-    if st.st_uid != os.getuid():
-        raise Refused(f"{what} is owned by another user (uid {st.st_uid})")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise Refused(f"{what} is writable by others (mode {stat.S_IMODE(st.st_mode):o})")
-
-
-def _open_directory(directory: str) -> bytes:
-    """Make (0700) or check the directory; its HMAC key (made on first use, 0600)."""
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    st = os.lstat(directory)
-    if not stat.S_ISDIR(st.st_mode):
-        raise Refused("it is not a directory")
-    _check_owned(st, "it")
-    path = os.path.join(directory, _KEY_FILE)
-    if not os.path.lexists(path):
-        # written whole under another name, then linked: a process racing this one
-        # reads a whole key, its own or this one's (os.link refuses to replace)
-        tmp = f"{path}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, _NEW_FLAGS, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(tmp)
-    secret = _read_owned(path, "its key file")
-    if len(secret) != 32:
-        raise Refused("its key file is damaged (remove it to start the cache afresh)")
-    return secret
-
-
-def _read_owned(path: str, what: str) -> bytes:
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as e:
-        raise Refused(f"{what} cannot be read: {e}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{what} is not a regular file")
-        _check_owned(st, what)
-        return f.read()
-
-
-def _mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
-    """The .py file's first line: the HMAC of its header line, its source and the code."""
-    mac = hmac.new(secret, header + b"\n" + source + b"\n", hashlib.sha256)
-    mac.update(code)
-    return "# hmac-sha256 " + mac.hexdigest()
 
 
 # ------------------------------------------------------------ read, write
@@ -279,18 +182,6 @@ def _write(directory: str, key: str, secret: bytes, module: Module, places: dict
     _write_new(os.path.join(directory, key + ".code"), code)
     _write_new(os.path.join(directory, key + ".py"), mac + b"\n" + header + b"\n" + body)
     STATS["writes"] += 1
-
-
-def _write_new(path: str, data: bytes) -> None:
-    tmp = f"{path}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, _NEW_FLAGS, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        os.unlink(tmp)
-        raise
 
 
 # ------------------------------------------------- constants, by their place

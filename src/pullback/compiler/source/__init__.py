@@ -67,6 +67,7 @@ from typing import Any, Callable
 import gast
 import numpy as np
 
+from ...settings import config
 from ...user_code import is_user_code
 from ..effects import (
     callback,
@@ -104,6 +105,7 @@ from .loop_runtime import (
     while_,
 )
 from .loop_writes import item_set, item_slice
+from . import pass_cache
 from .loops import convert_loops
 from .rewriter import (
     RUNTIME_NAME,
@@ -316,6 +318,42 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     code = fn.__code__
     if code.co_flags & _NO_REWRITE:
         return None
+    key = pass_cache.key_of(fn) if config.cache_dir else None
+    saved = pass_cache.load(fn, key) if key is not None else None
+    if saved is pass_cache.REFUSED:  # (a damaged entry: left as it is, as disk_cache does)
+        saved = key = None
+    if saved is not None and (saved.code is None
+                              or _same_names(code, saved.code, saved.looped)):
+        return _record(code, saved)
+    found = _run_pass(fn)
+    if found is None:
+        return None
+    scope, saved = found
+    if key is not None:
+        pass_cache.store(key, scope, saved)
+    return _record(code, saved)
+
+
+def _record(code: types.CodeType, saved: pass_cache.Saved) -> types.CodeType | None:
+    """The pass's side outputs for ``code`` kept (which codes are ours, the state it
+    changes, its loops' int bounds); its new code."""
+    new = saved.code
+    if new is None:
+        return None
+    _OURS.update(codes_in(new))
+    if saved.updates:
+        UPDATES[code] = saved.updates
+    if saved.bounds:
+        LOOP_BOUNDS[code] = saved.bounds
+        for c in codes_in(new):
+            OWNER[c] = code
+    return new
+
+
+def _run_pass(fn: types.FunctionType) -> tuple | None:
+    """(the ``Scope`` the pass looked names up in, its output), or None when the
+    function has no source (or not the code's)."""
+    code = fn.__code__
     node = parse_function(code)
     if node is None:
         return None
@@ -332,18 +370,11 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= add_prologue(node, written | passed)
     if not rewriter.changed:
-        return None
+        return scope, pass_cache.Saved(None, False, (), frozenset())
     new = compile_function(node, fn)
     if not _same_names(code, new, looped):  # the file changed since it was imported
         return None
-    _OURS.update(codes_in(new))
-    if updates:
-        UPDATES[code] = updates
-    if bounds:
-        LOOP_BOUNDS[code] = bounds
-        for c in codes_in(new):
-            OWNER[c] = code
-    return new
+    return scope, pass_cache.Saved(new, looped, tuple(bounds), updates)
 
 
 def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 import gast
 
-from .rewriter import _at, _name, _runtime
+from .rewriter import _at, _name, _runtime, children, walk
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
            gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -56,14 +56,14 @@ def walk_scope(node: Any) -> Any:
         n = todo.pop()
         yield n
         if not isinstance(n, SCOPES):
-            todo.extend(gast.iter_child_nodes(n))
+            todo.extend(children(n))
 
 
 def _item_write(s: Any) -> bool:
     return isinstance(s, gast.Assign) and len(s.targets) == 1 \
         and isinstance(s.targets[0], gast.Subscript) \
         and isinstance(s.targets[0].value, gast.Name) \
-        and not any(isinstance(n, gast.Starred) for n in gast.walk(s.targets[0].slice))
+        and not any(isinstance(n, gast.Starred) for n in walk(s.targets[0].slice))
 
 
 def _only_items(body: list, name: str) -> bool:
@@ -71,7 +71,7 @@ def _only_items(body: list, name: str) -> bool:
     item writes, and binds no name to ``name[...]`` itself."""
     allowed = set()
     for stmt in body:
-        for n in gast.walk(stmt):  # (nested scopes too: a lambda reading it refuses)
+        for n in walk(stmt):  # (nested scopes too: a lambda reading it refuses)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) \
                     and n.value.id == name:
                 if isinstance(n.ctx, gast.Store) and not any(
@@ -87,9 +87,9 @@ def _only_items(body: list, name: str) -> bool:
                     return False
             if isinstance(n, (gast.AugAssign, gast.For)) and any(
                     isinstance(m, gast.Name) and m.id == name
-                    for m in gast.walk(n.target)):
+                    for m in walk(n.target)):
                 return False
-    return all(id(n) in allowed for stmt in body for n in gast.walk(stmt)
+    return all(id(n) in allowed for stmt in body for n in walk(stmt)
                if isinstance(n, gast.Name) and n.id == name)
 
 

@@ -37,7 +37,7 @@ import gast
 
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, item_writes, walk_scope
-from .rewriter import Scope, _at, _name, _runtime, _written_by_call
+from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
 PREFIX = "__pb_loop_"
 _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
@@ -61,7 +61,7 @@ def convert_loops(node: Any, scope: Scope) -> tuple:
         return False, ()
     params = [a.id for a in node.args.posonlyargs + node.args.args]
     uses: dict = {}
-    for n in (n for stmt in node.body for n in gast.walk(stmt)):
+    for n in (n for stmt in node.body for n in walk(stmt)):
         if isinstance(n, gast.Name) and n.id in params:
             uses.setdefault(n.id, []).append(id(n) in converter.bounds)
     return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p]))
@@ -70,7 +70,7 @@ def convert_loops(node: Any, scope: Scope) -> tuple:
 class _Converter:
     def __init__(self, fn: Any, scope: Scope) -> None:
         self.fn, self.scope = fn, scope
-        self.declared = {name for n in gast.walk(fn) if isinstance(n, (gast.Global, gast.Nonlocal))
+        self.declared = {name for n in walk(fn) if isinstance(n, (gast.Global, gast.Nonlocal))
                          for name in n.names}
         self.count = 0
         self.bounds: set = set()  # the names read as a converted range's bounds
@@ -113,11 +113,11 @@ class _Converter:
                 or not self._convertible([gast.Expr(value=stmt.test)]) \
                 or self._captured(stmt, stmt.body + stmt.orelse):
             return None
-        inside = {id(n) for b in branches for s in b for n in gast.walk(s)}
-        outside = {n.id for n in gast.walk(self.fn) if id(n) not in inside
+        inside = {id(n) for b in branches for s in b for n in walk(s)}
+        outside = {n.id for n in walk(self.fn) if id(n) not in inside
                    and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
         assigned = _assigned(stmt.body) | _assigned(stmt.orelse)
-        order = [n.id for b in branches for s in b for n in gast.walk(s)
+        order = [n.id for b in branches for s in b for n in walk(s)
                  if isinstance(n, gast.Name)]
         outputs = sorted(assigned & outside, key=order.index)
         if not outputs:
@@ -153,9 +153,9 @@ class _Converter:
         return "each", [it]
 
     def _for(self, stmt: Any) -> list | None:
-        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)}
         if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
-                   for n in gast.walk(stmt.target)):
+                   for n in walk(stmt.target)):
             return None  # (an item or attribute as the target)
         kind, args = self._iteration(stmt.iter)
         split, flat = _split(stmt.body)
@@ -208,11 +208,11 @@ class _Converter:
         does not assign, as a new name ``x_t``: the loop's function takes it after
         ``t`` (a scan's per-step slice of ``x``: no gather, no scatter in the gradient).
         The (name, new name) pairs, and how to undo it."""
-        taken = {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)}
+        taken = {n.id for n in walk(self.fn) if isinstance(n, gast.Name)}
         pairs: dict = {}
         undo = []
         for s in body:
-            for parent in gast.walk(s):
+            for parent in walk(s):
                 for field, value in list(gast.iter_fields(parent)):
                     values = value if isinstance(value, list) else [value]
                     for k, v in enumerate(values):
@@ -258,9 +258,9 @@ class _Converter:
     def _read_after(self, stmt: Any, names: set) -> set:
         """Which of ``names`` (the loop's variables) the function reads outside the loop,
         but in another loop that binds them first (``for i in ...`` twice)."""
-        skip = {id(n) for loop in gast.walk(self.fn) if loop is stmt or _binds(loop, names)
-                for s in loop.body for n in gast.walk(s)}
-        return {n.id for n in gast.walk(self.fn) if isinstance(n, gast.Name)
+        skip = {id(n) for loop in walk(self.fn) if loop is stmt or _binds(loop, names)
+                for s in loop.body for n in walk(s)}
+        return {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load) and n.id in names and id(n) not in skip}
 
     def _while(self, stmt: Any) -> list | None:
@@ -293,7 +293,7 @@ class _Converter:
         """The assigned names read after the loop or before the body assigns them, in the
         order the body first mentions them."""
         live = (assigned & outside) | (assigned & _read_first(body))
-        order = [n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)]
+        order = [n.id for s in body for n in walk(s) if isinstance(n, gast.Name)]
         return sorted(live, key=order.index)
 
     def _captured(self, stmt: Any, body: list) -> bool:
@@ -301,8 +301,8 @@ class _Converter:
         the body assigns: it may be called while the loop runs, and would not see the
         body's values once they are the new function's locals."""
         names = _assigned(body)
-        inside = {id(n) for n in gast.walk(stmt)}
-        for scope in gast.walk(self.fn):
+        inside = {id(n) for n in walk(stmt)}
+        for scope in walk(self.fn):
             if scope is self.fn or id(scope) in inside or not isinstance(scope, SCOPES) \
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
                     or getattr(scope, "pb_getter", False):
@@ -363,7 +363,7 @@ def _binds(node: Any, names: set) -> bool:
     """Whether ``node`` is a loop binding one of ``names`` as its variable, or a loop
     converted already whose function binds one (reads of it inside are its own)."""
     if isinstance(node, gast.For):
-        return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node.target))
+        return any(isinstance(n, gast.Name) and n.id in names for n in walk(node.target))
     if isinstance(node, gast.FunctionDef) and node.name.startswith(PREFIX):
         params = {a.id for a in node.args.args}
         return bool((params | _assigned(node.body)) & names)
@@ -402,7 +402,7 @@ def _loads(nodes: list, skip: Any = None) -> set:
             found |= _loads(n.body) - own
             continue
         if skip is not None and isinstance(n, (gast.For, gast.While)):
-            if any(m is skip for m in gast.walk(n)):  # (the loop itself, or one holding it)
+            if any(m is skip for m in walk(n)):  # (the loop itself, or one holding it)
                 found |= _loads(n.body, skip) if n is not skip else set()
             else:
                 found |= _loads(n.body, skip) - (_surely_assigned(n.body)
@@ -448,7 +448,7 @@ def _index_by(body: list, target: str) -> list:
     How to undo it: (node, field, position in the field's list or None, old value)."""
     undo = []
     for s in body:  # (also inside the functions of loops and ifs converted already)
-        for n in gast.walk(s):
+        for n in walk(s):
             for field, value in list(gast.iter_fields(n)):
                 values = value if isinstance(value, list) else [value]
                 for k, v in enumerate(values):
@@ -477,7 +477,7 @@ def _in_place(body: list, carries: list) -> Any:
 def _written(body: list, carries: list) -> list:
     """``written=`` (the positions of the carries the body writes items of, through
     ``item_set``: the runtime writes their last values back into the arrays)."""
-    names = {n.args[0].id for s in body for n in gast.walk(s) if isinstance(n, gast.Call)
+    names = {n.args[0].id for s in body for n in walk(s) if isinstance(n, gast.Call)
              and isinstance(n.func, gast.Attribute) and n.func.attr == "item_set"
              and isinstance(n.func.value, gast.Name) and n.func.value.id == "__pb_rt__"}
     positions = [gast.Constant(value=k, kind=None) for k, n in enumerate(carries)

@@ -92,8 +92,15 @@ def parse_function(code: types.CodeType) -> Any:
     columns; None when the source is unavailable or ambiguous."""
     if code.co_name == "<lambda>":
         return _parse_lambda(code)
+    found = _parse_block(code)
+    return _parse_block(code, exact=True) if found is _UNKNOWN else found
+
+
+def _parse_block(code: types.CodeType, exact: bool = False) -> Any:
+    """``parse_function``'s node of a function read by ``_function_lines``; _UNKNOWN
+    when its block (unless ``exact``) does not parse to the function."""
     try:
-        lines, start = _function_lines(code)
+        lines, start = _function_lines(code, exact)
     except (OSError, TypeError, IndexError):
         return None
     text = "".join(lines)
@@ -104,12 +111,12 @@ def parse_function(code: types.CodeType) -> Any:
         with _AST_LOCK:
             tree = gast.parse(text)
     except SyntaxError:
-        return None
+        return None if exact else _UNKNOWN
     gast.increment_lineno(tree, start - 1 - indented)
     found = [n for n in (tree.body[0].body if indented else tree.body)[:1]
              if isinstance(n, gast.FunctionDef) and n.name == code.co_name
              and _arg_names(n.args) == _params(code)]
-    return found[0] if len(found) == 1 else None
+    return found[0] if len(found) == 1 else None if exact else _UNKNOWN
 
 
 def _file_lines(code: types.CodeType) -> list[str]:
@@ -129,14 +136,46 @@ def _file_lines(code: types.CodeType) -> list[str]:
     return linecache.getlines(filename) or inspect.findsource(code)[0]
 
 
-def _function_lines(code: types.CodeType) -> tuple[list[str], int]:
+def _function_lines(code: types.CodeType, exact: bool = False) -> tuple[list[str], int]:
     """A function's lines (from its first decorator, or ``def``) and the number of the
-    first, as ``inspect.getsourcelines`` gives them."""
+    first, as ``inspect.getsourcelines`` gives them. Unless ``exact``, the block ends
+    where ``_block_end`` says (a first call of ``inspect.getblock`` in a process
+    compiles ``tokenize``'s patterns, a few ms): a block that does not parse, or parses
+    to another function, is read again ``exact``ly (``parse_function``)."""
     lines = _file_lines(code)
     k = code.co_firstlineno - 1
     while k > 0 and not lines[k].lstrip().startswith(("def ", "async def ", "@")):
         k -= 1
-    return inspect.getblock(lines[k:]), k + 1
+    end = None if exact else _block_end(lines, k, code)
+    return (inspect.getblock(lines[k:]) if end is None else lines[k:end]), k + 1
+
+
+def _block_end(lines: list, k: int, code: types.CodeType) -> int | None:
+    """The end (exclusive) of the function starting at ``lines[k]``: past the last line
+    its instructions (and its nested functions') span, then past the blank, comment and
+    more indented lines that follow (code the compiler dropped: ``pass``, code after a
+    ``return``). A line inside a string or brackets that is indented less cuts the block
+    short: then it does not parse. None when the code's lines are unknown."""
+    last = max((p[1] for c in codes_in(code) for p in _line_spans(c) if p[1] is not None),
+               default=None)
+    if last is None or not k < last <= len(lines):
+        return None
+    indent = len(lines[k]) - len(lines[k].lstrip())
+    end = last
+    while end < len(lines):
+        text = lines[end].lstrip()
+        if text and not text.startswith("#") and len(lines[end]) - len(text) <= indent:
+            break
+        end += 1
+    return end
+
+
+def _line_spans(code: types.CodeType) -> Any:
+    """(start line, end line) of ``code``'s instructions (before Python 3.11, the start
+    line twice)."""
+    if hasattr(code, "co_positions"):
+        return code.co_positions()
+    return ((line, line) for _, _, line in code.co_lines())
 
 
 def _parse_lambda(code: types.CodeType) -> Any:
@@ -153,7 +192,7 @@ def _parse_lambda(code: types.CodeType) -> Any:
     if tree is None:
         return None
     params = _params(code)
-    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+    found = [n for n in walk(tree) if isinstance(n, gast.Lambda)
              and n.lineno == code.co_firstlineno and _arg_names(n.args) == params]
     if len(found) > 1:  # (spans of nodes nest or are disjoint: the innermost is one)
         spans = _positions(code)
@@ -220,19 +259,32 @@ class Scope:
     binds itself is its closure's, its globals' or a builtin; a name it binds only by
     importing is what the import gives."""
 
-    def __init__(self, fn: types.FunctionType, node: Any) -> None:
+    def __init__(self, fn: types.FunctionType, node: Any = None,
+                 imports: dict | None = None) -> None:
+        """The scope of ``fn`` whose node is ``node``; without it, of the names it binds
+        as ``imports`` describes them (``Scope.imports`` of an earlier ``Scope``)."""
         self.globals = fn.__globals__
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.bound: dict[str, Any] = {}
+        #: the name it binds -> what it imports (["module"] or ["module", "attr"]), or
+        #: None for another binding (a value known only when it runs)
+        self.imports: dict[str, list | None] = {}
+        #: the names and attribute chains resolved (``np.zeros``) -> their values
+        self.seen: dict[str, Any] = {}
+        if node is None:
+            for name, what in (imports or {}).items():
+                self._bind(name, _UNKNOWN if what is None else _imported(*what), what)
+            return
         inner = [node.args] + (node.body if isinstance(node.body, list) else [node.body])
         for part in inner:
-            for n in gast.walk(part):
+            for n in walk(part):
                 self._bindings(n)
 
-    def _bind(self, name: str, value: Any = _UNKNOWN) -> None:
+    def _bind(self, name: str, value: Any = _UNKNOWN, what: list | None = None) -> None:
         if self.bound.get(name, value) is not value:
-            value = _UNKNOWN
+            value, what = _UNKNOWN, None
         self.bound[name] = value
+        self.imports[name] = what
 
     def _bindings(self, n: Any) -> None:
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -244,14 +296,13 @@ class Scope:
                 self._bind(name)
         elif isinstance(n, gast.Import):
             for a in n.names:
-                top = a.name.split(".")[0]
-                self._bind(a.asname or top, sys.modules.get(a.name if a.asname else top,
-                                                            _UNKNOWN))
+                what = [a.name if a.asname else a.name.split(".")[0]]
+                self._bind(a.asname or what[0], _imported(*what), what)
         elif isinstance(n, gast.ImportFrom):
-            module = sys.modules.get(n.module) if n.level == 0 and n.module else None
+            absolute = n.level == 0 and n.module
             for a in n.names:
-                self._bind(a.asname or a.name, vars(module).get(a.name, _UNKNOWN)
-                           if module is not None else _UNKNOWN)
+                what = [n.module, a.name] if absolute else None
+                self._bind(a.asname or a.name, _imported(*what) if what else _UNKNOWN, what)
         elif isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name:
             self._bind(n.name)
         elif isinstance(n, gast.MatchMapping) and n.rest:
@@ -259,14 +310,28 @@ class Scope:
 
     def resolve(self, expr: Any) -> Any:
         """The object ``expr`` (a name or ``module.attr`` chain) refers to, or _UNKNOWN."""
-        if isinstance(expr, gast.Attribute):
-            base = self.resolve(expr.value)
-            if isinstance(base, types.ModuleType):  # (its dict: no lazy-import hooks)
-                return vars(base).get(expr.attr, _UNKNOWN)
-            return _UNKNOWN
+        chain = []
+        while isinstance(expr, gast.Attribute):
+            chain.append(expr.attr)
+            expr = expr.value
         if not isinstance(expr, gast.Name):
             return _UNKNOWN
-        name = expr.id
+        chain.append(expr.id)
+        dotted = ".".join(reversed(chain))
+        value = self.seen[dotted] = self.lookup(dotted)
+        return value
+
+    def lookup(self, dotted: str) -> Any:
+        """The object the name or chain ``dotted`` (``np.linalg.norm``) refers to."""
+        name, *attrs = dotted.split(".")
+        value = self._name(name)
+        for attr in attrs:
+            if not isinstance(value, types.ModuleType):
+                return _UNKNOWN
+            value = vars(value).get(attr, _UNKNOWN)  # (its dict: no lazy-import hooks)
+        return value
+
+    def _name(self, name: str) -> Any:
         if name in self.bound:
             return self.bound[name]
         if name in self.cells:
@@ -293,6 +358,14 @@ class Scope:
         f = self.resolve(func)
         return f is _UNKNOWN or is_numpy(f) or _user_function(f) or \
             replaceable(f) is not None or is_higher_order(f) or is_seeding(f)
+
+
+def _imported(module: str, attr: str | None = None) -> Any:
+    """What ``import module`` (or ``from module import attr``) gives, when it is loaded."""
+    found = sys.modules.get(module, _UNKNOWN)
+    if attr is None or found is _UNKNOWN:
+        return found
+    return vars(found).get(attr, _UNKNOWN)
 
 
 def is_higher_order(f: Any) -> bool:
@@ -474,7 +547,7 @@ def returned_names(node: Any) -> set:
     """The names the function returns (alone or in a tuple): its caller may write into
     them."""
     names = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Return) and n.value is not None:
             values = n.value.elts if isinstance(n.value, gast.Tuple) else [n.value]
             names.update(v.id for v in values if isinstance(v, gast.Name))
@@ -516,7 +589,7 @@ def written_names(node: Any) -> set:
     ``x.attr[...] = ...``, ``x += ...``, and the calls of ``_written_by_call``
     (``x.fill(...)``, ``np.add.at(x, ...)``, ``out=x``...)."""
     written = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         targets = [n.value] if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) \
             else [n.target] if isinstance(n, gast.AugAssign) else _written_by_call(n) \
             if isinstance(n, gast.Call) else []
@@ -531,7 +604,7 @@ def written_names(node: Any) -> set:
 def passed_names(node: Any, scope: Scope) -> set:
     """The names the function hands to calls other than numpy's (which may write)."""
     passed = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Call) and scope.routed(n.func) \
                 and not is_numpy(scope.resolve(n.func)):
             args = n.args + [k.value for k in n.keywords]
@@ -539,9 +612,36 @@ def passed_names(node: Any, scope: Scope) -> set:
     return passed
 
 
+def walk(node: Any) -> Any:
+    """``gast.walk``: breadth first, a node's children taken when it is reached (before
+    it is yielded), without its two generators per node (the pass walks its trees
+    many times: half its time was there)."""
+    todo = [node]
+    for n in todo:  # (a list grown while it is iterated: its new items come too)
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, gast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend([v for v in value if isinstance(v, gast.AST)])
+        yield n
+
+
+def children(node: Any) -> list:
+    """``gast.iter_child_nodes`` as a list."""
+    found = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, gast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend([v for v in value if isinstance(v, gast.AST)])
+    return found
+
+
 def _at(new: Any, where: Any) -> Any:
     """``new`` and its parts without a location placed at ``where``'s."""
-    for n in gast.walk(new):
+    for n in walk(new):
         for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if getattr(n, field, None) is None and field in n._attributes:
                 setattr(n, field, getattr(where, field))

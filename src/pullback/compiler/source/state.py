@@ -34,7 +34,7 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS, RETURNED
-from .rewriter import _arg_names, _at, _name, _runtime
+from .rewriter import _arg_names, _at, _name, _runtime, children, walk
 
 #: original code object -> the (kind, name, what) the function reads only to change
 #: them: ("name", "step", "value"), ("name", "history", "content"), ("attr", "n", "value")
@@ -132,7 +132,7 @@ class _Scope(gast.NodeTransformer):
             if not isinstance(n, gast.Lambda):
                 self.local.add(n.name)
             return  # (its own scope)
-        for child in gast.iter_child_nodes(n):
+        for child in children(n):
             self._bindings(child)
 
     def _outside(self, expr: Any) -> bool:
@@ -316,7 +316,7 @@ class _Scope(gast.NodeTransformer):
     def _refused(self, node: Any, targets: list, how: str) -> Any:
         """``unreplayable(name, how)`` before ``node`` when it binds a declared name
         other than alone."""
-        names = [n.id for t in targets for n in gast.walk(t)
+        names = [n.id for t in targets for n in walk(t)
                  if isinstance(n, gast.Name) and n.id in self.declared]
         if not names:
             return node
@@ -345,7 +345,7 @@ class _Scope(gast.NodeTransformer):
 
 
 def _has_call(expr: Any) -> bool:
-    return any(isinstance(n, gast.Call) for n in gast.walk(expr))
+    return any(isinstance(n, gast.Call) for n in walk(expr))
 
 
 def _dotted(f: Any) -> list:
@@ -358,7 +358,7 @@ def _dotted(f: Any) -> list:
 
 
 def _names_in(target: Any) -> set:
-    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(target) if isinstance(n, gast.Name)}
 
 
 def _root(expr: Any) -> Any:
@@ -375,13 +375,13 @@ def _root(expr: Any) -> Any:
 def _repeatable(target: Any) -> bool:
     """A target whose parts can be read twice with no effect (no call inside)."""
     return not any(isinstance(n, (gast.Call, gast.NamedExpr, gast.Await, gast.Yield,
-                                  gast.YieldFrom)) for n in gast.walk(target))
+                                  gast.YieldFrom)) for n in walk(target))
 
 
 def _load(expr: Any) -> Any:
     """A copy of ``expr`` that reads it (the target's parts, read again)."""
     new = copy.deepcopy(expr)
-    for n in gast.walk(new):
+    for n in walk(new):
         if hasattr(n, "ctx") and not isinstance(n.ctx, gast.Load):
             n.ctx = gast.Load()
     return new

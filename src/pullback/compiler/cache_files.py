@@ -1,0 +1,137 @@
+"""The persistent cache's files and checks, shared by the generated code's entries
+(``disk_cache.py``) and the source pass's (``source/pass_cache.py``): the directory made
+0700 with its HMAC key, files written whole and 0600, a directory or file not owned
+by the user or writable by others refused (``Refused``), one warning per directory,
+and the versions every key holds.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import sys
+import warnings
+
+import numpy as np
+
+from pullback.transforms import codegen as codegen_module
+
+_KEY_FILE = ".hmac-key"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_warned: set = set()  # directories already warned about
+
+
+class Refused(Exception):
+    """A cache directory or file that is not used (the message says why)."""
+
+
+@functools.cache
+def versions() -> dict:
+    """What else the generated code depends on: pullback's version and a fingerprint of
+    its files (an editable install changes without a new version), numpy's, Python's."""
+    # (read from the loaded package, not imported: the front door is a layer above;
+    # importlib.metadata takes longer than a small function's whole first call)
+    version = getattr(sys.modules.get("pullback"), "__version__", "unknown")
+    return {"pullback": version, "files": _fingerprint(), "numpy": np.__version__,
+            "python": sys.version}
+
+
+def _fingerprint() -> str:
+    """A hash of the names, sizes and times of pullback's and its passes' .py files;
+    "installed" for an install in site-packages, which changes with its version (the
+    walk costs a small function's first call a few ms)."""
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             os.path.dirname(os.path.abspath(codegen_module.__file__))}
+    if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
+           for r in roots):
+        return "installed"
+    h = hashlib.sha256()
+    for root in sorted(roots):
+        for folder, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    st = os.stat(os.path.join(folder, f))
+                    h.update(f"{folder}/{f}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def warn(directory: str, why: str, stacklevel: int = 4) -> None:
+    """One warning per directory: ``why`` it is not used."""
+    if directory not in _warned:
+        _warned.add(directory)
+        warnings.warn(f"pullback's cache directory {directory!r} (pb.config.cache_dir): "
+                      f"{why}; generating code afresh", UserWarning, stacklevel=stacklevel)
+
+
+# ------------------------------------------------------------------ checks
+def _check_owned(st: os.stat_result, what: str) -> None:
+    if st.st_uid != os.getuid():
+        raise Refused(f"{what} is owned by another user (uid {st.st_uid})")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise Refused(f"{what} is writable by others (mode {stat.S_IMODE(st.st_mode):o})")
+
+
+def open_directory(directory: str) -> bytes:
+    """Make (0700) or check the directory; its HMAC key (made on first use, 0600)."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode):
+        raise Refused("it is not a directory")
+    _check_owned(st, "it")
+    path = os.path.join(directory, _KEY_FILE)
+    if not os.path.lexists(path):
+        # written whole under another name, then linked: a process racing this one
+        # reads a whole key, its own or this one's (os.link refuses to replace)
+        tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, _NEW_FLAGS, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    secret = read_owned(path, "its key file")
+    if len(secret) != 32:
+        raise Refused("its key file is damaged (remove it to start the cache afresh)")
+    return secret
+
+
+def read_owned(path: str, what: str) -> bytes:
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as e:
+        raise Refused(f"{what} cannot be read: {e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{what} is not a regular file")
+        _check_owned(st, what)
+        return f.read()
+
+
+def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
+    """The .py file's first line: the HMAC of its header line, its source and the code."""
+    mac = hmac.new(secret, header + b"\n" + source + b"\n", hashlib.sha256)
+    mac.update(code)
+    return "# hmac-sha256 " + mac.hexdigest()
+
+
+def write_new(path: str, data: bytes) -> None:
+    tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, _NEW_FLAGS, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        os.unlink(tmp)
+        raise
