@@ -20,8 +20,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.ir import Var, naming
+from pullback.ir import Graph, Var, every_eqn, naming
 
+from .inplace import IntoOp
 from .regions import scan_parts
 
 INDENT = "    "
@@ -43,6 +44,7 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         em.names[bv.id] = em.literal(outer)
     for v, value in body.consts.items():
         em.names[v.id] = em.bind(value)
+    new_carries = _carry_names(em, body, b_carry)
     lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(b_carry, carries)]
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
@@ -50,15 +52,18 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
                   for v, _ in stacked + saves]
     else:
-        lines += _loop(em, e, body, stacked, saves)
+        lines += _loop(em, e, body, stacked, saves, new_carries)
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     return lines
 
 
-def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
-    """The ``for`` loop: per-step outputs gathered in lists and stacked after it (code
-    that a trace of its own can follow, as a nested transform's does)."""
+def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list,
+          new_carries: list) -> list[str]:
+    """The ``for`` loop, its body once. What only later loops walk (the residuals a
+    reverse loop reads) is kept in a list, as a hand-written loop keeps it; the other
+    per-step outputs are written into arrays made before the loop (stacked after it
+    when the trip count is known at run time only)."""
     p = e.params
     n_carry, n_xs, length = p["n_carry"], p["n_xs"], p["length"]
     _, xs, _ = scan_parts(e.inputs, n_carry, n_xs)
@@ -66,20 +71,82 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
     i = em.ns.fresh(naming.LOOP_INDEX)
     n = f"len({em.literal(xs[0])})" if length is None else str(length)
     steps = f"range({n} - 1, -1, -1)" if p["reverse"] else f"range({n})"
-    lines = [f"{em.name(v)} = []" for v, _ in stacked + saves]
+    walked = _walked_only(em) if not p["reverse"] else set()
+    lists = {v.id for v, _ in stacked + saves if v.id in walked or length is None}
+    lines = [f"{em.name(v)} = []" if v.id in lists else
+             f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
+             for v, _ in stacked + saves]
     inner = [f"{em.name(bv)} = {em.literal(x)}[{i}]" for bv, x in zip(b_x, xs)]
-    inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
+    store = lambda v, bv: (f"{em.name(v)}.append({em.literal(bv)})" if v.id in lists
+                           else f"{em.name(v)}[{i}] = {em.literal(bv)}")
+    inner += [store(v, bv) for v, bv in saves]
     inner += em.statements(body, free=False)
-    inner += [f"{em.name(v)}.append({em.literal(bv)})" for v, bv in stacked]
-    news = [em.literal(o) for o in body.outputs[:n_carry]]
-    olds = [em.name(bv) for bv in b_carry]
-    if news != olds:
-        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    inner += [store(v, bv) for v, bv in stacked]
+    inner += _next_carries(em, new_carries, b_carry)
     lines.append(f"for {i} in {steps}:")
     lines += [INDENT + line for line in inner or ["pass"]]
     order = "[::-1]" if p["reverse"] else ""
-    lines += [_stacked(em, v, order, length is None) for v, _ in stacked + saves]
+    lines += [_stacked(em, v, order, True) for v, _ in stacked + saves
+              if v.id in lists and v.id not in walked]
     return lines
+
+
+def _walked_only(em: Any) -> set:
+    """Ids of the values only loops walk (read a step at a time, never whole): a list
+    of the steps' arrays serves them as well as one stacked array (found once per
+    generated function)."""
+    found = getattr(em, "walked_only", None)
+    if found is None:
+        walked: set = set()
+        whole = {v.id for v in em.graph.outputs if type(v) is Var} | set(em.guards)
+        for e in every_eqn(em.graph):
+            ins = e.inputs
+            if e.op.name == "scan":
+                n_carry, n_xs = e.params["n_carry"], e.params["n_xs"]
+                walked.update(v.id for v in ins[n_carry:n_carry + n_xs] if type(v) is Var)
+                ins = ins[:n_carry] + ins[n_carry + n_xs:]
+            whole.update(v.id for v in ins if type(v) is Var)
+            for graph in _graphs(e):
+                whole.update(v.id for v in graph.outputs if type(v) is Var)
+        found = em.walked_only = walked - whole
+    return found
+
+
+def _graphs(e: Any) -> list:
+    """The region graphs a region equation holds (bodies, a condition, branches)."""
+    return [g for p in e.params.values() for g in (p if isinstance(p, tuple) else (p,))
+            if isinstance(g, Graph)]
+
+
+def _carry_names(em: Any, body: Any, b_carry: tuple) -> list:
+    """Each carry's new value takes the carry's own name when the body reads the old
+    value no more once the new one is made (``h = np.tanh(h @ w + x)``, as by hand):
+    no copy from one name to the other at the end of the step. The names of the new
+    values, in order."""
+    n_carry = len(b_carry)
+    news = body.outputs[:n_carry]
+    made = {v.id: k for k, q in enumerate(body.eqns) for v in q.outs
+            if q.op.name not in REGIONS and not isinstance(q.op, IntoOp)}
+    ends = [v.id for v in body.outputs[n_carry:] if type(v) is Var]
+    for new, old in zip(news, b_carry):
+        if type(new) is not Var or new.id not in made or new.id in em.names \
+                or sum(type(o) is Var and o.id == new.id for o in news) > 1 \
+                or old.id in ends or any(o is old for o in news):
+            continue
+        later = body.eqns[made[new.id] + 1:]
+        if not any(a is old for q in later for a in q.inputs):
+            if old.id not in em.names and new.name:  # (the new value's name reads better:
+                em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
+            em.names[new.id] = em.name(old)
+    return [em.literal(o) for o in news]
+
+
+def _next_carries(em: Any, news: list, b_carry: tuple) -> list[str]:
+    """``h, total = h_1, t5`` for the carries whose new values have names of their own."""
+    pairs = [(em.name(bv), new) for bv, new in zip(b_carry, news) if em.name(bv) != new]
+    if not pairs:
+        return []
+    return [f"{', '.join(o for o, _ in pairs)} = {', '.join(n for _, n in pairs)}"]
 
 
 def _stacked(em: Any, v: Var, order: str, maybe_empty: bool) -> str:
@@ -100,6 +167,7 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     last_carry, count, saved = e.outs[:n_carry], e.outs[n_carry], e.outs[n_carry + 1:]
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
+    new_carries = _carry_names(em, body, body.inputs[:n_carry])
     lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(body.inputs, carries)]
     for cv, bv in zip(cond.inputs[:n_carry], body.inputs[:n_carry]):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
@@ -112,14 +180,12 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     inner.append(INDENT + "break")
     inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
     inner += em.statements(body, free=False)
-    news = [em.literal(o) for o in body.outputs]
-    olds = [em.name(bv) for bv in body.inputs[:n_carry]]
-    if news != olds:
-        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    inner += _next_carries(em, new_carries, body.inputs[:n_carry])
     inner += [f"{n} += 1"] * counted
     lines.append("while True:")
     lines += [INDENT + line for line in inner]
-    lines += [_stacked(em, v, "", True) for v, _ in saves]
+    walked = _walked_only(em)
+    lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, body.inputs)
               if _live(em, v, last)]
     if counted:
