@@ -17,7 +17,7 @@ from __future__ import annotations
 from pullback.ir import Eqn, Graph, Var, naming
 
 from .dce import dce
-from .regions import scan_op, scan_parts, while_op
+from .regions import scan_op, scan_parts, use_body_pass, while_op
 
 
 def loop_residuals(graph: Graph) -> Graph:
@@ -35,6 +35,14 @@ def loop_residuals(graph: Graph) -> Graph:
             eqns[where[id(fwd)]], eqns[j] = pair
             where[id(pair[0])] = where.pop(id(fwd))
     return graph.replace(eqns=eqns)
+
+
+def _nested_residuals(graph: Graph) -> Graph:
+    """``loop_residuals`` then ``dce``, on a reverse body (``regions.reverse_body``)."""
+    return dce(loop_residuals(graph))
+
+
+use_body_pass(_nested_residuals)
 
 
 def _walks_saved(fwd: Eqn, rev: Eqn) -> bool:
@@ -61,12 +69,17 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     # values that change from step to step (the others, of the constants alone, stay)
     varying = {v.id for v in b_carry} | {v.id for v in b_x}
     inputs = {v.id for v in rb.inputs}
-    moved, kept, views = [], [], []
+    moved, kept, views, invariant = [], [], [], []
     for e in rb.eqns:
         ins = [a for a in e.inputs if isinstance(a, Var)]
         if e.op.pure and e.op is not while_op and all(a.id in primal for a in ins) and \
-                any(a.id in varying for a in ins):  # (a while loop's outputs change shape
-            # from step to step: it runs again in the reverse body)
+                not any(a.id in varying for a in ins):  # of the constants alone (i - 1 of
+            kept.append(e)  # an outer loop's i): both loops compute it, each for itself
+            invariant.append(e)
+            primal.update(v.id for v in e.outs)
+        elif e.op.pure and e.op is not while_op and all(a.id in primal for a in ins):
+            # (a while loop's outputs change shape from step to step: it runs again in
+            # the reverse body)
             moved.append(e)
             primal.update(v.id for v in e.outs)
             varying.update(v.id for v in e.outs)
@@ -82,9 +95,16 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     if not read:
         return None
     res = list(read.values())
-    defined = {v.id for e in body.eqns for v in e.outs}
-    extra = [e for e in moved if not all(v.id in defined for v in e.outs)]
-    new_body = dce(Graph(body.inputs, body.eqns + extra, body.outputs + res, body.consts,
+    defined = {v.id: e for e in body.eqns for v in e.outs}
+    extra, swap = [], {}
+    for e in invariant + moved:
+        known = [defined[v.id] for v in e.outs if v.id in defined]
+        if not known:
+            extra.append(e)
+        elif len(known) < len(e.outs):  # the body's inner loop, now with the residuals
+            swap[id(known[0])] = e  # its own reverse reads (the nested pass made it)
+    eqns = [swap.get(id(e), e) for e in body.eqns] + extra
+    new_body = dce(Graph(body.inputs, eqns, body.outputs + res, body.consts,
                          name=body.name))
     new_body.consts.update(rb.consts)
     length = fwd.params["length"]
