@@ -38,8 +38,54 @@ def loop_residuals(graph: Graph) -> Graph:
 
 
 def _nested_residuals(graph: Graph) -> Graph:
-    """``loop_residuals`` then ``dce``, on a reverse body (``regions.reverse_body``)."""
-    return dce(loop_residuals(graph))
+    """``loop_residuals``, ``dce`` and ``sparse_sums``, on a reverse body
+    (``regions.reverse_body``)."""
+    return sparse_sums(dce(loop_residuals(graph)))
+
+
+def sparse_sums(graph: Graph) -> Graph:
+    """``x + index_add(zeros, index, v)`` as ``index_add(x, index, v)``: the gradient of
+    an item read (``R[i - 1, j]`` in a loop's body) adds into the gradient it joins
+    without a table of zeros and a sum of whole tables per step."""
+    uses: dict = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                uses[a.id] = uses.get(a.id, 0) + 1
+    for v in graph.outputs:
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 2
+    made = {e.out.id: e for e in graph.eqns if e.out is not None}
+    eqns, dropped = [], set()
+    for e in graph.eqns:
+        spread = _spread(e, made, uses)
+        if spread is not None:
+            x, added = spread
+            dropped.add(id(added))
+            e = Eqn(added.op, (x,) + added.inputs[1:], e.out, added.params, e.src, e.block,
+                    e.nograd)
+        eqns.append(e)
+    if not dropped:
+        return graph
+    return dce(graph.replace(eqns=[e for e in eqns if id(e) not in dropped]))
+
+
+def _spread(e: Eqn, made: dict, uses: dict) -> tuple | None:
+    """(x, the index_add into zeros) when ``e`` is ``x + index_add(zeros, ...)`` whose
+    index_add nothing else reads, all of one shape and dtype."""
+    if e.op.name != "add" or len(e.inputs) != 2 or e.params:
+        return None
+    for k in (0, 1):
+        t, x = e.inputs[k], e.inputs[1 - k]
+        added = made.get(t.id) if isinstance(t, Var) else None
+        if added is None or added.op.name != "index_add" or uses.get(t.id) != 1:
+            continue
+        zeros = made.get(added.inputs[0].id) if isinstance(added.inputs[0], Var) else None
+        if zeros is not None and zeros.op.name == "new_zeros" and \
+                zeros.params.get("value") == 0 and isinstance(x, Var) and \
+                x.shape == t.shape == e.out.shape and x.dtype == t.dtype == e.out.dtype:
+            return x, added
+    return None
 
 
 use_body_pass(_nested_residuals)
