@@ -21,8 +21,9 @@ from typing import Any, Callable
 import numpy as np
 
 from pullback.ir import Graph, Var, every_eqn, naming
+from pullback.ops.elementwise import zeros_like
 
-from .inplace import IntoOp
+from .inplace import IntoOp, owned
 from .regions import scan_parts
 
 INDENT = "    "
@@ -52,14 +53,15 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
                   for v, _ in stacked + saves]
     else:
-        lines += _loop(em, e, body, stacked, saves, new_carries)
+        sums = _sums_in_place(em, body, carries, b_carry, saves)
+        lines += _loop(em, e, body, stacked, saves, new_carries, sums)
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     return lines
 
 
-def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list,
-          new_carries: list) -> list[str]:
+def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
+          sums: dict) -> list[str]:
     """The ``for`` loop, its body once. What only later loops walk (the residuals a
     reverse loop reads) is kept in a list, as a hand-written loop keeps it; the other
     per-step outputs are written into arrays made before the loop (stacked after it
@@ -80,7 +82,7 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list,
     store = lambda v, bv: (f"{em.name(v)}.append({em.literal(bv)})" if v.id in lists
                            else f"{em.name(v)}[{i}] = {em.literal(bv)}")
     inner += [store(v, bv) for v, bv in saves]
-    inner += em.statements(body, free=False)
+    inner += [sums.get(line, line) for line in em.statements(body, free=False)]
     inner += [store(v, bv) for v, bv in stacked]
     inner += _next_carries(em, new_carries, b_carry)
     lines.append(f"for {i} in {steps}:")
@@ -91,25 +93,73 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list,
     return lines
 
 
-def _walked_only(em: Any) -> set:
-    """Ids of the values only loops walk (read a step at a time, never whole): a list
-    of the steps' arrays serves them as well as one stacked array (found once per
-    generated function)."""
-    found = getattr(em, "walked_only", None)
-    if found is None:
+class _Facts:
+    """What the loops' code needs to know of the whole function (found once per
+    generated function): the values only loops walk (read a step at a time, never
+    whole: a list of the steps' arrays serves them as well as one stacked array), how
+    many times each value is read, and the equation making each."""
+
+    def __init__(self, graph: Graph, guards: dict) -> None:
         walked: set = set()
-        whole = {v.id for v in em.graph.outputs if type(v) is Var} | set(em.guards)
-        for e in every_eqn(em.graph):
+        self.uses: dict = {}
+        self.made: dict = {}
+        whole = [v for v in graph.outputs if type(v) is Var]
+        returned = list(whole)
+        for e in every_eqn(graph):
+            self.made.update((v.id, e) for v in e.outs)
             ins = e.inputs
             if e.op.name == "scan":
                 n_carry, n_xs = e.params["n_carry"], e.params["n_xs"]
                 walked.update(v.id for v in ins[n_carry:n_carry + n_xs] if type(v) is Var)
+            for v in ins:
+                if type(v) is Var:
+                    self.uses[v.id] = self.uses.get(v.id, 0) + 1
+            if e.op.name == "scan":
                 ins = ins[:n_carry] + ins[n_carry + n_xs:]
-            whole.update(v.id for v in ins if type(v) is Var)
-            for graph in _graphs(e):
-                whole.update(v.id for v in graph.outputs if type(v) is Var)
-        found = em.walked_only = walked - whole
+            whole += [v for v in ins if type(v) is Var]
+            returned += [v for g in _graphs(e) for v in g.outputs if type(v) is Var]
+        self.returned = {v.id for v in returned} | set(guards)
+        self.read_whole = {v.id for v in whole} | self.returned
+        self.walked_only = walked - self.read_whole
+
+
+def _facts(em: Any) -> _Facts:
+    found = getattr(em, "loop_facts", None)
+    if found is None:
+        found = em.loop_facts = _Facts(em.graph, em.guards)
     return found
+
+
+def _walked_only(em: Any) -> set:
+    return _facts(em).walked_only
+
+
+def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
+                   saves: list) -> dict:
+    """The carries a step adds to (``sum_ = sum_ + g_w``) whose buffer the loop owns: a
+    fresh array made for it alone, never kept per step. They are added to in place,
+    ``sum_ += g_w``, as a hand-written loop sums a weight's gradient. Line -> line."""
+    facts = _facts(em)
+    saved = {bv.id for _, bv in saves}
+    ends = {v.id for v in body.outputs[len(b_carry):] if type(v) is Var}
+    made = {v.id: q for q in body.eqns for v in q.outs}
+    lines = {}
+    for init, old, new in zip(carries, b_carry, body.outputs):
+        q = made.get(new.id) if type(new) is Var else None
+        if q is None or q.op.name != "add" or q.params or old.id in saved \
+                or new.id in ends or em.names.get(new.id) != em.name(old) \
+                or new.shape != old.shape or new.dtype != old.dtype:
+            continue
+        start = facts.made.get(init.id) if type(init) is Var else None
+        if start is None or not (owned(start) or start.op is zeros_like) \
+                or facts.uses.get(init.id) != 1 or init.id in facts.returned:
+            continue
+        others = [a for a in q.inputs if a is not old]
+        if len(others) == 1 and len(q.inputs) == 2:
+            name, other = em.name(old), em.literal(others[0])
+            for text in (f"{name} + {other}", f"{other} + {name}"):
+                lines[f"{name} = {text}"] = f"{name} += {other}"
+    return lines
 
 
 def _graphs(e: Any) -> list:
