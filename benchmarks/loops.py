@@ -164,14 +164,19 @@ def _fresh(source: str, env: dict, name: str = "rnn") -> Callable:
 
 
 def _median(fn: Callable, args: tuple, rounds: int) -> float:
-    """A steady call's time: the fastest of ``rounds`` calls, in this process's CPU time
-    (the machine is shared: wall time and medians move with the other loads)."""
-    times = []
+    """A steady call's time: the fastest of ``rounds`` rounds, each of enough calls to
+    take 20 ms or more, in this process's CPU time (the machine is shared: wall time
+    and medians move with the other loads)."""
+    t0 = time.process_time()
+    fn(*args)
+    calls = max(1, int(0.02 / max(time.process_time() - t0, 1e-6)))
+    best = float("inf")
     for _ in range(rounds):
         t0 = time.process_time()
-        fn(*args)
-        times.append(time.process_time() - t0)
-    return min(times)
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, (time.process_time() - t0) / calls)
+    return best
 
 
 def _value_and_grad(way: str, src: str) -> Callable | None:

@@ -6,12 +6,13 @@ loop with its body once, as a reader would write it by hand::
     for i in range(50):
         x = xs[i]
         t0 = h @ w
-        h_1 = np.tanh(t0 + x)
-        ys[i] = h_1
-        h = h_1
+        h = np.tanh(t0 + x)
+        ys[i] = h
 
-The body's values take their own names; its inputs from outside are the outer
-values' names, so nothing is copied in. Stacked outputs nothing reads are not kept.
+The body's values take their own names, and a carry's new value the carry's; its
+inputs from outside are the outer values' names, so nothing is copied in. Stacked
+outputs nothing reads are not kept; those only a later loop walks (the residuals a
+reverse loop reads) are lists of the steps' arrays, as a hand-written loop keeps them.
 """
 
 from __future__ import annotations
