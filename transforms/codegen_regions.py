@@ -139,15 +139,19 @@ def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
                    saves: list) -> dict:
     """The carries a step adds to (``sum_ = sum_ + g_w``) whose buffer the loop owns: a
     fresh array made for it alone, never kept per step. They are added to in place,
-    ``sum_ += g_w``, as a hand-written loop sums a weight's gradient. Line -> line."""
+    ``sum_ += g_w``, as a hand-written loop sums a weight's gradient: only when the
+    step reads the sum nowhere else (no view of it lives on). Line -> line."""
     facts = _facts(em)
     saved = {bv.id for _, bv in saves}
     ends = {v.id for v in body.outputs[len(b_carry):] if type(v) is Var}
     made = {v.id: q for q in body.eqns for v in q.outs}
+    reads = [a.id for q in body.eqns for a in q.inputs if type(a) is Var]
+    reads += [v.id for v in body.outputs if type(v) is Var]
     lines = {}
     for init, old, new in zip(carries, b_carry, body.outputs):
         q = made.get(new.id) if type(new) is Var else None
         if q is None or q.op.name != "add" or q.params or old.id in saved \
+                or reads.count(old.id) != 1 or reads.count(new.id) != 1 \
                 or new.id in ends or em.names.get(new.id) != em.name(old) \
                 or new.shape != old.shape or new.dtype != old.dtype:
             continue
