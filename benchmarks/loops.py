@@ -12,16 +12,22 @@ with respect to the weights via ``pb.value_and_grad``, written four ways:
 JAX, when it is installed, beside them: ``jax.lax.scan`` and a Python loop under
 ``jax.jit`` (unrolled into the trace), both ``jit(value_and_grad)``. First calls use
 a fresh function object each (no cache can answer).
+
+The nested-loop programme: soft-DTW (two nested ``for`` loops writing ``R[i, j]``) over
+an n x n cost matrix, n*n steps of the inner body (7x7, 32x32, 100x100: about 50, 1,000
+and 10,000 steps), beside its floor written by hand (the forward keeps the softmin's
+three weights per cell, the reverse loop spreads each cell's gradient to its three
+neighbours).
 """
 
 from __future__ import annotations
 
 import importlib
 import linecache
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +43,7 @@ class LoopTimes:
     steady: dict[str, dict[int, float]] = field(default_factory=dict)
     source: dict[int, int] = field(default_factory=dict)  # generated characters (plain for)
     missing: dict[str, str] = field(default_factory=dict)  # way -> why it was not run
+    nested: LoopTimes | None = None  # the soft-DTW programme's (steps = n * n)
 
 
 SCAN_SRC = """
@@ -82,6 +89,22 @@ def rnn(xs, w):
         total = total + h.sum()
     return total
 """
+DTW_SRC = """
+def softmin(a, b, c, gamma):
+    m = np.minimum(np.minimum(a, b), c)
+    return m - gamma * np.log(np.exp((m - a) / gamma) + np.exp((m - b) / gamma)
+                              + np.exp((m - c) / gamma))
+
+def soft_dtw(D):
+    n, m = D.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
+    return R[n, m]
+"""
+DTW_SIDES = {50: 7, 1000: 32, 10000: 100}  # steps (about) -> n of the n x n matrix
 WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "unrolled": UNROLLED_SRC,
         "JAX lax.scan": JAX_SCAN_SRC, "JAX jit unrolled": JAX_UNROLLED_SRC, "floor": None}
 
@@ -101,7 +124,35 @@ def floor(xs: np.ndarray, w: np.ndarray) -> tuple:
     return sum(h.sum() for h in hs[1:]), g_w
 
 
-def _fresh(source: str, env: dict) -> Callable:
+def dtw_floor(D: np.ndarray, gamma: float = 0.1) -> tuple:
+    """soft-DTW's value and gradient by hand: the forward keeps each cell's softmin
+    weights, the reverse loop spreads each cell's gradient to the three cells it read."""
+    n, m = D.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    weights = np.empty((n + 1, m + 1, 3))
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            a, b, c = R[i - 1, j], R[i, j - 1], R[i - 1, j - 1]
+            low = np.minimum(np.minimum(a, b), c)
+            ea, eb, ec = (np.exp((low - a) / gamma), np.exp((low - b) / gamma),
+                          np.exp((low - c) / gamma))
+            total = ea + eb + ec
+            R[i, j] = D[i - 1, j - 1] + low - gamma * np.log(total)
+            weights[i, j] = ea / total, eb / total, ec / total
+    G = np.zeros((n + 1, m + 1))
+    G[n, m] = 1.0
+    for i in range(n, 0, -1):
+        for j in range(m, 0, -1):
+            g = G[i, j]
+            wa, wb, wc = weights[i, j]
+            G[i - 1, j] += g * wa
+            G[i, j - 1] += g * wb
+            G[i - 1, j - 1] += g * wc
+    return R[n, m], G[1:, 1:]
+
+
+def _fresh(source: str, env: dict, name: str = "rnn") -> Callable:
     """A new function object compiled from ``source``, whose source ``inspect`` finds
     (registered in linecache, as for a file): pullback's source pass reads it."""
     _fresh.count = getattr(_fresh, "count", 0) + 1
@@ -109,16 +160,23 @@ def _fresh(source: str, env: dict) -> Callable:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     env = dict(env)
     exec(compile(source, filename, "exec"), env)
-    return env["rnn"]
+    return env[name]
 
 
 def _median(fn: Callable, args: tuple, rounds: int) -> float:
-    times = []
+    """A steady call's time: the fastest of ``rounds`` rounds, each of enough calls to
+    take 20 ms or more, in this process's CPU time (the machine is shared: wall time
+    and medians move with the other loads)."""
+    t0 = time.process_time()
+    fn(*args)
+    calls = max(1, int(0.02 / max(time.process_time() - t0, 1e-6)))
+    best = float("inf")
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        t0 = time.process_time()
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, (time.process_time() - t0) / calls)
+    return best
 
 
 def _value_and_grad(way: str, src: str) -> Callable | None:
@@ -166,6 +224,29 @@ def run(quick: bool) -> LoopTimes:
             out.steady[way][n] = _median(vg, (xs, w), 3 if n > 1000 else 7)
             if way == "plain for":
                 out.source[n] = len(pb.compiler.inspect(vg, xs, w).forward)
+    out.nested = _run_nested(pb, quick)
+    return out
+
+
+def _run_nested(pb: Any, quick: bool) -> LoopTimes:
+    """soft-DTW's first and steady calls (pb.value_and_grad of the nested loops) and
+    its floor, per number of steps."""
+    out = LoopTimes(first={"nested for": {}}, steady={"nested for": {}, "floor": {}})
+    rng = np.random.default_rng(1)
+    for steps, side in DTW_SIDES.items():
+        if quick and steps > 1000:
+            continue
+        D = rng.random((side, side))
+        rounds = 3 if steps > 1000 else 7
+        out.steady["floor"][steps] = _median(dtw_floor, (D,), rounds)
+        vg = pb.value_and_grad(_fresh(DTW_SRC, {"np": np}, "soft_dtw"))
+        t0 = time.perf_counter()
+        value, grad = vg(D)
+        out.first["nested for"][steps] = time.perf_counter() - t0
+        expected = dtw_floor(D)
+        if not (np.allclose(value, expected[0]) and np.allclose(grad, expected[1])):
+            raise AssertionError(f"soft-DTW at {side}x{side} disagrees with the floor")
+        out.steady["nested for"][steps] = _median(vg, (D,), rounds)
     return out
 
 
@@ -206,4 +287,23 @@ def section(t: LoopTimes | None) -> list[str]:
     return (["## Loops as loops (issue 17)", "",
              f"tanh RNN, batch {BATCH}, hidden {HIDDEN}, float64, value_and_grad with "
              "respect to the weights (benchmarks/loops.py says how each way is written).",
-             ""] + rows + [""] + checks + missing + [""])
+             ""] + rows + [""] + checks + missing + [""] + _nested_section(t.nested))
+
+
+def _nested_section(t: LoopTimes | None) -> list[str]:
+    """soft-DTW's table: first and steady calls per number of steps, the floor's steady
+    call and the steady / floor ratio."""
+    if t is None:
+        return []
+    ms = lambda s: f"{s * 1e3:.1f} ms"
+    rows = ["| steps (n x n) | first call | steady call | numpy floor | steady / floor |",
+            "| --- | --- | --- | --- | --- |"]
+    for steps in sorted(t.steady["floor"]):
+        side, steady, fl = DTW_SIDES[steps], t.steady["nested for"][steps], \
+            t.steady["floor"][steps]
+        rows.append(f"| {side * side} ({side}x{side}) | {ms(t.first['nested for'][steps])} "
+                    f"| {ms(steady)} | {ms(fl)} | {steady / fl:.2f} |")
+    return ["soft-DTW (two nested loops writing `R[i, j]`), value_and_grad with respect "
+            "to the cost matrix, beside the hand-written forward and reverse loops "
+            "(the nested-loop programme; no JAX way: its loops would need a scan in a "
+            "scan written anew).", ""] + rows + [""]

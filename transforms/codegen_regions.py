@@ -6,12 +6,13 @@ loop with its body once, as a reader would write it by hand::
     for i in range(50):
         x = xs[i]
         t0 = h @ w
-        h_1 = np.tanh(t0 + x)
-        ys[i] = h_1
-        h = h_1
+        h = np.tanh(t0 + x)
+        ys[i] = h
 
-The body's values take their own names; its inputs from outside are the outer
-values' names, so nothing is copied in. Stacked outputs nothing reads are not kept.
+The body's values take their own names, and a carry's new value the carry's; its
+inputs from outside are the outer values' names, so nothing is copied in. Stacked
+outputs nothing reads are not kept; those only a later loop walks (the residuals a
+reverse loop reads) are lists of the steps' arrays, as a hand-written loop keeps them.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.ir import Var, naming
+from pullback.ir import Graph, Var, every_eqn, naming
+from pullback.ops.elementwise import zeros_like
 
+from .inplace import IntoOp, owned
 from .regions import scan_parts
 
 INDENT = "    "
@@ -43,6 +46,7 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         em.names[bv.id] = em.literal(outer)
     for v, value in body.consts.items():
         em.names[v.id] = em.bind(value)
+    new_carries = _carry_names(em, body, b_carry)
     lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(b_carry, carries)]
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
@@ -50,15 +54,19 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
                   for v, _ in stacked + saves]
     else:
-        lines += _loop(em, e, body, stacked, saves)
+        sums = _sums_in_place(em, body, carries, b_carry, saves)
+        lines += _loop(em, e, body, stacked, saves, new_carries, sums)
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     return lines
 
 
-def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
-    """The ``for`` loop: per-step outputs gathered in lists and stacked after it (code
-    that a trace of its own can follow, as a nested transform's does)."""
+def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
+          sums: dict) -> list[str]:
+    """The ``for`` loop, its body once. What only later loops walk (the residuals a
+    reverse loop reads) is kept in a list, as a hand-written loop keeps it; the other
+    per-step outputs are written into arrays made before the loop (stacked after it
+    when the trip count is known at run time only)."""
     p = e.params
     n_carry, n_xs, length = p["n_carry"], p["n_xs"], p["length"]
     _, xs, _ = scan_parts(e.inputs, n_carry, n_xs)
@@ -66,20 +74,134 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list) -> list[str]:
     i = em.ns.fresh(naming.LOOP_INDEX)
     n = f"len({em.literal(xs[0])})" if length is None else str(length)
     steps = f"range({n} - 1, -1, -1)" if p["reverse"] else f"range({n})"
-    lines = [f"{em.name(v)} = []" for v, _ in stacked + saves]
+    walked = _walked_only(em) if not p["reverse"] else set()
+    lists = {v.id for v, _ in stacked + saves if v.id in walked or length is None}
+    lines = [f"{em.name(v)} = []" if v.id in lists else
+             f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
+             for v, _ in stacked + saves]
     inner = [f"{em.name(bv)} = {em.literal(x)}[{i}]" for bv, x in zip(b_x, xs)]
-    inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
-    inner += em.statements(body, free=False)
-    inner += [f"{em.name(v)}.append({em.literal(bv)})" for v, bv in stacked]
-    news = [em.literal(o) for o in body.outputs[:n_carry]]
-    olds = [em.name(bv) for bv in b_carry]
-    if news != olds:
-        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    store = lambda v, bv: (f"{em.name(v)}.append({em.literal(bv)})" if v.id in lists
+                           else f"{em.name(v)}[{i}] = {em.literal(bv)}")
+    inner += [store(v, bv) for v, bv in saves]
+    inner += [sums.get(line, line) for line in em.statements(body, free=False)]
+    inner += [store(v, bv) for v, bv in stacked]
+    inner += _next_carries(em, new_carries, b_carry)
     lines.append(f"for {i} in {steps}:")
     lines += [INDENT + line for line in inner or ["pass"]]
     order = "[::-1]" if p["reverse"] else ""
-    lines += [_stacked(em, v, order, length is None) for v, _ in stacked + saves]
+    lines += [_stacked(em, v, order, True) for v, _ in stacked + saves
+              if v.id in lists and v.id not in walked]
     return lines
+
+
+class _Facts:
+    """What the loops' code needs to know of the whole function (found once per
+    generated function): the values only loops walk (read a step at a time, never
+    whole: a list of the steps' arrays serves them as well as one stacked array), how
+    many times each value is read, and the equation making each."""
+
+    def __init__(self, graph: Graph, guards: dict) -> None:
+        walked: set = set()
+        self.uses: dict = {}
+        self.made: dict = {}
+        whole = [v for v in graph.outputs if type(v) is Var]
+        returned = list(whole)
+        for e in every_eqn(graph):
+            self.made.update((v.id, e) for v in e.outs)
+            ins = e.inputs
+            if e.op.name == "scan":
+                n_carry, n_xs = e.params["n_carry"], e.params["n_xs"]
+                walked.update(v.id for v in ins[n_carry:n_carry + n_xs] if type(v) is Var)
+            for v in ins:
+                if type(v) is Var:
+                    self.uses[v.id] = self.uses.get(v.id, 0) + 1
+            if e.op.name == "scan":
+                ins = ins[:n_carry] + ins[n_carry + n_xs:]
+            whole += [v for v in ins if type(v) is Var]
+            returned += [v for g in _graphs(e) for v in g.outputs if type(v) is Var]
+        self.returned = {v.id for v in returned} | set(guards)
+        self.read_whole = {v.id for v in whole} | self.returned
+        self.walked_only = walked - self.read_whole
+
+
+def _facts(em: Any) -> _Facts:
+    found = getattr(em, "loop_facts", None)
+    if found is None:
+        found = em.loop_facts = _Facts(em.graph, em.guards)
+    return found
+
+
+def _walked_only(em: Any) -> set:
+    return _facts(em).walked_only
+
+
+def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
+                   saves: list) -> dict:
+    """The carries a step adds to (``sum_ = sum_ + g_w``) whose buffer the loop owns: a
+    fresh array made for it alone, never kept per step. They are added to in place,
+    ``sum_ += g_w``, as a hand-written loop sums a weight's gradient: only when the
+    step reads the sum nowhere else (no view of it lives on). Line -> line."""
+    facts = _facts(em)
+    saved = {bv.id for _, bv in saves}
+    ends = {v.id for v in body.outputs[len(b_carry):] if type(v) is Var}
+    made = {v.id: q for q in body.eqns for v in q.outs}
+    reads = [a.id for q in body.eqns for a in q.inputs if type(a) is Var]
+    reads += [v.id for v in body.outputs if type(v) is Var]
+    lines = {}
+    for init, old, new in zip(carries, b_carry, body.outputs):
+        q = made.get(new.id) if type(new) is Var else None
+        if q is None or q.op.name != "add" or q.params or old.id in saved \
+                or reads.count(old.id) != 1 or reads.count(new.id) != 1 \
+                or new.id in ends or em.names.get(new.id) != em.name(old) \
+                or new.shape != old.shape or new.dtype != old.dtype:
+            continue
+        start = facts.made.get(init.id) if type(init) is Var else None
+        if start is None or not (owned(start) or start.op is zeros_like) \
+                or facts.uses.get(init.id) != 1 or init.id in facts.returned:
+            continue
+        others = [a for a in q.inputs if a is not old]
+        if len(others) == 1 and len(q.inputs) == 2:
+            name, other = em.name(old), em.literal(others[0])
+            for text in (f"{name} + {other}", f"{other} + {name}"):
+                lines[f"{name} = {text}"] = f"{name} += {other}"
+    return lines
+
+
+def _graphs(e: Any) -> list:
+    """The region graphs a region equation holds (bodies, a condition, branches)."""
+    return [g for p in e.params.values() for g in (p if isinstance(p, tuple) else (p,))
+            if isinstance(g, Graph)]
+
+
+def _carry_names(em: Any, body: Any, b_carry: tuple) -> list:
+    """Each carry's new value takes the carry's own name when the body reads the old
+    value no more once the new one is made (``h = np.tanh(h @ w + x)``, as by hand):
+    no copy from one name to the other at the end of the step. The names of the new
+    values, in order."""
+    n_carry = len(b_carry)
+    news = body.outputs[:n_carry]
+    made = {v.id: k for k, q in enumerate(body.eqns) for v in q.outs
+            if q.op.name not in REGIONS and not isinstance(q.op, IntoOp)}
+    ends = [v.id for v in body.outputs[n_carry:] if type(v) is Var]
+    for new, old in zip(news, b_carry):
+        if type(new) is not Var or new.id not in made or new.id in em.names \
+                or sum(type(o) is Var and o.id == new.id for o in news) > 1 \
+                or old.id in ends or any(o is old for o in news):
+            continue
+        later = body.eqns[made[new.id] + 1:]
+        if not any(a is old for q in later for a in q.inputs):
+            if old.id not in em.names and new.name:  # (the new value's name reads better:
+                em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
+            em.names[new.id] = em.name(old)
+    return [em.literal(o) for o in news]
+
+
+def _next_carries(em: Any, news: list, b_carry: tuple) -> list[str]:
+    """``h, total = h_1, t5`` for the carries whose new values have names of their own."""
+    pairs = [(em.name(bv), new) for bv, new in zip(b_carry, news) if em.name(bv) != new]
+    if not pairs:
+        return []
+    return [f"{', '.join(o for o, _ in pairs)} = {', '.join(n for _, n in pairs)}"]
 
 
 def _stacked(em: Any, v: Var, order: str, maybe_empty: bool) -> str:
@@ -100,6 +222,7 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     last_carry, count, saved = e.outs[:n_carry], e.outs[n_carry], e.outs[n_carry + 1:]
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
+    new_carries = _carry_names(em, body, body.inputs[:n_carry])
     lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(body.inputs, carries)]
     for cv, bv in zip(cond.inputs[:n_carry], body.inputs[:n_carry]):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
@@ -112,14 +235,12 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     inner.append(INDENT + "break")
     inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
     inner += em.statements(body, free=False)
-    news = [em.literal(o) for o in body.outputs]
-    olds = [em.name(bv) for bv in body.inputs[:n_carry]]
-    if news != olds:
-        inner.append(f"{', '.join(olds)} = {', '.join(news)}")
+    inner += _next_carries(em, new_carries, body.inputs[:n_carry])
     inner += [f"{n} += 1"] * counted
     lines.append("while True:")
     lines += [INDENT + line for line in inner]
-    lines += [_stacked(em, v, "", True) for v, _ in saves]
+    walked = _walked_only(em)
+    lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, body.inputs)
               if _live(em, v, last)]
     if counted:

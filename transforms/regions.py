@@ -66,6 +66,7 @@ def _steps(length: int, reverse: bool) -> range:
     return range(length - 1, -1, -1) if reverse else range(length)
 
 
+_BODY_PASSES: list = []  # passes run on a reverse body (residuals.py registers itself)
 _RUNNERS: dict[int, tuple] = {}  # id(graph) -> (graph, its generated function)
 _COMPILE: list = []  # codegen's graph -> function, registered by codegen.py
 
@@ -73,6 +74,14 @@ _COMPILE: list = []  # codegen's graph -> function, registered by codegen.py
 def use_runner(compile_graph: Any) -> None:
     """How bodies run on arrays: as generated code (codegen registers itself here)."""
     _COMPILE[:] = [compile_graph]
+
+
+def use_body_pass(p: Any) -> None:
+    """A pass run on each reverse body after its cleanup: ``loop_residuals``, so that a
+    loop inside the body keeps its own residuals (a nested loop's items, not the
+    table each inner step started from)."""
+    if p not in _BODY_PASSES:
+        _BODY_PASSES.append(p)
 
 
 def runner(graph: Graph) -> Any:
@@ -215,7 +224,7 @@ def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> Revers
     inputs = ([seeds[k] for k in fc] + sums + list(b_carry) + list(b_x)
               + [seeds[n_carry + k] for k in fy] + list(g_saved.values()) + list(b_k))
     graph = Graph(inputs, joint.eqns + b.eqns, outs, b.consts, name=body.name + "_reverse")
-    for p in (peephole, cse, dce):
+    for p in (peephole, cse, dce, *_BODY_PASSES):
         graph = p(graph)
     rev = ReverseBody(graph, fc, fx, fk, fy, fs)
     with _REVERSE_LOCK:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pullback.ir import Eqn, Graph, Var, naming
 
 from .dce import dce
-from .regions import scan_op, scan_parts, while_op
+from .regions import scan_op, scan_parts, use_body_pass, while_op
 
 
 def loop_residuals(graph: Graph) -> Graph:
@@ -35,6 +35,60 @@ def loop_residuals(graph: Graph) -> Graph:
             eqns[where[id(fwd)]], eqns[j] = pair
             where[id(pair[0])] = where.pop(id(fwd))
     return graph.replace(eqns=eqns)
+
+
+def _nested_residuals(graph: Graph) -> Graph:
+    """``loop_residuals``, ``dce`` and ``sparse_sums``, on a reverse body
+    (``regions.reverse_body``)."""
+    return sparse_sums(dce(loop_residuals(graph)))
+
+
+def sparse_sums(graph: Graph) -> Graph:
+    """``x + index_add(zeros, index, v)`` as ``index_add(x, index, v)``: the gradient of
+    an item read (``R[i - 1, j]`` in a loop's body) adds into the gradient it joins
+    without a table of zeros and a sum of whole tables per step."""
+    uses: dict = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                uses[a.id] = uses.get(a.id, 0) + 1
+    for v in graph.outputs:
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 2
+    made = {e.out.id: e for e in graph.eqns if e.out is not None}
+    eqns, dropped = [], set()
+    for e in graph.eqns:
+        spread = _spread(e, made, uses)
+        if spread is not None:
+            x, added = spread
+            dropped.add(id(added))
+            e = Eqn(added.op, (x,) + added.inputs[1:], e.out, added.params, e.src, e.block,
+                    e.nograd)
+        eqns.append(e)
+    if not dropped:
+        return graph
+    return dce(graph.replace(eqns=[e for e in eqns if id(e) not in dropped]))
+
+
+def _spread(e: Eqn, made: dict, uses: dict) -> tuple | None:
+    """(x, the index_add into zeros) when ``e`` is ``x + index_add(zeros, ...)`` whose
+    index_add nothing else reads, all of one shape and dtype."""
+    if e.op.name != "add" or len(e.inputs) != 2 or e.params:
+        return None
+    for k in (0, 1):
+        t, x = e.inputs[k], e.inputs[1 - k]
+        added = made.get(t.id) if isinstance(t, Var) else None
+        if added is None or added.op.name != "index_add" or uses.get(t.id) != 1:
+            continue
+        zeros = made.get(added.inputs[0].id) if isinstance(added.inputs[0], Var) else None
+        if zeros is not None and zeros.op.name == "new_zeros" and \
+                zeros.params.get("value") == 0 and isinstance(x, Var) and \
+                x.shape == t.shape == e.out.shape and x.dtype == t.dtype == e.out.dtype:
+            return x, added
+    return None
+
+
+use_body_pass(_nested_residuals)
 
 
 def _walks_saved(fwd: Eqn, rev: Eqn) -> bool:
@@ -61,12 +115,17 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     # values that change from step to step (the others, of the constants alone, stay)
     varying = {v.id for v in b_carry} | {v.id for v in b_x}
     inputs = {v.id for v in rb.inputs}
-    moved, kept, views = [], [], []
+    moved, kept, views, invariant = [], [], [], []
     for e in rb.eqns:
         ins = [a for a in e.inputs if isinstance(a, Var)]
         if e.op.pure and e.op is not while_op and all(a.id in primal for a in ins) and \
-                any(a.id in varying for a in ins):  # (a while loop's outputs change shape
-            # from step to step: it runs again in the reverse body)
+                not any(a.id in varying for a in ins):  # of the constants alone (i - 1 of
+            kept.append(e)  # an outer loop's i): both loops compute it, each for itself
+            invariant.append(e)
+            primal.update(v.id for v in e.outs)
+        elif e.op.pure and e.op is not while_op and all(a.id in primal for a in ins):
+            # (a while loop's outputs change shape from step to step: it runs again in
+            # the reverse body)
             moved.append(e)
             primal.update(v.id for v in e.outs)
             varying.update(v.id for v in e.outs)
@@ -82,9 +141,16 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     if not read:
         return None
     res = list(read.values())
-    defined = {v.id for e in body.eqns for v in e.outs}
-    extra = [e for e in moved if not all(v.id in defined for v in e.outs)]
-    new_body = dce(Graph(body.inputs, body.eqns + extra, body.outputs + res, body.consts,
+    defined = {v.id: e for e in body.eqns for v in e.outs}
+    extra, swap = [], {}
+    for e in invariant + moved:
+        known = [defined[v.id] for v in e.outs if v.id in defined]
+        if not known:
+            extra.append(e)
+        elif len(known) < len(e.outs):  # the body's inner loop, now with the residuals
+            swap[id(known[0])] = e  # its own reverse reads (the nested pass made it)
+    eqns = [swap.get(id(e), e) for e in body.eqns] + extra
+    new_body = dce(Graph(body.inputs, eqns, body.outputs + res, body.consts,
                          name=body.name))
     new_body.consts.update(rb.consts)
     length = fwd.params["length"]
