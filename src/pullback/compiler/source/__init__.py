@@ -92,6 +92,7 @@ from ..mutations import mutate as _mutate
 from .loop_runtime import (
     LOOP_BOUNDS,
     OWNER,
+    REFUSED,
     UNBOUND,
     for_each,
     for_enumerate,
@@ -101,6 +102,7 @@ from .loop_runtime import (
     if_,
     is_static,
     loop_index,
+    note_refusals,
     while_,
 )
 from .loop_writes import item_set, item_slice
@@ -166,6 +168,7 @@ def rewrite(fn: Callable, numpy_semantics: bool = False, traced: bool = False) -
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
+        note_refusals(getattr(getattr(fn, "__func__", fn), "__code__", None))
         with Entry(numpy_semantics, args, traced) as entry:
             return entry.finish(target(*args, **kwargs))
 
@@ -285,6 +288,7 @@ def convert(fn: types.FunctionType, library: bool = False) -> types.FunctionType
     new = _CODES.get(code, _NOT_DONE)
     if new is _NOT_DONE:
         new = _CODES[code] = _convert_code(fn)
+    note_refusals(code)
     return None if new is None else _rebuild(fn, new)
 
 
@@ -324,8 +328,11 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
     written = written_names(node)  # (before calls are rewritten: x.fill(...) is one)
     passed = passed_names(node, scope)
     state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
-    looped, bounds = convert_loops(node, scope) if isinstance(node, gast.FunctionDef) \
-        else (False, ())
+    looped, bounds, refused = convert_loops(node, scope) \
+        if isinstance(node, gast.FunctionDef) else (False, (), ())
+    if refused:
+        REFUSED[code] = tuple(f"{code.co_filename}:{line}: loop unrolled: {why}"
+                              for line, why in refused)
     rewriter = Rewriter(scope, written | passed | returned_names(node))
     rewriter.changed |= state_changed | looped
     node = rewriter.visit(node)

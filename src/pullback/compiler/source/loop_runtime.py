@@ -40,6 +40,17 @@ LOOP_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: codes whose loop with a traced bound ran unrolled: their ints stay Python ints
 _STATIC: weakref.WeakSet = weakref.WeakSet()
+#: a function's code -> "file:line: loop unrolled: why" for each loop the source pass
+#: left as written (noted in the tracers running it, for ``pb.compiler.inspect``)
+REFUSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def note_refusals(code: Any) -> None:
+    """Note the loops of ``code`` the source pass left as written in the running
+    tracers (once each)."""
+    notes = REFUSED.get(code) if record.TRACING and code is not None else None
+    for tr in (active_tracers() or ()) if notes else ():
+        tr.notes.extend(n for n in notes if n not in tr.notes)
 
 
 def is_static(code: Any) -> bool:

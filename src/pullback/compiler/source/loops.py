@@ -47,6 +47,16 @@ _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_r
                            "while_", "loop_index", "if_", "item_set", "item_slice"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
+#: why a body holding one of ``_REFUSED``'s statements stays a loop
+_REFUSED_WHY = {gast.Break: "it has a break or continue other than one `if test: break` "
+                            "at its top level",
+                gast.Return: "it returns from the function other than by one `if test: "
+                             "return value` at its top level",
+                gast.Try: "it has a try statement", gast.Delete: "it deletes a name",
+                gast.Yield: "it yields", gast.YieldFrom: "it yields",
+                gast.Global: "it declares a global", gast.Nonlocal: "it declares a nonlocal"}
+_REFUSED_WHY[gast.Continue] = _REFUSED_WHY[gast.Break]
+_MIDS = "the part after its break reads a value not assigned on every path before it"
 _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
             gast.Global, gast.Nonlocal, gast.Delete, gast.NamedExpr, gast.Import,
             gast.ImportFrom, gast.AsyncFor, gast.AsyncWith, gast.Try, gast.Match)
@@ -54,17 +64,21 @@ _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, 
 
 def convert_loops(node: Any, scope: Scope) -> tuple:
     """Convert the loops of the function ``node`` in place (inner loops first): whether
-    any was, and the positions of the parameters only read as bounds of a converted
-    ``range`` (an int given there may be traced: one trace for every trip count)."""
+    any was, the positions of the parameters only read as bounds of a converted
+    ``range`` (an int given there may be traced: one trace for every trip count), and
+    ``(line, why)`` for each loop left as written."""
     converter = _Converter(node, scope)
-    if not converter.statements(node.body):
-        return False, ()
+    changed = converter.statements(node.body)
+    refused = tuple(sorted(converter.refused))
+    if not changed:
+        return False, (), refused
     params = [a.id for a in node.args.posonlyargs + node.args.args]
     uses: dict = {}
     for n in (n for stmt in node.body for n in gast.walk(stmt)):
         if isinstance(n, gast.Name) and n.id in params:
             uses.setdefault(n.id, []).append(id(n) in converter.bounds)
-    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p]))
+    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p])), \
+        refused
 
 
 class _Converter:
@@ -74,6 +88,11 @@ class _Converter:
                          for name in n.names}
         self.count = 0
         self.bounds: set = set()  # the names read as a converted range's bounds
+        self.refused: list = []  # (line, why) of each loop left as written
+
+    def _refuse(self, stmt: Any, why: str) -> None:
+        """Keep why the loop ``stmt`` stays a Python loop (``pb.compiler.inspect``)."""
+        self.refused.append((stmt.lineno, why))
 
     def statements(self, body: list) -> bool:
         changed = False
@@ -97,9 +116,12 @@ class _Converter:
 
     # ---------------------------------------------------------------- one loop
     def _loop(self, stmt: Any) -> list | None:
-        if isinstance(stmt, gast.For) and not stmt.orelse:
+        if isinstance(stmt, (gast.For, gast.While)) and stmt.orelse:
+            self._refuse(stmt, "it has an else clause")
+            return None
+        if isinstance(stmt, gast.For):
             return self._for(stmt)
-        if isinstance(stmt, gast.While) and not stmt.orelse:
+        if isinstance(stmt, gast.While):
             return self._while(stmt)
         if isinstance(stmt, gast.If) and not _static_test(stmt.test):
             return self._if(stmt)
@@ -156,18 +178,24 @@ class _Converter:
         targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
         if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
                    for n in gast.walk(stmt.target)):
-            return None  # (an item or attribute as the target)
+            self._refuse(stmt, "its target is an item or an attribute")
+            return None
         kind, args = self._iteration(stmt.iter)
         split, flat = _split(stmt.body)
-        if not self._convertible(flat) or targets & self.declared \
-                or self._captured(stmt, flat):
+        why = self._refusal(flat) or (targets & self.declared and "its variable is global "
+                                      "or nonlocal") or self._captured(stmt, flat)
+        if why:
+            self._refuse(stmt, why)
             return None
         outside = self._loads_outside(stmt)
         assigned = _assigned(flat)
         if targets & (self._read_after(stmt, targets) | assigned):
+            self._refuse(stmt, "the loop variable is read after the loop or assigned "
+                               "in its body")
             return None
         carries = self._carries(flat, assigned - targets, outside)
         if kind == "range" and not isinstance(stmt.target, gast.Name):
+            self._refuse(stmt, "a range's items are unpacked")
             return None
         name = self._name(stmt)
         where = _header(stmt, stmt.iter)
@@ -192,6 +220,7 @@ class _Converter:
             for parent, field, k, value in reversed(undo):
                 (getattr(parent, field).__setitem__(k, value) if k is not None
                  else setattr(parent, field, value))
+            self._refuse(stmt, _MIDS)
             return None
         if kind == "range":
             self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
@@ -265,12 +294,15 @@ class _Converter:
 
     def _while(self, stmt: Any) -> list | None:
         split, flat = _split(stmt.body)
-        if not self._convertible(flat) or not self._convertible([gast.Expr(value=stmt.test)]) \
-                or self._captured(stmt, flat):
+        why = self._refusal(flat) or self._refusal([gast.Expr(value=stmt.test)]) \
+            or self._captured(stmt, flat)
+        if why:
+            self._refuse(stmt, why)
             return None
         outside = self._loads_outside(stmt) | _loads([stmt.test])
         carries = self._carries(flat, _assigned(flat), outside)
         if not carries:
+            self._refuse(stmt, "it carries no value from one step to the next")
             return None
         name = self._name(stmt)
         test = _at(gast.Return(value=stmt.test), stmt.test)
@@ -278,6 +310,7 @@ class _Converter:
         cond = _function(name + "cond__", carries, [test], None, where)
         fns = self._bodies(name, [], carries, stmt.body, split, flat, where)
         if fns is None:
+            self._refuse(stmt, _MIDS)
             return None
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
@@ -296,10 +329,10 @@ class _Converter:
         order = [n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)]
         return sorted(live, key=order.index)
 
-    def _captured(self, stmt: Any, body: list) -> bool:
-        """Whether a function or comprehension of the user's outside ``stmt`` reads a name
-        the body assigns: it may be called while the loop runs, and would not see the
-        body's values once they are the new function's locals."""
+    def _captured(self, stmt: Any, body: list) -> str:
+        """Why not, when a function or comprehension of the user's outside ``stmt`` reads a
+        name the body assigns: it may be called while the loop runs, and would not see
+        the body's values once they are the new function's locals ("": none does)."""
         names = _assigned(body)
         inside = {id(n) for n in gast.walk(stmt)}
         for scope in gast.walk(self.fn):
@@ -307,23 +340,34 @@ class _Converter:
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
                     or getattr(scope, "pb_getter", False):
                 continue
-            if _loads([scope]) & names:
-                return True
-        return False
+            read = _loads([scope]) & names
+            if read:
+                return f"a function or comprehension outside it reads {min(read)}, " \
+                       "which it assigns"
+        return ""
 
     def _convertible(self, body: list) -> bool:
-        if _assigned(body) & self.declared:
-            return False
+        return not self._refusal(body)
+
+    def _refusal(self, body: list) -> str:
+        """Why ``body`` cannot be a function of the values it carries ("": it can)."""
+        declared = _assigned(body) & self.declared
+        if declared:
+            return f"it assigns {min(declared)}, declared global or nonlocal"
         for stmt in body:
             for n in walk_scope(stmt):
-                if isinstance(n, _REFUSED) or isinstance(n, SCOPES) and not _allowed(n):
-                    return False
+                if isinstance(n, _REFUSED):
+                    return _REFUSED_WHY.get(type(n), f"it holds a {type(n).__name__.lower()} "
+                                                     "statement")
+                if isinstance(n, SCOPES) and not _allowed(n):
+                    return f"it defines a {type(n).__name__.lower()}"
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
                         and not isinstance(n.ctx, gast.Load):
-                    return False
+                    what = "an attribute" if isinstance(n, gast.Attribute) else "an item"
+                    return f"it writes {what} it cannot write functionally (line {n.lineno})"
                 if isinstance(n, gast.Call) and not self._pure_call(n):
-                    return False
-        return True
+                    return f"{_effect_text(n)} (line {n.lineno})"
+        return ""
 
     def _pure_call(self, n: Any) -> bool:
         f = n.func
@@ -431,14 +475,18 @@ def _read_first(body: list) -> set:
 
 
 def _surely_assigned(body: list) -> set:
-    """The names a plain ``name = ...`` (or ``a, b = ...``) at the top level of ``body``
-    assigns."""
+    """The names a plain ``name = ...`` (or ``a, (b, c) = ...``) at the top level of
+    ``body`` assigns."""
     defined = set()
     for stmt in body:
         if isinstance(stmt, gast.Assign):
-            for t in stmt.targets:
-                elts = t.elts if isinstance(t, gast.Tuple) else [t]
-                defined.update(e.id for e in elts if isinstance(e, gast.Name))
+            todo = list(stmt.targets)
+            while todo:  # (``k, (x, y) = item``: the names at every depth)
+                t = todo.pop()
+                if isinstance(t, (gast.Tuple, gast.List)):
+                    todo.extend(t.elts)
+                elif isinstance(t, gast.Name):
+                    defined.add(t.id)
     return defined
 
 
@@ -463,6 +511,23 @@ def _index_by(body: list, target: str) -> list:
                         else:
                             setattr(n, field, new)
     return undo
+
+
+def _effect_text(n: Any) -> str:
+    """What a call that may change state outside a body does: ``it calls hist.append()``
+    (the user's function, for a call ``state.py`` routed through the runtime)."""
+    f, parts = n.func, []
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+            and f.value.id == "__pb_rt__" and f.attr not in _PURE_HELPERS:
+        callee = {"mutate": 1, "effect_call": 0}.get(f.attr)
+        if callee is None or len(n.args) <= callee:
+            return "it changes state outside it"
+        f = n.args[callee]
+    while isinstance(f, gast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    parts.append(f.id if isinstance(f, gast.Name) else "...")
+    return f"it calls {'.'.join(reversed(parts))}(), which may change state outside it"
 
 
 # ----------------------------------------------------------------- building
