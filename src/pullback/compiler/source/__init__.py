@@ -102,6 +102,7 @@ from .loop_runtime import (
     if_,
     is_static,
     loop_index,
+    not_,
     note_refusals,
     while_,
 )
@@ -245,6 +246,7 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_enumerate=for_enumerate,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
+                                 not_=not_,
                                  item_set=item_set, item_slice=item_slice)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 

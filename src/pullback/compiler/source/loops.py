@@ -37,6 +37,7 @@ import gast
 
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, item_writes, walk_scope
+from .returns import after_loop, has_return, loop_return, one_exit
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call
 
 PREFIX = "__pb_loop_"
@@ -44,7 +45,8 @@ _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the 
 #: the runtime's helpers a converted body may call (the others change outside state)
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
                            "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
-                           "while_", "loop_index", "if_", "item_set", "item_slice"})
+                           "while_", "loop_index", "if_", "item_set", "item_slice",
+                           "not_"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
 #: why a body holding one of ``_REFUSED``'s statements stays a loop
@@ -69,6 +71,7 @@ def convert_loops(node: Any, scope: Scope) -> tuple:
     ``(line, why)`` for each loop left as written."""
     converter = _Converter(node, scope)
     changed = converter.statements(node.body)
+    changed |= converter.one_exit(node.body)
     refused = tuple(sorted(converter.refused))
     if not changed:
         return False, (), refused
@@ -89,6 +92,9 @@ class _Converter:
         self.count = 0
         self.bounds: set = set()  # the names read as a converted range's bounds
         self.refused: list = []  # (line, why) of each loop left as written
+        self.done: str | None = None  # the flag of the loop with a return being converted
+        self.moved: set = set()  # the names its return (moved after it) reads
+        self.replaced: Any = None  # the loop as written (the one converted is a copy)
 
     def _refuse(self, stmt: Any, why: str) -> None:
         """Keep why the loop ``stmt`` stays a Python loop (``pb.compiler.inspect``)."""
@@ -119,6 +125,8 @@ class _Converter:
         if isinstance(stmt, (gast.For, gast.While)) and stmt.orelse:
             self._refuse(stmt, "it has an else clause")
             return None
+        if isinstance(stmt, (gast.For, gast.While)) and has_return(stmt.body):
+            return self._returning(stmt)
         if isinstance(stmt, gast.For):
             return self._for(stmt)
         if isinstance(stmt, gast.While):
@@ -126,6 +134,56 @@ class _Converter:
         if isinstance(stmt, gast.If) and not _static_test(stmt.test):
             return self._if(stmt)
         return None
+
+    def _returning(self, stmt: Any) -> list | None:
+        """A loop whose body returns from the function (``returns.py``): the loop with a
+        ``break`` in place of the return, giving the flag ``done``, and the return after
+        it, under ``if done:``."""
+        found = loop_return(stmt.body)
+        if isinstance(found, str):
+            self._refuse(stmt, found)
+            return None
+        body, moved = found
+        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)} \
+            if isinstance(stmt, gast.For) else set()
+        if targets & _loads(moved):
+            self._refuse(stmt, "its return reads the loop variable")
+            return None
+        new = gast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[],
+                       type_comment=None) if isinstance(stmt, gast.For) \
+            else gast.While(test=stmt.test, body=body, orelse=[])
+        new = gast.copy_location(new, stmt)
+        new.end_lineno, new.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        self.count += 1
+        self.done, self.moved = f"__pb_done_{stmt.lineno}_{self.count}__", _loads(moved)
+        self.replaced = stmt
+        try:
+            out = self._for(new) if isinstance(stmt, gast.For) else self._while(new)
+        finally:
+            flag, self.done, self.moved, self.replaced = self.done, None, set(), None
+        return None if out is None else out + [after_loop(flag, moved, stmt)]
+
+    def one_exit(self, body: list) -> bool:
+        """Each ``if done: ...; return e1`` the conversion of a loop left at the top level
+        of the function, with the statements after it up to ``return e2``, as one ``if``
+        giving the returned values and one ``return`` (from the last one up: the ``if``
+        of the one before then holds it): a ``pb.cond`` on a traced ``done``."""
+        changed = False
+        for k in reversed(range(len(body))):
+            if not getattr(body[k], "pb_return", False):
+                continue
+            found = one_exit(body, k, f"__pb_ret_{body[k].lineno}_{k}_")
+            if found is None:
+                continue
+            old = body[k:]
+            body[k:] = list(found)
+            new = self._if(found[0])
+            if new is None:
+                body[k:] = old
+                continue
+            body[k:k + 1] = new
+            changed = True
+        return changed
 
     def _if(self, stmt: Any) -> list | None:
         """``if``/``else`` as two functions of the names either branch assigns and the
@@ -229,8 +287,8 @@ class _Converter:
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_range_keywords(kind, stmt.target, sliced, flat)
-                         + _written(flat, carries))
-        return fns + [_assign(carries, call, where)]
+                         + _written(flat, carries) + self._done_keyword())
+        return fns + [_assign(carries + self._done_name(), call, where)]
 
     def _slices(self, body: list, target: str, assigned: set) -> tuple:
         """``x[t]`` read in the body, for the loop variable ``t`` and an ``x`` the body
@@ -315,8 +373,16 @@ class _Converter:
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=_written(flat, carries))
-        return [cond] + fns + [_assign(carries, call, where)]
+                         keywords=_written(flat, carries) + self._done_keyword())
+        return [cond] + fns + [_assign(carries + self._done_name(), call, where)]
+
+    def _done_keyword(self) -> list:
+        """``done=True`` for a loop that stands for one with a return."""
+        return [gast.keyword(arg="done", value=gast.Constant(value=True, kind=None))] \
+            if self.done else []
+
+    def _done_name(self) -> list:
+        return [self.done] if self.done else []
 
     def _name(self, stmt: Any) -> str:
         self.count += 1
@@ -385,7 +451,7 @@ class _Converter:
     def _loads_outside(self, stmt: Any) -> set:
         """The names read anywhere in the function but in the loop's body (and but in
         another loop's body that surely assigns them before it reads them)."""
-        return _loads(self.fn.body, stmt)
+        return _loads(self.fn.body, self.replaced or stmt) | self.moved
 
 
 # -------------------------------------------------------------------- names
