@@ -37,7 +37,7 @@ import gast
 
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, item_writes, walk_scope
-from .returns import after_loop, has_return, loop_return, one_exit
+from .returns import after_loop, has_return, loop_return, one_exit, traced_not
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call
 
 PREFIX = "__pb_loop_"
@@ -107,6 +107,8 @@ class _Converter:
             stmt = body[k]
             if isinstance(stmt, (gast.For, gast.While)):
                 item_writes(self.fn, stmt, self.declared)
+            if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
+                stmt.test = traced_not(stmt.test)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
