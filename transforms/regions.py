@@ -161,7 +161,7 @@ def _scan_grads(g: tuple, out: tuple, tensors: tuple, body: Graph, length: int,
     g_last, g_ys, g_saved = g[:n_carry], g[n_carry:n_carry + n_y], g[n_carry + n_y:]
     saved = out[n_carry + n_y:]
     # the saved carries get a gradient only in a gradient of a gradient
-    fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+    fs = tuple(k for k, gs in enumerate(g_saved) if not _zero(gs))
     rev = reverse_body(body, n_carry, n_xs, fs)
     init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
     walk = (list(saved) + list(xs) + [g_ys[k] for k in rev.fy]
@@ -232,6 +232,13 @@ def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> Revers
             _REVERSE.clear()
         _REVERSE[id(body), fs] = (body, rev)
     return rev
+
+
+def _zero(g: Any) -> bool:
+    """A gradient known to be zero: none, ``emit_zeros``'s, or the zeros array the eager
+    engine fills in for an output no gradient reached (its shape is the trace's: a
+    while loop's saved steps read at another trip count failed with an IndexError)."""
+    return g is None or is_zeros(g) or isinstance(g, np.ndarray) and not g.any()
 
 
 def _plus(a: Any, b: Any) -> Any:
@@ -331,7 +338,7 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
         consts = tensors[n_carry:]
         g_last, g_saved = g[:n_carry], g[n_carry + 1:]
         saved = out[n_carry + 1:]
-        fs = tuple(k for k, gs in enumerate(g_saved) if gs is not None and not is_zeros(gs))
+        fs = tuple(k for k, gs in enumerate(g_saved) if not _zero(gs))
         rev = reverse_body(body, n_carry, 0, fs)
         init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
         walk = list(saved) + [g_saved[k] for k in rev.fs]

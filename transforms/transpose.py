@@ -31,6 +31,7 @@ from typing import Any
 
 from pullback.ir import Builder, Graph, Var, current, emit_zeros
 from pullback.ops import vjp_per_input
+from pullback.ops.elementwise import zeros_like
 from pullback.ops.table.results import pack
 
 from .adjoint import adjoint
@@ -44,7 +45,7 @@ def transpose_rules(op: Any, tangents: list, out: Any, inputs: tuple, params: di
     outer = current()
     outs = list(out) if op.multi else [out]
     # (not known zeros: a rule may skip the work of a cotangent known to be zero)
-    us = [emit_zeros(tuple(o.shape), o.dtype, known=False) if o.dtype.kind in "fc" else None
+    us = [_dummy(o, _run_time_shapes(op, params)) if o.dtype.kind in "fc" else None
           for o in outs]
     g = pack(op.result, us) if op.multi else us[0]
     with Builder() as b:
@@ -59,6 +60,19 @@ def transpose_rules(op: Any, tangents: list, out: Any, inputs: tuple, params: di
     cts = iter(adj.outputs[len(pairs):])
     result = [None if u is None else _or_zeros(next(cts), u) for u in us]
     return result if op.multi else result[0]
+
+
+def _run_time_shapes(op: Any, params: dict) -> bool:
+    """Whether the op's outputs have a length known only when it runs: a while loop's
+    saved steps, a scan as long as one."""
+    return op.name == "while" or op.name == "scan" and params.get("length") is None
+
+
+def _dummy(o: Var, run_time: bool) -> Var:
+    """The dummy cotangent of the output ``o``: zeros of its shape, read from ``o`` when
+    it runs where the traced shape holds only for the trace (a while loop's saved steps:
+    a fixed shape there made every other trip count fail with an IndexError)."""
+    return zeros_like(o) if run_time else emit_zeros(tuple(o.shape), o.dtype, known=False)
 
 
 def _or_zeros(ct: Any, u: Var) -> Any:

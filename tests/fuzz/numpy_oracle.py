@@ -35,8 +35,9 @@ import pullback as pb
 
 from .numpy_programs import NProgram, without_term
 
-#: exception types that are a bug whatever the program: pullback's own code failing
-INTERNAL = (AttributeError, NameError, KeyError, AssertionError, RecursionError,
+#: exception types that are a bug whatever the program: pullback's own code failing (an
+#: IndexError too: generated code reading past a saved stack, never a clear refusal)
+INTERNAL = (AttributeError, NameError, KeyError, IndexError, AssertionError, RecursionError,
             SystemError)
 
 #: tolerance kind -> (value rtol, derivative rtol, atol scale, fd step, hessian step)

@@ -435,3 +435,34 @@ def pyloop_int_arg(d: Draw) -> Term:
     pre = (f"def roll{k}(v, n):\n    for _ in range(n):\n"
            f"        v = {d.u('v')} * {d.c()} + 0.2\n    return v\n")
     return Term("loops", pre, expr=f"roll{k}(x, {d.pick(0, 2, 3)}) * 0.5")
+
+
+@template("loops", scalar=True)
+def pyloop_return(d: Draw) -> Term:
+    """An early ``return`` inside a helper's loop: in an ``if`` or its ``else``, in a
+    ``for``, a ``while`` or a loop nested in another, of one value or a tuple (the
+    source pass's while region with a flag, and one ``pb.cond`` for the two exits)."""
+    k = d.k
+    where = d.pick("for", "while", "nested")
+    branch = d.pick("if", "else")
+    pair = d.pick(False, True)
+    limit = d.pick("0.5", "1.0", "2.0")
+    ind = "        " if where == "nested" else "    "
+    head = {"for": ["    for i in range(5):"],
+            "while": ["    n = 0.0", "    while (np.sum(np.abs(h)) < 40.0) & (n < 6.0):",
+                      "        n = n + 1.0"],
+            "nested": ["    for i in range(3):", "        for j in range(2):"]}[where]
+    out = ("h * 1.5, np.sum(h)" if pair else "h * 1.5")
+    test = f"np.sum(h) > {limit}"
+    stop = [f"{ind}    if {test}:", f"{ind}        return {out}",
+            f"{ind}    h = h + 0.1"] if branch == "if" else \
+        [f"{ind}    if {test}:".replace(f"if {test}", f"if not ({test})"),
+         f"{ind}        h = h + 0.1", f"{ind}    else:", f"{ind}        return {out}"]
+    tail = ["        h = h * 0.9"] if where == "nested" else []
+    last = "h, np.sum(h) * 0.5" if pair else "h"
+    lines = [f"def stop{k}(v):", "    h = v * 0.5", *head,
+             f"{ind}    h = {d.u('h')} * 0.9 + v * 0.4", *stop, *tail, f"    return {last}"]
+    pre = "\n".join(lines) + "\n"
+    if pair:
+        pre += f"def pair{k}(v):\n    a, b = stop{k}(v)\n    return a * b\n"
+    return Term("loops", pre, expr=f"{'pair' if pair else 'stop'}{k}(x)")

@@ -32,6 +32,10 @@ def scalar(door: str, expr: str, **kw) -> NProgram:
 
 ODE = "np.array([0.5, -0.3]), np.array([0.0, 0.4, 0.8]), rtol=1e-10, atol=1e-10, args="
 
+WHILE = ("import pullback as pb\ndef more(s):\n"
+         "    return (np.sum(np.abs(s[0])) < 6.0) & (s[1] < 5)\n"
+         "def grow(s):\n    return s[0] * 1.3 + np.tanh(s[0]) * 0.2, s[1] + 1\n")
+
 FOUND = {
     "conv": {
         # a conversion to a Python number cuts the gradient; the rest still flows
@@ -167,6 +171,15 @@ FOUND = {
         "jacfwd through odeint": program(
             "jacfwd", "scipy.integrate.odeint(fld, " + ODE + "(x[:2],))",
             prelude="def fld(y, t, W):\n    return -W * y\n", tol="ode"),
+    },
+    "loops": {
+        # forward doors of a while loop: the zeros standing for the saved steps' gradient
+        # had the first call's trip count (an IndexError at another one)
+        **{f"{door} of pb.while_loop": program(
+            door, "w * (n + 1)", ("w, n = pb.while_loop(more, grow, (x, 0))",),
+            prelude=WHILE, shape=(2, 2), seed=seed)
+           for door, seed in (("hessian", 136), ("linearize", 136), ("jacfwd", 3),
+                              ("jvp", 4))},
     },
 }
 

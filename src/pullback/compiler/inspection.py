@@ -52,7 +52,7 @@ class Inspection:
     backward: str | None  # generated backward source (None when no gradient is needed)
     saved: list  # SavedValue per residual
     guards: list  # descriptions of the guards (traced values', then captured values')
-    loops: tuple = ()  # the converted loops that ran unrolled: "file:line: why"
+    loops: tuple = ()  # the loops that ran unrolled or guarded: "file:line: ... why"
 
     def saved_report(self) -> str:
         total = sum(s.nbytes for s in self.saved)

@@ -93,6 +93,7 @@ from ..mutations import mutate as _mutate
 from .loop_runtime import (
     LOOP_BOUNDS,
     OWNER,
+    REFUSED,
     UNBOUND,
     for_each,
     for_enumerate,
@@ -102,6 +103,8 @@ from .loop_runtime import (
     if_,
     is_static,
     loop_index,
+    not_,
+    note_refusals,
     while_,
 )
 from .loop_writes import item_set, item_slice
@@ -168,6 +171,7 @@ def rewrite(fn: Callable, numpy_semantics: bool = False, traced: bool = False) -
         return fn  # (a function defined in rewritten code is rewritten already)
 
     def traced_call(*args: Any, **kwargs: Any) -> Any:
+        note_refusals(getattr(getattr(fn, "__func__", fn), "__code__", None))
         with Entry(numpy_semantics, args, traced) as entry:
             return entry.finish(target(*args, **kwargs))
 
@@ -244,6 +248,7 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_enumerate=for_enumerate,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
+                                 not_=not_,
                                  item_set=item_set, item_slice=item_slice)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
@@ -287,6 +292,7 @@ def convert(fn: types.FunctionType, library: bool = False) -> types.FunctionType
     new = _CODES.get(code, _NOT_DONE)
     if new is _NOT_DONE:
         new = _CODES[code] = _convert_code(fn)
+    note_refusals(code)
     return None if new is None else _rebuild(fn, new)
 
 
@@ -362,8 +368,11 @@ def _run_pass(fn: types.FunctionType) -> tuple | None:
     written = written_names(node)  # (before calls are rewritten: x.fill(...) is one)
     passed = passed_names(node, scope)
     state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
-    looped, bounds = convert_loops(node, scope) if isinstance(node, gast.FunctionDef) \
-        else (False, ())
+    looped, bounds, refused = convert_loops(node, scope) \
+        if isinstance(node, gast.FunctionDef) else (False, (), ())
+    if refused:
+        REFUSED[code] = tuple(f"{code.co_filename}:{line}: loop unrolled: {why}"
+                              for line, why in refused)
     rewriter = Rewriter(scope, written | passed | returned_names(node))
     rewriter.changed |= state_changed | looped
     node = rewriter.visit(node)

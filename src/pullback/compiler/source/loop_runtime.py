@@ -40,6 +40,17 @@ LOOP_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: codes whose loop with a traced bound ran unrolled: their ints stay Python ints
 _STATIC: weakref.WeakSet = weakref.WeakSet()
+#: a function's code -> "file:line: loop unrolled: why" for each loop the source pass
+#: left as written (noted in the tracers running it, for ``pb.compiler.inspect``)
+REFUSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def note_refusals(code: Any) -> None:
+    """Note the loops of ``code`` the source pass left as written in the running
+    tracers (once each)."""
+    notes = REFUSED.get(code) if record.TRACING and code is not None else None
+    for tr in (active_tracers() or ()) if notes else ():
+        tr.notes.extend(n for n in notes if n not in tr.notes)
 
 
 def is_static(code: Any) -> bool:
@@ -59,14 +70,16 @@ UNBOUND = _Unbound()
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
               post: Callable | None = None, brk: bool = False, sliced: tuple = (),
-              counted: bool = True, written: tuple = ()) -> tuple:
+              counted: bool = True, written: tuple = (), done: bool = False) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
     can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
     the values ``post`` reads and the test's value), ``post`` the part after. ``sliced``:
     getters of the arrays ``x`` whose ``x[i]`` the body (and ``post``) take after ``i``;
     ``counted``: whether the body reads ``i`` (a region counts only then); ``written``:
-    the positions of the carries whose items the body writes (``item_writes.py``)."""
+    the positions of the carries whose items the body writes (``item_writes.py``);
+    ``done``: the loop stands for one with a ``return`` (``loops.py``), and whether its
+    ``break`` ran comes after the carries."""
     init = _values(getters)
     arrays = tuple(get() for get in sliced)
     lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
@@ -77,14 +90,14 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
         init = list(body(*lead(steps[0]), *init))
         bounds = (steps[1], steps.stop, steps.step)
     out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted,
-                        written)
+                        written, done)
     if out is not None:
         return _written_back(init, out, written)
     if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
         owner = OWNER.get(sys._getframe(1).f_code)  # an int argument better a key of the
         if owner is not None:  # cache: traced_ints leaves it an int from now on)
             _STATIC.add(owner)
-    carry = tuple(init)
+    carry, flag = tuple(init), False
     for i in range(*bounds):
         if post is None:
             carry = body(*lead(i), *carry)
@@ -92,10 +105,11 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
         carry, mid, test = body(*lead(i), *carry)
         if test:
             if brk:
+                flag = True
                 break
             continue
         carry = post(*lead(i), *carry, *mid)
-    return carry
+    return (*carry, flag) if done else carry
 
 
 def _peelable(bounds: tuple) -> bool:
@@ -109,45 +123,48 @@ def _peelable(bounds: tuple) -> bool:
 
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-             post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
+             post: Callable | None = None, brk: bool = False, written: tuple = (),
+             done: bool = False) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
     return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk,
-                      written)
+                      written, done)
 
 
 def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
-            post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
+            post: Callable | None = None, brk: bool = False, written: tuple = (),
+            done: bool = False) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
     return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk,
-                      written)
+                      written, done)
 
 
 def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                   post: Callable | None = None, brk: bool = False,
-                  written: tuple = ()) -> tuple:
+                  written: tuple = (), done: bool = False) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
     return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
-                      post, brk, written)
+                      post, brk, written, done)
 
 
 def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                       post: Callable | None = None, brk: bool = False,
-                      written: tuple = ()) -> tuple:
+                      written: tuple = (), done: bool = False) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)), post, brk, written)
+                      lambda: enumerate(zip(*args)), post, brk, written, done)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
-               items: Callable, post: Callable | None, brk: bool, written: tuple) -> tuple:
+               items: Callable, post: Callable | None, brk: bool, written: tuple,
+               done: bool) -> tuple:
     init = _values(getters)
-    out = _region_items(body, getters, init, args, in_place, kind, post, brk, written)
+    out = _region_items(body, getters, init, args, in_place, kind, post, brk, written, done)
     if out is not None:
         return _written_back(init, out, written)
-    carry = tuple(init)
+    carry, flag = tuple(init), False
     for item in items():
         if post is None:
             carry = body(item, *carry)
@@ -155,21 +172,23 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
         carry, mid, test = body(item, *carry)
         if test:
             if brk:
+                flag = True
                 break
             continue
         carry = post(item, *carry, *mid)
-    return carry
+    return (*carry, flag) if done else carry
 
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
-           post: Callable | None = None, brk: bool = False, written: tuple = ()) -> tuple:
+           post: Callable | None = None, brk: bool = False, written: tuple = (),
+           done: bool = False) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one (``post``, ``brk`` and ``written`` as for ``for_range``)."""
+    one (``post``, ``brk``, ``written`` and ``done`` as for ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place, post, brk, written)
+    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done)
     if out is not None:
         return _written_back(init, out, written)
-    carry = tuple(init)
+    carry, flag = tuple(init), False
     while cond(*carry):
         if post is None:
             carry = body(*carry)
@@ -177,10 +196,11 @@ def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
         carry, mid, test = body(*carry)
         if test:
             if brk:
+                flag = True
                 break
             continue
         carry = post(*carry, *mid)
-    return carry
+    return (*carry, flag) if done else carry
 
 
 def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
@@ -193,6 +213,14 @@ def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
     if out is not None:
         return out
     return then(*init) if test else orelse(*init)
+
+
+def not_(test: Any) -> Any:
+    """``not test`` for a test that may be traced (the other branch of an ``if`` that
+    returns, as a loop's stop test): an array's logical not, else Python's."""
+    if isinstance(test, (Tensor, np.ndarray, np.generic)):
+        return np.logical_not(test)
+    return not test
 
 
 def loop_index(x: Any, index: Any) -> Any:
@@ -305,7 +333,7 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
-                  counted: bool, written: tuple) -> tuple | None:
+                  counted: bool, written: tuple, done: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -353,8 +381,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     def while_step(c: tuple) -> tuple:
         per_step = tuple(loop_index(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
-    return _attempt(tracers, body, lambda: while_loop(more, while_step,
-                                                      (i0, *flags, *init))[1 + brk:])
+    return _attempt(tracers, body, lambda: _flag_last(while_loop(
+        more, while_step, (i0, *flags, *init)), 1, brk, done))
 
 
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
@@ -379,7 +407,7 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
-                  brk: bool, written: tuple) -> tuple | None:
+                  brk: bool, written: tuple, done: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -407,8 +435,8 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
-        return _attempt(tracers, body, lambda: while_loop(
-            more, step, (np.int64(0), np.bool_(False), *init))[2:])
+        return _attempt(tracers, body, lambda: _flag_last(while_loop(
+            more, step, (np.int64(0), np.bool_(False), *init)), 1, brk, done))
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
             return (c[0] + 1, *one((c[0], item(x)), *c[1:])), None
@@ -445,7 +473,7 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
-                  written: tuple) -> tuple | None:
+                  written: tuple, done: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -460,8 +488,16 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
             raise TypeError("the condition is not a traced value")
         return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
     flags = (np.bool_(False),) if brk else ()
-    return _attempt(tracers, body, lambda: tuple(while_loop(test, lambda c: one(*c),
-                                                            (*flags, *init)))[brk:])
+    return _attempt(tracers, body, lambda: _flag_last(while_loop(
+        test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+
+
+def _flag_last(out: Any, at: int, brk: bool, done: bool) -> tuple:
+    """A while region's carries after its counter (before ``at``) and its break flag
+    (at ``at`` with ``brk``); with ``done``, the flag last."""
+    out = tuple(out)
+    carries = out[at + brk:]
+    return (*carries, out[at]) if done else carries
 
 
 def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:

@@ -37,6 +37,7 @@ import gast
 
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, item_writes, walk_scope
+from .returns import after_loop, has_return, loop_return, one_exit, traced_not
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
 PREFIX = "__pb_loop_"
@@ -44,9 +45,20 @@ _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the 
 #: the runtime's helpers a converted body may call (the others change outside state)
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
                            "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
-                           "while_", "loop_index", "if_", "item_set", "item_slice"})
+                           "while_", "loop_index", "if_", "item_set", "item_slice",
+                           "not_"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
+#: why a body holding one of ``_REFUSED``'s statements stays a loop
+_REFUSED_WHY = {gast.Break: "it has a break or continue other than one `if test: break` "
+                            "at its top level",
+                gast.Return: "it returns from the function other than by one `if test: "
+                             "return value` at its top level",
+                gast.Try: "it has a try statement", gast.Delete: "it deletes a name",
+                gast.Yield: "it yields", gast.YieldFrom: "it yields",
+                gast.Global: "it declares a global", gast.Nonlocal: "it declares a nonlocal"}
+_REFUSED_WHY[gast.Continue] = _REFUSED_WHY[gast.Break]
+_MIDS = "the part after its break reads a value not assigned on every path before it"
 _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
             gast.Global, gast.Nonlocal, gast.Delete, gast.NamedExpr, gast.Import,
             gast.ImportFrom, gast.AsyncFor, gast.AsyncWith, gast.Try, gast.Match)
@@ -54,17 +66,22 @@ _REFUSED = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, 
 
 def convert_loops(node: Any, scope: Scope) -> tuple:
     """Convert the loops of the function ``node`` in place (inner loops first): whether
-    any was, and the positions of the parameters only read as bounds of a converted
-    ``range`` (an int given there may be traced: one trace for every trip count)."""
+    any was, the positions of the parameters only read as bounds of a converted
+    ``range`` (an int given there may be traced: one trace for every trip count), and
+    ``(line, why)`` for each loop left as written."""
     converter = _Converter(node, scope)
-    if not converter.statements(node.body):
-        return False, ()
+    changed = converter.statements(node.body)
+    changed |= converter.one_exit(node.body)
+    refused = tuple(sorted(converter.refused))
+    if not changed:
+        return False, (), refused
     params = [a.id for a in node.args.posonlyargs + node.args.args]
     uses: dict = {}
     for n in (n for stmt in node.body for n in walk(stmt)):
         if isinstance(n, gast.Name) and n.id in params:
             uses.setdefault(n.id, []).append(id(n) in converter.bounds)
-    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p]))
+    return True, tuple(k for k, p in enumerate(params) if uses.get(p) and all(uses[p])), \
+        refused
 
 
 class _Converter:
@@ -74,6 +91,14 @@ class _Converter:
                          for name in n.names}
         self.count = 0
         self.bounds: set = set()  # the names read as a converted range's bounds
+        self.refused: list = []  # (line, why) of each loop left as written
+        self.done: str | None = None  # the flag of the loop with a return being converted
+        self.moved: set = set()  # the names its return (moved after it) reads
+        self.replaced: Any = None  # the loop as written (the one converted is a copy)
+
+    def _refuse(self, stmt: Any, why: str) -> None:
+        """Keep why the loop ``stmt`` stays a Python loop (``pb.compiler.inspect``)."""
+        self.refused.append((stmt.lineno, why))
 
     def statements(self, body: list) -> bool:
         changed = False
@@ -82,6 +107,8 @@ class _Converter:
             stmt = body[k]
             if isinstance(stmt, (gast.For, gast.While)):
                 item_writes(self.fn, stmt, self.declared)
+            if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
+                stmt.test = traced_not(stmt.test)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
@@ -97,13 +124,68 @@ class _Converter:
 
     # ---------------------------------------------------------------- one loop
     def _loop(self, stmt: Any) -> list | None:
-        if isinstance(stmt, gast.For) and not stmt.orelse:
+        if isinstance(stmt, (gast.For, gast.While)) and stmt.orelse:
+            self._refuse(stmt, "it has an else clause")
+            return None
+        if isinstance(stmt, (gast.For, gast.While)) and has_return(stmt.body):
+            return self._returning(stmt)
+        if isinstance(stmt, gast.For):
             return self._for(stmt)
-        if isinstance(stmt, gast.While) and not stmt.orelse:
+        if isinstance(stmt, gast.While):
             return self._while(stmt)
         if isinstance(stmt, gast.If) and not _static_test(stmt.test):
             return self._if(stmt)
         return None
+
+    def _returning(self, stmt: Any) -> list | None:
+        """A loop whose body returns from the function (``returns.py``): the loop with a
+        ``break`` in place of the return, giving the flag ``done``, and the return after
+        it, under ``if done:``."""
+        found = loop_return(stmt.body)
+        if isinstance(found, str):
+            self._refuse(stmt, found)
+            return None
+        body, moved = found
+        targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} \
+            if isinstance(stmt, gast.For) else set()
+        if targets & _loads(moved):
+            self._refuse(stmt, "its return reads the loop variable")
+            return None
+        new = gast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[],
+                       type_comment=None) if isinstance(stmt, gast.For) \
+            else gast.While(test=stmt.test, body=body, orelse=[])
+        new = gast.copy_location(new, stmt)
+        new.end_lineno, new.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+        self.count += 1
+        self.done, self.moved = f"__pb_done_{stmt.lineno}_{self.count}__", _loads(moved)
+        self.replaced = stmt
+        try:
+            out = self._for(new) if isinstance(stmt, gast.For) else self._while(new)
+        finally:
+            flag, self.done, self.moved, self.replaced = self.done, None, set(), None
+        return None if out is None else out + [after_loop(flag, moved, stmt)]
+
+    def one_exit(self, body: list) -> bool:
+        """Each ``if done: ...; return e1`` the conversion of a loop left at the top level
+        of the function, with the statements after it up to ``return e2``, as one ``if``
+        giving the returned values and one ``return`` (from the last one up: the ``if``
+        of the one before then holds it): a ``pb.cond`` on a traced ``done``."""
+        changed = False
+        for k in reversed(range(len(body))):
+            if not getattr(body[k], "pb_return", False):
+                continue
+            found = one_exit(body, k, f"__pb_ret_{body[k].lineno}_{k}_")
+            if found is None:
+                continue
+            old = body[k:]
+            body[k:] = list(found)
+            new = self._if(found[0])
+            if new is None:
+                body[k:] = old
+                continue
+            body[k:k + 1] = new
+            changed = True
+        return changed
 
     def _if(self, stmt: Any) -> list | None:
         """``if``/``else`` as two functions of the names either branch assigns and the
@@ -156,18 +238,24 @@ class _Converter:
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)}
         if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
                    for n in walk(stmt.target)):
-            return None  # (an item or attribute as the target)
+            self._refuse(stmt, "its target is an item or an attribute")
+            return None
         kind, args = self._iteration(stmt.iter)
         split, flat = _split(stmt.body)
-        if not self._convertible(flat) or targets & self.declared \
-                or self._captured(stmt, flat):
+        why = self._refusal(flat) or (targets & self.declared and "its variable is global "
+                                      "or nonlocal") or self._captured(stmt, flat)
+        if why:
+            self._refuse(stmt, why)
             return None
         outside = self._loads_outside(stmt)
         assigned = _assigned(flat)
         if targets & (self._read_after(stmt, targets) | assigned):
+            self._refuse(stmt, "the loop variable is read after the loop or assigned "
+                               "in its body")
             return None
         carries = self._carries(flat, assigned - targets, outside)
         if kind == "range" and not isinstance(stmt.target, gast.Name):
+            self._refuse(stmt, "a range's items are unpacked")
             return None
         name = self._name(stmt)
         where = _header(stmt, stmt.iter)
@@ -192,6 +280,7 @@ class _Converter:
             for parent, field, k, value in reversed(undo):
                 (getattr(parent, field).__setitem__(k, value) if k is not None
                  else setattr(parent, field, value))
+            self._refuse(stmt, _MIDS)
             return None
         if kind == "range":
             self.bounds.update(id(a) for a in args if isinstance(a, gast.Name))
@@ -200,8 +289,8 @@ class _Converter:
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_range_keywords(kind, stmt.target, sliced, flat)
-                         + _written(flat, carries))
-        return fns + [_assign(carries, call, where)]
+                         + _written(flat, carries) + self._done_keyword())
+        return fns + [_assign(carries + self._done_name(), call, where)]
 
     def _slices(self, body: list, target: str, assigned: set) -> tuple:
         """``x[t]`` read in the body, for the loop variable ``t`` and an ``x`` the body
@@ -265,12 +354,15 @@ class _Converter:
 
     def _while(self, stmt: Any) -> list | None:
         split, flat = _split(stmt.body)
-        if not self._convertible(flat) or not self._convertible([gast.Expr(value=stmt.test)]) \
-                or self._captured(stmt, flat):
+        why = self._refusal(flat) or self._refusal([gast.Expr(value=stmt.test)]) \
+            or self._captured(stmt, flat)
+        if why:
+            self._refuse(stmt, why)
             return None
         outside = self._loads_outside(stmt) | _loads([stmt.test])
         carries = self._carries(flat, _assigned(flat), outside)
         if not carries:
+            self._refuse(stmt, "it carries no value from one step to the next")
             return None
         name = self._name(stmt)
         test = _at(gast.Return(value=stmt.test), stmt.test)
@@ -278,12 +370,21 @@ class _Converter:
         cond = _function(name + "cond__", carries, [test], None, where)
         fns = self._bodies(name, [], carries, stmt.body, split, flat, where)
         if fns is None:
+            self._refuse(stmt, _MIDS)
             return None
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=_written(flat, carries))
-        return [cond] + fns + [_assign(carries, call, where)]
+                         keywords=_written(flat, carries) + self._done_keyword())
+        return [cond] + fns + [_assign(carries + self._done_name(), call, where)]
+
+    def _done_keyword(self) -> list:
+        """``done=True`` for a loop that stands for one with a return."""
+        return [gast.keyword(arg="done", value=gast.Constant(value=True, kind=None))] \
+            if self.done else []
+
+    def _done_name(self) -> list:
+        return [self.done] if self.done else []
 
     def _name(self, stmt: Any) -> str:
         self.count += 1
@@ -296,10 +397,10 @@ class _Converter:
         order = [n.id for s in body for n in walk(s) if isinstance(n, gast.Name)]
         return sorted(live, key=order.index)
 
-    def _captured(self, stmt: Any, body: list) -> bool:
-        """Whether a function or comprehension of the user's outside ``stmt`` reads a name
-        the body assigns: it may be called while the loop runs, and would not see the
-        body's values once they are the new function's locals."""
+    def _captured(self, stmt: Any, body: list) -> str:
+        """Why not, when a function or comprehension of the user's outside ``stmt`` reads a
+        name the body assigns: it may be called while the loop runs, and would not see
+        the body's values once they are the new function's locals ("": none does)."""
         names = _assigned(body)
         inside = {id(n) for n in walk(stmt)}
         for scope in walk(self.fn):
@@ -307,23 +408,34 @@ class _Converter:
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
                     or getattr(scope, "pb_getter", False):
                 continue
-            if _loads([scope]) & names:
-                return True
-        return False
+            read = _loads([scope]) & names
+            if read:
+                return f"a function or comprehension outside it reads {min(read)}, " \
+                       "which it assigns"
+        return ""
 
     def _convertible(self, body: list) -> bool:
-        if _assigned(body) & self.declared:
-            return False
+        return not self._refusal(body)
+
+    def _refusal(self, body: list) -> str:
+        """Why ``body`` cannot be a function of the values it carries ("": it can)."""
+        declared = _assigned(body) & self.declared
+        if declared:
+            return f"it assigns {min(declared)}, declared global or nonlocal"
         for stmt in body:
             for n in walk_scope(stmt):
-                if isinstance(n, _REFUSED) or isinstance(n, SCOPES) and not _allowed(n):
-                    return False
+                if isinstance(n, _REFUSED):
+                    return _REFUSED_WHY.get(type(n), f"it holds a {type(n).__name__.lower()} "
+                                                     "statement")
+                if isinstance(n, SCOPES) and not _allowed(n):
+                    return f"it defines a {type(n).__name__.lower()}"
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
                         and not isinstance(n.ctx, gast.Load):
-                    return False
+                    what = "an attribute" if isinstance(n, gast.Attribute) else "an item"
+                    return f"it writes {what} it cannot write functionally (line {n.lineno})"
                 if isinstance(n, gast.Call) and not self._pure_call(n):
-                    return False
-        return True
+                    return f"{_effect_text(n)} (line {n.lineno})"
+        return ""
 
     def _pure_call(self, n: Any) -> bool:
         f = n.func
@@ -341,7 +453,7 @@ class _Converter:
     def _loads_outside(self, stmt: Any) -> set:
         """The names read anywhere in the function but in the loop's body (and but in
         another loop's body that surely assigns them before it reads them)."""
-        return _loads(self.fn.body, stmt)
+        return _loads(self.fn.body, self.replaced or stmt) | self.moved
 
 
 # -------------------------------------------------------------------- names
@@ -431,14 +543,18 @@ def _read_first(body: list) -> set:
 
 
 def _surely_assigned(body: list) -> set:
-    """The names a plain ``name = ...`` (or ``a, b = ...``) at the top level of ``body``
-    assigns."""
+    """The names a plain ``name = ...`` (or ``a, (b, c) = ...``) at the top level of
+    ``body`` assigns."""
     defined = set()
     for stmt in body:
         if isinstance(stmt, gast.Assign):
-            for t in stmt.targets:
-                elts = t.elts if isinstance(t, gast.Tuple) else [t]
-                defined.update(e.id for e in elts if isinstance(e, gast.Name))
+            todo = list(stmt.targets)
+            while todo:  # (``k, (x, y) = item``: the names at every depth)
+                t = todo.pop()
+                if isinstance(t, (gast.Tuple, gast.List)):
+                    todo.extend(t.elts)
+                elif isinstance(t, gast.Name):
+                    defined.add(t.id)
     return defined
 
 
@@ -463,6 +579,23 @@ def _index_by(body: list, target: str) -> list:
                         else:
                             setattr(n, field, new)
     return undo
+
+
+def _effect_text(n: Any) -> str:
+    """What a call that may change state outside a body does: ``it calls hist.append()``
+    (the user's function, for a call ``state.py`` routed through the runtime)."""
+    f, parts = n.func, []
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
+            and f.value.id == "__pb_rt__" and f.attr not in _PURE_HELPERS:
+        callee = {"mutate": 1, "effect_call": 0}.get(f.attr)
+        if callee is None or len(n.args) <= callee:
+            return "it changes state outside it"
+        f = n.args[callee]
+    while isinstance(f, gast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    parts.append(f.id if isinstance(f, gast.Name) else "...")
+    return f"it calls {'.'.join(reversed(parts))}(), which may change state outside it"
 
 
 # ----------------------------------------------------------------- building

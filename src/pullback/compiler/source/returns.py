@@ -1,0 +1,116 @@
+"""An early ``return`` inside a loop, as a ``break`` and a ``return`` after the loop, so
+that ``loops.py`` converts the loop (a while region that stops once the return's test
+holds) and the function's two exits become one ``if`` (``pb.cond`` on a traced test).
+
+::
+
+    for t in range(T):                     for t in range(T):
+        h = np.tanh(h @ W)                     h = np.tanh(h @ W)
+        if np.sum(h) > 5.0:          ->        if np.sum(h) > 5.0:
+            return h * 2                           break        (its flag: done)
+        h = h + x                              h = h + x
+    return h                               if done:
+                                               return h * 2
+                                           return h
+
+The statements before the ``return`` in its branch and the returned value run after
+the loop instead, on the values the loop stopped with (the carries): the same values,
+since the break keeps the carries of the step that returned. A loop converts when its
+body holds one return, in an ``if`` at the body's top level (``if test: ...; return
+e``, or in either branch of an ``if``/``else``), and no other ``break`` or
+``continue``; a return in a loop nested in it becomes such an ``if`` once the inner loop
+is converted. Else the loop stays as written (``pb.compiler.inspect`` says why).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+
+from .item_writes import walk_scope
+from .rewriter import _at, _name, _runtime
+
+_STOPS = (gast.Break, gast.Continue)
+
+
+def has_return(body: list) -> bool:
+    """Whether ``body`` returns from the function (not from a function defined in it)."""
+    return any(isinstance(n, gast.Return) for s in body for n in walk_scope(s))
+
+
+def loop_return(body: list) -> tuple | str:
+    """``(new body, moved)`` for a loop body holding one ``return`` in an ``if`` at its
+    top level: the body with that ``if`` as ``if test: break`` (the other branch's
+    statements after it), and the statements to run after the loop when it broke
+    (ending in the ``return``). Else why not."""
+    returns = [n for s in body for n in walk_scope(s) if isinstance(n, gast.Return)]
+    if len(returns) != 1:
+        return "it returns from the function in more than one place"
+    if any(isinstance(n, _STOPS) for s in body for n in walk_scope(s)):
+        return "it returns from the function and also breaks or continues"
+    for k, s in enumerate(body):
+        if not isinstance(s, gast.If) or not has_return([s]):
+            continue
+        for branch, other, test in ((s.body, s.orelse, s.test),
+                                    (s.orelse, s.body, _not(s.test))):
+            if branch and branch[-1] is returns[0] and not has_return(branch[:-1]):
+                stop = _at(gast.If(test=test, body=[_at(gast.Break(), s)], orelse=[]), s)
+                return body[:k] + [stop] + other + body[k + 1:], list(branch)
+    return "its return is not the last statement of an if at the top level of its body"
+
+
+def _not(test: Any) -> Any:
+    """``not test``, through the runtime: the test may be a traced boolean."""
+    if isinstance(test, gast.Call) and _is_not(test.func):
+        return test.args[0]
+    return _at(gast.Call(func=_runtime("not_"), args=[test], keywords=[]), test)
+
+
+def traced_not(test: Any) -> Any:
+    """A test ``not x`` as ``not_(x)``: the logical not of a traced boolean, where
+    Python's ``not`` would ask for its value (a guard; in a loop's body, no region)."""
+    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+        return gast.copy_location(_at(gast.Call(func=_runtime("not_"), args=[test.operand],
+                                                keywords=[]), test), test)
+    return test
+
+
+def _is_not(f: Any) -> bool:
+    return isinstance(f, gast.Attribute) and f.attr == "not_" \
+        and isinstance(f.value, gast.Name) and f.value.id == "__pb_rt__"
+
+
+def after_loop(flag: str, moved: list, where: Any) -> Any:
+    """``if flag: <moved>``: the return, after the loop (marked for ``single_exit``)."""
+    stmt = _at(gast.If(test=_name(flag), body=moved, orelse=[]), where)
+    stmt.pb_return = True
+    return stmt
+
+
+def one_exit(body: list, k: int, name: str) -> tuple | None:
+    """``body[k]`` (an ``if flag: ...; return e1`` made by ``after_loop``) and the rest
+    of ``body`` up to its last statement, ``return e2``, as ``if flag: ...; r = e1
+    else: ...; r = e2`` and ``return r`` (``name`` the new names' stem): then the
+    ``if`` may become ``pb.cond``. None when the rest returns elsewhere or the body does
+    not end in a return."""
+    stmt, last, rest = body[k], body[-1], body[k + 1:-1]
+    if not isinstance(last, gast.Return) or last is stmt or has_return(rest) \
+            or any(isinstance(n, _STOPS) for s in rest for n in walk_scope(s)):
+        return None
+    first = stmt.body[-1]
+    values = [first.value, last.value]
+    if any(v is None for v in values):
+        return None
+    n = len(values[0].elts) if all(isinstance(v, gast.Tuple) for v in values) \
+        and len(values[0].elts) == len(values[1].elts) else 0
+    names = [f"{name}{j}__" for j in range(max(n, 1))]
+
+    def assign(value: Any, where: Any) -> Any:
+        target = gast.Tuple(elts=[_name(m, gast.Store()) for m in names], ctx=gast.Store()) \
+            if n else _name(names[0], gast.Store())
+        return _at(gast.Assign(targets=[target], value=value, type_comment=None), where)
+    branch = _at(gast.If(test=stmt.test, body=stmt.body[:-1] + [assign(values[0], first)],
+                         orelse=rest + [assign(values[1], last)]), stmt)
+    out = gast.Tuple(elts=[_name(m) for m in names], ctx=gast.Load()) if n else _name(names[0])
+    return branch, _at(gast.Return(value=out), last)
