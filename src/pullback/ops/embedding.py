@@ -25,7 +25,7 @@ import numpy as np
 from .elementwise import eq, where
 from .shape import unsqueeze_op
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 
 def _rows_of(g, n):
@@ -48,6 +48,7 @@ def _lookup_rule(g, out, w, indices, padding_idx):
 embedding_op = defop(
     "embedding", lambda w, indices, padding_idx: np.take(w, indices, axis=0),
     "EmbeddingBackward0", torch_args=("weight", "indices"), uses=("indices", ""), fresh=True,
+    template="np.take({0}, {1}, axis=0)",
     vjp=(_lookup_rule, None), batch=batching.indexed_by)
 
 
@@ -61,6 +62,7 @@ def _unlookup_rule(g, out, grad, indices, num_weights, padding_idx):
 embedding_backward = defop(
     "embedding_backward", _embedding_backward, "EmbeddingDenseBackward0",
     torch_args=("grad_output", "indices"), uses=("indices", ""), fresh=True,
+    template=rt_call("embedding_backward", "num_weights", "padding_idx"),
     vjp=(_unlookup_rule, None))
 
 

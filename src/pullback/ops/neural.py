@@ -194,10 +194,14 @@ def _rows_batch(op, args, batched, **params):
 take_rows = defop("take_rows", lambda x, target: x[_rows(target), target], "IndexBackward0",
                   vjp=(lambda g, out, x, target: put_rows(g, target, num_classes=x.shape[1]),
                        None),
-                  uses=("target", ""), batch=_rows_batch)
+                  uses=("target", ""), batch=_rows_batch,
+                  template=lambda e, a, lit: f"{a[0]}[np.arange({e.inputs[1].shape[0]}), {a[1]}]")
 put_rows = defop("put_rows", _put_rows, "IndexPutBackward0",
                  vjp=(lambda g, out, v, target, num_classes: take_rows(g, target), None),
-                 uses=("target", ""), batch=_rows_batch)
+                 uses=("target", ""), batch=_rows_batch,
+                 template=lambda e, a, lit: f"rt.zeros_set(({e.inputs[1].shape[0]}, "
+                                            f"{e.params['num_classes']}), (np.arange("
+                                            f"{e.inputs[1].shape[0]}), {a[1]}), {a[0]})")
 
 
 # ------------------------------------------------------------- public functions

@@ -391,3 +391,48 @@ def adaptive_max_pool2d(x, output_size):
             values[..., i, j] = np.take_along_axis(block, at[..., None], -1)[..., 0]
             indices[..., i, j] = (a + at // (e - c)) * w + c + at % (e - c)
     return values, indices
+
+
+# ------------------------------------------------------------ indexing's gradients
+def zeros_set(shape, index, value):
+    """Zeros of ``shape`` (``value``'s dtype) with ``value`` written at ``index`` (a basic
+    index: the gradient of a view)."""
+    out = np.zeros(shape, dtype=np.result_type(value))
+    out[index] = value
+    return out
+
+
+def zeros_add(shape, index, value):
+    """Zeros of ``shape`` with ``value`` added at ``index`` (advanced indexing's gradient:
+    repeated indices add up)."""
+    out = np.zeros(shape, dtype=np.result_type(value))
+    np.add.at(out, index, value)
+    return out
+
+
+def index_put(x, index, value):
+    """A copy of ``x`` with ``value`` written at ``index`` (``x[index] = value``)."""
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+def diagonal_set(shape, value, offset, axis1, axis2):
+    """Zeros of ``shape`` with ``value`` on the diagonal (``offset``, ``axis1``,
+    ``axis2``): diag_embed, and diagonal's gradient."""
+    out = np.zeros(shape, dtype=np.result_type(value))
+    diagonal = np.diagonal(out, offset, axis1, axis2)
+    diagonal.flags.writeable = True  # (a view of out, which numpy hands out read-only)
+    diagonal[...] = value
+    return out
+
+
+def embedding_backward(g, indices, num_weights, padding_idx):
+    """The gradient of the rows looked up at ``indices``: each row of ``g`` added into
+    its row of a zero table, the ``padding_idx`` row kept 0."""
+    d = g.shape[-1] if g.ndim else 1
+    out = np.zeros((num_weights, d), g.dtype)
+    np.add.at(out, indices.reshape(-1), np.reshape(g, (indices.size, -1)))
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
