@@ -163,11 +163,17 @@ def linear_pair(name: str, grad_fn: str, kind: str) -> tuple:
 
     # (both act on the last axes: the batch passes through)
     fwd = defop(name, forward, grad_fn, torch_args=("self",), fresh=True,
+                template=lambda e, a, lit: f"rt.resample({a[0]}, {kind!r}, "
+                                           f"{lit(e.params['output_size'])}, "
+                                           f"{lit(e.params['options'])})",
                 vjp=(lambda g, out, x, output_size, options: bwd(
                     g, input_size=tuple(x.shape[-len(output_size):]), options=options),),
                 batch=batching.as_is)
     bwd = defop(name + "_backward", backward, grad_fn[:-1] + "Backward0",
                 torch_args=("grad_output",), fresh=True,
+                template=lambda e, a, lit: f"rt.resample_backward({a[0]}, {kind!r}, "
+                                           f"{lit(e.params['input_size'])}, "
+                                           f"{lit(e.params['options'])})",
                 vjp=(lambda g, out, grad, input_size, options: fwd(
                     g, output_size=tuple(grad.shape[-len(input_size):]), options=options),),
                 batch=batching.as_is)

@@ -22,6 +22,8 @@ from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma
 from .kernels.normal import erfcx, log_ndtr, ndtri
 from .kernels.summation import sum_of
 from .losses import _nll, _nll_backward, _picked
+from .reductions import fast_mean
+from .resampling import matrices, separable
 
 
 def softmax(x, axis):
@@ -436,3 +438,26 @@ def embedding_backward(g, indices, num_weights, padding_idx):
     if padding_idx is not None:
         out[padding_idx] = 0
     return out
+
+
+# ------------------------------------------------------------ resampling, normalization
+def resample(x, kind, output_size, options):
+    """``x``'s last dims resampled to ``output_size``, one matrix per dim (``kind``:
+    torch's upsampling, "nearest" or "bilinear", or adaptive average pooling,
+    "adaptive"; ``options``: their scales and align_corners)."""
+    d = len(output_size)
+    return separable(x, matrices(kind, x.shape[-d:], output_size, options))
+
+
+def resample_backward(g, kind, input_size, options):
+    """resample's adjoint: each dim's matrix transposed."""
+    d = len(input_size)
+    return separable(g, [m.T for m in matrices(kind, input_size, g.shape[-d:], options)])
+
+
+def normalize(x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over ``axes`` (layer, batch and group norm)."""
+    mu = fast_mean(x, axis=axes, keepdims=True)
+    xc = x - mu
+    var = fast_mean(xc * xc, axis=axes, keepdims=True)
+    return xc / np.sqrt(var + x.dtype.type(eps))
