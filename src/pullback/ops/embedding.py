@@ -77,7 +77,8 @@ def _renorm_scale(w, indices, max_norm, norm_type):
     return scale
 
 
-renorm_scale = defop("renorm_scale", _renorm_scale, fresh=True)
+renorm_scale = defop("renorm_scale", _renorm_scale, fresh=True,
+                     template=rt_call("renorm_scale", "max_norm", "norm_type"))
 
 
 # ---------------------------------------------------------------- embedding_bag
@@ -165,15 +166,19 @@ def _bag_backward_rule(g, out, grad, w, indices, offsets, mode, **p):
 
 
 _BAG = {"torch_args": ("weight", "indices", "offsets"), "fresh": True}
+_BAG_PARAMS = ("mode", "padding_idx", "include_last_offset")
 embedding_bag_op = defop("embedding_bag", _embedding_bag, "EmbeddingBagBackward0",
+                         template=rt_call("embedding_bag", *_BAG_PARAMS),
                          uses=("w indices offsets", "", ""), vjp=(_bag_rule, None, None),
                          **_BAG)
 embedding_bag_backward = defop(
     "embedding_bag_backward", _embedding_bag_backward, "EmbeddingBagDenseBackward0",
+    template=rt_call("embedding_bag_backward", *_BAG_PARAMS),
     uses=("w indices offsets", "", "", ""), vjp=(_bag_backward_rule, None, None, None),
     torch_args=("grad", "weight", "indices", "offsets"), fresh=True)
 embedding_bag_max_gather = defop(
     "embedding_bag_max_gather", _max_gather, "IndexBackward0",
+    template=rt_call("embedding_bag_max_gather", *_BAG_PARAMS),
     uses=("w indices offsets", "", "", ""),
     vjp=(lambda g, out, gw, w, indices, offsets, **p:
          embedding_bag_backward(g, w, indices, offsets, **p), None, None, None),

@@ -46,13 +46,29 @@ def _unshuffle(x, downscale_factor):
     return y.reshape((*lead, c * r * r, h // r, w // r))
 
 
+def _print_shuffle(e: Any, a: list, lit: Callable) -> str:
+    """``x.reshape(...).transpose(...).reshape(...)``, the shapes of _shuffle/_unshuffle."""
+    *lead, c, h, w = e.inputs[0].shape
+    k = len(lead)
+    if "upscale_factor" in e.params:
+        r = e.params["upscale_factor"]
+        split, order = (*lead, c // (r * r), r, r, h, w), (k, k + 3, k + 1, k + 4, k + 2)
+    else:
+        r = e.params["downscale_factor"]
+        split, order = (*lead, c, h // r, r, w // r, r), (k, k + 2, k + 4, k + 1, k + 3)
+    order = tuple(range(k)) + order
+    return (f"{a[0]}.reshape({lit(tuple(split))}).transpose({lit(order)})"
+            f".reshape({lit(tuple(e.out.shape))})")
+
+
 pixel_shuffle_op = defop(
     "pixel_shuffle", _shuffle, "PixelShuffleBackward0", torch_args=("self",), fresh=True,
+    template=_print_shuffle,
     vjp=(lambda g, out, x, upscale_factor: pixel_unshuffle_op(
         g, downscale_factor=upscale_factor),), batch=batching.merged)
 pixel_unshuffle_op = defop(
     "pixel_unshuffle", _unshuffle, "PixelUnshuffleBackward0", torch_args=("self",),
-    fresh=True, vjp=(lambda g, out, x, downscale_factor: pixel_shuffle_op(
+    fresh=True, template=_print_shuffle, vjp=(lambda g, out, x, downscale_factor: pixel_shuffle_op(
         g, upscale_factor=downscale_factor),), batch=batching.merged)
 
 

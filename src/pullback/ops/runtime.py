@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .embedding import _embedding_bag, _embedding_bag_backward, _max_gather, _renorm_scale
 from .kernels.bessel import i0, i0e, i1, i1e, j0, j1, k0, k0e, k1, k1e, y0, y1
 from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma
 from .kernels.normal import erfcx, log_ndtr, ndtri
@@ -461,3 +462,73 @@ def normalize(x, axes, eps):
     xc = x - mu
     var = fast_mean(xc * xc, axis=axes, keepdims=True)
     return xc / np.sqrt(var + x.dtype.type(eps))
+
+
+# ------------------------------------------------------------ masks
+def masked_select_backward(g, mask, shape):
+    """``g`` put back at the mask's places, zeros elsewhere, in the broadcast shape of
+    ``shape`` and the mask."""
+    full = np.broadcast_shapes(tuple(shape), np.shape(mask))
+    out = np.zeros(full, dtype=np.result_type(g))
+    out[np.broadcast_to(mask, full)] = g
+    return out
+
+
+def masked_scatter(x, mask, source):
+    """A copy of ``x`` with the mask's places filled, in order, from ``source``."""
+    out = np.array(x, copy=True, order="C")
+    m = np.broadcast_to(mask, out.shape)
+    out[m] = np.reshape(source, -1)[:int(m.sum())]
+    return out
+
+
+def masked_scatter_backward(g, mask, shape):
+    """The source's gradient: ``g`` at the mask's places, in order, then zeros, in the
+    source's ``shape``."""
+    picked = np.asarray(g)[np.broadcast_to(mask, np.shape(g))]
+    out = np.zeros(int(np.prod(shape)), dtype=np.result_type(g))
+    out[:picked.size] = picked
+    return out.reshape(shape)
+
+
+def scatter_reduce(x, index, src, axis, reduce, include_self):
+    """torch's scatter_reduce: ``src`` combined by ``reduce`` ("sum", "prod", "mean",
+    "amax", "amin") into a copy of ``x`` at ``index`` along ``axis``, ``x``'s own value
+    taking part where ``include_self``."""
+    out = np.array(x, copy=True, order="C")
+    at = _index_at(index, axis)
+    if not include_self:
+        out[at] = {"sum": 0, "prod": 1, "mean": 0, "amax": -np.inf, "amin": np.inf}[reduce]
+    ufunc = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+             "amin": np.minimum}[reduce]
+    ufunc.at(out, at, src)
+    if reduce == "mean":
+        count = np.zeros(out.shape, out.dtype) + (1 if include_self else 0)
+        np.add.at(count, at, 1)
+        out = np.where(count > 0, out / np.maximum(count, 1), out)
+    return out
+
+
+# ------------------------------------------------------------ embedding_bag
+def embedding_bag(w, indices, offsets, mode, padding_idx, include_last_offset):
+    """Each bag's rows of ``w`` combined by ``mode`` ("sum", "mean" or "max"); the bags
+    are ``indices``' rows (2-d) or start at ``offsets`` (1-d)."""
+    return _embedding_bag(w, indices, offsets, mode, padding_idx, include_last_offset)
+
+
+def embedding_bag_backward(g, w, indices, offsets, mode, padding_idx, include_last_offset):
+    """embedding_bag's gradient for ``w``: each bag's row of ``g`` added to the rows it
+    looked up (divided by the bag's size for "mean"; at the maxima for "max")."""
+    return _embedding_bag_backward(g, w, indices, offsets, mode, padding_idx,
+                                   include_last_offset)
+
+
+def embedding_bag_max_gather(gw, w, indices, offsets, mode, padding_idx, include_last_offset):
+    """The transpose of max mode's backward: each bag's entries of ``gw`` at its maxima."""
+    return _max_gather(gw, w, indices, offsets, mode, padding_idx, include_last_offset)
+
+
+def renorm_scale(w, indices, max_norm, norm_type):
+    """Per row of ``w``: max_norm / (norm + 1e-7) for the rows looked up whose norm is
+    above max_norm, else 1 (torch's embedding_renorm_)."""
+    return _renorm_scale(w, indices, max_norm, norm_type)
