@@ -51,6 +51,7 @@ def _masked_scatter_backward(g, mask, shape):
 masked_select_op = defop(
     "masked_select", _masked_select, "MaskedSelectBackward0", torch_args=("self", "mask"),
     uses=("mask", ""), fresh=True, shape_from_data=True,
+    template=rt_call("masked_select"),
     vjp=(lambda g, out, x, mask: masked_select_backward(g, mask, shape=x.shape), None))
 masked_select_backward = defop(
     "masked_select_backward", _masked_select_backward, "MaskedScatterBackward0", fresh=True,

@@ -18,8 +18,16 @@ from __future__ import annotations
 import numpy as np
 
 from .embedding import _embedding_bag, _embedding_bag_backward, _max_gather, _renorm_scale
-from .kernels.bessel import i0, i0e, i1, i1e, j0, j1, k0, k0e, k1, k1e, y0, y1
-from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma
+from .kernels.bessel import i0, i0e, i1, i1e, iv, ive, j0, j1, jn, k0, k0e, k1, k1e, y0, y1, yn
+from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma, polygamma
+from .kernels.incomplete_gamma_beta import (
+    betainc,
+    betainc_da,
+    betainc_db,
+    gammainc,
+    gammainc_da,
+    gammaincc,
+)
 from .kernels.normal import erfcx, log_ndtr, ndtri
 from .kernels.summation import sum_of
 from .losses import _nll, _nll_backward, _picked
@@ -465,6 +473,12 @@ def normalize(x, axes, eps):
 
 
 # ------------------------------------------------------------ masks
+def masked_select(x, mask):
+    """The elements of ``x`` where ``mask`` is true (the two broadcast), in order."""
+    xb, mb = np.broadcast_arrays(x, mask)
+    return xb[mb]
+
+
 def masked_select_backward(g, mask, shape):
     """``g`` put back at the mask's places, zeros elsewhere, in the broadcast shape of
     ``shape`` and the mask."""
@@ -532,3 +546,15 @@ def renorm_scale(w, indices, max_norm, norm_type):
     """Per row of ``w``: max_norm / (norm + 1e-7) for the rows looked up whose norm is
     above max_norm, else 1 (torch's embedding_renorm_)."""
     return _renorm_scale(w, indices, max_norm, norm_type)
+
+
+# ------------------------------------------------------------ special functions
+def xlog1py(x, y):
+    """x log1p(y), 0 where x == 0 (unless y is NaN): torch's and scipy's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(x == 0, 0, x * np.log1p(y))
+    return np.where(np.isnan(y), np.nan, v).astype(v.dtype, copy=False)
+
+
+__all__ += ["jn", "yn", "iv", "ive", "polygamma", "gammainc", "gammaincc", "gammainc_da",
+            "betainc", "betainc_da", "betainc_db"]
