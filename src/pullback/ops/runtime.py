@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .decompositions import _adjugate
 from .embedding import _embedding_bag, _embedding_bag_backward, _max_gather, _renorm_scale
+from .factorizations import _expm
 from .kernels.bessel import i0, i0e, i1, i1e, iv, ive, j0, j1, jn, k0, k0e, k1, k1e, y0, y1, yn
 from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma, polygamma
 from .kernels.incomplete_gamma_beta import (
@@ -33,6 +35,8 @@ from .kernels.summation import sum_of
 from .losses import _nll, _nll_backward, _picked
 from .reductions import fast_mean
 from .resampling import matrices, separable
+from .sylvester import _solve_sylvester, _sqrtm
+from .triangular import _solve_triangular
 
 
 def softmax(x, axis):
@@ -558,3 +562,37 @@ def xlog1py(x, y):
 
 __all__ += ["jn", "yn", "iv", "ive", "polygamma", "gammainc", "gammaincc", "gammainc_da",
             "betainc", "betainc_da", "betainc_db"]
+
+
+# ------------------------------------------------------------ linear algebra
+def adjugate(A):
+    """adj(A): det(A) inv(A) where A is invertible, from the SVD at singular matrices
+    (torch's linalg_det_backward)."""
+    return _adjugate(A)
+
+
+def matrix_exp(A):
+    """exp(A) of each matrix: scaling and squaring with the Pade(13) approximant."""
+    return _expm(A)
+
+
+def eig(A):
+    """(eigenvalues, eigenvectors) of each matrix, always complex (torch's)."""
+    L, V = np.linalg.eig(A)
+    c = np.result_type(A.dtype, np.complex64)
+    return L.astype(c, copy=False), V.astype(c, copy=False)
+
+
+def solve_triangular(A, B, upper, left, unitriangular):
+    """X with A X = B (``left``) or X A = B, A triangular, by substitution."""
+    return _solve_triangular(A, B, upper, left, unitriangular)
+
+
+def solve_sylvester(A, B, Q):
+    """X with A X + X B = Q (scipy's solve_sylvester)."""
+    return _solve_sylvester(A, B, Q)
+
+
+def sqrtm(A):
+    """The principal square root of a matrix (scipy's sqrtm)."""
+    return _sqrtm(A)
