@@ -281,7 +281,7 @@ def _class_one_hot(tensor, num_classes):
 
 # (the checks of the values run where the values are: eagerly, or in generated code)
 class_one_hot = defop("class_one_hot", _class_one_hot, fresh=True, torch_args=("self",),
-                      batch=batching.as_is)
+                      batch=batching.as_is, template=rt_call("class_one_hot", "num_classes"))
 
 
 @public("one_hot", functional=True)

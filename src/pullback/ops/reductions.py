@@ -57,9 +57,9 @@ def fast_mean(x, axis=None, keepdims=False):
 
 def _print_mean(e: Any, a: list, lit: Any) -> str:
     x = e.inputs[0]
-    if _plain_mean(x.dtype):
-        params = "".join(f", {k}={lit(v)}" for k, v in e.params.items())
-        return f"ops.{e.op.name}({a[0]}{params})"
+    if _plain_mean(x.dtype):  # (float16 accumulates in float32 in np.mean)
+        dim, keepdim = e.params.get("dim"), e.params.get("keepdim", False)
+        return f"np.mean({a[0]}, axis={lit(dim)}, keepdims={lit(keepdim)})"
     return print_mean(x, a[0], lit, e.params.get("dim"), e.params.get("keepdim", False))
 
 

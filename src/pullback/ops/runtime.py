@@ -596,3 +596,12 @@ def solve_sylvester(A, B, Q):
 def sqrtm(A):
     """The principal square root of a matrix (scipy's sqrtm)."""
     return _sqrtm(A)
+
+
+def class_one_hot(labels, num_classes):
+    """int64 one-hot rows of class ``labels`` (torch's one_hot and its errors)."""
+    if labels.size and labels.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if labels.size and labels.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (labels[..., None] == np.arange(num_classes)).astype(np.int64)
