@@ -120,13 +120,13 @@ index_add_op = defop(
 index_fill_op = defop(
     "index_fill", _index_fill, "IndexFillBackward0", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,
-    template=lambda e, a, lit: f"rt.index_write({a[0]}, {e.params['dim']}, {a[1]}, "
+    template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, "
                                f"{lit(e.params['value'])})",
     vjp=(lambda g, out, x, index, dim, value: index_fill_op(g, index, dim=dim, value=0), None))
 index_copy_op = defop(
     "index_copy", _index_copy, "IndexCopyBackward0", torch_args=("self", "index", "source"),
     uses=("index", "", "index"), fresh=True,
-    template=lambda e, a, lit: f"rt.index_write({a[0]}, {e.params['dim']}, {a[1]}, {a[2]})",
+    template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, {a[2]})",
     vjp=(lambda g, out, x, index, source, dim: index_fill_op(g, index, dim=dim, value=0), None,
          lambda g, out, x, index, source, dim: index_select_op(g, index, dim=dim)))
 

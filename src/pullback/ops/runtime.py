@@ -224,7 +224,7 @@ def put_along(src, index, axis, shape):
     return out
 
 
-def index_write(x, axis, index, value):
+def index_copy(x, axis, index, value):
     """A copy of ``x`` with ``value`` written at ``index`` of ``axis``
     (``out[:, index] = value`` for axis 1)."""
     out = np.array(x, copy=True, order="C")

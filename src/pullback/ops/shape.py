@@ -132,7 +132,19 @@ def _view_get(x, index):
     return x[parts]
 
 
-def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: str) -> tuple:
+def _print_view_get(e: Any, a: list, lit: Any) -> str:
+    """``_view_get`` in generated code: ``x[None, 1:, ...]`` (an Ellipsis last unless
+    the index has one: a view, never a scalar)."""
+    index = e.params["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(p is Ellipsis for p in parts):
+        parts = parts + (Ellipsis,)
+    colon = lambda p: ":".join("" if v is None else lit(v)  # noqa: E731
+                               for v in (p.start, p.stop) + ((p.step,) if p.step else ()))
+    return f"{a[0]}[{', '.join(colon(p) if type(p) is slice else lit(p) for p in parts)}]"
+
+
+def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: Any) -> tuple:
     """``x[index]`` for basic indices (a view) and its backward, each the other's rule;
     torch names both after the last view op the index applies."""
     fwd = defop(name, _view_get, grad_fn, is_view=True, template=template,
@@ -150,9 +162,9 @@ select, select_backward = _basic_index_op("select", "SelectBackward0",
 slice_view, slice_backward = _basic_index_op("slice", "SliceBackward0",
                                              "SliceBackwardBackward0", "{0}[{index}]")
 index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
-    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", "{0}[{index}]")
+    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", _print_view_get)
 alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
-                                        "{0}[{index}]")
+                                        _print_view_get)
 
 
 def _take(x, index):
