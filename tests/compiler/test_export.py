@@ -78,15 +78,46 @@ def test_runtime_helpers_ship_with_the_module(tmp_path, dtype):
     np.testing.assert_array_equal(got[1], grad)
 
 
-def test_ops_without_numpy_templates_ship_their_numpy_forwards(tmp_path):
+def test_reductions_with_runtime_helpers_ship_them(tmp_path):
     x = RNG.standard_normal((4, 5))
     f = lambda v: (pb.median(pb.as_tensor(v), dim=1).values * pb.erf(  # noqa: E731
         pb.as_tensor(v)).sum(1) + pb.nn.functional.gelu(pb.as_tensor(v)).sum(1)).sum()
     path = tmp_path / "median.py"
     text = pb.export(f, x, path=str(path))
-    assert "ops = types.SimpleNamespace(" in text and "rt.erf(" in text
+    assert "rt.median_along(" in text and "rt.erf(" in text and "ops." not in text
     got = _run_without_pullback(path, f"m.value_and_grad(np.array({x.tolist()}))[1].tolist()")
     np.testing.assert_allclose(got, pb.grad(f)(x), rtol=1e-12)
+
+
+def _cnn(w1, w2, x, y):
+    """conv, pooling (max and average), batch norm, upsampling, logsumexp, std, sort."""
+    F = pb.nn.functional
+    x = pb.as_tensor(x)
+    h = F.relu(F.conv2d(x, w1, padding=1))
+    h = F.batch_norm(F.max_pool2d(h, 2), None, None, training=True)
+    h = F.conv_transpose2d(F.interpolate(h, scale_factor=2), w2, stride=1)
+    h = F.avg_pool2d(h, 2, stride=1, padding=1) + F.adaptive_avg_pool2d(h, 5)[..., :1, :1]
+    z = pb.reshape(h, (h.shape[0], -1))
+    loss = F.cross_entropy(z[:, :3], pb.as_tensor(y)) + pb.std(pb.logsumexp(z, 1))
+    return loss + pb.sort(z, 1).values[:, -2:].sum() * 0.1
+
+
+def test_a_conv_pool_network_exports_as_numpy_and_runtime_helpers(tmp_path):
+    w1, w2 = RNG.standard_normal((4, 2, 3, 3)), RNG.standard_normal((4, 3, 2, 2))
+    x, y = RNG.standard_normal((3, 2, 6, 6)), np.array([0, 2, 1])
+    path = tmp_path / "cnn.py"
+    text = pb.export(_cnn, w1, w2, x, y, argnums=(0, 1), path=str(path))
+    for call in ("rt.conv(", "rt.conv_transpose(", "rt.max_pool2d(", "rt.avg_pool2d(",
+                 "rt.resample(", "rt.normalize(", "rt.logsumexp(", "rt.sort("):
+        assert call in text, call
+    assert "ops." not in text
+    arrays = ", ".join(f"np.array({v.tolist()})" for v in (w1, w2, x, y))
+    got = _run_without_pullback(path, f"[v.tolist() if hasattr(v, 'tolist') else [g.tolist() "
+                                f"for g in v] for v in m.value_and_grad({arrays})]")
+    value, grads = pb.value_and_grad(_cnn, argnums=(0, 1))(w1, w2, x, y)
+    np.testing.assert_allclose(got[0], value, rtol=1e-12)
+    for g, want in zip(got[1], grads):
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
 
 
 def test_a_guard_is_checked_and_an_unshippable_value_named():

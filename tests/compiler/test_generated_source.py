@@ -21,6 +21,7 @@ from pullback.compiler import replay
 from pullback.compiler.tracer import SourceLine
 from pullback.ir import Graph
 from pullback.ir.naming import RESERVED, TEMP_PREFIX, Namespace, sanitize
+from pullback.ops import OPS
 
 RAN: list = []  # what the malicious reprs below would append to, if their text were run
 _HOOK = f"__import__('sys').modules[{__name__!r}].RAN.append(1)"
@@ -369,3 +370,13 @@ def test_a_join_of_dtypes_numpy_promotes_otherwise_names_torchs():
                                                    requires_grad=True),
                                pb.tensor(np.arange(3)[:, None]))
     assert "t0 = np.concatenate([x, i], axis=1, dtype=np.float32)" in _lines(info.forward)
+
+
+def test_only_the_listed_ops_print_as_calls_into_the_op_table():
+    # every other op prints as numpy or a plain numpy helper of pullback.ops.runtime
+    # (rt.<name>); these draw from pullback's generator (uniform, normal, integers,
+    # bernoulli_keep), take a chain of view ops as a param (view_chain, embed,
+    # view_scatter), or are regions that print as loops (scan, while, switch)
+    assert sorted(name for name, op in OPS.items() if op.template is None) == [
+        "bernoulli_keep", "embed", "integers", "normal", "scan", "switch", "uniform",
+        "view_chain", "view_scatter", "while"]

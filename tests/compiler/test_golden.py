@@ -27,6 +27,8 @@ def _args(name):
         return (pb.ones(5), p(5, 3), p(3), pb.zeros(3))
     if name == "mlp":
         return (f32(4, 6), p(6, 8), p(8), p(8, 3), p(3), pb.tensor([0, 2, 1, 1]))
+    if name == "cnn":
+        return (f32(2, 1, 4, 4), p(2, 1, 3, 3), p(8, 3), pb.tensor([0, 2]))
     return (f32(4), p(4), 3)
 
 
@@ -38,7 +40,7 @@ def _render(name):
     return "\n".join(parts) + "\n"
 
 
-@pytest.mark.parametrize("name", ["seed_example", "mlp", "loop"])
+@pytest.mark.parametrize("name", ["seed_example", "mlp", "loop", "cnn"])
 def test_golden(name, monkeypatch):
     monkeypatch.setattr(config, "free_bytes", 0)  # show every release point, however small
     text = _render(name)
@@ -48,7 +50,7 @@ def test_golden(name, monkeypatch):
     assert text == path.read_text()
 
 
-@pytest.mark.parametrize("name", ["seed_example", "mlp", "loop"])
+@pytest.mark.parametrize("name", ["seed_example", "mlp", "loop", "cnn"])
 def test_golden_programs_compute_eager_gradients(name):
     args = _args(name)
     eager = getattr(programs, name)(*args)

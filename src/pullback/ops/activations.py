@@ -187,7 +187,16 @@ def _glu_rule(g, out, x, dim):
     return cat_op(g * s, g * a * s * (1 - s), dim=dim)
 
 
-glu_op = defop("glu", _glu, "GluBackward0", uses=("x",), fresh=True, vjp=(_glu_rule,))
+def _print_glu(e, a, lit):
+    """x's first half along dim over 1 + exp(-second half): ``x[:, :3] / (1 + ...)``."""
+    dim = e.params["dim"]
+    h = e.inputs[0].shape[dim] // 2
+    half = lambda part: f"{a[0]}[{', '.join([':'] * dim + [part])}]"  # noqa: E731
+    return f"{half(f':{h}')} / (1 + np.exp(-{half(f'{h}:')}))"
+
+
+glu_op = defop("glu", _glu, "GluBackward0", uses=("x",), fresh=True, vjp=(_glu_rule,),
+               template=_print_glu)
 
 
 def _channel_shape(x_ndim, weight):
@@ -214,6 +223,9 @@ def _prelu_weight_rule(g, out, x, weight):
 prelu_op = defop(
     "prelu", _prelu, "PreluKernelBackward0", uses=("x weight", "x"), fresh=True,
     torch_args=("self", "weight"),
+    template=lambda e, a, lit: f"np.where({a[0]} > 0, {a[0]}, np.reshape({a[1]}, "
+                               f"{lit(_channel_shape(len(e.inputs[0].shape), e.inputs[1]))})"
+                               f" * {a[0]})",
     vjp=(lambda g, out, x, weight: where(
         x > 0, g, g * reshape(weight, _channel_shape(x.ndim, weight))),
          _prelu_weight_rule), batch=batching.merged)

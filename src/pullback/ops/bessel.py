@@ -86,13 +86,14 @@ special_scaled_modified_bessel_k1 = unary(
 # ------------------------------------------- scipy's, of an order (a param, no gradient)
 scipy_jn = unary("scipy_jn", lambda x, n: B.jn(x, n), "ScipyJnBackward0",
                  lambda g, out, x, n: g * (scipy_jn(x, n=n - 1) - scipy_jn(x, n=n + 1)) / 2,
-                 public=False)
+                 public=False, template="rt.jn({0}, {n})")
 scipy_yn = unary("scipy_yn", lambda x, n: B.yn(x, n), "ScipyYnBackward0",
                  lambda g, out, x, n: g * (scipy_yn(x, n=n - 1) - scipy_yn(x, n=n + 1)) / 2,
-                 public=False)
+                 public=False, template="rt.yn({0}, {n})")
 scipy_iv = unary("scipy_iv", lambda x, v: B.iv(x, v), "ScipyIvBackward0",
                  lambda g, out, x, v: g * (scipy_iv(x, v=v - 1) + scipy_iv(x, v=v + 1)) / 2,
-                 public=False)
+                 public=False, template="rt.iv({0}, {v})")
 scipy_ive = unary("scipy_ive", lambda x, v: B.ive(x, v), "ScipyIveBackward0",
                   lambda g, out, x, v: g * ((scipy_ive(x, v=v - 1) + scipy_ive(x, v=v + 1)) / 2
-                                            - sign(x) * out), "x out", public=False)
+                                            - sign(x) * out), "x out", public=False,
+                  template="rt.ive({0}, {v})")

@@ -23,7 +23,7 @@ tensor([[[[10., 18.],
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -33,7 +33,7 @@ from .padding import constant_pad
 from .reductions import sum_dim
 from .shape import reshape, squeeze_dim, unsqueeze_op
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 
 # ------------------------------------------------------------------- the numpy core
@@ -104,10 +104,13 @@ def _col2im(cols, output_size, kernel, dilation, padding, stride):
 
 # im2col and col2im: each other's adjoint (torch's Im2ColBackward0, Col2ImBackward0)
 im2col = defop("im2col", _im2col, "Im2ColBackward0", fresh=True, torch_args=("self",),
+               template=rt_call("im2col", "kernel", "dilation", "padding", "stride"),
                vjp=(lambda g, out, x, kernel, dilation, padding, stride: col2im(
                    g, output_size=tuple(x.shape[2:]), kernel=kernel, dilation=dilation,
                    padding=padding, stride=stride),), batch=batching.merged)
 col2im = defop("col2im", _col2im, "Col2ImBackward0", fresh=True, torch_args=("self",),
+               template=rt_call("col2im", "output_size", "kernel", "dilation", "padding",
+                                "stride"),
                vjp=(lambda g, out, cols, output_size, kernel, dilation, padding, stride:
                     im2col(g, kernel=kernel, dilation=dilation, padding=padding,
                            stride=stride),), batch=batching.merged)
@@ -186,21 +189,18 @@ def _conv_bias_rule(g, out, x, w, b, stride, padding, dilation, transposed, outp
     return sum_dim(g, dim=(0,) + tuple(range(2, g.ndim)), keepdim=False)
 
 
-def print_call(name: str, **trivial: Any) -> Callable:
-    """A template: ``ops.<name>(inputs, params)`` without the params whose value is the
-    trivial one (``trivial[k]``: 1 or 0 for every entry of a tuple, or the value itself),
-    which the forward takes by default."""
-    def is_trivial(k: str, v: Any) -> bool:
-        t = trivial.get(k, _NOTHING)
-        return v == t or isinstance(v, tuple) and bool(v) and all(e == t for e in v)
-
-    def text(e: Any, a: list, lit: Any) -> str:
-        kept = [f"{k}={lit(v)}" for k, v in e.params.items() if not is_trivial(k, v)]
-        return f"ops.{name}({', '.join(a + kept)})"
-    return text
-
-
-_NOTHING = object()
+def _print_conv(e: Any, a: list, lit: Any) -> str:
+    """``rt.conv(x, w, b, stride=..., ...)`` (``rt.conv_transpose`` for a transposed one),
+    every param written out."""
+    p, d = e.params, len(e.inputs[1].shape) - 2
+    ones, zeros = (1,) * d, (0,) * d
+    kw = [f"stride={lit(p['stride'] or ones)}", f"padding={lit(p['padding'] or zeros)}",
+          f"dilation={lit(p['dilation'] or ones)}"]
+    if p["transposed"]:
+        kw.append(f"output_padding={lit(p['output_padding'] or zeros)}")
+    kw.append(f"groups={lit(p['groups'])}")
+    name = "conv_transpose" if p["transposed"] else "conv"
+    return f"rt.{name}({', '.join(list(a) + kw)})"
 
 # torch's convolution: one node for every dim, transposed or not, with or without a bias
 def _conv_batch(op, args, batched, **params):
@@ -217,8 +217,7 @@ def _conv_batch(op, args, batched, **params):
 
 convolution = defop("convolution", _convolution, "ConvolutionBackward0", fresh=True,
                     torch_args=("input", "weight", "bias"),
-                    template=print_call("convolution", stride=1, padding=0, dilation=1,
-                                        transposed=False, output_padding=0, groups=1),
+                    template=_print_conv,
                     vjp=(_conv_input_rule, _conv_weight_rule, _conv_bias_rule),
                     uses=("w", "x", ""), batch=_conv_batch)
 

@@ -193,6 +193,7 @@ det_op = defop("linalg_det", np.linalg.det, "LinalgDetBackward0",
                batch=batching.leading)
 adjugate_op = defop("linalg_adjugate", _adjugate, "LinalgAdjugateBackward0",
                     vjp=(_adjugate_rule,), uses=("A",), torch_args=("A",), fresh=True,
+                    template="rt.adjugate({0})",
                     batch=batching.leading)
 slogdet_op = defop("linalg_slogdet", lambda A: tuple(np.linalg.slogdet(A)),
                    "LinalgSlogdetBackward0", outputs=return_types_slogdet,

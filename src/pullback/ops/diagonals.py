@@ -57,12 +57,14 @@ def _embedded_batch(op, args, batched, shape, offset, dim1, dim2):
 
 diagonal_backward = defop(
     "diagonal_backward", _embedded, "DiagonalBackwardBackward0", fresh=True,
+    template="rt.diagonal_set({shape}, {0}, {offset}, {dim1}, {dim2})",
     vjp=(lambda g, out, x, shape, offset, dim1, dim2: diagonal_op(
         g, offset=offset, dim1=dim1, dim2=dim2),), batch=_embedded_batch)
 diag_embed_op = defop(
     "diag_embed", lambda x, offset, dim1, dim2: _embedded(
         x, embed_shape(np.shape(x), offset, dim1, dim2), offset, dim1, dim2),
     "DiagEmbedBackward0", fresh=True,
+    template="rt.diagonal_set({out_shape}, {0}, {offset}, {dim1}, {dim2})",
     vjp=(lambda g, out, x, offset, dim1, dim2: diagonal_op(
         g, offset=offset, dim1=dim1, dim2=dim2),), batch=batching.shifted_out_dims)
 

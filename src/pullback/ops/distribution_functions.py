@@ -60,7 +60,7 @@ special_xlog1py = defop(
     vjp=(lambda g, out, x, y: where(logical_and(x == 0, y <= -1), 0, g * log1p(y)),
          lambda g, out, x, y: g * x / (y + 1)),
     uses=("y x", "x y"), elementwise=True, fresh=True, promote=(0, 1),
-    function="special.xlog1py")
+    function="special.xlog1py", template="rt.xlog1py({0}, {1})")
 
 
 def _refuse(function: str, arg: str, what: str = "derivative"):
@@ -83,7 +83,8 @@ special_gammainc_da = defop(
     "special_gammainc_da", incomplete_gamma_beta.gammainc_da, "SpecialGammaincDaBackward0",
     vjp=(lambda g, out, a, x: _refuse("gammainc", "a", "second derivative"),
          lambda g, out, a, x: g * _gamma_density(a, x) * (log(x) - digamma(a))),
-    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("", "a x"), elementwise=True, fresh=True, promote=(0, 1),
+    template="rt.gammainc_da({0}, {1})")
 
 # torch: igamma's other (x): the density; its input (a): not implemented in torch, here
 # dP/da (and dQ/da = -dP/da)
@@ -91,12 +92,14 @@ special_gammainc = defop(
     "special_gammainc", incomplete_gamma_beta.gammainc, "IgammaBackward0",
     vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
          lambda g, out, a, x: g * _gamma_density(a, x)),
-    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1),
+    template="rt.gammainc({0}, {1})")
 special_gammaincc = defop(
     "special_gammaincc", incomplete_gamma_beta.gammaincc, "IgammacBackward0",
     vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
          lambda g, out, a, x: -g * _gamma_density(a, x)),
-    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1))
+    uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1),
+    template="rt.gammaincc({0}, {1})")
 
 
 def _beta_density(a, b, x):
@@ -114,7 +117,8 @@ def _beta_grad_op(name: str, kernel, grad_fn: str, slope):
         vjp=(lambda g, out, a, b, x: _refuse("betainc", "a", "second derivative"),
              lambda g, out, a, b, x: _refuse("betainc", "b", "second derivative"),
              lambda g, out, a, b, x: g * _beta_density(a, b, x) * slope(a, b, x)),
-        uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"))
+        uses=("", "", "a b x"), elementwise=True, fresh=True, torch_args=("a", "b", "x"),
+        template=f"rt.{kernel.__name__}({{0}}, {{1}}, {{2}})")
 
 
 special_betainc_da = _beta_grad_op(
@@ -132,4 +136,4 @@ special_betainc = defop(
          lambda g, out, a, b, x: g * special_betainc_db(a, b, x),
          lambda g, out, a, b, x: g * _beta_density(a, b, x)),
     uses=("a b x", "a b x", "a b x"), elementwise=True, fresh=True,
-    torch_args=("a", "b", "x"))
+    torch_args=("a", "b", "x"), template="rt.betainc({0}, {1}, {2})")

@@ -364,7 +364,13 @@ def _in_range(x, min, max):
     return np.logical_and(lo, hi)
 
 
-in_range = defop("in_range", _in_range, elementwise=True)
+def _print_in_range(e, a, lit):
+    lo, hi = (("True" if e.params[k] is None else f"({a[0]} {op} {lit(e.params[k])})")
+              for k, op in (("min", ">="), ("max", "<=")))
+    return f"np.logical_and({lo}, {hi})"
+
+
+in_range = defop("in_range", _in_range, elementwise=True, template=_print_in_range)
 
 
 def _weighted(g, weight):
@@ -380,4 +386,10 @@ def _win_weight(x, y):
     return np.logical_not(np.less(x, y)).astype(dt) - np.equal(x, y) * dt.type(0.5)
 
 
-win_weight = defop("win_weight", _win_weight, elementwise=True)
+def _print_win_weight(e, a, lit):
+    dt = np.result_type(*(np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in e.inputs))
+    return (f"np.logical_not(np.less({a[0]}, {a[1]})).astype({lit(dt)}) - "
+            f"np.equal({a[0]}, {a[1]}) * {lit(dt.type(0.5))}")
+
+
+win_weight = defop("win_weight", _win_weight, elementwise=True, template=_print_win_weight)

@@ -25,7 +25,7 @@ import numpy as np
 from .elementwise import eq, where
 from .shape import unsqueeze_op
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 
 def _rows_of(g, n):
@@ -48,6 +48,7 @@ def _lookup_rule(g, out, w, indices, padding_idx):
 embedding_op = defop(
     "embedding", lambda w, indices, padding_idx: np.take(w, indices, axis=0),
     "EmbeddingBackward0", torch_args=("weight", "indices"), uses=("indices", ""), fresh=True,
+    template="np.take({0}, {1}, axis=0)",
     vjp=(_lookup_rule, None), batch=batching.indexed_by)
 
 
@@ -61,6 +62,7 @@ def _unlookup_rule(g, out, grad, indices, num_weights, padding_idx):
 embedding_backward = defop(
     "embedding_backward", _embedding_backward, "EmbeddingDenseBackward0",
     torch_args=("grad_output", "indices"), uses=("indices", ""), fresh=True,
+    template=rt_call("embedding_backward", "num_weights", "padding_idx"),
     vjp=(_unlookup_rule, None))
 
 
@@ -75,7 +77,8 @@ def _renorm_scale(w, indices, max_norm, norm_type):
     return scale
 
 
-renorm_scale = defop("renorm_scale", _renorm_scale, fresh=True)
+renorm_scale = defop("renorm_scale", _renorm_scale, fresh=True,
+                     template=rt_call("renorm_scale", "max_norm", "norm_type"))
 
 
 # ---------------------------------------------------------------- embedding_bag
@@ -163,15 +166,19 @@ def _bag_backward_rule(g, out, grad, w, indices, offsets, mode, **p):
 
 
 _BAG = {"torch_args": ("weight", "indices", "offsets"), "fresh": True}
+_BAG_PARAMS = ("mode", "padding_idx", "include_last_offset")
 embedding_bag_op = defop("embedding_bag", _embedding_bag, "EmbeddingBagBackward0",
+                         template=rt_call("embedding_bag", *_BAG_PARAMS),
                          uses=("w indices offsets", "", ""), vjp=(_bag_rule, None, None),
                          **_BAG)
 embedding_bag_backward = defop(
     "embedding_bag_backward", _embedding_bag_backward, "EmbeddingBagDenseBackward0",
+    template=rt_call("embedding_bag_backward", *_BAG_PARAMS),
     uses=("w indices offsets", "", "", ""), vjp=(_bag_backward_rule, None, None, None),
     torch_args=("grad", "weight", "indices", "offsets"), fresh=True)
 embedding_bag_max_gather = defop(
     "embedding_bag_max_gather", _max_gather, "IndexBackward0",
+    template=rt_call("embedding_bag_max_gather", *_BAG_PARAMS),
     uses=("w indices offsets", "", "", ""),
     vjp=(lambda g, out, gw, w, indices, offsets, **p:
          embedding_bag_backward(g, w, indices, offsets, **p), None, None, None),
@@ -274,7 +281,7 @@ def _class_one_hot(tensor, num_classes):
 
 # (the checks of the values run where the values are: eagerly, or in generated code)
 class_one_hot = defop("class_one_hot", _class_one_hot, fresh=True, torch_args=("self",),
-                      batch=batching.as_is)
+                      batch=batching.as_is, template=rt_call("class_one_hot", "num_classes"))
 
 
 @public("one_hot", functional=True)

@@ -33,7 +33,7 @@ digamma = unary("digamma", kernel.digamma, "DigammaBackward0",
                 lambda g, out, x: g * polygamma_op(x, n=1))
 polygamma_op = unary("polygamma", lambda x, n: kernel.polygamma(n, x), "PolygammaBackward0",
                      lambda g, out, x, n: g * polygamma_op(x, n=n + 1),
-                     public=False, inplace="polygamma_")
+                     public=False, inplace="polygamma_", template="rt.polygamma({n}, {0})")
 
 
 @public("polygamma", function=True)

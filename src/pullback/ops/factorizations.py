@@ -156,7 +156,8 @@ def _matrix_exp_rule(g, out, A):
 
 
 matrix_exp_op = defop("linalg_matrix_exp", _expm, "LinalgMatrixExpBackward0",
-                      vjp=(_matrix_exp_rule,), uses=("A",), torch_args=("A",), fresh=True)
+                      vjp=(_matrix_exp_rule,), uses=("A",), torch_args=("A",), fresh=True,
+                      template="rt.matrix_exp({0})")
 
 
 @public("linalg.matrix_exp", function=("linalg.matrix_exp", "matrix_exp"), method="matrix_exp")

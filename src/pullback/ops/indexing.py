@@ -21,7 +21,7 @@ from .reductions import sum_all
 from .selection import take_along
 from .shape import expand, reshape, reshape_op, slice_view
 from .table import args, batching
-from .table.registry import defop, is_traced, public
+from .table.registry import defop, is_traced, public, rt_call
 
 
 def _along(dim: int, index: Any) -> tuple:
@@ -41,6 +41,12 @@ def _added(x, where, value):
     out = np.array(x, copy=True, order="C")
     np.add.at(out, where, value)
     return out
+
+
+def _print_index_add(e: Any, a: list, lit: Any) -> str:
+    alpha = e.params["alpha"]
+    source = a[2] if alpha == 1 else f"{a[2]} * {lit(alpha)}"
+    return f"rt.index_add({a[0]}, {e.params['dim']}, {a[1]}, {source})"
 
 
 def _index_add(x, index, source, dim, alpha):
@@ -107,17 +113,20 @@ def _index_add_batch(op, inputs, batched, dim, alpha):
 
 index_add_op = defop(
     "index_add", _index_add, "IndexAddBackward0", torch_args=("self", "index", "source"),
-    uses=("", "", "index"), fresh=True,
+    uses=("", "", "index"), fresh=True, template=_print_index_add,
     vjp=(lambda g, out, x, index, source, dim, alpha: g, None,
          lambda g, out, x, index, source, dim, alpha: _scaled(
              index_select_op(g, index, dim=dim), alpha)), batch=_index_add_batch)
 index_fill_op = defop(
     "index_fill", _index_fill, "IndexFillBackward0", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,
+    template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, "
+                               f"{lit(e.params['value'])})",
     vjp=(lambda g, out, x, index, dim, value: index_fill_op(g, index, dim=dim, value=0), None))
 index_copy_op = defop(
     "index_copy", _index_copy, "IndexCopyBackward0", torch_args=("self", "index", "source"),
     uses=("index", "", "index"), fresh=True,
+    template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, {a[2]})",
     vjp=(lambda g, out, x, index, source, dim: index_fill_op(g, index, dim=dim, value=0), None,
          lambda g, out, x, index, source, dim: index_select_op(g, index, dim=dim)))
 
@@ -166,21 +175,23 @@ def _picked(g: Any, index: Any, dim: int) -> Any:
 scatter_value_op = defop(
     "scatter_value", _scatter_value, "ScatterBackward1", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,
+    template=lambda e, a, lit: f"rt.scatter({a[0]}, {a[1]}, {lit(e.params['value'])}, "
+                               f"axis={e.params['dim']})",
     vjp=(lambda g, out, x, index, dim, value: scatter_value_op(g, index, dim=dim, value=0),
          None), batch=batching.aligned_dim)
 scatter_op = defop(
     "scatter", _scatter, "ScatterBackward0", torch_args=("self", "index", "src"),
-    uses=("index", "", "index"), fresh=True,
+    uses=("index", "", "index"), fresh=True, template=rt_call("scatter", "axis=dim"),
     vjp=(lambda g, out, x, index, src, dim: scatter_value_op(g, index, dim=dim, value=0), None,
          lambda g, out, x, index, src, dim: _picked(g, index, dim)), batch=batching.aligned_dim)
 # torch computes it but has no derivative: its backward raises, as torch's does
 scatter_reduced_op = defop(
     "scatter_reduced", _scatter_reduced, "NotImplemented", torch_args=("self", "index", "src"),
-    uses=("", "", ""), fresh=True,
+    uses=("", "", ""), fresh=True, template=rt_call("scatter_reduced", "axis=dim", "reduce"),
     vjp=(_no_scatter_derivative, None, _no_scatter_derivative))
 scatter_add_op = defop(
     "scatter_add", _scatter_add, "ScatterAddBackward0", torch_args=("self", "index", "src"),
-    uses=("", "", "index"), fresh=True,
+    uses=("", "", "index"), fresh=True, template=rt_call("scatter_add", "axis=dim"),
     vjp=(lambda g, out, x, index, src, dim: g, None,
          lambda g, out, x, index, src, dim: _picked(g, index, dim)), batch=batching.aligned_dim)
 

@@ -15,7 +15,7 @@ import numpy as np
 from .elementwise import where
 from .indexing import fill_op
 from .table import args
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 
 def _masked_select(x, mask):
@@ -51,20 +51,23 @@ def _masked_scatter_backward(g, mask, shape):
 masked_select_op = defop(
     "masked_select", _masked_select, "MaskedSelectBackward0", torch_args=("self", "mask"),
     uses=("mask", ""), fresh=True, shape_from_data=True,
+    template=rt_call("masked_select"),
     vjp=(lambda g, out, x, mask: masked_select_backward(g, mask, shape=x.shape), None))
 masked_select_backward = defop(
     "masked_select_backward", _masked_select_backward, "MaskedScatterBackward0", fresh=True,
     torch_args=("grad", "mask"), uses=("mask", ""),
+    template=rt_call("masked_select_backward", "shape"),
     vjp=(lambda g, out, grad, mask, shape: masked_select_op(g, mask), None))
 masked_scatter_op = defop(
     "masked_scatter", _masked_scatter, "MaskedScatterBackward0",
     torch_args=("self", "mask", "source"), uses=("mask", "", "mask"), fresh=True,
-    inplace="masked_scatter_",
+    inplace="masked_scatter_", template=rt_call("masked_scatter"),
     vjp=(lambda g, out, x, mask, source: where(mask, 0, g), None,
          lambda g, out, x, mask, source: masked_scatter_backward(g, mask, shape=source.shape)))
 masked_scatter_backward = defop(
     "masked_scatter_backward", _masked_scatter_backward, "MaskedSelectBackward0", fresh=True,
     torch_args=("grad", "mask"), uses=("mask", ""),
+    template=rt_call("masked_scatter_backward", "shape"),
     vjp=(lambda g, out, grad, mask, shape: masked_scatter_op(
         fill_op(g, value=0, shape=grad.shape), mask, g), None))
 

@@ -103,6 +103,15 @@ def _softplus_neg(x):
     return logaddexp(zeros_like(x), -x)
 
 
+def _weighted_loss_template(write):
+    """A weighted loss's template: ``write(*inputs' names)``, reduced over the broadcast
+    shape of every input (the weights' too)."""
+    def text(e, a, lit):
+        shape = np.broadcast_shapes(*(tuple(getattr(v, "shape", ())) for v in e.inputs))
+        return reduce_text(write(*a), e, lit, e.params["reduction"], shape)
+    return text
+
+
 # weight and pos_weight take no gradient (torch refuses them requiring grad)
 bce_logits_weighted = defop(
     "binary_cross_entropy_with_logits_weighted", _bce_logits_weighted,
@@ -113,7 +122,10 @@ bce_logits_weighted = defop(
          g * w * ((pw - 1) * _softplus_neg(x) - x) * _scale(x.shape, reduction),
          None, None),
     uses=("x y w pw", "x w pw", "", ""), torch_args=("self", "target", "weight", "pos_weight"),
-    batch=batching.loss)
+    batch=batching.loss,
+    template=_weighted_loss_template(
+        lambda x, y, w, pw: f"{w} * ((1 - {y}) * {x} + (({pw} - 1) * {y} + 1) * "
+                            f"(np.log1p(np.exp(-np.abs({x}))) + np.maximum(-{x}, 0)))"))
 
 
 def _bce_weighted(p, y, w, reduction):
@@ -126,7 +138,10 @@ binary_cross_entropy_weighted = defop(
     vjp=(lambda g, out, p, y, w, reduction:
          g * w * (p - y) / clamp_min_eps(p * (1 - p)) * _scale(p.shape, reduction),
          None, None),
-    uses=("p y w", "", ""), torch_args=("self", "target", "weight"), batch=batching.loss)
+    uses=("p y w", "", ""), torch_args=("self", "target", "weight"), batch=batching.loss,
+    template=_weighted_loss_template(
+        lambda p, y, w: f"{w} * -({y} * np.maximum(np.log({p}), -100) + (1 - {y}) * "
+                        f"np.maximum(np.log1p(-{p}), -100))"))
 
 
 def _bce(p, y, reduction):
@@ -194,10 +209,14 @@ def _rows_batch(op, args, batched, **params):
 take_rows = defop("take_rows", lambda x, target: x[_rows(target), target], "IndexBackward0",
                   vjp=(lambda g, out, x, target: put_rows(g, target, num_classes=x.shape[1]),
                        None),
-                  uses=("target", ""), batch=_rows_batch)
+                  uses=("target", ""), batch=_rows_batch,
+                  template=lambda e, a, lit: f"{a[0]}[np.arange({e.inputs[1].shape[0]}), {a[1]}]")
 put_rows = defop("put_rows", _put_rows, "IndexPutBackward0",
                  vjp=(lambda g, out, v, target, num_classes: take_rows(g, target), None),
-                 uses=("target", ""), batch=_rows_batch)
+                 uses=("target", ""), batch=_rows_batch,
+                 template=lambda e, a, lit: f"rt.zeros_set(({e.inputs[1].shape[0]}, "
+                                            f"{e.params['num_classes']}), (np.arange("
+                                            f"{e.inputs[1].shape[0]}), {a[1]}), {a[0]})")
 
 
 # ------------------------------------------------------------- public functions

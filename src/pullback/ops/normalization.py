@@ -21,6 +21,8 @@ tensor([[-1.2247,  0.0000,  1.2247]])
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .elementwise import to_dtype
@@ -77,8 +79,43 @@ def _layer_norm(x, weight, bias, normalized_ndim, eps):
     return _normalize(x, _last(x, normalized_ndim), eps) * weight + bias
 
 
+def _print_channel(v: str, ndim: int, lit: Any) -> str:
+    return f"np.reshape({v}, {lit((-1,) + (1,) * (ndim - 2))})"
+
+
+def _print_layer_norm(e: Any, a: list, lit: Any) -> str:
+    n, k = len(e.inputs[0].shape), e.params["normalized_ndim"]
+    axes = tuple(range(n - k, n))
+    return f"rt.normalize({a[0]}, {lit(axes)}, {lit(e.params['eps'])}) * {a[1]} + {a[2]}"
+
+
+def _print_batch_norm(e: Any, a: list, lit: Any) -> str:
+    n = len(e.inputs[0].shape)
+    return (f"rt.normalize({a[0]}, {lit(_not_channel(n))}, {lit(e.params['eps'])}) * "
+            f"{_print_channel(a[1], n, lit)} + {_print_channel(a[2], n, lit)}")
+
+
+def _print_batch_norm_eval(e: Any, a: list, lit: Any) -> str:
+    x, mean, var, w, b = a
+    n = len(e.inputs[0].shape)
+    eps = lit(np.dtype(e.inputs[2].dtype).type(e.params["eps"]))
+    return (f"({x} - {_print_channel(mean, n, lit)}) * "
+            f"{_print_channel(f'{w} / np.sqrt({var} + {eps})', n, lit)} + "
+            f"{_print_channel(b, n, lit)}")
+
+
+def _print_group_norm(e: Any, a: list, lit: Any) -> str:
+    shape = tuple(e.inputs[0].shape)
+    grouped = lit(_grouped(shape, e.params["num_groups"]))
+    xhat = (f"np.reshape(rt.normalize(np.reshape({a[0]}, {grouped}), (2,), "
+            f"{lit(e.params['eps'])}), {lit(shape)})")
+    n = len(shape)
+    return f"{xhat} * {_print_channel(a[1], n, lit)} + {_print_channel(a[2], n, lit)}"
+
+
 layer_norm_op = defop(
     "layer_norm", _layer_norm, "NativeLayerNormBackward0", fresh=True,
+    template=_print_layer_norm,
     torch_args=("input", "weight", "bias"), uses=("x weight", "x", ""),
     vjp=(lambda g, out, x, weight, bias, normalized_ndim, eps:
          _grad_x(g * weight, x, _last(x, normalized_ndim), eps),
@@ -95,6 +132,7 @@ def _batch_norm(x, weight, bias, eps):
 
 batch_norm_op = defop(
     "batch_norm", _batch_norm, "NativeBatchNormBackward0", fresh=True,
+    template=_print_batch_norm,
     torch_args=("input", "weight", "bias"), uses=("x weight", "x", ""),
     vjp=(lambda g, out, x, weight, bias, eps:
          _grad_x(g * _per_channel(weight, x.ndim), x, _not_channel(x.ndim), eps),
@@ -116,6 +154,7 @@ def _eval_rstd(var, eps, ndim):
 
 batch_norm_eval_op = defop(
     "batch_norm_eval", _batch_norm_eval, "NativeBatchNormBackward0", fresh=True,
+    template=_print_batch_norm_eval,
     torch_args=("input", "running_mean", "running_var", "weight", "bias"),
     uses=("var weight", "", "", "x mean var", ""),
     vjp=(lambda g, out, x, mean, var, weight, bias, eps:
@@ -151,6 +190,7 @@ def _group_grad_x(g, x, weight, num_groups, eps):
 
 group_norm_op = defop(
     "group_norm", _group_norm, "NativeGroupNormBackward0", fresh=True,
+    template=_print_group_norm,
     torch_args=("input", "weight", "bias"), uses=("x weight", "x", ""),
     vjp=(lambda g, out, x, weight, bias, num_groups, eps:
          _group_grad_x(g, x, weight, num_groups, eps),

@@ -131,7 +131,17 @@ def _angle_rule(g, out, x):
     return where(x == 0, 0, g * x / (absolute(x) * absolute(x)) * 1j)
 
 
+def _print_angle(e, a, lit):
+    kind = np.dtype(e.inputs[0].dtype).kind
+    if kind == "c":
+        return f"np.angle({a[0]})"
+    x = a[0] if kind == "f" else f"{a[0]}.astype(np.float64)"
+    return (f"np.where(np.isnan({x}), {x}, np.where({x} < 0, np.pi, 0.0))"
+            f".astype({lit(np.dtype(e.out.dtype))})")
+
+
 angle = defop("angle", _angle, "AngleBackward0", vjp=(_angle_rule,), uses=("x",),
+              template=_print_angle,
               elementwise=True, fresh=True, function=True, method=True,
               numpy={np.angle: lambda z, deg=False: _numpy_angle(z, deg)})
 

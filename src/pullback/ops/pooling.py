@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from .convolution import add_windows, ntuple, pad_spatial, print_call, windows
+from .convolution import add_windows, ntuple, pad_spatial, windows
 from .reductions import mean_dim
 from .resampling import linear_pair
 from .selection import put_along
 from .shape import reshape, squeeze_dim, unsqueeze_op
 from .table import batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 from .table.results import return_type
 
 Pooled = return_type("max_pool2d", ("values", "indices"))
@@ -84,7 +84,7 @@ def scatter_max(g: Any, indices: Any, x: Any) -> Any:
 
 max_pool2d_op = defop(
     "max_pool2d", _max_pool, "MaxPool2DWithIndicesBackward0", outputs=Pooled,
-    template=print_call("max_pool2d", padding=0, dilation=1, ceil_mode=False),
+    template=rt_call("max_pool2d", "kernel", "stride", "padding", "dilation", "ceil_mode"),
     torch_args=("self",), uses=("indices",),
     vjp=(lambda g, out, x, kernel, stride, padding, dilation, ceil_mode:
          scatter_max(g.values, out.indices, x),), batch=batching.merged)
@@ -107,7 +107,8 @@ def _adaptive_max(x, output_size):
 
 adaptive_max_pool2d_op = defop(
     "adaptive_max_pool2d", _adaptive_max, "AdaptiveMaxPool2DBackward0", outputs=Pooled,
-    torch_args=("self",), uses=("indices",),
+    torch_args=("self",), uses=("indices",), template=rt_call("adaptive_max_pool2d",
+                                                              "output_size"),
     vjp=(lambda g, out, x, output_size: scatter_max(g.values, out.indices, x),),
     batch=batching.merged)
 
@@ -157,8 +158,8 @@ def _avg_pool_backward(g, input_size, kernel, stride, padding, ceil_mode, count_
 
 avg_pool2d_op = defop(
     "avg_pool2d", _avg_pool, "AvgPool2DBackward0", torch_args=("self",), fresh=True,
-    template=print_call("avg_pool2d", padding=0, ceil_mode=False, count_include_pad=True,
-                        divisor_override=None),
+    template=rt_call("avg_pool2d", "kernel", "stride", "padding", "ceil_mode",
+                     "count_include_pad", "divisor_override"),
     vjp=(lambda g, out, x, kernel, stride, padding, ceil_mode, count_include_pad,
          divisor_override: avg_pool2d_backward(
              g, input_size=tuple(x.shape[-2:]), kernel=kernel, stride=stride, padding=padding,
@@ -167,6 +168,8 @@ avg_pool2d_op = defop(
 avg_pool2d_backward = defop(
     "avg_pool2d_backward", _avg_pool_backward, "AvgPool2DBackwardBackward0",
     torch_args=("grad_output",), fresh=True,
+    template=rt_call("avg_pool2d_backward", "input_size", "kernel", "stride", "padding",
+                     "ceil_mode", "count_include_pad", "divisor_override"),
     vjp=(lambda g, out, grad, input_size, kernel, stride, padding, ceil_mode,
          count_include_pad, divisor_override: avg_pool2d_op(
              g, kernel=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,

@@ -57,9 +57,9 @@ def fast_mean(x, axis=None, keepdims=False):
 
 def _print_mean(e: Any, a: list, lit: Any) -> str:
     x = e.inputs[0]
-    if _plain_mean(x.dtype):
-        params = "".join(f", {k}={lit(v)}" for k, v in e.params.items())
-        return f"ops.{e.op.name}({a[0]}{params})"
+    if _plain_mean(x.dtype):  # (float16 accumulates in float32 in np.mean)
+        dim, keepdim = e.params.get("dim"), e.params.get("keepdim", False)
+        return f"np.mean({a[0]}, axis={lit(dim)}, keepdims={lit(keepdim)})"
     return print_mean(x, a[0], lit, e.params.get("dim"), e.params.get("keepdim", False))
 
 
@@ -126,7 +126,16 @@ def _print_extremes(name: str):
 
 
 # the ops that take one dim: an int, or None (every axis: a 0-d input's only dim)
-index_mask = defop("index_mask", _index_mask)
+def _print_index_mask(e: Any, a: list, lit: Any) -> str:
+    shape, dim, keepdim = e.params["shape"], e.params["dim"], e.params["keepdim"]
+    if dim is None:
+        return f"np.arange({count(shape)}).reshape({lit(tuple(shape))}) == {a[0]}"
+    at = a[0] if keepdim else f"np.expand_dims({a[0]}, {dim})"
+    column = (-1,) + (1,) * (len(shape) - 1 - dim)
+    return f"np.arange({shape[dim]}).reshape({lit(column)}) == {at}"
+
+
+index_mask = defop("index_mask", _index_mask, template=_print_index_mask)
 _BY_AXIS = "{0}.%s(axis={dim}, keepdims={keepdim})"
 max_all = defop("max_all", lambda x: np.max(x), "MaxBackward1",
                 vjp=(_split,), uses=("x out",), template="{0}.max()", batch=batching.reduce_all)

@@ -46,13 +46,29 @@ def _unshuffle(x, downscale_factor):
     return y.reshape((*lead, c * r * r, h // r, w // r))
 
 
+def _print_shuffle(e: Any, a: list, lit: Callable) -> str:
+    """``x.reshape(...).transpose(...).reshape(...)``, the shapes of _shuffle/_unshuffle."""
+    *lead, c, h, w = e.inputs[0].shape
+    k = len(lead)
+    if "upscale_factor" in e.params:
+        r = e.params["upscale_factor"]
+        split, order = (*lead, c // (r * r), r, r, h, w), (k, k + 3, k + 1, k + 4, k + 2)
+    else:
+        r = e.params["downscale_factor"]
+        split, order = (*lead, c, h // r, r, w // r, r), (k, k + 2, k + 4, k + 1, k + 3)
+    order = tuple(range(k)) + order
+    return (f"{a[0]}.reshape({lit(tuple(split))}).transpose({lit(order)})"
+            f".reshape({lit(tuple(e.out.shape))})")
+
+
 pixel_shuffle_op = defop(
     "pixel_shuffle", _shuffle, "PixelShuffleBackward0", torch_args=("self",), fresh=True,
+    template=_print_shuffle,
     vjp=(lambda g, out, x, upscale_factor: pixel_unshuffle_op(
         g, downscale_factor=upscale_factor),), batch=batching.merged)
 pixel_unshuffle_op = defop(
     "pixel_unshuffle", _unshuffle, "PixelUnshuffleBackward0", torch_args=("self",),
-    fresh=True, vjp=(lambda g, out, x, downscale_factor: pixel_shuffle_op(
+    fresh=True, template=_print_shuffle, vjp=(lambda g, out, x, downscale_factor: pixel_shuffle_op(
         g, upscale_factor=downscale_factor),), batch=batching.merged)
 
 
@@ -163,11 +179,17 @@ def linear_pair(name: str, grad_fn: str, kind: str) -> tuple:
 
     # (both act on the last axes: the batch passes through)
     fwd = defop(name, forward, grad_fn, torch_args=("self",), fresh=True,
+                template=lambda e, a, lit: f"rt.resample({a[0]}, {kind!r}, "
+                                           f"{lit(e.params['output_size'])}, "
+                                           f"{lit(e.params['options'])})",
                 vjp=(lambda g, out, x, output_size, options: bwd(
                     g, input_size=tuple(x.shape[-len(output_size):]), options=options),),
                 batch=batching.as_is)
     bwd = defop(name + "_backward", backward, grad_fn[:-1] + "Backward0",
                 torch_args=("grad_output",), fresh=True,
+                template=lambda e, a, lit: f"rt.resample_backward({a[0]}, {kind!r}, "
+                                           f"{lit(e.params['input_size'])}, "
+                                           f"{lit(e.params['options'])})",
                 vjp=(lambda g, out, grad, input_size, options: fwd(
                     g, output_size=tuple(grad.shape[-len(input_size):]), options=options),),
                 batch=batching.as_is)

@@ -18,7 +18,7 @@ from .elementwise import div, eq, logical_and, where
 from .indexing import _check_gather, _grid, _picked, _trimmed, fill_op, scatter_add_op
 from .selection import take_along
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
            "amin": np.minimum}
@@ -108,6 +108,7 @@ def _src_rule(g, out, x, index, src, dim, reduce, include_self):
 scatter_reduce_op = defop(
     "scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",
     torch_args=("self", "index", "src"), fresh=True,
+    template=rt_call("scatter_reduce", "axis=dim", "reduce", "include_self"),
     uses=("x index src out", "", "x index src out"),
     vjp=(_self_rule, None, _src_rule), batch=batching.aligned_dim)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .table import args, batching
-from .table.registry import c_order, defop, public
+from .table.registry import c_order, defop, public, rt_call
 from .table.results import return_type
 
 Sorted = return_type("sort", ("values", "indices"))
@@ -39,7 +39,8 @@ take_along = defop("take_along", lambda x, index, dim: np.take_along_axis(x, ind
 put_along = defop("put_along", _put_along, "ScatterBackward0", fresh=True,
                   torch_args=("src", "index"), uses=("index", ""),
                   vjp=(lambda g, out, src, index, dim, shape: take_along(g, index, dim=dim),
-                       None), batch=batching.aligned_dim)
+                       None), batch=batching.aligned_dim,
+                  template=rt_call("put_along", "axis=dim", "shape"))
 
 
 def _order(x, dim, descending):
@@ -76,12 +77,15 @@ def _scatter_values(g, out, x, dim):
 # stable=... picks torch's other overload, named SortBackward1; the sort is stable either way
 sort_op = defop("sort", lambda x, dim, descending: _sort(x, dim, descending), "SortBackward0",
                 outputs=Sorted, vjp=(lambda g, out, x, dim, descending:
-                                     _scatter_values(g, out, x, dim),), uses=("indices",))
+                                     _scatter_values(g, out, x, dim),), uses=("indices",),
+                template=rt_call("sort", "axis=dim", "descending"))
 sort_stable = defop("sort_stable", lambda x, dim, descending: _sort(x, dim, descending),
                     "SortBackward1", outputs=Sorted, uses=("indices",),
-                    vjp=(lambda g, out, x, dim, descending: _scatter_values(g, out, x, dim),))
+                    vjp=(lambda g, out, x, dim, descending: _scatter_values(g, out, x, dim),),
+                    template=rt_call("sort", "axis=dim", "descending"))
 topk_op = defop("topk", _topk, "TopkBackward0", outputs=Top, uses=("indices",),
-                vjp=(lambda g, out, x, k, dim, largest: _scatter_values(g, out, x, dim),))
+                vjp=(lambda g, out, x, k, dim, largest: _scatter_values(g, out, x, dim),),
+                template=rt_call("topk", "k", "axis=dim", "largest"))
 
 
 def _numpy_sort(a, axis=-1, kind=None, order=None, *, stable=None):

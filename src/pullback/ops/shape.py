@@ -132,6 +132,18 @@ def _view_get(x, index):
     return x[parts]
 
 
+def _print_view_get(e: Any, a: list, lit: Any) -> str:
+    """``_view_get`` in generated code: ``x[None, 1:, ...]`` (an Ellipsis last unless
+    the index has one: a view, never a scalar)."""
+    index = e.params["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(p is Ellipsis for p in parts):
+        parts = parts + (Ellipsis,)
+    colon = lambda p: ":".join("" if v is None else lit(v)  # noqa: E731
+                               for v in (p.start, p.stop) + ((p.step,) if p.step else ()))
+    return f"{a[0]}[{', '.join(colon(p) if type(p) is slice else lit(p) for p in parts)}]"
+
+
 def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: Any) -> tuple:
     """``x[index]`` for basic indices (a view) and its backward, each the other's rule;
     torch names both after the last view op the index applies."""
@@ -139,6 +151,7 @@ def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: An
                 vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),),
                 batch=batching.batch_index)
     bwd = defop(name + "_backward", _view_backward, backward_grad_fn,
+                template="rt.zeros_set({shape}, np.s_[{index}], {0})",
                 vjp=(lambda g, out, x, shape, index: fwd(g, index=index),),
                 batch=batching.batch_index)
     return fwd, bwd
@@ -149,9 +162,9 @@ select, select_backward = _basic_index_op("select", "SelectBackward0",
 slice_view, slice_backward = _basic_index_op("slice", "SliceBackward0",
                                              "SliceBackwardBackward0", "{0}[{index}]")
 index_unsqueeze, index_unsqueeze_backward = _basic_index_op(
-    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", None)
+    "index_unsqueeze", "UnsqueezeBackward0", "SqueezeBackward1", _print_view_get)
 alias, alias_backward = _basic_index_op("alias", "AliasBackward0", "AliasBackwardBackward0",
-                                        None)
+                                        _print_view_get)
 
 
 def _take(x, index):
@@ -165,6 +178,7 @@ take_index = defop("index", _take, "IndexBackward0",
                    vjp=(lambda g, out, x, index: index_backward(g, shape=x.shape, index=index),),
                    template="{0}[{index}]", batch=batching.batch_index)
 index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0", fresh=True,
+                       template="rt.zeros_add({shape}, np.s_[{index}], {0})",
                        vjp=(lambda g, out, x, shape, index: take_index(g, index=index),),
                        batch=batching.batch_index)
 BASIC_INDEX_OPS = {"select": select, "slice": slice_view, "index_unsqueeze": index_unsqueeze,
@@ -272,6 +286,7 @@ def _index_put(x, v, index):
 
 
 index_put = defop("index_put", _index_put, "IndexPutBackward0",
+                  template="rt.index_put({0}, np.s_[{index}], {1})",
                   vjp=(lambda g, out, x, v, index: index_put(g, 0, index=index),
                        lambda g, out, x, v, index: take_index(g, index=index)))
 copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype(

@@ -162,6 +162,7 @@ def _eig_rule(g, out, A):
 
 eig_op = defop("linalg_eig", _eig, "LinalgEigBackward0", outputs=return_types_eig,
                vjp=(_eig_rule,), uses=("eigenvalues eigenvectors",), torch_args=("A",),
+               template="rt.eig({0})",
                batch=batching.leading)
 
 

@@ -25,7 +25,7 @@ from .elementwise import (
     to_dtype,
     where,
 )
-from .kernels.summation import count, sum_of
+from .kernels.summation import count, print_sum, sum_of
 from .reductions import (
     _keep_all,
     _keep_shape,
@@ -38,7 +38,7 @@ from .reductions import (
 )
 from .shape import expand, reshape
 from .table import args, batching
-from .table.registry import c_order, defop, public
+from .table.registry import c_order, defop, public, rt_call
 from .table.results import return_type
 
 return_types_median = return_type("median", ("values", "indices"))
@@ -94,7 +94,8 @@ def _prod_others_rule(g, out, x, dim):
 
 
 prod_others = defop("prod_others", _prod_others, "ProdBackward1",
-                    vjp=(_prod_others_rule,), uses=("x",), fresh=True)
+                    vjp=(_prod_others_rule,), uses=("x",), fresh=True,
+                    template=rt_call("prod_others", "axis=dim"))
 def _prod_rule(g, out, x, dim=None, keepdim=False):
     """torch's prod_backward: g * result / x in a slice without zeros (divided by x with
     its zeros as 1, so that the branch not taken has no 0 / 0 for the second order), the
@@ -247,7 +248,8 @@ def _var_jvp(t, out, x, dim, correction, keepdim):
 
 
 var_op = defop("var", _var, "VarBackward0", vjp=(_var_rule,), uses=("x",), fresh=True,
-               jvp=(_var_jvp,), batch=batching.reduction)
+               jvp=(_var_jvp,), batch=batching.reduction,
+               template="np.var({0}, axis={dim}, ddof={correction}, keepdims={keepdim})")
 def _over_twice(g, out):
     """g / (2 std), 0 where std == 0; divided by 1 there, so that a second derivative
     finds no 0 * inf either."""
@@ -259,6 +261,7 @@ def _over_twice(g, out):
 std_op = defop("std", lambda x, dim, correction, keepdim: np.sqrt(_var(x, dim, correction,
                                                                          keepdim)),
                "StdBackward0",
+               template="np.std({0}, axis={dim}, ddof={correction}, keepdims={keepdim})",
                vjp=(lambda g, out, x, dim, correction, keepdim:
                     _var_rule(_over_twice(g, out), out, x, dim, correction, keepdim),),
                # (declared: the rule transposed would divide a masked zero by std == 0)
@@ -330,7 +333,8 @@ def _logsumexp(x, dim, keepdim):
 logsumexp_op = defop("logsumexp", _logsumexp, "LogsumexpBackward0",
                      vjp=(lambda g, out, x, dim, keepdim: _kept(g, x.shape, dim, keepdim)
                           * exp(x - _kept(out, x.shape, dim, keepdim)),),
-                     uses=("x out",), fresh=True, batch=batching.reduction)
+                     uses=("x out",), fresh=True, batch=batching.reduction,
+                     template=rt_call("logsumexp", "axis=dim", "keepdims=keepdim"))
 
 
 @public("logsumexp", function=True, method=True)
@@ -356,7 +360,11 @@ nansum_op = defop("nansum", _nansum, "NansumBackward0",
                   # (a product would carry a NaN tangent there into every sum)
                   jvp=(lambda t, out, x, dim, keepdim:
                        sum_dim(where(isnan(x), 0, t), dim=dim, keepdim=keepdim),),
-                  uses=("x",), fresh=True, batch=batching.reduction)
+                  uses=("x",), fresh=True, batch=batching.reduction,
+                  template=lambda e, a, lit: print_sum(
+                      e.inputs[0], f"np.where(np.isnan({a[0]}), 0, {a[0]})"
+                      if np.dtype(e.inputs[0].dtype).kind in "fc" else a[0], lit,
+                      e.params["dim"], e.params["keepdim"]))
 
 
 @public("nansum", function=True, method=True,
@@ -402,7 +410,8 @@ def _lower_median(x):
 
 # torch's evenly_distribute_backward: split over the elements equal to the median
 median_all = defop("median_all", _lower_median, "MedianBackward0", vjp=(_split,),
-                   uses=("x out",), fresh=True, batch=batching.reduce_all)
+                   uses=("x out",), fresh=True, batch=batching.reduce_all,
+                   template="rt.median({0})")
 
 
 def _argmedian(x, dim, keepdim):
@@ -424,7 +433,8 @@ def _take_along(x, indices, dim, keepdim):
     return c_order(v if keepdim else np.squeeze(v, dim))
 
 
-argmedian = defop("argmedian", _argmedian, fresh=True, batch=batching.flat_or_shifted)
+argmedian = defop("argmedian", _argmedian, fresh=True, batch=batching.flat_or_shifted,
+                  template=rt_call("argmedian", "axis=dim", "keepdims=keepdim"))
 
 
 def _medians(x, dim, keepdim):
@@ -435,7 +445,8 @@ def _medians(x, dim, keepdim):
 
 # median(dim)'s node saves the indices, not the input, as max(dim)'s does
 median_dim = defop("median_dim", _medians, "MedianBackward1", outputs=return_types_median,
-                   vjp=(_pick,), uses=("indices",), fresh=True)
+                   vjp=(_pick,), uses=("indices",), fresh=True,
+                   template=rt_call("median_along", "axis=dim", "keepdims=keepdim"))
 
 
 @public("median", function=True, method=True,
@@ -515,7 +526,17 @@ def _argsort(x, dim, descending, stable):
     return np.argsort(key, axis=dim, kind="stable")
 
 
-argsort_op = defop("argsort", _argsort, fresh=True, batch=batching.shifted_dims)
+def _print_argsort(e: Any, a: list, lit: Callable) -> str:
+    dim = e.params["dim"]
+    if dim is None:
+        return f"np.zeros({lit(e.out.shape)}, np.int64)"
+    if e.params["descending"]:
+        return f"rt.argsort_descending({a[0]}, axis={dim})"
+    return f"np.argsort({a[0]}, axis={dim}, kind='stable')"
+
+
+argsort_op = defop("argsort", _argsort, fresh=True, batch=batching.shifted_dims,
+                   template=_print_argsort)
 
 
 @public("argsort", function=True, method=True,

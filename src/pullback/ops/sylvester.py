@@ -57,7 +57,7 @@ def _sylvester_rules():
 solve_sylvester_op = defop("scipy_solve_sylvester", _solve_sylvester,
                            "ScipySolveSylvesterBackward0", vjp=_sylvester_rules(),
                            uses=("A B out", "A B out", "A B"), torch_args=("A", "B", "Q"),
-                           fresh=True)
+                           fresh=True, template="rt.solve_sylvester({0}, {1}, {2})")
 
 
 def _sqrtm_eig(A: np.ndarray) -> np.ndarray:
@@ -88,4 +88,4 @@ def _sqrtm(A: np.ndarray) -> np.ndarray:
 
 sqrtm_op = defop("scipy_sqrtm", _sqrtm, "ScipySqrtmBackward0",
                  vjp=(lambda g, out, A: solve_sylvester_op(mH(out), mH(out), g),),
-                 uses=("out",), torch_args=("A",), fresh=True)
+                 uses=("out",), torch_args=("A",), fresh=True, template="rt.sqrtm({0})")

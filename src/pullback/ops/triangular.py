@@ -27,7 +27,7 @@ from .decompositions import mH
 from .linalg import bmm
 from .reshaping import tril_op, triu_op
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 
 def _substitute(A: np.ndarray, B: np.ndarray, upper: bool, unitriangular: bool):
@@ -76,6 +76,8 @@ def _grad_A(g, out, A, B, upper, left, unitriangular):
 solve_triangular_op = defop("linalg_solve_triangular", _solve_triangular,
                             "LinalgSolveTriangularBackward0", vjp=(_grad_A, _grad_B),
                             uses=("A out", "A"), torch_args=("self", "B"), fresh=True,
+                            template=rt_call("solve_triangular", "upper", "left",
+                                             "unitriangular"),
                             batch=batching.leading_aligned)
 
 

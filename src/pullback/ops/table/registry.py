@@ -438,3 +438,18 @@ def reduced_axes(shape: tuple, target: tuple) -> tuple:
     lead = len(shape) - len(target)
     return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(target) if n == 1 and shape[lead + i] != 1)
+
+
+def rt_call(name: str, *keywords: str) -> Callable:
+    """A template calling the runtime helper ``rt.<name>`` on the op's inputs and, as
+    keywords, its params: ``"axis=dim"`` passes the param ``dim`` as ``axis=``, a bare
+    ``"dim"`` as ``dim=``::
+
+        rt_call("logsumexp", "axis=dim", "keepdims=keepdim")  # rt.logsumexp(x, axis=1, ...)
+    """
+    pairs = [k.split("=") if "=" in k else (k, k) for k in keywords]
+
+    def text(e: Any, a: list, lit: Callable) -> str:
+        kept = [f"{k}={lit(e.params[p])}" for k, p in pairs]
+        return f"rt.{name}({', '.join(a + kept)})"
+    return text
