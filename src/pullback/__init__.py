@@ -33,8 +33,10 @@ from . import scipy
 from .serialization import load, save
 from .devices import cuda, device
 from .ops.sampling import Generator
-from .torch_functions import (allclose, bernoulli, bincount, equal, is_tensor, isclose,
-                              multinomial, normal, randperm, searchsorted, unique)
+from .torch_functions import (allclose, bernoulli, bincount, equal, finfo, get_default_dtype,
+                              histc, iinfo, is_tensor, isclose, logspace, multinomial, normal,
+                              numel, promote_types, randperm, searchsorted, set_default_dtype,
+                              unique)
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 

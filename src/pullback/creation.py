@@ -145,23 +145,32 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False,
-         device: Any = None) -> Tensor:
+         device: Any = None, generator: Any = None) -> Tensor:
     devices.check(device)
+    if generator is not None:  # its own stream, drawn now (not an op of compiled code)
+        draw = sampling.rng_of(generator).random(_size(size))
+        return _new(draw.astype(_float_dtype(dtype)), requires_grad)
     return _random(sampling.uniform, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False,
-          device: Any = None) -> Tensor:
+          device: Any = None, generator: Any = None) -> Tensor:
     devices.check(device)
+    if generator is not None:
+        draw = sampling.rng_of(generator).standard_normal(_size(size))
+        return _new(draw.astype(_float_dtype(dtype)), requires_grad)
     return _random(sampling.normal, requires_grad, shape=_size(size), dtype=_float_dtype(dtype))
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
-            dtype: Any = None, device: Any = None) -> Tensor:
+            dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
     devices.check(device)
     if high is None:
         low, high = 0, low
     npd = dtypes.to_numpy_dtype(dtype) or np.dtype(np.int64)
+    if generator is not None:
+        draw = sampling.rng_of(generator).integers(low, high, size=_size((size,)))
+        return _new(draw.astype(npd), False)
     return _random(sampling.integers, False, low=low, high=high, shape=_size((size,)), dtype=npd)
 
 

@@ -25,6 +25,7 @@ where one is; once the table gains it, the method is differentiable too.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -36,7 +37,7 @@ from .ops import elementwise as ew
 from .ops.shape import basic_index_kind
 from .ops.table.methods import ValueMethods
 from .ops.table.registry import dispatcher
-from .tensor import Tensor
+from .tensor import ARRAY_REFUSED, Tensor
 from .tensor_methods import TensorMethods, _index
 
 
@@ -407,3 +408,23 @@ def _install(entry: Public) -> None:
 
 
 subscribe(_install)
+
+
+def _vectorize_refusal() -> str:
+    """The sentence ``Tensor.__array__`` puts before its refusal when ``np.vectorize`` is
+    the caller: it turns its arguments into arrays and calls the function on one Python
+    number at a time, so no gradient could reach the Tensor (the error would otherwise
+    only say numpy() was refused, with no word of np.vectorize)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if isinstance(frame.f_locals.get("self"), np.vectorize):
+            return ("np.vectorize converts its arguments to numpy arrays and calls the "
+                    "function on one number at a time, which would drop the gradient: write "
+                    "the function with array operations (they take the whole Tensor), or map "
+                    "it over the first axis with pb.vmap(f), or pass x.detach() when no "
+                    "gradient is needed. ")
+        frame = frame.f_back
+    return ""
+
+
+ARRAY_REFUSED.append(_vectorize_refusal)

@@ -121,6 +121,14 @@ class TensorMethods:
     def contiguous(self):
         return self if self._data.flags.c_contiguous else ew.clone_contiguous(self)
 
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements lie in row-major order (not after ``t()`` or ``permute``)."""
+        return bool(self._data.flags.c_contiguous)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
     # ----------------------------------------------------------------- dtypes
     def to(self, *args, **kwargs):
         """torch's three forms: ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (its dtype;

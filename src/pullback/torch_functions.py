@@ -20,6 +20,7 @@ from . import devices, dtypes
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .creation import rand, randn
 from .ops.sampling import rng_of
+from .ops.table import promotion
 from .ops.table.args import broadcast_shape
 from .tensor import Tensor
 
@@ -299,3 +300,82 @@ _METHODS = {"add_": _with_alpha(Tensor.add_), "sub_": _with_alpha(Tensor.sub_),
             "uniform_": _uniform_, "normal_": _normal_}
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
+
+
+def numel(input: Tensor) -> int:
+    """The number of elements of ``input``."""
+    return input.numel()
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             requires_grad: bool = False, device: Any = None) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    devices.check(device)
+    npd = dtypes.to_numpy_dtype(dtype) or dtypes.default_float.np
+    return _result(np.power(base, np.linspace(start, end, steps)).astype(npd), requires_grad)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts of ``input`` in ``bins`` equal bins over [min, max] (the data's own range when
+    min == max; values outside it are left out), in input's dtype. No gradient, as torch's."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_scalar_name(a)}'")
+    lo, hi = (float(a.min()), float(a.max())) if min == max and a.size else (min, max)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    counts, _ = np.histogram(a, bins=int(bins), range=(lo, hi))
+    return _result(counts.astype(a.dtype))
+
+
+def get_default_dtype() -> dtypes.dtype:
+    """The dtype of tensors made from Python floats (float32 unless set)."""
+    return dtypes.default_float
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (float32 or float64) the dtype of tensors made from Python floats."""
+    d = dtypes.as_dtype(d)
+    if d.np.kind != "f" or d.itemsize < 4:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.default_float = d
+
+
+def promote_types(type1: Any, type2: Any) -> dtypes.dtype:
+    """The dtype torch's type promotion gives two dtypes."""
+    return dtypes.as_dtype(promotion.promote_types(dtypes.as_dtype(type1).np,
+                                                   dtypes.as_dtype(type2).np))
+
+
+class finfo:
+    """Machine limits of a floating dtype, with torch's attribute names."""
+
+    def __init__(self, type: Any = None) -> None:
+        d = dtypes.as_dtype(type or dtypes.default_float)
+        if d.np.kind not in "fc":
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(d.np)
+        self.bits, self.dtype = info.bits, d.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, with torch's attribute names."""
+
+    def __init__(self, type: Any) -> None:
+        d = dtypes.as_dtype(type)
+        if d.np.kind not in "iub":
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), d.name

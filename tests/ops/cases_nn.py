@@ -75,6 +75,10 @@ RANDOM_NN_CASES = [
        reference=lambda x: (np.random.default_rng(5).random((3, 4)) < 0.75).astype(x.dtype)),
     _c("bernoulli_keep", A((2, 3, 4), grad=False), p={"p": 0.5, "shape": (2, 3, 1)}, rng_seed=5,
        reference=lambda x: (np.random.default_rng(5).random((2, 3, 1)) < 0.5).astype(x.dtype)),
+    # gumbel_softmax's noise: Gumbel(0, 1) draws shaped and typed as the input
+    _c("gumbel_noise", A((2, 3), grad=False), rng_seed=5,
+       reference=lambda x: -np.log(np.random.default_rng(5).exponential(size=x.shape)).astype(
+           x.dtype)),
 ]
 
 

@@ -249,3 +249,15 @@ def test_numpy_errors_keep_numpy_semantics() -> None:
         np.clip(x, None, None)
     with pytest.raises(ValueError, match="matmul: Input operand 1 does not have enough"):
         np.matmul(x, 2.0)
+
+
+def test_vectorize_on_a_grad_tensor_names_vectorize_and_the_way_out() -> None:
+    """A program mapping a scalar function with np.vectorize over a Tensor that requires
+    grad (issue 23): the refusal says np.vectorize drops the gradient and what to write."""
+    x = pb.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^np\.vectorize converts .* pb\.vmap\(f\).*"
+                                           r"Can't call numpy\(\)"):
+        np.vectorize(lambda v: v * 2)(x)
+    with pytest.raises(RuntimeError, match=r"^Can't call numpy\(\)"):
+        np.asarray(x)  # no np.vectorize on the stack: torch's sentence alone
+    np.testing.assert_array_equal(np.vectorize(lambda v: v * 2)(x.detach()), [2.0, 4.0])

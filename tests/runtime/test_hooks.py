@@ -422,3 +422,19 @@ def test_node_hooks_returning_none_entries(both):
         b.sum().backward()
         return a.grad, w.grad
     both.same(snippet)
+
+
+def test_tensor_hook_before_post_accumulate_on_every_backward(both):
+    """Issue 23: on a second backward (the cached backward of a graph seen before) a
+    leaf's tensor hook still fires before its post-accumulate-grad hook, in whichever
+    order they were registered, and one registered between backwards joins in order."""
+    def snippet(T):
+        log = []
+        w = T.ones(3, dtype=T.float64, requires_grad=True)
+        w.register_post_accumulate_grad_hook(lambda t: log.append(("post", t.grad.sum().item())))
+        (w * w).sum().backward()
+        w.register_hook(lambda g: log.append("tensor"))
+        for k in (2.0, 3.0):
+            (w * k).sum().backward()
+        return log
+    both.same(snippet)

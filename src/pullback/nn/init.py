@@ -167,6 +167,26 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     return _fill(tensor, np.clip(values, a, b))
 
 
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``, flattened over the trailing dimensions
+    (torch's method: the Q of a QR of a normal draw, its columns' signs fixed by R's
+    diagonal)."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-           "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_",
+           "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
            "xavier_uniform_", "zeros_"]

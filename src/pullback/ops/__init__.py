@@ -50,6 +50,7 @@ from . import (  # noqa: F401
     spectral,
     splitting,
     statistics,
+    torch_extras,
     triangular,
 )
 from .table.jvp import apply_jvp, fit_out

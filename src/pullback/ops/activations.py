@@ -376,7 +376,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / denom
 
 
-@public("cosine_similarity", functional=True)
+@public("cosine_similarity", functional=True, function=True)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1 = _clamp_values(norm(x1, 2, dim, keepdim=True), eps)
     n2 = _clamp_values(norm(x2, 2, dim, keepdim=True), eps)

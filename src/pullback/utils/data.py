@@ -79,6 +79,28 @@ class Subset(Dataset):
         return len(self.indices)
 
 
+class ConcatDataset(Dataset):
+    """The datasets one after another: index ``i`` past the first's length reads the next."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+
+    def __len__(self) -> int:
+        return int(self.cumulative_sizes[-1])
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            if -index > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            index += len(self)
+        which = int(np.searchsorted(self.cumulative_sizes, index, side="right"))
+        start = int(self.cumulative_sizes[which - 1]) if which else 0
+        return self.datasets[which][index - start]
+
+
 def _rng(generator: np.random.Generator | None) -> np.random.Generator:
     return GENERATOR.rng if generator is None else generator
 
@@ -187,5 +209,5 @@ class DataLoader:
                 yield self.collate_fn([self.dataset[int(i)] for i in batch])
 
 
-__all__ = ["DataLoader", "Dataset", "Subset", "TensorDataset", "default_collate",
+__all__ = ["ConcatDataset", "DataLoader", "Dataset", "Subset", "TensorDataset", "default_collate",
            "random_split"]
