@@ -375,8 +375,8 @@ def test_a_join_of_dtypes_numpy_promotes_otherwise_names_torchs():
 def test_only_the_listed_ops_print_as_calls_into_the_op_table():
     # every other op prints as numpy or a plain numpy helper of pullback.ops.runtime
     # (rt.<name>); these draw from pullback's generator (uniform, normal, integers,
-    # bernoulli_keep), take a chain of view ops as a param (view_chain, embed,
+    # bernoulli_keep, gumbel_noise), take a chain of view ops as a param (view_chain, embed,
     # view_scatter), or are regions that print as loops (scan, while, switch)
     assert sorted(name for name, op in OPS.items() if op.template is None) == [
-        "bernoulli_keep", "embed", "integers", "normal", "scan", "switch", "uniform",
+        "bernoulli_keep", "embed", "gumbel_noise", "integers", "normal", "scan", "switch", "uniform",
         "view_chain", "view_scatter", "while"]
