@@ -51,7 +51,12 @@ ELEMENTWISE = {
     "abs": "abs({0})", "log1p": "math.log1p({0})", "expm1": "math.expm1({0})",
     "reciprocal": "1.0 / {0}", "sigmoid": "1.0 / (1.0 + math.exp(-{0}))",
     "relu": "({0} if not {0} < 0.0 else 0.0)",  # (NaN stays NaN, as np.maximum keeps it)
+    "maximum": "({0} if {0} >= {1} or {0} != {0} else {1})",  # (NaN wins, as in numpy)
+    "minimum": "({0} if {0} <= {1} or {0} != {0} else {1})",
     "expand": "{0}", "clone": "{0}"}
+#: ops that only add or drop axes of length one: copies, element by element
+REGRID = ("unsqueeze", "squeeze", "squeeze_all", "squeeze_dims", "reshape", "view",
+          "reshape_alias")
 
 
 def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
@@ -64,6 +69,9 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
         return _fill(out, e.out, ELEMENTWISE[name].format(*ops))
     if name == "zeros":
         return _zeros(out, e.out)
+    if name in REGRID:
+        at = _regrid(a[0], e.inputs[0].shape, shape)
+        return None if at is None else _fill(out, e.out, at)
     if name == "mm" and all(len(v.shape) == 2 for v in e.inputs):
         return _matmul(out, e.out, a, e.inputs[0].shape[1])
     if name == "t" and len(shape) == 2:
@@ -101,6 +109,21 @@ def _at(x: str, shape: tuple, out: tuple) -> str:
     return f"{x}[{', '.join(idx)}]"
 
 
+def _regrid(x: str, shape: tuple, out: tuple) -> str | None:
+    """``x`` of ``shape`` at the element of ``out`` the loops stand on, when the two
+    differ only by axes of length one (None otherwise)."""
+    if not shape:
+        return x
+    mine = [d for d, n in enumerate(out) if n != 1]
+    theirs = [d for d, n in enumerate(shape) if n != 1]
+    if [out[d] for d in mine] != [shape[d] for d in theirs]:
+        return None
+    idx = ["0"] * len(shape)
+    for d, k in zip(theirs, mine):
+        idx[d] = f"j{k}"
+    return f"{x}[{', '.join(idx)}]"
+
+
 def _loops(shape: tuple, inner: list[str]) -> list[str]:
     """``for j0 in range(n0): for j1 ...: inner``, indented."""
     heads = ["    " * d + f"for j{d} in range({n}):" for d, n in enumerate(shape)]
@@ -119,10 +142,42 @@ def _zeros(out: str, v: Var) -> list[str]:
     return _fill(out, v, _zero(v))
 
 
-def _fill(out: str, v: Var, element: str) -> list[str]:
+def _fill(out: str, v: Var, element: str) -> list:
+    """``out`` element by element: a ``Nest``, which joins its neighbours of the same
+    shape (one loop nest computes a run of elementwise equations)."""
     if v.shape == ():
         return [f"{out} = {element}"]
-    return _loops(v.shape, [f"{out}[{', '.join(_idx(len(v.shape)))}] = {element}"])
+    return [Nest(v.shape, f"{out}[{', '.join(_idx(len(v.shape)))}] = {element}")]
+
+
+class Nest:
+    """One statement run at every element of ``shape``. Consecutive nests of one
+    shape become one loop nest: each statement reads the values before it at its own
+    element (same shape) or at one whose indices are smaller (an axis of one, index
+    0), both computed already, and no nest writes a value that was read before it."""
+
+    __slots__ = ("shape", "line")
+
+    def __init__(self, shape: tuple, line: str) -> None:
+        self.shape, self.line = shape, line
+
+
+def _render(items: list) -> list[str]:
+    """Lines and nests as lines, each run of nests of one shape as one loop nest."""
+    lines: list[str] = []
+    run: list = []
+    for item in items + [None]:
+        if type(item) is Nest and (not run or run[0].shape == item.shape):
+            run.append(item)
+            continue
+        if run:
+            lines += _loops(run[0].shape, [n.line for n in run])
+            run = []
+        if type(item) is Nest:
+            run.append(item)
+        elif item is not None:
+            lines.append(item)
+    return lines
 
 
 def _matmul(out: str, v: Var, a: list, k: int) -> list[str]:
@@ -191,6 +246,20 @@ def why_not(e: Eqn) -> str | None:
         if b.out is None or _lines(b, "t", ["a"] * len(b.inputs)) is None:
             return f"its body uses {b.op.name}, which native loops do not write"
     return None
+
+
+def notes(graph: Graph) -> tuple:
+    """With ``config.native_loops``: per scan of ``graph`` (its forward loops),
+    ``"file:line: native"`` or ``"file:line: Python loop: why"`` (pb.compiler.inspect)."""
+    if not config.native_loops:
+        return ()
+    out = []
+    for e in graph.eqns:
+        if e.op.name == "scan":
+            where = f"{e.src.filename}:{e.src.lineno}" if e.src is not None else "scan"
+            why = why_not(e) if AVAILABLE else "numba is not installed"
+            out.append(f"{where}: native" if why is None else f"{where}: Python loop: {why}")
+    return tuple(out)
 
 
 class NativeLoop:
@@ -300,7 +369,7 @@ def loop_source(body: Graph, n_carry: int, n_xs: int, reverse: bool, keep_y: lis
     steps = "range(n - 1, -1, -1)" if reverse else "range(n)"
     last = ", ".join(f"c{k}" for k in range(n_carry))
     source = (f"def loop({', '.join(params)}):\n    for step in {steps}:\n"
-              + "".join(f"        {line}\n" for line in inner)
+              + "".join(f"        {line}\n" for line in _render(inner))
               + f"    return ({last}{',' if n_carry == 1 else ''})\n")
     return source, buffers
 
@@ -339,8 +408,8 @@ def _store(stack: str, x: str, shape: tuple) -> list[str]:
     """``stack[step] = x``, element by element (numba compiles a slice assignment's
     checks slowly)."""
     idx = ", ".join(_idx(len(shape)))
-    return _loops(shape, [f"{stack}[step, {idx}] = {x}[{idx}]" if shape else
-                          f"{stack}[step] = {x}"])
+    return [Nest(shape, f"{stack}[step, {idx}] = {x}[{idx}]")] if shape else \
+        [f"{stack}[step] = {x}"]
 
 
 def _operand(a: Any, e: Eqn, names: dict) -> str:
@@ -354,7 +423,7 @@ def _operand(a: Any, e: Eqn, names: dict) -> str:
     x = float(a)
     text = repr(x) if math.isfinite(x) else ("np.inf" if x > 0 else "-np.inf") \
         if not math.isnan(x) else "np.nan"
-    return f"np.{dtype.name}({text})"
+    return text if dtype == np.float64 else f"np.{dtype.name}({text})"
 
 
 def _template(e: Eqn, args: list, literal: Any) -> str:
