@@ -38,6 +38,10 @@ from .regions import scan_parts
 AVAILABLE = importlib.util.find_spec("numba") is not None
 MAX_ELEMENTS = 4096  # larger values: numpy's vectorised loops and BLAS win
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: the dtypes a body's values may have (beside bool masks): numba's arithmetic on them
+#: promotes as numpy's does
+DTYPES = ({np.dtype(np.float64)}, {np.dtype(np.float32)},
+          {np.dtype(np.float64), np.dtype(np.int64)})
 _COMPILED: dict[str, Any] = {}  # loop source -> numba dispatcher, once per process
 _BROKEN: dict[str, str] = {}  # loop source -> why numba refused it (the Python loop runs)
 
@@ -74,6 +78,11 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
         return None if at is None else _fill(out, e.out, at)
     if name == "mm" and all(len(v.shape) == 2 for v in e.inputs):
         return _matmul(out, e.out, a, e.inputs[0].shape[1])
+    if name == "index_select" and math.prod(np.shape(e.inputs[1])) == 1:
+        return _take(out, e.out, a, e.inputs[0].shape, e.params["dim"], np.ndim(e.inputs[1]))
+    if name == "select" and _picks(e.params["index"], e.inputs[0].shape):
+        picks = [str(k % n) for k, n in zip(e.params["index"], e.inputs[0].shape)]
+        return _fill(out, e.out, f"{a[0]}[{', '.join(picks + _idx(len(shape)))}]")
     if name == "t" and len(shape) == 2:
         return [f"{out} = {a[0]}.T"]
     x = e.inputs[0] if e.inputs else None
@@ -92,6 +101,25 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
             where = [None if j in dims else j for j in range(len(x.shape))]
         return _reduce(out, e.out, a[0], x.shape, where)
     return None
+
+
+def _picks(index: Any, shape: tuple) -> bool:
+    """An index of ints only, each within its axis (``x[2, -1]``)."""
+    return type(index) is tuple and len(index) <= len(shape) and all(
+        type(k) is int and -n <= k < n for k, n in zip(index, shape))
+
+
+def _take(out: str, v: Var, a: list, shape: tuple, dim: int, kept: int) -> list:
+    """``np.take(x, k, axis=dim)`` for one index ``k`` (a step's counter; ``kept``: 1
+    when it is a vector of one, whose axis the result keeps): numpy's wrap of a
+    negative index, its IndexError out of range."""
+    d, n = dim % len(shape), shape[dim % len(shape)]
+    k = f"k_{out}"
+    idx = [f"j{j}" for j in range(d)] + [k] + [f"j{j}" for j in range(d + kept, len(v.shape))]
+    first = f"{a[1]}[0]" if kept and a[1].isidentifier() else a[1]
+    return [f"{k} = {first}", f"if {k} < -{n} or {k} >= {n}:",
+            f"    raise IndexError('index out of bounds for axis {d} with size {n}')",
+            f"if {k} < 0:", f"    {k} += {n}"] + _fill(out, v, f"{a[0]}[{', '.join(idx)}]")
 
 
 def _idx(rank: int) -> list[str]:
@@ -132,8 +160,8 @@ def _loops(shape: tuple, inner: list[str]) -> list[str]:
 
 def _zero(v: Var) -> str:
     """A scalar zero of ``v``'s dtype."""
-    if v.dtype.kind == "b":
-        return "False"
+    if v.dtype.kind in "bi":
+        return "False" if v.dtype.kind == "b" else "0"
     return "0.0" if v.dtype == np.float64 else f"np.{v.dtype.name}(0.0)"
 
 
@@ -234,8 +262,8 @@ def why_not(e: Eqn) -> str | None:
         return "checkpointed (remat)"
     values = list(body.inputs) + [v for b in body.eqns for v in b.outs]
     dtypes = {v.dtype for v in values if v.dtype.kind != "b"}
-    if len(dtypes) != 1 or dtypes.pop() not in FLOATS:
-        return "its values are not of one float dtype"
+    if dtypes not in DTYPES:
+        return "its values are not of one float dtype (float64 with int64 counters)"
     if any(math.prod(v.shape) > MAX_ELEMENTS for v in values):
         return f"a value of its body has more than {MAX_ELEMENTS} elements"
     if any(type(o) is not Var for o in body.outputs):
@@ -420,6 +448,8 @@ def _operand(a: Any, e: Eqn, names: dict) -> str:
     dtype = e.out.dtype if e.out.dtype in FLOATS else np.dtype(np.float64)
     if isinstance(a, (bool, np.bool_)):
         return repr(bool(a))
+    if isinstance(a, (int, np.integer)) and e.out.dtype.kind == "i":
+        return repr(int(a))
     x = float(a)
     text = repr(x) if math.isfinite(x) else ("np.inf" if x > 0 else "-np.inf") \
         if not math.isnan(x) else "np.nan"
