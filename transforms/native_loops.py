@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -190,31 +191,57 @@ class Nest:
         self.shape, self.line = shape, line
 
 
-def _render(items: list) -> list[str]:
-    """Lines and nests as lines, each run of nests of one shape as one loop nest."""
+def _render(items: list) -> tuple[list[str], set]:
+    """Lines and nests as lines, each run of nests of one shape as one loop nest; and
+    the temporaries that became scalars (``_registers``)."""
+    runs: list = []
+    for item in items:
+        if type(item) is Nest and runs and type(runs[-1]) is list and \
+                runs[-1][0].shape == item.shape:
+            runs[-1].append(item)
+        else:
+            runs.append([item] if type(item) is Nest else item)
+    gone: set = set()
     lines: list[str] = []
-    run: list = []
-    for item in items + [None]:
-        if type(item) is Nest and (not run or run[0].shape == item.shape):
-            run.append(item)
+    for k, run in enumerate(runs):
+        if type(run) is not list:
+            lines.append(run)
             continue
-        if run:
-            lines += _loops(run[0].shape, [n.line for n in run])
-            run = []
-        if type(item) is Nest:
-            run.append(item)
-        elif item is not None:
-            lines.append(item)
-    return lines
+        others = " ".join(r if type(r) is str else " ".join(n.line for n in r)
+                          for r in runs[:k] + runs[k + 1:])
+        inner, here = _registers([n.line for n in run], run[0].shape, others)
+        gone |= here
+        lines += _loops(run[0].shape, inner)
+    return lines, gone
+
+
+def _registers(inner: list[str], shape: tuple, others: str) -> tuple[list[str], set]:
+    """A temporary written and read only in this nest, at its own element, becomes a
+    scalar (no buffer, no store)."""
+    at = f"[{', '.join(_idx(len(shape)))}]"
+    gone = set()
+    for line in inner:
+        name = line.split("[", 1)[0]
+        if not (re.fullmatch(r"t\d+", name) and line.startswith(name + at + " = ")):
+            continue
+        text = "\n".join(inner)
+        if re.search(rf"\b{name}\b", others) or \
+                len(re.findall(rf"\b{name}\b", text)) != text.count(name + at):
+            continue
+        inner = [re.sub(rf"\b{re.escape(name + at)}", "v_" + name, x) for x in inner]
+        gone.add(name)
+    return inner, gone
 
 
 def _matmul(out: str, v: Var, a: list, k: int) -> list[str]:
-    """``a @ b`` for 2-D operands: rows of ``b`` added into rows of the result."""
+    """``a @ b`` for 2-D operands, each element a sum over ``k`` in a register (five
+    times quicker here than adding rows of ``b`` into the result, which numba cannot
+    prove does not overlap ``b``)."""
     n, m = v.shape
-    return _zeros(out, v) + [
-        f"for j0 in range({n}):", f"    for j2 in range({k}):",
-        f"        aik = {a[0]}[j0, j2]", f"        for j1 in range({m}):",
-        f"            {out}[j0, j1] += aik * {a[1]}[j2, j1]"]
+    return [f"for j0 in range({n}):", f"    for j1 in range({m}):",
+            f"        acc = {_zero(v)}", f"        for j2 in range({k}):",
+            f"            acc += {a[0]}[j0, j2] * {a[1]}[j2, j1]",
+            f"        {out}[j0, j1] = acc"]
 
 
 def _reduce(out: str, v: Var, x: str, shape: tuple, where: list) -> list[str]:
@@ -390,16 +417,18 @@ def loop_source(body: Graph, n_carry: int, n_xs: int, reverse: bool, keep_y: lis
     inner += _next_carries(body, b_c, outs[:n_carry], made, buffers)
     temps = [f"t{j}" for j, e in enumerate(body.eqns) if e.out.id in made]
     scratch = [f"u{k}" for k in range(len(buffers) - len(temps))]
+    lines, gone = _render(inner)
+    kept = [(name, v) for name, v in zip(temps + scratch, buffers) if name not in gone]
     params = (["n"] + [f"c{k}" for k in range(n_carry)] + [f"x{k}" for k in range(n_xs)]
-              + [names[v.id] for v in (*b_k, *body.consts)] + temps + scratch
+              + [names[v.id] for v in (*b_k, *body.consts)] + [name for name, _ in kept]
               + [f"y{k}" for k, keep in enumerate(keep_y) if keep]
               + [f"s{k}" for k, keep in enumerate(keep_s) if keep])
     steps = "range(n - 1, -1, -1)" if reverse else "range(n)"
     last = ", ".join(f"c{k}" for k in range(n_carry))
     source = (f"def loop({', '.join(params)}):\n    for step in {steps}:\n"
-              + "".join(f"        {line}\n" for line in _render(inner))
+              + "".join(f"        {line}\n" for line in lines)
               + f"    return ({last}{',' if n_carry == 1 else ''})\n")
-    return source, buffers
+    return source, [v for _, v in kept]
 
 
 def _next_carries(body: Graph, b_c: tuple, news: list, made: set, buffers: list) -> list:
