@@ -6,18 +6,22 @@ small matrix products and elementwise steps spends its time in numpy's per-call 
 numba installed (``pip install pullback[fast]``), such a scan becomes one call of a
 function compiled with ``numba.njit``: the whole loop, its body written once::
 
-    # native loop (numba): for x in xs:  (<rnn>:5)
-    h_2, total, _, t1 = native_loop(h, 0.0, xs, w)
+    # <rnn>:5: for x in xs:
+    _, t0, t1, t2, _ = native_loop(h, c_1, xs, w)  # one numba-compiled loop
 
-A scan qualifies when every value of its body is a float array (one dtype) or a bool
-mask of at most ``MAX_ELEMENTS`` elements and every equation is one the loop can write
-(``_lines``: arithmetic, math functions, 2-D products, sums, transposes); anything else
-stays a Python loop (``why_not`` says why). Shapes are static, so every equation is
-written as plain loops over its elements (a product as three): numba compiles them
-quicker than its array expressions, and at these sizes they beat numpy's calls and a
-BLAS call; larger arrays are left to numpy. Each compiled loop is kept per process by
-its source text; the first call of each costs numba's compile time. A call on anything
-but plain arrays (the trace of an enclosing transform) runs the region's own op instead.
+A scan qualifies when every value of its body is small (``MAX_ELEMENTS``), of the
+dtypes in ``DTYPES``, and every equation is one ``_lines`` writes (arithmetic, math
+functions, 2-D products, sums, transposes, reshapes by axes of one, indexing by ints
+or by the step's counter); anything else stays a Python loop (``why_not`` says why,
+``pb.compiler.inspect`` shows it). Shapes are static, so every equation is written as
+plain loops over its elements: a run of elementwise equations of one shape shares a
+loop nest (``Nest``), where values read nowhere else are scalars; a product sums each
+element in a register; other temporaries are buffers the caller makes once per call.
+numba compiles that several times quicker than its array expressions, and at these
+sizes it beats numpy's calls and BLAS (docs/control_flow.md has the numbers). Each
+compiled loop is kept per process by its source text; its first call costs numba's
+compile. A call on anything but plain arrays (the trace of an enclosing transform)
+runs the region's own op instead, and so does a loop numba refuses to compile.
 """
 
 from __future__ import annotations
