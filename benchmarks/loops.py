@@ -148,7 +148,6 @@ def _value_and_grad(way: str, src: str) -> Callable | None:
     def native(xs: np.ndarray, w: np.ndarray) -> tuple:
         with pb.config.override(native_loops=True):
             return vg(xs, w)
-    native.inspected = vg  # (for pb.compiler.inspect)
     return native
 
 
