@@ -5,6 +5,9 @@ with respect to the weights via ``pb.value_and_grad``, written four ways:
 
 * ``pb.scan``: the loop is one region, traced once whatever its length;
 * a plain ``for x in xs`` loop: the source pass turns it into the same region;
+* native: the plain loop with ``pb.config.native_loops`` (numba installed): the forward
+  and reverse loops each run as one compiled function (its first call in a process
+  includes numba's compile; later lengths reuse the compiled loop);
 * unrolled: a plain loop the source pass leaves alone (it appends to a list), so every
   step is in the trace, as before issue 17;
 * the floor: the forward loop and its reverse loop written by hand in numpy.
@@ -23,6 +26,7 @@ neighbours).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import linecache
 import time
 from collections.abc import Callable
@@ -105,7 +109,8 @@ def soft_dtw(D):
     return R[n, m]
 """
 DTW_SIDES = {50: 7, 1000: 32, 10000: 100}  # steps (about) -> n of the n x n matrix
-WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "unrolled": UNROLLED_SRC,
+WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "native": PLAIN_SRC,
+        "unrolled": UNROLLED_SRC,
         "JAX lax.scan": JAX_SCAN_SRC, "JAX jit unrolled": JAX_UNROLLED_SRC, "floor": None}
 
 
@@ -192,7 +197,16 @@ def _value_and_grad(way: str, src: str) -> Callable | None:
         vg = jax.jit(jax.value_and_grad(_fresh(src, env), argnums=1))
         return lambda xs, w: jax.block_until_ready(vg(xs, w))
     pb = importlib.import_module("pullback")
-    return pb.value_and_grad(_fresh(src, {"np": np, "pb": pb}), argnums=1)
+    vg = pb.value_and_grad(_fresh(src, {"np": np, "pb": pb}), argnums=1)
+    if way != "native":
+        return vg
+    if importlib.util.find_spec("numba") is None:
+        return None
+
+    def native(xs: np.ndarray, w: np.ndarray) -> tuple:
+        with pb.config.override(native_loops=True):
+            return vg(xs, w)
+    return native
 
 
 def run(quick: bool) -> LoopTimes:
@@ -277,6 +291,15 @@ def section(t: LoopTimes | None) -> list[str]:
         checks.append(f"- {way}, steady / floor: " + ", ".join(
             f"{t.steady[way][n] / t.steady['floor'][n]:.2f} at {n}" for n in lengths)
             + " (target 1.1)")
+    if "native" in ways:
+        checks.append("- native, steady / floor: " + ", ".join(
+            f"{t.steady['native'][n] / t.steady['floor'][n]:.2f} at {n}" for n in lengths)
+            + f"; first call at {lengths[0]} / plain for's: "
+            f"{t.first['native'][lengths[0]] / t.first['plain for'][lengths[0]]:.1f}x "
+            "(numba's compile, once per process)")
+        if "JAX lax.scan" in ways and 1000 in t.steady["JAX lax.scan"]:
+            checks.append("- native, steady at 1000 steps / JAX lax.scan's: "
+                          f"{t.steady['native'][1000] / t.steady['JAX lax.scan'][1000]:.2f}")
     if "JAX lax.scan" in ways and 1000 in t.first["JAX lax.scan"]:
         ratio = t.first["plain for"][1000] / t.first["JAX lax.scan"][1000]
         checks.append(f"- plain for, first call at 1000 steps / JAX lax.scan's: {ratio:.2f} "

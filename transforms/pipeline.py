@@ -9,6 +9,7 @@
       -> loop_invariants               what a loop computes from constants, once before it
       -> split                         (compile) forward + backward, residuals = saved values
       -> fuse                          (config.fuse) arithmetic on large arrays: one kernel
+      -> native_loops                  (config.native_loops) a small loop: one numba function
       -> inplace                       ufunc results into dead buffers the backward owns
       -> codegen                       Python source, compiled once
 
@@ -41,6 +42,7 @@ from .cse import cse
 from .dce import dce
 from .fuse import fuse
 from .inplace import inplace
+from .native_loops import native_loops
 from .peephole import peephole
 from .residuals import loop_invariants, loop_residuals
 from .split import split
@@ -57,7 +59,7 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 def simplify(graph: Graph) -> Graph:
     """A forward with no gradient to compute (pb.compile under no_grad)."""
-    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse)
+    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
@@ -93,7 +95,8 @@ def split_joint(joint: Graph, n_inputs: int, n_outputs: int) -> Split:
     if config.check_ir:
         verify(fwd)
         verify(bwd)
-    return Split(run(fwd, dce, fuse, inplace), run(bwd, inplace), res)
+    return Split(run(fwd, dce, fuse, native_loops, inplace), run(bwd, native_loops, inplace),
+                 res)
 
 
 def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
@@ -107,7 +110,7 @@ def backward_for(bwd: Graph, needs: tuple, present: tuple) -> Graph:
             reach.update(v.id for v in e.outs)
     outs = [g if need and isinstance(g, Var) and g.id in reach else None
             for g, need in zip(bwd.outputs, needs)]
-    return run(bwd.replace(outputs=outs), dce, fuse, inplace)
+    return run(bwd.replace(outputs=outs), dce, fuse, native_loops, inplace)
 
 
 def codegen(graph: Graph, name: str, env: dict | None = None, block: str = naming.GRAD_OF
@@ -117,7 +120,7 @@ def codegen(graph: Graph, name: str, env: dict | None = None, block: str = namin
 
 def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
     """One graph computing the value and the gradients (pb.grad / value_and_grad)."""
-    return unique_names(run(joint_graph(forward, wrt, seeds), fuse, inplace))
+    return unique_names(run(joint_graph(forward, wrt, seeds), fuse, native_loops, inplace))
 
 
 def jvp_graph(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None
@@ -144,7 +147,8 @@ def vmapped(graph: Graph, values: list, batched: list, size: int, randomness: st
 def jvp_program(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None
                 ) -> Graph:
     """One graph computing the values and their tangents (pb.jvp, jacfwd)."""
-    return unique_names(run(jvp_graph(forward, wrt, tangents, n_tangents), inplace))
+    return unique_names(run(jvp_graph(forward, wrt, tangents, n_tangents), native_loops,
+                           inplace))
 
 
 __all__ = ["run", "simplify", "joint_graph", "jvp_graph", "jvp_program", "split_joint",

@@ -53,6 +53,9 @@ class Config:
                           "the arithmetic making it"),
         "fuse_max_ops": (int, 16, "equations in one fused kernel at most (numba's compile "
                          "time grows with a kernel's length)"),
+        "native_loops": (bool, False, "compiled code runs a loop region over small arrays "
+                         "(products, elementwise math, sums) as one numba-compiled loop "
+                         "(needs numba: pip install pullback[fast])"),
         "fuse_threads": (bool, False, "fused kernels split their loop over numba's threads "
                          "(slower to compile; faster on idle cores)"),
     }

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from pullback.transforms import native_loops
+
 from ..ir import type_str
 from .compiled import CompiledFunction
 from .grad import GradFunction
@@ -53,6 +55,7 @@ class Inspection:
     saved: list  # SavedValue per residual
     guards: list  # descriptions of the guards (traced values', then captured values')
     loops: tuple = ()  # the loops that ran unrolled or guarded: "file:line: ... why"
+    native: tuple = ()  # config.native_loops: "file:line: native" or "...: Python loop: why"
 
     def saved_report(self) -> str:
         total = sum(s.nbytes for s in self.saved)
@@ -100,9 +103,9 @@ def inspect(fn: Any, *args: Any) -> Inspection:
                                         len(v.split.residuals):])).source
             saved = saved_values(v.split.residuals, v.split.forward)
         return Inspection(str(g), v.forward.source, bwd, saved, _guards(v.traced),
-                          v.traced.notes)
+                          v.traced.notes, native_loops.notes(g))
     if isinstance(fn, GradFunction):
         v = fn.build(args)
         return Inspection(str(v.traced.graph), v.module.source, None, [], _guards(v.traced),
-                          v.traced.notes)
+                          v.traced.notes, native_loops.notes(v.traced.graph))
     raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")
