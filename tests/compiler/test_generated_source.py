@@ -378,5 +378,5 @@ def test_only_the_listed_ops_print_as_calls_into_the_op_table():
     # bernoulli_keep, gumbel_noise), take a chain of view ops as a param (view_chain, embed,
     # view_scatter), or are regions that print as loops (scan, while, switch)
     assert sorted(name for name, op in OPS.items() if op.template is None) == [
-        "bernoulli_keep", "embed", "gumbel_noise", "integers", "normal", "scan", "switch", "uniform",
-        "view_chain", "view_scatter", "while"]
+        "bernoulli_keep", "embed", "gumbel_noise", "integers", "normal", "scan", "switch",
+        "uniform", "view_chain", "view_scatter", "while"]
