@@ -32,6 +32,7 @@ from .doors import (
     check_argnums,
     check_target,
     data_of,
+    fast_grad,
     float_scalar,
     given_kind,
     grad_slots,
@@ -68,6 +69,8 @@ from .tracer import TraceError, def_line
 class GradVariant:
     """One specialization: the generated function and how to call and unpack it
     (``GradFunction.run`` calls it)."""
+
+    fast = None  # the cache's hot path for this variant (doors.fast_grad), after a run
 
     def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
         self.traced = traced
@@ -208,11 +211,21 @@ class GradFunction:
         n = variant.traced.n_outputs
         if variant.missing is None:
             variant.missing = tuple(k for k, g in enumerate(result[n:]) if g is None)
+            variant.fast = self._fast(variant)
         grads = result[n:] if not variant.missing else _zeros_for_missing(variant, arrays,
                                                                            result[n:])
         if variant.plain and self._single:  # numpy in and out
             return (result[0], grads[0]) if self.with_value else grads[0]
         return self._package(variant, result[:n], grads)
+
+    def _fast(self, variant: GradVariant) -> Any:
+        """The variant's hot path (``Cache.call`` runs it on a hit), when it has one:
+        arrays in and out, passed as they are, every gradient reached, no draws."""
+        if not (variant.as_given and variant.flat and not variant.missing
+                and not variant.traced.generators) or self.has_aux:
+            return None
+        return fast_grad(variant.module.fn, variant.seed, variant.traced.check,
+                         self.with_value, not (variant.plain and self._single))
 
     def _value_fn(self, *args: Any) -> Any:
         out = self.fn(*args)
