@@ -164,7 +164,7 @@ class CacheInfo:
     Hits are counted without the lock: ``next()`` of an ``itertools.count`` is one C
     call, which no other thread interrupts (``hits`` reads the count from its repr).
 
-    >>> info = CacheInfo(); info.hit(); info.hit(); info.hits
+    >>> info = CacheInfo(); _ = info.hit(), info.hit(); info.hits
     2
     """
 

@@ -240,10 +240,13 @@ def copy_back(given: tuple, copies: tuple) -> None:
 # check, the generated function in the quiet context (``quietly``, inlined: the
 # thread's context read in C), the results as ``run`` packages them.
 
-def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool) -> Any:
+def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool,
+              scalars: tuple) -> Any:
     """``GradFunction.run`` on arrays passed as they are, one value, gradients that
-    every one exists: ``tupled``, a tuple of them as ``argnums`` was a tuple (0-d
-    arrays, as ``_package`` makes them), else the one gradient as it comes."""
+    every one exists: ``tupled``, a tuple of them as ``argnums`` was a tuple (the value
+    an array, as ``_package`` makes it, and so the gradients at ``scalars``, the 0-d
+    ones, which generated code may return as numpy scalars; the others are arrays),
+    else the one gradient as it comes."""
     def fast(args: tuple) -> Any:
         if check is not None and not check(args):
             raise GuardFailed(CAPTURED)
@@ -251,7 +254,12 @@ def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool) ->
             (getattr(THREAD, "ctx", None) or context()).run(fn, *args, seed)
         if not tupled:
             return (result[0], result[1]) if with_value else result[1]
-        grads = tuple(map(np.asarray, result[1:]))
+        grads = result[1:]
+        if scalars:
+            grads = list(grads)
+            for k in scalars:
+                grads[k] = np.asarray(grads[k])
+            grads = tuple(grads)
         return (np.asarray(result[0]), grads) if with_value else grads
     return fast
 

@@ -224,8 +224,10 @@ class GradFunction:
         if not (variant.as_given and variant.flat and not variant.missing
                 and not variant.traced.generators) or self.has_aux:
             return None
+        inputs = variant.traced.graph.inputs
+        scalars = tuple(k for k, s in enumerate(variant.grad_slots) if not inputs[s].shape)
         return fast_grad(variant.module.fn, variant.seed, variant.traced.check,
-                         self.with_value, not (variant.plain and self._single))
+                         self.with_value, not (variant.plain and self._single), scalars)
 
     def _value_fn(self, *args: Any) -> Any:
         out = self.fn(*args)
