@@ -80,3 +80,16 @@ def test_compile_on_tensors_hits_return_tensors_of_the_outputs():
         s, p = cf(a, b)
         assert s.tolist() == [3.0, 3.0, 3.0] and float(p) == 6.0
     assert cf.cache.info.hits == 2 and len(cf.cache.hot) == 1
+
+
+def test_grad_computes_no_value_and_the_disk_cache_keeps_the_two_apart(tmp_path):
+    def f(x):
+        return (x * 2.0).sum()
+    x = np.arange(3.0)
+    with pb.config.override(cache_dir=str(tmp_path / "cache")):
+        g, vg = pb.grad(f), pb.value_and_grad(f)
+        assert g(x).tolist() == [2.0, 2.0, 2.0]
+        value, grad = vg(x)
+        assert float(value) == 6.0 and grad.tolist() == [2.0, 2.0, 2.0]
+    assert "return None, g_x" in g.cache.variants()[0].module.source
+    assert "return None" not in vg.cache.variants()[0].module.source

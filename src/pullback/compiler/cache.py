@@ -439,6 +439,13 @@ class Cache:
                 self.hot[key] = variant.fast
             self._resize()
 
+    def clear(self) -> None:
+        """Drop every variant (and the hot path to it)."""
+        with self.lock:
+            self.entries.clear()
+            self.hot.clear()
+            self._resize()
+
     def _resize(self) -> None:
         self.info.size = sum(len(v) for v in self.entries.values())
 

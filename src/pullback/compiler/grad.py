@@ -184,9 +184,12 @@ class GradFunction:
                    name=grad_of(None))
         seeds = [seed] + [None] * (len(g.outputs) - 1)
         name = ident(g.name) + "_value_and_grad"
-        door = ("value_and_grad", tuple(grad_slots(traced, nums)), bool(kinds_in(args)))
+        lazy = bool(kinds_in(args))
+        value = self.with_value or self.has_aux or lazy  # (pb.grad's value: not computed)
+        door = ("value_and_grad", tuple(grad_slots(traced, nums)), lazy, value)
         module = disk_cache.generated(g, door, name, guard_env(traced.guards) | env_for(args),
-                                      lambda: pipeline.value_and_grad_graph(g, wrt, seeds))
+                                      lambda: pipeline.value_and_grad_graph(g, wrt, seeds,
+                                                                            value))
         strip_values(g)
         return GradVariant(traced, module, nums, args)
 
