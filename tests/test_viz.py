@@ -216,7 +216,7 @@ def test_compiled_html_links_backward_blocks_to_forward_lines(tmp_path):
 
 
 def test_compiled_html_of_a_grad_function_and_without_a_backward():
-    page = parse_html(pb.viz.compiled_html(pb.grad(lambda w: (w * w).sum()), pb.ones(3)))
+    page = parse_html(pb.viz.compiled_html(pb.value_and_grad(lambda w: (w * w).sum()), pb.ones(3)))
     assert any(i.startswith("fwd-") for i in page.ids)
     no_grad = pb.compile(lambda x: x * 2)
     page = parse_html(pb.viz.compiled_html(no_grad, pb.ones(2)))

@@ -118,9 +118,15 @@ def codegen(graph: Graph, name: str, env: dict | None = None, block: str = namin
     return generate(graph, name, env=env, block=block)
 
 
-def value_and_grad_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
-    """One graph computing the value and the gradients (pb.grad / value_and_grad)."""
-    return unique_names(run(joint_graph(forward, wrt, seeds), fuse, native_loops, inplace))
+def value_and_grad_graph(forward: Graph, wrt: list, seeds: list, value: bool = True) -> Graph:
+    """One graph computing the value and the gradients (pb.grad / value_and_grad);
+    ``value=False`` (pb.grad's): None in the values' places, and what only they need
+    is not computed (an HVP's inner gradients summed against v, for one)."""
+    joint = joint_graph(forward, wrt, seeds)
+    if not value:
+        n = len(forward.outputs)
+        joint = run(joint.replace(outputs=[None] * n + list(joint.outputs[n:])), dce)
+    return unique_names(run(joint, fuse, native_loops, inplace))
 
 
 def jvp_graph(forward: Graph, wrt: list, tangents: list, n_tangents: int | None = None

@@ -13,6 +13,7 @@ next variant or traces a new one. A key whose guards keep failing falls back to 
 from __future__ import annotations
 
 import gc
+import itertools
 import operator
 import threading
 import types
@@ -154,17 +155,35 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-@dataclass
+@dataclass(repr=False)
 class CacheInfo:
     """Each call through the cache is a hit, a miss (traced a new variant; one more per
     retrace when a guard fails on the call that traced it) or a fallback (ran eagerly).
-    ``recompiles``: the misses whose key's variants all failed a guard."""
+    ``recompiles``: the misses whose key's variants all failed a guard.
 
-    hits: int = 0
+    Hits are counted without the lock: ``next()`` of an ``itertools.count`` is one C
+    call, which no other thread interrupts (``hits`` reads the count from its repr).
+
+    >>> info = CacheInfo(); _ = info.hit(), info.hit(); info.hits
+    2
+    """
+
     misses: int = 0
     recompiles: int = 0
     fallbacks: int = 0
     size: int = 0  # variants held
+    counted: Any = field(default_factory=itertools.count, repr=False)
+
+    def __post_init__(self) -> None:
+        self.hit = self.counted.__next__  # (bound once: a hit calls it)
+
+    @property
+    def hits(self) -> int:
+        return int(repr(self.counted)[6:-1])  # "count(5)"
+
+    def __repr__(self) -> str:
+        return (f"CacheInfo(hits={self.hits}, misses={self.misses}, recompiles="
+                f"{self.recompiles}, fallbacks={self.fallbacks}, size={self.size})")
 
 
 class UnhashableArgument(TypeError):
@@ -237,8 +256,10 @@ class Cache:
     eager: set = field(default_factory=set)  # keys that fell back (their variants dropped)
     lock: Any = field(default_factory=threading.Lock, repr=False)
     building: Any = field(default_factory=threading.RLock, repr=False)
+    hot: dict = field(default_factory=dict)  # key -> its first variant's ``fast``
 
     def __post_init__(self) -> None:
+        self.hit = self.info.hit
         if self.maxsize is None:
             self.maxsize = config.cache_size
             check_maxsize(self.maxsize, "config.cache_size")
@@ -248,18 +269,55 @@ class Cache:
     def call(self, door: FrontDoor, args: tuple) -> Any:
         """One call of ``door``'s function: the first of the key's variants whose guards
         hold, else a new variant, else (after ``config.recompile_limit`` of them) eager
-        execution."""
-        args = traced_ints(door.fn, args)  # (an int that only bounds a converted loop)
+        execution.
+
+        The hot path, a hit on arguments that are all arrays (or all Tensors), takes no
+        lock: the key is read in C, the variant's ``fast`` (a function its door made
+        for this common case, checks included) runs, and the LRU order is updated by
+        one C call (``move_to_end`` on such a key runs no Python code, so no other
+        thread runs in the middle of it)."""
+        kinds = set(map(type, args))
+        if kinds == _ARRAYS:
+            key = (STATE.grad_enabled, "arrays", *map(_ARRAY_KEY, args))
+        elif kinds == _TENSORS:
+            key = (STATE.grad_enabled, "tensors", *map(_TENSOR_KEY, args))
+        else:
+            return self._call(door, args)
+        fast = self.hot.get(key)
+        if fast is None:
+            return self._call(door, args, key)
         try:
-            key = call_key(args)
-        except UnhashableArgument as e:
-            raise TypeError(f"{door.how}: {def_line(door.fn)} got an unhashable static "
-                            f"argument of type {e}; pass arrays as Tensors or make it "
-                            "hashable") from None
+            out = fast(args)
+        except GuardFailed as e:
+            return self._call(door, args, key, e.index)
+        self.hit()
+        if len(self.entries) > 1:
+            try:
+                self.entries.move_to_end(key)
+            except KeyError:  # another thread evicted it meanwhile
+                pass
+        return out
+
+    def _call(self, door: FrontDoor, args: tuple, key: tuple | None = None,
+              guard: int | None = None) -> Any:
+        """``call`` past its hot path. ``key``: the arguments' key when they are all
+        arrays or all Tensors (``traced_ints`` leaves those as they are); ``guard``:
+        the guard that failed in the key's first variant's ``fast``. A hit on a first
+        variant with a ``fast`` makes it the key's hot path."""
+        if key is None:
+            args = traced_ints(door.fn, args)  # (an int that only bounds a converted loop)
+            try:
+                key = call_key(args)
+            except UnhashableArgument as e:
+                raise TypeError(f"{door.how}: {def_line(door.fn)} got an unhashable static "
+                                f"argument of type {e}; pass arrays as Tensors or make it "
+                                "hashable") from None
+        else:
+            traced_ints(door.fn, args)  # (converts the function on its first call)
         variants = self.entries.get(key)
-        failed = None
-        if variants is not None:  # the hot path: a cache hit
-            for variant in variants:
+        failed = None if guard is None or not variants else (variants[0], guard)
+        if variants is not None:
+            for variant in variants if failed is None else variants[1:]:
                 traced = variant.traced  # (_run, inlined)
                 check = traced.check
                 if check is not None and not check(args):
@@ -271,9 +329,14 @@ class Cache:
                 except GuardFailed as e:
                     failed = (variant, e.index)
                     continue
-                with self.lock:  # (_hit, inlined; one key needs no reordering)
-                    self.info.hits += 1
-                    if len(self.entries) > 1:
+                self.hit()
+                fast = getattr(variant, "fast", None)
+                if fast is not None and variant is variants[0] and self.hot.get(key) is not fast:
+                    with self.lock:
+                        if key in self.entries:
+                            self.hot[key] = fast
+                if len(self.entries) > 1:
+                    with self.lock:
                         self._touch(key)
                 return out
         elif key in self.eager:
@@ -291,8 +354,8 @@ class Cache:
         return door.run(variant, args)
 
     def _hit(self, key: tuple) -> None:
+        self.hit()
         with self.lock:
-            self.info.hits += 1
             self._touch(key)
 
     def _touch(self, key: tuple) -> None:
@@ -346,13 +409,14 @@ class Cache:
     def _give_up(self, door: FrontDoor, args: tuple, key: tuple, traced: int,
                  guard: str) -> Any:
         """Warn, drop the key's variants and run it eagerly from now on."""
-        # stacklevel 5: _give_up, _miss, call, the front door's __call__, the user's line
+        # stacklevel 6: _give_up, _miss, _call, call, the front door's __call__, the user's line
         warnings.warn(f"{door.how}: {def_line(door.fn)} was traced {traced} times for the "
                       f"same argument types; the guard {guard} keeps failing. Falling back "
-                      "to eager execution for these arguments.", UserWarning, stacklevel=5)
+                      "to eager execution for these arguments.", UserWarning, stacklevel=6)
         with self.lock:
             self.eager.add(key)
             self.entries.pop(key, None)
+            self.hot.pop(key, None)
             self._resize()
         return self._fallback(door, args)
 
@@ -370,7 +434,16 @@ class Cache:
             self.entries.setdefault(key, []).append(variant)
             self.entries.move_to_end(key)
             while len(self.entries) > self.maxsize:
-                self.entries.popitem(last=False)
+                self.hot.pop(self.entries.popitem(last=False)[0], None)
+            if len(self.entries[key]) == 1 and getattr(variant, "fast", None) is not None:
+                self.hot[key] = variant.fast
+            self._resize()
+
+    def clear(self) -> None:
+        """Drop every variant (and the hot path to it)."""
+        with self.lock:
+            self.entries.clear()
+            self.hot.clear()
             self._resize()
 
     def _resize(self) -> None:

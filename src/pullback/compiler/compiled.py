@@ -27,7 +27,7 @@ from ..tensor import Tensor
 from . import anomaly, disk_cache, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
-from .doors import given_kind, ident, strip_values, tensor_data
+from .doors import fast_compile, given_kind, ident, strip_values, tensor_data
 from .jax_options import with_static
 from .lazy_arrays import env_for, finish, kinds_in, lazy_context
 from .trace import (
@@ -61,6 +61,7 @@ class Variant:
     given: str | None = None  # simple, and every argument an array (or Tensor): given_kind
     lazy: bool = False  # Dask's (or CuPy's) arrays among the arguments: its code runs on them
     env: dict = field(default_factory=dict)  # what its code names differently (env_for)
+    fast: Any = None  # the cache's hot path for this variant (doors.fast_compile)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -68,6 +69,10 @@ class Variant:
         saved = {v.id for v in self.split.residuals} if self.split is not None else set()
         # inputs the backward reads: their versions are checked like eager saved tensors
         self.checked = tuple(k for k, v in enumerate(tr.graph.inputs) if v.id in saved)
+        if self.given is not None and not (self.wrt or self.lazy or tr.captures or tr.generators
+                                           or self.returned or tr.cut is not None):
+            self.fast = fast_compile(self.forward.fn, tr.check, self.given == "tensors",
+                                     tr.out_tree, tr.n_outputs)
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))

@@ -27,10 +27,12 @@ from ..autograd import forward_ad
 from ..autograd.backward import grad as autograd_grad
 from ..ir.naming import sanitize
 from ..numpy_face import face_like, to_face
+from ..ops.table.quiet import INSIDE, THREAD, context
 from ..pytree import tree_leaves, tree_map
 from ..tensor import Tensor
+from .cache import CAPTURED, GuardFailed
 from .lazy_arrays import kind_of_array
-from .trace import Traced, is_traced_arg, proxy
+from .trace import Traced, is_traced_arg, proxy, unflatten
 
 
 class ArgnumsError(ValueError, RuntimeError):
@@ -229,3 +231,49 @@ def copy_back(given: tuple, copies: tuple) -> None:
             np.copyto(old, new)
 
 
+
+
+# ------------------------------------------------------------------- hot paths
+# A variant's ``fast(args)``: what ``Cache.call`` runs on a hit when every argument is an
+# array (or every one a Tensor) and the variant needs none of ``run``'s other cases.
+# Each is ``run`` for that case, with its decisions made once: the captured values'
+# check, the generated function in the quiet context (``quietly``, inlined: the
+# thread's context read in C), the results as ``run`` packages them.
+
+def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool,
+              scalars: tuple) -> Any:
+    """``GradFunction.run`` on arrays passed as they are, one value, gradients that
+    every one exists: ``tupled``, a tuple of them as ``argnums`` was a tuple (the value
+    an array, as ``_package`` makes it, and so the gradients at ``scalars``, the 0-d
+    ones, which generated code may return as numpy scalars; the others are arrays),
+    else the one gradient as it comes."""
+    def fast(args: tuple) -> Any:
+        if check is not None and not check(args):
+            raise GuardFailed(CAPTURED)
+        result = fn(*args, seed) if INSIDE.get() else \
+            (getattr(THREAD, "ctx", None) or context()).run(fn, *args, seed)
+        if not tupled:
+            return (result[0], result[1]) if with_value else result[1]
+        grads = result[1:]
+        if scalars:
+            grads = list(grads)
+            for k in scalars:
+                grads[k] = np.asarray(grads[k])
+            grads = tuple(grads)
+        return (np.asarray(result[0]), grads) if with_value else grads
+    return fast
+
+
+def fast_compile(fn: Any, check: Any, tensors: bool, out_tree: Any, n: int) -> Any:
+    """``CompiledFunction.run`` of a variant with no gradients, no captured tensors and
+    no returned argument, on arrays (or on Tensors: ``tensors``)."""
+    def fast(args: tuple) -> Any:
+        if check is not None and not check(args):
+            raise GuardFailed(CAPTURED)
+        data = map(tensor_data, args) if tensors else args
+        result = fn(*data) if INSIDE.get() else \
+            (getattr(THREAD, "ctx", None) or context()).run(fn, *data)
+        if out_tree is None:
+            return Tensor._make(np.asarray(result[0]))
+        return unflatten(out_tree, [Tensor._make(np.asarray(o)) for o in result[:n]])
+    return fast

@@ -32,6 +32,7 @@ from .doors import (
     check_argnums,
     check_target,
     data_of,
+    fast_grad,
     float_scalar,
     given_kind,
     grad_slots,
@@ -68,6 +69,8 @@ from .tracer import TraceError, def_line
 class GradVariant:
     """One specialization: the generated function and how to call and unpack it
     (``GradFunction.run`` calls it)."""
+
+    fast = None  # the cache's hot path for this variant (doors.fast_grad), after a run
 
     def __init__(self, traced: Traced, module: Any, nums: tuple, args: tuple) -> None:
         self.traced = traced
@@ -181,9 +184,12 @@ class GradFunction:
                    name=grad_of(None))
         seeds = [seed] + [None] * (len(g.outputs) - 1)
         name = ident(g.name) + "_value_and_grad"
-        door = ("value_and_grad", tuple(grad_slots(traced, nums)), bool(kinds_in(args)))
+        lazy = bool(kinds_in(args))
+        value = self.with_value or self.has_aux or lazy  # (pb.grad's value: not computed)
+        door = ("value_and_grad", tuple(grad_slots(traced, nums)), lazy, value)
         module = disk_cache.generated(g, door, name, guard_env(traced.guards) | env_for(args),
-                                      lambda: pipeline.value_and_grad_graph(g, wrt, seeds))
+                                      lambda: pipeline.value_and_grad_graph(g, wrt, seeds,
+                                                                            value))
         strip_values(g)
         return GradVariant(traced, module, nums, args)
 
@@ -208,11 +214,23 @@ class GradFunction:
         n = variant.traced.n_outputs
         if variant.missing is None:
             variant.missing = tuple(k for k, g in enumerate(result[n:]) if g is None)
+            variant.fast = self._fast(variant)
         grads = result[n:] if not variant.missing else _zeros_for_missing(variant, arrays,
                                                                            result[n:])
         if variant.plain and self._single:  # numpy in and out
             return (result[0], grads[0]) if self.with_value else grads[0]
         return self._package(variant, result[:n], grads)
+
+    def _fast(self, variant: GradVariant) -> Any:
+        """The variant's hot path (``Cache.call`` runs it on a hit), when it has one:
+        arrays in and out, passed as they are, every gradient reached, no draws."""
+        if not (variant.as_given and variant.flat and not variant.missing
+                and not variant.traced.generators) or self.has_aux:
+            return None
+        inputs = variant.traced.graph.inputs
+        scalars = tuple(k for k, s in enumerate(variant.grad_slots) if not inputs[s].shape)
+        return fast_grad(variant.module.fn, variant.seed, variant.traced.check,
+                         self.with_value, not (variant.plain and self._single), scalars)
 
     def _value_fn(self, *args: Any) -> Any:
         out = self.fn(*args)

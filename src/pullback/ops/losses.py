@@ -172,18 +172,43 @@ def _nll_backward_batch(op, inputs, batched, shape, ignore_index, reduction):
     return reshape_op(rows, shape=(size,) + tuple(shape))
 
 
+def _rows_case(weight, shape, target, ignore_index, reduction):
+    """Whether nll runs as ``rt.nll_rows`` (decided when traced, from shapes): (rows,
+    classes), no class weights, a mean or a sum, ``ignore_index`` no class."""
+    return weight is None and len(shape) == 2 and math.prod(target.shape) > 0 and \
+        reduction != "none" and not 0 <= ignore_index < shape[1]
+
+
+def _nll_template(e, a, lit):
+    logp, target, weight = e.inputs
+    p = e.params
+    if _rows_case(weight, logp.shape, target, p["ignore_index"], p["reduction"]):
+        return (f"rt.nll_rows({a[0]}, {a[1]}, ignore_index={lit(p['ignore_index'])}, "
+                f"reduction={lit(p['reduction'])})")
+    return (f"rt.nll_loss({a[0]}, {a[1]}, {a[2]}, ignore_index={lit(p['ignore_index'])}, "
+            f"reduction={lit(p['reduction'])})")
+
+
+def _nll_backward_template(e, a, lit):
+    _, target, weight = e.inputs
+    p = e.params
+    rest = (f"shape={lit(p['shape'])}, ignore_index={lit(p['ignore_index'])}, "
+            f"reduction={lit(p['reduction'])}")
+    if _rows_case(weight, p["shape"], target, p["ignore_index"], p["reduction"]):
+        return f"rt.nll_rows_backward({a[0]}, {a[1]}, {rest})"
+    return f"rt.nll_backward({a[0]}, {a[1]}, {a[2]}, {rest})"
+
+
 nll_loss_op = defop(
     "nll_loss", _nll, "NllLossBackward0", torch_args=("self", "target", "weight"),
-    uses=("target weight", "", ""), fresh=True, batch=_nll_batch,
-    template="rt.nll_loss({0}, {1}, {2}, ignore_index={ignore_index}, reduction={reduction})",
+    uses=("target weight", "", ""), fresh=True, batch=_nll_batch, template=_nll_template,
     vjp=(lambda g, out, logp, target, weight, ignore_index, reduction: nll_backward(
         g, target, weight, shape=logp.shape, ignore_index=ignore_index, reduction=reduction),
          None, None))
 nll_backward = defop(
     "nll_backward", _nll_backward, "NllLossBackwardBackward0", fresh=True,
     torch_args=("grad_output", "target", "weight"), uses=("target weight", "", ""),
-    template=("rt.nll_backward({0}, {1}, {2}, shape={shape}, ignore_index={ignore_index}, "
-              "reduction={reduction})"),
+    template=_nll_backward_template,
     vjp=(lambda g, out, grad, target, weight, shape, ignore_index, reduction: nll_loss_op(
         g, target, weight, ignore_index=ignore_index, reduction=reduction), None, None),
     batch=_nll_backward_batch)

@@ -31,7 +31,7 @@ from .kernels.incomplete_gamma_beta import (
     gammaincc,
 )
 from .kernels.normal import erfcx, log_ndtr, ndtri
-from .kernels.summation import sum_of
+from .kernels.summation import PAIRWISE_BLOCK, sum_of
 from .losses import _nll, _nll_backward, _picked
 from .reductions import fast_mean
 from .resampling import matrices, separable
@@ -53,7 +53,9 @@ def log_softmax(x, axis):
     if not x.size:
         return x.copy()
     s = x - x.max(axis=axis, keepdims=True)
-    s -= np.log(sum_of(np.exp(s), axis, keepdims=True))
+    e = np.exp(s)  # (a row of at most PAIRWISE_BLOCK: numpy's own sum, as sum_of's)
+    s -= np.log(e.sum(axis=axis, keepdims=True) if x.ndim and x.shape[axis] <= PAIRWISE_BLOCK
+                else sum_of(e, axis, keepdims=True))
     return s if s.flags.c_contiguous else np.ascontiguousarray(s)
 
 
@@ -62,20 +64,36 @@ def nll_loss(logp, target, weight, ignore_index, reduction):
     any other case (class weights, a target equal to ``ignore_index`` or negative, no
     reduction) as pullback's own nll_loss."""
     if weight is not None or logp.ndim != 2 or not target.size or reduction == "none" or \
-            0 <= ignore_index < logp.shape[1] or np.minimum.reduce(target) < 0:
+            0 <= ignore_index < logp.shape[1]:
         return _nll(logp, target, weight, ignore_index, reduction)
-    losses = -_picked(logp, target)  # (torch's error for a target past the classes)
+    return nll_rows(logp, target, ignore_index, reduction)
+
+
+def nll_rows(logp, target, ignore_index, reduction):
+    """nll_loss's common case, as the template finds it when traced: a (rows, classes)
+    ``logp``, no class weights, ``ignore_index`` no class, a mean or a sum. Only a
+    negative target (``ignore_index``'s, or out of range) takes the general path."""
+    if target[target.argmin()] < 0:  # (argmin: a third of np.min's time on a batch)
+        return _nll(logp, target, None, ignore_index, reduction)
+    picked = _picked(logp, target)  # (torch's error for a target past the classes)
     if reduction == "sum":
-        return losses.sum()
-    return losses.sum() / target.size if logp.dtype.itemsize >= 4 else np.mean(losses)
+        return -picked.sum()
+    return -picked.sum() / target.size if logp.dtype.itemsize >= 4 else np.mean(-picked)
 
 
 def nll_backward(g, target, weight, shape, ignore_index, reduction):
     """nll_loss's gradient: -g (over the rows, for a mean) at each row's target, zeros
     elsewhere (any other case as nll_loss's)."""
     if weight is not None or len(shape) != 2 or not target.size or reduction == "none" or \
-            0 <= ignore_index < shape[1] or np.minimum.reduce(target) < 0:
+            0 <= ignore_index < shape[1]:
         return _nll_backward(g, target, weight, shape, ignore_index, reduction)
+    return nll_rows_backward(g, target, shape, ignore_index, reduction)
+
+
+def nll_rows_backward(g, target, shape, ignore_index, reduction):
+    """nll_rows's gradient (its case decided when traced, a negative target excepted)."""
+    if target[target.argmin()] < 0:
+        return _nll_backward(g, target, None, shape, ignore_index, reduction)
     out = np.zeros(shape, np.result_type(g))
     out[np.arange(target.size), target] = -g / target.size if reduction == "mean" else -g
     return out
@@ -83,7 +101,7 @@ def nll_backward(g, target, weight, shape, ignore_index, reduction):
 
 __all__ = ["softmax", "log_softmax", "nll_loss", "nll_backward", "erf", "erfc", "erfinv",
            "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
-           "k1", "k1e", "erfcx", "log_ndtr", "ndtri"]
+           "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward"]
 
 
 # ------------------------------------------------------------ reductions and ordering

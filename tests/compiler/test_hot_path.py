@@ -1,0 +1,95 @@
+"""The cache's hot path (a hit on all-array or all-Tensor arguments runs the variant's
+``fast``) and nll's trace-time common case (``rt.nll_rows``): the same results, errors
+and counts as the general paths."""
+
+import numpy as np
+import pytest
+
+import pullback as pb
+import pullback.nn.functional as F
+
+RNG = np.random.default_rng(0)
+LOGITS = RNG.standard_normal((6, 4)).astype(np.float32)
+
+
+def ce(z, y):
+    return F.cross_entropy(pb.as_tensor(z), pb.as_tensor(y))
+
+
+def eager_ce_grad(z, y):
+    t = pb.tensor(z, requires_grad=True)
+    F.cross_entropy(t, pb.tensor(y)).backward()
+    return t.grad.numpy()
+
+
+@pytest.mark.parametrize("target", [[0, 1, 2, 3, 0, 1], [0, -100, 2, -100, 0, 1],
+                                    [-100] * 6])
+def test_nll_rows_matches_eager_with_ignored_targets(target):
+    y = np.array(target)
+    vg = pb.value_and_grad(ce)
+    for _ in range(2):  # traced, then a hit
+        value, grad = vg(LOGITS, y)
+        np.testing.assert_allclose(grad, eager_ce_grad(LOGITS, y), rtol=1e-6, atol=1e-7)
+        want = float(F.cross_entropy(pb.tensor(LOGITS), pb.tensor(y)))
+        np.testing.assert_allclose(float(value), want, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("bad", [4, -1])
+def test_nll_rows_keeps_torchs_error_for_a_target_out_of_range(bad):
+    vg = pb.value_and_grad(ce)
+    vg(LOGITS, np.zeros(6, np.int64))
+    y = np.zeros(6, np.int64)
+    y[3] = bad
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+        vg(LOGITS, y)
+
+
+def test_a_guard_failing_on_the_hot_path_runs_the_next_variant():
+    def f(x):
+        return (x * 2).sum() if float(x.sum()) > 0 else (x * 3).sum()
+    g = pb.value_and_grad(f)
+    up, down = np.ones(3), -np.ones(3)
+    for x, slope in [(up, 2), (down, 3), (up, 2), (down, 3), (down, 3)]:
+        value, grad = g(x)
+        assert float(value) == slope * x.sum() and np.all(grad == slope)
+    info = g.cache.info
+    assert (info.misses, info.hits, info.size) == (2, 3, 2) and len(g.cache.hot) == 1
+
+
+def test_gradients_of_every_argument_are_arrays_0d_ones_too():
+    vg = pb.value_and_grad(lambda a, s: (a * s).sum(), argnums=(0, 1))
+    for _ in range(2):
+        value, (ga, gs) = vg(np.arange(3.0), np.asarray(2.0))
+        assert type(value) is np.ndarray and type(ga) is np.ndarray and type(gs) is np.ndarray
+        assert gs.shape == () and float(gs) == 3.0
+
+
+def test_evicted_keys_leave_the_hot_path():
+    cf = pb.compile(lambda x: x * 2, maxsize=1)
+    for n in (1, 2, 1, 2, 2):
+        out = cf(np.ones(n))
+        assert type(out) is pb.Tensor and out.shape == (n,)
+    cache = cf.cache
+    assert set(cache.hot) <= set(cache.entries) and cache.info.hits == 1
+
+
+def test_compile_on_tensors_hits_return_tensors_of_the_outputs():
+    cf = pb.compile(lambda x, y: (x + y, (x * y).sum()))
+    a, b = pb.ones(3), pb.full((3,), 2.0)
+    for _ in range(3):
+        s, p = cf(a, b)
+        assert s.tolist() == [3.0, 3.0, 3.0] and float(p) == 6.0
+    assert cf.cache.info.hits == 2 and len(cf.cache.hot) == 1
+
+
+def test_grad_computes_no_value_and_the_disk_cache_keeps_the_two_apart(tmp_path):
+    def f(x):
+        return (x * 2.0).sum()
+    x = np.arange(3.0)
+    with pb.config.override(cache_dir=str(tmp_path / "cache")):
+        g, vg = pb.grad(f), pb.value_and_grad(f)
+        assert g(x).tolist() == [2.0, 2.0, 2.0]
+        value, grad = vg(x)
+        assert float(value) == 6.0 and grad.tolist() == [2.0, 2.0, 2.0]
+    assert "return None, g_x" in g.cache.variants()[0].module.source
+    assert "return None" not in vg.cache.variants()[0].module.source
