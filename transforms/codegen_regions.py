@@ -98,12 +98,14 @@ class _Facts:
     """What the loops' code needs to know of the whole function (found once per
     generated function): the values only loops walk (read a step at a time, never
     whole: a list of the steps' arrays serves them as well as one stacked array), how
-    many times each value is read, and the equation making each."""
+    many times each value is read, the equation making each, and the graphs (of the
+    function's regions) each value is made or read in."""
 
     def __init__(self, graph: Graph, guards: dict) -> None:
         walked: set = set()
         self.uses: dict = {}
         self.made: dict = {}
+        self.graphs_of = _graphs_of(graph)
         whole = [v for v in graph.outputs if type(v) is Var]
         returned = list(whole)
         for e in every_eqn(graph):
@@ -122,6 +124,27 @@ class _Facts:
         self.returned = {v.id for v in returned} | set(guards)
         self.read_whole = {v.id for v in whole} | self.returned
         self.walked_only = walked - self.read_whole
+
+
+def _graphs_of(graph: Graph) -> dict:
+    """Value id -> the ids of the graphs (the function's and its regions') that make or
+    read it. A reverse body that runs its forward again (``remat``) holds the forward
+    body's own values."""
+    found: dict = {}
+    stack, seen = [graph], set()
+    while stack:
+        g = stack.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        for v in g.inputs:
+            found.setdefault(v.id, set()).add(id(g))
+        for e in g.eqns:
+            for v in e.inputs + e.outs:
+                if type(v) is Var:
+                    found.setdefault(v.id, set()).add(id(g))
+            stack += _graphs(e)
+    return found
 
 
 def _facts(em: Any) -> _Facts:
@@ -189,11 +212,19 @@ def _carry_names(em: Any, body: Any, b_carry: tuple) -> list:
                 or old.id in ends or any(o is old for o in news):
             continue
         later = body.eqns[made[new.id] + 1:]
-        if not any(a is old for q in later for a in q.inputs):
+        if not any(a is old for q in later for a in q.inputs) \
+                and not _both_elsewhere(em, body, new, old):
             if old.id not in em.names and new.name:  # (the new value's name reads better:
                 em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
             em.names[new.id] = em.name(old)
     return [em.literal(o) for o in news]
+
+
+def _both_elsewhere(em: Any, body: Graph, new: Var, old: Var) -> bool:
+    """Whether another graph of the function holds both values (a reverse body running
+    the step again, ``remat``): one name for both would lose the old value there."""
+    graphs = _facts(em).graphs_of
+    return bool((graphs.get(new.id, set()) & graphs.get(old.id, set())) - {id(body)})
 
 
 def _next_carries(em: Any, news: list, b_carry: tuple) -> list[str]:

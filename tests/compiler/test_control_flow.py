@@ -251,6 +251,25 @@ def test_scan_remat_keeps_a_carry_per_block_and_the_same_gradient(reverse) -> No
     assert saved[2] == 57 * 3 * 8 + 2 * 3 * 8
 
 
+@pytest.mark.parametrize("remat", [True, 3])
+def test_scan_remat_through_grad_reads_the_carry_each_step_started_from(remat) -> None:
+    """The reverse of a ``remat`` block runs the step again: the step's new carry and
+    the carry it started from are both live there (the gradient of ``h * w`` reads the
+    old ``h``). pb.grad's code once gave them one name: a wrong gradient, silently."""
+    xs = np.linspace(-1, 1, 16).reshape(8, 2)
+
+    def loss(w, remat):
+        h, hs = pb.scan(lambda h, x: (np.tanh(h * w + x), h), np.zeros(2), xs,
+                        remat=remat)
+        return hs.sum() + (h * h).sum()
+
+    want = fd(lambda w: loss(w, False), np.asarray(0.5))
+    np.testing.assert_allclose(pb.grad(loss)(0.5, remat), want, rtol=1e-7)
+    np.testing.assert_allclose(pb.value_and_grad(loss)(0.5, remat)[1], want, rtol=1e-7)
+    np.testing.assert_allclose(pb.grad(loss)(0.5, remat), pb.grad(loss)(0.5, False),
+                               rtol=1e-12)
+
+
 def test_scan_in_a_compiled_module() -> None:
     """A module whose forward is a scan, compiled: one trace, the module's parameters
     read inside the body, its gradients those of eager mode."""
