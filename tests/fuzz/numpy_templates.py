@@ -324,7 +324,8 @@ def loop_scan(d: Draw) -> Term:
         init = "(x * 0.5, x + 1.0)"
     xs = f"np.stack([x, {d.u('x')}, x * {d.c()}])"
     pre = "import pullback as pb\n" + step
-    body = (f"c{k}, ys{k} = pb.scan(step{k}, {init}, {xs}, reverse={rev})",)
+    remat = d.pick("False", "False", "True", "2")  # (blocks of 2 over 3 steps: one left)
+    body = (f"c{k}, ys{k} = pb.scan(step{k}, {init}, {xs}, reverse={rev}, remat={remat})",)
     out = f"np.sum(ys{k}) + np.sum(c{k}[0] if isinstance(c{k}, tuple) else c{k})"
     return Term("loops", pre, body, out)
 
