@@ -5,7 +5,7 @@ vector and back, as torch.nn.utils has them.
 >>> m = pb.nn.Linear(2, 1)
 >>> v = pb.nn.utils.parameters_to_vector(m.parameters())
 >>> v.shape
-pullback.Size([3])
+(3,)
 >>> pb.nn.utils.vector_to_parameters(pb.zeros(3), m.parameters())
 >>> float(m.weight.abs().sum() + m.bias.abs().sum())
 0.0
