@@ -8,7 +8,9 @@ iterations: pb.grad differentiates it by walking the iterations back (which JAX'
 while_loop cannot), traces once for every M and e, and its generated code holds a
 Python while loop. The gradients are checked against the implicit function theorem,
 dE/dM = 1 / (1 - e cos E) and dE/de = sin E / (1 - e cos E), and against central
-differences.
+differences. The same solver written as a plain Python ``while`` loop over numpy
+(no pullback in it) is converted by the compiler's source pass into the same region:
+the same gradients, one trace.
 
     python samples/kepler_solver.py
 """
@@ -33,6 +35,15 @@ def eccentric_anomaly(mean_anomaly, e):
     return E
 
 
+def eccentric_anomaly_plain(mean_anomaly, e):
+    """The same iteration as a plain while loop: numpy only."""
+    E, step = mean_anomaly, np.ones_like(mean_anomaly)
+    while np.abs(step).max() > 1e-13:
+        step = (E - e * np.sin(E) - mean_anomaly) / (1 - e * np.cos(E))
+        E = E - step
+    return E
+
+
 def main() -> None:
     grad = pb.grad(eccentric_anomaly, argnums=(0, 1))
     worst = 0.0
@@ -51,6 +62,13 @@ def main() -> None:
           "and walks the iterations back:", "range(len(" in source)
     batch = pb.grad(lambda M: eccentric_anomaly(M, 0.6).sum())(np.linspace(0.1, 6.0, 5))
     print("a batch of orbits at once:", np.round(batch, 4))
+
+    plain = pb.grad(eccentric_anomaly_plain, argnums=(0, 1))
+    cases = [(0.3, 0.1), (1.2, 0.5), (2.5, 0.9), (5.9, 0.97)]
+    apart = max(abs(a - b) for M, e in cases for a, b in zip(plain(M, e), grad(M, e)))
+    print(f"the plain while loop: gradients {apart:.1e} from pb.while_loop's, "
+          f"traced once: {plain.cache.info.misses == 1}, generated code loops: "
+          f"{'while True:' in pb.compiler.inspect(plain, 1.0, 0.5).forward}")
 
 
 if __name__ == "__main__":

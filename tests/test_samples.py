@@ -265,7 +265,8 @@ TRAINING: dict[str, tuple[list[str], list[str]]] = {
         "largest difference from the implicit function theorem: ",
         "traced once for every M and e: True",
         "the generated code loops: True and walks the iterations back: True",
-        "a batch of orbits at once: [2.3917 0.7692 0.6254 0.7308 1.9239]"]),
+        "a batch of orbits at once: [2.3917 0.7692 0.6254 0.7308 1.9239]",
+        "the plain while loop: gradients ", "traced once: True, generated code loops: True"]),
     "dp_sgd.py": (["--epochs", "2"], [
         "per-sample gradients: w1 (128, 64, 32), b2 (128, 10); example 5 equals pb.grad on "
         "it alone: True", "epoch  2   test accuracy ", "after 2 epochs of DP-SGD",
@@ -391,6 +392,8 @@ def test_kepler_solver_sample_agrees_with_the_implicit_function_theorem():
     assert proc.returncode == 0, proc.stderr
     error = re.search(r"implicit function theorem: (\S+)", proc.stdout).group(1)
     assert float(error) < 1e-8, proc.stdout
+    apart = re.search(r"the plain while loop: gradients (\S+) from", proc.stdout).group(1)
+    assert float(apart) < 1e-12, proc.stdout
 
 
 def test_fixed_point_sample_checks_its_gradient_and_learns():
