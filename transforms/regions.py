@@ -105,11 +105,15 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
     loop recomputes what the body computed, ``checkpointed``)."""
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
+    given = length
     if length is None:  # as long as the arrays it walks (a while loop's reverse)
         length = len(xs[0])
     if length == 0:
         stacked = body.outputs[n_carry:] + body.inputs[:n_carry]
         return tuple(carries) + tuple(np.empty((0,) + v.shape, v.dtype) for v in stacked)
+    whole = _loop_runner(arrays, body, length, given, n_carry, n_xs, reverse)
+    if whole is not None:
+        return tuple(whole(*carries, *xs, *consts))
     ys: list = []
     saved: list = []
     step = runner(body)
@@ -123,6 +127,45 @@ def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
         saved.reverse()
     return tuple(carries) + tuple(np.stack(s) for s in zip(*ys)) + tuple(
         np.stack(s) for s in zip(*saved))
+
+
+#: from this many steps a scan's forward on arrays runs as one generated function, its
+#: ``for`` loop with the body once (the generated forward's own loop), instead of a call
+#: of the body's function per step: a long loop traced for the compiler runs once at
+#: trace time, at the cost of a compiled function per body (even at about 64 steps)
+WHOLE_LOOP_FROM = 100
+_LOOPS: dict[tuple, tuple] = {}  # (id(body), length, ...) -> (body, its loop function)
+
+
+def _loop_runner(arrays: tuple, body: Graph, length: int, given: int | None, n_carry: int,
+                 n_xs: int, reverse: bool) -> Any:
+    """The whole scan over ``arrays`` as one generated function returning all its
+    outputs (the saved carries too), or None: a short loop, no code generator, or
+    arrays whose types are not the body's (the per-step loop takes them as they are).
+    ``given``: the scan's own ``length`` (None: the function reads it from the arrays
+    it walks, so that one function serves every trip count of a while loop's reverse)."""
+    if length < WHOLE_LOOP_FROM or not _COMPILE:
+        return None
+    lead = [()] * n_carry + [(length,)] * n_xs + [()] * (len(arrays) - n_carry - n_xs)
+    types = tuple((np.shape(a), np.result_type(a)) for a in arrays)
+    if any(t != (pre + v.shape, np.dtype(v.dtype))
+           for t, pre, v in zip(types, lead, body.inputs)):
+        return None
+    key = (id(body), given, n_carry, n_xs, reverse)
+    hit = _LOOPS.get(key)
+    if hit is not None and hit[0] is body:
+        return hit[1]
+    ins = [Var(shape, dtype, np.broadcast_to(np.zeros((), dtype), shape), name=v.name)
+           for (shape, dtype), v in zip(types, body.inputs)]
+    with Builder() as b:  # (a builder records the scan without running it)
+        outs = scan_op(*ins, body=body, length=given, n_carry=n_carry, n_xs=n_xs,
+                       reverse=reverse)
+    fn = _COMPILE[0](Graph(ins, b.eqns, list(outs), b.consts, name=body.name + "_loop"))
+    with _REVERSE_LOCK:
+        if len(_LOOPS) > 256:
+            _LOOPS.clear()
+        _LOOPS[key] = (body, fn)
+    return fn
 
 
 class _Memo(threading.local):
