@@ -34,7 +34,7 @@ from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
-from . import source
+from . import disk_cache, source
 from .cache import cache_for, check_captures, guard_env
 from .conversions import functional
 from .doors import (
@@ -158,10 +158,10 @@ class JVPProgram:
         name = ident(g.name) + ("_linearized" if self.linear else "_jvp")
         env, lazy = env_for(args), bool(kinds_in(args))
         if not self.linear:
-            joint = pipeline.jvp_program(g, wrt, tans, n_value)
-            module = pipeline.codegen(joint, name, guard_env(traced.guards) | env,
-                                      naming.TANGENT_OF)
-            strip_values(joint)
+            module, _ = disk_cache.generated_with(
+                g, ("jvp", tuple(slots), n_value, lazy), name, guard_env(traced.guards) | env,
+                lambda: (pipeline.jvp_program(g, wrt, tans, n_value), None),
+                block=naming.TANGENT_OF)
             strip_values(g)
             return JVPVariant(traced, module, slots, n_value, value_tree, lazy=lazy)
         joint = pipeline.jvp_graph(g, wrt, tans, n_value)
