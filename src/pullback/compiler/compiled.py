@@ -53,7 +53,7 @@ class Variant:
     traced: Traced
     wrt: list  # graph-input positions that get gradients
     forward: Any  # codegen Module: inputs -> outputs (+ residuals when grad is needed)
-    adjoint: Any = None  # Adjoint (the joint graph and its split) when grad is needed
+    adjoint: Any = None  # Joint (the joint graph and its split) when grad is needed
     backwards: dict = field(default_factory=dict)  # (needs, present) -> Module
     simple: bool = False  # every call argument is a traced top-level value, in order
     returned: tuple | None = None  # see returned_slots; None: the outputs, in order
@@ -170,43 +170,38 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
         strip_values(g)
         return Variant(traced, [], mod, simple=simple, returned=returned, given=given,
                        lazy=lazy, env=env)
-    adjoint = Adjoint(g, wrt)
-    fwd, meta = disk_cache.generated_with(
-        g, ("compile forward", lazy, tuple(wrt)), name + "_forward",
-        guard_env(traced.guards) | env, adjoint.forward, adjoint.canon)
-    adjoint.residuals = meta["residuals"]  # (g keeps its values until the split is made)
+    adjoint = Joint(g, _joint_of(g, wrt))  # (g keeps its values until the split is made)
+    fwd, meta = adjoint.generate_forward(("compile forward", lazy, tuple(wrt)),
+                                         name + "_forward", guard_env(traced.guards) | env)
     return Variant(traced, wrt, fwd, adjoint, simple=simple, returned=returned,
                    tracked=tracked, given=given, lazy=lazy, env=env,
                    checked=tuple(meta["checked"]))
 
 
-class Adjoint:
-    """A traced graph's joint forward-and-backward graph and its split into the forward
-    and backward (``pipeline.Split``), made when first needed: a forward read from the
-    persistent cache (``disk_cache``) needs them only when a backward's code is not
-    there too, or for ``create_graph`` (the graph keeps its trace-time values, which the
-    adjoint reads, until then)."""
+class Joint:
+    """A traced graph's joint graph (``make()``: forward and backward, or forward and
+    tangents) and its split into the two (``pipeline.Split``), made when first needed:
+    code read from the persistent cache (``disk_cache``) needs them only when some
+    other code of the graph's is not there too, or for ``create_graph`` (the graph
+    keeps its trace-time values, which the passes read, until then)."""
 
-    def __init__(self, graph: Any, wrt: list) -> None:
+    def __init__(self, graph: Any, make: Callable[[], Any]) -> None:
         self.graph = graph
-        self.wrt = wrt
+        self.make = make
         # (the keys of the code generated later: taken before the passes rename values)
         self.canon = disk_cache.canonical_text(graph) if config.cache_dir else None
         self.residuals: list | None = None  # the forward's residuals' names (from disk)
 
     @functools.cached_property
     def joint(self) -> Any:
-        g = self.graph
-        seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
-                 if v.dtype.kind in "fc" else None for v in g.outputs]
-        return pipeline.joint_graph(g, [g.inputs[k] for k in self.wrt], seeds)
+        return self.make()
 
     @functools.cached_property
     def split(self) -> Any:
         g = self.graph
         sp = pipeline.split_joint(self.joint, len(g.inputs), len(g.outputs))
         strip_values(self.joint)
-        strip_values(g)  # (the adjoint reads the trace-time values: kept until now)
+        strip_values(g)
         names = [v.name for v in sp.residuals]
         if self.residuals is not None and names != self.residuals:
             raise RuntimeError(  # (the passes are deterministic: a bug if it happens)
@@ -216,12 +211,27 @@ class Adjoint:
         return sp
 
     def forward(self) -> tuple:
-        """The forward graph to generate and what the variant needs beside its code:
+        """The forward graph to generate and what a variant needs beside its code:
         which inputs the backward reads, and the residuals' names."""
         sp = self.split
         saved = {v.id for v in sp.residuals}
         checked = [k for k, v in enumerate(self.graph.inputs) if v.id in saved]
         return sp.forward, {"checked": checked, "residuals": [v.name for v in sp.residuals]}
+
+    def generate_forward(self, door: tuple, name: str, env: dict) -> tuple:
+        """The forward's Module (from disk or generated) and its ``forward()`` data."""
+        module, meta = disk_cache.generated_with(self.graph, door, name, env, self.forward,
+                                                 self.canon)
+        self.residuals = meta["residuals"]
+        return module, meta
+
+
+def _joint_of(g: Any, wrt: list) -> Callable[[], Any]:
+    def make() -> Any:
+        seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
+                 if v.dtype.kind in "fc" else None for v in g.outputs]
+        return pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
+    return make
 
 
 class CompiledNode(Node):
