@@ -6,6 +6,10 @@ the cache saves is what comes after: the passes, code generation and ``compile``
 source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
+Every door that generates code comes here (``generated``, or ``generated_with`` for
+one that needs more than the module: a batched graph's output flags, the values a
+forward saves); the joint graph a forward and its backward are split from is made
+only when some of their code is not on disk (``compiled.Joint``).
 
 A cache entry is the generated source under one line of JSON that names the constants
 its code reads, each as where to find it in the new trace (never a value read from
