@@ -24,16 +24,22 @@ import pullback.nn.functional as F
 from pullback.transforms import codegen, pipeline
 
 spent = {"passes": 0.0, "codegen": 0.0}
+inside = []  # (a pass calling another is timed once)
 def timed(name, module, attr):
     real = getattr(module, attr)
     def wrapper(*args, **kwargs):
+        if inside:
+            return real(*args, **kwargs)
+        inside.append(attr)
         t0 = time.perf_counter()
         try:
             return real(*args, **kwargs)
         finally:
             spent[name] += time.perf_counter() - t0
+            inside.pop()
     setattr(module, attr, wrapper)
-timed("passes", pipeline, "value_and_grad_graph")
+for attr in ("value_and_grad_graph", "joint_graph", "split_joint", "backward_for"):
+    timed("passes", pipeline, attr)
 timed("codegen", codegen, "generate")
 
 def mlp(params, x, y):
@@ -57,6 +63,16 @@ if which == "mlp":
 elif which == "rnn":
     f, args = rnn, ([rng.standard_normal(s) * 0.1 for s in [(16, 64), (64, 64), (64,)]],
                     rng.standard_normal((50, 32, 16)), np.zeros((32, 64)))
+elif which == "train":  # pb.compile(Module): a training step's forward and backward
+    pb.manual_seed(0)
+    net = pb.compile(pb.nn.Sequential(pb.nn.Linear(64, 32), pb.nn.Tanh(),
+                                      pb.nn.Linear(32, 10)))
+    x = pb.tensor(rng.standard_normal((32, 64)), dtype=pb.float32)
+    y = pb.tensor(rng.integers(0, 10, 32))
+    t0 = time.perf_counter()
+    F.cross_entropy(net(x), y).backward()
+    print(json.dumps({"first": time.perf_counter() - t0, **spent}))
+    sys.exit()
 else:  # a chain with no source file: traced unrolled, 3 equations per step
     namespace = {"pb": pb}
     exec(compile(CHAIN.format(n=int(which)), "<chain>", "exec"), namespace)
@@ -67,6 +83,7 @@ print(json.dumps({"first": time.perf_counter() - t0, **spent}))
 '''
 
 ROWS = {"mlp": "MLP b32 64-32-10, value_and_grad",
+        "train": "MLP b32 64-32-10 module, pb.compile, forward + backward",
         "rnn": "tanh RNN b32 h64, 50 steps (a converted loop)",
         "166": "chain of 500 equations, unrolled",
         "1666": "chain of 5,000 equations, unrolled"}

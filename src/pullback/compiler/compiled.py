@@ -23,6 +23,7 @@ from ..ir import Var, evaluate, grad_of
 from ..numpy_face import to_tensor_face
 from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
+from ..settings import config
 from ..tensor import Tensor
 from . import anomaly, disk_cache, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
@@ -52,8 +53,7 @@ class Variant:
     traced: Traced
     wrt: list  # graph-input positions that get gradients
     forward: Any  # codegen Module: inputs -> outputs (+ residuals when grad is needed)
-    split: Any = None  # pipeline.Split when gradients are needed
-    joint: Any = None
+    adjoint: Any = None  # Joint (the joint graph and its split) when grad is needed
     backwards: dict = field(default_factory=dict)  # (needs, present) -> Module
     simple: bool = False  # every call argument is a traced top-level value, in order
     returned: tuple | None = None  # see returned_slots; None: the outputs, in order
@@ -62,25 +62,37 @@ class Variant:
     lazy: bool = False  # Dask's (or CuPy's) arrays among the arguments: its code runs on them
     env: dict = field(default_factory=dict)  # what its code names differently (env_for)
     fast: Any = None  # the cache's hot path for this variant (doors.fast_compile)
+    # inputs the backward reads: their versions are checked like eager saved tensors
+    checked: tuple = ()
 
     def __post_init__(self) -> None:
         tr = self.traced
         self.wrt_set = frozenset(self.wrt)
-        saved = {v.id for v in self.split.residuals} if self.split is not None else set()
-        # inputs the backward reads: their versions are checked like eager saved tensors
-        self.checked = tuple(k for k, v in enumerate(tr.graph.inputs) if v.id in saved)
         if self.given is not None and not (self.wrt or self.lazy or tr.captures or tr.generators
                                            or self.returned or tr.cut is not None):
             self.fast = fast_compile(self.forward.fn, tr.check, self.given == "tensors",
                                      tr.out_tree, tr.n_outputs)
 
+    @property
+    def split(self) -> Any:
+        """The pipeline.Split (None without gradients), made when first needed."""
+        return None if self.adjoint is None else self.adjoint.split
+
+    @property
+    def joint(self) -> Any:
+        return None if self.adjoint is None else self.adjoint.joint
+
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
         if mod is None:  # generated on the first backward (a range of its own when profiled)
             name = ident(self.traced.graph.name) + "_backward"
+            door = ("compile backward", self.lazy, tuple(self.wrt), needs, present)
             with profiler.Range(f"pb.compile: codegen {name}"), lazy_context(self.lazy):
-                g = pipeline.backward_for(self.split.backward, needs, present)
-                mod = self.backwards[needs, present] = pipeline.codegen(g, name, self.env)
+                mod, _ = disk_cache.generated_with(
+                    self.traced.graph, door, name, self.env,
+                    lambda: (pipeline.backward_for(self.split.backward, needs, present),
+                             None), self.adjoint.canon)
+            self.backwards[needs, present] = mod
         return mod
 
 
@@ -93,16 +105,20 @@ class Variant:
         key = ("batched", size, seed)
         found = self.backwards.get(key)
         if found is None:
-            joint, n_in = self.joint, len(self.traced.graph.inputs)
-            values = list(inputs) + [
-                np.zeros(((size,) if k == seed else ()) + v.shape, v.dtype)
-                for k, v in enumerate(joint.inputs[n_in:])]
-            flags = [k == n_in + seed for k in range(len(joint.inputs))]
-            g, out_flags = pipeline.vmapped(joint, values, flags, size)
             name = ident(self.traced.graph.name) + "_jacobian_rows"
-            found = self.backwards[key] = (pipeline.codegen(g, name), out_flags)
-            strip_values(g)
+            door = ("compile jacobian rows", tuple(self.wrt), size, seed)
+            found = self.backwards[key] = disk_cache.generated_with(
+                self.traced.graph, door, name, {},
+                lambda: self._batched_graph(size, seed, inputs), self.adjoint.canon)
         return found
+
+    def _batched_graph(self, size: int, seed: int, inputs: list) -> tuple:
+        joint, n_in = self.joint, len(self.traced.graph.inputs)
+        values = list(inputs) + [
+            np.zeros(((size,) if k == seed else ()) + v.shape, v.dtype)
+            for k, v in enumerate(joint.inputs[n_in:])]
+        flags = [k == n_in + seed for k in range(len(joint.inputs))]
+        return pipeline.vmapped(joint, values, flags, size)
 
 
 def returned_slots(traced: Traced) -> tuple | None:
@@ -154,15 +170,68 @@ def build_variant(fn: Callable, args: tuple, how: str = "compile",
         strip_values(g)
         return Variant(traced, [], mod, simple=simple, returned=returned, given=given,
                        lazy=lazy, env=env)
-    seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
-             if v.dtype.kind in "fc" else None for v in g.outputs]
-    joint = pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
-    sp = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
-    fwd = pipeline.codegen(sp.forward, name + "_forward", guard_env(traced.guards) | env)
-    strip_values(joint)
-    strip_values(g)
-    return Variant(traced, wrt, fwd, sp, joint, simple=simple, returned=returned,
-                   tracked=tracked, given=given, lazy=lazy, env=env)
+    adjoint = Joint(g, _joint_of(g, wrt))  # (g keeps its values until the split is made)
+    fwd, meta = adjoint.generate_forward(("compile forward", lazy, tuple(wrt)),
+                                         name + "_forward", guard_env(traced.guards) | env)
+    return Variant(traced, wrt, fwd, adjoint, simple=simple, returned=returned,
+                   tracked=tracked, given=given, lazy=lazy, env=env,
+                   checked=tuple(meta["checked"]))
+
+
+class Joint:
+    """A traced graph's joint graph (``make()``: forward and backward, or forward and
+    tangents) and its split into the two (``pipeline.Split``), made when first needed:
+    code read from the persistent cache (``disk_cache``) needs them only when some
+    other code of the graph's is not there too, or for ``create_graph`` (the graph
+    keeps its trace-time values, which the passes read, until then)."""
+
+    def __init__(self, graph: Any, make: Callable[[], Any]) -> None:
+        self.graph = graph
+        self.make = make
+        # (the keys of the code generated later: taken before the passes rename values)
+        self.canon = disk_cache.canonical_text(graph) if config.cache_dir else None
+        self.residuals: list | None = None  # the forward's residuals' names (from disk)
+
+    @functools.cached_property
+    def joint(self) -> Any:
+        return self.make()
+
+    @functools.cached_property
+    def split(self) -> Any:
+        g = self.graph
+        sp = pipeline.split_joint(self.joint, len(g.inputs), len(g.outputs))
+        strip_values(self.joint)
+        strip_values(g)
+        names = [v.name for v in sp.residuals]
+        if self.residuals is not None and names != self.residuals:
+            raise RuntimeError(  # (the passes are deterministic: a bug if it happens)
+                "pullback: the forward read from the persistent cache saves other values "
+                f"({self.residuals}) than its backward reads ({names}); clear "
+                f"{config.cache_dir!r} and report it")
+        return sp
+
+    def forward(self) -> tuple:
+        """The forward graph to generate and what a variant needs beside its code:
+        which inputs the backward reads, and the residuals' names."""
+        sp = self.split
+        saved = {v.id for v in sp.residuals}
+        checked = [k for k, v in enumerate(self.graph.inputs) if v.id in saved]
+        return sp.forward, {"checked": checked, "residuals": [v.name for v in sp.residuals]}
+
+    def generate_forward(self, door: tuple, name: str, env: dict) -> tuple:
+        """The forward's Module (from disk or generated) and its ``forward()`` data."""
+        module, meta = disk_cache.generated_with(self.graph, door, name, env, self.forward,
+                                                 self.canon)
+        self.residuals = meta["residuals"]
+        return module, meta
+
+
+def _joint_of(g: Any, wrt: list) -> Callable[[], Any]:
+    def make() -> Any:
+        seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
+                 if v.dtype.kind in "fc" else None for v in g.outputs]
+        return pipeline.joint_graph(g, [g.inputs[k] for k in wrt], seeds)
+    return make
 
 
 class CompiledNode(Node):

@@ -6,6 +6,10 @@ the cache saves is what comes after: the passes, code generation and ``compile``
 source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
+Every door that generates code comes here (``generated``, or ``generated_with`` for
+one that needs more than the module: a batched graph's output flags, the values a
+forward saves); the joint graph a forward and its backward are split from is made
+only when some of their code is not on disk (``compiled.Joint``).
 
 A cache entry is the generated source under one line of JSON that names the constants
 its code reads, each as where to find it in the new trace (never a value read from
@@ -50,17 +54,24 @@ _SMALL_ARRAY = 64  # elements: a constant the passes made this small is written 
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
 
 
-def key_of(graph: Graph, door: tuple) -> str:
+def key_of(graph: Graph, door: tuple, canon: str | None = None) -> str:
     """The hash naming ``graph``'s generated code, for a front door's settings ``door``
-    (a tuple of plain values): the graph printed canonically with its source lines, the
-    setting codegen reads, the versions."""
+    (a tuple of plain values): the graph printed canonically with its source lines
+    (``canon``, when given: ``canonical_text`` taken before the passes renamed its
+    values), the setting codegen reads, the versions."""
     h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), graph.name,
                                    config.free_bytes, inplace.is_disabled(), config.fuse,
                                    config.fuse_min_size, config.fuse_max_ops,
                                    config.fuse_threads, config.native_loops,
                                    len(graph.guards)]).encode())
-    h.update("\n".join(canonical(graph)).encode())
+    h.update((canonical_text(graph) if canon is None else canon).encode())
     return h.hexdigest()
+
+
+def canonical_text(graph: Graph) -> str:
+    """``canonical(graph)`` as one string: a door keeps it when it generates more code
+    from the graph later (a backward), after the passes renamed its values."""
+    return "\n".join(canonical(graph))
 
 
 def canonical(graph: Graph) -> Iterator[str]:
@@ -104,31 +115,43 @@ def generated(graph: Graph, door: tuple, fn_name: str, env: dict,
               make: Callable[[], Graph]) -> Module:
     """``fn_name``'s Module for traced ``graph``: read from ``config.cache_dir`` when it
     holds it, else ``make()``'s graph generated (and written there)."""
+    return generated_with(graph, door, fn_name, env, lambda: (make(), None))[0]
+
+
+def generated_with(graph: Graph, door: tuple, fn_name: str, env: dict,
+                   make: Callable[[], tuple[Graph, Any]], canon: str | None = None,
+                   **codegen: Any) -> tuple[Module, Any]:
+    """``generated`` for a door that needs more than the module from the passes:
+    ``make()`` returns the graph to generate and ``meta``, plain JSON data (which
+    outputs a batched graph batches, which inputs a backward reads...), written beside
+    the code and read back with it; ``canon``: see ``key_of``; ``codegen``: codegen's
+    options (``block``).
+    Returns ``(module, meta)``."""
     directory = config.cache_dir
     if not directory:
-        return _generate(make, fn_name, env)
-    key = key_of(graph, door)
+        return _generate(make, fn_name, env, codegen)
+    key = key_of(graph, (*door, sorted(codegen.items())) if codegen else door, canon)
     try:
         secret = _open_directory(directory)
         found = _read(directory, key, secret, graph, fn_name, env)
     except Refused as e:
         _warn(directory, str(e))
-        return _generate(make, fn_name, env)
+        return _generate(make, fn_name, env, codegen)
     except (OSError, ValueError, EOFError) as e:  # (a directory that cannot be made...)
         _warn(directory, f"{type(e).__name__}: {e}")
-        return _generate(make, fn_name, env)
+        return _generate(make, fn_name, env, codegen)
     if found is not None:
         STATS["hits"] += 1
         return found
     STATS["misses"] += 1
-    module = _generate(make, fn_name, env)
+    module, meta = _generate(make, fn_name, env, codegen)
     places = _places(module, graph, env)
     if places is not None:
         try:
-            _write(directory, key, secret, module, places)
+            _write(directory, key, secret, module, places, meta)
         except OSError as e:
             _warn(directory, f"cannot write to it: {e}")
-    return module
+    return module, meta
 
 
 def _warn(directory: str, why: str) -> None:
@@ -136,21 +159,22 @@ def _warn(directory: str, why: str) -> None:
     warn(directory, why, stacklevel=5)
 
 
-def _generate(make: Callable[[], Graph], fn_name: str, env: dict) -> Module:
+def _generate(make: Callable[[], tuple[Graph, Any]], fn_name: str, env: dict,
+              options: dict) -> tuple[Module, Any]:
     """The passes (``make``) and codegen, as without the cache; the graph's trace-time
     values are dropped once its code is generated."""
-    graph = make()
-    module = codegen_module.generate(graph, fn_name, env)
+    graph, meta = make()
+    module = codegen_module.generate(graph, fn_name, env, **options)
     strip_values(graph)
-    return module
+    return module, meta
 
 
 # ------------------------------------------------------------ read, write
 def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
-          env: dict) -> Module | None:
-    """The module in ``<key>.py`` (its source) and ``<key>.code`` (its function's code
-    object, as marshal writes it: Python's own .pyc format, loaded only once the HMAC
-    over both holds), None when there is none."""
+          env: dict) -> tuple[Module, Any] | None:
+    """The module (and its door's data) in ``<key>.py`` (its source) and ``<key>.code``
+    (its function's code object, as marshal writes it: Python's own .pyc format, loaded
+    only once the HMAC over both holds), None when there is none."""
     path = os.path.join(directory, key)
     if not os.path.lexists(path + ".py"):
         return None
@@ -168,14 +192,16 @@ def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
     glb = dict(env)
     for name, place in fields["bound"].items():
         glb[name] = _find(place, graph)
-    return from_source(source.decode("utf-8"), fn_name, glb, marshal.loads(code))
+    module = from_source(source.decode("utf-8"), fn_name, glb, marshal.loads(code))
+    return module, fields.get("meta")
 
 
-def _write(directory: str, key: str, secret: bytes, module: Module, places: dict) -> None:
+def _write(directory: str, key: str, secret: bytes, module: Module, places: dict,
+           meta: Any = None) -> None:
     """``<key>.code`` then ``<key>.py`` (each 0600, written whole under another name
     first, then renamed: a reader finds both or no .py)."""
     header = b"# " + json.dumps({"key": key, "name": module.fn.__name__,
-                                 "bound": places}).encode()
+                                 "bound": places, "meta": meta}).encode()
     body = module.source.encode("utf-8")
     code = marshal.dumps(module.fn.__code__)
     mac = _mac_line(secret, header, body, code).encode()
@@ -251,4 +277,4 @@ def _find(place: list, graph: Graph) -> Any:
     raise Refused(f"a constant's place {place!r} is not in the trace")
 
 
-__all__ = ["generated", "key_of", "versions", "STATS"]
+__all__ = ["generated", "generated_with", "key_of", "canonical_text", "versions", "STATS"]

@@ -34,8 +34,9 @@ from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from ..tensor import Tensor
-from . import source
+from . import disk_cache, source
 from .cache import cache_for, check_captures, guard_env
+from .compiled import Joint
 from .conversions import functional
 from .doors import (
     as_kind,
@@ -72,13 +73,14 @@ class JVPVariant:
 
     def __init__(self, traced: Traced, module: Any, slots: list, n_value: int,
                  value_tree: Any, tangent_module: Any = None, n_res: int = 0,
-                 joint: Any = None, lazy: bool = False) -> None:
+                 parts: Any = None, lazy: bool = False) -> None:
         self.traced = traced
         self.lazy = lazy  # Dask's (or CuPy's) arrays among the primals: its code runs on them
         # linearize: the forward and tangent graph before it was split (jacfwd's columns
-        # batch it), when it neither draws nor prints (it runs the forward again)
-        self.joint = joint if joint is not None and all(
-            e.op.pure for e in every_eqn(joint)) else None
+        # batch it: ``joint``), when it neither draws nor prints (it runs the forward
+        # again; the tangents add pure ops only)
+        self.parts = parts if parts is not None and all(
+            e.op.pure for e in every_eqn(traced.graph)) else None
         self.columns: dict = {}  # (size, slot) -> (module, batched)
         self.module = module  # inputs + tangents -> outputs + tangents (linearize: + residuals)
         self.slots = slots  # graph inputs that take a tangent, in tangent order
@@ -158,21 +160,20 @@ class JVPProgram:
         name = ident(g.name) + ("_linearized" if self.linear else "_jvp")
         env, lazy = env_for(args), bool(kinds_in(args))
         if not self.linear:
-            joint = pipeline.jvp_program(g, wrt, tans, n_value)
-            module = pipeline.codegen(joint, name, guard_env(traced.guards) | env,
-                                      naming.TANGENT_OF)
-            strip_values(joint)
+            module, _ = disk_cache.generated_with(
+                g, ("jvp", tuple(slots), n_value, lazy), name, guard_env(traced.guards) | env,
+                lambda: (pipeline.jvp_program(g, wrt, tans, n_value), None),
+                block=naming.TANGENT_OF)
             strip_values(g)
             return JVPVariant(traced, module, slots, n_value, value_tree, lazy=lazy)
-        joint = pipeline.jvp_graph(g, wrt, tans, n_value)
-        parts = pipeline.split_joint(joint, len(g.inputs), len(g.outputs))
-        module = pipeline.codegen(parts.forward, name, guard_env(traced.guards) | env)
-        tangent_module = pipeline.codegen(parts.backward, name + "_tangent", env,
-                                          block=naming.TANGENT_OF)
-        for graph in (joint, g, parts.forward, parts.backward):
-            strip_values(graph)
+        parts = Joint(g, lambda: pipeline.jvp_graph(g, wrt, tans, n_value))
+        door = ("linearize", tuple(slots), n_value, lazy)
+        module, meta = parts.generate_forward(door, name, guard_env(traced.guards) | env)
+        tangent_module, _ = disk_cache.generated_with(
+            g, (*door, "tangent"), name + "_tangent", env,
+            lambda: (parts.split.backward, None), parts.canon, block=naming.TANGENT_OF)
         return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
-                          len(parts.residuals), joint, lazy)
+                          len(meta["residuals"]), parts, lazy)
 
     def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
         if variant.module is None:  # (a custom Function inside)
@@ -225,20 +226,21 @@ class JVPProgram:
         """The tangents of the value's leaves along each of ``basis`` (a batch of tangents
         of slot ``k``, the others zero) from one batched run of the joint graph: each
         leaf's tangents stacked in axis 0. None when the joint draws or prints."""
-        if variant.joint is None:
+        if variant.parts is None:
             return None
         inputs = gather_inputs(variant.traced, args)
-        joint, n_in = variant.joint, len(variant.traced.graph.inputs)
-        zeros = [np.zeros(v.shape, v.dtype) for v in joint.inputs[n_in:]]
+        g, n_in = variant.traced.graph, len(variant.traced.graph.inputs)
+        zeros = [np.zeros(g.inputs[j].shape, g.inputs[j].dtype) for j in variant.slots]
         key = (len(basis), k)
         found = variant.columns.get(key)
         if found is None:
             values = inputs + [basis if j == k else z for j, z in enumerate(zeros)]
-            g, flags = pipeline.vmapped(joint, values, [False] * n_in + [
-                j == k for j in range(len(zeros))], len(basis))
-            found = variant.columns[key] = (pipeline.codegen(g, ident(g.name) + "_columns"),
-                                            flags)
-            strip_values(g)
+            flags = [False] * n_in + [j == k for j in range(len(zeros))]
+            found = variant.columns[key] = disk_cache.generated_with(
+                g, ("jacfwd columns", tuple(variant.slots), variant.n_value, *key),
+                ident(g.name) + "_columns", {},
+                lambda: pipeline.vmapped(variant.parts.joint, values, flags, len(basis)),
+                variant.parts.canon)
         module, flags = found
         tangents = [basis if j == k else z for j, z in enumerate(zeros)]
         got = module.fn(*inputs, *tangents)

@@ -249,10 +249,13 @@ def batched_rows(pull: VJPFunction) -> list | None:
     outs = pull.outs
     node = outs[0]._grad_fn if outs else None
     if pull.nested or trace_hooks() or anomaly_mode.is_anomaly_enabled() or not isinstance(
-            node, CompiledNode) or node.variant.returned is not None or node.variant.joint is None \
-            or any(o._grad_fn is not node for o in outs) \
-            or not all(e.op.pure for e in every_eqn(node.variant.joint)):
-        return None  # (the joint runs the forward again: not a program that draws or prints)
+            node, CompiledNode) or node.variant.adjoint is None \
+            or node.variant.returned is not None or any(o._grad_fn is not node for o in outs) \
+            or not all(e.op.pure for e in every_eqn(node.variant.traced.graph)):
+        # (the joint runs the forward again: not a program that draws or prints; read in
+        # the traced forward, whose adjoint adds pure ops only: the joint is not made
+        # when the batched backward's code is in the persistent cache)
+        return None
     variant = node.variant
     floats = [j for j, v in enumerate(variant.traced.graph.outputs) if v.dtype.kind in "fc"]
     seeds_like = [variant.traced.graph.outputs[j] for j in floats]

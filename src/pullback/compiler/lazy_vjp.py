@@ -164,7 +164,7 @@ class LazyVJPFunction:
         gradient, None where no cotangent reaches it."""
         variant = self.variant
         grads: list = [None] * n_args
-        if variant.split is None:  # no output depends on a primal
+        if variant.adjoint is None:  # no output depends on a primal
             return grads
         outs = variant.traced.graph.outputs
         floats = [(j, v) for j, v in enumerate(outs) if v.dtype.kind in "fc"]

@@ -44,8 +44,9 @@ from ..ops.shape import expand
 from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 from ..tensor import Tensor
+from . import disk_cache
 from .cache import cache_for, guard_env
-from .doors import has_graph, ident, strip_values
+from .doors import has_graph, ident
 from .lazy_arrays import check_call, kind_of_array
 from .trace import (
     Traced,
@@ -165,11 +166,12 @@ class VmapFunction:
 
     def _generate(self, traced: Traced, batched: list, moved: tuple, size: int) -> tuple:
         """Numpy code over the whole batch, and which outputs it batches."""
-        g, flags = pipeline.vmapped(traced.graph, gather_inputs(traced, moved), batched, size,
-                                    self.randomness)
-        module = pipeline.codegen(g, ident(g.name) + "_vmap", guard_env(traced.guards))
-        strip_values(g)
-        return module, flags
+        g = traced.graph
+        door = ("vmap", tuple(batched), size, self.randomness)
+        return disk_cache.generated_with(
+            g, door, ident(g.name) + "_vmap", guard_env(traced.guards),
+            lambda: pipeline.vmapped(g, gather_inputs(traced, moved), batched, size,
+                                     self.randomness))
 
     def run(self, variant: VmapVariant, moved: tuple) -> tuple:
         traced = variant.traced
