@@ -54,7 +54,7 @@ def _gathered(x: Any, idx: Any) -> Any:
     return reshape_op(flat, shape=tuple(idx.shape) + tuple(x.shape[1:]))
 
 
-def _traced_gather(x: Any, idx: Any) -> Any:
+def traced_gather(x: Any, idx: Any) -> Any:
     """``x[idx]`` as a gather that reads at run time the integer index tensors the trace
     computed (``ops/gathering.py``), or None where the index has none (or has a boolean
     mask, whose count of True sets the result's shape: a guard, as before)."""
@@ -69,7 +69,8 @@ def _traced_gather(x: Any, idx: Any) -> Any:
                 arrays.append(p)
                 index.append(0)
                 continue
-        elif isinstance(p, list) and any(hasattr(q, "_data") for q in p):
+        elif isinstance(p, list) and any(hasattr(q, "_data") for q in p) or (
+                getattr(p, "dtype", None) == np.bool_):
             return None  # (a list of tensors: numpy's and torch's readings differ)
         index.append(_index(p))
     if not slots:
@@ -116,7 +117,7 @@ class TensorMethods:
         if record.TRACING and record.trace_hooks():
             if record.GATHERING.on and _integer_tensor(idx):
                 return _gathered(self, idx)
-            out = _traced_gather(self, idx)
+            out = traced_gather(self, idx)
             if out is not None:
                 return out
         return getitem(self, _index(idx))

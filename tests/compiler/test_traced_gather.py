@@ -3,6 +3,8 @@ from the traced velocities, autograd's fluid simulations) is a gather that reads
 indices at run time (ops/gathering.py): one trace over many calls, not a guard per
 index value. Gradients against central finite differences (float64) and eager."""
 
+import warnings
+
 import numpy as np
 import pytest
 from ops import numeric_grad
@@ -166,15 +168,59 @@ def test_second_order_and_forward_mode():
 
 
 def _fd_hessian(f, x):
-    return np.stack([numeric_grad(lambda y: pb.grad(f)(y)[k], x) for k in range(x.size)])
+    return np.stack([numeric_grad(lambda y, k=k: pb.grad(f)(y)[k], x) for k in range(x.size)])
 
 
-def test_vmap_over_computed_indices():
+VMAP_FORMS = {
+    "pair": lambda m, i: m[i, i[::-1]],
+    "slice_first": lambda m, i: m[:, i],
+    "apart": lambda m, i: m[i, None, i[::-1]],
+    "ellipsis": lambda m, i: m[..., i[:2]],
+    "int_and_array": lambda m, i: m[1, i] + m[i, 2],
+    "after_a_slice": lambda m, i: m.reshape(3, 3, 1)[:, i, 0],
+    "after_none": lambda m, i: m[None, :, i],
+    "with_a_constant": lambda m, i: m[np.array([[0], [2]]), i],
+    "2d": lambda m, i: m[np.stack([i, i[::-1]]), 1:],
+}
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # (no per-example fallback)
+@pytest.mark.parametrize("form", sorted(VMAP_FORMS))
+def test_vmap_batches_the_gather(form):
     def f(m, x):
         i = np.floor(np.abs(x) * 2).astype(int) % 3
-        return np.sum(m[i, i[::-1]] * x) + np.sum(m[:, i] ** 2)
+        y = VMAP_FORMS[form](m, i)
+        return np.sum(y * np.arange(y.size).reshape(y.shape) * y)
     rng = np.random.default_rng(3)
     ms, xs = rng.standard_normal((4, 3, 3)), rng.standard_normal((4, 3))
     np.testing.assert_allclose(pb.vmap(f)(ms, xs), [f(m, x) for m, x in zip(ms, xs)])
     np.testing.assert_allclose(pb.vmap(pb.grad(f))(ms, xs),
                                [pb.grad(f)(m, x) for m, x in zip(ms, xs)])
+    with warnings.catch_warnings():  # (a constant index: the op "index", as before,
+        warnings.simplefilter("ignore")  # which loops where numpy moves the dims)
+        np.testing.assert_allclose(pb.vmap(pb.grad(lambda m: f(m, xs[0])))(ms),
+                                   [pb.grad(f)(m, xs[0]) for m in ms])
+
+
+def test_vmaps_own_gather_of_an_index_argument_stays():
+    x = np.arange(5.0)
+    got = pb.vmap(lambda i: pb.tensor(x)[i] * 2)(pb.tensor([[0, 4], [3, 3]]))
+    assert got.tolist() == [[0.0, 8.0], [6.0, 6.0]]
+
+
+TABLE = np.arange(12.0).reshape(3, 4)
+
+
+def test_a_constant_table_indexed_by_traced_indices():
+    def f(x):
+        i = np.floor(np.abs(x) * 2).astype(int) % 3
+        return np.sum(TABLE[i, i + 1] * x)
+    vg = pb.value_and_grad(f)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        x = rng.standard_normal(3)
+        value, grad = vg(x)
+        assert value == f(x)
+        np.testing.assert_allclose(grad, TABLE[np.floor(np.abs(x) * 2).astype(int) % 3,
+                                               np.floor(np.abs(x) * 2).astype(int) % 3 + 1])
+    assert vg.cache.info.misses == 1

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .table import batching
-from .table.registry import c_order, defop
+from .table.registry import OPS, c_order, defop
 
 
 def parts_of(arrays: tuple, index: tuple, slots: tuple) -> tuple:
@@ -95,24 +95,48 @@ def _scatter_tangent(t, out, tensors, i, shape, index, slots):
                                  slots=slots) if i == 0 else None
 
 
-def _adjacent(index: tuple, slots: tuple) -> bool:
-    """Whether numpy keeps the broadcast index dims where the index arrays stand (they
-    and any ints are next to each other), rather than moving them to the front."""
-    adv = [k for k, p in enumerate(index)
-           if k in slots or isinstance(p, (int, np.integer, np.ndarray, list))]
-    return adv == list(range(adv[0], adv[-1] + 1))
+def _advanced(index: tuple, slots: tuple) -> list:
+    """The positions of the index's advanced parts (arrays and, beside them, ints)."""
+    return [k for k, p in enumerate(index)
+            if k in slots or isinstance(p, (int, np.integer, np.ndarray))]
+
+
+def _kept_at(index: tuple, slots: tuple, rank: int) -> int:
+    """Where numpy puts the broadcast dims of the index arrays in the result: in place
+    of the first when the advanced parts are next to each other, else in front."""
+    adv = _advanced(index, slots)
+    if adv != list(range(adv[0], adv[-1] + 1)):
+        return 0
+    consumed = sum(1 for p in index if p is not None and p is not Ellipsis)
+    return sum(rank - consumed if p is Ellipsis else 1 for p in index[:adv[0]])
 
 
 def _batch(op, args, batched, index, slots, **params):
-    """A batched indexed value with shared index arrays: a full slice for the batch axis
-    in front (where numpy keeps the indexed dims in place); batched index arrays, or
-    index arrays numpy moves to the front, run once per example."""
-    if any(batched[1:]) or not _adjacent(index, slots):
-        raise batching.NoRule
-    if "shape" in params:
-        params["shape"] = (batching.size_of(args, batched),) + tuple(params["shape"])
-    return op(*args, index=(slice(None),) + tuple(index),
-              slots=tuple(k + 1 for k in slots), **params)
+    """A batch: an index array over the batch (``arange(size)``) in front of the index,
+    the batched index arrays aligned behind it; numpy puts the broadcast dims first,
+    where the example's result has them after ``_kept_at`` dims: moved there."""
+    size = batching.size_of(args, batched)
+    backward = "shape" in params
+    rank = len(params["shape"]) if backward else batching.ndim(args[0]) - batched[0]
+    arrays = list(args[1:])
+    n = max([batching.ndim(a) - b for a, b in zip(arrays, batched[1:])]
+            + [np.ndim(index[k]) for k in _advanced(index, slots) if k not in slots])
+    for k, (a, b) in enumerate(zip(arrays, batched[1:])):
+        if b:
+            rest = batching.shape(a)[1:]
+            arrays[k] = OPS["reshape"](a, shape=(size,) + (1,) * (n - len(rest)) + rest)
+    lead = np.arange(size, dtype=np.int64).reshape((size,) + (1,) * n)
+    at = _kept_at(index, slots, rank)
+    first = args[0] if batched[0] else batching.with_batch(args[0], size)
+    if backward:
+        params["shape"] = (size,) + tuple(params["shape"])
+        for _ in range(n if at else 0):  # (the example's layout back to numpy's)
+            first = batching.moved(first, at + n, 1)
+    out = op(first, *arrays, index=(lead,) + tuple(index), slots=tuple(k + 1 for k in slots),
+             **params)
+    for _ in range(n if at and not backward else 0):
+        out = batching.moved(out, 1, at + n)
+    return out
 
 
 # (numpy gives a scalar, not an array to write into, where the result has no dims)
