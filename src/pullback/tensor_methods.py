@@ -72,7 +72,7 @@ def traced_gather(x: Any, idx: Any) -> Any:
         elif isinstance(p, list) and any(hasattr(q, "_data") for q in p) or (
                 getattr(p, "dtype", None) == np.bool_):
             return None  # (a list of tensors: numpy's and torch's readings differ)
-        index.append(_index(p))
+        index.append(np.asarray(p) if isinstance(p, range) else _index(p))
     if not slots:
         return None
     return index_gather(x, *arrays, index=tuple(index), slots=tuple(slots))

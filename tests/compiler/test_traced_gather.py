@@ -181,6 +181,7 @@ VMAP_FORMS = {
     "after_none": lambda m, i: m[None, :, i],
     "with_a_constant": lambda m, i: m[np.array([[0], [2]]), i],
     "2d": lambda m, i: m[np.stack([i, i[::-1]]), 1:],
+    "range": lambda m, i: m[:, range(3), i],
 }
 
 
@@ -193,6 +194,8 @@ def test_vmap_batches_the_gather(form):
         return np.sum(y * np.arange(y.size).reshape(y.shape) * y)
     rng = np.random.default_rng(3)
     ms, xs = rng.standard_normal((4, 3, 3)), rng.standard_normal((4, 3))
+    if form == "range":
+        ms = rng.standard_normal((4, 2, 3, 3))
     np.testing.assert_allclose(pb.vmap(f)(ms, xs), [f(m, x) for m, x in zip(ms, xs)])
     np.testing.assert_allclose(pb.vmap(pb.grad(f))(ms, xs),
                                [pb.grad(f)(m, x) for m, x in zip(ms, xs)])
@@ -224,3 +227,18 @@ def test_a_constant_table_indexed_by_traced_indices():
         np.testing.assert_allclose(grad, TABLE[np.floor(np.abs(x) * 2).astype(int) % 3,
                                                np.floor(np.abs(x) * 2).astype(int) % 3 + 1])
     assert vg.cache.info.misses == 1
+
+
+def test_a_hand_written_nll_with_a_target_argument():
+    def nll(logits, target):
+        logp = logits.log_softmax(dim=1)
+        return -logp[pb.arange(logits.shape[0]), target].mean()
+    rng = np.random.default_rng(5)
+    g = pb.grad(nll)
+    for _ in range(3):
+        logits = pb.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+        target = pb.tensor(rng.integers(0, 3, 4))
+        nll(logits, target).backward()
+        np.testing.assert_allclose(g(logits.detach(), target).numpy(), logits.grad.numpy(),
+                                   rtol=1e-12)
+    assert g.cache.info.misses == 1
