@@ -20,6 +20,7 @@ from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
 from .ops import Public, subscribe
 from .ops import elementwise as ew
+from .ops.gathering import index_gather
 from .ops.indexing import index_select_op
 from .ops.shape import basic_index_kind, copy, getitem, index_put, reshape_op, select
 from .ops.table import bindings
@@ -51,6 +52,30 @@ def _gathered(x: Any, idx: Any) -> Any:
     each example's own index; ``record.GATHERING``)."""
     flat = index_select_op(x, reshape_op(idx, shape=(-1,)), dim=0)
     return reshape_op(flat, shape=tuple(idx.shape) + tuple(x.shape[1:]))
+
+
+def traced_gather(x: Any, idx: Any) -> Any:
+    """``x[idx]`` as a gather that reads at run time the integer index tensors the trace
+    computed (``ops/gathering.py``), or None where the index has none (or has a boolean
+    mask, whose count of True sets the result's shape: a guard, as before)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    slots, arrays, index = [], [], []
+    for k, p in enumerate(parts):
+        if hasattr(p, "_data"):
+            if p._data.dtype.kind == "b":
+                return None
+            if p._data.dtype.kind in "iu" and record.traced_value(p):
+                slots.append(k)
+                arrays.append(p)
+                index.append(0)
+                continue
+        elif isinstance(p, list) and any(hasattr(q, "_data") for q in p) or (
+                getattr(p, "dtype", None) == np.bool_):
+            return None  # (a list of tensors: numpy's and torch's readings differ)
+        index.append(np.asarray(p) if isinstance(p, range) else _index(p))
+    if not slots:
+        return None
+    return index_gather(x, *arrays, index=tuple(index), slots=tuple(slots))
 
 
 def _whole(idx: Any, shp: tuple) -> bool:
@@ -89,9 +114,12 @@ class TensorMethods:
     def __getitem__(self, idx):
         if type(idx) is int:  # x[i]: always a select (what getitem would pick)
             return select(self, index=idx)
-        if record.TRACING and record.GATHERING.on and _integer_tensor(idx) \
-                and record.trace_hooks():
-            return _gathered(self, idx)
+        if record.TRACING and record.trace_hooks():
+            if record.GATHERING.on and _integer_tensor(idx):
+                return _gathered(self, idx)
+            out = traced_gather(self, idx)
+            if out is not None:
+                return out
         return getitem(self, _index(idx))
 
     def __setitem__(self, idx, value):

@@ -97,6 +97,19 @@ INDEXING_CASES = [
          p={"dim": 1, "reduce": r, "include_self": inc}, fd=False, tag="ties",
          torch=lambda T, x, i, s, r=r, inc=inc: x.scatter_reduce(1, i, s, r, include_self=inc))
       for r in ("amax", "amin") for inc in (True, False)],
+    # advanced indexing by traced index arrays (ops/gathering.py): the wing's f[i, j]
+    _c("index_gather", A((3, 4)), _i([0, -1, 2, 0]), _i([3, 1, -4, 3]),
+       p={"index": (0, 0), "slots": (0, 1)}, torch=lambda T, x, i, j: x[i, j]),
+    _c("index_gather", A((2, 3, 4)), _i([[2, 0], [1, 2]]),
+       p={"index": (slice(None), 0, slice(1, None)), "slots": (1,)}, tag="mixed",
+       torch=lambda T, x, i: x[:, i, 1:]),
+    _c("index_gather", A((3, 4)), _i([1, 2]), _i([0, 3]),
+       p={"index": (0, None, 0), "slots": (0, 2)}, tag="apart",
+       torch=lambda T, x, i, j: x[i, None, j]),
+    _c("index_gather_backward", A((4,)), _i([0, 2, 2, 0]), _i([1, 1, 1, 3]),
+       p={"shape": (3, 4), "index": (0, 0), "slots": (0, 1)},
+       torch=lambda T, g, i, j: T.zeros((3, 4), dtype=g.dtype).index_put(
+           (i, j), g, accumulate=True)),
     _c("masked_fill", A((3, 4)), _MASK, p={"value": 0.5},
        torch=lambda T, x, m: x.masked_fill(m, 0.5)),
     _c("masked_fill", A((3, 4)), A(values=[True, False, False, True], domain="bool"),

@@ -40,12 +40,14 @@ def use_tensor_class(cls: type) -> None:
 class _Hooks(threading.local):
     """This thread's tracers (the compiler): ``ops`` each get (op, args, params, out),
     ``concrete`` each get (tensor, how) when a tensor's value becomes a Python value,
-    ``writes`` each get the tensor an in-place op is about to write into."""
+    ``writes`` each get the tensor an in-place op is about to write into; ``values``
+    each tell whether a tensor is a value of their graph (not a constant)."""
 
     def __init__(self) -> None:
         self.ops: list = []
         self.concrete: list = []
         self.writes: list = []
+        self.values: list = []
 
 
 HOOKS = _Hooks()
@@ -55,24 +57,34 @@ TRACING = 0
 _TRACING_LOCK = threading.Lock()
 
 
-def start_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
+def start_tracing(on_op: Any, on_concrete: Any, on_write: Any, knows: Any = None) -> None:
     """Send this thread's ops, conversions and writes to a tracer until
     ``stop_tracing``."""
     global TRACING
     HOOKS.ops.append(on_op)
     HOOKS.concrete.append(on_concrete)
     HOOKS.writes.append(on_write)
+    if knows is not None:
+        HOOKS.values.append(knows)
     with _TRACING_LOCK:
         TRACING += 1
 
 
-def stop_tracing(on_op: Any, on_concrete: Any, on_write: Any) -> None:
+def stop_tracing(on_op: Any, on_concrete: Any, on_write: Any, knows: Any = None) -> None:
     global TRACING
     with _TRACING_LOCK:
         TRACING -= 1
     HOOKS.ops.remove(on_op)
     HOOKS.concrete.remove(on_concrete)
     HOOKS.writes.remove(on_write)
+    if knows is not None:
+        HOOKS.values.remove(knows)
+
+
+def traced_value(t: Any) -> bool:
+    """Whether a tracer of this thread records ``t`` as a value of its graph (computed
+    in it; not a constant it would read as a literal)."""
+    return bool(trace_hooks()) and any(knows(t) for knows in HOOKS.values)
 
 
 def trace_hooks() -> list:

@@ -406,6 +406,11 @@ class Tracer:
             t._data.item() if how == "item" else bool(t._data))
         self.guards.append(Guard(v, how, value, source_of(user_frame())))
 
+    def knows(self, t: Tensor) -> bool:
+        """Whether ``t`` is a value the trace computed (an index of its values is read
+        at run time: ``TensorMethods.__getitem__``), not a constant or a capture."""
+        return not self._outside(t)
+
     def _name_locals(self, frame: Any) -> None:
         """Adopt the user's variable names for traced values bound to locals."""
         for name, val in frame.f_locals.items():
@@ -417,11 +422,11 @@ class Tracer:
     # ------------------------------------------------------------------ running
     def __enter__(self) -> Tracer:
         self.will_draw(GENERATOR.rng)  # pb.randn & co. read it
-        record.start_tracing(self.on_op, self.on_concrete, self.on_write)
+        record.start_tracing(self.on_op, self.on_concrete, self.on_write, self.knows)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        record.stop_tracing(self.on_op, self.on_concrete, self.on_write)
+        record.stop_tracing(self.on_op, self.on_concrete, self.on_write, self.knows)
         for gen, state in self.rewinds.values():
             set_state_of(gen, state)
         for t, old in self.written.values():  # the generated code writes them again

@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     erf_gamma,
     factorizations,
     fourier,
+    gathering,
     indexing,
     joining,
     linalg,

@@ -54,6 +54,7 @@ from ...ops.joining import cat_op, stack_op
 from ...ops.numpy_extras import numpy_full, numpy_full_like
 from ...pytree import tree_leaves
 from ...tensor import Tensor
+from ...tensor_methods import traced_gather
 from ..tracer import TraceError, Tracer, active_tracer, source_of, user_frame
 
 
@@ -559,7 +560,12 @@ def numpy_call(fn: Callable, /, *args: Any, **kwargs: Any) -> Any:
 def subscript(x: Any, index: Any) -> Any:
     """``x[index]`` read by converted code: with numpy's semantics an element of a
     numpy-face value (a 0-d result) is a copy, as numpy's scalar is, not a view that a
-    later write into ``x`` would change (a Tensor's element stays torch's view)."""
+    later write into ``x`` would change (a Tensor's element stays torch's view). A
+    constant array indexed by traced index arrays gathers at run time, as a Tensor does."""
+    if type(x) is np.ndarray and record.TRACING:
+        out = traced_gather(x, index)
+        if out is not None:
+            return out
     out = x[index]
     if type(x) is NumpyTensor and isinstance(out, Tensor) and out._base is not None \
             and out._data.ndim == 0 and not _keeps_array(index):
