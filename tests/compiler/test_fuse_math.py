@@ -82,3 +82,18 @@ def test_float32_and_the_setting_off_keep_numpys_tanh():
     cache.reset()
     with pb.config.override(fuse_tanh=False):
         assert "np.tanh(t" in _sources(chain, rng.standard_normal(N), rng.standard_normal(N))
+
+
+def test_compile_fuses_tanh_in_its_forward_and_gives_torchs_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal(N), rng.standard_normal(N)
+
+    def f(x, w):
+        return pb.tanh(x * w + x) * 2 - w
+    tx, tw = pb.tensor(x, requires_grad=True), pb.tensor(w, requires_grad=True)
+    pb.compile(f)(tx, tw).sum().backward()
+    rx, rw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    (torch.tanh(rx * rw + rx) * 2 - rw).sum().backward()
+    np.testing.assert_allclose(tx.grad.numpy(), rx.grad.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(tw.grad.numpy(), rw.grad.numpy(), rtol=1e-12, atol=1e-15)
