@@ -35,6 +35,7 @@ from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OpDef
 from pullback.settings import config
 
+from .fuse_math import MATH, helpers
 from .inplace import IntoOp
 
 #: op name -> how a kernel line spells it ({0}, {1}: its operands)
@@ -42,7 +43,7 @@ FUSIBLE = {"add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}", "mul": "
            "div": "{0} / {1}", "neg": "-{0}"}
 #: an out= write's ufunc -> its op (inplace.py)
 _INTO_NAMES = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
-               np.negative: "neg"}
+               np.negative: "neg", np.tanh: "tanh"}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _MAX_EXACT_INT = 2 ** 53  # larger Python ints are left to numpy (its overflow rules)
 AVAILABLE = importlib.util.find_spec("numba") is not None
@@ -78,7 +79,8 @@ class _Group:
 def _groups(graph: Graph) -> list[list[int]]:
     """Equation indices of each group of two or more, in order. An equation reading
     several open groups merges them (none of their values was read outside yet, so
-    one kernel at the last of their equations computes them all)."""
+    one kernel at the last of their equations computes them all). A group closes after
+    a tanh (fuse_math)."""
     made: dict[int, _Group] = {}  # var id -> the group whose equation made it
     groups: list[_Group] = []
     for i, e in enumerate(graph.eqns):
@@ -106,6 +108,9 @@ def _groups(graph: Graph) -> list[list[int]]:
                 g.members = []
             target.members.append(i)
             made[e.out.id] = target
+            # a kernel ends at its tanh: chained in one loop body, each tanh's ~40-cycle
+            # dependency chain waits for the last (measured 2x slower per tanh at 5)
+            target.open = target.open and _op_name(e) not in MATH
     return [sorted(g.members) for g in groups if len(g.members) > 1]
 
 
@@ -120,11 +125,21 @@ def fusible(e: Eqn) -> bool:
     return all(_operand_ok(a, out) for a in e.inputs)
 
 
-def _spelling(e: Eqn) -> str | None:
-    """How a kernel line spells the equation's op; an out= write (the split backward
-    comes with them) as its ufunc, whose result is then a fresh array."""
+def _spelling(e: Eqn, numpy: bool = False) -> str | None:
+    """How a kernel line (or, ``numpy``, the comment) spells the equation's op; an out=
+    write (the split backward comes with them) as its ufunc, whose result is then a
+    fresh array. float64 ``tanh`` is the kernel's own (fuse_math) if config.fuse_tanh."""
+    name = _op_name(e)
+    if name in MATH:
+        if not config.fuse_tanh or e.out is None or e.out.dtype != np.float64:
+            return None
+        return MATH[name][numpy]
+    return FUSIBLE.get(name)
+
+
+def _op_name(e: Eqn) -> str | None:
     op = e.op
-    return FUSIBLE.get(_INTO_NAMES.get(op.ufunc) if isinstance(op, IntoOp) else op.name)
+    return _INTO_NAMES.get(op.ufunc) if isinstance(op, IntoOp) else op.name
 
 
 def _operand_ok(a: Any, out: Var) -> bool:
@@ -195,7 +210,7 @@ class Kernel:
         fn = _COMPILED.get(self.source)
         if fn is None:
             numba = importlib.import_module("numba")  # optional: imported when first used
-            glb = {"np": np, "prange": numba.prange}
+            glb = {"np": np, "prange": numba.prange, **helpers()}
             exec(compile(self.source, "<pullback fused kernel>", "exec"), glb)
             fn = _COMPILED[self.source] = numba.njit(
                 parallel="prange" in self.source, fastmath=False, error_model="numpy",
@@ -205,7 +220,7 @@ class Kernel:
 
     def describe(self, literal: Any) -> str:
         """``t = a * b; out = t + a``: the group as the numpy lines it replaces."""
-        return "; ".join(f"{literal(e.out)} = " + _spelling(e).format(
+        return "; ".join(f"{literal(e.out)} = " + _spelling(e, numpy=True).format(
             *[literal(a) for a in e.inputs]) for e in self.members)
 
 

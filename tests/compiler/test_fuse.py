@@ -16,10 +16,12 @@ N = 96  # above the threshold the tests set, so the kernels compile fast
 
 @pytest.fixture(autouse=True)
 def fused():
-    """Fuse from 64 elements, serial kernels (numba compiles them faster); every test
-    traces afresh, so the setting applies."""
+    """Fuse from 64 elements, serial kernels (numba compiles them faster), numpy's tanh
+    (bit for bit; the kernels' own: test_fuse_math.py); every test traces afresh, so the
+    setting applies."""
     cache.reset()
-    with pb.config.override(fuse=True, fuse_min_size=64, fuse_threads=False):
+    with pb.config.override(fuse=True, fuse_min_size=64, fuse_threads=False,
+                            fuse_tanh=False):
         yield
     cache.reset()
 

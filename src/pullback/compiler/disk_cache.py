@@ -62,7 +62,7 @@ def key_of(graph: Graph, door: tuple, canon: str | None = None) -> str:
     h = hashlib.sha256(json.dumps([FORMAT, versions(), repr(door), graph.name,
                                    config.free_bytes, inplace.is_disabled(), config.fuse,
                                    config.fuse_min_size, config.fuse_max_ops,
-                                   config.fuse_threads, config.native_loops,
+                                   config.fuse_threads, config.fuse_tanh, config.native_loops,
                                    len(graph.guards)]).encode())
     h.update((canonical_text(graph) if canon is None else canon).encode())
     return h.hexdigest()
