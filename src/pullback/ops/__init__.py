@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     factorizations,
     fourier,
     indexing,
+    items,
     joining,
     linalg,
     losses,
