@@ -78,14 +78,15 @@ def _chain(eqns: list, body: Graph, old: Var, k: int) -> list:
 
 def _hoist(eqns: list, p: int, cur: Var) -> bool:
     """Move the item reads of ``cur`` after the write at ``p`` to just before it; False
-    when ``cur`` has another reader after the write, or one before it that may alias."""
+    when ``cur`` has another reader after the write, or one before it whose result may
+    be ``cur`` itself."""
     made = {v.id: n for n, q in enumerate(eqns) for v in q.outs}
     later = []
     for n, q in enumerate(eqns):
         if n == p or not any(a is cur for a in q.inputs):
             continue
-        if n < p:
-            if q.op.aliases:
+        if n < p:  # (a view, or a region that may give the table back, sees the write)
+            if q.op.aliases or q.op.name in ("scan", "while", "switch"):
                 return False
             continue
         if q.op is not item_op or any(a is cur for a in q.inputs[1:]) or any(
