@@ -85,7 +85,7 @@ def _item_rule(g, out, inputs, i, where):
 
 def _put_rule(g, out, inputs, i, where):
     if i == 0:
-        return item_put_op(g, *inputs[1:-1], np.zeros((), g.dtype), where=where)
+        return item_put_op(g, *inputs[1:-1], 0.0, where=where)
     return _value_rule(g, out, inputs, i, where)
 
 

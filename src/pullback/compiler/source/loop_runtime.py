@@ -227,14 +227,14 @@ def not_(test: Any) -> Any:
 def loop_index(x: Any, index: Any) -> Any:
     """``x[index]`` in a converted body, where the index reads the loop variable: a
     traced integer selects through ``index_select`` (one graph for every step), or an
-    index of ints only reads the item (``item``), else as ``subscript``."""
+    int for every axis reads the item (``item``), else as ``subscript``."""
     parts = index if isinstance(index, tuple) else (index,)
     if not record.TRACING or not isinstance(x, (Tensor, np.ndarray)) \
             or not any(map(_traced_int, parts)) \
             or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
                    or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
         return subscript(x, index)
-    if len(parts) <= x.ndim and all(_traced_int(p) or type(p) is int for p in parts):
+    if len(parts) == x.ndim and all(_traced_int(p) or type(p) is int for p in parts):
         return item_op(x, *filter(_traced_int, parts),
                        where=tuple(None if _traced_int(p) else p for p in parts))
     rest = []

@@ -2,7 +2,7 @@
 (``R = item_set(R, index, value)``): in place when the body runs as Python, a new
 value when it is traced as a region's body (``loop_runtime.py`` counts those).
 
-An index of ints only writes the item (``item_put``, in place in generated code where
+An int for every axis writes the item (``item_put``, in place in generated code where
 the loop owns the array); another is made of ``index_select`` and ``index_copy`` along
 one axis at a time,
 so an index read from the loop's counter (a traced int) needs no guard, and the
@@ -51,14 +51,14 @@ def written(x: Tensor, index: Any, value: Any) -> Tensor:
         parts.pop()
     if len(parts) > x.ndim:
         raise IndexError(f"too many indices for an array of {x.ndim} dimensions")
-    if parts and all(map(_int, parts)):
+    if len(parts) == x.ndim and all(map(_int, parts)):
         return _item_put(x, parts, value)
     return _put(x, parts, value)
 
 
 def _item_put(x: Tensor, parts: list, value: Any) -> Tensor:
-    """The item (or row) at an index of ints only: ``item_put``, written in place where
-    the loop owns the array."""
+    """The item at an int for every axis: ``item_put``, written in place where the loop
+    owns the array (a row keeps index_copy, which native loops write)."""
     shape = tuple(x.shape)[len(parts):]
     if not (isinstance(value, Tensor) and tuple(value.shape) == shape
             and value._data.dtype == x._data.dtype):
