@@ -157,7 +157,7 @@ class _Emitter:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
         args = [self.literal(a) for a in e.inputs]
         op = e.op
-        if isinstance(op, IntoOp):
+        if isinstance(op, IntoOp) and op.ufunc is not None:
             return f"np.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
         tpl = op.template
         if callable(tpl):
@@ -288,7 +288,7 @@ def _worth_freeing(v: Var) -> bool:
 
 
 def _reuses_name(e: Any) -> bool:
-    return isinstance(e.op, IntoOp) and e.out.name is None
+    return isinstance(e.op, IntoOp) and (e.out.name is None or e.op.ufunc is None)
 
 
 def _last_uses(graph: Graph) -> dict:

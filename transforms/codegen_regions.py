@@ -24,6 +24,7 @@ import numpy as np
 from pullback.ir import Graph, Var, every_eqn, naming
 from pullback.ops.elementwise import zeros_like
 
+from .codegen_items import items_in_place
 from .inplace import IntoOp, owned
 from .regions import scan_parts
 
@@ -46,10 +47,14 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         em.names[bv.id] = em.literal(outer)
     for v, value in body.consts.items():
         em.names[v.id] = em.bind(value)
-    new_carries = _carry_names(em, body, b_carry)
-    lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(b_carry, carries)]
-    stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
+    region = body  # (the graph of the function's IR; the writes in place make a new one)
+    body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
+    _name_tables(em, body)
+    new_carries = _carry_names(em, body, b_carry, region)
+    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written)}"
+             for k, (bv, c) in enumerate(zip(b_carry, carries))]
+    stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     if length == 0 or length is None and not xs:  # (the carries stay as they came in)
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
                   for v, _ in stacked + saves]
@@ -59,6 +64,35 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     return lines
+
+
+def _name_tables(em: Any, body: Graph) -> None:
+    """A table whose items the body writes in place keeps one name through the step:
+    the name its writes' results had (``g_R``, not the seed's ``g_out``)."""
+    writes = [q for q in body.eqns if isinstance(q.op, IntoOp) and q.op.ufunc is None]
+    hint: dict = {}
+    for q in reversed(writes):
+        hint[q.inputs[0].id] = hint.get(q.out.id) or q.out.name
+    for q in writes:
+        old = q.inputs[0]
+        if old.id not in em.names and hint.get(old.id):
+            em.names[old.id] = em.ns.fresh(hint[old.id])
+        em.names[q.out.id] = em.name(old)
+
+
+def _start(em: Any, e: Any, init: Any, written: bool) -> str:
+    """A carry's first value: for a table the body writes items of in place, the
+    initial value itself when the loop owns it (a fresh array only it reads, made in
+    the loop's own graph), else a copy of it (one per run of the loop)."""
+    text = em.literal(init)
+    if not written:
+        return text
+    facts = _facts(em)
+    start = facts.made.get(init.id) if type(init) is Var else None
+    if start is not None and owned(start) and facts.uses.get(init.id) == 1 \
+            and init.id not in facts.returned and facts.home.get(init.id) == facts.home[id(e)]:
+        return text
+    return f"{text}.copy()"
 
 
 def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
@@ -121,6 +155,14 @@ class _Facts:
                 ins = ins[:n_carry] + ins[n_carry + n_xs:]
             whole += [v for v in ins if type(v) is Var]
             returned += [v for g in _graphs(e) for v in g.outputs if type(v) is Var]
+        self.home: dict = {}  # an equation's or a value's graph (by id)
+        todo = [graph]
+        while todo:
+            g = todo.pop()
+            for e in g.eqns:
+                self.home[id(e)] = id(g)
+                self.home.update((v.id, id(g)) for v in e.outs)
+                todo += _graphs(e)
         self.returned = {v.id for v in returned} | set(guards)
         self.read_whole = {v.id for v in whole} | self.returned
         self.walked_only = walked - self.read_whole
@@ -196,7 +238,7 @@ def _graphs(e: Any) -> list:
             if isinstance(g, Graph)]
 
 
-def _carry_names(em: Any, body: Any, b_carry: tuple) -> list:
+def _carry_names(em: Any, body: Any, b_carry: tuple, region: Graph | None = None) -> list:
     """Each carry's new value takes the carry's own name when the body reads the old
     value no more once the new one is made (``h = np.tanh(h @ w + x)``, as by hand):
     no copy from one name to the other at the end of the step. The names of the new
@@ -213,7 +255,7 @@ def _carry_names(em: Any, body: Any, b_carry: tuple) -> list:
             continue
         later = body.eqns[made[new.id] + 1:]
         if not any(a is old for q in later for a in q.inputs) \
-                and not _both_elsewhere(em, body, new, old):
+                and not _both_elsewhere(em, region or body, new, old):
             if old.id not in em.names and new.name:  # (the new value's name reads better:
                 em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
             em.names[new.id] = em.name(old)

@@ -85,6 +85,8 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
         return _matmul(out, e.out, a, e.inputs[0].shape[1])
     if name == "index_select" and math.prod(np.shape(e.inputs[1])) == 1:
         return _take(out, e.out, a, e.inputs[0].shape, e.params["dim"], np.ndim(e.inputs[1]))
+    if name == "item":
+        return _item(out, e, a)
     if name == "select" and _picks(e.params["index"], e.inputs[0].shape):
         picks = [str(k % n) for k, n in zip(e.params["index"], e.inputs[0].shape)]
         return _fill(out, e.out, f"{a[0]}[{', '.join(picks + _idx(len(shape)))}]")
@@ -112,6 +114,22 @@ def _picks(index: Any, shape: tuple) -> bool:
     """An index of ints only, each within its axis (``x[2, -1]``)."""
     return type(index) is tuple and len(index) <= len(shape) and all(
         type(k) is int and -n <= k < n for k, n in zip(index, shape))
+
+
+def _item(out: str, e: Eqn, a: list) -> list:
+    """``x[i, 2]`` (ops/items.py: an int for every axis, the traced ones among the
+    operands): numpy's wrap of a negative index, its IndexError out of range."""
+    it, lines, parts = iter(a[1:]), [], []
+    for d, (w, n) in enumerate(zip(e.params["where"], e.inputs[0].shape)):
+        if w is not None:  # (a static index the trace already checked)
+            parts.append(str(w % n))
+            continue
+        k = f"k{d}_{out}"
+        lines += [f"{k} = {next(it)}", f"if {k} < -{n} or {k} >= {n}:",
+                  f"    raise IndexError('index out of bounds for axis {d} with size {n}')",
+                  f"if {k} < 0:", f"    {k} += {n}"]
+        parts.append(k)
+    return lines + _fill(out, e.out, f"{a[0]}[{', '.join(parts)}]")
 
 
 def _take(out: str, v: Var, a: list, shape: tuple, dim: int, kept: int) -> list:

@@ -44,7 +44,8 @@ def _nested_residuals(graph: Graph) -> Graph:
 
 
 def sparse_sums(graph: Graph) -> Graph:
-    """``x + index_add(zeros, index, v)`` as ``index_add(x, index, v)``: the gradient of
+    """``x + index_add(zeros, index, v)`` as ``index_add(x, index, v)`` (``item_add``
+    likewise): the gradient of
     an item read (``R[i - 1, j]`` in a loop's body) adds into the gradient it joins
     without a table of zeros and a sum of whole tables per step."""
     uses: dict = {}
@@ -71,14 +72,15 @@ def sparse_sums(graph: Graph) -> Graph:
 
 
 def _spread(e: Eqn, made: dict, uses: dict) -> tuple | None:
-    """(x, the index_add into zeros) when ``e`` is ``x + index_add(zeros, ...)`` whose
-    index_add nothing else reads, all of one shape and dtype."""
+    """(x, the index_add or item_add into zeros) when ``e`` is ``x + index_add(zeros,
+    ...)`` whose index_add nothing else reads, all of one shape and dtype."""
     if e.op.name != "add" or len(e.inputs) != 2 or e.params:
         return None
     for k in (0, 1):
         t, x = e.inputs[k], e.inputs[1 - k]
         added = made.get(t.id) if isinstance(t, Var) else None
-        if added is None or added.op.name != "index_add" or uses.get(t.id) != 1:
+        if added is None or added.op.name not in ("index_add", "item_add") \
+                or uses.get(t.id) != 1:
             continue
         zeros = made.get(added.inputs[0].id) if isinstance(added.inputs[0], Var) else None
         if zeros is not None and zeros.op.name == "new_zeros" and \

@@ -49,6 +49,12 @@ _MASK = A(values=[[True, False, True, False], [False, False, False, True],
                   [True, True, False, False]], domain="bool")
 
 INDEXING_CASES = [
+    # a loop's item reads and writes (ops/items.py): where's None is the next traced int
+    _c("item", A((3, 4)), _i(2), p={"where": (None, 1)}, torch=lambda T, x, i: x[i, 1]),
+    _c("item_put", A((3, 4)), _i(1), _i(3), A(()), p={"where": (None, None)},
+       torch=lambda T, x, i, j, v: x.index_put((i, j), v)),
+    _c("item_add", A((3, 4)), _i(0), A(()), p={"where": (2, None)},
+       torch=lambda T, x, j, v: x.index_put((T.tensor(2), j), v, accumulate=True)),
     _c("index_select", A((3, 4)), _i([2, 0, 2]), p={"dim": 1},
        torch=lambda T, x, i: x.index_select(1, i)),
     _c("index_select", A((3, 4)), _i([1]), p={"dim": -2 % 2},

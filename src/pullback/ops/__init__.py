@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     fourier,
     gathering,
     indexing,
+    items,
     joining,
     linalg,
     losses,

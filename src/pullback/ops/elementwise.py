@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from .table import args, batching
+from .table.promotion import promoting_template
 from .table.registry import defop, is_traced, public, unary
 
 
@@ -266,11 +267,21 @@ def _numpy_where(condition, *xy):
     return where(args.value(condition), args.value(xy[0]), args.value(xy[1]))
 
 
+_where_array = promoting_template("np.where({0}, {1}, {2})", (1, 2), False)
+
+
+def _print_where(e, a, lit):
+    """``np.where``; between scalars (a loop's items), Python's ``x if c else y``."""
+    if e.out.shape == () and all(len(getattr(v, "shape", ())) == 0 for v in e.inputs):
+        return f"{lit(e.out.dtype)}({a[1]} if {a[0]} else {a[2]})"
+    return _where_array(e, a, lit)
+
+
 where = defop("where", np.where, "WhereBackward0",
               vjp=(None,
                    lambda g, out, cond, x, y: where(cond, g, 0),
                    lambda g, out, cond, x, y: where(cond, 0, g)),
-              uses=("", "cond", "cond"), template="np.where({0}, {1}, {2})",
+              uses=("", "cond", "cond"), template=_print_where,
               elementwise=True, fresh=True, torch_args=("condition", "self", "other"),
               numpy={np.where: _numpy_where}, promote=(1, 2))  # pb.where: statistics.py
 
@@ -388,6 +399,8 @@ def _win_weight(x, y):
 
 def _print_win_weight(e, a, lit):
     dt = np.result_type(*(np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in e.inputs))
+    if e.out.shape == ():  # (scalars, as a loop's items: Python's tests cost far less)
+        return f"{lit(dt)}(0.0 if {a[0]} < {a[1]} else 0.5 if {a[0]} == {a[1]} else 1.0)"
     return (f"np.logical_not(np.less({a[0]}, {a[1]})).astype({lit(dt)}) - "
             f"np.equal({a[0]}, {a[1]}) * {lit(dt.type(0.5))}")
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...autograd import record
 from ...ops.indexing import index_select
+from ...ops.items import item_op
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
 from ..control_flow import active_tracers, cond, scan, while_loop
@@ -225,14 +226,17 @@ def not_(test: Any) -> Any:
 
 def loop_index(x: Any, index: Any) -> Any:
     """``x[index]`` in a converted body, where the index reads the loop variable: a
-    traced integer selects through ``index_select`` (one graph for every step), else
-    as ``subscript``."""
+    traced integer selects through ``index_select`` (one graph for every step), or an
+    int for every axis reads the item (``item``), else as ``subscript``."""
     parts = index if isinstance(index, tuple) else (index,)
     if not record.TRACING or not isinstance(x, (Tensor, np.ndarray)) \
             or not any(map(_traced_int, parts)) \
             or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
                    or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
         return subscript(x, index)
+    if len(parts) == x.ndim and all(_traced_int(p) or type(p) is int for p in parts):
+        return item_op(x, *filter(_traced_int, parts),
+                       where=tuple(None if _traced_int(p) else p for p in parts))
     rest = []
     for d, p in enumerate(parts):
         if _traced_int(p):
