@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decompositions import _adjugate
-from .embedding import _embedding_bag, _embedding_bag_backward, _max_gather, _renorm_scale
-from .factorizations import _expm
-from .kernels.bessel import i0, i0e, i1, i1e, iv, ive, j0, j1, jn, k0, k0e, k1, k1e, y0, y1, yn
-from .kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma, polygamma
-from .kernels.incomplete_gamma_beta import (
+from ..decompositions import _adjugate
+from ..embedding import _embedding_bag, _embedding_bag_backward, _max_gather, _renorm_scale
+from ..factorizations import _expm
+from ..kernels.bessel import i0, i0e, i1, i1e, iv, ive, j0, j1, jn, k0, k0e, k1, k1e, y0, y1, yn
+from ..kernels.erf_gamma import digamma, erf, erfc, erfinv, lgamma, polygamma
+from ..kernels.incomplete_gamma_beta import (
     betainc,
     betainc_da,
     betainc_db,
@@ -30,13 +30,13 @@ from .kernels.incomplete_gamma_beta import (
     gammainc_da,
     gammaincc,
 )
-from .kernels.normal import erfcx, log_ndtr, ndtri
-from .kernels.summation import PAIRWISE_BLOCK, sum_of
-from .losses import _nll, _nll_backward, _picked
-from .reductions import fast_mean
-from .resampling import matrices, separable
-from .sylvester import _solve_sylvester, _sqrtm
-from .triangular import _solve_triangular
+from ..kernels.normal import erfcx, log_ndtr, ndtri
+from ..kernels.summation import PAIRWISE_BLOCK, sum_of
+from ..losses import _nll, _nll_backward, _picked
+from ..reductions import fast_mean
+from ..resampling import matrices, separable
+from ..sylvester import _solve_sylvester, _sqrtm
+from ..triangular import _solve_triangular
 
 
 def softmax(x, axis):
