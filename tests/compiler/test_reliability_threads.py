@@ -11,7 +11,7 @@ import pytest
 import pullback as pb
 from pullback import config
 from pullback.compiler import replay
-from pullback.compiler.source import rewriter as source_ast
+from pullback.compiler.source import parsing
 
 N_THREADS = 8
 TIMEOUT = 60  # seconds: a deadlock fails the test instead of hanging it
@@ -236,7 +236,7 @@ def test_threads_converting_source_at_once_do_not_share_the_ast_depth():
             for _ in range(100):
                 _Cycle()
             for code in codes:
-                node = source_ast.parse_function(code)
+                node = parsing.parse_function(code)
                 assert node is not None and node.name == code.co_name
 
     run_threads(work)

@@ -10,7 +10,7 @@ import inspect
 import gast
 import pytest
 
-from pullback.compiler.source import rewriter
+from pullback.compiler.source import parsing
 
 MODULE = '''
 import functools
@@ -90,10 +90,10 @@ def test_the_block_is_getblocks(module, name, fast):
         fn = getattr(fn, part)
     fn = getattr(fn, "__wrapped__", fn)
     code = fn.__code__
-    exact = rewriter._parse_block(code, exact=True)
+    exact = parsing._parse_block(code, exact=True)
     assert exact is not None
-    node = rewriter.parse_function(code)
+    node = parsing.parse_function(code)
     assert gast.dump(node) == gast.dump(exact)
-    assert (rewriter._parse_block(code) is not rewriter._UNKNOWN) == fast
-    lines, start = rewriter._function_lines(code, exact=True)
+    assert (parsing._parse_block(code) is not parsing._UNKNOWN) == fast
+    lines, start = parsing._function_lines(code, exact=True)
     assert (lines, start) == inspect.getsourcelines(fn)

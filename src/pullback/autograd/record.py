@@ -20,21 +20,22 @@ from ..ops.table.promotion import promoted
 from ..ops.table.quiet import INSIDE, THREAD, context, quietly
 from ..ops.table.results import pack
 from . import graph as _graph
-from . import messages, saved_hooks
+from . import inplace_checks, messages, saved_hooks
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, CopySlices, OpNode, SavedOutput, SavedTensor, node_class
 from .graph import _seq as _node_seq
+from .inplace_checks import check_inplace, check_multi_view, check_overlap, check_unread_view
 
 Tensor: Any = None  # the Tensor class: ``use_tensor_class`` (pullback.tensor calls it)
 
 
 def use_tensor_class(cls: type) -> None:
     """Make ``cls`` the Tensor class of the autograd modules that make and test Tensors
-    (this one, graph.py, saved_hooks.py). ``pullback.tensor`` calls it once, as the
-    class imports the autograd package, which therefore cannot import it: the one
-    place the class is handed down."""
+    (this one, graph.py, saved_hooks.py, inplace_checks.py). ``pullback.tensor`` calls
+    it once, as the class imports the autograd package, which therefore cannot import
+    it: the one place the class is handed down."""
     global Tensor
-    Tensor = _graph.Tensor = saved_hooks.Tensor = cls
+    Tensor = _graph.Tensor = saved_hooks.Tensor = inplace_checks.Tensor = cls
 
 
 class _Hooks(threading.local):
@@ -533,96 +534,6 @@ def _mark_view(result: Any, src: Any, op, params: dict) -> None:
         result._view_no_grad = True
     elif src._multi_view:  # a view of an output of split & co. inherits its refusals
         result._multi_view = True
-
-
-def check_unread_view(t: Any) -> None:
-    """torch's refusal of an in-place op on a view taken before its base came to require
-    grad (by an in-place op with a value that does), when nothing read the view since
-    (its grad_fn, is_leaf, an op on it): torch has not renewed its grad_fn yet, so it
-    takes the view for a leaf that requires grad."""
-    base = t._base
-    if (t._grad_fn is None and not t._view_no_grad and base._requires_grad
-            and base._grad_fn is not None and STATE.grad_enabled and not STATE.inference):
-        raise RuntimeError(messages.LEAF_INPLACE)
-
-
-def check_multi_view(t: Any, args: tuple) -> None:
-    """torch's refusal of an in-place op that records, with grad mode on, into an output
-    of a multi-output view op (split, unbind, chunk) or a view of one."""
-    if not STATE.grad_enabled or STATE.inference:
-        return
-    if any(isinstance(a, Tensor) and (a._requires_grad or a._base is not None
-                                      and a._base._requires_grad) for a in args):
-        raise RuntimeError(messages.multi_view(t, indirect=False))
-
-
-def check_inplace(t: Any) -> None:
-    """torch's refusals for an in-place op on ``t`` (before any data is written)."""
-    if t._is_inference and not STATE.inference:
-        raise RuntimeError(messages.INFERENCE_INPLACE)
-    if not STATE.grad_enabled or STATE.inference:
-        return
-    base = t._base
-    if base is None:
-        if t._requires_grad and t._grad_fn is None:
-            raise RuntimeError(messages.LEAF_INPLACE)
-        return
-    if t._view_no_grad and base._requires_grad:
-        fn = getattr(t._grad_fn, "_forward_cls", None)
-        if fn is not None:  # an input a custom Function returned as it is
-            raise RuntimeError(messages.custom_function_view(t._output_nr, fn.__name__))
-        raise RuntimeError(messages.NO_GRAD_VIEW_INPLACE)
-    if base._requires_grad and base._grad_fn is None:
-        raise RuntimeError(messages.VIEW_LEAF_INPLACE)
-
-
-def check_overlap(t: Any, operands: tuple, full: bool = False) -> None:
-    """torch's refusals of an in-place write into ``t`` that reads memory it writes: ``t``
-    with elements that share memory (an expanded view), or an operand that overlaps ``t``
-    without being exactly ``t``'s elements (``y.add_(y[0])``; ``full``: any overlap, as
-    index_put_ refuses). Operands too irregular to tell (not dense) pass, as in torch."""
-    dst = t._data
-    view = dst.base is not None
-    if view and not dst.flags.writeable and any(
-            s == 0 and n > 1 for s, n in zip(dst.strides, dst.shape)):
-        raise RuntimeError(messages.INTERNAL_OVERLAP)
-    for a in operands:
-        if not isinstance(a, Tensor):
-            continue
-        src = a._data
-        if src is dst:
-            status = "full"
-        elif (view or src.base is not None) and np.may_share_memory(src, dst):
-            status = _overlap(dst, src)
-        else:  # (two arrays that own their memory do not overlap)
-            continue
-        if status == "partial" or full and status == "full":
-            raise RuntimeError(messages.PARTIAL_OVERLAP)
-
-
-def _overlap(a: np.ndarray, b: np.ndarray) -> str:
-    """torch's get_overlap_status of two arrays whose memory bounds meet: 'full' (the
-    same elements, the same way), 'partial', 'none' or 'unknown' (not dense)."""
-    if a.size == 0 or b.size == 0:
-        return "none"
-    if not (_dense(a) and _dense(b)):
-        return "unknown"
-    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
-    a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
-    if (a0, a1) == (b0, b1):
-        return "full" if a.strides == b.strides else "partial"
-    return "partial" if a0 < b1 and b0 < a1 else "none"
-
-
-def _dense(a: np.ndarray) -> bool:
-    """torch's is_non_overlapping_and_dense: in some order of its dims (size-1 dims
-    aside), each stride is the product of the sizes before it."""
-    expected = a.itemsize
-    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expected:
-            return False
-        expected *= n
-    return True
 
 
 def apply_inplace(op, args: tuple, params: dict) -> Any:

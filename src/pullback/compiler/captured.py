@@ -42,13 +42,11 @@ the line that reads it (never its value) for the retrace-limit warning.
 from __future__ import annotations
 
 import builtins
-import dis
 import functools
 import linecache
 import math
 import sys
 import types
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -56,6 +54,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..user_code import is_user_code, is_user_file
+from .code_reads import reads
 from .source.rewriter import RUNTIME_NAME
 from .source.state import updates_of
 from .tracer import SourceLine
@@ -66,15 +65,6 @@ MAX_GUARDS = 1024  # per trace; what lies beyond is not guarded
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
 _NOT_OBJECTS = (type, types.ModuleType, types.FunctionType, types.MethodType,
                 types.BuiltinFunctionType, functools.partial)
-# the instructions that read a global, a closure cell or an attribute (3.11 to 3.13)
-_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
-_CELL_LOADS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_CLOSURE",
-                         "LOAD_FROM_DICT_OR_DEREF"})
-_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
-# builtins that look names up by a string (``globals()['K']``, ``getattr(mod, 'K')``):
-# code calling one has its string constants taken as global and attribute names too
-_DYNAMIC_GLOBALS = frozenset({"globals", "vars", "eval", "exec"})
-_DYNAMIC_ATTRS = frozenset({"getattr", "vars", "eval", "exec", "__dict__"})
 
 
 @dataclass
@@ -128,72 +118,6 @@ def same_scalar(value: Any, expected: Any) -> bool:
         return value != value and expected != expected
     except Exception:  # an array-like comparison: not the same
         return False
-
-
-# ------------------------------------------------------------------ what code reads
-@dataclass
-class _Reads:
-    """The names a code object (with the code nested in it) loads, each with its first
-    line: globals, closure cells and attributes."""
-
-    globals: dict
-    cells: dict
-    attrs: dict
-    code: Any  # the code each name was first read in, per name: {name: code}
-    strings: dict | None = None  # identifier-like string constants, each with its line
-
-
-_READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def reads(code: types.CodeType) -> _Reads:
-    found = _READS.get(code)
-    if found is None:  # (filled before it is shared: another thread may read it)
-        found = _Reads({}, {}, {}, {}, {})
-        _scan(code, found)
-        _dynamic(found)
-        _READS[code] = found
-    return found
-
-
-def _dynamic(r: _Reads) -> None:
-    """Code that looks names up by a string (``globals()['K']``, ``vars(obj)['K']``,
-    ``getattr(mod, 'K')``) reads, as far as the walk knows, every name its string
-    constants spell: they are taken as the globals and attributes it reads. A name
-    computed at run time (not a constant of the code) is not seen."""
-    dyn_globals = not _DYNAMIC_GLOBALS.isdisjoint(r.globals)
-    dyn_attrs = not _DYNAMIC_ATTRS.isdisjoint(r.globals) or "__dict__" in r.attrs
-    for name, (line, code) in (r.strings or {}).items():
-        for table, wanted, kind in ((r.globals, dyn_globals, "name"),
-                                    (r.attrs, dyn_attrs, "attr")):
-            if wanted and name not in table:
-                table[name] = line
-                r.code.setdefault((kind, name), code)
-    r.strings = None
-
-
-def _scan(code: types.CodeType, into: _Reads) -> None:
-    line = code.co_firstlineno
-    for ins in dis.get_instructions(code):
-        pos = getattr(ins, "positions", None)
-        line = (pos.lineno if pos is not None and pos.lineno else
-                ins.starts_line or line)
-        if not isinstance(ins.argval, str):
-            continue
-        if ins.opname == "LOAD_CONST":
-            if ins.argval.isidentifier():
-                into.strings.setdefault(ins.argval, (line, code))
-            continue
-        table = (into.globals if ins.opname in _GLOBAL_LOADS else
-                 into.cells if ins.opname in _CELL_LOADS else
-                 into.attrs if ins.opname in _ATTR_LOADS else None)
-        if table is not None and ins.argval not in table:
-            table[ins.argval] = line
-            into.code.setdefault(("attr" if table is into.attrs else "name", ins.argval),
-                                 code)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _scan(c, into)
 
 
 # ------------------------------------------------------------------ the walk

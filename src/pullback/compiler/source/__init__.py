@@ -110,6 +110,7 @@ from .loop_runtime import (
 from .loop_writes import item_set, item_slice
 from . import pass_cache
 from .loops import convert_loops
+from .parsing import parse_function, strip_signature
 from .rewriter import (
     RUNTIME_NAME,
     Rewriter,
@@ -121,11 +122,9 @@ from .rewriter import (
     is_higher_order,
     is_numpy,
     is_seeding,
-    parse_function,
     passed_names,
     replaceable,
     returned_names,
-    strip_signature,
     written_names,
 )
 from .runtime import (

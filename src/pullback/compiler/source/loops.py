@@ -37,16 +37,35 @@ import gast
 
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, item_writes, walk_scope
+from .loop_building import (
+    _assign,
+    _function,
+    _getters,
+    _header,
+    _in_place,
+    _range_keywords,
+    _split,
+    _stop_args,
+    _tuple,
+    _written,
+)
+from .loop_names import (
+    _PURE_HELPERS,
+    PREFIX,
+    _allowed,
+    _assigned,
+    _binds,
+    _effect_text,
+    _index_by,
+    _loads,
+    _read_first,
+    _static_test,
+    _surely_assigned,
+)
 from .returns import after_loop, has_return, loop_return, one_exit, traced_not
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
-PREFIX = "__pb_loop_"
 _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
-#: the runtime's helpers a converted body may call (the others change outside state)
-_PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
-                           "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
-                           "while_", "loop_index", "if_", "item_set", "item_slice",
-                           "not_"})
 #: calls that read the calling frame: in a new function they would read another
 _FRAME_READERS = frozenset({"super", "locals", "vars", "eval", "exec", "dir"})
 #: why a body holding one of ``_REFUSED``'s statements stays a loop
@@ -454,246 +473,3 @@ class _Converter:
         """The names read anywhere in the function but in the loop's body (and but in
         another loop's body that surely assigns them before it reads them)."""
         return _loads(self.fn.body, self.replaced or stmt) | self.moved
-
-
-# -------------------------------------------------------------------- names
-def _static_test(test: Any) -> bool:
-    """A test that is never a traced value: ``x is None``, ``k in d``, ``isinstance(...)``,
-    a constant, ``not`` of one."""
-    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
-        return _static_test(test.operand)
-    if isinstance(test, gast.BoolOp):
-        return all(_static_test(v) for v in test.values)
-    if isinstance(test, gast.Compare):
-        return all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in test.ops)
-    if isinstance(test, gast.Call) and isinstance(test.func, gast.Name):
-        return test.func.id in ("isinstance", "hasattr", "callable", "len", "issubclass")
-    return isinstance(test, gast.Constant)
-
-
-def _binds(node: Any, names: set) -> bool:
-    """Whether ``node`` is a loop binding one of ``names`` as its variable, or a loop
-    converted already whose function binds one (reads of it inside are its own)."""
-    if isinstance(node, gast.For):
-        return any(isinstance(n, gast.Name) and n.id in names for n in walk(node.target))
-    if isinstance(node, gast.FunctionDef) and node.name.startswith(PREFIX):
-        params = {a.id for a in node.args.args}
-        return bool((params | _assigned(node.body)) & names)
-    return False
-
-
-def _allowed(n: Any) -> bool:
-    """A scope a converted body may hold: a comprehension, a loop or if converted
-    already, the carries' getters."""
-    return isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
-        or isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX) \
-        or getattr(n, "pb_getter", False)
-
-
-def _assigned(body: list) -> set:
-    return {n.id for s in body for n in walk_scope(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-def _aug_assigned(body: list) -> set:
-    return {n.target.id for s in body for n in walk_scope(s)
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
-
-
-def _loads(nodes: list, skip: Any = None) -> set:
-    """The names ``nodes`` read; of a loop or ``if`` converted already, the names its
-    functions read from outside them (their own parameters and locals are theirs). With
-    ``skip`` (a loop), not what its body reads, nor what another loop's body reads
-    after surely assigning it (a temporary of each loop)."""
-    found = set()
-    todo = list(nodes)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX):
-            own = {a.id for a in n.args.args} | _assigned(n.body)
-            found |= _loads(n.body) - own
-            continue
-        if skip is not None and isinstance(n, (gast.For, gast.While)):
-            if any(m is skip for m in walk(n)):  # (the loop itself, or one holding it)
-                found |= _loads(n.body, skip) if n is not skip else set()
-            else:
-                found |= _loads(n.body, skip) - (_surely_assigned(n.body)
-                                                 - _read_first(n.body))
-            todo.extend(x for x in (getattr(n, "iter", None), getattr(n, "test", None),
-                                    getattr(n, "target", None)) if x is not None)
-            todo.extend(n.orelse)
-            continue
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            found.add(n.id)
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            found.add(n.target.id)
-        todo.extend(gast.iter_child_nodes(n))
-    return found
-
-
-def _read_first(body: list) -> set:
-    """The names some statement of ``body`` may read before an earlier statement of it
-    surely assigned them (a plain ``name = ...`` at the body's top level)."""
-    defined: set = set()
-    first = set()
-    for stmt in body:
-        first |= _loads([stmt]) - defined
-        defined |= _surely_assigned([stmt])
-    return first
-
-
-def _surely_assigned(body: list) -> set:
-    """The names a plain ``name = ...`` (or ``a, (b, c) = ...``) at the top level of
-    ``body`` assigns."""
-    defined = set()
-    for stmt in body:
-        if isinstance(stmt, gast.Assign):
-            todo = list(stmt.targets)
-            while todo:  # (``k, (x, y) = item``: the names at every depth)
-                t = todo.pop()
-                if isinstance(t, (gast.Tuple, gast.List)):
-                    todo.extend(t.elts)
-                elif isinstance(t, gast.Name):
-                    defined.add(t.id)
-    return defined
-
-
-def _index_by(body: list, target: str) -> list:
-    """``x[... t ...]`` read in the body, for the loop variable ``t``: through
-    ``loop_index``, which selects by a traced ``t`` without turning it into a number.
-    How to undo it: (node, field, position in the field's list or None, old value)."""
-    undo = []
-    for s in body:  # (also inside the functions of loops and ifs converted already)
-        for n in walk(s):
-            for field, value in list(gast.iter_fields(n)):
-                values = value if isinstance(value, list) else [value]
-                for k, v in enumerate(values):
-                    if isinstance(v, gast.Subscript) and isinstance(v.ctx, gast.Load) \
-                            and target in _loads([v.slice]):
-                        new = _at(gast.Call(func=_runtime("loop_index"),
-                                            args=[v.value, v.slice], keywords=[]), v)
-                        new = gast.copy_location(new, v)
-                        undo.append((n, field, k if isinstance(value, list) else None, v))
-                        if isinstance(value, list):
-                            value[k] = new
-                        else:
-                            setattr(n, field, new)
-    return undo
-
-
-def _effect_text(n: Any) -> str:
-    """What a call that may change state outside a body does: ``it calls hist.append()``
-    (the user's function, for a call ``state.py`` routed through the runtime)."""
-    f, parts = n.func, []
-    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) \
-            and f.value.id == "__pb_rt__" and f.attr not in _PURE_HELPERS:
-        callee = {"mutate": 1, "effect_call": 0}.get(f.attr)
-        if callee is None or len(n.args) <= callee:
-            return "it changes state outside it"
-        f = n.args[callee]
-    while isinstance(f, gast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    parts.append(f.id if isinstance(f, gast.Name) else "...")
-    return f"it calls {'.'.join(reversed(parts))}(), which may change state outside it"
-
-
-# ----------------------------------------------------------------- building
-def _in_place(body: list, carries: list) -> Any:
-    """The positions of the carries the body changes with ``+=`` & co. (in place, for
-    an array)."""
-    aug = _aug_assigned(body)
-    return gast.Tuple(elts=[gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
-                            if n in aug], ctx=gast.Load())
-
-
-def _written(body: list, carries: list) -> list:
-    """``written=`` (the positions of the carries the body writes items of, through
-    ``item_set``: the runtime writes their last values back into the arrays)."""
-    names = {n.args[0].id for s in body for n in walk(s) if isinstance(n, gast.Call)
-             and isinstance(n.func, gast.Attribute) and n.func.attr == "item_set"
-             and isinstance(n.func.value, gast.Name) and n.func.value.id == "__pb_rt__"}
-    positions = [gast.Constant(value=k, kind=None) for k, n in enumerate(carries)
-                 if n in names]
-    return [gast.keyword(arg="written", value=gast.Tuple(elts=positions, ctx=gast.Load()))] \
-        if positions else []
-
-
-def _getters(names: list) -> Any:
-    """``(lambda: a, lambda: b)``: the carries' values before the loop, read by the
-    runtime (a name not bound yet raises ``NameError`` there)."""
-    none = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                          kwarg=None, defaults=[])
-    getters = [gast.Lambda(args=none, body=_name(n)) for n in names]
-    for g in getters:
-        g.pb_getter = True  # (ours: a body holding it may still be converted)
-    return gast.Tuple(elts=getters, ctx=gast.Load())
-
-
-def _tuple(names: list, ctx: Any) -> Any:
-    return gast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx)
-
-
-def _split(body: list) -> tuple:
-    """(``(before, the if, after)`` for a body with one ``if test: break`` or ``if test:
-    continue`` at its top level and no other, else None; the body with that ``if`` as
-    its test alone, to analyse)."""
-    stops = [k for k, s in enumerate(body) if isinstance(s, gast.If) and not s.orelse
-             and len(s.body) == 1 and isinstance(s.body[0], (gast.Break, gast.Continue))]
-    if len(stops) != 1:
-        return None, body
-    k = stops[0]
-    rest = body[:k] + body[k + 1:]
-    if any(isinstance(n, (gast.Break, gast.Continue)) for s in rest for n in walk_scope(s)):
-        return None, body
-    split = (body[:k], body[k], body[k + 1:])
-    return split, body[:k] + [_at(gast.Expr(value=body[k].test), body[k])] + body[k + 1:]
-
-
-def _range_keywords(kind: str, target: Any, sliced: list, flat: list) -> list:
-    """``sliced=`` (the getters of the arrays read at the loop variable) and
-    ``counted=False`` (the body never reads the loop variable) for ``for_range``."""
-    if kind != "range":
-        return []
-    keywords = [gast.keyword(arg="sliced", value=_getters([n for n, _ in sliced]))] \
-        if sliced else []
-    if target.id not in _loads(flat):
-        keywords.append(gast.keyword(arg="counted", value=gast.Constant(value=False,
-                                                                        kind=None)))
-    return keywords
-
-
-def _stop_args(name: str, split: Any) -> list:
-    """The runtime's arguments for a body split at ``if test: break``: the part after,
-    and whether the ``if`` breaks (else it continues)."""
-    if split is None:
-        return []
-    brk = isinstance(split[1].body[0], gast.Break)
-    return [_name(name + "post__"), gast.Constant(value=brk, kind=None)]
-
-
-def _header(stmt: Any, last: Any) -> Any:
-    """A place spanning a statement's first line up to the end of ``last`` (the ``for``
-    or ``if`` line, without the body): where the new call stands."""
-    where = gast.Pass()
-    where.lineno, where.col_offset = stmt.lineno, stmt.col_offset
-    where.end_lineno, where.end_col_offset = last.end_lineno, last.end_col_offset
-    return where
-
-
-def _function(name: str, params: list, body: list, returned: list | None, where: Any) -> Any:
-    stmts = list(body)
-    if returned is not None:
-        stmts.append(_at(gast.Return(value=_tuple(returned, gast.Load())), where))
-    args = gast.arguments(args=[_name(p, gast.Param()) for p in params], posonlyargs=[],
-                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    fn = gast.FunctionDef(name=name, args=args, body=stmts, decorator_list=[], returns=None,
-                          type_comment=None, type_params=[])
-    return _at(gast.copy_location(fn, where), where)
-
-
-def _assign(carries: list, call: Any, where: Any) -> Any:
-    if not carries:
-        return _at(gast.copy_location(gast.Expr(value=call), where), where)
-    new = gast.Assign(targets=[_tuple(carries, gast.Store())], value=call, type_comment=None)
-    return _at(gast.copy_location(new, where), where)

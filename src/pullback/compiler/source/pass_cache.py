@@ -41,11 +41,11 @@ from ..cache_files import (
     warn,
     write_new,
 )
+from .parsing import _function_lines
 from .rewriter import (
     _FUTURE,
     _UNKNOWN,
     Scope,
-    _function_lines,
     _user_function,
     is_higher_order,
     is_numpy,
