@@ -32,7 +32,7 @@ from .kernels.incomplete_gamma_beta import (
 )
 from .kernels.normal import erfcx, log_ndtr, ndtri
 from .kernels.summation import PAIRWISE_BLOCK, sum_of
-from .losses import _nll, _nll_backward, _picked
+from .losses import _nll, _nll_backward, _picked, softmax_nll_backward
 from .reductions import fast_mean
 from .resampling import matrices, separable
 from .sylvester import _solve_sylvester, _sqrtm
@@ -101,7 +101,8 @@ def nll_rows_backward(g, target, shape, ignore_index, reduction):
 
 __all__ = ["softmax", "log_softmax", "nll_loss", "nll_backward", "erf", "erfc", "erfinv",
            "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
-           "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward"]
+           "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward",
+           "softmax_nll_backward"]
 
 
 # ------------------------------------------------------------ reductions and ordering
