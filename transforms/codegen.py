@@ -70,12 +70,16 @@ class _Emitter:
         self.globals: dict[str, Any] = {"np": np, "rt": rt, "ops": ops_namespace()}
         self.bound: dict[int, str] = {}  # id of a bound constant -> its name
         self.label = naming.GRAD_OF  # the comment over backward equations
+        self.shared: dict[int, Var] = {}  # see _shared_buffers
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
         n = self.names.get(v.id)
         if n is None:
-            n = self.names[v.id] = self.ns.fresh(v.name)
+            named = self.shared.get(v.id)  # a buffer called by its final value's name
+            n = self.name(named) if named is not None and named is not v else \
+                self.ns.fresh(v.name)
+            self.names[v.id] = n
         return n
 
     def literal(self, p: Any) -> str:
@@ -121,7 +125,8 @@ class _Emitter:
         """One statement per equation of ``graph`` (a region's in its own lines), with
         the user's source lines as comments; ``free``: ``del`` values after their last
         use (not inside a loop's body, whose values the next step binds again)."""
-        last = _last_uses(graph)
+        self.shared.update(_shared_buffers(graph))
+        last = _last_uses(graph, self.shared)
         lines: list[str] = []
         prev_comment = None
         input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
@@ -145,13 +150,30 @@ class _Emitter:
         return lines
 
     def statement(self, e: Any, last: dict) -> list[str]:
+        if isinstance(e.op, IntoOp):
+            return self.into(e)
         rhs = self.expr(e)
-        if _reuses_name(e):  # the result lives on in its input's buffer and name
-            self.names[e.out.id] = self.literal(e.inputs[e.op.out_arg])
-            return [rhs]
         if not e.outs:  # run for its effect (a print)
             return [rhs]
         return [f"{_targets(self, e, last)} = {rhs}"]
+
+    def into(self, e: Any) -> list[str]:
+        """A ufunc writing into its input's buffer: ``t += h`` where the operator has
+        one (faster than ``out=``), else ``np.tanh(t, out=t)``; a named result that does
+        not share the buffer's name is bound to it after (``g_w = t``)."""
+        buf = self.literal(e.inputs[e.op.out_arg])
+        if _reuses_name(e) or e.out.id in self.shared:  # the buffer's name lives on
+            self.names[e.out.id] = buf
+            name = None
+        else:
+            name = self.name(e.out)
+        aug = _augmented(e)
+        if aug is not None:
+            other = self.literal(e.inputs[1 - e.op.out_arg])
+            lines = [f"{buf} {aug}= {other}"]
+            return lines if name is None else lines + [f"{name} = {buf}"]
+        rhs = self.expr(e)
+        return [rhs] if name is None else [f"{name} = {rhs}"]
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
@@ -291,11 +313,60 @@ def _reuses_name(e: Any) -> bool:
     return isinstance(e.op, IntoOp) and (e.out.name is None or e.op.ufunc is None)
 
 
-def _last_uses(graph: Graph) -> dict:
+#: ufuncs with an augmented assignment; the commutative ones may write into either operand
+_AUGMENTED = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
+_COMMUTATIVE = (np.add, np.multiply)
+
+
+def _augmented(e: Any) -> str | None:
+    """The operator of ``buffer op= other`` for an out= equation (numpy's in-place
+    operators cast like ``out=``; the inplace pass checked the buffer has the result's
+    shape and dtype), None where there is none."""
+    op = e.op
+    aug = _AUGMENTED.get(op.ufunc)
+    if aug is None or len(e.inputs) != 2 or (op.out_arg != 0 and op.ufunc not in _COMMUTATIVE):
+        return None
+    return aug
+
+
+def _shared_buffers(graph: Graph) -> dict:
+    """Temporaries that carry their final value's name from the start: ``t0 = x @ w;
+    t0 += b; h = np.tanh(t0, out=t0)`` reads ``h = x @ w; h += b; np.tanh(h, out=h)``.
+    Maps the id of each unnamed value of such a chain of out= writes (a value read only
+    by the next write) and of the named result to that result."""
+    uses: dict[int, int] = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            if type(a) is Var:
+                uses[a.id] = uses.get(a.id, 0) + 1
+    for v in list(graph.outputs) + list(graph.guards):
+        if type(v) is Var:
+            uses[v.id] = uses.get(v.id, 0) + 2
+    made = {e.out.id for e in graph.eqns if e.out is not None and e.op.name not in REGIONS
+            and not isinstance(e.op, IntoOp)}
+    chain: dict[int, list] = {}  # id of an unnamed buffer value -> the chain up to it
+    shared: dict[int, Var] = {}
+    for e in graph.eqns:
+        if not isinstance(e.op, IntoOp):
+            continue
+        buf = e.inputs[e.op.out_arg]
+        if uses.get(buf.id) != 1 or (buf.id not in chain and (
+                buf.name is not None or buf.id not in made)):
+            continue
+        ids = chain.pop(buf.id, [buf.id])
+        if e.out.name is None:
+            chain[e.out.id] = ids + [e.out.id]
+        else:
+            shared.update((i, e.out) for i in ids + [e.out.id])
+    return shared
+
+
+def _last_uses(graph: Graph, shared: dict) -> dict:
     last = last_uses(graph)
-    # an unnamed _into result lives on under its input's name
+    # an unnamed _into result lives on under its input's name; so does a named one whose
+    # buffer carries its name
     for i, e in reversed(list(enumerate(graph.eqns))):
-        if _reuses_name(e):
+        if _reuses_name(e) or (isinstance(e.op, IntoOp) and e.out.id in shared):
             a = e.inputs[e.op.out_arg]
             last[a.id] = max(last.get(a.id, i), last.get(e.out.id, i))
     return last

@@ -1,7 +1,8 @@
 """peephole: local rewrites that remove work the VJP rules leave behind.
 
 - ``t(t(x))`` and a transpose of the same transpose are ``x``; so are ``x ** 1``
-  (the power rule leaves it for squares) and ``x * 1``;
+  (the power rule leaves it for squares) and ``x * 1``, also where 1 is the all-ones
+  output gradient ``pb.grad`` seeds with (``ones``), or that seed expanded;
 - an elementwise op whose input is ``expand(s)`` to the op's own result shape, while
   another input already has that shape, takes ``s`` itself: numpy broadcasts it with
   no filled array (the rules of sum and mean expand their gradient this way);
@@ -51,12 +52,17 @@ def _reshaped(e: Eqn, made: dict, returned: set) -> Eqn | Var:
     return e
 
 
-def _identity(e: Eqn) -> Var | None:
-    """x for ``x ** 1`` and ``x * 1`` (same shape and dtype as the result)."""
+def _identity(e: Eqn, ones: set) -> Var | None:
+    """x for ``x ** 1`` and ``x * 1`` (same shape and dtype as the result), where 1 is a
+    literal or a value in ``ones`` (ids of all-ones arrays)."""
     if e.op.name == "pow_scalar" and e.params.get("exponent") == 1:
         x = e.inputs[0]
-    elif e.op.name == "mul" and any(type(a) in (int, float) and a == 1 for a in e.inputs):
-        x = next(a for a in e.inputs if isinstance(a, Var))
+    elif e.op.name == "mul" and len(e.inputs) == 2:
+        one = [(type(a) in (int, float) and a == 1) or (isinstance(a, Var) and a.id in ones)
+               for a in e.inputs]
+        if not any(one):
+            return None
+        x = e.inputs[1] if one[0] else e.inputs[0]
     else:
         return None
     same = isinstance(x, Var) and x.shape == e.out.shape and x.dtype == e.out.dtype
@@ -87,7 +93,9 @@ def _constant(e: Eqn, consts: set, shared: set) -> Var | None:
     return None
 
 
-def peephole(graph: Graph) -> Graph:
+def peephole(graph: Graph, ones: tuple = ()) -> Graph:
+    """The rewrites above; ``ones``: inputs known to be all ones (gradient seeds)."""
+    ones = {v.id for v in ones}
     made: dict[int, Eqn] = {}
     alias: dict[int, Var] = {}
     eqns = []
@@ -114,17 +122,71 @@ def peephole(graph: Graph) -> Graph:
             if x is not None:
                 alias[e.out.id] = x
                 continue
-        x = _identity(e)
-        if x is not None:
-            alias[e.out.id] = x
-            continue
         if e.op.elementwise and len(e.inputs) > 1:
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
                 e = e.replace(inputs=inputs)
+        x = _identity(e, ones)
+        if x is not None:
+            alias[e.out.id] = x
+            continue
+        if e.op.name in RESHAPES + ("expand",) and isinstance(e.inputs[0], Var) \
+                and e.inputs[0].id in ones:
+            ones.add(e.out.id)
         if e.out is not None:  # (the rewrites above read single-output producers)
             made[e.out.id] = e
         eqns.append(e)
     outputs = [alias.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
     guards = [alias.get(v.id, v) for v in graph.guards]
     return graph.replace(eqns=eqns, outputs=outputs, guards=guards)
+
+
+def lean_cross_entropy(graph: Graph) -> Graph:
+    """Cross-entropy's backward as the hand-written one: where nll_loss's gradient ``d``
+    (one value per row: rows, classes, no class weights) meets log_softmax's rule,
+    ``d - exp(logp) * d.sum(1, keepdim)``, and nothing else reads those values, one
+    ``softmax_nll_backward(g, target, logp)``: softmax minus the target's one, scaled,
+    with the same values. Run after adjoint: the op has no VJP rule."""
+    made = {e.out.id: e for e in graph.eqns if e.out is not None}
+    uses: dict[int, int] = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            if isinstance(a, Var):
+                uses[a.id] = uses.get(a.id, 0) + 1
+    for v in list(graph.outputs) + list(graph.guards):
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 2
+    eqns = [_softmax_nll(e, made, uses) or e for e in graph.eqns]
+    return graph.replace(eqns=eqns)
+
+
+def _only(v: object, op: str, made: dict, uses: dict, n: int = 1) -> Eqn | None:
+    """The equation of op ``op`` making ``v``, when ``n`` equations read ``v``."""
+    e = made.get(v.id) if isinstance(v, Var) else None
+    return e if e is not None and e.op.name == op and uses.get(v.id) == n else None
+
+
+def _softmax_nll(e: Eqn, made: dict, uses: dict) -> Eqn | None:
+    if e.op.name != "sub":
+        return None
+    d, m = e.inputs
+    nll, mul = _only(d, "nll_backward", made, uses, 2), _only(m, "mul", made, uses)
+    if nll is None or mul is None:
+        return None
+    g, target, weight = nll.inputs
+    p = nll.params
+    if weight is not None or len(p["shape"]) != 2 or p["reduction"] == "none" or \
+            0 <= p["ignore_index"] < p["shape"][1] or not isinstance(g, Var) or g.shape != ():
+        return None
+    ex, s = mul.inputs if _only(mul.inputs[0], "exp", made, uses) else mul.inputs[::-1]
+    ex, s = _only(ex, "exp", made, uses), _only(s, "sum_dim", made, uses)
+    if ex is None or s is None or s.inputs[0] is not d or not s.params.get("keepdim") or \
+            s.params.get("dim") not in (1, -1, (1,), (-1,)):
+        return None
+    logp = ex.inputs[0]
+    if not isinstance(logp, Var) or logp.shape != e.out.shape or not target.shape or \
+            target.shape[0] != logp.shape[0]:
+        return None
+    return Eqn(OPS["softmax_nll_backward"], (g, target, logp), e.out,
+               {"ignore_index": p["ignore_index"], "reduction": p["reduction"]}, e.src,
+               e.block, e.nograd, e.keeps_history)

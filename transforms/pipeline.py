@@ -5,6 +5,7 @@
       -> adjoint                       append backward equations (VJP rules on IR values)
       -> peephole                      undo transposes of transposes, broadcast instead of fill
       -> cse, dce                      share work between forward and backward, drop unused
+      -> lean_cross_entropy, dce       nll's gradient through log_softmax: one op
       -> loop_residuals, dce           a reverse loop reads its forward loop's values
       -> loop_invariants               what a loop computes from constants, once before it
       -> split                         (compile) forward + backward, residuals = saved values
@@ -43,7 +44,7 @@ from .dce import dce
 from .fuse import fuse
 from .inplace import inplace
 from .native_loops import native_loops
-from .peephole import peephole
+from .peephole import lean_cross_entropy, peephole
 from .residuals import loop_invariants, loop_residuals
 from .split import split
 from .tangent import tangent
@@ -62,12 +63,15 @@ def simplify(graph: Graph) -> Graph:
     return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops)
 
 
-def joint_graph(forward: Graph, wrt: list, seeds: list) -> Graph:
-    """forward -> forward + backward in one graph (outputs: values, then grads)."""
+def joint_graph(forward: Graph, wrt: list, seeds: list, ones: bool = False) -> Graph:
+    """forward -> forward + backward in one graph (outputs: values, then grads);
+    ``ones``: the seeds are all ones whatever the call (pb.grad's), so ``x * seed`` is x."""
     joint = adjoint(unique_names(run(forward, dce)), wrt, seeds)
     if config.check_ir:
         verify(joint)
-    return run(joint, peephole, cse, dce, loop_residuals, loop_invariants, dce)
+    ones_in = tuple(s for s in seeds if s is not None) if ones else ()
+    return run(joint, lambda g: peephole(g, ones_in), cse, dce, lean_cross_entropy, dce,
+               loop_residuals, loop_invariants, dce)
 
 
 @dataclass
@@ -122,7 +126,7 @@ def value_and_grad_graph(forward: Graph, wrt: list, seeds: list, value: bool = T
     """One graph computing the value and the gradients (pb.grad / value_and_grad);
     ``value=False`` (pb.grad's): None in the values' places, and what only they need
     is not computed (an HVP's inner gradients summed against v, for one)."""
-    joint = joint_graph(forward, wrt, seeds)
+    joint = joint_graph(forward, wrt, seeds, ones=True)
     if not value:
         n = len(forward.outputs)
         joint = run(joint.replace(outputs=[None] * n + list(joint.outputs[n:])), dce)

@@ -317,9 +317,9 @@ def test_cat_and_split_read_as_numpy():
     for expected in ["a0, a1 = np.split(x, [2], axis=1)",
                      "h = np.concatenate([t0, t1], axis=0)",
                      "first, _ = np.split(h, [1], axis=1)",  # the unread piece is _
-                     "t7 = np.zeros((6, 1), np.float64)",  # its zero gradient
-                     "t8 = np.concatenate([g_first, t7], axis=1)",
-                     "t9 = g_h[0:3]", "t10 = g_h[3:6]",  # cat's gradient: the pieces' slices
+                     "t6 = np.zeros((6, 1), np.float64)",  # its zero gradient
+                     "t7 = np.concatenate([g_first, t6], axis=1)",
+                     "t8 = g_h[0:3]", "t9 = g_h[3:6]",  # cat's gradient: the pieces' slices
                      "g_x = np.concatenate([g_a0, g_a1], axis=1)"]:
         assert expected in lines, expected
     compiled = pb.compile(_pieces)
@@ -345,7 +345,7 @@ def test_stack_unbind_and_einsum_read_as_numpy():
                      "t1 = np.einsum('ij,ij->i', m, x)",
                      "g_m = np.einsum('i,ij->ij', t3, x)",
                      "g_r1 = g_m[:, 0]",  # stack's gradient: selects
-                     "t6 = np.stack([g_r0, g_r1], axis=1)"]:  # unbind's: a stack
+                     "g_x = np.stack([g_r0, g_r1], axis=1)"]:  # unbind's: a stack
         assert expected in lines, expected
 
 

@@ -185,6 +185,16 @@ def _nll_vjp(shape, ignore, r):
     return run
 
 
+def _softmax_nll_vjp(r):
+    """nll's gradient through log_softmax at its output logp, by torch's nll rule."""
+    def run(T, g, t, logp):
+        x0 = T.zeros(tuple(logp.shape), dtype=g.dtype, requires_grad=True)
+        out = T.nn.functional.nll_loss(x0, t, reduction=r)
+        d = T.autograd.grad(out, x0, g)[0]
+        return d - T.exp(logp) * d.sum(1, keepdim=True)
+    return run
+
+
 def _pointwise_losses(op, fname, x, y, **kw):
     return [_c(op, x, y, p={"reduction": r, **kw},
                torch=lambda T, a, b, r=r: getattr(T.nn.functional, fname)(a, b, reduction=r,
@@ -215,6 +225,11 @@ LOSS_CASES = [
     _c("nll_backward", A((2, 3)), _T2x3, _W4, p={"shape": (2, 4, 3), "ignore_index": 1,
                                                   "reduction": "none"},
        torch_name=False, torch=_nll_vjp((2, 4, 3), 1, "none")),
+    # cross-entropy's backward as one op (peephole's lean_cross_entropy): no VJP rule
+    *[_c("softmax_nll_backward", A((), grad=False), t, A((5, 3), grad=False),
+         p={"ignore_index": -100, "reduction": r}, torch_name=False,
+         torch=_softmax_nll_vjp(r), tag=tag)
+      for r in ("mean", "sum") for t, tag in ((_T5, ""), (_T5_IGNORED, "ignored"))],
     *_pointwise_losses("smooth_l1_loss", "smooth_l1_loss", SPREAD, A((3, 4)), beta=0.7),
     *_pointwise_losses("huber_loss", "huber_loss", SPREAD, A((3, 4)), delta=0.8),
     _c("smooth_l1_loss", SPREAD, A((4,)), p={"reduction": "mean", "beta": 1.0}, tag="bcast",

@@ -214,6 +214,29 @@ nll_backward = defop(
     batch=_nll_backward_batch)
 
 
+
+def softmax_nll_backward(g, target, logp, ignore_index, reduction):
+    """The gradient of ``nll_rows(logp, target)`` through ``logp = log_softmax(z)``, at z:
+    (softmax(z) - onehot(target)) * g (/ the rows, for a mean), read from logp. The
+    values of nll_rows_backward's gradient then log_softmax's (its row sums are the
+    target's coefficient), bit for bit; a negative target takes that path itself."""
+    if target[target.argmin()] < 0:
+        d = _nll_backward(g, target, None, logp.shape, ignore_index, reduction)
+        return d - np.exp(logp) * d.sum(axis=1, keepdims=True)
+    s = np.asarray(g) / target.size if reduction == "mean" else np.asarray(g)
+    out = np.exp(logp) * s
+    out[np.arange(target.size), target] -= s
+    return out
+
+
+#: cross-entropy's backward as one op (transforms/peephole.py's ``lean_cross_entropy``
+#: writes it where nll_backward meets log_softmax's rule; never differentiated)
+softmax_nll_backward_op = defop(
+    "softmax_nll_backward", softmax_nll_backward, fresh=True,
+    template=lambda e, a, lit: (
+        f"rt.softmax_nll_backward({a[0]}, {a[1]}, {a[2]}, ignore_index="
+        f"{lit(e.params['ignore_index'])}, reduction={lit(e.params['reduction'])})"))
+
 # ------------------------------------------------------ losses with a node of their own
 def _where_small(x, y, bound, small, large):
     """The template of a loss of d = |x - y| that is ``small`` below ``bound``, else

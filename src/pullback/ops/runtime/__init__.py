@@ -21,6 +21,7 @@ from .losses import (
     nll_rows,
     nll_backward,
     nll_rows_backward,
+    softmax_nll_backward,
     class_one_hot,
 )
 from .reductions import c_order, logsumexp, prod_others, normalize
@@ -68,5 +69,5 @@ from .special import (
 __all__ = ["softmax", "log_softmax", "nll_loss", "nll_backward", "erf", "erfc", "erfinv",
            "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
            "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward",
-           "jn", "yn", "iv", "ive", "polygamma", "gammainc", "gammaincc", "gammainc_da",
-           "betainc", "betainc_da", "betainc_db"]
+           "softmax_nll_backward", "jn", "yn", "iv", "ive", "polygamma", "gammainc",
+           "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]

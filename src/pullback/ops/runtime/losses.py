@@ -14,6 +14,7 @@ import numpy as np
 
 from ..kernels.summation import PAIRWISE_BLOCK, sum_of
 from ..losses import _nll, _nll_backward, _picked
+from ..losses import softmax_nll_backward as softmax_nll_backward  # (plain numpy: rt's)
 
 
 def softmax(x, axis):

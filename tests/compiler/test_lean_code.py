@@ -1,0 +1,103 @@
+"""The backward code at the hand-written floor: in-place arithmetic as augmented
+assignment, pb.grad's all-ones seed folded away, cross-entropy's backward as one op with
+the values of the two rules it replaces."""
+
+import numpy as np
+import pytest
+import torch
+
+import pullback as pb
+import pullback.nn.functional as F
+from pullback.ops import runtime as rt
+from pullback.ops.losses import _nll_backward
+
+
+def _source(g):
+    return g.cache.variants()[0].module.source
+
+
+def _chain(h, w1, w2):
+    for w in (w1, w2):
+        h = pb.tanh(h * w + h)
+    return h.sum()
+
+
+def test_inplace_arithmetic_reads_as_augmented_assignment():
+    rng = np.random.default_rng(0)
+    h, w1, w2 = (rng.standard_normal(5) for _ in range(3))
+    g = pb.value_and_grad(_chain, argnums=(1, 2))
+    value, grads = g(h, w1, w2)
+    src = _source(g)
+    # the temporary carries its final value's name: no np.add(..., out=...)
+    assert "    h_1 = h * w1\n    h_1 += h\n    np.tanh(h_1, out=h_1)\n" in src, src
+    assert "np.add(" not in src and "np.multiply(" not in src
+    assert "*= " in src and "np.subtract(1, " in src  # 1 - t has no operator form
+    th, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (h, w1, w2))
+    for w in (tw1, tw2):
+        th = torch.tanh(th * w + th)
+    th.sum().backward()
+    np.testing.assert_allclose(value, th.sum().item(), rtol=1e-12)
+    for got, t in zip(grads, (tw1, tw2)):
+        np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-12)
+
+
+def test_grad_seed_of_ones_is_not_multiplied():
+    x = np.arange(6.0).reshape(2, 3)
+    g = pb.grad(lambda x: (x * x).sum())
+    np.testing.assert_array_equal(g(x), 2 * x)
+    assert "g_out *" not in _source(g) and "* g_out" not in _source(g)
+    # a vjp's cotangent is the caller's: it stays
+    out, pull = pb.vjp(lambda x: x * x, x)
+    np.testing.assert_array_equal(pull(np.full((2, 3), 3.0))[0], 6 * x)
+
+
+def _two_step(g, target, logp, ignore_index, reduction):
+    """nll_rows_backward then log_softmax's rule: what the fused op replaces."""
+    if target.min() < 0:
+        d = _nll_backward(g, target, None, logp.shape, ignore_index, reduction)
+    else:
+        d = rt.nll_rows_backward(g, target, logp.shape, ignore_index, reduction)
+    return d - np.exp(logp) * d.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("g", [np.array(1.0, np.float32), np.array(0.37), 2.5])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("target", [[0, 2, 1, 4, 4], [0, -100, 1, 4, -100]])
+def test_softmax_nll_backward_matches_the_two_rules_bit_for_bit(dtype, g, reduction, target):
+    rng = np.random.default_rng(1)
+    logp = rt.log_softmax(rng.standard_normal((5, 6)).astype(dtype), axis=1)
+    target = np.array(target)
+    got = rt.softmax_nll_backward(g, target, logp, ignore_index=-100, reduction=reduction)
+    want = _two_step(g, target, logp, -100, reduction)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", [[0, 2, 1, 2], [0, -100, 1, 2]])
+def test_cross_entropy_backward_is_one_op_with_torchs_gradient(target):
+    rng = np.random.default_rng(2)
+    z, w = rng.standard_normal((4, 5)).astype(np.float32), rng.standard_normal((5, 3))
+    w = w.astype(np.float32)
+    y = np.array(target)
+    f = lambda z, w, y: F.cross_entropy(z @ w, y)
+    g = pb.value_and_grad(f, argnums=(0, 1))
+    value, grads = g(z, w, y)
+    src = _source(g)
+    assert "rt.softmax_nll_backward(g_out, y, " in src, src
+    assert "nll_rows_backward" not in src and "np.exp" not in src
+    tz, tw = (torch.tensor(a, requires_grad=True) for a in (z, w))
+    loss = torch.nn.functional.cross_entropy(tz @ tw, torch.tensor(y))
+    loss.backward()
+    np.testing.assert_allclose(value, loss.item(), rtol=1e-6)
+    np.testing.assert_allclose(grads[0], tz.grad.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(grads[1], tw.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_cross_entropy_backward_keeps_torchs_error_for_a_target_past_the_classes():
+    z = np.zeros((2, 3), np.float32)
+    g = pb.grad(lambda z, y: F.cross_entropy(z, y))
+    g(z, np.array([0, 2]))
+    with pytest.raises(IndexError):
+        g(z, np.array([0, 3]))
+
