@@ -78,10 +78,15 @@ def test_a_chain_fuses_each_layer_with_its_tanh_and_matches_numpy():
 def test_float32_and_the_setting_off_keep_numpys_tanh():
     rng = np.random.default_rng(2)
     args32 = [rng.standard_normal(N).astype(np.float32) for _ in range(2)]
-    assert "np.tanh(t" in _sources(chain, *args32)
+    assert _numpy_tanh(_sources(chain, *args32))
     cache.reset()
     with pb.config.override(fuse_tanh=False):
-        assert "np.tanh(t" in _sources(chain, rng.standard_normal(N), rng.standard_normal(N))
+        assert _numpy_tanh(_sources(chain, rng.standard_normal(N), rng.standard_normal(N)))
+
+
+def _numpy_tanh(src: str) -> bool:
+    """Whether the code calls numpy's tanh itself (not only in a kernel's comment)."""
+    return any("np.tanh(" in line.split("#")[0] for line in src.splitlines())
 
 
 def test_compile_fuses_tanh_in_its_forward_and_gives_torchs_gradients():
