@@ -14,6 +14,10 @@ recomputation.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from pullback.ir import Eqn, Graph, Var, naming
 
 from .dce import dce
@@ -156,13 +160,13 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                          name=body.name))
     new_body.consts.update(rb.consts)
     length = fwd.params["length"]
-    stacked = [Var((length,) + tuple(v.shape), v.dtype,
+    stacked = [Var((length,) + tuple(v.shape), v.dtype, _steps_of(v, length),
                    name=v.name and v.name + naming.STEPS_SUFFIX) for v in res]
     n_y = len(body.outputs) - n_carry
     outs = fwd.outs[:n_carry + n_y] + tuple(stacked) + fwd.outs[n_carry + n_y:]
     new_fwd = Eqn(scan_op, fwd.inputs, outs, {**fwd.params, "body": new_body}, fwd.src,
                   fwd.block, fwd.nograd)
-    walk_vars = list(r_walk) + [Var(v.shape, v.dtype, name=v.name) for v in res]
+    walk_vars = list(r_walk) + [Var(v.shape, v.dtype, v._data, name=v.name) for v in res]
     walk_outer = list(rev.inputs[rc:rc + rx]) + stacked
     rename = {v.id: w for v, w in zip(res, walk_vars[len(r_walk):])}
     kept = [e.replace(inputs=tuple(rename.get(a.id, a) if isinstance(a, Var) else a
@@ -213,7 +217,7 @@ def _hoist(e: Eqn, consts: dict) -> tuple:
     for q in body.eqns:
         ins = [a for a in q.inputs if isinstance(a, Var)]
         if q.op.pure and ins and all(a.id in outer for a in ins):
-            new = tuple(Var(v.shape, v.dtype, name=v.name) for v in q.outs)
+            new = tuple(Var(v.shape, v.dtype, v._data, name=v.name) for v in q.outs)
             moved.append(Eqn(q.op, tuple(outer.get(a.id, a) if isinstance(a, Var) else a
                                          for a in q.inputs),
                              new if q.out is None else new[0], q.params, q.src, e.block,
@@ -233,3 +237,13 @@ def _hoist(e: Eqn, consts: dict) -> tuple:
     new_e = Eqn(scan_op, e.inputs + tuple(outer[v.id] for v in made), e.outs,
                 {**e.params, "body": new_body}, e.src, e.block, e.nograd)
     return moved, new_e
+
+
+def _steps_of(v: Var, length: Any) -> Any:
+    """A stand-in value for ``v`` stacked over ``length`` steps (a view of its own: no
+    copy), so that a transform of the graph (forward mode's transposition of a reverse
+    loop) can compute with it as with every traced value; None when the length is known
+    only at run time or ``v`` has none."""
+    if length is None or v._data is None:
+        return None
+    return np.broadcast_to(np.asarray(v._data), (length,) + tuple(v.shape))

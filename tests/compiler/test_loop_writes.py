@@ -63,6 +63,17 @@ def test_soft_dtw_converts_both_loops_and_its_gradient_is_right() -> None:
     assert "index_copy" not in info.forward and "ops.item" not in info.forward
 
 
+def test_forward_mode_through_the_nested_item_writes() -> None:
+    """jvp and linearize transpose the reverse loops, whose residuals (moved out of the
+    inner loop's body) once had no trace-time values: a TypeError inside the rules."""
+    v = np.random.default_rng(5).standard_normal(D8.shape)
+    g = pb.grad(soft_dtw)(D8)
+    _, t = pb.jvp(soft_dtw, (D8,), (v,))
+    np.testing.assert_allclose(t, (g * v).sum(), rtol=1e-10)
+    _, lin = pb.linearize(soft_dtw, D8)
+    np.testing.assert_allclose(lin(v), (g * v).sum(), rtol=1e-10)
+
+
 def rnn_outputs(w, xs):
     h = np.zeros(3)
     out = np.zeros((xs.shape[0], 3))

@@ -39,6 +39,9 @@ from .numpy_programs import NProgram, without_term
 #: IndexError too: generated code reading past a saved stack, never a clear refusal)
 INTERNAL = (AttributeError, NameError, KeyError, IndexError, AssertionError, RecursionError,
             SystemError)
+#: the words of Python's own TypeErrors on a wrong operand: inside pullback, a defect (a
+#: value it lost), never a refusal the user can act on
+INTERNAL_TYPE_ERRORS = ("unsupported operand type(s)", "'NoneType' object")
 
 #: tolerance kind -> (value rtol, derivative rtol, atol scale, fd step, hessian step)
 TOL = {"f64": (1e-10, 1e-5, 1e-6, 1e-5, 1e-3),
@@ -285,7 +288,8 @@ def _one_call(prog, env, f, names, door, call: int, x) -> bool:
         with contextlib.redirect_stdout(mine):
             value, got = door(x)
     except Exception as e:  # noqa: BLE001 - refusing is allowed, an internal error not
-        if isinstance(e, INTERNAL):
+        if isinstance(e, INTERNAL) or isinstance(e, TypeError) and any(
+                words in str(e) for words in INTERNAL_TYPE_ERRORS):
             raise Fail(Mismatch(prog.door, "internal error", call,
                                 f"{type(e).__name__}: {e}", type(e).__name__)) from e
         STATS[f"raised {type(e).__name__}"] += 1
