@@ -305,7 +305,10 @@ def _uniq(xs: tuple) -> list:
 
 
 def _worth_freeing(v: Var) -> bool:
-    """Smaller values are not released early: a ``del`` costs more than it saves."""
+    """Smaller values are not released early: a ``del`` costs more than it saves. (A
+    length known only at run time, a while loop's steps, counts as large.)"""
+    if None in v.shape:
+        return True
     return math.prod(v.shape) * v.dtype.itemsize >= config.free_bytes
 
 

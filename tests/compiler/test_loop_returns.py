@@ -133,6 +133,25 @@ def test_jacfwd_of_nested_loops_whose_inner_loop_stops_early() -> None:
     np.testing.assert_allclose(pb.jacfwd(nb)(XS[1], W), pb.grad(nb)(XS[1], W), rtol=1e-10)
 
 
+def test_forward_mode_of_a_return_from_nested_loops() -> None:
+    """Found by the fuzzer (seed 365): the inner loop's saved steps have a length known
+    only at run time, and the code generator's size check read it as a number."""
+    def stop(v):
+        h = v * 0.5
+        for _ in range(3):
+            for _ in range(2):
+                h = np.sin(h) * 0.9 + v * 0.4
+                if np.sum(h) > 0.5:
+                    return h * 1.5
+                h = h + 0.1
+            h = h * 0.9
+        return h
+    x = np.array([0.622, 0.639, 0.310, -0.712])
+    want = fd(lambda v: stop(v).sum(), x)
+    np.testing.assert_allclose(pb.jacfwd(lambda v: stop(v).sum())(x), want, rtol=1e-6)
+    np.testing.assert_allclose(pb.grad(lambda v: stop(v).sum())(x), want, rtol=1e-6)
+
+
 def test_a_return_reading_values_made_in_the_loop_only() -> None:
     """``y`` has no value before the loop: the loop unrolls (a note says why), right."""
     def f(x):
