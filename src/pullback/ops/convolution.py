@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .einsum import einsum_op
 from .padding import constant_pad
@@ -57,9 +56,9 @@ def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple) -> np
     lead, sizes = xp.shape[:-d], xp.shape[-d:]
     ls = out_sizes(sizes, kernel, stride, (0,) * d, dilation)
     st = xp.strides[-d:]
-    return as_strided(xp, lead + ls + tuple(kernel),
-                      xp.strides[:-d] + tuple(a * s for a, s in zip(st, stride))
-                      + tuple(a * dl for a, dl in zip(st, dilation)), writeable=False)
+    return np.lib.stride_tricks.as_strided(
+        xp, lead + ls + tuple(kernel), xp.strides[:-d] + tuple(a * s for a, s in zip(st, stride))
+        + tuple(a * dl for a, dl in zip(st, dilation)), writeable=False)
 
 
 def add_windows(out: np.ndarray, blocks: np.ndarray, stride: tuple, dilation: tuple) -> None:

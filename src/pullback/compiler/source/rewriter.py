@@ -448,12 +448,7 @@ def walk(node: Any) -> Any:
     many times: half its time was there)."""
     todo = [node]
     for n in todo:  # (a list grown while it is iterated: its new items come too)
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if isinstance(value, gast.AST):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend([v for v in value if isinstance(v, gast.AST)])
+        todo.extend(children(n))
         yield n
 
 

@@ -4,54 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+# (the ops' own windows, padding, im2col and col2im: plain numpy, shipped by pb.export)
+from ..convolution import _col2im as col2im
+from ..convolution import _im2col as im2col
+from ..convolution import pad_spatial as pad_last
+from ..convolution import windows
 
-def windows(xp, kernel, stride, dilation):
-    """A read-only view ``(*lead, *L, *K)`` of ``xp`` ``(*lead, *S)``: the window of
-    ``kernel`` (spread by ``dilation``) at each of the ``L`` positions ``stride`` apart."""
-    d = len(kernel)
-    lead, sizes, st = xp.shape[:-d], xp.shape[-d:], xp.strides[-d:]
-    positions = tuple((n - dl * (k - 1) - 1) // s + 1
-                      for n, k, s, dl in zip(sizes, kernel, stride, dilation))
-    return np.lib.stride_tricks.as_strided(
-        xp, lead + positions + tuple(kernel),
-        xp.strides[:-d] + tuple(a * s for a, s in zip(st, stride))
-        + tuple(a * dl for a, dl in zip(st, dilation)), writeable=False)
-
-
-def pad_last(x, before, after, value=0.0):
-    """``x`` padded with ``value`` on its last ``len(before)`` dims."""
-    if not any(before) and not any(after):
-        return x
-    return np.pad(x, ((0, 0),) * (x.ndim - len(before)) + tuple(zip(before, after)),
-                  constant_values=value)
-
-
-def im2col(x, kernel, dilation, padding, stride):
-    """The columns of ``x`` ``(N, C, *S)``: ``(N, C * prod(K), L)``, one column per
-    output position, its window of the zero-padded input."""
-    d = len(kernel)
-    w = windows(pad_last(x, padding, padding), kernel, stride, dilation)  # (N, C, *L, *K)
-    kernel_first = (0, 1) + tuple(range(2 + d, 2 + 2 * d)) + tuple(range(2, 2 + d))
-    return w.transpose(kernel_first).reshape(x.shape[0], x.shape[1] * int(np.prod(kernel)),
-                                             int(np.prod(w.shape[2:2 + d])))
-
-
-def col2im(cols, output_size, kernel, dilation, padding, stride):
-    """im2col's adjoint: each column added back where its window lies, in an image of
-    ``output_size`` (the padding cut off)."""
-    n = cols.shape[0]
-    c = cols.shape[1] // int(np.prod(kernel))
-    padded = tuple(s + 2 * p for s, p in zip(output_size, padding))
-    positions = tuple((m - dl * (k - 1) - 1) // s + 1
-                      for m, k, s, dl in zip(padded, kernel, stride, dilation))
-    out = np.zeros((n, c) + padded, dtype=cols.dtype)
-    blocks = cols.reshape((n, c) + tuple(kernel) + positions)
-    for k in np.ndindex(*kernel):  # one strided block of the image per kernel offset
-        at = tuple(slice(i * dl, i * dl + s * (m - 1) + 1, s)
-                   for i, dl, s, m in zip(k, dilation, stride, positions))
-        out[(slice(None), slice(None)) + at] += blocks[(slice(None), slice(None)) + k]
-    inner = tuple(slice(p, p + s) for p, s in zip(padding, output_size))
-    return np.ascontiguousarray(out[(slice(None), slice(None)) + inner])
+__all__ = ["windows", "pad_last", "im2col", "col2im", "conv", "conv_transpose"]
 
 
 def conv(x, w, b, stride, padding, dilation, groups):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..statistics import _lower_median as median  # (the op's own: plain numpy)
 from .reductions import c_order
+
+__all__ = ["stable_order", "sort", "topk", "argsort_descending", "median", "argmedian",
+           "median_along"]
 
 
 def stable_order(x, axis, descending=False):
@@ -41,16 +45,6 @@ def argsort_descending(x, axis):
     nan = np.isnan(x)
     keys = (np.moveaxis(np.where(nan, 0, key), axis, -1), np.moveaxis(~nan, axis, -1))
     return np.ascontiguousarray(np.moveaxis(np.lexsort(keys, axis=-1), -1, axis))
-
-
-def median(x):
-    """torch's median of every element: the lower of the two middle ones; NaN if any is
-    NaN (or there are none)."""
-    flat = x.reshape(-1)
-    if not flat.size or (flat.dtype.kind in "fc" and np.isnan(flat).any()):
-        return np.asarray(np.nan, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
-    k = (flat.size - 1) // 2
-    return np.asarray(np.partition(flat, k)[k])
 
 
 def argmedian(x, axis, keepdims):

@@ -5,29 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
+# (the ops' own padding and average pooling: plain numpy, shipped by pb.export)
+from ..pooling import _avg_pool as avg_pool2d
+from ..pooling import _avg_pool_backward as avg_pool2d_backward
+from ..pooling import _padded
 from ..resampling import matrices, separable
-from .convolution import pad_last, windows
+from .convolution import windows
 
-
-def _pooled(x, kernel, stride, padding, dilation, ceil_mode, value):
-    """``x`` padded with ``value`` so that every pooled window lies inside (``padding``
-    before, after as far as the last window reaches), and the pooled sizes: torch's
-    (under ceil_mode a last window that starts inside the input or its left padding)."""
-    outs, need, after = [], [], []
-    for n, k, s, p, d in zip(x.shape[-2:], kernel, stride, padding, dilation):
-        o = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
-        if ceil_mode and (o - 1) * s >= n + p:
-            o -= 1
-        outs.append(o)
-        need.append((o - 1) * s + d * (k - 1) + 1)
-        after.append(max(need[-1] - n - p, 0))
-    xp = pad_last(x, padding, after, value)
-    return xp[..., :need[0], :need[1]], tuple(outs)
+__all__ = ["max_pool2d", "avg_pool2d", "avg_pool2d_backward", "adaptive_max_pool2d",
+           "resample", "resample_backward"]
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     """(max of each window, the flat index of that max in its ``H * W`` plane)."""
-    xp, outs = _pooled(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
+    xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     w = windows(xp, kernel, stride, dilation)  # (*lead, Lh, Lw, Kh, Kw)
     flat = w.reshape(w.shape[:-2] + (kernel[0] * kernel[1],))
     at = np.expand_dims(np.argmax(flat, axis=-1) if flat.size else
@@ -37,46 +28,6 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     rows = np.arange(outs[0])[:, None] * stride[0] - padding[0] + kh * dilation[0]
     cols = np.arange(outs[1])[None, :] * stride[1] - padding[1] + kw * dilation[1]
     return values.astype(x.dtype, copy=False), rows * x.shape[-1] + cols
-
-
-def _pool_divisor(sizes, outs, kernel, stride, padding, count_include_pad, divisor_override):
-    """Each window's divisor (torch's avg_pool2d): its size, within the input and its
-    padding (or the input alone), unless ``divisor_override``."""
-    if divisor_override:
-        return float(divisor_override)
-    per_dim = []
-    for n, k, s, p, o in zip(sizes, kernel, stride, padding, outs):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, n + p)
-        per_dim.append(end - start if count_include_pad else
-                       np.minimum(end, n) - np.maximum(start, 0))
-    return np.outer(*per_dim).astype(np.float64)
-
-
-def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    """The mean of each window (its sum over its divisor)."""
-    xp, outs = _pooled(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0)
-    sums = windows(xp, kernel, stride, (1, 1)).sum(axis=(-2, -1))
-    div = _pool_divisor(x.shape[-2:], outs, kernel, stride, padding, count_include_pad,
-                        divisor_override)
-    return (sums / div).astype(x.dtype, copy=False)
-
-
-def avg_pool2d_backward(g, input_size, kernel, stride, padding, ceil_mode, count_include_pad,
-                        divisor_override):
-    """avg_pool2d's adjoint: each window's share of ``g`` added over the window."""
-    outs = g.shape[-2:]
-    div = _pool_divisor(input_size, outs, kernel, stride, padding, count_include_pad,
-                        divisor_override)
-    full = [max((o - 1) * s + k, n + p)
-            for o, s, k, n, p in zip(outs, stride, kernel, input_size, padding)]
-    out = np.zeros(g.shape[:-2] + tuple(full), g.dtype)
-    share = (g / div).astype(g.dtype, copy=False)
-    for i, j in np.ndindex(*kernel):  # one strided block per kernel offset
-        out[..., i:i + stride[0] * (outs[0] - 1) + 1:stride[0],
-            j:j + stride[1] * (outs[1] - 1) + 1:stride[1]] += share
-    return np.ascontiguousarray(out[..., padding[0]:padding[0] + input_size[0],
-                                    padding[1]:padding[1] + input_size[1]])
 
 
 def adaptive_max_pool2d(x, output_size):
