@@ -8,6 +8,7 @@ The in-place methods are derived from the op table: a primitive declared with
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from . import devices, numpy_interop
 from .autograd import record
+from .autograd.anomaly_mode import user_frames
 from .autograd.messages import index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, check_overlap, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
@@ -156,6 +158,35 @@ class TensorMethods:
     def element_size(self) -> int:
         """Bytes per element."""
         return self._data.itemsize
+
+    def apply_(self, callable: Callable) -> Any:
+        """Replace each element by ``callable(element)``, in place, as torch: a Python
+        call per element, so not for tensors that require grad, nor inside a trace (its
+        Python function would not be in the generated code).
+
+        >>> import pullback as pb
+        >>> pb.tensor([1.0, 2.0]).apply_(lambda v: v * 10)
+        tensor([10., 20.])
+        """
+        if self._requires_grad:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                               "var.detach().apply_() instead.")
+        if record.traced_value(self):
+            line = (user_frames() or [None])[-1]
+            where = "" if line is None else \
+                f" at {os.path.basename(line.filename)}:{line.lineno} ({line.line})"
+            raise RuntimeError(f"apply_(){where} runs a Python function on each element of a "
+                               "traced value, which the generated code cannot repeat: call "
+                               "it outside the compiled function")
+        real = self._data.dtype.kind != "c"
+        for cell in np.nditer(self._data, op_flags=[["readwrite"]]):
+            value = callable(cell.item())
+            if not isinstance(value, (int, float, np.number) if real else
+                              (int, float, complex, np.number)):
+                raise TypeError(f"must be {'real' if real else 'complex'} number, not "
+                                f"{type(value).__name__}")
+            cell[...] = value
+        return self
 
     # ----------------------------------------------------------------- dtypes
     def to(self, *args, **kwargs):

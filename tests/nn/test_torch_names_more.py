@@ -157,3 +157,29 @@ def test_default_dtype_round_trip():
     assert pb.tensor([1.0]).dtype is pb.float32
     with pytest.raises(TypeError):
         pb.set_default_dtype(pb.int64)
+
+
+def test_apply_as_torch(torch):
+    """``Tensor.apply_``: each element through a Python function, in place; refused on a
+    tensor that requires grad (torch's message) and on a traced value (the user's line)."""
+    for dtype in ("float64", "int64"):
+        got, want = (T.tensor([[1, 2, 3], [4, 5, 6]], dtype=getattr(T, dtype)).t()
+                     for T in (pb, torch))
+        assert got.apply_(lambda v: v * 2.7 + 1) is got
+        want.apply_(lambda v: v * 2.7 + 1)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for T in (pb, torch):
+        with pytest.raises(RuntimeError, match=r"Can't call apply_\(\) on Variable that "
+                           r"requires grad. Use var.detach\(\).apply_\(\) instead."):
+            T.ones(2, requires_grad=True).apply_(abs)
+        with pytest.raises(TypeError, match="must be real number, not str"):
+            T.ones(2).apply_(str)
+
+    @pb.compile
+    def f(a):
+        b = a * 2
+        b.apply_(abs)
+        return b
+    with pytest.raises(RuntimeError, match=r"apply_\(\) at test_torch_names_more.py:\d+ "
+                       r"\(b.apply_\(abs\)\)"):
+        f(pb.ones(2))
