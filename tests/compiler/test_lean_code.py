@@ -9,7 +9,7 @@ import torch
 import pullback as pb
 import pullback.nn.functional as F
 from pullback.ops import runtime as rt
-from pullback.ops.losses import _nll_backward
+from pullback.ops.cross_entropy import _nll_backward
 
 
 def _source(g):

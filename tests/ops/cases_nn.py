@@ -1,6 +1,6 @@
 """Op cases of torch.nn.functional's primitives: activations (ops/activations.py),
 normalization (ops/normalization.py), embedding (ops/embedding.py) and the losses
-(ops/losses.py)."""
+(ops/losses.py, ops/cross_entropy.py)."""
 
 from __future__ import annotations
 

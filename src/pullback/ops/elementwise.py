@@ -283,7 +283,7 @@ where = defop("where", np.where, "WhereBackward0",
                    lambda g, out, cond, x, y: where(cond, 0, g)),
               uses=("", "cond", "cond"), template=_print_where,
               elementwise=True, fresh=True, torch_args=("condition", "self", "other"),
-              numpy={np.where: _numpy_where}, promote=(1, 2))  # pb.where: statistics.py
+              numpy={np.where: _numpy_where}, promote=(1, 2))  # pb.where: ordering.py
 
 # -------------------------------------------------------------- copies and dtypes
 cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",

@@ -1,5 +1,6 @@
 """Neural-network primitives (the softmax family, binary cross-entropy, mse) and their
-torch.nn.functional functions (nll_loss, cross_entropy and the other losses: losses.py)."""
+torch.nn.functional functions (nll_loss and cross_entropy: cross_entropy.py; the other
+losses: losses.py)."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cross_entropy import _nll, _nll_backward, _picked
+from ..cross_entropy import softmax_nll_backward as softmax_nll_backward  # (plain numpy: rt's)
 from ..kernels.summation import PAIRWISE_BLOCK, sum_of
-from ..losses import _nll, _nll_backward, _picked
-from ..losses import softmax_nll_backward as softmax_nll_backward  # (plain numpy: rt's)
 
 
 def softmax(x, axis):

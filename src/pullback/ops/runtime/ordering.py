@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..statistics import _lower_median as median  # (the op's own: plain numpy)
+from ..ordering import _lower_median as median  # (the op's own: plain numpy)
 from .reductions import c_order
 
 __all__ = ["stable_order", "sort", "topk", "argsort_descending", "median", "argmedian",
