@@ -92,3 +92,40 @@ def test_a_while_in_a_for_writes_rows_in_place_over_trip_counts() -> None:
     short, long = (pb.compiler.inspect(g, D6, n) for n in (2, 6))
     assert short.loops == () and len(short.forward) == len(long.forward)
     assert "item_put" not in short.forward and "R_2[i, j] = " in short.forward
+
+
+def int_rows(D, n):
+    m = D.shape[0]
+    R = np.zeros((m, m))
+    for i in range(n):
+        j = 0  # (a Python int counter: traced as an int64 in the region)
+        while j < m:
+            R[i, j] = R[i - 1, j] * 0.5 + np.sin(D[i, j])
+            j += 1
+    return np.sum(R * R)
+
+
+def settle(h, w):
+    k = 0
+    while np.sum(h * h) > 0.05:
+        h = np.tanh(h @ w) * 0.8
+        k += 1
+    z = np.zeros(k + 1)  # (k read after the loop as a Python int: a guard)
+    return np.sum(h) * k + np.sum(z) + len(z)
+
+
+def test_a_while_loop_with_an_int_counter_is_a_region() -> None:
+    g = pb.grad(int_rows)
+    for n in (2, 5):
+        np.testing.assert_allclose(g(D6, n), fd(lambda d, n=n: int_rows(d, n), D6),
+                                   rtol=1e-6, atol=1e-9)
+    info = pb.compiler.inspect(g, D6, 5)
+    assert info.loops == () and "R_2[i, j] = " in info.forward
+    w = RNG.standard_normal((4, 4)) * 0.5
+    c, gs = pb.compile(settle), pb.grad(settle)
+    for scale in (1.0, 0.3, 2.0):  # (different trip counts)
+        h = np.linspace(-1.0, 1.0, 4) * scale
+        assert float(c(h, w)) == pytest.approx(settle(h, w), rel=1e-12)
+        np.testing.assert_allclose(gs(h, w), fd(lambda v: settle(v, w), h), rtol=1e-6,
+                                   atol=1e-8)
+    assert pb.compiler.inspect(c, h, w).loops == ()
