@@ -124,10 +124,13 @@ def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
     """``(body, moved, before)`` with each counter in ``counters`` that ``moved`` reads
     carried out of the loop: ``__pb_at_i__ = i`` first in the body, ``moved`` reading
     it in place of ``i`` (a copy: the loop as written stays as it is), and
-    ``__pb_at_i__ = int0()`` to run before the loop. None when ``moved`` assigns one."""
+    ``__pb_at_i__ = int0()`` to run before the loop (for an inner loop's counter that
+    ``moved`` reads too). None when ``moved`` assigns one."""
     read = {n.id for s in moved for n in walk_scope(s)
             if isinstance(n, gast.Name) and n.id in counters}
-    if not read:
+    inner = sorted({n.id for s in moved for n in walk_scope(s) if isinstance(n, gast.Name)
+                    and n.id.startswith("__pb_at_")})  # (an inner loop's, carried out too)
+    if not read and not inner:
         return body, moved, []
     if any(isinstance(n, gast.Name) and n.id in read and not isinstance(n.ctx, gast.Load)
            for s in moved for n in walk_scope(s)):
@@ -141,7 +144,7 @@ def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
     first = [_at(gast.Assign(targets=[_name(f"__pb_at_{c}__", gast.Store())],
                              value=_name(c), type_comment=None), where) for c in sorted(read)]
     zero = gast.Call(func=_runtime("int0"), args=[], keywords=[])
-    before = [_at(gast.Assign(targets=[_name(f"__pb_at_{c}__", gast.Store())],
-                              value=_at(zero, where), type_comment=None), where)
-              for c in sorted(read)]
+    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(zero, where),
+                              type_comment=None), where)
+              for name in [f"__pb_at_{c}__" for c in sorted(read)] + inner]
     return first + body, moved, before
