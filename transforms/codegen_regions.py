@@ -295,11 +295,15 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     last_carry, count, saved = e.outs[:n_carry], e.outs[n_carry], e.outs[n_carry + 1:]
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
-    new_carries = _carry_names(em, body, body.inputs[:n_carry])
-    lines = [f"{em.name(bv)} = {em.literal(c)}" for bv, c in zip(body.inputs, carries)]
-    for cv, bv in zip(cond.inputs[:n_carry], body.inputs[:n_carry]):
+    b_carry, region = tuple(body.inputs[:n_carry]), body
+    saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
+    body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
+    _name_tables(em, body)
+    new_carries = _carry_names(em, body, b_carry, region)
+    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written)}"
+             for k, (bv, c) in enumerate(zip(b_carry, carries))]
+    for cv, bv in zip(cond.inputs[:n_carry], b_carry):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
-    saves = [(v, bv) for v, bv in zip(saved, body.inputs) if _live(em, v, last)]
     counted = _live(em, count, last)
     n = em.ns.fresh(naming.LOOP_COUNT) if counted else None
     lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves]
@@ -308,13 +312,13 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     inner.append(INDENT + "break")
     inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
     inner += em.statements(body, free=False)
-    inner += _next_carries(em, new_carries, body.inputs[:n_carry])
+    inner += _next_carries(em, new_carries, b_carry)
     inner += [f"{n} += 1"] * counted
     lines.append("while True:")
     lines += [INDENT + line for line in inner]
     walked = _walked_only(em)
     lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
-    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, body.inputs)
+    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     if counted:
         lines.append(f"{em.name(count)} = np.int64({n})")

@@ -27,16 +27,39 @@ def dce(graph: Graph) -> Graph:
 
 def _pruned(e: Eqn, live: set) -> Eqn:
     """A scan without the per-step outputs (ys) nothing reads, its body without what
-    only they needed."""
+    only they needed; a while loop's reverse also without the saved steps its body no
+    longer reads (then the while loop does not keep them)."""
     body, n_carry = e.params["body"], e.params["n_carry"]
     n_ys = len(body.outputs) - n_carry
     dead = [k for k in range(n_ys) if e.outs[n_carry + k].id not in live]
     if not dead:
-        return e
+        return _unwalked(e)
     keep = [k for k in range(n_ys) if k not in dead]
     outputs = body.outputs[:n_carry] + [body.outputs[n_carry + k] for k in keep]
     new_body = dce(body.replace(outputs=outputs))
     outs = e.outs[:n_carry] + tuple(e.outs[n_carry + k] for k in keep) + \
         e.outs[n_carry + n_ys:]
-    return Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src, e.block,
-               e.nograd, e.keeps_history)
+    return _unwalked(Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src,
+                         e.block, e.nograd, e.keeps_history))
+
+
+def _unwalked(e: Eqn) -> Eqn:
+    """A scan as long as the arrays it walks (``length`` None: a while loop's reverse)
+    without the walked arrays its body reads nowhere, but the first (its length). A scan
+    of known length keeps them: ``loop_residuals`` pairs it with its forward by them."""
+    body, n_carry, n_xs = e.params["body"], e.params["n_carry"], e.params["n_xs"]
+    if e.params.get("length") is not None or n_xs < 2:
+        return e
+    read = {a.id for q in body.eqns for a in q.inputs if isinstance(a, Var)}
+    read |= {v.id for v in body.outputs if isinstance(v, Var)}
+    b_x = body.inputs[n_carry:n_carry + n_xs]
+    keep = [k for k, v in enumerate(b_x) if v.id in read] or [0]
+    if len(keep) == n_xs:
+        return e
+    inputs = list(body.inputs[:n_carry]) + [b_x[k] for k in keep] \
+        + list(body.inputs[n_carry + n_xs:])
+    outer = e.inputs[:n_carry] + tuple(e.inputs[n_carry + k] for k in keep) \
+        + e.inputs[n_carry + n_xs:]
+    return Eqn(e.op, outer, e.outs, {**e.params, "body": body.replace(inputs=inputs),
+                                     "n_xs": len(keep)}, e.src, e.block, e.nograd,
+               e.keeps_history)

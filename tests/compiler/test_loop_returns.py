@@ -2,8 +2,10 @@
 while region that stops once the return's test holds, and the function's two exits
 into one ``pb.cond``; one trace serves every exit pattern. Checked against central
 finite differences (float64), torch, and the loop as written run eagerly on Tensors.
-A loop the pass leaves as written (two returns, a return reading the loop variable, a
-list appended to) unrolls, and ``pb.compiler.inspect`` lists it with its line and why.
+A return may read a range's or enumerate's counter (the value at the step that
+returned is carried out of the loop). A loop the pass leaves as written (two returns,
+a return reading an array the loop walks, a list appended to) unrolls, and
+``pb.compiler.inspect`` lists it with its line and why.
 """
 
 from __future__ import annotations
@@ -61,6 +63,35 @@ def rows(x, w, T=np):
     return h
 
 
+def at_step(x, w, T=np):
+    h = x
+    for i in range(1, 7):
+        h = T.tanh(h @ w) + x
+        if h.sum() > 1.5:
+            return h * i, h.sum() - i
+    return h, h.sum()
+
+
+def counted(x, w, T=np):
+    h = x
+    for k, row in enumerate(w):
+        h = T.tanh(h * row) + x
+        if h.sum() > 1.0:
+            return h * (k + 0.5)
+    return h * 0.1
+
+
+def nested_at(x, w, T=np):
+    h = x
+    for i in range(3):
+        for j in range(3):
+            h = T.tanh(h @ w) * 1.2 + x * (i + 1)
+            if (h * h).sum() > 4.0:
+                return h.sum() * (i + 2 * j + 1.0)
+        h = h * 0.8
+    return h.sum()
+
+
 def loss(f, T=np):
     def run(x, w):
         out = f(x, w, T)
@@ -78,7 +109,7 @@ def torch_grads(f, x, w):
     return out.item(), xt.grad.numpy(), wt.grad.numpy()
 
 
-CASES = [stop_early, in_else, nested, rows]
+CASES = [stop_early, in_else, nested, rows, at_step, counted, nested_at]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -111,7 +142,7 @@ def test_the_values_compile_and_forward_mode_agree() -> None:
             for a, b in zip(want if isinstance(want, tuple) else (want,),
                             got if isinstance(got, tuple) else (got,)):
                 np.testing.assert_allclose(np.asarray(b), a, rtol=1e-12)
-        if f is not nested:  # (below)
+        if f not in (nested, nested_at):  # (below)
             np.testing.assert_allclose(pb.jacfwd(loss(f))(XS[1], W),
                                        pb.jacrev(loss(f))(XS[1], W), rtol=1e-10, atol=1e-12)
 
@@ -182,7 +213,7 @@ def test_loops_left_as_written_are_listed_with_their_line_and_why() -> None:
             if h.sum() < -9.0:
                 return -h
             h = h * 0.9
-        for t in range(2):
+        for t in np.ones((2, 2)):
             h = h * 0.5
             if h.sum() > 9.0:
                 return h * t
@@ -207,3 +238,22 @@ def test_loops_left_as_written_are_listed_with_their_line_and_why() -> None:
     assert len(notes) == len(want), notes
     for note, (line, why) in zip(notes, want):
         assert f"test_loop_returns.py:{first + line}: loop unrolled: {why}" in note, note
+
+
+def test_a_return_reading_the_counter_traces_once_over_trip_counts() -> None:
+    def f(x, w, n):
+        h = x
+        for i in range(n):
+            h = np.tanh(h @ w) + x
+            if h.sum() > 1.2:
+                return (h * i).sum()
+        return h.sum()
+    g = pb.grad(f)
+    for n in (1, 2, 4, 7, 12):
+        for x in XS:
+            np.testing.assert_allclose(g(x, W, n), fd(lambda x, n=n: f(x, W, n), x), rtol=1e-6,
+                                       atol=1e-8)
+            assert float(pb.compile(f)(x, W, n)) == pytest.approx(f(x, W, n), rel=1e-12)
+    assert g.cache.info.misses == 1
+    short, long = (pb.compiler.inspect(g, XS[0], W, n) for n in (2, 12))
+    assert short.loops == () and len(short.forward) == len(long.forward)

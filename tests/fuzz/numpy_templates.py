@@ -380,7 +380,7 @@ def pyloop_range(d: Draw) -> Term:
 @template("loops", scalar=True)
 def pyloop_while(d: Draw) -> Term:
     """``while`` on a traced test with a cap: a trip count that depends on the data (a
-    float counter keeps it a region, an int one unrolls it)."""
+    float counter or an int one, traced as a range's counter is)."""
     k = d.k
     zero, one = d.pick(("0", "1"), ("0.0", "1.0"))
     body = (f"w{k} = x * 0.5", f"n{k} = {zero}",
@@ -414,10 +414,18 @@ def pyloop_branch(d: Draw) -> Term:
 
 @template("loops", scalar=True)
 def pyloop_nested(d: Draw) -> Term:
-    """Nested loops writing the items of a table (a dynamic programme), or a loop
-    writing each step's value into a row of an output."""
+    """Nested loops writing the items of a table (a dynamic programme; the inner loop a
+    ``for`` or a ``while`` on an int counter), or a loop writing each step's value into
+    a row of an output."""
     k = d.k
-    if d.pick("table", "rows") == "rows":
+    how = d.pick("table", "rows", "while")
+    if how == "while":
+        body = (f"R{k} = np.zeros((3, 3))", f"R{k}[0, 0] = np.sum(x) * 0.3",
+                f"for i{k} in range(1, 3):", f"    j{k} = 1", f"    while j{k} < 3:",
+                f"        R{k}[i{k}, j{k}] = {d.u(f'R{k}[i{k} - 1, j{k}] * 0.5')} "
+                f"+ R{k}[i{k}, j{k} - 1] * 0.5 + np.sum(x) * 0.1", f"        j{k} = j{k} + 1")
+        return Term("loops", "", body, f"R{k}[1:, 1:] * {d.c()}")
+    if how == "rows":
         body = (f"h{k} = x * 0.5", f"out{k} = np.zeros((3,) + np.shape(x))",
                 f"for t{k} in range(3):", f"    h{k} = {d.u(f'h{k}')} + x * 0.2",
                 f"    out{k}[t{k}] = h{k} * (t{k} + 1)")
@@ -441,7 +449,8 @@ def pyloop_int_arg(d: Draw) -> Term:
 @template("loops", scalar=True)
 def pyloop_return(d: Draw) -> Term:
     """An early ``return`` inside a helper's loop: in an ``if`` or its ``else``, in a
-    ``for``, a ``while`` or a loop nested in another, of one value or a tuple (the
+    ``for``, a ``while`` or a loop nested in another, of one value or a tuple, reading
+    the loop's counter or not (the
     source pass's while region with a flag, and one ``pb.cond`` for the two exits)."""
     k = d.k
     where = d.pick("for", "while", "nested")
@@ -453,7 +462,9 @@ def pyloop_return(d: Draw) -> Term:
             "while": ["    n = 0.0", "    while (np.sum(np.abs(h)) < 40.0) & (n < 6.0):",
                       "        n = n + 1.0"],
             "nested": ["    for i in range(3):", "        for j in range(2):"]}[where]
-    out = ("h * 1.5, np.sum(h)" if pair else "h * 1.5")
+    scale = d.pick("1.5", {"for": "(i + 1.5)", "while": "(n + 0.5)",
+                           "nested": "(i + j + 1.5)"}[where])  # (the counters at the exit)
+    out = (f"h * {scale}, np.sum(h)" if pair else f"h * {scale}")
     test = f"np.sum(h) > {limit}"
     stop = [f"{ind}    if {test}:", f"{ind}        return {out}",
             f"{ind}    h = h + 0.1"] if branch == "if" else \

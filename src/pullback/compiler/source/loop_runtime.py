@@ -7,7 +7,8 @@ Outside a trace (and in a transform run eagerly inside another trace) the loop i
 user's loop, step by step. Under one, the region is tried first; the body is traced
 on stand-ins for one step's values. The loop runs as Python (the trace unrolls it, as
 it did before the conversion; an ``if`` becomes a guard) when a carried value is not
-an array or a float (an int counter, a list, a name not bound yet), a carried array is
+an array or a number (a list, a name not bound yet; a while loop's int counter is
+traced as a range's is), a carried array is
 changed in place (``h += x``), the body changes a carry's shape or dtype, branches on a
 traced value, draws random numbers, changes outside state or prints: what the attempt
 changed is put back first, and the reason is kept for ``pb.compiler.inspect``.
@@ -281,7 +282,7 @@ def _why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
             return f"{name} has no value before it"
         if isinstance(v, bool) or not isinstance(v, (Tensor, np.ndarray, np.number, float)):
             return f"{name} is a {type(v).__name__}, not an array or a float"
-        if k in in_place and not isinstance(v, float):
+        if k in in_place and not isinstance(v, (float, np.integer)):  # (+= rebinds them)
             return f"{name} is an array changed in place (+= and the like)"
     if not traced and not any(isinstance(v, Tensor) for v in init) \
             and not _closes_over_tensors(body):
@@ -481,6 +482,7 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
+    init = _int_counters(init)
     why = _why_not(body, getters, init, in_place, written=written)
     if why is not None:
         return _fell_back(tracers, body, why)
@@ -494,6 +496,13 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
     flags = (np.bool_(False),) if brk else ()
     return _attempt(tracers, body, lambda: _flag_last(while_loop(
         test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+
+
+def _int_counters(init: list) -> list:
+    """A while loop's Python int carries (``k = 0``, a counter) as int64 values, traced
+    in the region as a range's counter is (mixed with floats as Python's ints are);
+    the loop as written, run when the region cannot be, keeps the ints."""
+    return [np.int64(v) if type(v) is int and -2 ** 63 <= v < 2 ** 63 else v for v in init]
 
 
 def _flag_last(out: Any, at: int, brk: bool, done: bool) -> tuple:

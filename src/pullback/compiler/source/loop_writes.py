@@ -31,6 +31,12 @@ DEPTH = [0]
 item_slice = slice
 
 
+def int0() -> np.int64:
+    """0 as a carried int (``returns.counter_carries``: a loop's counter read after it
+    starts as this, an int64 as the counter of a region is)."""
+    return np.int64(0)
+
+
 def item_set(x: Any, index: Any, value: Any) -> Any:
     """``x[index] = value``, then ``x``; in a region's body being traced, the array
     ``x`` with ``value`` at ``index``, a new value (``x`` is left as it is)."""

@@ -62,7 +62,14 @@ from .loop_names import (
     _static_test,
     _surely_assigned,
 )
-from .returns import after_loop, has_return, loop_return, one_exit, traced_not
+from .returns import (
+    after_loop,
+    counter_carries,
+    has_return,
+    loop_return,
+    one_exit,
+    traced_not,
+)
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
 _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
@@ -167,7 +174,10 @@ class _Converter:
         body, moved = found
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
-        if targets & _loads(moved):
+        carried = counter_carries(body, moved, targets & self._counters(stmt))
+        if carried is not None:
+            body, moved, before = carried
+        if carried is None or targets & _loads(moved):
             self._refuse(stmt, "its return reads the loop variable")
             return None
         new = gast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[],
@@ -182,7 +192,21 @@ class _Converter:
             out = self._for(new) if isinstance(stmt, gast.For) else self._while(new)
         finally:
             flag, self.done, self.moved, self.replaced = self.done, None, set(), None
-        return None if out is None else out + [after_loop(flag, moved, stmt)]
+        return None if out is None else before + out + [after_loop(flag, moved, stmt)]
+
+    def _counters(self, stmt: Any) -> set:
+        """The names of a ``for`` loop's int counters: a range's variable, the first of
+        ``enumerate``'s pair."""
+        if not isinstance(stmt, gast.For):
+            return set()
+        kind, _ = self._iteration(stmt.iter)
+        target = stmt.target
+        if kind == "range" and isinstance(target, gast.Name):
+            return {target.id}
+        if kind.startswith("enumerate") and isinstance(target, gast.Tuple) \
+                and isinstance(target.elts[0], gast.Name):
+            return {target.elts[0].id}
+        return set()
 
     def one_exit(self, body: list) -> bool:
         """Each ``if done: ...; return e1`` the conversion of a loop left at the top level

@@ -15,15 +15,19 @@ holds) and the function's two exits become one ``if`` (``pb.cond`` on a traced t
 
 The statements before the ``return`` in its branch and the returned value run after
 the loop instead, on the values the loop stopped with (the carries): the same values,
-since the break keeps the carries of the step that returned. A loop converts when its
-body holds one return, in an ``if`` at the body's top level (``if test: ...; return
-e``, or in either branch of an ``if``/``else``), and no other ``break`` or
-``continue``; a return in a loop nested in it becomes such an ``if`` once the inner loop
-is converted. Else the loop stays as written (``pb.compiler.inspect`` says why).
+since the break keeps the carries of the step that returned. A return reading a
+``range``'s (or ``enumerate``'s) counter ``i`` reads ``__pb_at_i__`` instead, a carry
+the body sets to ``i`` first thing in each step (``int0()`` before the loop).
+
+A loop converts when its body holds one return, in an ``if`` at the body's top level
+(``if test: ...; return e``, or in either branch of an ``if``/``else``), and no other
+``break`` or ``continue``; a return in a loop nested in it becomes such an ``if`` once
+the inner loop is converted. Else the loop stays as written (``pb.compiler.inspect`` says why).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gast
@@ -114,3 +118,33 @@ def one_exit(body: list, k: int, name: str) -> tuple | None:
                          orelse=rest + [assign(values[1], last)]), stmt)
     out = gast.Tuple(elts=[_name(m) for m in names], ctx=gast.Load()) if n else _name(names[0])
     return branch, _at(gast.Return(value=out), last)
+
+
+def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
+    """``(body, moved, before)`` with each counter in ``counters`` that ``moved`` reads
+    carried out of the loop: ``__pb_at_i__ = i`` first in the body, ``moved`` reading
+    it in place of ``i`` (a copy: the loop as written stays as it is), and
+    ``__pb_at_i__ = int0()`` to run before the loop (for an inner loop's counter that
+    ``moved`` reads too). None when ``moved`` assigns one."""
+    read = {n.id for s in moved for n in walk_scope(s)
+            if isinstance(n, gast.Name) and n.id in counters}
+    inner = sorted({n.id for s in moved for n in walk_scope(s) if isinstance(n, gast.Name)
+                    and n.id.startswith("__pb_at_")})  # (an inner loop's, carried out too)
+    if not read and not inner:
+        return body, moved, []
+    if any(isinstance(n, gast.Name) and n.id in read and not isinstance(n.ctx, gast.Load)
+           for s in moved for n in walk_scope(s)):
+        return None
+    moved = copy.deepcopy(moved)
+    for s in moved:
+        for n in walk_scope(s):
+            if isinstance(n, gast.Name) and n.id in read:
+                n.id = f"__pb_at_{n.id}__"
+    where = body[0]
+    first = [_at(gast.Assign(targets=[_name(f"__pb_at_{c}__", gast.Store())],
+                             value=_name(c), type_comment=None), where) for c in sorted(read)]
+    zero = gast.Call(func=_runtime("int0"), args=[], keywords=[])
+    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(zero, where),
+                              type_comment=None), where)
+              for name in [f"__pb_at_{c}__" for c in sorted(read)] + inner]
+    return first + body, moved, before
