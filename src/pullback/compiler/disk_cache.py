@@ -1,8 +1,9 @@
 """The persistent cache: generated source kept on disk for later processes.
 
 Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
-call's trace still runs (its guards, captured values and constants come from it); what
-the cache saves is what comes after: the passes, code generation and ``compile`` (the
+call's trace still runs (its guards, captured values and constants come from it),
+unless ``disk_variants.py`` holds the whole variant (``pb.grad``); what this cache
+saves is what comes after: the passes, code generation and ``compile`` (the
 source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
