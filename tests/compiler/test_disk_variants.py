@@ -113,3 +113,19 @@ def test_library_functions_by_name_and_user_functions_by_code():
         return x + 2
 
     assert disk_variants.describe(one)[2] != disk_variants.describe(two)[2]
+
+
+class Scaled:
+    def __call__(self, x):
+        return x * 2
+
+
+def test_a_class_of_the_users_by_the_code_of_its_methods():
+    before = disk_variants.describe(Scaled)
+    real = Scaled.__call__
+    try:
+        Scaled.__call__ = lambda self, x: x * 3  # (as if its source changed)
+        assert disk_variants.describe(Scaled) != before
+    finally:
+        Scaled.__call__ = real
+    assert disk_variants.describe(Scaled) == before

@@ -48,7 +48,7 @@ from ..settings import config
 from ..user_code import is_user_code
 from .cache import call_key
 from .cache_files import Refused, mac_line, open_directory, read_owned, versions, warn, write_new
-from .captured import CapturedGuards, collect
+from .captured import CapturedGuards, _user_type, collect
 from .disk_cache import literal_place, place_value
 from .trace import Traced, param_names
 
@@ -119,6 +119,8 @@ def describe(v: Any) -> Any:
         return ["ufunc", v.__name__]
     if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
         return ["function", v.__qualname__, code_hash(v.__code__)]
+    if isinstance(v, type) and _user_type(v):
+        return [*_by_name(v)[:3], _class_hash(v)]
     if callable(v) and not isinstance(v, (types.MethodType, types.BuiltinMethodType)) \
             or isinstance(v, types.BuiltinFunctionType):
         return _by_name(v)
@@ -138,6 +140,24 @@ def _by_name(v: Any) -> list:
         raise NotPortable(f"{module}.{name}")
     package = sys.modules.get(module.partition(".")[0])
     return ["named", module, name, str(getattr(package, "__version__", ""))]
+
+
+def _class_hash(cls: type) -> str:
+    """A hash of the code of a class of the user's and of its user bases (a method the
+    followed code does not name, ``__call__`` say, changes it too)."""
+    h = hashlib.sha256()
+    for c in cls.__mro__:
+        if not _user_type(c):
+            continue
+        h.update(c.__qualname__.encode())
+        for name, v in sorted(vars(c).items()):
+            v = getattr(v, "__func__", v)  # (static and class methods)
+            if isinstance(v, property):
+                v = v.fget
+            h.update(name.encode())
+            if isinstance(v, types.FunctionType):
+                code_hash(v.__code__, h)
+    return h.hexdigest()
 
 
 def captured_text(captured: CapturedGuards | None) -> list:
