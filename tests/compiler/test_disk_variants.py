@@ -90,8 +90,8 @@ def test_later_processes_trace_only_what_changed(tmp_path):
 
 
 @pytest.mark.parametrize("value, kept", [
-    (2.5, True), (np.float32(2.5), True), ((1, "a", None), True), ({"k": [1, 2]}, True),
-    (np.dtype("float32"), True), (np.ones(3), False), (object(), False)])
+    (2.5, True), (np.float32(2.5), True), (Ellipsis, True), ((1, "a", None), True),
+    ({"k": [1, 2]}, True), (np.dtype("float32"), True), (np.ones(3), False), (object(), False)])
 def test_what_a_captured_value_is_described_by(value, kept):
     if kept:
         assert json.loads(json.dumps(disk_variants.describe(value))) == \
@@ -113,6 +113,11 @@ def test_library_functions_by_name_and_user_functions_by_code():
         return x + 2
 
     assert disk_variants.describe(one)[2] != disk_variants.describe(two)[2]
+
+    def indexes(x):  # (an Ellipsis among the code's constants)
+        return x[..., 0]
+
+    assert disk_variants.describe(indexes)[0] == "function"
 
 
 class Scaled:

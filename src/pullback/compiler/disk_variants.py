@@ -88,7 +88,7 @@ def literal(v: Any, depth: int = 0) -> Any:
     """``v`` as plain JSON values that say its type and value; ``NotPortable`` when
     it is not a number, string, dtype or container of them."""
     kind = type(v)
-    if v is None or kind in (bool, int, float, complex, str, bytes):
+    if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
         return [kind.__name__, repr(v)]
     if isinstance(v, np.generic) and v.dtype.kind in "biufc":
         return ["np", v.dtype.str, repr(v.item())]
