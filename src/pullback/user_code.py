@@ -19,6 +19,7 @@ import functools
 import importlib.util
 import os
 import site
+import sys
 import sysconfig
 import types
 
@@ -26,7 +27,7 @@ import types
 @functools.lru_cache(maxsize=1)
 def library_dirs() -> tuple:
     """The folders whose files are libraries' (each ending in a separator)."""
-    paths = sysconfig.get_paths()
+    paths = _install_paths()
     here = os.path.dirname(os.path.abspath(__file__))
     passes = importlib.util.find_spec("pullback.transforms")
     numpy = importlib.util.find_spec("numpy")
@@ -34,6 +35,18 @@ def library_dirs() -> tuple:
             *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths),
             *_site_dirs()]
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs)
+
+
+def _install_paths() -> dict:
+    """The standard library's and the environment's folders: on POSIX read from the
+    running interpreter (sysconfig's own layout, without loading its build data, which
+    costs a process's first compiled call about 1 ms; installed packages' folders come
+    from ``site``); elsewhere sysconfig's."""
+    if os.name != "posix":
+        return sysconfig.get_paths()
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return {"stdlib": os.path.dirname(os.__file__),
+            "platstdlib": os.path.join(sys.exec_prefix, sys.platlibdir, version)}
 
 
 def _site_dirs() -> list:

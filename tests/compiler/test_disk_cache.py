@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler import cache_files, disk_cache
+from pullback.compiler import cache_files, disk_cache, disk_variants
 
 SCRIPT = """
 import json, sys
 import numpy as np
 import pullback as pb
-from pullback.compiler import cache_files, disk_cache
+from pullback.compiler import cache_files, disk_cache, disk_variants
 from pullback.transforms import codegen, pipeline
 
 runs = {"passes": 0, "codegen": 0}
@@ -45,7 +45,7 @@ compiled = pb.compile(lambda t: pb.sin(t) * 2 + pb.erf(t))  # (erf: an rt. helpe
 with pb.no_grad():
     out = compiled(pb.ones(3)).numpy()
 print(json.dumps({"value": float(value), "grad": grad.tolist(), "out": out.tolist(),
-                  "runs": runs, "stats": disk_cache.STATS}))
+                  "runs": runs, "stats": disk_cache.STATS, "variants": disk_variants.STATS}))
 """
 
 
@@ -67,8 +67,11 @@ def test_a_second_process_reads_the_code_and_runs_no_pass(tmp_path):
     files = [f for f in os.listdir(directory) if f.endswith(".py")]
     assert len(files) == 2
     assert all(os.stat(directory / f).st_mode & 0o777 == 0o600 for f in files)
+    assert first["variants"] == {"hits": 0, "misses": 1, "writes": 1, "refused": 0}
     second = _run(tmp_path, directory)
-    assert second["stats"] == {"hits": 2, "misses": 0, "writes": 0, "refused": 0}
+    # value_and_grad's whole variant, without a trace (disk_variants); compile's code
+    assert second["variants"] == {"hits": 1, "misses": 0, "writes": 0, "refused": 0}
+    assert second["stats"] == {"hits": 1, "misses": 0, "writes": 0, "refused": 0}
     assert second["runs"] == {"passes": 0, "codegen": 0}
     for k in ("value", "grad", "out"):
         assert second[k] == first[k]
@@ -88,6 +91,9 @@ EXPECTED = np.sin(X * W) + X * W * np.cos(X * W)
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(cache_files, "_warned", set())
     monkeypatch.setattr(disk_cache, "STATS", dict.fromkeys(disk_cache.STATS, 0))
+    # (these tests are about the code's files: whole variants, read before any trace,
+    # are disk_variants' and test_disk_variants.py's)
+    monkeypatch.setattr(disk_variants, "load", lambda fn, door, args: None)
     directory = tmp_path / "cache"
     with pb.config.override(cache_dir=str(directory)):
         yield directory

@@ -54,7 +54,10 @@ def _run(tmp_path) -> dict:
 def test_a_second_process_skips_the_pass(tmp_path):
     first, second = _run(tmp_path), _run(tmp_path)
     assert "rnn" in first["runs"] and first["stats"]["writes"] >= 1
-    assert second["runs"] == [] and second["stats"]["hits"] == first["stats"]["writes"]
+    # (the rnn's own entry; its loop body's is read only when it is traced, and a whole
+    # variant from disk_variants.py runs with no trace)
+    assert second["runs"] == [] and 1 <= second["stats"]["hits"] <= first["stats"]["writes"]
+    assert second["stats"]["misses"] == 0
     np.testing.assert_allclose(second["grad"], first["grad"])
     assert second["bounds"] == first["bounds"] == [2]  # (n: an int bounding the loop)
 

@@ -45,21 +45,29 @@ def versions() -> dict:
 def _fingerprint() -> str:
     """A hash of the names, sizes and times of pullback's and its passes' .py files;
     "installed" for an install in site-packages, which changes with its version (the
-    walk costs a small function's first call a few ms)."""
+    scan costs a later process's first call about 1 ms, once)."""
     roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
              os.path.dirname(os.path.abspath(codegen_module.__file__))}
     if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
            for r in roots):
         return "installed"
-    h = hashlib.sha256()
+    lines: list = []
     for root in sorted(roots):
-        for folder, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
-            for f in sorted(files):
-                if f.endswith(".py"):
-                    st = os.stat(os.path.join(folder, f))
-                    h.update(f"{folder}/{f}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+        _scan(root, lines)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _scan(folder: str, lines: list) -> None:
+    """``lines`` += each .py file's path, size and time under ``folder`` (by name;
+    bytecode folders skipped)."""
+    with os.scandir(folder) as found:
+        entries = sorted(found, key=lambda e: e.name)
+    for e in entries:
+        if e.name.endswith(".py"):
+            st = e.stat()
+            lines.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
+        elif e.name != "__pycache__" and e.is_dir():
+            _scan(e.path, lines)
 
 
 def warn(directory: str, why: str, stacklevel: int = 4) -> None:

@@ -1,8 +1,9 @@
 """The persistent cache: generated source kept on disk for later processes.
 
 Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
-call's trace still runs (its guards, captured values and constants come from it); what
-the cache saves is what comes after: the passes, code generation and ``compile`` (the
+call's trace still runs (its guards, captured values and constants come from it),
+unless ``disk_variants.py`` holds the whole variant (``pb.grad``); what this cache
+saves is what comes after: the passes, code generation and ``compile`` (the
 source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
 key is a hash of the traced graph as printed (with its user source lines), the front
 door's settings, and the versions of pullback (and its files), numpy and Python.
@@ -235,6 +236,12 @@ def _place(value: Any, graph: Graph) -> list | None:
             path = _path_in(value, v)
             if path is not None:
                 return ["param", i, p, *path]
+    return literal_place(value)
+
+
+def literal_place(value: Any) -> list | None:
+    """``_place`` for a value found without the trace (an op, a dtype, a small
+    array written inline), or None."""
     if any(op is value for op in OPS.values()):
         return ["op", value.name]
     if isinstance(value, np.dtype) and value.metadata is None and not value.fields:
@@ -256,12 +263,19 @@ def _path_in(value: Any, p: Any) -> list | None:
     return None
 
 
-def _find(place: list, graph: Graph) -> Any:
+def place_value(place: list) -> Any:
+    """The value at a place ``literal_place`` wrote (``Refused`` for another kind)."""
+    return _find(place, None)
+
+
+def _find(place: list, graph: Graph | None) -> Any:
     kind = place[0]
     try:
-        if kind == "const":
+        if graph is None and kind in ("const", "param"):
+            pass
+        elif kind == "const":
             return list(graph.consts.values())[place[1]]
-        if kind == "param":
+        elif kind == "param":
             value = graph.eqns[place[1]].params[place[2]]
             for k in place[3:]:
                 value = value[k]
@@ -277,4 +291,5 @@ def _find(place: list, graph: Graph) -> Any:
     raise Refused(f"a constant's place {place!r} is not in the trace")
 
 
-__all__ = ["generated", "generated_with", "key_of", "canonical_text", "versions", "STATS"]
+__all__ = ["generated", "generated_with", "key_of", "literal_place", "place_value",
+           "canonical_text", "versions", "STATS"]

@@ -22,8 +22,9 @@ from ..ir import Var, grad_of
 from ..numpy_face import NumpyTensor, face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_leaves, tree_structure, tree_unflatten
+from ..settings import config
 from ..tensor import Tensor
-from . import disk_cache, source
+from . import disk_cache, disk_variants, source
 from .cache import cache_for, check_captures, guard_env
 from .conversions import functional
 from .doors import (
@@ -169,6 +170,11 @@ class GradFunction:
         nums = self._argnums(len(args))
         for k in nums:
             check_target(self._name, k, args[k])
+        kept = (self.how, self.argnums, self.has_aux)  # (a later process: no trace)
+        found = config.cache_dir and not kinds_in(args) and \
+            disk_variants.load(self.fn, kept, args)
+        if found:
+            return GradVariant(*found, nums, args)
         with functional(self._name):
             traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name,
                                 self.fn)
@@ -191,6 +197,8 @@ class GradFunction:
                                       lambda: pipeline.value_and_grad_graph(g, wrt, seeds,
                                                                             value))
         strip_values(g)
+        if config.cache_dir and not lazy:
+            disk_variants.store(self.fn, kept, args, traced, module)
         return GradVariant(traced, module, nums, args)
 
     def run(self, variant: GradVariant, args: tuple) -> Any:

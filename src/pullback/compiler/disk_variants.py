@@ -1,0 +1,284 @@
+"""Whole variants in the persistent cache: a later process's first call without a trace.
+
+``disk_cache.py`` keeps generated code keyed by a hash of the traced graph, so every
+process still traces to find it. A variant kept here is keyed before any trace, the
+way the in-memory cache finds one: the function (a hash of its code object and of
+the code of the functions it defines), the front door's settings, the call's key as
+the in-memory cache computes it (shapes, dtypes, static values; only plain literals
+here), pullback's settings and default dtype, and the versions. Its file holds what
+the variant needs on a hit besides the code: the graph's input and output shapes and
+dtypes, how arguments map to inputs, and a description of everything the trace read
+from outside the function.
+
+That description is the captured-value walk's own (``captured.py``, which the in-memory
+cache's guards come from), made portable: the generated check's source, and each value
+it binds described by value (numbers, strings, dtypes, containers of them), by name
+(modules, library functions and classes, found again under that name) or by code (the
+user's functions). A later process walks its own function (no trace: the walk only
+reads globals, cells and defaults) and uses the variant only when the check's source
+and every description are the same; a global or closure value, a called function's
+source, or any value the walk binds that cannot be described (an array, a Tensor, an
+object) makes it trace as before. So does any variant with guards on traced values,
+captured tensors, random draws or lazy arrays: those are never written.
+
+Files: ``<key>.variant`` (an HMAC line, one line of JSON, the generated source) and
+``<key>.vcode`` (its code object, as ``marshal`` writes it, loaded only once the HMAC
+over both holds); nothing is unpickled. Written and refused as ``disk_cache``'s are.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import hmac
+import json
+import marshal
+import os
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+from pullback.transforms.codegen import Module, from_source
+
+from .. import dtypes
+from ..ir import Graph, Var
+from ..settings import config
+from ..user_code import is_user_code
+from .cache import call_key
+from .cache_files import Refused, mac_line, open_directory, read_owned, versions, warn, write_new
+from .captured import CapturedGuards, _user_type, collect
+from .disk_cache import literal_place, place_value
+from .trace import Traced, param_names
+
+FORMAT = 1  # this file layout's version, part of the key
+#: what this process did: ``hits`` (a variant without a trace), ``misses``, ``writes``,
+#: ``refused`` (files or directories ignored)
+STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
+_MAX_ITEMS = 256  # elements of a captured container described (more: not kept)
+_SETTINGS = ("free_bytes", "fuse", "fuse_min_size", "fuse_max_ops", "fuse_threads",
+             "fuse_tanh", "native_loops", "check_ir")
+
+
+class NotPortable(Exception):
+    """A value with no description that holds in another process."""
+
+
+# ------------------------------------------------------------ descriptions
+def code_hash(code: types.CodeType, h: Any = None) -> Any:
+    """A hash of a code object and the code objects among its constants (their
+    bytecode, names, constants, file and first line)."""
+    top = h is None
+    h = hashlib.sha256() if top else h
+    h.update(repr((getattr(code, "co_qualname", code.co_name), code.co_filename,
+                   code.co_firstlineno, code.co_names, code.co_varnames, code.co_freevars,
+                   code.co_cellvars, code.co_argcount, code.co_kwonlyargcount,
+                   code.co_flags)).encode())
+    h.update(code.co_code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            code_hash(c, h)
+        else:
+            h.update(repr(literal(c)).encode())
+    return h.hexdigest() if top else h
+
+
+def literal(v: Any, depth: int = 0) -> Any:
+    """``v`` as plain JSON values that say its type and value; ``NotPortable`` when
+    it is not a number, string, dtype or container of them."""
+    kind = type(v)
+    if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
+        return [kind.__name__, repr(v)]
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return ["np", v.dtype.str, repr(v.item())]
+    if isinstance(v, np.dtype) and v.metadata is None and not v.fields:
+        return ["dtype", v.str]
+    if depth < 4 and kind in (tuple, list, frozenset, set) and len(v) <= _MAX_ITEMS:
+        items = [literal(x, depth + 1) for x in v]
+        return [kind.__name__, sorted(items, key=repr) if kind in (set, frozenset) else items]
+    if depth < 4 and kind is dict and len(v) <= _MAX_ITEMS:
+        return ["dict", [[literal(k, depth + 1), literal(x, depth + 1)] for k, x in v.items()]]
+    if kind in (slice, range):
+        return [kind.__name__, literal((v.start, v.stop, v.step), depth + 1)]
+    raise NotPortable(kind.__name__)
+
+
+def describe(v: Any) -> Any:
+    """A value the captured-value walk binds, described so that another process finds
+    the same (see the module)."""
+    if isinstance(v, types.CellType):  # (its contents are guarded by their own term)
+        return ["cell"]
+    if isinstance(v, types.CodeType):
+        return ["code", code_hash(v)]
+    if isinstance(v, types.ModuleType):
+        return ["module", v.__name__]
+    if type(v) is dict and "__builtins__" in v:  # a module's globals: read item by item
+        return ["globals", v.get("__name__")]
+    if isinstance(v, np.ufunc) and getattr(np, v.__name__, None) is v:
+        return ["ufunc", v.__name__]
+    if isinstance(v, types.FunctionType) and is_user_code(v.__code__):
+        return ["function", v.__qualname__, code_hash(v.__code__)]
+    if isinstance(v, type) and _user_type(v):
+        return [*_by_name(v)[:3], _class_hash(v)]
+    if callable(v) and not isinstance(v, (types.MethodType, types.BuiltinMethodType)) \
+            or isinstance(v, types.BuiltinFunctionType):
+        return _by_name(v)
+    return literal(v)
+
+
+def _by_name(v: Any) -> list:
+    """A class or library function, as the module and name it is found under (its
+    package's version with it)."""
+    module, name = getattr(v, "__module__", None), getattr(v, "__qualname__", None)
+    found = sys.modules.get(module) if isinstance(module, str) else None
+    if found is None or not isinstance(name, str):
+        raise NotPortable(type(v).__name__)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    if found is not v:
+        raise NotPortable(f"{module}.{name}")
+    package = sys.modules.get(module.partition(".")[0])
+    return ["named", module, name, str(getattr(package, "__version__", ""))]
+
+
+def _class_hash(cls: type) -> str:
+    """A hash of the code of a class of the user's and of its user bases (a method the
+    followed code does not name, ``__call__`` say, changes it too)."""
+    h = hashlib.sha256()
+    for c in cls.__mro__:
+        if not _user_type(c):
+            continue
+        h.update(c.__qualname__.encode())
+        for name, v in sorted(vars(c).items()):
+            v = getattr(v, "__func__", v)  # (static and class methods)
+            if isinstance(v, property):
+                v = v.fget
+            h.update(name.encode())
+            if isinstance(v, types.FunctionType):
+                code_hash(v.__code__, h)
+    return h.hexdigest()
+
+
+def captured_text(captured: CapturedGuards | None) -> list:
+    """The check's source and its bound values' descriptions."""
+    if captured is None:
+        return []
+    env = captured.check.__globals__
+    return [captured.source, {k: describe(env[k]) for k in sorted(env) if k.startswith("_b")}]
+
+
+def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
+    """The entry's name for ``fn`` called through front door ``door`` (plain values)
+    on ``args``; ``NotPortable`` when the call's key is not plain literals."""
+    what = [FORMAT, versions(), literal(door), literal(call_key(args)), fn.__module__,
+            code_hash(fn.__code__), str(dtypes.default_float),
+            [getattr(config, k) for k in _SETTINGS]]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()
+
+
+# ------------------------------------------------------------ load, store
+def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
+    """The variant kept for this call (its ``Traced`` without the trace's values, and
+    its module), or None: trace."""
+    directory = config.cache_dir
+    if not isinstance(fn, types.FunctionType):
+        return None
+    try:
+        key = key_of(fn, door, args)
+        path = os.path.join(directory, key)
+        secret = open_directory(directory)
+        if not os.path.lexists(path + ".variant"):
+            STATS["misses"] += 1
+            return None
+        fields, source, code = _read(path, key, secret)
+        slots = [(i, tuple(p)) for i, p in fields["slots"]]
+        captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
+                           set())
+        if captured_text(captured) != fields["captured"]:
+            STATS["misses"] += 1  # (a captured value is not what it was: trace)
+            return None
+        glb = {name: place_value(place) for name, place in fields["bound"].items()}
+        glb["__builtins__"] = builtins  # (a function the code makes looks them up)
+        module = from_source(source, fields["name"], glb, marshal.loads(code))
+        var = lambda s: Var(tuple(s[0]), np.dtype(s[1]))  # noqa: E731
+        graph = Graph(list(map(var, fields["inputs"])), [], list(map(var, fields["outputs"])),
+                      name=fields["graph"])
+    except NotPortable:
+        return None
+    except Refused as e:
+        return _refused(directory, str(e))
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
+        return _refused(directory, f"{type(e).__name__}: {e}")
+    STATS["hits"] += 1
+    traced = Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
+                    captured, captured and captured.check)
+    return traced, module
+
+
+def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, bytes]:
+    data = read_owned(path + ".variant", f"the file {key}.variant")
+    code = read_owned(path + ".vcode", f"the file {key}.vcode")
+    try:
+        mac, header, source = data.split(b"\n", 2)
+        fields = json.loads(header[2:])
+        ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
+    except (ValueError, UnicodeDecodeError):
+        ok = False
+    if not ok or not isinstance(fields, dict) or fields.get("key") != key:
+        raise Refused(f"the file {key}.variant is corrupted or not this directory's (its "
+                      "HMAC does not match); it is ignored")
+    return fields, source.decode("utf-8"), code
+
+
+def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> None:
+    """Keep the variant just traced for later processes, when all of it can be checked
+    there (see the module); else nothing is written."""
+    directory = config.cache_dir
+    if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
+            traced.generators or traced.cut is not None or traced.notes or \
+            traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs):
+        return
+    skip = {"np", "rt", "ops", "__builtins__"}
+    try:
+        key = key_of(fn, door, args)
+        bound = {name: _bound_place(v) for name, v in module.fn.__globals__.items()
+                 if name not in skip}
+        fields = {"key": key, "name": module.fn.__name__, "graph": traced.graph.name,
+                  "slots": [[i, list(p)] for i, p in traced.arg_slots],
+                  "requires": list(traced.requires), "bound": bound,
+                  "inputs": [[list(v.shape), v.dtype.str] for v in traced.graph.inputs],
+                  "outputs": [[list(v.shape), v.dtype.str] for v in traced.graph.outputs],
+                  "captured": captured_text(traced.captured)}
+        header = b"# " + json.dumps(fields).encode()
+    except (NotPortable, TypeError, ValueError):
+        return
+    body = module.source.encode("utf-8")
+    code = marshal.dumps(module.fn.__code__)
+    path = os.path.join(directory, key)
+    try:
+        secret = open_directory(directory)
+        write_new(path + ".vcode", code)
+        write_new(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
+                  + header + b"\n" + body)
+    except Refused as e:
+        _refused(directory, str(e))
+    except OSError as e:
+        _refused(directory, f"cannot write to it: {type(e).__name__}: {e}")
+    else:
+        STATS["writes"] += 1
+
+
+def _bound_place(value: Any) -> list:
+    place = literal_place(value)
+    if place is None:
+        raise NotPortable(type(value).__name__)
+    return place
+
+
+def _refused(directory: str, why: str) -> None:
+    STATS["refused"] += 1
+    warn(directory, why, stacklevel=7)
+
+
+__all__ = ["load", "store", "key_of", "describe", "captured_text", "code_hash", "STATS"]

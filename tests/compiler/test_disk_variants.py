@@ -1,0 +1,136 @@
+"""Whole variants in the persistent cache (``compiler/disk_variants.py``): a later
+process's first call runs without a trace when the function, its arguments and
+everything it captured are what they were; a changed global, closure value or source
+line traces again, and a tampered file is ignored with one warning."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pullback.compiler import disk_variants
+
+# the user's module: a global K read by f, a closure value c read by g
+MODULE = """
+import numpy as np
+K = {k}
+
+def f(x):
+    return (np.{fn}(x) * K).sum()
+
+def make(c):
+    def g(x):
+        return (np.tanh(x) * c).sum()
+    return g
+
+g = make({c})
+"""
+
+SCRIPT = """
+import json, sys, warnings
+import numpy as np
+import pullback as pb
+from pullback.compiler import disk_variants
+import user
+
+grad = sys.modules["pullback.compiler.grad"]  # (the module, not the front door)
+traced = []
+real = grad.trace_call
+grad.trace_call = lambda *a: traced.append(a[-1].__name__) or real(*a)
+x = np.linspace(-1.0, 1.0, 5)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = {name: [v.tolist() for v in pb.value_and_grad(getattr(user, name))(x)]
+           for name in ("f", "g")}
+print(json.dumps({"out": out, "traced": traced, "stats": disk_variants.STATS,
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+def _run(tmp_path, k: float = 2.0, c: float = 1.0, fn: str = "sin") -> dict:
+    (tmp_path / "user.py").write_text(MODULE.format(k=k, c=c, fn=fn))
+    (tmp_path / "job.py").write_text(SCRIPT)
+    env = dict(os.environ, PULLBACK_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1")  # (a source change within one second)
+    done = subprocess.run([sys.executable, str(tmp_path / "job.py")], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=True)
+    got = json.loads(done.stdout.splitlines()[-1])
+    x = np.linspace(-1.0, 1.0, 5)
+    fx, dfx = (np.sin(x), np.cos(x)) if fn == "sin" else (np.cos(x), -np.sin(x))
+    value, grad = got["out"]["f"]
+    np.testing.assert_allclose([value, *grad], [fx.sum() * k, *(dfx * k)], rtol=1e-12, atol=1e-12)
+    value, grad = got["out"]["g"]
+    np.testing.assert_allclose([value, *grad], [np.tanh(x).sum() * c,
+                                                *((1 - np.tanh(x) ** 2) * c)],
+                               rtol=1e-12, atol=1e-12)
+    return got
+
+
+def test_later_processes_trace_only_what_changed(tmp_path):
+    first = _run(tmp_path)
+    assert first["traced"] == ["f", "g"] and first["stats"]["writes"] == 2
+    second = _run(tmp_path)  # nothing changed: neither is traced
+    assert second["traced"] == [] and second["stats"]["hits"] == 2
+    assert second["warnings"] == []
+    third = _run(tmp_path, k=3.0, c=5.0)  # f's global and g's closure value changed
+    assert third["traced"] == ["f", "g"] and third["stats"]["hits"] == 0
+    cache = tmp_path / "cache"
+    (kept,) = [cache / name for name in os.listdir(cache)
+               if name.endswith(".variant") and b"tanh" in (cache / name).read_bytes()]
+    kept.write_bytes(kept.read_bytes().replace(b"np.tanh", b"np.sinh", 1))
+    fourth = _run(tmp_path, k=3.0, c=5.0, fn="cos")  # f's source changed; g's file tampered
+    assert fourth["traced"] == ["f", "g"] and fourth["stats"]["hits"] == 0
+    assert fourth["stats"]["refused"] == 1
+    assert len(fourth["warnings"]) == 1 and "HMAC" in fourth["warnings"][0]
+
+
+@pytest.mark.parametrize("value, kept", [
+    (2.5, True), (np.float32(2.5), True), (Ellipsis, True), ((1, "a", None), True),
+    ({"k": [1, 2]}, True), (np.dtype("float32"), True), (np.ones(3), False), (object(), False)])
+def test_what_a_captured_value_is_described_by(value, kept):
+    if kept:
+        assert json.loads(json.dumps(disk_variants.describe(value))) == \
+            disk_variants.describe(value)
+    else:
+        with pytest.raises(disk_variants.NotPortable):
+            disk_variants.describe(value)
+
+
+def test_library_functions_by_name_and_user_functions_by_code():
+    assert disk_variants.describe(np.tanh) == ["ufunc", "tanh"]
+    assert disk_variants.describe(np.linalg.norm)[:3] == ["named", "numpy.linalg",
+                                                          "norm"]
+
+    def one(x):
+        return x + 1
+
+    def two(x):
+        return x + 2
+
+    assert disk_variants.describe(one)[2] != disk_variants.describe(two)[2]
+
+    def indexes(x):  # (an Ellipsis among the code's constants)
+        return x[..., 0]
+
+    assert disk_variants.describe(indexes)[0] == "function"
+
+
+class Scaled:
+    def __call__(self, x):
+        return x * 2
+
+
+def test_a_class_of_the_users_by_the_code_of_its_methods():
+    before = disk_variants.describe(Scaled)
+    real = Scaled.__call__
+    try:
+        Scaled.__call__ = lambda self, x: x * 3  # (as if its source changed)
+        assert disk_variants.describe(Scaled) != before
+    finally:
+        Scaled.__call__ = real
+    assert disk_variants.describe(Scaled) == before
