@@ -59,8 +59,8 @@ class Config:
         "fuse_threads": (bool, False, "fused kernels split their loop over numba's threads "
                          "(slower to compile; faster on idle cores)"),
         "fuse_tanh": (bool, True, "fused kernels compute tanh themselves (float64 and "
-                      "float32: within 3 ulp of numpy's, faster); False: numpy's tanh between kernels, "
-                      "so fused results are numpy's bit for bit"),
+                      "float32: within 3 ulp of numpy's, faster); False: numpy's tanh "
+                      "between kernels, so fused results are numpy's bit for bit"),
     }
 
     def __init__(self) -> None:
