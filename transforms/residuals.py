@@ -195,15 +195,28 @@ def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) 
     of a ``tanh``) and can compute from values the forward keeps anyway (the body's
     outputs: ``y`` is the next step's carry) or that it has (``have``: its inputs,
     constants and invariants) moved back to the reverse body: the forward stacks ``y``,
-    arrays it holds already, not a new array per step."""
-    alive = {v.id for v in body.outputs if isinstance(v, Var)}
+    arrays it holds already, not a new array per step. A chain reads one such value at
+    most (stacked as a copy, ``h_steps[i] = h``, two would cost more than the one they
+    replace), and none that the forward still computes from it."""
+    alive = {v.id for v in body.outputs if isinstance(v, Var)} - have
     forward = {v.id for e in body.eqns for v in e.outs}
     by_out = {e.out.id: e for e in moved if e.out is not None}
     read = [a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in by_out]
     read += [v for v in rb.outputs if isinstance(v, Var) and v.id in by_out]
     again: dict = {}
     for v in read:
-        again.update(_cheap_chain(v, by_out, alive | have, forward) or {})
+        chain = _cheap_chain(v, by_out, alive | have, forward) or {}
+        if len({a.id for e in chain.values() for a in e.inputs
+                if isinstance(a, Var) and a.id in alive}) <= 1:
+            again.update(chain)
+    while again:  # (what a moved equation still reads stays in the forward)
+        needed = {a.id for e in moved if id(e) not in again for a in e.inputs
+                  if isinstance(a, Var)}
+        stays = [k for k, e in again.items() if any(v.id in needed for v in e.outs)]
+        if not stays:
+            break
+        for k in stays:
+            del again[k]
     if not again:
         return moved, kept
     staying = {id(e) for e in kept} | set(again)
