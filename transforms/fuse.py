@@ -128,12 +128,13 @@ def fusible(e: Eqn) -> bool:
 def _spelling(e: Eqn, numpy: bool = False) -> str | None:
     """How a kernel line (or, ``numpy``, the comment) spells the equation's op; an out=
     write (the split backward comes with them) as its ufunc, whose result is then a
-    fresh array. float64 ``tanh`` is the kernel's own (fuse_math) if config.fuse_tanh."""
+    fresh array. ``tanh`` is the kernel's own (fuse_math) if config.fuse_tanh."""
     name = _op_name(e)
     if name in MATH:
-        if not config.fuse_tanh or e.out is None or e.out.dtype != np.float64:
+        if not config.fuse_tanh or e.out is None or e.out.dtype not in FLOATS:
             return None
-        return MATH[name][numpy]
+        helper, spelling = MATH[name]
+        return spelling if numpy else f"{helper}{8 * e.out.dtype.itemsize}({{0}})"
     return FUSIBLE.get(name)
 
 

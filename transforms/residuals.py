@@ -140,6 +140,8 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                 inputs.update(v.id for v in e.outs)  # again there, not stacked as a copy)
         else:
             kept.append(e)
+    have = inputs | {v.id for v in rb.consts} | {v.id for e in invariant for v in e.outs}
+    moved, kept = _computed_again(moved, kept, rb, body, have)
     kept = views + kept
     made = {v.id for e in moved for v in e.outs} - {v.id for e in views for v in e.outs}
     read = {a.id: a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in made}
@@ -182,6 +184,61 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                   {**rev.params, "body": new_rb, "n_xs": len(keep)}, rev.src, rev.block,
                   rev.nograd)
     return new_fwd, new_rev
+
+
+#: ops a reverse body computes again rather than read stacked (one cheap pass each)
+_CHEAP = frozenset({"add", "sub", "rsub", "mul", "neg"})
+
+
+def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) -> tuple:
+    """(moved, kept) with the cheap arithmetic that the reverse body reads (``1 - y * y``
+    of a ``tanh``) and can compute from values the forward keeps anyway (the body's
+    outputs: ``y`` is the next step's carry) or that it has (``have``: its inputs,
+    constants and invariants) moved back to the reverse body: the forward stacks ``y``,
+    arrays it holds already, not a new array per step. A chain reads one such value at
+    most (stacked as a copy, ``h_steps[i] = h``, two would cost more than the one they
+    replace), and none that the forward still computes from it."""
+    alive = {v.id for v in body.outputs if isinstance(v, Var)} - have
+    forward = {v.id for e in body.eqns for v in e.outs}
+    by_out = {e.out.id: e for e in moved if e.out is not None}
+    read = [a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in by_out]
+    read += [v for v in rb.outputs if isinstance(v, Var) and v.id in by_out]
+    again: dict = {}
+    for v in read:
+        chain = _cheap_chain(v, by_out, alive | have, forward) or {}
+        if len({a.id for e in chain.values() for a in e.inputs
+                if isinstance(a, Var) and a.id in alive}) <= 1:
+            again.update(chain)
+    while again:  # (what a moved equation still reads stays in the forward)
+        needed = {a.id for e in moved if id(e) not in again for a in e.inputs
+                  if isinstance(a, Var)}
+        stays = [k for k, e in again.items() if any(v.id in needed for v in e.outs)]
+        if not stays:
+            break
+        for k in stays:
+            del again[k]
+    if not again:
+        return moved, kept
+    staying = {id(e) for e in kept} | set(again)
+    return [e for e in moved if id(e) not in again], [e for e in rb.eqns if id(e) in staying]
+
+
+def _cheap_chain(v: Var, by_out: dict, known: set, forward: set) -> dict | None:
+    """The cheap equations (id -> equation) that compute ``v`` from ``known`` values
+    alone, none of them the forward body's own; None if there are none such."""
+    if v.id in known:
+        return {}
+    e = by_out.get(v.id)
+    if e is None or v.id in forward or e.op.name not in _CHEAP or e.params:
+        return None
+    chain = {id(e): e}
+    for a in e.inputs:
+        if isinstance(a, Var):
+            more = _cheap_chain(a, by_out, known, forward)
+            if more is None:
+                return None
+            chain.update(more)
+    return chain
 
 
 def _walks_xs(rev: Eqn, rb: Graph, fwd: Eqn, rc: int, n_carry: int, n_xs: int,

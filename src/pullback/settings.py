@@ -58,9 +58,9 @@ class Config:
                          "(needs numba: pip install pullback[fast])"),
         "fuse_threads": (bool, False, "fused kernels split their loop over numba's threads "
                          "(slower to compile; faster on idle cores)"),
-        "fuse_tanh": (bool, True, "fused kernels compute float64 tanh themselves (within "
-                      "3 ulp of numpy's, faster); False: numpy's tanh between kernels, "
-                      "so fused results are numpy's bit for bit"),
+        "fuse_tanh": (bool, True, "fused kernels compute tanh themselves (float64 and "
+                      "float32: within 3 ulp of numpy's, faster); False: numpy's tanh "
+                      "between kernels, so fused results are numpy's bit for bit"),
     }
 
     def __init__(self) -> None:

@@ -435,6 +435,22 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any) -> None:
         t._is_inference = True
 
 
+def result_tensor(value: Any) -> Tensor:
+    """``Tensor._make(np.asarray(value))`` in one frame (the fields ``_init`` sets, kept in
+    step with it): a compiled function's result on the cache's hot path, a leaf without
+    history that has its own version counter."""
+    t = object.__new__(Tensor)
+    t._data = np.asarray(value)
+    t._grad_fn = None
+    t._requires_grad = False
+    t._output_nr = 0
+    t._vc = VersionCounter()
+    t._base = None
+    if STATE.inference:
+        t._is_inference = True
+    return t
+
+
 def _traced_detach(src: Tensor, t: Tensor) -> None:
     """Tell the tracer that ``t`` is ``src`` with the gradient stopped."""
     for hook in record.trace_hooks():

@@ -241,12 +241,14 @@ def test_scan_remat_keeps_a_carry_per_block_and_the_same_gradient(reverse) -> No
         grads.append(w.grad.numpy())
         info = pb.compiler.inspect(loss(remat), pb.tensor(W, requires_grad=True))
         # (what the loops keep: the xs and their block view are the argument's memory)
-        saved.append(sum(s.nbytes for s in info.saved if s.name.startswith("scan")))
+        saved.append(sum(s.nbytes for s in info.saved
+                         if s.name.startswith("scan") or s.name.endswith("_steps")))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(grads[2], grads[0], rtol=1e-12, atol=1e-13)
     # every step's residuals (400 x two 3-vectors: the carry, whose view h.T the reverse
-    # loop takes again, and 1 - h**2) against one carry per block of 20 steps (of 7
-    # steps: 57 blocks, and the 1 step left over keeps its residuals)
+    # loop takes again, and h_steps, tanh's outputs: the reverse loop computes 1 - h**2
+    # again) against one carry per block of 20 steps (of 7 steps: 57 blocks, and the 1
+    # step left over keeps its residuals)
     assert saved[0] == 400 * 2 * 3 * 8 and saved[1] == 20 * 3 * 8
     assert saved[2] == 57 * 3 * 8 + 2 * 3 * 8
 

@@ -1,5 +1,5 @@
-"""config.fuse_tanh: fused kernels compute float64 tanh themselves (transforms/fuse_math),
-within 3 ulp of numpy's, one tanh per kernel; float32 keeps numpy's tanh."""
+"""config.fuse_tanh: fused kernels compute tanh themselves (transforms/fuse_math), float64
+and float32 within 3 ulp of numpy's, one tanh per kernel; off, numpy's tanh."""
 
 from __future__ import annotations
 
@@ -75,10 +75,48 @@ def test_a_chain_fuses_each_layer_with_its_tanh_and_matches_numpy():
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
 
 
-def test_float32_and_the_setting_off_keep_numpys_tanh():
+def test_float32_tanh_is_within_3_ulp_of_numpys_and_2_of_the_exact_one():
+    tanh32 = fuse_math.helpers()["tanh32"]
+
+    @numba.njit
+    def kernel(x, y):
+        for i in range(x.size):
+            y[i] = tanh32(x[i])
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.standard_normal(20000) * 3, rng.uniform(-12, 12, 20000),
+                        rng.standard_normal(2000) * 1e-4, np.logspace(-45, 1, 2000),
+                        [0.0, np.inf, np.nan, 1e-45, 0.3466, 9.0, 9.01, 9.5, 9.6, 3e38]])
+    x = np.concatenate([x, -x]).astype(np.float32)
+    got = np.empty_like(x)
+    kernel(x, got)
+    want, exact = np.tanh(x), np.tanh(x.astype(np.float64)).astype(np.float32)
+    ok = ~np.isnan(want)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert _ulps(got[ok], want[ok]).max() <= 3 and _ulps(got[ok], exact[ok]).max() <= 2
+    assert np.array_equal(np.signbit(got[x == 0]), np.signbit(x[x == 0]))
+    assert got[x == np.inf][0] == 1.0 and got[x == -np.inf][0] == -1.0
+
+
+def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many float32 values lie between ``a`` and ``b`` (their bits as ordered ints)."""
+    def ordered(v: np.ndarray) -> np.ndarray:
+        i = v.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+def test_a_float32_chain_fuses_its_tanh_and_the_setting_off_keeps_numpys():
     rng = np.random.default_rng(2)
     args32 = [rng.standard_normal(N).astype(np.float32) for _ in range(2)]
-    assert _numpy_tanh(_sources(chain, *args32))
+    assert not _numpy_tanh(_sources(chain, *args32))
+    got = pb.value_and_grad(chain, argnums=(0, 1))(*args32)
+    cache.reset()
+    with pb.config.override(fuse=False):
+        want = pb.value_and_grad(chain, argnums=(0, 1))(*args32)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    for g, w in zip(got[1], want[1]):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     cache.reset()
     with pb.config.override(fuse_tanh=False):
         assert _numpy_tanh(_sources(chain, rng.standard_normal(N), rng.standard_normal(N)))

@@ -93,3 +93,29 @@ def test_grad_computes_no_value_and_the_disk_cache_keeps_the_two_apart(tmp_path)
         assert float(value) == 6.0 and grad.tolist() == [2.0, 2.0, 2.0]
     assert "return None, g_x" in g.cache.variants()[0].module.source
     assert "return None" not in vg.cache.variants()[0].module.source
+
+
+@pytest.mark.parametrize("mixed", [(np.ones(3), pb.ones(3)), (pb.ones(3), np.ones(3)),
+                                   (np.ones(3), 2.0), (pb.ones(3), 2.0)])
+def test_calls_mixing_kinds_take_the_long_way_and_keep_their_own_variants(mixed):
+    cf = pb.compile(lambda x, y: x * y + 1)
+    for args in (mixed, (np.ones(3), np.full(3, 2.0)), mixed, (pb.ones(3), pb.full((3,), 2.0))):
+        out = cf(*args)
+        y = args[1].numpy() if isinstance(args[1], pb.Tensor) else args[1]
+        assert type(out) is pb.Tensor and out.tolist() == (np.ones(3) * y + 1).tolist()
+    assert cf.cache.info.misses == 3 and cf.cache.info.hits == 1
+    assert len(cf.cache.hot) == 2  # the all-array and all-Tensor keys
+
+
+def test_a_hit_makes_its_result_as_tensor_make_does_in_inference_mode_too():
+    cf = pb.compile(lambda x: (x * 2).sum())
+    x = pb.ones(3)
+    for mode in (False, True, False):
+        with pb.inference_mode(mode):
+            for _ in range(2):
+                out = cf(x)
+                assert float(out) == 6.0 and out.grad_fn is None and not out.requires_grad
+                assert out.is_inference() == mode and out._version == 0
+                assert type(out.numpy()) is np.ndarray and out.numpy().shape == ()
+    out.add_(1)  # its own version counter
+    assert out._version == 1 and cf(x)._version == 0

@@ -219,19 +219,20 @@ def arg_key(a: Any) -> Any:
 
 
 #: the key of a call whose arguments are all arrays, or all Tensors: read in C (every
-#: call computes its key), marked apart from ``arg_key``'s tuples
-_ARRAYS, _TENSORS = frozenset([np.ndarray]), frozenset([Tensor])
-_ARRAY_KEY = operator.attrgetter("shape", "dtype")
-_TENSOR_KEY = operator.attrgetter("_data.shape", "_data.dtype", "_requires_grad")
+#: call computes its key), each argument's part led by its class, which sets it apart
+#: from ``arg_key``'s tuples (and a call mixing kinds from these keys)
+_HOT_KEYS = {np.ndarray: operator.attrgetter("__class__", "shape", "dtype"),
+             Tensor: operator.attrgetter("__class__", "_data.shape", "_data.dtype",
+                                         "_requires_grad")}
 
 
 def call_key(args: tuple) -> tuple:
     """The cache key of a call: the grad mode and ``arg_key`` of each argument."""
     kinds = set(map(type, args))
-    if kinds == _ARRAYS:
-        return (STATE.grad_enabled, "arrays", *map(_ARRAY_KEY, args))
-    if kinds == _TENSORS:
-        return (STATE.grad_enabled, "tensors", *map(_TENSOR_KEY, args))
+    if len(kinds) == 1:
+        hot = _HOT_KEYS.get(next(iter(kinds)))
+        if hot is not None:
+            return (STATE.grad_enabled, *map(hot, args))
     return (STATE.grad_enabled, *[arg_key(a) for a in args])
 
 
@@ -272,20 +273,21 @@ class Cache:
         execution.
 
         The hot path, a hit on arguments that are all arrays (or all Tensors), takes no
-        lock: the key is read in C, the variant's ``fast`` (a function its door made
+        lock: the key is read in C (in the first argument's kind: a call mixing kinds
+        finds no hot key and goes the long way), the variant's ``fast`` (a function its door made
         for this common case, checks included) runs, and the LRU order is updated by
         one C call (``move_to_end`` on such a key runs no Python code, so no other
         thread runs in the middle of it)."""
-        kinds = set(map(type, args))
-        if kinds == _ARRAYS:
-            key = (STATE.grad_enabled, "arrays", *map(_ARRAY_KEY, args))
-        elif kinds == _TENSORS:
-            key = (STATE.grad_enabled, "tensors", *map(_TENSOR_KEY, args))
-        else:
+        hot = _HOT_KEYS.get(type(args[0])) if args else None
+        if hot is None:
             return self._call(door, args)
-        fast = self.hot.get(key)
+        try:  # (the first argument's kind of key, which the others may not have)
+            key = (STATE.grad_enabled, *map(hot, args))
+            fast = self.hot.get(key)
+        except (AttributeError, TypeError):
+            return self._call(door, args)
         if fast is None:
-            return self._call(door, args, key)
+            return self._call(door, args)
         try:
             out = fast(args)
         except GuardFailed as e:
@@ -301,7 +303,7 @@ class Cache:
     def _call(self, door: FrontDoor, args: tuple, key: tuple | None = None,
               guard: int | None = None) -> Any:
         """``call`` past its hot path. ``key``: the arguments' key when they are all
-        arrays or all Tensors (``traced_ints`` leaves those as they are); ``guard``:
+        arrays or all Tensors with a hot path (``traced_ints`` leaves those as they are); ``guard``:
         the guard that failed in the key's first variant's ``fast``. A hit on a first
         variant with a ``fast`` makes it the key's hot path."""
         if key is None:

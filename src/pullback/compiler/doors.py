@@ -29,7 +29,7 @@ from ..ir.naming import sanitize
 from ..numpy_face import face_like, to_face
 from ..ops.table.quiet import INSIDE, THREAD, context
 from ..pytree import tree_leaves, tree_map
-from ..tensor import Tensor
+from ..tensor import Tensor, result_tensor
 from .cache import CAPTURED, GuardFailed
 from .lazy_arrays import kind_of_array
 from .trace import Traced, is_traced_arg, proxy, unflatten
@@ -266,7 +266,11 @@ def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool,
 
 def fast_compile(fn: Any, check: Any, tensors: bool, out_tree: Any, n: int) -> Any:
     """``CompiledFunction.run`` of a variant with no gradients, no captured tensors and
-    no returned argument, on arrays (or on Tensors: ``tensors``)."""
+    no returned argument, on arrays (or on Tensors: ``tensors``). The common case, one
+    output and nothing captured, gets a closure of its own that tests nothing else."""
+    if check is None and out_tree is None:
+        return _fast_one_tensors(fn) if tensors else _fast_one_arrays(fn)
+
     def fast(args: tuple) -> Any:
         if check is not None and not check(args):
             raise GuardFailed(CAPTURED)
@@ -274,6 +278,23 @@ def fast_compile(fn: Any, check: Any, tensors: bool, out_tree: Any, n: int) -> A
         result = fn(*data) if INSIDE.get() else \
             (getattr(THREAD, "ctx", None) or context()).run(fn, *data)
         if out_tree is None:
-            return Tensor._make(np.asarray(result[0]))
-        return unflatten(out_tree, [Tensor._make(np.asarray(o)) for o in result[:n]])
+            return result_tensor(result[0])
+        return unflatten(out_tree, [result_tensor(o) for o in result[:n]])
+    return fast
+
+
+def _fast_one_tensors(fn: Any) -> Any:
+    def fast(args: tuple) -> Any:
+        if INSIDE.get():
+            return result_tensor(fn(*map(tensor_data, args))[0])
+        ctx = getattr(THREAD, "ctx", None) or context()
+        return result_tensor(ctx.run(fn, *map(tensor_data, args))[0])
+    return fast
+
+
+def _fast_one_arrays(fn: Any) -> Any:
+    def fast(args: tuple) -> Any:
+        if INSIDE.get():
+            return result_tensor(fn(*args)[0])
+        return result_tensor((getattr(THREAD, "ctx", None) or context()).run(fn, *args)[0])
     return fast
