@@ -226,3 +226,18 @@ def test_vmap_of_rows_written_with_a_value_that_broadcasts() -> None:
     ws = RNG.standard_normal((5, 4))
     np.testing.assert_allclose(pb.vmap(f, in_axes=(None, 0))(0.5, ws),
                                [f(0.5, v) for v in ws], rtol=1e-12)
+
+
+def test_nested_batches_of_soft_dtw() -> None:
+    """A batched table batched again: two full slices in front of the index."""
+    D = D8[:3, :4]
+    Ds = np.stack([np.stack([D * (1 + 0.1 * k + 0.05 * m) for k in range(3)])
+                   for m in range(2)])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        twice = pb.vmap(pb.vmap(soft_dtw))(Ds)
+        jacobians = pb.vmap(pb.jacfwd(soft_dtw))(Ds[0])
+    _no_item_loop(record)
+    np.testing.assert_allclose(twice, [[soft_dtw(d) for d in row] for row in Ds], rtol=1e-12)
+    np.testing.assert_allclose(jacobians, [pb.jacrev(soft_dtw)(d) for d in Ds[0]],
+                               rtol=1e-10, atol=1e-12)
