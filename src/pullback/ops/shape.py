@@ -273,25 +273,26 @@ class _Taken:
     it keeps the params the rule calls it with (the view of the batched base)."""
 
     def __init__(self, op: Any) -> None:
-        self.op, self.params, self.out = op, None, None
+        self.op, self.params, self.seen, self.out = op, None, None, None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.op, name)
 
     def __call__(self, x: Any, **params: Any) -> Any:
-        self.params, self.out = params, self.op.forward(x, **params)
+        self.params, self.seen, self.out = params, x, self.op.forward(x, **params)
         return self.out
 
 
 def batched_chain(chain: tuple, shape: tuple) -> tuple:
     """``chain`` as views of a base of ``shape`` with the batch in front: each view's
     batching rule, where it is one call of the view itself (an index with a full slice
-    in front, a shape with the batch...); else NoRule."""
+    in front, a shape with the batch...); else NoRule (a rule that reshapes its input
+    first, or whose result is not the view's own)."""
     x, out = np.zeros(shape), []
     for op, params in chain:
         rule, taken = batching.rule_of(op), _Taken(op)
         if rule is None or rule(taken, (x,), (True,), **dict(params)) is not taken.out \
-                or taken.out is None:
+                or taken.out is None or taken.seen is not x:
             raise batching.NoRule
         out.append((op, taken.params))
         x = taken.out
