@@ -27,13 +27,16 @@ def dce(graph: Graph) -> Graph:
 
 def _pruned(e: Eqn, live: set) -> Eqn:
     """A scan without the per-step outputs (ys) nothing reads, its body without what
-    only they needed; a while loop's reverse also without the saved steps its body no
-    longer reads (then the while loop does not keep them)."""
+    only they needed (or nothing reads); a while loop's reverse also without the saved
+    steps its body no longer reads (then the while loop does not keep them)."""
     body, n_carry = e.params["body"], e.params["n_carry"]
     n_ys = len(body.outputs) - n_carry
     dead = [k for k in range(n_ys) if e.outs[n_carry + k].id not in live]
-    if not dead:
-        return _unwalked(e)
+    if not dead:  # (a body a batching rule built may still hold dead equations)
+        clean = dce(body)
+        return _unwalked(e if len(clean.eqns) == len(body.eqns) else
+                         Eqn(e.op, e.inputs, e.outs, {**e.params, "body": clean}, e.src,
+                             e.block, e.nograd, e.keeps_history))
     keep = [k for k in range(n_ys) if k not in dead]
     outputs = body.outputs[:n_carry] + [body.outputs[n_carry + k] for k in keep]
     new_body = dce(body.replace(outputs=outputs))

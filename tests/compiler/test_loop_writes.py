@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -172,3 +173,71 @@ def test_a_table_the_caller_passed_is_written_as_numpy_writes_it() -> None:
     np.testing.assert_array_equal(through_grad, plain)
     np.testing.assert_allclose(g, fd(lambda w: table_of_an_argument(w, T.copy()), W),
                                rtol=1e-6)
+
+
+def _no_item_loop(record: list) -> None:
+    """No op ran once per batch element (ops/items.py's batching rules; the write of
+    ``R[0, 0]`` and its gradient: ops/shape.py's)."""
+    looped = [str(w.message) for w in record if "no batching rule" in str(w.message)]
+    assert not looped, looped
+
+
+def test_vmap_of_soft_dtw_writes_the_batched_table_in_place() -> None:
+    f = pb.vmap(soft_dtw)
+    Ds = np.stack([D8[:4, :5], D8[4:, 3:], D8[2:6, 1:6] * 2.0])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = f(Ds)
+    _no_item_loop(record)
+    np.testing.assert_allclose(got, [soft_dtw(d) for d in Ds], rtol=1e-12)
+    code = f.cache.variants()[0].module.source
+    assert re.search(r"^ +R\w*\[:, i\w*, j\w*\] = t\w+$", code, re.M), code
+    assert "ops.item" not in code and "for " in code  # the loops kept, the items in place
+
+
+def test_jacfwd_and_hessian_of_soft_dtw_are_batched_and_right() -> None:
+    D = D8[:3, :4]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        jf = pb.jacfwd(soft_dtw)(D)
+        h = pb.hessian(soft_dtw)(D)
+    _no_item_loop(record)
+    np.testing.assert_allclose(jf, pb.jacrev(soft_dtw)(D), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jf, fd(soft_dtw, D), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(h, pb.jacrev(pb.grad(soft_dtw))(D), rtol=1e-8, atol=1e-10)
+    v = RNG.standard_normal(D.shape)
+    np.testing.assert_allclose(np.einsum("ij,ijkl->kl", v, h),
+                               fd(lambda x: (pb.grad(soft_dtw)(x) * v).sum(), D), rtol=1e-5,
+                               atol=1e-7)
+
+
+def test_vmap_of_rows_written_with_a_value_that_broadcasts() -> None:
+    """A batched value of fewer axes than the item it writes (a number into a row) is
+    aligned per example; a table unbatched beside a batched value is one per example."""
+    def f(s, w):
+        out = np.zeros((4, 3))
+        for t in range(4):
+            out[t] = s * (t + 1)
+            out[t, 0] += w[t]
+        return out
+    s, w = RNG.standard_normal(5), RNG.standard_normal(4)
+    np.testing.assert_allclose(pb.vmap(f, in_axes=(0, None))(s, w),
+                               [f(v, w) for v in s], rtol=1e-12)
+    ws = RNG.standard_normal((5, 4))
+    np.testing.assert_allclose(pb.vmap(f, in_axes=(None, 0))(0.5, ws),
+                               [f(0.5, v) for v in ws], rtol=1e-12)
+
+
+def test_nested_batches_of_soft_dtw() -> None:
+    """A batched table batched again: two full slices in front of the index."""
+    D = D8[:3, :4]
+    Ds = np.stack([np.stack([D * (1 + 0.1 * k + 0.05 * m) for k in range(3)])
+                   for m in range(2)])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        twice = pb.vmap(pb.vmap(soft_dtw))(Ds)
+        jacobians = pb.vmap(pb.jacfwd(soft_dtw))(Ds[0])
+    _no_item_loop(record)
+    np.testing.assert_allclose(twice, [[soft_dtw(d) for d in row] for row in Ds], rtol=1e-12)
+    np.testing.assert_allclose(jacobians, [pb.jacrev(soft_dtw)(d) for d in Ds[0]],
+                               rtol=1e-10, atol=1e-12)

@@ -70,6 +70,10 @@ CLASSES = ("plain", "containers", "odeint", "convert", "casts", "inplace", "scal
 #: draws only from these. Switch a class on once every failure it finds is fixed
 #: (``PULLBACK_FUZZ_CLASSES=name python -m pytest tests/fuzz/test_numpy_fuzz.py``).
 ENABLED = frozenset(CLASSES)
+#: classes drawn only when named: ``items`` (loops writing a table's items at their
+#: counters, ``R[i, j] = ...``), which the vmap fuzzer draws on their own, as the
+#: ``loops`` class seldom does
+NAMED_ONLY = ("items",)
 
 REVERSE_DOORS = ("grad", "value_and_grad", "jacrev", "vjp")
 FORWARD_DOORS = ("jacfwd", "jvp", "hessian", "linearize")
@@ -196,7 +200,7 @@ class Draw:
 
 Template = Callable[[Draw], Term]
 #: class -> [(template, least x.size it needs, works on a Python float x)]
-TEMPLATES: dict = {c: [] for c in CLASSES}
+TEMPLATES: dict = {c: [] for c in CLASSES + NAMED_ONLY}
 
 
 def template(cls: str, size: int = 1, scalar: bool = False):

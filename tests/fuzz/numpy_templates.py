@@ -412,6 +412,7 @@ def pyloop_branch(d: Draw) -> Term:
     return Term("loops", "", body, f"s{k}")
 
 
+@template("items", scalar=True)
 @template("loops", scalar=True)
 def pyloop_nested(d: Draw) -> Term:
     """Nested loops writing the items of a table (a dynamic programme; the inner loop a
@@ -435,6 +436,31 @@ def pyloop_nested(d: Draw) -> Term:
             f"        R{k}[i{k}, j{k}] = {d.u(f'R{k}[i{k} - 1, j{k}] * 0.5')} "
             f"+ R{k}[i{k}, j{k} - 1] * 0.5 + np.sum(x) * 0.1")
     return Term("loops", "", body, f"R{k}[1:, 1:] * {d.c()}")
+
+
+@template("items", scalar=True)
+def items_added(d: Draw) -> Term:
+    """``+=`` into items at the counters, a static index beside a traced one, a read of
+    the item just written."""
+    k = d.k
+    body = (f"T{k} = np.zeros((3, 4))", f"for i{k} in range(3):",
+            f"    for j{k} in range(1, 4):",
+            f"        T{k}[i{k}, j{k}] += {d.u(f'T{k}[i{k}, j{k} - 1]')} * {d.c()} "
+            f"+ np.sum(x) * 0.1 * (i{k} + 1)",
+            f"        T{k}[i{k}, 0] = T{k}[i{k}, j{k}] * 0.5")
+    return Term("items", "", body, f"T{k}[1:] * {d.c()}")
+
+
+@template("items", scalar=True)
+def items_rows(d: Draw) -> Term:
+    """Rows of a table written whole at a counter: with a value of x's shape, or a
+    number broadcast into the row; the previous row read back."""
+    k = d.k
+    value = d.pick(f"{d.u(f'H{k}[t{k} - 1]')} * 0.5 + x * 0.3",
+                   f"np.sum({d.u(f'H{k}[t{k} - 1]')}) * 0.2 + 0.1")
+    body = (f"H{k} = np.zeros((4,) + np.shape(x))", f"H{k}[0] = x * 0.5",
+            f"for t{k} in range(1, 4):", f"    H{k}[t{k}] = {value}")
+    return Term("items", "", body, f"H{k}[1:] * {d.c()}")
 
 
 @template("loops", scalar=True)

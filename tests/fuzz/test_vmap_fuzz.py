@@ -1,6 +1,7 @@
 """Random plain-numpy programs under ``pb.vmap``: the function and its gradient
 (``jacrev``) over a batch of inputs agree with a Python loop over the batch, or vmap
-raises the clear error the loop raises.
+raises the clear error the loop raises. Loops writing a table's items (the ``items``
+class, drawn on their own) run under jacfwd too, and their item ops never per element.
 
 ``PULLBACK_VMAP_FUZZ=1000 python -m pytest tests/fuzz/test_vmap_fuzz.py`` runs more.
 """
@@ -16,11 +17,13 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from pullback.ops.table import batching
 
-from .numpy_oracle import INTERNAL
+from .numpy_oracle import INTERNAL, _exec
 from .numpy_programs import ENABLED, generate
 
 N = int(os.environ.get("PULLBACK_VMAP_FUZZ", 100))
+N_ITEMS = max(N // 10, 1)
 CHUNK = 50
 # programs with Python effects (prints, writes into state, rebinding) repeat them per
 # example in a loop and once under vmap, by design: they are left out here
@@ -36,13 +39,16 @@ def _run(fn, *args):
         return fn(*args)
 
 
-def _one(seed: int) -> str | None:
-    prog = generate(seed, CLASSES)
+def _one(seed: int, classes: frozenset = CLASSES) -> str | None:
+    prog = generate(seed, classes)
     env: dict = {}
-    exec(compile(prog.source(), f"<vmapfuzz {seed}>", "exec"), env)
+    _exec(prog.source(), env, f"vmap {seed}")  # (its source known: loops convert)
     f = env["f"]
     xs = _batch(prog)
-    for how, fn in (("f", f), ("jacrev", pb.jacrev(f))):
+    doors = [("f", f), ("jacrev", pb.jacrev(f))]
+    if "items" in classes:
+        doors.append(("jacfwd", pb.jacfwd(f)))
+    for how, fn in doors:
         try:  # (a program of a Python float: vmap's examples are 0-d arrays, as JAX's)
             want = [np.asarray(_run(fn, x)) for x in xs]
         except Exception:  # noqa: BLE001 - refused per example: vmap may refuse too
@@ -69,3 +75,19 @@ def test_vmap_of_random_programs_agrees_with_a_loop(start: int) -> None:
         warnings.simplefilter("ignore")
         failures = [m for seed in range(start, min(start + CHUNK, N)) if (m := _one(seed))]
     assert not failures, f"{len(failures)} programs disagree:\n" + "\n\n".join(failures[:3])
+
+
+def test_vmap_of_random_item_writing_loops(monkeypatch) -> None:
+    looped = []
+
+    def counted(op, *args, **params):
+        if op.name in ("item", "item_put", "item_add"):
+            looped.append(op.name)
+        return loop(op, *args, **params)
+    loop = batching.loop
+    monkeypatch.setattr(batching, "loop", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failures = [m for seed in range(N_ITEMS) if (m := _one(seed, frozenset({"items"})))]
+    assert not failures, f"{len(failures)} programs disagree:\n" + "\n\n".join(failures[:3])
+    assert not looped, f"item ops ran once per batch element: {sorted(set(looped))}"

@@ -8,7 +8,8 @@ Generated code writes ``item_put``/``item_add`` in place where the loop owns the
 array (transforms/codegen_regions.py), else on a copy.
 
 The index is the param ``where``: an int for a static position, None for the next
-traced int among the inputs ``x, *ints[, value]``.
+traced int among the inputs ``x, *ints[, value]``, a full slice for an axis taken whole
+(the batch axis of ``vmap``, in front: ``R[:, i, j] = v`` writes every example's item).
 
 >>> import numpy as np
 >>> x = np.arange(6.).reshape(2, 3)
@@ -23,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from .indexing import fill_op
+from .table import batching
 from .table.registry import defop
+
+_ALL = slice(None)
 
 
 def at(where: tuple, ints: Any) -> tuple:
@@ -52,12 +56,14 @@ def spelled(e: Any, a: list, lit: Any) -> str:
     """``x[i - 1, j]``: the index as generated code writes it (the inputs' names for
     the traced ints)."""
     it = iter(a[1:])
-    parts = [next(it) if w is None else lit(w) for w in e.params["where"]]
+    parts = [next(it) if w is None else ":" if w == _ALL else lit(w)
+             for w in e.params["where"]]
     return f"{a[0]}[{', '.join(parts)}]"
 
 
 def _print_item(e: Any, a: list, lit: Any) -> str:
-    whole = len(e.params["where"]) == len(e.inputs[0].shape)
+    where = e.params["where"]
+    whole = len(where) == len(e.inputs[0].shape) and _ALL not in where
     return spelled(e, a, lit) + ("" if whole else ".copy()")
 
 
@@ -93,12 +99,37 @@ def _add_rule(g, out, inputs, i, where):
     return g if i == 0 else _value_rule(g, out, inputs, i, where)
 
 
+def _batch_read(op, args, batched, where):
+    """``x[:, i, j]``: the batch taken whole in front of the index; a batched index (an
+    int each example has its own) runs per element."""
+    if any(batched[1:]):
+        raise batching.NoRule
+    return op(*args, where=(_ALL,) + tuple(where))
+
+
+def _batch_write(op, args, batched, where):
+    """``out[:, i, j] = v``: the table batched (the same for every example where only the
+    value is), the value's example axes aligned to the item's so a value that broadcasts
+    into the item broadcasts per example."""
+    if any(batched[1:-1]):
+        raise batching.NoRule
+    size = batching.size_of(args, batched)
+    x, v = args[0], args[-1]
+    if not batched[0]:
+        x = batching.with_batch(x, size)
+    if batched[-1]:
+        v = batching.align(v, batching.ndim(x) - 1 - sum(w != _ALL for w in where))
+    return op(x, *args[1:-1], v, where=(_ALL,) + tuple(where))
+
+
 item_op = defop("item", _item, "SelectBackward0", variadic=True, fresh=True,
                 uses=("inputs",),
-                vjp=(_item_rule,), template=_print_item)
+                vjp=(_item_rule,), template=_print_item, batch=_batch_read)
 item_put_op = defop("item_put", _item_put, "IndexPutBackward0", variadic=True, fresh=True,
                     uses=("inputs",),
-                    vjp=(_put_rule,), template=_print_update("item_put"))
+                    vjp=(_put_rule,), template=_print_update("item_put"),
+                    batch=_batch_write)
 item_add_op = defop("item_add", _item_add, "IndexPutBackward0", variadic=True, fresh=True,
                     uses=("inputs",),
-                    vjp=(_add_rule,), template=_print_update("item_add"))
+                    vjp=(_add_rule,), template=_print_update("item_add"),
+                    batch=_batch_write)

@@ -268,15 +268,67 @@ def _view_scatter(base, src, chain):
     return _write_region(np.array(base, copy=True, order="C"), chain, src, False)
 
 
+class _Taken:
+    """A view op standing in for itself while its batching rule runs on a probe array:
+    it keeps the params the rule calls it with (the view of the batched base)."""
+
+    def __init__(self, op: Any) -> None:
+        self.op, self.params, self.seen, self.out = op, None, None, None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.op, name)
+
+    def __call__(self, x: Any, **params: Any) -> Any:
+        self.params, self.seen, self.out = params, x, self.op.forward(x, **params)
+        return self.out
+
+
+def batched_chain(chain: tuple, shape: tuple) -> tuple:
+    """``chain`` as views of a base of ``shape`` with the batch in front: each view's
+    batching rule, where it is one call of the view itself (an index with a full slice
+    in front, a shape with the batch...); else NoRule (a rule that reshapes its input
+    first, or whose result is not the view's own)."""
+    x, out = np.zeros(shape), []
+    for op, params in chain:
+        rule, taken = batching.rule_of(op), _Taken(op)
+        if rule is None or rule(taken, (x,), (True,), **dict(params)) is not taken.out \
+                or taken.out is None or taken.seen is not x:
+            raise batching.NoRule
+        out.append((op, taken.params))
+        x = taken.out
+    return tuple(out)
+
+
+def _batch_embed(op, args, batched, shape, chain):
+    """A batched gradient of a view, in its batched base."""
+    full = (batching.size_of(args, batched),) + tuple(shape)
+    return op(args[0], shape=full, chain=batched_chain(chain, full))
+
+
+def _batch_view_scatter(op, args, batched, chain):
+    """A write through a view of a batched base (the same base for every example where
+    only the value is batched); a batched value aligned to the view's example axes."""
+    size = batching.size_of(args, batched)
+    base, src = args
+    base = base if batched[0] else batching.with_batch(base, size)
+    full = batching.shape(base)
+    views = batched_chain(chain, full)
+    if batched[1]:
+        src = batching.align(src, np.ndim(_apply_chain(np.zeros(full[1:]), chain)))
+    return op(base, src, chain=views)
+
+
 view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0", aliases=True,
                    vjp=(lambda g, out, x, chain: embed(g, shape=x.shape, chain=chain),),
                    batch=batching.chained)
 embed = defop("embed", _embed, "AsStridedScatterBackward0", fresh=True,
-              vjp=(lambda g, out, x, shape, chain: view_chain(g, chain=chain),))
+              vjp=(lambda g, out, x, shape, chain: view_chain(g, chain=chain),),
+              batch=_batch_embed)
 # torch's node for a write through a view is CopySlices (no "Backward" suffix)
 view_scatter = defop("view_scatter", _view_scatter, "CopySlices", fresh=True,
                      vjp=(lambda g, out, base, src, chain: view_scatter(g, 0, chain=chain),
-                          lambda g, out, base, src, chain: view_chain(g, chain=chain)))
+                          lambda g, out, base, src, chain: view_chain(g, chain=chain)),
+                     batch=_batch_view_scatter)
 
 
 def _index_put(x, v, index):
