@@ -2,7 +2,9 @@
 draw, a print: effects.py) is kept: it does something besides its result. A loop's
 per-step outputs nothing reads leave its body, and what only they needed goes with them
 (the reverse loop of a gradient computes the gradients of every input it walks, whether
-asked for or not)."""
+asked for or not); so do its carries nothing reads after the loop (neither the last
+value nor the stack of the values each step started from) and no other kept value of
+the body reads (the sum of the gradient of an array the loop only reads)."""
 
 from __future__ import annotations
 
@@ -27,16 +29,45 @@ def dce(graph: Graph) -> Graph:
 
 def _pruned(e: Eqn, live: set) -> Eqn:
     """A scan without the per-step outputs (ys) nothing reads, its body without what
-    only they needed."""
+    only they needed; then without its dead carries (``_without_carries``)."""
     body, n_carry = e.params["body"], e.params["n_carry"]
     n_ys = len(body.outputs) - n_carry
     dead = [k for k in range(n_ys) if e.outs[n_carry + k].id not in live]
     if not dead:
-        return e
+        return _without_carries(e, live)
     keep = [k for k in range(n_ys) if k not in dead]
     outputs = body.outputs[:n_carry] + [body.outputs[n_carry + k] for k in keep]
     new_body = dce(body.replace(outputs=outputs))
     outs = e.outs[:n_carry] + tuple(e.outs[n_carry + k] for k in keep) + \
         e.outs[n_carry + n_ys:]
-    return Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src, e.block,
+    return _without_carries(Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src,
+                                e.block, e.nograd, e.keeps_history), live)
+
+
+def _without_carries(e: Eqn, live: set) -> Eqn:
+    """A scan without the carries whose last value and saved stack nothing reads and
+    that no kept output of its body reads, each step (their initial values go too)."""
+    body, n_carry = e.params["body"], e.params["n_carry"]
+    n_ys = len(body.outputs) - n_carry
+    saved = e.outs[n_carry + n_ys:]
+    dead = {k for k in range(n_carry)
+            if e.outs[k].id not in live and saved[k].id not in live}
+    while dead:
+        kept = dce(body.replace(outputs=[o for k, o in enumerate(body.outputs)
+                                         if k not in dead]))
+        read = {a.id for q in kept.eqns for a in q.inputs if isinstance(a, Var)} | {
+            o.id for o in kept.outputs if isinstance(o, Var)}
+        back = {k for k in dead if body.inputs[k].id in read}
+        if not back:
+            break
+        dead -= back
+    if not dead:
+        return e
+    alive = [k for k in range(n_carry) if k not in dead]
+    pick = lambda seq: [seq[k] for k in alive] + list(seq[n_carry:])  # noqa: E731
+    inputs = [body.inputs[k] for k in alive] + list(body.inputs[n_carry:])
+    new_body = dce(body.replace(inputs=inputs, outputs=pick(body.outputs)))
+    outs = pick(e.outs[:n_carry + n_ys]) + [saved[k] for k in alive]
+    return Eqn(e.op, tuple(pick(e.inputs)), tuple(outs),
+               {**e.params, "body": new_body, "n_carry": len(alive)}, e.src, e.block,
                e.nograd, e.keeps_history)
