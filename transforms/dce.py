@@ -13,13 +13,14 @@ from pullback.ir import Eqn, Graph, Var
 
 def dce(graph: Graph) -> Graph:
     live = {v.id for v in list(graph.outputs) + graph.guards if isinstance(v, Var)}
+    forwards = {id(e.block) for e in graph.eqns if e.block is not None}
     kept = []
     for e in reversed(graph.eqns):
         out = e.out  # (None for an equation with several outputs: needed if any one is)
         if (out.id in live if out is not None else any(v.id in live for v in e.outs)) \
                 or not e.op.pure:
             if e.op.name == "scan":
-                e = _pruned(e, live)
+                e = _pruned(e, live, _adjoint_loop(e) and id(e) not in forwards)
             kept.append(e)
             live.update(a.id for a in e.inputs if isinstance(a, Var))
     kept.reverse()
@@ -27,21 +28,32 @@ def dce(graph: Graph) -> Graph:
     return graph.replace(eqns=kept, consts=consts)
 
 
-def _pruned(e: Eqn, live: set) -> Eqn:
+def _adjoint_loop(e: Eqn) -> bool:
+    """Whether scan ``e`` is the reverse loop of a region (made by its VJP rule: its
+    carries are gradients and sums of gradients). Only those lose dead carries: a
+    forward loop's equation is matched with its reverse loop by identity
+    (residuals.py), and its copy in a reverse body is moved back into the forward body,
+    every output kept."""
+    return e.block is not None and e.block.op.name in ("scan", "while")
+
+
+def _pruned(e: Eqn, live: set, carries: bool = False) -> Eqn:
     """A scan without the per-step outputs (ys) nothing reads, its body without what
-    only they needed; then without its dead carries (``_without_carries``)."""
+    only they needed; with ``carries``, without its dead carries too
+    (``_without_carries``)."""
     body, n_carry = e.params["body"], e.params["n_carry"]
     n_ys = len(body.outputs) - n_carry
     dead = [k for k in range(n_ys) if e.outs[n_carry + k].id not in live]
     if not dead:
-        return _without_carries(e, live)
+        return _without_carries(e, live) if carries else e
     keep = [k for k in range(n_ys) if k not in dead]
     outputs = body.outputs[:n_carry] + [body.outputs[n_carry + k] for k in keep]
     new_body = dce(body.replace(outputs=outputs))
     outs = e.outs[:n_carry] + tuple(e.outs[n_carry + k] for k in keep) + \
         e.outs[n_carry + n_ys:]
-    return _without_carries(Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src,
-                                e.block, e.nograd, e.keeps_history), live)
+    e = Eqn(e.op, e.inputs, outs, {**e.params, "body": new_body}, e.src, e.block, e.nograd,
+            e.keeps_history)
+    return _without_carries(e, live) if carries else e
 
 
 def _without_carries(e: Eqn, live: set) -> Eqn:
