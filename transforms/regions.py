@@ -100,10 +100,36 @@ def runner(graph: Graph) -> Any:
     return fn
 
 
+class _StandIn(threading.local):
+    on = False
+
+
+_STAND_IN = _StandIn()
+
+
+class standing_in:
+    """Inside it (when ``on``), a scan run on arrays computes nothing: its outputs are
+    zeros of their shapes, stand-ins a tracer marks and must never let anything read
+    (``Tracer.stood_in``): the loop then runs once, in the generated code."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __enter__(self) -> None:
+        self.before, _STAND_IN.on = _STAND_IN.on, self.on
+
+    def __exit__(self, *exc: object) -> None:
+        _STAND_IN.on = self.before
+
+
 def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
               reverse: bool, remat: bool = False) -> tuple:
     """The forward on arrays: the body evaluated once per step (``remat``: the reverse
     loop recomputes what the body computed, ``checkpointed``)."""
+    if _STAND_IN.on:
+        _STAND_IN.on = False  # (this scan's outputs only, not those of a scan inside it)
+        return tuple(np.zeros(np.shape(o), o.dtype) for o in _scan_zeros(
+            *arrays, body=body, length=length, n_carry=n_carry, n_xs=n_xs, reverse=reverse))
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
     given = length
