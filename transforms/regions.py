@@ -32,6 +32,7 @@ import numpy as np
 
 from pullback.ir import (
     Builder,
+    Eqn,
     Graph,
     Var,
     emit_zeros,
@@ -99,10 +100,36 @@ def runner(graph: Graph) -> Any:
     return fn
 
 
+class _StandIn(threading.local):
+    on = False
+
+
+_STAND_IN = _StandIn()
+
+
+class standing_in:
+    """Inside it (when ``on``), a scan run on arrays computes nothing: its outputs are
+    zeros of their shapes, stand-ins a tracer marks and must never let anything read
+    (``Tracer.stood_in``): the loop then runs once, in the generated code."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __enter__(self) -> None:
+        self.before, _STAND_IN.on = _STAND_IN.on, self.on
+
+    def __exit__(self, *exc: object) -> None:
+        _STAND_IN.on = self.before
+
+
 def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
               reverse: bool, remat: bool = False) -> tuple:
     """The forward on arrays: the body evaluated once per step (``remat``: the reverse
     loop recomputes what the body computed, ``checkpointed``)."""
+    if _STAND_IN.on:
+        _STAND_IN.on = False  # (this scan's outputs only, not those of a scan inside it)
+        return tuple(np.zeros(np.shape(o), o.dtype) for o in _scan_zeros(
+            *arrays, body=body, length=length, n_carry=n_carry, n_xs=n_xs, reverse=reverse))
     carries, xs, consts = scan_parts(arrays, n_carry, n_xs)
     carries = [np.asarray(c) for c in carries]
     given = length
@@ -147,24 +174,39 @@ def _loop_runner(arrays: tuple, body: Graph, length: int, given: int | None, n_c
     if length < WHOLE_LOOP_FROM or not _COMPILE:
         return None
     lead = [()] * n_carry + [(length,)] * n_xs + [()] * (len(arrays) - n_carry - n_xs)
+    like = [(pre + v.shape, v.dtype, v.name) for pre, v in zip(lead, body.inputs)]
+    return _whole_loop(scan_op, arrays, like, (body,), (given, n_carry, n_xs, reverse),
+                       body=body, length=given, n_carry=n_carry, n_xs=n_xs, reverse=reverse)
+
+
+def _whole_loop(op: Any, arrays: tuple, like: list, graphs: tuple, key: tuple,
+                outs: list | None = None, **params: Any) -> Any:
+    """``op(*arrays, **params)`` (a region: ``graphs`` are its sub-graphs) as one
+    generated function, made once per region and types, or None when the arrays'
+    types are not ``like``'s ((shape, dtype, name) of each input). ``outs``: the
+    equation's output Vars, for an op a builder would run to learn them (a while loop,
+    whose trip count is known only by running it)."""
     types = tuple((np.shape(a), np.result_type(a)) for a in arrays)
-    if any(t != (pre + v.shape, np.dtype(v.dtype))
-           for t, pre, v in zip(types, lead, body.inputs)):
+    if len(types) != len(like) or any(
+            t != (shape, np.dtype(dtype)) for t, (shape, dtype, _) in zip(types, like)):
         return None
-    key = (id(body), given, n_carry, n_xs, reverse)
+    key = (op.name, *map(id, graphs), *key)
     hit = _LOOPS.get(key)
-    if hit is not None and hit[0] is body:
+    if hit is not None and all(a is b for a, b in zip(hit[0], graphs)):
         return hit[1]
-    ins = [Var(shape, dtype, np.broadcast_to(np.zeros((), dtype), shape), name=v.name)
-           for (shape, dtype), v in zip(types, body.inputs)]
-    with Builder() as b:  # (a builder records the scan without running it)
-        outs = scan_op(*ins, body=body, length=given, n_carry=n_carry, n_xs=n_xs,
-                       reverse=reverse)
-    fn = _COMPILE[0](Graph(ins, b.eqns, list(outs), b.consts, name=body.name + "_loop"))
+    ins = [Var(shape, dtype, np.broadcast_to(np.zeros((), dtype), shape), name=name)
+           for (shape, dtype), (_, _, name) in zip(types, like)]
+    if outs is None:
+        with Builder() as b:  # (a builder records the scan without running it)
+            outs = op(*ins, **params)
+        eqns, consts = b.eqns, b.consts
+    else:
+        eqns, consts = [Eqn(op, tuple(ins), tuple(outs), params)], {}
+    fn = _COMPILE[0](Graph(ins, eqns, list(outs), consts, name=graphs[-1].name + "_loop"))
     with _REVERSE_LOCK:
         if len(_LOOPS) > 256:
             _LOOPS.clear()
-        _LOOPS[key] = (body, fn)
+        _LOOPS[key] = (graphs, fn)
     return fn
 
 
@@ -368,9 +410,30 @@ def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
     while test(*carries, *consts)[0]:
         saved.append(carries)
         carries = [np.asarray(c) for c in step(*carries, *consts)]
+        if len(saved) == WHOLE_LOOP_FROM and _COMPILE:
+            rest = _rest_of_while(carries, consts, cond, body, n_carry)
+            if rest is not None:
+                return rest[:n_carry] + (np.asarray(len(saved) + int(rest[n_carry])),) + tuple(
+                    np.concatenate([np.stack(s), more]) for s, more in
+                    zip(zip(*saved), rest[n_carry + 1:]))
     stacks = tuple(np.stack(s) for s in zip(*saved)) if saved else tuple(
         np.empty((0,) + v.shape, v.dtype) for v in body.inputs[:n_carry])
     return tuple(carries) + (np.asarray(len(saved)),) + stacks
+
+
+def _rest_of_while(carries: list, consts: list, cond: Graph, body: Graph,
+                   n_carry: int) -> tuple | None:
+    """The rest of a long while loop from ``carries`` (after ``WHOLE_LOOP_FROM`` steps)
+    run by one generated function, as ``_run_while`` gives it, or None (types not the
+    body's: the per-step loop goes on)."""
+    like = [(v.shape, v.dtype, v.name) for v in body.inputs]
+    first = body.inputs[:n_carry]
+    outs = [_like(v, v.name) for v in first] + [Var((), np.int64, np.int64(0))] + [
+        Var((0,) + v.shape, v.dtype, np.zeros((0,) + v.shape, v.dtype), name=v.name)
+        for v in first]
+    whole = _whole_loop(while_op, (*carries, *consts), like, (cond, body), (n_carry,),
+                        outs, cond=cond, body=body, n_carry=n_carry)
+    return None if whole is None else tuple(whole(*carries, *consts))
 
 
 def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: Graph,
@@ -535,8 +598,10 @@ def _scan_zeros(*arrays: Any, body: Graph, length: int | None, n_carry: int, n_x
     carries, xs, _ = scan_parts(arrays, n_carry, n_xs)
     n = len(xs[0]) if length is None else length
     stacked = list(body.outputs[n_carry:]) + list(body.inputs[:n_carry])
+    # (the stacks as zeros broadcast, no memory: a while loop's reverse carries the
+    # gradient of an array the loop reads, whose stack is trip count x that array)
     return tuple(np.zeros(np.shape(c), v.dtype) for c, v in zip(carries, body.inputs)) + \
-        tuple(np.zeros((n,) + v.shape, v.dtype) for v in stacked)
+        tuple(np.broadcast_to(np.zeros((), v.dtype), (n,) + v.shape) for v in stacked)
 
 
 def _switch_zeros(index: Any, *arrays: Any, branches: tuple) -> tuple:

@@ -312,9 +312,11 @@ class NumpyTensor(Tensor):
         return self.copy()
 
     def __repr__(self) -> str:
+        notify_concrete(self, "repr")  # (a trace holding a stand-in of it is made again)
         return repr(self._data)
 
     def __str__(self) -> str:
+        notify_concrete(self, "repr")
         return str(self._data)
 
     # bitwise on integers, as numpy's (pullback's operators are the logical ones, the

@@ -183,6 +183,7 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
+        notify_concrete(self, "repr")  # (a trace holding a stand-in of it is made again)
         return format_tensor(self)
 
     def __bool__(self) -> bool:

@@ -24,15 +24,16 @@ def _newton(a: np.ndarray) -> np.ndarray:
     return x.sum()
 
 
-def _both(fn: object, monkeypatch: pytest.MonkeyPatch) -> tuple:
-    """``fn()`` with every scan run per step, then as one generated loop."""
+def _both(fn: object, monkeypatch: pytest.MonkeyPatch, spy: str = "_loop_runner") -> tuple:
+    """``fn()`` with every loop run per step, then as one generated loop (made by
+    ``spy``: every scan's, or the rest of every while loop's)."""
     monkeypatch.setattr(regions, "WHOLE_LOOP_FROM", 10 ** 9)
     per_step = fn()
     pb.compiler.reset()  # (front doors made from now on trace afresh)
     monkeypatch.setattr(regions, "WHOLE_LOOP_FROM", 1)
     made = []
-    real = regions._loop_runner
-    monkeypatch.setattr(regions, "_loop_runner", lambda *a: made.append(real(*a)) or made[-1])
+    real = getattr(regions, spy)
+    monkeypatch.setattr(regions, spy, lambda *a, **k: made.append(real(*a, **k)) or made[-1])
     whole = fn()
     assert made and all(f is not None for f in made)  # (every scan ran as one loop)
     return per_step, whole
@@ -65,3 +66,32 @@ def test_while_reverse_as_one_loop_over_trip_counts(monkeypatch: pytest.MonkeyPa
     for p, q in zip(per_step, whole):
         np.testing.assert_array_equal(p, q)
     np.testing.assert_allclose(whole[0], np.diag(-0.25 * a ** -1.5))
+
+
+def _damped(a: np.ndarray) -> np.ndarray:
+    def body(c: tuple) -> tuple:
+        i, x = c
+        return i + 1, 0.5 * np.sin(x) + a
+    return pb.while_loop(lambda c: c[0] < 7, body, (np.int64(0), a))[1].sum()
+
+
+def _damped_for(a: np.ndarray) -> np.ndarray:
+    x = a
+    for _ in range(40):
+        x = 0.5 * np.sin(x) + a
+        if x.sum() > 1e9:
+            break
+    return (x * x).sum()
+
+
+@pytest.mark.parametrize("fn", [_damped, _damped_for])
+def test_while_forward_goes_on_as_one_loop(fn: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (the first WHOLE_LOOP_FROM steps one by one, the rest as one generated loop)
+    a = np.array([0.3, -1.2, 2.0])
+    per_step, whole = _both(lambda: [pb.value_and_grad(fn)(a * k) for k in (1.0, 0.5)],
+                            monkeypatch, "_rest_of_while")
+    for p, q in zip(per_step, whole):
+        _same(p, q)
+    eps, (_, g) = 1e-6, whole[0]
+    fd = [(fn(a + eps * e) - fn(a - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

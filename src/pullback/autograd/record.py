@@ -352,8 +352,13 @@ def apply(op, args: tuple, params: dict) -> Any:
             except AttributeError:
                 ctx = context()
             out = ctx.run(op.forward, *arrays, **params)
-    except ValueError as e:
-        raise _forward_error(e, arrays) from None
+    except Exception as e:
+        if TRACING:  # (a trace holding stand-ins of its inputs is made again on values)
+            for a in args:
+                notify_concrete(a, "error")
+        if isinstance(e, ValueError):
+            raise _forward_error(e, arrays) from None
+        raise
     if type(out) is not np.ndarray:
         if op.multi:
             return _apply_multi(op, args, params, out, wants)

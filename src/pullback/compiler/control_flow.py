@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pullback.transforms.regions import checkpointed, scan_op, switch_op, while_op
+from pullback.transforms.regions import checkpointed, scan_op, standing_in, switch_op, while_op
 
 from ..autograd import record
 from ..ir import Builder, Graph, Var
@@ -247,6 +247,13 @@ def _closed(graph: Graph, outer: list) -> Graph:
                          outputs=outputs)
 
 
+#: from this many steps a scan traced for a front door computes nothing at trace time
+#: (``Tracer.may_stand_in``): its outputs are stand-ins until the trace ends, when the
+#: call runs the generated code, the loop's only run; a trace that reads a stand-in
+#: (a Python value, a guard, a print) is made again on the real values
+STAND_IN_FROM = 500
+
+
 # --------------------------------------------------------------------------- pb.scan
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int = 1, remat: Any = False) -> tuple:
@@ -312,8 +319,12 @@ def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n
     else:
         # one op on this call's Tensors: every tracer records it as one equation, and
         # its node gives an eager backward (which a nested transform may run) the loop
-        values = scan_op(*args, body=graph, length=n, n_carry=n_c, n_xs=n_x,
-                         reverse=reverse)
+        stand_in = n >= STAND_IN_FROM and len(tracers) == 1 and tracers[0].may_stand_in
+        with standing_in(stand_in):
+            values = scan_op(*args, body=graph, length=n, n_carry=n_c, n_xs=n_x,
+                             reverse=reverse)
+        if stand_in:
+            tracers[0].stood_in(values)
         carries, ys = list(values[:n_c]), list(values[n_c:n_c + n_y])
     return tree_unflatten(c_tree, carries), tree_unflatten(y_tree, ys)
 
@@ -410,6 +421,9 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     (cond, step), outer = close([cond, step])
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
+    for tr in tracers:  # (its trip count, the shape of what it keeps, is a value)
+        for a in args:
+            tr.must_be_real(a, "a while loop's run")
     values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
     return tree_unflatten(tree, list(values[:len(leaves)]))
 

@@ -21,7 +21,7 @@ from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import lazy_arrays, source
 from .captured import CapturedGuards, collect, referenced_ids
-from .tracer import Guard, TraceError, Tracer, def_line
+from .tracer import Guard, StandInRead, TraceError, Tracer, def_line
 
 
 @dataclass
@@ -208,7 +208,21 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     """Run ``fn`` on proxies of ``args`` and record it. An argument is traced whole or,
     for a pytree (lists, tuples, dicts... of arrays), leaf by leaf; ``wants_grad(i,
     leaf)`` says which proxies require grad; ``user_fn`` (default ``fn``) names the
-    graph and its inputs."""
+    graph and its inputs.
+
+    A long scan leaves stand-ins for its outputs (``Tracer.may_stand_in``): the call
+    that traced runs the generated code next, the loop's one run. A trace valid for
+    any values satisfying its guards is valid for the stand-ins too; a trace that
+    reads one (a guard, a Python value, a print, an op failing on it, a while loop
+    run on it) is made again on the real values."""
+    try:
+        return _trace_call(fn, args, wants_grad, how, user_fn, True)
+    except StandInRead:
+        return _trace_call(fn, args, wants_grad, how, user_fn, False)
+
+
+def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
+                user_fn: Callable | None, stand_ins: bool) -> Traced:
     user_fn = user_fn or fn
     # the source pass: numpy code the tracer cannot see, rewritten (source.py); the
     # functional transforms follow numpy's semantics (writes into arguments are
@@ -218,6 +232,7 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     names = param_names(user_fn, len(args))
     library = lazy_arrays.check_call(how, def_line(user_fn), args, names)
     tracer = Tracer(user_fn)
+    tracer.may_stand_in = stand_ins and library is None
     call_args, slots, requires = [], [], []
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
     # as such, and stop gradients in the adjoint as they do in eager mode
@@ -236,12 +251,16 @@ def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
         try:
             out = fn(*call_args)
         except Exception as e:
+            if tracer.stand_ins:  # (an error may come of a stand-in's value)
+                raise StandInRead(tracer.stand_in_read or repr(e)) from e
             if hasattr(e, "add_note") and not isinstance(e, TraceError):
                 src = getattr(tracer.builder.eqns[-1], "src", None) if tracer.builder.eqns \
                     else None
                 last = f"; the last traced op was at {src} ({src.text})" if src else ""
                 e.add_note(f"while tracing {def_line(user_fn)} for {how}{last}")
             raise
+    if tracer.stand_in_read is not None:  # (read, and the error caught by the function)
+        raise StandInRead(tracer.stand_in_read)
     if tracer.fail is not None:
         raise tracer.fail
     if library is not None and tracer.guards:

@@ -60,6 +60,11 @@ class Guard:
         return f"{self.how}() of a traced value was {_brief(self.expected)}{where}"
 
 
+class StandInRead(Exception):
+    """A trace read a value it holds only a stand-in of (``Tracer.stood_in``): it is
+    made again on the real values (``trace_call``)."""
+
+
 def _brief(value: Any) -> str:
     """A guard's value as a message shows it: small values whole, arrays by shape."""
     if isinstance(value, np.ndarray) and value.size > 4:
@@ -133,6 +138,11 @@ class Tracer:
         # the first conversion that cut a gradient (pb.compile's torch semantics allow
         # it): (how, SourceLine); its variant refuses to run inside a functional transform
         self.cut: tuple | None = None
+        # whether a long scan may leave stand-ins for its outputs (control_flow.py
+        # STAND_IN_FROM); ids of the values computed from them; what read one first
+        self.may_stand_in = False
+        self.stand_ins: set[int] = set()
+        self.stand_in_read: str | None = None
 
     # ------------------------------------------------------------ bookkeeping
     def will_draw(self, gen: Any) -> None:
@@ -206,7 +216,15 @@ class Tracer:
         nograd = not STATE.grad_enabled if nograd is None else nograd
         self.builder.eqns.append(Eqn(op, inputs, out, params, src, nograd=nograd,
                                      keeps_history=keeps_history))
+        self._taint(inputs, (out,))
         return out
+
+    def _taint(self, inputs: tuple, outs: tuple) -> None:
+        """Values computed from a stand-in are stand-ins (every equation the trace
+        records passes here)."""
+        if self.stand_ins and any(isinstance(v, Var) and v.id in self.stand_ins
+                                  for v in inputs):
+            self.stand_ins.update(v.id for v in outs)
 
     def _refresh(self, t: Tensor) -> None:
         """A view read after its memory was written in place: take it from its base
@@ -278,6 +296,12 @@ class Tracer:
         if frame is not None:
             self._name_locals(frame)
 
+    def stood_in(self, tensors: Any) -> None:
+        """``tensors`` hold stand-ins, not their values (a long scan's outputs, or
+        values computed from those): reading one ends the trace (``on_concrete``)."""
+        self.stand_ins.update(self.var_of[id(t)].id for t in tensors
+                              if isinstance(t, Tensor) and id(t) in self.var_of)
+
     def _outputs(self, op: Any, inputs: tuple, params: dict, results: tuple, src: Any,
                  args: tuple) -> None:
         """One equation for the outputs of a multi-output op (each a view of the first
@@ -285,6 +309,7 @@ class Tracer:
         outs = tuple(Var(t._data.shape, t._data.dtype, t._data) for t in results)
         self.builder.eqns.append(Eqn(op, inputs, outs, params, src,
                                      nograd=not STATE.grad_enabled))
+        self._taint(inputs, outs)
         for t, v in zip(results, outs):
             self._bind(t, v)
             if op.is_view and isinstance(args[0], Tensor):
@@ -397,7 +422,19 @@ class Tracer:
         if id(t) not in self.written and self._outside(t) and t._base is None:
             self.written[id(t)] = (t, t._data.copy())
 
+    def must_be_real(self, t: Any, how: str) -> None:
+        """Refuse to go on when ``t``'s value is read (``how``) and it is a stand-in:
+        the trace is made again on the real values (the flag too: the user's code may
+        catch the error)."""
+        if self.stand_ins and isinstance(t, Tensor) and id(t) in self.var_of \
+                and self.value_of(t).id in self.stand_ins:
+            self.stand_in_read = f"{how} at {source_of(user_frame())}"
+            raise StandInRead(self.stand_in_read)
+
     def on_concrete(self, t: Tensor, how: str) -> None:
+        self.must_be_real(t, how)
+        if how in ("repr", "error"):
+            return  # (shown, or an op that failed on it: no guard)
         if id(t) not in self.var_of and not t._requires_grad:
             return  # a constant's value may be read freely
         v = self.value_of(t)
