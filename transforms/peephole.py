@@ -16,6 +16,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OPS
 
@@ -85,10 +89,13 @@ def _unexpand(e: Eqn, made: dict) -> tuple:
     return tuple(inputs)
 
 
-def _constant(e: Eqn, consts: set, shared: set) -> Var | None:
-    """c for a ``clone`` of the constant c whose result is neither returned nor viewed."""
+def _constant(e: Eqn, consts: set, shared: set) -> Any:
+    """c for a ``clone`` of the constant c (a Var, or a 0-d array written inline, such
+    as a nested gradient's seed) whose result is neither returned nor viewed."""
     x = e.inputs[0] if e.op.name == "clone" else None
-    if isinstance(x, Var) and x.id in consts and e.out.id not in shared:
+    if e.out is None or e.out.id in shared:
+        return None
+    if (isinstance(x, Var) and x.id in consts) or (type(x) is np.ndarray and x.ndim == 0):
         return x
     return None
 
@@ -101,7 +108,7 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     eqns = []
     consts = {v.id for v in graph.consts}
     returned = {v.id for v in graph.outputs if isinstance(v, Var)}
-    shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {
+    shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {v.id for v in graph.guards} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     for e in graph.eqns:
         if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
