@@ -153,7 +153,8 @@ def lean_cross_entropy(graph: Graph) -> Graph:
     (one value per row: rows, classes, no class weights) meets log_softmax's rule,
     ``d - exp(logp) * d.sum(1, keepdim)``, and nothing else reads those values, one
     ``softmax_nll_backward(g, target, logp)``: softmax minus the target's one, scaled,
-    with the same values. Run after adjoint: the op has no VJP rule."""
+    with the same values; and ``softmax(x)`` for ``exp(log_softmax(x))`` read nowhere
+    else. Run after adjoint: the op has no VJP rule."""
     made = {e.out.id: e for e in graph.eqns if e.out is not None}
     uses: dict[int, int] = {}
     for e in graph.eqns:
@@ -163,8 +164,18 @@ def lean_cross_entropy(graph: Graph) -> Graph:
     for v in list(graph.outputs) + list(graph.guards):
         if isinstance(v, Var):
             uses[v.id] = uses.get(v.id, 0) + 2
-    eqns = [_softmax_nll(e, made, uses) or e for e in graph.eqns]
+    eqns = [_softmax_nll(e, made, uses) or _softmax(e, made, uses) or e for e in graph.eqns]
     return graph.replace(eqns=eqns)
+
+
+def _softmax(e: Eqn, made: dict, uses: dict) -> Eqn | None:
+    """``softmax(x)`` for ``exp(log_softmax(x))`` that nothing else reads: log_softmax's
+    rule leaves it where the loss's value is not computed (an HVP's inner gradient)."""
+    ls = _only(e.inputs[0], "log_softmax", made, uses) if e.op.name == "exp" else None
+    if ls is None or ls.out.dtype != e.out.dtype:
+        return None
+    return Eqn(OPS["softmax"], ls.inputs, e.out, dict(ls.params), e.src, e.block, e.nograd,
+               e.keeps_history)
 
 
 def _only(v: object, op: str, made: dict, uses: dict, n: int = 1) -> Eqn | None:
