@@ -137,6 +137,7 @@ def test_hvp_through_cross_entropy_agrees_with_torch_and_finite_differences():
                   argnums=(0, 1, 2, 3))
     got = hvp(*params, x, y, *vs)
     assert "captured" not in _source(hvp).splitlines()[0]
+    assert "rt.softmax(" in _source(hvp) and "log_softmax" not in _source(hvp)  # no loss value
     tx, ty = torch.tensor(x), torch.tensor(y)
     tloss = lambda *p: torch.nn.functional.cross_entropy(torch.tanh(tx @ p[0] + p[1]) @ p[2]
                                                          + p[3], ty)
@@ -165,3 +166,37 @@ def test_hvp_as_jvp_of_grad_and_per_example_under_vmap():
         _, one = pb.jvp(lambda *p, i=i: g(*p, x[i:i + 1], y[i:i + 1]), params, vs)
         for a, b in zip(each, one):
             np.testing.assert_allclose(a[i], b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # (1 - 1) * inf
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bce_logits_in_two_arrays_has_the_expressions_values(dtype):
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(1000) * 30).astype(dtype)
+    x[:3] = [np.inf, -np.inf, 0]
+    y = (rng.random(1000) < 0.5).astype(dtype)
+    want = (1 - y) * x + np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+    got = rt.bce_logits(x, y)
+    np.testing.assert_array_equal(got, want)  # the same sum in the same order
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(rt.bce_logits(x[:4, None], y[:3]),  # broadcast: as written
+                                  (1 - y[:3]) * x[:4, None] + np.log1p(np.exp(-np.abs(
+                                      x[:4, None]))) + np.maximum(-x[:4, None], 0))
+    assert rt.bce_logits(np.asarray(dtype(2)), np.asarray(dtype(1))) == np.log1p(np.exp(dtype(-2)))
+
+
+def test_logistic_regression_loss_through_rt_bce_logits_matches_torch():
+    rng = np.random.default_rng(7)
+    X, w, b = rng.standard_normal((50, 4)), rng.standard_normal(4), np.array(0.3)
+    y = (rng.random(50) < 0.5).astype(np.float64)
+    vg = pb.value_and_grad(lambda w, b: F.binary_cross_entropy_with_logits(X @ w + b, y),
+                           argnums=(0, 1))
+    value, (gw, gb) = vg(w, b)
+    assert "rt.bce_logits(" in _source(vg)
+    tw, tb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(X) @ tw + tb,
+                                                                torch.tensor(y))
+    loss.backward()
+    np.testing.assert_allclose(value, loss.item(), rtol=1e-13)
+    np.testing.assert_allclose(gw, tw.grad.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gb, tb.grad.numpy(), rtol=1e-12, atol=1e-15)
