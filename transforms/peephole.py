@@ -16,6 +16,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OPS
 
@@ -85,10 +89,13 @@ def _unexpand(e: Eqn, made: dict) -> tuple:
     return tuple(inputs)
 
 
-def _constant(e: Eqn, consts: set, shared: set) -> Var | None:
-    """c for a ``clone`` of the constant c whose result is neither returned nor viewed."""
+def _constant(e: Eqn, consts: set, shared: set) -> Any:
+    """c for a ``clone`` of the constant c (a Var, or a 0-d array written inline, such
+    as a nested gradient's seed) whose result is neither returned nor viewed."""
     x = e.inputs[0] if e.op.name == "clone" else None
-    if isinstance(x, Var) and x.id in consts and e.out.id not in shared:
+    if e.out is None or e.out.id in shared:
+        return None
+    if (isinstance(x, Var) and x.id in consts) or (type(x) is np.ndarray and x.ndim == 0):
         return x
     return None
 
@@ -101,7 +108,7 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     eqns = []
     consts = {v.id for v in graph.consts}
     returned = {v.id for v in graph.outputs if isinstance(v, Var)}
-    shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {
+    shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {v.id for v in graph.guards} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     for e in graph.eqns:
         if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
@@ -146,7 +153,8 @@ def lean_cross_entropy(graph: Graph) -> Graph:
     (one value per row: rows, classes, no class weights) meets log_softmax's rule,
     ``d - exp(logp) * d.sum(1, keepdim)``, and nothing else reads those values, one
     ``softmax_nll_backward(g, target, logp)``: softmax minus the target's one, scaled,
-    with the same values. Run after adjoint: the op has no VJP rule."""
+    with the same values; and ``softmax(x)`` for ``exp(log_softmax(x))`` read nowhere
+    else. Run after adjoint: the op has no VJP rule."""
     made = {e.out.id: e for e in graph.eqns if e.out is not None}
     uses: dict[int, int] = {}
     for e in graph.eqns:
@@ -156,8 +164,18 @@ def lean_cross_entropy(graph: Graph) -> Graph:
     for v in list(graph.outputs) + list(graph.guards):
         if isinstance(v, Var):
             uses[v.id] = uses.get(v.id, 0) + 2
-    eqns = [_softmax_nll(e, made, uses) or e for e in graph.eqns]
+    eqns = [_softmax_nll(e, made, uses) or _softmax(e, made, uses) or e for e in graph.eqns]
     return graph.replace(eqns=eqns)
+
+
+def _softmax(e: Eqn, made: dict, uses: dict) -> Eqn | None:
+    """``softmax(x)`` for ``exp(log_softmax(x))`` that nothing else reads: log_softmax's
+    rule leaves it where the loss's value is not computed (an HVP's inner gradient)."""
+    ls = _only(e.inputs[0], "log_softmax", made, uses) if e.op.name == "exp" else None
+    if ls is None or ls.out.dtype != e.out.dtype:
+        return None
+    return Eqn(OPS["softmax"], ls.inputs, e.out, dict(ls.params), e.src, e.block, e.nograd,
+               e.keeps_history)
 
 
 def _only(v: object, op: str, made: dict, uses: dict, n: int = 1) -> Eqn | None:

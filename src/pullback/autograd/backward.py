@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..ops.elementwise import clone
 from ..ops.shape import index_backward
 from . import engine, messages, record
 from .record import grad_edge
@@ -53,11 +54,20 @@ def _root_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
         else:
             raise TypeError(messages.GRAD_NOT_TENSOR.format(typ=type(g).__name__))
         if create_graph and not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g))
+            g = _seed_tensor(np.asarray(g))
         seeds.append(g)
     if len(grads) != len(outputs):
         raise RuntimeError(messages.COUNT_MISMATCH.format(n=len(outputs), m=len(grads)))
     return seeds
+
+
+def _seed_tensor(g: np.ndarray) -> Any:
+    """A seed's Tensor; inside a trace (a gradient taken in a compiled function) a
+    constant of the traced function, not an input captured from outside it, so that
+    generated code neither takes it as an argument nor checks it on every call."""
+    if record.TRACING and record.trace_hooks():
+        return record.apply(clone, (g,), {})
+    return record.Tensor._make(g)
 
 
 def _root_edges(outputs: tuple) -> list:

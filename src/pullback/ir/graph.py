@@ -60,6 +60,9 @@ class Var(ValueMethods):
 
     __slots__ = ("id", "shape", "dtype", "name", "_data", "__weakref__")
     _pb_dispatch = dispatcher(2)(_emit)
+    # numpy defers to the Var's operators: ``array / var`` records a division (as a
+    # batching rule does with a folded constant), never an object array of Vars
+    __array_ufunc__ = None
 
     def __init__(self, shape: tuple, dtype: Any, value: Any = None, name: str | None = None):
         self.id = next(_ids)

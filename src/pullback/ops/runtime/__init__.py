@@ -17,6 +17,7 @@ from __future__ import annotations
 from .losses import (
     softmax,
     log_softmax,
+    bce_logits,
     nll_loss,
     nll_rows,
     nll_backward,
@@ -66,7 +67,8 @@ from .special import (
     betainc, betainc_da, betainc_db, xlog1py,
 )
 
-__all__ = ["softmax", "log_softmax", "nll_loss", "nll_backward", "erf", "erfc", "erfinv",
+__all__ = ["softmax", "log_softmax", "bce_logits", "nll_loss", "nll_backward", "erf", "erfc",
+           "erfinv",
            "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
            "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward",
            "softmax_nll_backward", "jn", "yn", "iv", "ive", "polygamma", "gammainc",

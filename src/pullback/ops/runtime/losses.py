@@ -21,8 +21,11 @@ def softmax(x, axis):
     """exp(x - max) normalized along ``axis`` (the max shift keeps exp finite)."""
     if not x.size:
         return x.copy()
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    e /= sum_of(e, axis, keepdims=True)
+    e = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(e, out=e) if x.ndim else np.exp(e)  # (0-d: e is a numpy scalar)
+    # (a row of at most PAIRWISE_BLOCK: numpy's own sum, as sum_of's)
+    e /= (e.sum(axis=axis, keepdims=True) if x.ndim and x.shape[axis] <= PAIRWISE_BLOCK
+          else sum_of(e, axis, keepdims=True))
     return e if e.flags.c_contiguous else np.ascontiguousarray(e)
 
 
@@ -35,6 +38,26 @@ def log_softmax(x, axis):
     s -= np.log(e.sum(axis=axis, keepdims=True) if x.ndim and x.shape[axis] <= PAIRWISE_BLOCK
                 else sum_of(e, axis, keepdims=True))
     return s if s.flags.c_contiguous else np.ascontiguousarray(s)
+
+
+def bce_logits(x, y):
+    """(1 - y) x + log1p(exp(-|x|)) + max(-x, 0) elementwise: binary cross-entropy of
+    logits x, stable for either sign of x, summed in that order; in two new arrays where
+    x and y are arrays of one shape and dtype (one per term otherwise)."""
+    if not (type(x) is type(y) is np.ndarray and x.ndim and x.shape == y.shape
+            and x.dtype == y.dtype):
+        return (1 - y) * x + np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+    out = np.subtract(1, y)
+    out *= x
+    t = np.abs(x)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    np.log1p(t, out=t)
+    out += t
+    np.negative(x, out=t)
+    np.maximum(t, 0, out=t)
+    out += t
+    return out
 
 
 def nll_loss(logp, target, weight, ignore_index, reduction):
