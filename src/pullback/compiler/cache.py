@@ -233,6 +233,12 @@ def call_key(args: tuple) -> tuple:
         hot = _HOT_KEYS.get(next(iter(kinds)))
         if hot is not None:
             return (STATE.grad_enabled, *map(hot, args))
+    return plain_key(args)
+
+
+def plain_key(args: tuple) -> tuple:
+    """A call's key of plain values (``arg_key``'s, no classes: the persistent cache
+    names variants by it across processes)."""
     return (STATE.grad_enabled, *[arg_key(a) for a in args])
 
 

@@ -46,7 +46,7 @@ from .. import dtypes
 from ..ir import Graph, Var
 from ..settings import config
 from ..user_code import is_user_code
-from .cache import call_key
+from .cache import plain_key
 from .cache_files import Refused, mac_line, open_directory, read_owned, versions, warn, write_new
 from .captured import CapturedGuards, _user_type, collect
 from .disk_cache import literal_place, place_value
@@ -171,7 +171,7 @@ def captured_text(captured: CapturedGuards | None) -> list:
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     """The entry's name for ``fn`` called through front door ``door`` (plain values)
     on ``args``; ``NotPortable`` when the call's key is not plain literals."""
-    what = [FORMAT, versions(), literal(door), literal(call_key(args)), fn.__module__,
+    what = [FORMAT, versions(), literal(door), literal(plain_key(args)), fn.__module__,
             code_hash(fn.__code__), str(dtypes.default_float),
             [getattr(config, k) for k in _SETTINGS]]
     return hashlib.sha256(json.dumps(what).encode()).hexdigest()
