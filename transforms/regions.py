@@ -462,21 +462,37 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
 def _while_batch(op: Any, args: tuple, batched: tuple, cond: Graph, body: Graph,
                  n_carry: int) -> tuple:
     """A while loop over a batch. A predicate the batch does not reach: one loop over the
-    batched body. A batched predicate: one loop while any element's holds, each
-    element's carries kept where its own predicate no longer holds (JAX's)."""
+    batched body, whose carries the batch does not reach stay unbatched (a counter that
+    indexes a table stays an int: found by batching the body until the carries' flags
+    settle). A batched predicate: one loop while any element's holds, each element's
+    carries kept where its own predicate no longer holds (JAX's)."""
     size = batching.size_of(args, batched)
-    starts = [a if b else batching.with_batch(a, size) for a, b in
-              zip(args[:n_carry], batched[:n_carry])]
-    values = [np.asarray(getattr(a, "_data", a)) for a in (*starts, *args[n_carry:])]
-    flags = [True] * n_carry + list(batched[n_carry:])
-    g_cond, c_flags = batched_graph(cond, values, flags, size)
-    if c_flags[0]:
-        g_cond, g_body = _masked(cond, body, values, flags, n_carry, size)
-    else:
-        g_body = batched_graph(body, values, flags, size, force=[True] * n_carry)[0]
+    values = [np.asarray(getattr(a, "_data", a)) for a in args]
+    flags_c, flags_k = list(batched[:n_carry]), list(batched[n_carry:])
+    while True:
+        inputs = [v if b or not f else np.broadcast_to(v, (size,) + v.shape)
+                  for v, b, f in zip(values[:n_carry], batched[:n_carry], flags_c)]
+        inputs += values[n_carry:]
+        g_cond, c_flags = batched_graph(cond, inputs, flags_c + flags_k, size)
+        if c_flags[0]:
+            flags_c = [True] * n_carry
+            inputs = [v if b else np.broadcast_to(v, (size,) + v.shape)
+                      for v, b in zip(values[:n_carry], batched[:n_carry])] + inputs[n_carry:]
+            g_cond, g_body = _masked(cond, body, inputs, flags_c + flags_k, n_carry, size)
+            break
+        g_body, out = batched_graph(body, inputs, flags_c + flags_k, size, force=flags_c)
+        settled = [c or o for c, o in zip(flags_c, out[:n_carry])]
+        if settled == flags_c:
+            break
+        flags_c = settled
+    starts = [a if b or not f else batching.with_batch(a, size)
+              for a, b, f in zip(args[:n_carry], batched[:n_carry], flags_c)]
     outs = op(*starts, *args[n_carry:], cond=g_cond, body=g_body, n_carry=n_carry)
-    result = tuple(outs[:n_carry]) + (batching.with_batch(outs[n_carry], size),) + tuple(
-        batching.moved(s, 1, 0) for s in outs[n_carry + 1:])
+    result = tuple(o if f else batching.with_batch(o, size)
+                   for o, f in zip(outs[:n_carry], flags_c)) \
+        + (batching.with_batch(outs[n_carry], size),) + tuple(
+        batching.moved(s, 1, 0) if f else batching.with_batch(s, size)
+        for s, f in zip(outs[n_carry + 1:], flags_c))
     # with a batched condition, the count and the saved steps are the longest element's
     return batching.Padded.of(result, n_carry) if c_flags[0] else result
 
