@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...autograd import forward_ad, function, record
+from ...autograd import edges, forward_ad, function, record
 from ...autograd.grad_mode import no_grad
 from ...numpy_face import NumpyTensor, adopt, to_face
 from ...ops import OpDef
@@ -583,7 +583,7 @@ def _keeps_array(index: Any) -> bool:
 def _element(view: Tensor) -> Tensor:
     """A copy of the 0-d ``view``, with the view's history and traced value (no op: it is
     the same value), so that a later write into the view's base leaves it alone."""
-    node, nr = record.grad_edge(view)
+    node, nr = edges.grad_edge(view)
     if node is None and view._requires_grad:
         return view
     if node is not None and node is not view._grad_fn:
