@@ -31,7 +31,8 @@ from ..autograd import transform_scopes
 from ..numpy_face import NumpyTensor
 from ..pytree import tree_map
 from ..tensor import Tensor
-from .tracer import active_tracer, source_of, user_frame
+from .tracer import active_tracer
+from .user_lines import source_of, user_frame
 
 #: per conversion: its name, the cut written out, and the form that keeps the gradient
 #: (on the numpy face, on the torch face)

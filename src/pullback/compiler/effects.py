@@ -46,7 +46,8 @@ from ..tensor import Tensor
 from .conversions import allowed
 from .source.rewriter import LOG_NAMES
 from .source.runtime import is_traced
-from .tracer import TraceError, active_tracer, source_of, user_frame
+from .tracer import active_tracer
+from .user_lines import TraceError, source_of, user_frame
 
 GENERATORS = (np.random.RandomState, np.random.Generator)
 #: methods of a generator that draw nothing

@@ -64,7 +64,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import TraceError, def_line
+from .user_lines import TraceError, def_line
 
 
 class GradVariant:

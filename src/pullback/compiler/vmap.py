@@ -58,7 +58,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import def_line
+from .user_lines import def_line
 
 
 class VmapVariant:

@@ -55,7 +55,8 @@ from ...ops.numpy_extras import numpy_full, numpy_full_like
 from ...pytree import tree_leaves
 from ...tensor import Tensor
 from ...tensor_methods import traced_gather
-from ..tracer import TraceError, Tracer, active_tracer, source_of, user_frame
+from ..tracer import Tracer, active_tracer
+from ..user_lines import TraceError, source_of, user_frame
 
 
 # ------------------------------------------------------------------ the traced call
