@@ -78,7 +78,7 @@ TWICE = ("trying to differentiate twice a function that was marked with "
 
 #: set by function_ir: how ``apply`` records a Function inside a trace
 traced_apply: Callable | None = None
-#: set by the compiler (``source_runtime.check_function_args``): ``check(cls, args,
+#: set by the compiler (``compiler/source/traced_values.check_function_args``): ``check(cls, args,
 #: kwargs)`` refuses, inside a front door (``pb.grad``, ``pb.compile``...), traced
 #: values that ``apply`` would not track (inside lists, tuples, dicts, or keywords)
 check_args: Callable | None = None

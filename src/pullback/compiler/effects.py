@@ -45,7 +45,7 @@ from ..ops import OpDef
 from ..tensor import Tensor
 from .conversions import allowed
 from .source.rewriter import LOG_NAMES
-from .source.runtime import is_traced
+from .source.traced_values import is_traced
 from .tracer import active_tracer
 from .user_lines import TraceError, source_of, user_frame
 

@@ -127,19 +127,10 @@ from .rewriter import (
     returned_names,
     written_names,
 )
-from .runtime import (
-    Entry,
-    as_buffer,
-    closes_over_traced,
-    concat_index,
-    is_creation,
-    new_buffer,
-    numpy_call,
-    stored,
-    subscript,
-    traced_leaf,
-    writable,
-)
+from .entry import Entry, writable
+from .numpy_builders import as_buffer, concat_index, is_creation, new_buffer, numpy_call
+from .runtime import stored, subscript
+from .traced_values import closes_over_traced, traced_leaf
 from .state import UPDATES, rewrite_state
 
 _NOT_DONE = object()
