@@ -164,7 +164,9 @@ def apply(op, args: tuple, params: dict) -> Any:
     if type(out) is not np.ndarray:
         if op.multi:
             return _apply_multi(op, args, params, out, wants)
-        out = _as_output(op, out)
+        if TRACING and not isinstance(out, np.generic):
+            _refuse_foreign(op, out)
+        out = np.asarray(out)
     # integer results never require grad; inference mode never records
     if (wants and op.differentiable and STATE.grad_enabled and out.dtype.kind in "fc"
             and not STATE.inference):
@@ -202,13 +204,12 @@ def _failed(e: Exception, args: tuple, arrays: list) -> None:
         raise messages.forward_error(e, arrays) from None
 
 
-def _as_output(op, out: Any) -> np.ndarray:
-    """An op's result that is no ndarray (a numpy scalar...) as one. A traced function
-    that read a Dask array from a global or a closure is refused rather than computed
-    (eager ops outside traces ask for numpy Tensors)."""
-    if TRACING and not isinstance(out, np.generic) and kind_of_array(out) is not None:
+def _refuse_foreign(op, out: Any) -> None:
+    """Refuse an op's result that is another library's array: a traced function that
+    read a Dask array from a global or a closure (eager ops outside traces ask for
+    numpy Tensors)."""
+    if kind_of_array(out) is not None:
         raise computed_error(op.name, kind_of_array(out))
-    return np.asarray(out)
 
 
 def _record(op, args: tuple, params: dict, out: np.ndarray) -> Any:
