@@ -19,12 +19,13 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes
+from .autograd import edges, messages, record, transform_scopes
 from .autograd import graph as _graph
-from .autograd import messages, record
 from .autograd.backward import backward as _backward
+from .autograd.edges import VersionCounter
 from .autograd.grad_mode import STATE
 from .autograd.graph import HookDict, RemovableHandle
-from .autograd.record import VersionCounter, apply, notify_concrete
+from .autograd.record import apply, notify_concrete
 from .devices import DeviceMethods
 from .format import format_tensor
 from .ops import elementwise as _ew
@@ -154,14 +155,14 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        if how is not None and (record.TRANSFORMING or record.TRACING):
-            record.check_conversion(self, how)
+        if how is not None and (transform_scopes.TRANSFORMING or record.TRACING):
+            transform_scopes.check_conversion(self, how)
         notify_concrete(self, "item")
         return self._data.item()
 
     def tolist(self) -> Any:
-        if record.TRANSFORMING or record.TRACING:
-            record.check_conversion(self, "tolist")
+        if transform_scopes.TRANSFORMING or record.TRACING:
+            transform_scopes.check_conversion(self, "tolist")
         notify_concrete(self, "tolist")
         return self._data.tolist()
 
@@ -213,9 +214,9 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
     # --------------------------------------------------------------- autograd state
     def _fresh(self) -> Any:
         """This tensor's grad_fn, renewed first if it is a view whose base was
-        modified in place since (see record.refresh_view)."""
+        modified in place since (see edges.refresh_view)."""
         if self._base is not None and self._view_version != self._vc.value:
-            record.refresh_view(self)
+            edges.refresh_view(self)
         return self._grad_fn
 
     @property

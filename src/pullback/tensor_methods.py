@@ -15,10 +15,11 @@ from typing import Any, Callable
 import numpy as np
 
 from . import devices, numpy_interop
-from .autograd import record
+from .autograd import record, tracer_hooks
 from .autograd.anomaly_mode import user_frames
+from .autograd.inplace_checks import check_overlap
 from .autograd.messages import index_put_dtypes, legacy_type
-from .autograd.record import apply_inplace, check_overlap, notify_concrete
+from .autograd.record import apply_inplace, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
 from .ops import Public, subscribe
 from .ops import elementwise as ew
@@ -51,7 +52,7 @@ def _integer_tensor(idx: Any) -> bool:
 
 def _gathered(x: Any, idx: Any) -> Any:
     """``x[idx]`` for an integer tensor ``idx`` as a gather that reads it (a vmap's trace:
-    each example's own index; ``record.GATHERING``)."""
+    each example's own index; ``tracer_hooks.GATHERING``)."""
     flat = index_select_op(x, reshape_op(idx, shape=(-1,)), dim=0)
     return reshape_op(flat, shape=tuple(idx.shape) + tuple(x.shape[1:]))
 
@@ -117,7 +118,7 @@ class TensorMethods:
         if type(idx) is int:  # x[i]: always a select (what getitem would pick)
             return select(self, index=idx)
         if record.TRACING and record.trace_hooks():
-            if record.GATHERING.on and _integer_tensor(idx):
+            if tracer_hooks.GATHERING.on and _integer_tensor(idx):
                 return _gathered(self, idx)
             out = traced_gather(self, idx)
             if out is not None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler.tracer import Guard
+from pullback.compiler.user_lines import Guard
 
 X = np.random.default_rng(0).standard_normal((20, 5))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler.tracer import TraceError
+from pullback.compiler.user_lines import TraceError
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler.tracer import TraceError
+from pullback.compiler.user_lines import TraceError
 
 X = np.array([0.5, -1.0, 2.0])
 

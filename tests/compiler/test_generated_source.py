@@ -18,7 +18,7 @@ from pullback.transforms import codegen
 import pullback as pb
 from pullback import config
 from pullback.compiler import replay
-from pullback.compiler.tracer import SourceLine
+from pullback.compiler.user_lines import SourceLine
 from pullback.ir import Graph
 from pullback.ir.naming import RESERVED, TEMP_PREFIX, Namespace, sanitize
 from pullback.ops import OPS

@@ -20,7 +20,7 @@ import pytest
 from ops import numeric_grad
 
 import pullback as pb
-from pullback.compiler.tracer import TraceError
+from pullback.compiler.user_lines import TraceError
 
 torch = pytest.importorskip("torch")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.compiler.tracer import TraceError
+from pullback.compiler.user_lines import TraceError
 
 XS = [np.array([1.0, 2.0]), np.array([-0.5, 3.0]), np.array([2.0, 0.25])]
 

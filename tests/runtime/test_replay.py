@@ -328,7 +328,7 @@ def test_create_graph_and_inputs_are_interpreted():
 def _key(fn, shapes, dtype=np.float32) -> tuple:
     leaves = _leaves(shapes, dtype)
     y = fn(*leaves)
-    from pullback.autograd.record import grad_edge
+    from pullback.autograd.edges import grad_edge
     w = replay.walk([grad_edge(y)], [np.ones_like(y.numpy(force=True))], None)
     return w.key
 

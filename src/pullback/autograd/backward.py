@@ -11,7 +11,7 @@ from .. import dtypes
 from ..ops.elementwise import clone
 from ..ops.shape import index_backward
 from . import engine, messages, record
-from .record import grad_edge
+from .edges import grad_edge
 
 
 def _as_tuple(x: Any) -> tuple:

@@ -41,10 +41,11 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import fit_to
-from . import forward_ad, messages, profiler, record
+from . import edges, forward_ad, messages, profiler, record, transform_scopes
 from .grad_mode import STATE
 from .graph import Node, SavedOutput, SavedTensor
 from .saved_hooks import PackedOutput, PackedTensor, current
+from .transform_scopes import transform_scope
 
 INSTANTIATED = ("{cls} should not be instantiated. Methods on autograd functions are all static, "
                 "so you should invoke them on the class itself. Instantiating an autograd function "
@@ -77,7 +78,7 @@ TWICE = ("trying to differentiate twice a function that was marked with "
 
 #: set by function_ir: how ``apply`` records a Function inside a trace
 traced_apply: Callable | None = None
-#: set by the compiler (``source_runtime.check_function_args``): ``check(cls, args,
+#: set by the compiler (``compiler/source/traced_values.check_function_args``): ``check(cls, args,
 #: kwargs)`` refuses, inside a front door (``pb.grad``, ``pb.compile``...), traced
 #: values that ``apply`` would not track (inside lists, tuples, dicts, or keywords)
 check_args: Callable | None = None
@@ -152,7 +153,8 @@ class BackwardCFunction(Node):
         fn = backward_fn(self._forward_cls)
         gs = [_grad_in(g, meta, self.materialize_grads)
               for g, meta in zip(grads, self._outputs)]
-        with record.transform_scope(None) if record.TRANSFORMING else contextlib.nullcontext():
+        with (transform_scope(None) if transform_scopes.TRANSFORMING
+              else contextlib.nullcontext()):
             result = fn(self, *gs)
         return self.check_grads(result, create_graph, [e[0] is not None for e in self._edges])
 
@@ -324,7 +326,8 @@ def call_function(cls: type, args: tuple, kwargs: dict,
     STATE.grad_enabled = False  # forward (and setup_context) run with grad disabled
     try:  # (its own derivative: converting its inputs to numbers cuts nothing)
         with forward_ad.paused() if dual else contextlib.nullcontext(), \
-                record.transform_scope(None) if record.TRANSFORMING else contextlib.nullcontext():
+                (transform_scope(None) if transform_scopes.TRANSFORMING
+                 else contextlib.nullcontext()):
             if has_setup_context(cls):
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
@@ -333,7 +336,7 @@ def call_function(cls: type, args: tuple, kwargs: dict,
     finally:
         STATE.grad_enabled = prev
     if executable:
-        ctx._edges = tuple(record.grad_edge(args[i]) for i in tensor_args)
+        ctx._edges = tuple(edges.grad_edge(args[i]) for i in tensor_args)
     ctx._input_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_args)
     result = _wrap_outputs(ctx, args, tensor_args, output, executable)
     _save(ctx, result if isinstance(result, tuple) else (result,))
@@ -394,7 +397,7 @@ def _wrap_one(ctx: Any, o: Any, nr: int, is_input: bool, is_dirty: bool, diff: b
         if o._base is not None:
             raise RuntimeError("a custom Function that marks a view dirty (mark_dirty) is not "
                                "supported by pullback: clone() the view before the Function")
-        record.set_grad_fn(o, ctx)
+        edges.set_grad_fn(o, ctx)
         o._output_nr = nr
         o._requires_grad = True
         return o
@@ -432,7 +435,7 @@ def _save(ctx: Any, outputs: tuple) -> None:
         elif id(t) in out_nr and t._grad_fn is ctx:
             saved.append(PackedOutput(t, hooks, out_nr[id(t)]) if hooks else SavedOutput(t))
         elif hooks:
-            saved.append(PackedTensor(t, hooks, record.grad_edge(t)
+            saved.append(PackedTensor(t, hooks, edges.grad_edge(t)
                                       if t._requires_grad or t._grad_fn is not None else None))
         else:
             if t._is_inference:
@@ -460,7 +463,7 @@ def once_differentiable(fn: Callable) -> Callable:
             return outputs
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         fakes = [None if o is None else o.detach().requires_grad_() for o in outs]
-        err = Error(TWICE, tuple(record.grad_edge(f) if f is not None else (None, 0)
+        err = Error(TWICE, tuple(edges.grad_edge(f) if f is not None else (None, 0)
                                  for f in fakes))
         wrapped = []
         for nr, f in enumerate(fakes):

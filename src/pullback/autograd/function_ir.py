@@ -30,7 +30,7 @@ import numpy as np
 
 from ..ir import Var, emit_zeros
 from ..ops import OpDef
-from . import forward_ad, function, record
+from . import forward_ad, function, record, tracer_hooks
 from .function import backward_fn, call_function
 from .grad_mode import STATE
 
@@ -340,7 +340,7 @@ def traced_apply(cls: type, args: tuple, kwargs: dict) -> Any:
     """``cls.apply`` inside a trace: run it eagerly, unseen, and report the steps."""
     hooks = list(record.trace_hooks())
     dual = forward_ad.has_tangents(args)
-    with record.untraced(), forward_ad.paused() if dual else contextlib.nullcontext():
+    with tracer_hooks.untraced(), forward_ad.paused() if dual else contextlib.nullcontext():
         ctx, result = call_function(cls, args, kwargs)
     if ctx._dirty:
         raise RuntimeError(f"{cls.__qualname__}: a custom Function that modifies an input in "

@@ -158,8 +158,8 @@ class inference_mode(_DecoratorContext):
 # ------------------------------------------------------------- modes that touch every node
 # Anomaly mode (the forward traceback of each node) and saved-tensor hooks (pack what a
 # node saves) both do work when a node is made. Almost always neither is on: the op hot
-# path then pays one check of a plain module global (``record.EXTRAS``), kept in step by
-# the listeners below, and nothing else.
+# path then pays one check of a plain module global (``record.EXTRAS``, ``edges.EXTRAS``),
+# kept in step by the listeners below, and nothing else.
 _NODE_EXTRAS: dict[str, Callable] = {}  # name -> fn(node), run on every new node
 _EXTRAS_LISTENERS: list[Callable] = []
 

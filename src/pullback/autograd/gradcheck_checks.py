@@ -11,6 +11,7 @@ import numpy as np
 
 from . import engine, functional, record
 from .backward import _capture, grad
+from .edges import grad_edge
 from .gradcheck_messages import (
     BACKWARD_NOT_MUL,
     UNDEFINED_NOT_HANDLED,
@@ -21,7 +22,6 @@ from .gradcheck_messages import (
     batched_raised,
     notallclose,
 )
-from .record import grad_edge
 
 
 def as_tuple(x: Any) -> tuple:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes
 
 SECOND_BACKWARD = (
@@ -213,3 +215,20 @@ def side_effect_in_trace(what: str) -> str:
             "or the parameters it updates. Compile the forward and the loss, and call "
             "backward() and the optimizer's step() on the compiled function's result, "
             "outside it; or get gradients as values with pb.autograd.grad or pb.grad")
+
+
+def forward_error(e: ValueError, arrays: list) -> Exception:
+    """numpy's broadcasting failure worded as torch words it (other errors unchanged)."""
+    if "broadcast" not in str(e):
+        return e
+    shapes = [a.shape for a in arrays if isinstance(a, np.ndarray)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return RuntimeError(f"The size of tensor a ({sa}) must match the size of "
+                                        f"tensor b ({sb}) at non-singleton dimension {d}")
+    return e

@@ -14,7 +14,7 @@ from .jacobians import hessian, jacfwd, jacrev
 from .vmap import vmap
 from .export import ExportError, export
 from .inspection import Inspection, inspect
-from .tracer import TraceError
+from .user_lines import TraceError
 from .conversions import ConversionError, stop_gradient
 from .cache import reset
 from pullback.transforms.codegen import set_dump_dir

@@ -34,7 +34,7 @@ from ..tensor import Tensor
 from . import lazy_arrays
 from .source import traced_ints
 from .trace import Traced
-from .tracer import def_line
+from .user_lines import def_line
 
 CAPTURES = -1  # GuardFailed's index when a captured tensor changed shape since the trace
 CAPTURED = -2  # ... when a captured value was rebound (or changed) since the trace

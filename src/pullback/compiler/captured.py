@@ -57,7 +57,7 @@ from ..user_code import is_user_code, is_user_file
 from .code_reads import reads
 from .source.rewriter import RUNTIME_NAME
 from .source.state import updates_of
-from .tracer import SourceLine
+from .user_lines import SourceLine
 
 MAX_DEPTH = 6  # functions followed and objects or containers entered, from the function
 MAX_ITEMS = 64  # elements of one container guarded one by one (then identity and length)

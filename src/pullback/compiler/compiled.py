@@ -15,10 +15,11 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.adjoint import active_vars
 
-from ..autograd import anomaly_mode, messages, profiler, record
+from ..autograd import anomaly_mode, messages, profiler, record, transform_scopes
+from ..autograd.edges import grad_edge
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node, SavedTensor
-from ..autograd.record import grad_edge, trace_hooks
+from ..autograd.record import trace_hooks
 from ..ir import Var, evaluate, grad_of
 from ..numpy_face import to_tensor_face
 from ..ops.table.quiet import INSIDE, context, quietly
@@ -43,7 +44,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import TraceError, def_line
+from .user_lines import TraceError, def_line
 
 
 @dataclass
@@ -364,7 +365,7 @@ class CompiledFunction:
         """The variant's generated forward on ``args``: outputs whose grad_fn is one
         CompiledNode. Raises GuardFailed when the variant does not apply."""
         traced = variant.traced
-        if traced.cut is not None and record.TRANSFORMING:
+        if traced.cut is not None and transform_scopes.TRANSFORMING:
             check_cut(traced.cut)  # (traced with torch's cut: refused inside grad & co.)
         if traced.captures:
             check_captures(traced)

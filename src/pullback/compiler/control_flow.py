@@ -37,7 +37,8 @@ from ..ops.elementwise import clone
 from ..ops.joining import cat, stack
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
-from .tracer import TraceError, Tracer, source_of, user_frame
+from .tracer import Tracer
+from .user_lines import TraceError, source_of, user_frame
 
 
 # --------------------------------------------------------------------------- checks

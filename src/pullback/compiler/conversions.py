@@ -27,11 +27,12 @@ from __future__ import annotations
 import dis
 from typing import Any
 
-from ..autograd import record
+from ..autograd import transform_scopes
 from ..numpy_face import NumpyTensor
 from ..pytree import tree_map
 from ..tensor import Tensor
-from .tracer import active_tracer, source_of, user_frame
+from .tracer import active_tracer
+from .user_lines import source_of, user_frame
 
 #: per conversion: its name, the cut written out, and the form that keeps the gradient
 #: (on the numpy face, on the torch face)
@@ -117,7 +118,7 @@ def _refuse(t: Any, how: str, transform: str | None) -> ConversionError | None:
 def check_cut(cut: tuple) -> None:
     """A variant ``pb.compile`` traced with a conversion that cut a gradient (``cut``),
     about to run: refused inside a functional transform, as that conversion would be."""
-    stack = record.TRANSFORMS.stack
+    stack = transform_scopes.TRANSFORMS.stack
     if stack and stack[-1] is not None:
         raise _error(cut, next(name for name in stack if name is not None))
 
@@ -137,18 +138,18 @@ def _error(cut: tuple, transform: str) -> ConversionError:
         "inside print or logging.)", name, src)
 
 
-record.conversion_error = _refuse
+transform_scopes.conversion_error = _refuse
 
 
-def functional(name: str) -> record.transform_scope:
+def functional(name: str) -> transform_scopes.transform_scope:
     """The scope a functional transform runs the user's function in: conversions that
     would drop a gradient raise ``ConversionError`` there."""
-    return record.transform_scope(name)
+    return transform_scopes.transform_scope(name)
 
 
-def allowed() -> record.transform_scope:
+def allowed() -> transform_scopes.transform_scope:
     """A scope where conversions are allowed again (formatting inside an effect)."""
-    return record.transform_scope(None)
+    return transform_scopes.transform_scope(None)
 
 
 def stop_gradient(x: Any) -> Any:

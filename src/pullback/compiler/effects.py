@@ -45,8 +45,9 @@ from ..ops import OpDef
 from ..tensor import Tensor
 from .conversions import allowed
 from .source.rewriter import LOG_NAMES
-from .source.runtime import is_traced
-from .tracer import TraceError, active_tracer, source_of, user_frame
+from .source.traced_values import is_traced
+from .tracer import active_tracer
+from .user_lines import TraceError, source_of, user_frame
 
 GENERATORS = (np.random.RandomState, np.random.Generator)
 #: methods of a generator that draw nothing

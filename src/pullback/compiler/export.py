@@ -34,7 +34,7 @@ from ..autograd.grad_mode import no_grad
 from .compiled import build_variant
 from .grad import GradFunction
 from .shipped import ExportError, shipped
-from .tracer import def_line
+from .user_lines import def_line
 
 #: constants with more elements than this go into the ``.npz`` file beside the module
 INLINE = 4096

@@ -61,7 +61,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import def_line
+from .user_lines import def_line
 from .vjp import vjp as reverse
 
 __all__ = ["jvp", "linearize", "JVPProgram", "private_copy", "copy_back"]

@@ -51,7 +51,7 @@ from .doors import (
 )
 from .jax_options import HolomorphicGrad, with_static
 from .lazy_arrays import env_for, finish, kinds_in
-from .source.runtime import Entry
+from .source.entry import Entry
 from .trace import (
     Traced,
     arg_array,
@@ -64,7 +64,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import TraceError, def_line
+from .user_lines import TraceError, def_line
 
 
 class GradVariant:

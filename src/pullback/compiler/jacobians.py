@@ -38,7 +38,7 @@ from .forward import JVPProgram
 from .jax_options import HolomorphicJacobian, with_static
 from .lazy_arrays import check_call
 from .trace import param_names
-from .tracer import def_line
+from .user_lines import def_line
 from .vjp import VJPFunction, vjp_for
 
 __all__ = ["jacfwd", "jacrev", "hessian"]

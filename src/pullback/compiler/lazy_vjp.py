@@ -27,7 +27,7 @@ from .conversions import functional
 from .doors import as_kind, has_graph, kind_of
 from .lazy_arrays import finish, kind_of_array
 from .trace import gather_inputs, is_traced_arg, slot_values, unflatten
-from .tracer import def_line
+from .user_lines import def_line
 
 
 class _Slot:

@@ -43,7 +43,8 @@ import numpy as np
 from ..tensor import Tensor
 from .effects import Write, recorded
 from .source.runtime import stored
-from .tracer import TraceError, active_tracer, source_of, user_frame
+from .tracer import active_tracer
+from .user_lines import TraceError, source_of, user_frame
 
 #: the operator of ``name op= value`` (and of ``name = name op value``)
 OPERATORS = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import OPS, runtime
-from .tracer import def_line
+from .user_lines import def_line
 
 
 class ExportError(TypeError):

@@ -21,7 +21,8 @@ from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import lazy_arrays, source
 from .captured import CapturedGuards, collect, referenced_ids
-from .tracer import Guard, StandInRead, TraceError, Tracer, def_line
+from .tracer import Tracer
+from .user_lines import Guard, StandInRead, TraceError, def_line
 
 
 @dataclass

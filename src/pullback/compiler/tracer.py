@@ -8,99 +8,28 @@ failed guard sends the call back to be traced again.
 
 from __future__ import annotations
 
-import linecache
-import os
-import re
-import sys
-import threading
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd import record
 from ..autograd.grad_mode import STATE
-from ..ir import Builder, Eqn, Graph, Var, naming, squashed
+from ..ir import Builder, Eqn, Graph, Var, squashed
 from ..numpy_face import NumpyTensor
 from ..ops import OpDef
-from ..ops.elementwise import cast
-from ..ops.sampling import GENERATOR, set_state_of, state_of
-from ..ops.shape import copy, detach, view_chain, view_scatter
+from ..ops.sampling import GENERATOR, set_state_of
+from ..ops.shape import copy, detach, view_chain
 from ..tensor import Tensor
-from ..user_code import is_user_file
+from .trace_names import name_assignments, outer_name
+from .tracer_outside import OutsideChanges
+from .tracer_writes import InplaceWrites
+from .user_lines import Guard, StandInRead, TraceError, fname, source_of, user_frame
 
 
-class TraceError(Exception):
-    """The function cannot be compiled; the message names the function and line."""
-
-
-@dataclass(frozen=True)
-class SourceLine:
-    filename: str
-    lineno: int
-    function: str
-    text: str
-
-    def __str__(self) -> str:
-        return f"{os.path.basename(self.filename)}:{self.lineno}"
-
-
-@dataclass
-class Guard:
-    """A traced value that became a Python value: it must be the same next time."""
-
-    var: Var
-    how: str
-    expected: Any
-    src: SourceLine | None
-
-    def describe(self) -> str:
-        where = f" at {self.src} ({self.src.text})" if self.src else ""
-        return f"{self.how}() of a traced value was {_brief(self.expected)}{where}"
-
-
-class StandInRead(Exception):
-    """A trace read a value it holds only a stand-in of (``Tracer.stood_in``): it is
-    made again on the real values (``trace_call``)."""
-
-
-def _brief(value: Any) -> str:
-    """A guard's value as a message shows it: small values whole, arrays by shape."""
-    if isinstance(value, np.ndarray) and value.size > 4:
-        return f"an array of shape {value.shape} ({value.dtype})"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def user_frame() -> Any:
-    """The innermost frame that is not pullback's own code (nor code it generated,
-    such as the op bindings, whose file names start with ``<pullback``)."""
-    f = sys._getframe(1)
-    while f is not None and not is_user_file(f.f_code.co_filename):
-        f = f.f_back
-    return f
-
-
-_LINES: dict[tuple, SourceLine] = {}
-
-
-def source_of(frame: Any) -> SourceLine | None:
-    if frame is None:
-        return None
-    code = frame.f_code
-    key = (code, frame.f_lineno)
-    line = _LINES.get(key)
-    if line is None:
-        if len(_LINES) > 100_000:
-            _LINES.clear()
-        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-        line = _LINES[key] = SourceLine(code.co_filename, frame.f_lineno, code.co_name, text)
-    return line
-
-
-class Tracer:
-    """Records the ops run on Tensors while it is active (see ``trace``)."""
+class Tracer(InplaceWrites, OutsideChanges):
+    """Records the ops run on Tensors while it is active (see ``trace``); its in-place
+    writes (tracer_writes.py) and changes outside the function (tracer_outside.py)
+    are rooms of their own."""
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
@@ -144,48 +73,6 @@ class Tracer:
         self.stand_ins: set[int] = set()
         self.stand_in_read: str | None = None
 
-    # ------------------------------------------------------------ bookkeeping
-    def will_draw(self, gen: Any) -> None:
-        """The traced code is about to draw from ``gen``: when the trace ends, ``gen``
-        goes back to where it is now, so that the generated code, run on this call
-        too, draws what eager code would (same stream, same values)."""
-        if id(gen) not in self.rewinds:
-            self.rewinds[id(gen)] = (gen, state_of(gen))
-
-    def will_change(self, key: Any, target: Any, restore: Callable, before: Any) -> None:
-        """The traced code is about to change ``target`` (state outside the function):
-        when the trace ends, ``restore(target, before)`` puts back what is there now."""
-        if key not in self.changed:
-            self.changed[key] = (target, restore, before)
-
-    def unguard(self, key: tuple, replayed: bool) -> None:
-        """A change to ``key`` (see ``unguarded``) was made again by generated code, or
-        not (``replayed`` False, which stays)."""
-        self.unguarded[key] = self.unguarded.get(key, True) and replayed
-
-    def wrote(self, target: Any) -> None:
-        """The equation just recorded makes a change to ``target`` on every call."""
-        self.writes.append((self.builder.eqns[-1], target))
-
-    def _put_back(self) -> None:
-        """Undo the changes the trace made to state outside the function, and drop the
-        writes into objects only the trace holds (a list the function made and handed
-        to a helper that appends to it): nobody can see them."""
-        _restore(self.changed)
-        if not self.writes:
-            self.changed = {}
-            return
-        ours = _counts([t for t, _, _ in self.changed.values()], 1)
-        ours = _counts([t for _, t in self.writes], 2, ours)  # (the entry and the effect)
-        dead = set()
-        for e, t in self.writes:  # (``t``, a local name, as ``_REFS``'s ``obj``)
-            if _references(t) - _REFS <= ours.get(id(t), 0):
-                dead.add(id(e))
-        del e, t
-        if dead:
-            self.builder.eqns = [e for e in self.builder.eqns if id(e) not in dead]
-        self.changed, self.writes = {}, []
-
     def add_input(self, t: Tensor, name: str) -> Var:
         v = Var(t._data.shape, t._data.dtype, t._data, name=name)
         self._bind(t, v)
@@ -202,7 +89,7 @@ class Tracer:
                 self._refresh(a)
             v = self.var_of.get(id(a))
             if v is None:  # a tensor from outside the function: an implicit input
-                v = Var(a._data.shape, a._data.dtype, a._data, name=_outer_name(a))
+                v = Var(a._data.shape, a._data.dtype, a._data, name=outer_name(a))
                 self._bind(a, v)
                 self.captures.append((a, v))
             return v
@@ -273,7 +160,7 @@ class Tracer:
         src = source_of(frame)
         if op.shape_from_data:
             where = f" at {src} ({src.text})" if src else ""
-            raise TraceError(f"{_fname(self.fn)}: {op.name}(){where} gives a result whose "
+            raise TraceError(f"{fname(self.fn)}: {op.name}(){where} gives a result whose "
                              "shape depends on the data, which a trace cannot follow; call "
                              "it outside pb.compile and pb.grad (eagerly)")
         if inplace:
@@ -314,113 +201,6 @@ class Tracer:
             self._bind(t, v)
             if op.is_view and isinstance(args[0], Tensor):
                 self._alias(t, args[0], op)
-
-    def _alias(self, t: Tensor, source: Tensor, op: Any) -> None:
-        """``t`` shares ``source``'s memory: a view, or a detach()ed alias."""
-        if op is detach:
-            self.detached[id(t)] = source
-        root, _ = self._storage(t)
-        self.views.setdefault(id(root), []).append(t)
-
-    def _storage(self, t: Tensor) -> tuple[Tensor, tuple]:
-        """The tensor at the root of ``t``'s memory (through views and detach()ed
-        aliases) and the view chain that takes it to ``t``."""
-        chain: tuple = ()
-        while True:
-            if t._base is not None:
-                chain, t = t._view_chain + chain, t._base
-            elif id(t) in self.detached:
-                t = self.detached[id(t)]
-            else:
-                return t, chain
-
-    def _functional(self, op: Any, inputs: tuple, params: dict, t: Tensor,
-                    src: Any) -> Var:
-        """The new value of ``t`` after an in-place op: cast to ``t``'s dtype (an in-place
-        op keeps its target's dtype); under no_grad ``t`` keeps its history."""
-        keep = not STATE.grad_enabled
-        dtype = t._data.dtype
-        if any(getattr(a, "dtype", dtype) != dtype for a in inputs):  # may promote
-            with np.errstate(all="ignore"):
-                value = np.asarray(op.forward(*[a._data if isinstance(a, Var) else a
-                                                for a in inputs], **params))
-            if value.dtype != dtype:
-                inputs, params = (self._emit(op, inputs, params, value, src, keep),), \
-                    {"dtype": dtype}
-                op = cast
-        out = self._emit(op, inputs, params, t._data.copy(), src, keep)
-        out.name = self.var_of[id(t)].name
-        return out
-
-    def _written(self, t: Tensor, src: Any) -> None:
-        """After an in-place write to ``t``: a written view updates its base (as
-        view_scatter of the new view value); a written detach()ed alias updates the
-        memory it shares, whose history stays as it was; every other view of that
-        memory goes stale."""
-        base = t._base if t._base is not None else t
-        if base is not t:
-            self._scatter(base, t, t._view_chain, not STATE.grad_enabled, src)
-        root, chain = self._storage(base)
-        if root is not base:
-            self._scatter(root, base, chain, True, src)
-        for v in self.views.get(id(root), ()):
-            if v is not t and v is not base:
-                self.stale.add(id(v))
-
-    def _scatter(self, base: Tensor, view: Tensor, chain: tuple, keep: bool,
-                 src: Any) -> None:
-        """``base`` takes ``view``'s new value where the chain puts it."""
-        old = self.value_of(base)
-        self._bind(base, self._emit(view_scatter, (old, self.var_of[id(view)]),
-                                    {"chain": chain}, base._data.copy(), src, keep))
-
-    def _check_inplace(self, op: Any, t: Tensor, src: SourceLine | None,
-                       args: tuple = ()) -> None:
-        where = f" at {src} ({src.text})" if src else ""
-        if self._outside(t) and t._base is None and not _records(t, args):
-            self.value_of(t)  # a buffer updated outside the graph (running statistics):
-            return            # an input of generated code, written back at its end
-        if self._outside(t):
-            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on a tensor captured "
-                             f"from outside the compiled function{where}; pass it as an "
-                             "argument and return the new value instead")
-        if self._is_input(t):
-            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() on argument "
-                             f"'{self.var_of[id(t)].name}'{where}; compiled functions must not "
-                             "mutate their inputs")
-        root, _ = self._storage(t)
-        if root is not t and self._outside(root) and root._base is None and \
-                self._through_detach(t) and not _records(t, args):
-            self.value_of(root)  # a write through .data / detach() of a captured tensor,
-            return               # recording no gradient (Embedding's max_norm renorm, as
-            # torch's under no_grad): its history stays; generated code writes it back
-        if root is not t and (self._outside(root) or self._is_input(root)):
-            raise TraceError(f"{_fname(self.fn)}: in-place {op.name}_() through a view (or "
-                             f"detach()) of an argument or captured tensor{where}; compiled "
-                             "functions must not mutate their inputs")
-
-    def _through_detach(self, t: Tensor) -> bool:
-        """Whether ``t`` reaches its memory's root through a detach()ed alias."""
-        while True:
-            if id(t) in self.detached:
-                return True
-            if t._base is None:
-                return False
-            t = t._base
-
-    def _outside(self, t: Tensor) -> bool:
-        return id(t) not in self.var_of or any(c is t for c, _ in self.captures)
-
-    def _is_input(self, t: Tensor) -> bool:
-        return any(self.var_of[id(t)] is i for i in self.inputs)
-
-    def on_write(self, t: Tensor) -> None:
-        """An in-place op is about to write into ``t``: a captured tensor's value before
-        the trace's first write is put back when the trace ends (``written``)."""
-        if id(t) in self.var_of and not self._outside(t):
-            t = self._storage(t)[0]  # (through .data of a captured tensor)
-        if id(t) not in self.written and self._outside(t) and t._base is None:
-            self.written[id(t)] = (t, t._data.copy())
 
     def must_be_real(self, t: Any, how: str) -> None:
         """Refuse to go on when ``t``'s value is read (``how``) and it is a stand-in:
@@ -471,112 +251,21 @@ class Tracer:
         self._put_back()
 
     def graph(self, outputs: list) -> Graph:
-        _name_assignments(self.builder.eqns)
+        name_assignments(self.builder.eqns)
         captured = {id(t): v for t, v in self.captures}
         for t, _ in self.written.values():  # the buffers' new values, into their memory
             new = self.var_of[id(t)]
             if new is not captured[id(t)]:
                 self.builder.eqns.append(Eqn(COPY_INTO, (captured[id(t)], new), (), {}))
         return Graph(self.inputs + [v for _, v in self.captures], self.builder.eqns,
-                     outputs, self.builder.consts, name=_fname(self.fn),
+                     outputs, self.builder.consts, name=fname(self.fn),
                      guards=[g.var for g in self.guards])
-
-
-def _counts(targets: list, each: int, into: dict | None = None) -> dict:
-    into = {} if into is None else into
-    for t in targets:
-        into[id(t)] = into.get(id(t), 0) + each
-    return into
-
-
-def _restore(changed: dict) -> None:
-    for target, restore, before in reversed(changed.values()):
-        restore(target, before)
-
-
-def _references(target: Any) -> int:
-    """The references to ``target`` (as ``sys.getrefcount`` counts them from here)."""
-    return sys.getrefcount(target)
-
-
-def _own_references() -> int:
-    obj: list = []
-    return _references(obj)
-
-
-#: what ``_references`` counts for an object only a local name refers to
-_REFS = _own_references()
-
-
-def _records(t: Tensor, args: tuple) -> bool:
-    """Whether an in-place op on ``t`` with ``args`` records a gradient."""
-    return STATE.grad_enabled and any(
-        isinstance(a, Tensor) and (a._requires_grad or a._base is not None and
-                                   a._base._requires_grad) for a in (t, *args))
 
 
 #: ``np.copyto(buffer, new)``: a captured tensor's new value, written into its memory at
 #: the end of generated code (impure: kept although nothing reads it)
 COPY_INTO = OpDef("copy_into", lambda into, new: (), pure=False, fresh=False,
                   outputs=tuple, template="np.copyto({0}, {1})")
-
-_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
-
-
-def _name_assignments(eqns: list) -> None:
-    """``loss = f(z)``: the last op of that line made ``loss`` (for values no later
-    op saw in the caller's locals, such as the returned one)."""
-    last: dict = {}
-    for e in eqns:
-        if e.src is not None:
-            last[e.src] = e
-    for src, e in last.items():
-        m = _ASSIGN.match(src.text)
-        if m and e.out is not None and e.out.name is None:
-            e.out.name = m.group(1)
-
-
-class _Names(threading.local):
-    known: dict | None = None  # id of a tensor -> the name to trace it by, if captured
-
-
-_NAMES = _Names()
-
-
-@contextmanager
-def capture_names(names: dict) -> Iterator[None]:
-    """Inside: a tensor a trace captures whose id is in ``names`` gets that name (a
-    compiled module's parameters are named after their dotted names)."""
-    old, _NAMES.known = _NAMES.known, names
-    try:
-        yield
-    finally:
-        _NAMES.known = old
-
-
-def _outer_name(t: Tensor) -> str:
-    """The name the user's code knows a captured tensor by (closure or global)."""
-    known = _NAMES.known
-    if known is not None and id(t) in known:
-        return known[id(t)]
-    frame = user_frame()
-    if frame is not None:
-        for scope in (frame.f_locals, frame.f_globals):
-            for name, value in scope.items():
-                if value is t:
-                    return name
-    return naming.CAPTURED
-
-
-def _fname(fn: Callable) -> str:
-    return getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
-
-
-def def_line(fn: Callable) -> str:
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return _fname(fn)
-    return f"{_fname(fn)} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
 
 
 def active_tracer() -> Tracer | None:

@@ -36,6 +36,7 @@ from pullback.transforms.batch import RANDOMNESS, batch_eval
 
 from ..autograd import record
 from ..autograd.grad_mode import no_grad
+from ..autograd.tracer_hooks import gathering, untraced
 from ..numpy_face import NumpyTensor
 from ..ops.joining import cat as pb_cat
 from ..ops.joining import stack as pb_stack
@@ -57,7 +58,7 @@ from .trace import (
     trace_call,
     unflatten,
 )
-from .tracer import def_line
+from .user_lines import def_line
 
 
 class VmapVariant:
@@ -151,7 +152,7 @@ class VmapFunction:
     def build(self, moved: tuple) -> VmapVariant:
         axes, size, plain = self._call.now
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
-        with record.untraced(), record.gathering():  # (a trace of its own; x[i] reads i)
+        with untraced(), gathering():  # (a trace of its own; x[i] reads i)
             traced = trace_call(self._traced_fn, one, lambda i, a: False, "vmap", self.fn)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:

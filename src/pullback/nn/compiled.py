@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler.compiled import CompiledFunction
-from ..compiler.tracer import capture_names
+from ..compiler.trace_names import capture_names
 
 
 class CompiledModule(CompiledFunction):

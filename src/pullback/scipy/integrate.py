@@ -35,7 +35,8 @@ from ..autograd import forward_ad, record
 from ..autograd.backward import grad as autograd_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..compiler.source.runtime import holds_traced, is_recorded, traced_array
+from ..compiler.source.numpy_builders import traced_array
+from ..compiler.source.traced_values import holds_traced, is_recorded
 from ..numpy_face import NumpyTensor, to_face
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor

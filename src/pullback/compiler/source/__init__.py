@@ -5,7 +5,7 @@ Python list of traced values (``np.array([x[0] * x[1], x[2]])``, ``np.sum([1.0, 
 nor a buffer made by ``np.zeros`` that a loop fills with traced values: numpy asks
 each Tensor for its data, and pullback refuses rather than lose the gradient. So
 before a call is traced, this pass reads the function's source (``gast``), routes
-those calls through the helpers of ``source_runtime.py``, which build such values
+those calls through the helpers of ``runtime.py``, which build such values
 with pullback's ops, and compiles the result in place of the function:
 
 >>> import numpy as np, pullback as pb
@@ -26,7 +26,7 @@ calls (each converted once per code object, when its first call is traced):
   after ``from numpy import stack``), to a plain Python function of a user module,
   or to nothing it can be sure of (a method, a local, an argument) becomes
   ``__pb_rt__.call(f, ...)``, which looks at ``f`` when it runs: a numpy function
-  goes to ``source_runtime.numpy_call``, a user function is converted first, and
+  goes to ``numpy_builders.numpy_call``, a user function is converted first, and
   anything else is called as it is;
 - ``h = np.zeros(...)`` (``ones``, ``empty``, ``full``, their ``_like`` forms, and any
   numpy function making a new array: ``np.eye``, ``np.array([0., 1.])``), when the
@@ -127,19 +127,10 @@ from .rewriter import (
     returned_names,
     written_names,
 )
-from .runtime import (
-    Entry,
-    as_buffer,
-    closes_over_traced,
-    concat_index,
-    is_creation,
-    new_buffer,
-    numpy_call,
-    stored,
-    subscript,
-    traced_leaf,
-    writable,
-)
+from .entry import Entry, writable
+from .numpy_builders import as_buffer, concat_index, is_creation, new_buffer, numpy_call
+from .runtime import stored, subscript
+from .traced_values import closes_over_traced, traced_leaf
 from .state import UPDATES, rewrite_state
 
 _NOT_DONE = object()

@@ -32,8 +32,9 @@ from ...ops.items import item_op
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
 from ..control_flow import active_tracers, cond, scan, while_loop
+from .entry import in_traced_entry
 from .loop_writes import DEPTH
-from .runtime import in_traced_entry, subscript
+from .runtime import subscript
 
 #: a function's code -> the positions of its parameters read only as bounds of a
 #: converted ``range``; an int given there is traced (``traced_ints``)
