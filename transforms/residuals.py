@@ -32,6 +32,10 @@ def loop_residuals(graph: Graph) -> Graph:
     where = {id(e): i for i, e in enumerate(eqns)}
     for j, rev in enumerate(eqns):
         fwd = rev.block
+        if rev.op is scan_op and fwd is not None and fwd.op is while_op \
+                and id(fwd) in where:
+            eqns[j] = _next_carries(fwd, rev)
+            continue
         if rev.op is not scan_op or fwd is None or fwd.op is not scan_op \
                 or fwd.params.get("remat") or id(fwd) not in where \
                 or not _walks_saved(fwd, rev):
@@ -169,6 +173,49 @@ def _row_of(x: Var, added: Eqn, made: dict) -> list | None:
 
 
 use_body_pass(_nested_residuals)
+
+
+def _next_carries(fwd: Eqn, rev: Eqn) -> Eqn:
+    """A while loop's reverse (a scan walking the saved carries back) that reads the
+    carries each forward step made (``h = tanh(...)``, the next step's carry) from a
+    carry of its own, instead of computing them again from the step's saved carry: the
+    reverse step ``i`` hands on the saved carry it walks, which is what forward step
+    ``i - 1`` made (the loop's last carry, first). A while loop's stacks are as long as
+    it ran, so they cannot carry new per-step residuals as a scan's do; the carries
+    they hold already serve the reverse twice."""
+    body, n_carry = fwd.params["body"], fwd.params["n_carry"]
+    rb, rc, rx = rev.params["body"], rev.params["n_carry"], rev.params["n_xs"]
+    saved = fwd.outs[n_carry + 1:]
+    walked = {a.id: k for k, a in enumerate(rev.inputs[rc:rc + rx])}
+    made = {v.id for e in rb.eqns for v in e.outs}
+    for j, out in enumerate(body.outputs[:n_carry]):
+        k = walked.get(saved[j].id)
+        if k is None or not isinstance(out, Var) or out.id not in made or \
+                rb.inputs[rc + k] is not body.inputs[j]:
+            continue
+        rev = _handed_on(rev, fwd.outs[j], out, rb.inputs[rc + k], rev.inputs[rc + k])
+        rb, rc = rev.params["body"], rev.params["n_carry"]
+        made = {v.id for e in rb.eqns for v in e.outs}
+    return rev
+
+
+def _handed_on(rev: Eqn, last: Var, made: Var, step: Var, stack: Var) -> Eqn:
+    """``rev`` with a new carry that starts as ``last`` and becomes each step's walked
+    ``step``, read in place of ``made`` by the body (``made``'s equations go)."""
+    rb, rc = rev.params["body"], rev.params["n_carry"]
+    n_y = len(rb.outputs) - rc
+    nxt = Var(made.shape, made.dtype, made._data, name=made.name or step.name)
+    swap = lambda a: nxt if isinstance(a, Var) and a.id == made.id else a  # noqa: E731
+    eqns = [e.replace(inputs=tuple(map(swap, e.inputs))) for e in rb.eqns]
+    outs = [swap(v) for v in rb.outputs]
+    new_rb = dce(Graph(list(rb.inputs[:rc]) + [nxt] + list(rb.inputs[rc:]), eqns,
+                       outs[:rc] + [step] + outs[rc:], rb.consts, name=rb.name))
+    end = Var(last.shape, last.dtype, last._data, name=last.name)
+    steps = Var((stack.shape[0],) + tuple(last.shape), last.dtype, None, name=last.name)
+    new_outs = rev.outs[:rc] + (end,) + rev.outs[rc:rc + n_y] + rev.outs[rc + n_y:] + (steps,)
+    return Eqn(scan_op, rev.inputs[:rc] + (last,) + rev.inputs[rc:], new_outs,
+               {**rev.params, "body": new_rb, "n_carry": rc + 1}, rev.src, rev.block,
+               rev.nograd)
 
 
 def _walks_saved(fwd: Eqn, rev: Eqn) -> bool:

@@ -482,8 +482,25 @@ def _branch(fn: str, index: Any, branches: list, operands: tuple, boolean: bool)
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
     pick = index if not boolean or index._data.dtype == np.bool_ else index != 0
-    values = switch_op(pick, *args, branches=tuple(graphs))
+    values = _passed_through(graphs, args)
+    if values is None:
+        values = switch_op(pick, *args, branches=tuple(graphs))
     return tree_unflatten(first[1], list(values))
+
+
+def _passed_through(graphs: list, args: list) -> list | None:
+    """The operands every branch returns as they are, each at the same place (a
+    converted ``if ...: break`` whose branches only hand the carries on), or None: no
+    region, the values themselves (a loop's reverse then reads the body's values, not
+    a branch's)."""
+    values = []
+    for m in range(len(graphs[0].outputs)):
+        at = {next((p for p, v in enumerate(g.inputs) if v is g.outputs[m]), None)
+              for g in graphs}
+        if len(at) != 1 or None in at:
+            return None
+        values.append(args[at.pop()])
+    return values
 
 
 def _same_outputs(fn: str, first: tuple, outs: list, tree: Any) -> None:
