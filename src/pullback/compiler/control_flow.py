@@ -424,7 +424,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     for tr in tracers:  # (its trip count, the shape of what it keeps, is a value)
         for a in args:
             tr.must_be_real(a, "a while loop's run")
-    values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    # a long loop (traced alone for a front door) stops after some steps: its outputs are
+    # stand-ins, and the generated code runs it once (regions.standing_in)
+    with standing_in(len(tracers) == 1 and tracers[0].may_stand_in) as stand_in:
+        values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    if stand_in.stood:
+        tracers[0].stood_in(values)
     return tree_unflatten(tree, list(values[:len(leaves)]))
 
 
