@@ -497,7 +497,9 @@ def _passed_through(graphs: list, args: list) -> list | None:
     """The operands every branch returns as they are, each at the same place (a
     converted ``if ...: break`` whose branches only hand the carries on), or None: no
     region, the values themselves (a loop's reverse then reads the body's values, not
-    a branch's)."""
+    a branch's). Branches that do something besides their results (a print) stay."""
+    if any(not e.op.pure for g in graphs for e in g.eqns):
+        return None
     values = []
     for m in range(len(graphs[0].outputs)):
         at = {next((p for p, v in enumerate(g.inputs) if v is g.outputs[m]), None)
