@@ -69,6 +69,28 @@ def rnn(xs, w):
         total = total + h.sum()
     return total
 """
+BREAK_SRC = """
+def rnn(xs, w):
+    h = np.zeros(xs.shape[1:])
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ w + xs[t])
+        total = total + h.sum()
+        if total > 1e9:
+            break
+    return total
+"""
+WHILE_SRC = """
+def rnn(xs, w):
+    h = np.zeros(xs.shape[1:])
+    total = 0.0
+    t = 0
+    while t < xs.shape[0]:
+        h = np.tanh(h @ w + xs[t])
+        total = total + h.sum()
+        t = t + 1
+    return total
+"""
 UNROLLED_SRC = """
 def rnn(xs, w):
     h = np.zeros(xs.shape[1:])
@@ -111,7 +133,8 @@ def soft_dtw(D):
     return R[n, m]
 """
 DTW_SIDES = {50: 7, 1000: 32, 10000: 100}  # steps (about) -> n of the n x n matrix
-WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "native": PLAIN_SRC,
+WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "for + break": BREAK_SRC,
+        "while": WHILE_SRC, "native": PLAIN_SRC,
         "unrolled": UNROLLED_SRC,
         "JAX lax.scan": JAX_SCAN_SRC, "JAX jit unrolled": JAX_UNROLLED_SRC, "floor": None}
 
@@ -282,7 +305,7 @@ def section(t: LoopTimes | None) -> list[str]:
     rows.append("| numpy floor | " + " | ".join(f"- | {ms(t.steady['floor'][n])}"
                                                  for n in lengths) + " |")
     checks = []
-    for way in ("pb.scan", "plain for"):
+    for way in ("pb.scan", "plain for", "for + break", "while"):
         base = t.first[way][lengths[0]]
         for n in lengths[1:]:
             limit = 1.5 * base + t.steady[way][n]

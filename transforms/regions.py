@@ -102,6 +102,7 @@ def runner(graph: Graph) -> Any:
 
 class _StandIn(threading.local):
     on = False
+    stood = False  # (a while loop stood in: standing_in.stood reads it)
 
 
 _STAND_IN = _StandIn()
@@ -110,16 +111,20 @@ _STAND_IN = _StandIn()
 class standing_in:
     """Inside it (when ``on``), a scan run on arrays computes nothing: its outputs are
     zeros of their shapes, stand-ins a tracer marks and must never let anything read
-    (``Tracer.stood_in``): the loop then runs once, in the generated code."""
+    (``Tracer.stood_in``): the loop then runs once, in the generated code. A while
+    loop stops after ``WHOLE_LOOP_FROM`` steps, its outputs stand-ins made of its state
+    then (``stood`` says whether it did: a short loop's outputs are its values)."""
 
     def __init__(self, on: bool) -> None:
-        self.on = on
+        self.on, self.stood = on, False
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> standing_in:
         self.before, _STAND_IN.on = _STAND_IN.on, self.on
+        _STAND_IN.stood = False
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        _STAND_IN.on = self.before
+        _STAND_IN.on, self.stood, _STAND_IN.stood = self.before, _STAND_IN.stood, False
 
 
 def _run_scan(*arrays: Any, body: Graph, length: int, n_carry: int, n_xs: int,
@@ -407,9 +412,13 @@ def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
     carries, consts = [np.asarray(c) for c in arrays[:n_carry]], list(arrays[n_carry:])
     saved: list = []
     test, step = runner(cond), runner(body)
+    stand_in, _STAND_IN.on = _STAND_IN.on, False  # (its body's loops run as they are)
     while test(*carries, *consts)[0]:
         saved.append(carries)
         carries = [np.asarray(c) for c in step(*carries, *consts)]
+        if len(saved) == WHOLE_LOOP_FROM and stand_in:
+            _STAND_IN.stood = True  # (the state after these steps stands in for the end)
+            break
         if len(saved) == WHOLE_LOOP_FROM and _COMPILE:
             rest = _rest_of_while(carries, consts, cond, body, n_carry)
             if rest is not None:

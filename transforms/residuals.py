@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from pullback.ir import Eqn, Graph, Var, naming
+from pullback.ops import OPS
+from pullback.ops.items import item_add_op
 
 from .dce import dce
 from .regions import scan_op, scan_parts, use_body_pass, while_op
@@ -30,6 +32,10 @@ def loop_residuals(graph: Graph) -> Graph:
     where = {id(e): i for i, e in enumerate(eqns)}
     for j, rev in enumerate(eqns):
         fwd = rev.block
+        if rev.op is scan_op and fwd is not None and fwd.op is while_op \
+                and id(fwd) in where:
+            eqns[j] = _next_carries(fwd, rev)
+            continue
         if rev.op is not scan_op or fwd is None or fwd.op is not scan_op \
                 or fwd.params.get("remat") or id(fwd) not in where \
                 or not _walks_saved(fwd, rev):
@@ -51,7 +57,10 @@ def sparse_sums(graph: Graph) -> Graph:
     """``x + index_add(zeros, index, v)`` as ``index_add(x, index, v)`` (``item_add``
     likewise): the gradient of
     an item read (``R[i - 1, j]`` in a loop's body) adds into the gradient it joins
-    without a table of zeros and a sum of whole tables per step."""
+    without a table of zeros and a sum of whole tables per step. A row read at a traced
+    int (``xs[t]`` in a while loop's body, or a for loop that breaks) adds its gradient
+    into the row as an ``item_add`` too (``g_xs[t] += g``, in place where the loop owns
+    the sum), not as a table of zeros per step (quadratic in the trip count)."""
     uses: dict = {}
     for e in graph.eqns:
         for a in e.inputs:
@@ -61,40 +70,152 @@ def sparse_sums(graph: Graph) -> Graph:
         if isinstance(v, Var):
             uses[v.id] = uses.get(v.id, 0) + 2
     made = {e.out.id: e for e in graph.eqns if e.out is not None}
-    eqns, dropped = [], set()
+    eqns, dropped, rows = [], set(), False
     for e in graph.eqns:
-        spread = _spread(e, made, uses)
+        spread = _spread(e, made, uses) or _row_add(e, made, uses)
         if spread is not None:
-            x, added = spread
+            added, new = spread
             dropped.add(id(added))
-            e = Eqn(added.op, (x,) + added.inputs[1:], e.out, added.params, e.src, e.block,
-                    e.nograd)
+            eqns += new[:-1]
+            e = new[-1]
+        row = _row_of(e.inputs[0], e, made) if e.op.name == "index_add" else None
+        if row is not None:
+            rows = True
+            eqns += row[:-1]
+            e = row[-1]
         eqns.append(e)
-    if not dropped:
+    if not dropped and not rows:
         return graph
     return dce(graph.replace(eqns=[e for e in eqns if id(e) not in dropped]))
 
 
 def _spread(e: Eqn, made: dict, uses: dict) -> tuple | None:
-    """(x, the index_add or item_add into zeros) when ``e`` is ``x + index_add(zeros,
-    ...)`` whose index_add nothing else reads, all of one shape and dtype."""
-    if e.op.name != "add" or len(e.inputs) != 2 or e.params:
-        return None
-    for k in (0, 1):
-        t, x = e.inputs[k], e.inputs[1 - k]
-        added = made.get(t.id) if isinstance(t, Var) else None
-        if added is None or added.op.name not in ("index_add", "item_add") \
-                or uses.get(t.id) != 1:
-            continue
+    """(the index_add or item_add into zeros, [its replacement]) when ``e`` is
+    ``x + index_add(zeros, ...)`` whose index_add nothing else reads, all of one shape
+    and dtype."""
+    for x, added in _added(e, made, uses, ("index_add", "item_add")):
         zeros = made.get(added.inputs[0].id) if isinstance(added.inputs[0], Var) else None
         if zeros is not None and zeros.op.name == "new_zeros" and \
-                zeros.params.get("value") == 0 and isinstance(x, Var) and \
-                x.shape == t.shape == e.out.shape and x.dtype == t.dtype == e.out.dtype:
-            return x, added
+                zeros.params.get("value") == 0:
+            return added, [Eqn(added.op, (x,) + added.inputs[1:], e.out, added.params,
+                               e.src, e.block, e.nograd)]
     return None
 
 
+def _added(e: Eqn, made: dict, uses: dict, names: tuple) -> list:
+    """The (x, t) of ``e = x + t`` where ``t`` is made by an op of ``names`` that
+    nothing else reads, all of one shape and dtype."""
+    if e.op.name != "add" or len(e.inputs) != 2 or e.params:
+        return []
+    found = []
+    for k in (0, 1):
+        t, x = e.inputs[k], e.inputs[1 - k]
+        added = made.get(t.id) if isinstance(t, Var) else None
+        if added is not None and added.op.name in names and uses.get(t.id) == 1 and \
+                isinstance(x, Var) and x.shape == t.shape == e.out.shape and \
+                x.dtype == t.dtype == e.out.dtype:
+            found.append((x, added))
+    return found
+
+
+def _traced_int(v: Any) -> bool:
+    return isinstance(v, Var) and v.shape == () and np.dtype(v.dtype).kind in "iu"
+
+
+def _row_add(e: Eqn, made: dict, uses: dict) -> tuple | None:
+    """(the scatter, [its replacement]) when ``e`` adds to ``x`` the gradient of a read
+    of ``x``'s items at traced ints: ``index_gather_backward`` of ints and whole axes, or
+    ``index_add`` along one axis at one int (``t.reshape(1)``) of a single row."""
+    for x, added in _added(e, made, uses, ("index_gather_backward",)):
+        new = _as_item_add(x, added, e)
+        if new is not None:
+            return added, new
+    return None
+
+
+def _as_item_add(x: Var, added: Eqn, e: Eqn) -> list | None:
+    p = added.params
+    g, ints = added.inputs[0], added.inputs[1:]
+    slots = dict(zip(p["slots"], ints))
+    where = []
+    for k, part in enumerate(p["index"]):
+        if k in slots and _traced_int(slots[k]):
+            where.append(None)
+        elif k not in slots and isinstance(part, slice) and part == slice(None):
+            where.append(slice(None))
+        else:
+            return None
+    rest = tuple(x.shape[len(where):])
+    if len(where) > len(x.shape) or not isinstance(g, Var) or g.dtype != x.dtype or \
+            tuple(g.shape) != tuple(s for s, w in zip(x.shape, where) if w is not None
+                                    ) + rest or len(where) != len(p["index"]):
+        return None
+    return [Eqn(item_add_op, (x, *ints, g), e.out, {"where": tuple(where)}, e.src,
+                e.block, e.nograd)]
+
+
+def _row_of(x: Var, added: Eqn, made: dict) -> list | None:
+    """``index_add(x, t.reshape(1), v)`` along one axis as ``item_add(x, t, row)``: one
+    row added at a traced int, in place where a loop owns ``x``."""
+    dim, alpha = added.params.get("dim"), added.params.get("alpha", 1)
+    index, src = added.inputs[1], added.inputs[2]
+    shaped = made.get(index.id) if isinstance(index, Var) else None
+    if alpha != 1 or shaped is None or shaped.op.name not in ("reshape", "view") or \
+            not _traced_int(shaped.inputs[0]) or tuple(index.shape) != (1,) or \
+            not isinstance(src, Var) or src.dtype != x.dtype or src.shape[dim] != 1:
+        return None
+    row = tuple(src.shape[:dim]) + tuple(src.shape[dim + 1:])
+    v = Var(row, src.dtype, None if src._data is None else np.reshape(src._data, row))
+    e = added
+    return [Eqn(OPS["reshape"], (src,), v, {"shape": row}, e.src, e.block, e.nograd),
+            Eqn(item_add_op, (x, shaped.inputs[0], v),
+                e.out, {"where": (slice(None),) * dim + (None,)}, e.src, e.block, e.nograd)]
+
+
 use_body_pass(_nested_residuals)
+
+
+def _next_carries(fwd: Eqn, rev: Eqn) -> Eqn:
+    """A while loop's reverse (a scan walking the saved carries back) that reads the
+    carries each forward step made (``h = tanh(...)``, the next step's carry) from a
+    carry of its own, instead of computing them again from the step's saved carry: the
+    reverse step ``i`` hands on the saved carry it walks, which is what forward step
+    ``i - 1`` made (the loop's last carry, first). A while loop's stacks are as long as
+    it ran, so they cannot carry new per-step residuals as a scan's do; the carries
+    they hold already serve the reverse twice."""
+    body, n_carry = fwd.params["body"], fwd.params["n_carry"]
+    rb, rc, rx = rev.params["body"], rev.params["n_carry"], rev.params["n_xs"]
+    saved = fwd.outs[n_carry + 1:]
+    walked = {a.id: k for k, a in enumerate(rev.inputs[rc:rc + rx])}
+    made = {v.id for e in rb.eqns for v in e.outs}
+    for j, out in enumerate(body.outputs[:n_carry]):
+        k = walked.get(saved[j].id)
+        if k is None or not isinstance(out, Var) or out.id not in made or \
+                rb.inputs[rc + k] is not body.inputs[j]:
+            continue
+        rev = _handed_on(rev, fwd.outs[j], out, rb.inputs[rc + k], rev.inputs[rc + k])
+        rb, rc = rev.params["body"], rev.params["n_carry"]
+        made = {v.id for e in rb.eqns for v in e.outs}
+    return rev
+
+
+def _handed_on(rev: Eqn, last: Var, made: Var, step: Var, stack: Var) -> Eqn:
+    """``rev`` with a new carry that starts as ``last`` and becomes each step's walked
+    ``step``, read in place of ``made`` by the body (``made``'s equations go)."""
+    rb, rc = rev.params["body"], rev.params["n_carry"]
+    n_y = len(rb.outputs) - rc
+    nxt = Var(made.shape, made.dtype, made._data, name=made.name or step.name)
+    swap = lambda a: nxt if isinstance(a, Var) and a.id == made.id else a  # noqa: E731
+    eqns = [e.replace(inputs=tuple(map(swap, e.inputs))) for e in rb.eqns]
+    outs = [swap(v) for v in rb.outputs]
+    new_rb = dce(Graph(list(rb.inputs[:rc]) + [nxt] + list(rb.inputs[rc:]), eqns,
+                       outs[:rc] + [step] + outs[rc:], rb.consts, name=rb.name))
+    end = Var(last.shape, last.dtype, last._data, name=last.name)
+    steps = Var((stack.shape[0],) + tuple(last.shape), last.dtype, None, name=last.name)
+    new_outs = rev.outs[:rc] + (end,) + rev.outs[rc:rc + n_y] + rev.outs[rc + n_y:] + (steps,)
+    return Eqn(scan_op, rev.inputs[:rc] + (last,) + rev.inputs[rc:], new_outs,
+               {**rev.params, "body": new_rb, "n_carry": rc + 1}, rev.src, rev.block,
+               rev.nograd)
 
 
 def _walks_saved(fwd: Eqn, rev: Eqn) -> bool:

@@ -107,3 +107,33 @@ def test_a_while_loop_runs_on_the_loop_values() -> None:
         return pb.while_loop(lambda c: c < 15.0 + np.abs(s), lambda c: c * 2.0 + s * s * 0.01,
                              s * 0.0 + 1.0)
     _check(f)
+
+
+def _rnn_while(w, xs, limit):
+    h = np.zeros(xs.shape[1:])
+    t = 0
+    while t < limit:
+        h = np.tanh(h @ w + xs[t])
+        t = t + 1
+    return h
+
+
+@pytest.mark.parametrize("read", [False, True])
+def test_a_long_while_loop_stops_early_at_trace_time(read: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A while loop (or a for loop that breaks) stops after ``WHOLE_LOOP_FROM`` steps
+    at trace time, its outputs stand-ins: the call's generated code runs it whole. A
+    trace that reads them is made again on the real values (the loop then runs on)."""
+    monkeypatch.setattr(regions, "WHOLE_LOOP_FROM", 3)
+    xs = np.random.default_rng(6).standard_normal((9, 2, 3))
+    rest = []
+    real = regions._rest_of_while
+    monkeypatch.setattr(regions, "_rest_of_while", lambda *a: rest.append(1) or real(*a))
+
+    def f(w):
+        h = _rnn_while(w, xs, 9)
+        return (h * h).sum() if not read or h.sum() > -1e9 else h.sum()
+    value, g = pb.value_and_grad(f)(W)
+    assert len(rest) == read  # (the trace ran past the first steps only to be read)
+    assert np.isclose(value, f(W))
+    np.testing.assert_allclose(g, _fd(f, W), rtol=1e-6, atol=1e-8)

@@ -425,7 +425,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     for tr in tracers:  # (its trip count, the shape of what it keeps, is a value)
         for a in args:
             tr.must_be_real(a, "a while loop's run")
-    values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    # a long loop (traced alone for a front door) stops after some steps: its outputs are
+    # stand-ins, and the generated code runs it once (regions.standing_in)
+    with standing_in(len(tracers) == 1 and tracers[0].may_stand_in) as stand_in:
+        values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    if stand_in.stood:
+        tracers[0].stood_in(values)
     return tree_unflatten(tree, list(values[:len(leaves)]))
 
 
@@ -483,8 +488,27 @@ def _branch(fn: str, index: Any, branches: list, operands: tuple, boolean: bool)
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
     pick = index if not boolean or index._data.dtype == np.bool_ else index != 0
-    values = switch_op(pick, *args, branches=tuple(graphs))
+    values = _passed_through(graphs, args)
+    if values is None:
+        values = switch_op(pick, *args, branches=tuple(graphs))
     return tree_unflatten(first[1], list(values))
+
+
+def _passed_through(graphs: list, args: list) -> list | None:
+    """The operands every branch returns as they are, each at the same place (a
+    converted ``if ...: break`` whose branches only hand the carries on), or None: no
+    region, the values themselves (a loop's reverse then reads the body's values, not
+    a branch's). Branches that do something besides their results (a print) stay."""
+    if any(not e.op.pure for g in graphs for e in g.eqns):
+        return None
+    values = []
+    for m in range(len(graphs[0].outputs)):
+        at = {next((p for p, v in enumerate(g.inputs) if v is g.outputs[m]), None)
+              for g in graphs}
+        if len(at) != 1 or None in at:
+            return None
+        values.append(args[at.pop()])
+    return values
 
 
 def _same_outputs(fn: str, first: tuple, outs: list, tree: Any) -> None:
