@@ -95,6 +95,7 @@ from .loop_runtime import (
     OWNER,
     REFUSED,
     UNBOUND,
+    and_,
     for_each,
     for_enumerate,
     for_enumerate_zip,
@@ -103,6 +104,7 @@ from .loop_runtime import (
     if_,
     is_static,
     loop_index,
+    or_,
     not_,
     note_refusals,
     while_,
@@ -247,7 +249,7 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_enumerate=for_enumerate,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
-                                 not_=not_,
+                                 not_=not_, and_=and_, or_=or_,
                                  item_set=item_set, item_slice=item_slice, int0=int0)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 

@@ -225,6 +225,26 @@ def not_(test: Any) -> Any:
     return not test
 
 
+def and_(a: Any, b: Callable) -> Any:
+    """``a and b()`` (``bool_tests.py``): the logical and of ``a`` and ``b()`` when ``a``
+    is a traced boolean scalar, else Python's (short-circuit, giving an operand)."""
+    if _traced_test(a):
+        return np.logical_and(a, b())
+    return a and b()
+
+
+def or_(a: Any, b: Callable) -> Any:
+    """``a or b()``: the logical or when ``a`` is a traced boolean scalar, else Python's."""
+    if _traced_test(a):
+        return np.logical_or(a, b())
+    return a or b()
+
+
+def _traced_test(a: Any) -> bool:
+    return record.TRACING and isinstance(a, Tensor) and a._data.shape == () \
+        and a._data.dtype == np.bool_
+
+
 def loop_index(x: Any, index: Any) -> Any:
     """``x[index]`` in a converted body, where the index reads the loop variable: a
     traced integer selects through ``index_select`` (one graph for every step), or an

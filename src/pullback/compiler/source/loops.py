@@ -36,6 +36,7 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS
+from .bool_tests import traced_test
 from .item_writes import SCOPES, item_writes, walk_scope
 from .loop_building import (
     _assign,
@@ -68,7 +69,6 @@ from .returns import (
     has_return,
     loop_return,
     one_exit,
-    traced_not,
 )
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
@@ -134,7 +134,7 @@ class _Converter:
             if isinstance(stmt, (gast.For, gast.While)):
                 item_writes(self.fn, stmt, self.declared)
             if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
-                stmt.test = traced_not(stmt.test)
+                stmt.test = traced_test(stmt.test)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
@@ -449,7 +449,7 @@ class _Converter:
         for scope in walk(self.fn):
             if scope is self.fn or id(scope) in inside or not isinstance(scope, SCOPES) \
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
-                    or getattr(scope, "pb_getter", False):
+                    or getattr(scope, "pb_getter", False) or getattr(scope, "pb_lazy", False):
                 continue
             read = _loads([scope]) & names
             if read:
@@ -470,6 +470,10 @@ class _Converter:
                 if isinstance(n, _REFUSED):
                     return _REFUSED_WHY.get(type(n), f"it holds a {type(n).__name__.lower()} "
                                                      "statement")
+                if getattr(n, "pb_lazy", False):  # (an operand of and/or: run in the body)
+                    why = self._refusal([gast.Expr(value=n.body)])
+                    if why:
+                        return why
                 if isinstance(n, SCOPES) and not _allowed(n):
                     return f"it defines a {type(n).__name__.lower()}"
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
