@@ -113,3 +113,16 @@ def test_a_while_loop_appending_stays_unrolled_with_its_reason() -> None:
     g = pb.grad(f)
     np.testing.assert_allclose(g(x), fd(f, x), rtol=1e-6, atol=1e-8)
     assert any("no per-step outputs" in n for n in pb.compiler.inspect(g, x).loops)
+
+
+def test_a_list_made_in_a_tuple_assignment_is_fresh_too() -> None:
+    def f(xs, w):
+        h, hs = np.zeros(2), []
+        for x in xs:
+            h = np.tanh(h @ w + x)
+            hs.append(h)
+        return np.stack(hs).sum()
+    xs = RNG.normal(size=(4, 2))
+    g = pb.grad(f, argnums=1)
+    np.testing.assert_allclose(g(xs, W), fd(lambda w: f(xs, w), W), rtol=1e-6, atol=1e-8)
+    assert pb.compiler.inspect(g, xs, W).loops == ()

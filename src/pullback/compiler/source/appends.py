@@ -9,12 +9,13 @@ per-step outputs (a scan stacks them), for ``loops.py``::
                                           h, hs = __pb_rt__.for_each(..., outs=1)
                                           out = __pb_rt__.stacked(np.stack, hs)
 
-The list is ``hs = []`` in the statements holding the loop, before it; the loop's body
-appends to it once, at its top level, and mentions it nowhere else; the function
-mentions it only there and after the loop, as ``np.stack(hs)``, ``np.array(hs)``,
-``np.asarray(hs)``, ``np.concatenate(hs)``, ``sum(hs)``, ``len(hs)`` (each through
-``stacked``), ``hs[i]`` (not a slice) or ``for ... in hs``. After a region, ``hs`` is
-the stacked array (its rows are the items); after the loop as written, the list.
+The list is ``hs = []`` (or ``h, hs = h0, []``) in the statements holding the loop,
+before it; the loop's body appends to it once, at its top level, and mentions it
+nowhere else; the function mentions it only there and after the loop, as
+``np.stack(hs)``, ``np.array(hs)``, ``np.asarray(hs)``, ``np.concatenate(hs)``,
+``sum(hs)``, ``len(hs)`` (each through ``stacked``), ``hs[i]`` (not a slice) or
+``for ... in hs``. After a region, ``hs`` is the stacked array (its rows are the
+items); after the loop as written, the list.
 """
 
 from __future__ import annotations
@@ -92,12 +93,10 @@ def _reads_after(fn: Any, loop: Any, before: list, after: list, name: str, appen
     parents), or None when the
     function mentions ``hs`` elsewhere than the fresh list's ``hs = []``, the append,
     and whole reads after the loop."""
-    fresh = [s for s in before if isinstance(s, gast.Assign) and len(s.targets) == 1
-             and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
-             and isinstance(s.value, gast.List) and not s.value.elts]
+    fresh = [t for s in before for t in _fresh(s, name)]
     if len(fresh) != 1:
         return None
-    allowed = {id(fresh[0].targets[0]), id(append.value.func.value)}
+    allowed = {id(fresh[0]), id(append.value.func.value)}
     calls, parents = [], {}
     for s in after:
         for n in walk(s):
@@ -120,3 +119,15 @@ def _reads_after(fn: Any, loop: Any, before: list, after: list, name: str, appen
            for n in walk(fn)):
         return None
     return calls
+
+
+def _fresh(stmt: Any, name: str) -> list:
+    """The target ``hs`` of ``hs = []`` (or ``h, hs = h0, []``) in ``stmt``."""
+    if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
+        return []
+    target, value = stmt.targets[0], stmt.value
+    pairs = zip(target.elts, value.elts) if isinstance(target, gast.Tuple) \
+        and isinstance(value, gast.Tuple) and len(target.elts) == len(value.elts) \
+        else [(target, value)]
+    return [t for t, v in pairs if isinstance(t, gast.Name) and t.id == name
+            and isinstance(v, gast.List) and not v.elts]
