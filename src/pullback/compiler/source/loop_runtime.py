@@ -253,14 +253,20 @@ def and_(a: Any, b: Callable) -> Any:
     """``a and b()`` (``bool_tests.py``): the logical and of ``a`` and ``b()`` when ``a``
     is a traced boolean scalar, else Python's (short-circuit, giving an operand)."""
     if _traced_test(a):
-        return np.logical_and(a, b())
+        try:
+            return np.logical_and(a, b())
+        except Exception:  # (b may fail where a is false: Python's, asking for a)
+            pass
     return a and b()
 
 
 def or_(a: Any, b: Callable) -> Any:
     """``a or b()``: the logical or when ``a`` is a traced boolean scalar, else Python's."""
     if _traced_test(a):
-        return np.logical_or(a, b())
+        try:
+            return np.logical_or(a, b())
+        except Exception:  # (b may fail where a is true: Python's, asking for a)
+            pass
     return a or b()
 
 

@@ -136,7 +136,7 @@ class _Converter:
             if isinstance(stmt, (gast.For, gast.While)):
                 item_writes(self.fn, stmt, self.declared)
             if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
-                stmt.test = traced_test(stmt.test)
+                stmt.test = traced_test(stmt.test, self.scope)
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
