@@ -131,3 +131,12 @@ def test_python_operands_keep_pythons_semantics() -> None:
     rt = pb.compiler.source.loop_runtime
     assert rt.and_(0, lambda: 1 / 0) == 0 and rt.or_("x", lambda: 1 / 0) == "x"
     assert rt.and_(2, lambda: [3]) == [3] and rt.or_(None, lambda: ()) == ()
+
+
+def test_a_function_whose_only_change_is_an_and_is_still_converted() -> None:
+    def f(x):
+        k = 2
+        if np.sum(x) > 0 and k > 1:  # (k, read in the operand's lambda, becomes a cell)
+            print("positive")
+        return x * 2.0
+    assert pb.compiler.source.convert(f) is not None

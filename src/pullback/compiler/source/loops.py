@@ -137,6 +137,9 @@ class _Converter:
                 item_writes(self.fn, stmt, self.declared)
             if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
                 stmt.test = traced_test(stmt.test, self.scope)
+                # (its and/or's operands are lambdas: names the function's locals read
+                # there become cells, which the pass's check allows once loops moved)
+                changed |= any(isinstance(n, gast.Lambda) for n in walk(stmt.test))
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
