@@ -380,13 +380,29 @@ def pyloop_range(d: Draw) -> Term:
 @template("loops", scalar=True)
 def pyloop_while(d: Draw) -> Term:
     """``while`` on a traced test with a cap: a trip count that depends on the data (a
-    float counter or an int one, traced as a range's counter is)."""
+    float counter or an int one, traced as a range's counter is); the tests joined by
+    ``&`` or by ``and``/``or``."""
     k = d.k
     zero, one = d.pick(("0", "1"), ("0.0", "1.0"))
-    body = (f"w{k} = x * 0.5", f"n{k} = {zero}",
-            f"while (np.sum(np.abs(w{k})) < 4.0) & (n{k} < 5):",
+    test = d.pick(f"(np.sum(np.abs(w{k})) < 4.0) & (n{k} < 5)",
+                  f"np.sum(np.abs(w{k})) < 4.0 and n{k} < 5",
+                  f"not (np.sum(np.abs(w{k})) >= 4.0 or n{k} >= 5)")
+    body = (f"w{k} = x * 0.5", f"n{k} = {zero}", f"while {test}:",
             f"    w{k} = w{k} * 1.3 + {d.u(f'w{k}')} * 0.2", f"    n{k} = n{k} + {one}")
     return Term("loops", "", body, f"w{k} * (n{k} + 1)")
+
+
+@template("loops", scalar=True)
+def pyloop_append(d: Draw) -> Term:
+    """A list appended to in a ``for`` loop (over a range or an array's rows) and read
+    whole after it: the scan's per-step outputs."""
+    k, c = d.k, d.c()
+    head = d.pick(f"for i{k} in range({d.pick(1, 3)}):",
+                  f"for v{k} in np.stack([x, {d.u('x')}]):")
+    body = (f"a{k} = x * 0.5", f"hs{k} = []", head,
+            f"    a{k} = {d.u(f'a{k}')} * {c} + x * 0.1", f"    hs{k}.append(a{k} * 0.5)")
+    read = d.pick(f"np.stack(hs{k})[-1]", f"sum(hs{k}) * 0.5", f"np.array(hs{k})[0] * 2.0")
+    return Term("loops", "", body, read)
 
 
 @template("loops", scalar=True)

@@ -95,6 +95,7 @@ from .loop_runtime import (
     OWNER,
     REFUSED,
     UNBOUND,
+    and_,
     for_each,
     for_enumerate,
     for_enumerate_zip,
@@ -103,6 +104,8 @@ from .loop_runtime import (
     if_,
     is_static,
     loop_index,
+    or_,
+    stacked,
     not_,
     note_refusals,
     while_,
@@ -238,7 +241,7 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_enumerate=for_enumerate,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
-                                 not_=not_,
+                                 not_=not_, and_=and_, or_=or_, stacked=stacked,
                                  item_set=item_set, item_slice=item_slice, int0=int0)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
@@ -387,7 +390,7 @@ def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) 
         bound = {n for c in codes for n in c.co_varnames + c.co_cellvars + c.co_freevars}
         read = {n for c in codes for n in c.co_names}
         return set(old.co_varnames + old.co_cellvars) <= bound \
-            and names - {"range", "zip", "enumerate"} <= read <= names | added
+            and names - {"range", "zip", "enumerate", "append"} <= read <= names | added
     return (old.co_varnames == new.co_varnames and old.co_cellvars == new.co_cellvars
             and names <= set(new.co_names) <= names | added
             and set(new.co_freevars) <= set(old.co_freevars) | {RUNTIME_NAME})

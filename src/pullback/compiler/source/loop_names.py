@@ -16,7 +16,7 @@ PREFIX = "__pb_loop_"
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
                            "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
                            "while_", "loop_index", "if_", "item_set", "item_slice",
-                           "not_", "int0"})
+                           "not_", "int0", "and_", "or_", "stacked"})
 
 
 def _static_test(test: Any) -> bool:
@@ -46,10 +46,10 @@ def _binds(node: Any, names: set) -> bool:
 
 def _allowed(n: Any) -> bool:
     """A scope a converted body may hold: a comprehension, a loop or if converted
-    already, the carries' getters."""
+    already, the carries' getters, an operand of ``and``/``or`` (``bool_tests.py``)."""
     return isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)) \
         or isinstance(n, gast.FunctionDef) and n.name.startswith(PREFIX) \
-        or getattr(n, "pb_getter", False)
+        or getattr(n, "pb_getter", False) or getattr(n, "pb_lazy", False)
 
 
 def _assigned(body: list) -> set:

@@ -69,11 +69,15 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+#: why a loop appending to a list stays as written when it would be a while region
+_NO_YS = "it appends to a list, and a while region (a break, a traced bound) has no " \
+         "per-step outputs"
 
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
               post: Callable | None = None, brk: bool = False, sliced: tuple = (),
-              counted: bool = True, written: tuple = (), done: bool = False) -> tuple:
+              counted: bool = True, written: tuple = (), done: bool = False,
+              outs: int = 0) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
     can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
@@ -82,28 +86,30 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     ``counted``: whether the body reads ``i`` (a region counts only then); ``written``:
     the positions of the carries whose items the body writes (``item_writes.py``);
     ``done``: the loop stands for one with a ``return`` (``loops.py``), and whether its
-    ``break`` ran comes after the carries."""
+    ``break`` ran comes after the carries; ``outs``: the body gives, after the carries,
+    that many values appended to lists (``appends.py``): the scan's per-step outputs,
+    stacked (a list of them, as Python, when the loop runs as written)."""
     init = _values(getters)
     arrays = tuple(get() for get in sliced)
     lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
-    if any(v is UNBOUND for v in init) and post is None and _peelable(bounds):
+    if any(v is UNBOUND for v in init) and post is None and not outs and _peelable(bounds):
         # (a name the body assigns before reading it, with no value before the loop:
         # the first step runs as Python and gives it one, the others are a region)
         steps = range(*bounds)
         init = list(body(*lead(steps[0]), *init))
         bounds = (steps[1], steps.stop, steps.step)
     out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted,
-                        written, done)
+                        written, done, outs)
     if out is not None:
         return _written_back(init, out, written)
     if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
         owner = OWNER.get(sys._getframe(1).f_code)  # an int argument better a key of the
         if owner is not None:  # cache: traced_ints leaves it an int from now on)
             _STATIC.add(owner)
-    carry, flag = tuple(init), False
+    carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for i in range(*bounds):
         if post is None:
-            carry = body(*lead(i), *carry)
+            carry = _append(body(*lead(i), *carry), lists)
             continue
         carry, mid, test = body(*lead(i), *carry)
         if test:
@@ -112,7 +118,24 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
                 break
             continue
         carry = post(*lead(i), *carry, *mid)
-    return (*carry, flag) if done else carry
+    return (*carry, flag) if done else (*carry, *lists)
+
+
+def _append(out: tuple, lists: list) -> tuple:
+    """The carries of a step's ``out``, its last ``len(lists)`` values appended to
+    ``lists``."""
+    if not lists:
+        return out
+    n = len(out) - len(lists)
+    for items, v in zip(lists, out[n:]):
+        items.append(v)
+    return tuple(out[:n])
+
+
+def _ys(out: Any, outs: int) -> tuple:
+    """A scan step's (carries, per-step outputs) from a body's values."""
+    out = tuple(out)
+    return (out[:len(out) - outs], out[len(out) - outs:]) if outs else (out, None)
 
 
 def _peelable(bounds: tuple) -> bool:
@@ -127,50 +150,51 @@ def _peelable(bounds: tuple) -> bool:
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
              post: Callable | None = None, brk: bool = False, written: tuple = (),
-             done: bool = False) -> tuple:
+             done: bool = False, outs: int = 0) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
     return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk,
-                      written, done)
+                      written, done, outs)
 
 
 def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
             post: Callable | None = None, brk: bool = False, written: tuple = (),
-            done: bool = False) -> tuple:
+            done: bool = False, outs: int = 0) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
     return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk,
-                      written, done)
+                      written, done, outs)
 
 
 def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                   post: Callable | None = None, brk: bool = False,
-                  written: tuple = (), done: bool = False) -> tuple:
+                  written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
     return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
-                      post, brk, written, done)
+                      post, brk, written, done, outs)
 
 
 def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                       post: Callable | None = None, brk: bool = False,
-                      written: tuple = (), done: bool = False) -> tuple:
+                      written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)), post, brk, written, done)
+                      lambda: enumerate(zip(*args)), post, brk, written, done, outs)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
                items: Callable, post: Callable | None, brk: bool, written: tuple,
-               done: bool) -> tuple:
+               done: bool, outs: int) -> tuple:
     init = _values(getters)
-    out = _region_items(body, getters, init, args, in_place, kind, post, brk, written, done)
+    out = _region_items(body, getters, init, args, in_place, kind, post, brk, written, done,
+                        outs)
     if out is not None:
         return _written_back(init, out, written)
-    carry, flag = tuple(init), False
+    carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for item in items():
         if post is None:
-            carry = body(item, *carry)
+            carry = _append(body(item, *carry), lists)
             continue
         carry, mid, test = body(item, *carry)
         if test:
@@ -179,7 +203,7 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
                 break
             continue
         carry = post(item, *carry, *mid)
-    return (*carry, flag) if done else carry
+    return (*carry, flag) if done else (*carry, *lists)
 
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
@@ -224,6 +248,49 @@ def not_(test: Any) -> Any:
     if isinstance(test, (Tensor, np.ndarray, np.generic)):
         return np.logical_not(test)
     return not test
+
+
+def and_(a: Any, b: Callable) -> Any:
+    """``a and b()`` (``bool_tests.py``): the logical and of ``a`` and ``b()`` when ``a``
+    is a traced boolean scalar, else Python's (short-circuit, giving an operand)."""
+    if _traced_test(a):
+        try:
+            return np.logical_and(a, b())
+        except Exception:  # (b may fail where a is false: Python's, asking for a)
+            pass
+    return a and b()
+
+
+def or_(a: Any, b: Callable) -> Any:
+    """``a or b()``: the logical or when ``a`` is a traced boolean scalar, else Python's."""
+    if _traced_test(a):
+        try:
+            return np.logical_or(a, b())
+        except Exception:  # (b may fail where a is true: Python's, asking for a)
+            pass
+    return a or b()
+
+
+def _traced_test(a: Any) -> bool:
+    return record.TRACING and isinstance(a, Tensor) and a._data.shape == () \
+        and a._data.dtype == np.bool_
+
+
+def stacked(f: Callable, items: Any) -> Any:
+    """``f(items)`` for a list a converted loop appended to (``appends.py``): the list
+    after the loop as written; the region's stacked per-step outputs (rows for items)
+    after a region, for which ``np.stack`` and the like need no work."""
+    if isinstance(items, list) or not isinstance(items, (Tensor, np.ndarray)):
+        return f(items)
+    if f is np.stack or f is np.array or f is np.asarray:
+        return items
+    if f is len:
+        return items.shape[0]
+    if f is sum:
+        return np.sum(items, axis=0) if items.shape[0] else 0
+    if f is np.concatenate and items.ndim >= 2:
+        return np.reshape(items, (-1, *items.shape[2:]))
+    return f(list(items))
 
 
 def loop_index(x: Any, index: Any) -> Any:
@@ -339,7 +406,8 @@ def _closes_over_tensors(fn: Callable) -> bool:
 
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
-                  counted: bool, written: tuple, done: bool = False) -> tuple | None:
+                  counted: bool, written: tuple, done: bool = False,
+                  outs: int = 0) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -356,6 +424,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if isinstance(step, Tensor) or step == 0:
         return _fell_back(tracers, body, "the range's step is traced or 0")
+    if outs and (brk or isinstance(stop, Tensor) or isinstance(start, Tensor)):
+        return _fell_back(tracers, body, _NO_YS)
     i0 = start if isinstance(start, Tensor) else np.int64(start)
     one = _one_step(body, post, brk, 1 + len(arrays))
     flags = (np.bool_(False),) if brk else ()
@@ -370,15 +440,16 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
             xs = ()  # (a negative index, or past the end: read by loop_index)
 
         if not counted and (xs or not arrays):  # (no counter: the body never reads it)
-            return _attempt(tracers, body, lambda: scan(
-                lambda c, x: (one(i0, *(x or ()), *c), None), tuple(init), xs or None,
-                length=n)[0])
+            return _attempt(tracers, body, lambda: _stacked_after(scan(
+                lambda c, x: _ys(one(i0, *(x or ()), *c), outs), tuple(init), xs or None,
+                length=n), 0))
 
         def scan_step(c: tuple, x: tuple) -> tuple:
             per_step = x if xs else tuple(loop_index(a, c[0]) for a in arrays)
-            return (c[0] + step, *one(c[0], *per_step, *c[1:])), None
-        return _attempt(tracers, body, lambda: scan(scan_step, (i0, *init), xs or None,
-                                                    length=n)[0][1:])
+            carry, ys = _ys(one(c[0], *per_step, *c[1:]), outs)
+            return (c[0] + step, *carry), ys
+        return _attempt(tracers, body, lambda: _stacked_after(scan(
+            scan_step, (i0, *init), xs or None, length=n), 1))
 
     def more(c: tuple) -> Any:
         going = c[0] < stop if step > 0 else c[0] > stop
@@ -413,10 +484,13 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
-                  brk: bool, written: tuple, done: bool = False) -> tuple | None:
+                  brk: bool, written: tuple, done: bool = False,
+                  outs: int = 0) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
+    if outs and brk:
+        return _fell_back(tracers, body, _NO_YS)
     seqs = list(args) if kind.endswith("zip") else list(args[:1])
     start = args[1] if kind == "enumerate" and len(args) == 2 else 0
     bad = next((s for s in seqs if not isinstance(s, (Tensor, np.ndarray)) or s.ndim == 0),
@@ -426,7 +500,8 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                                          "over an array's first axis")
     if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
         return _fell_back(tracers, body, "enumerate's start is not an int")
-    why = _why_not(body, getters, init, in_place, written=written)
+    why = _why_not(body, getters, init, in_place, written=written,
+                   traced=any(isinstance(s, Tensor) for s in seqs))  # (rows of a traced x)
     if why is not None:
         return _fell_back(tracers, body, why)
     n = min(s.shape[0] for s in seqs)
@@ -445,11 +520,12 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
             more, step, (np.int64(0), np.bool_(False), *init)), 1, brk, done))
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
-            return (c[0] + 1, *one((c[0], item(x)), *c[1:])), None
-        return _attempt(tracers, body,
-                        lambda: scan(counted, (np.int64(start), *init), xs)[0][1:])
-    return _attempt(tracers, body, lambda: scan(
-        lambda c, x: (one(item(x), *c), None), tuple(init), xs)[0])
+            carry, ys = _ys(one((c[0], item(x)), *c[1:]), outs)
+            return (c[0] + 1, *carry), ys
+        return _attempt(tracers, body, lambda: _stacked_after(
+            scan(counted, (np.int64(start), *init), xs), 1))
+    return _attempt(tracers, body, lambda: _stacked_after(scan(
+        lambda c, x: _ys(one(item(x), *c), outs), tuple(init), xs), 0))
 
 
 def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
@@ -497,6 +573,13 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
     flags = (np.bool_(False),) if brk else ()
     return _attempt(tracers, body, lambda: _flag_last(while_loop(
         test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+
+
+def _stacked_after(result: tuple, lead: int) -> tuple:
+    """A scan's final carries (without its ``lead`` counters) and its stacked per-step
+    outputs, if any."""
+    carry, ys = result
+    return (*tuple(carry)[lead:], *(ys or ()))
 
 
 def _int_counters(init: list) -> list:

@@ -36,6 +36,8 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS
+from .appends import appended, route, take_appends, undo
+from .bool_tests import traced_test
 from .item_writes import SCOPES, item_writes, walk_scope
 from .loop_building import (
     _assign,
@@ -68,7 +70,6 @@ from .returns import (
     has_return,
     loop_return,
     one_exit,
-    traced_not,
 )
 from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
 
@@ -121,6 +122,7 @@ class _Converter:
         self.done: str | None = None  # the flag of the loop with a return being converted
         self.moved: set = set()  # the names its return (moved after it) reads
         self.replaced: Any = None  # the loop as written (the one converted is a copy)
+        self.siblings: list = []  # the statements holding the loop being converted
 
     def _refuse(self, stmt: Any, why: str) -> None:
         """Keep why the loop ``stmt`` stays a Python loop (``pb.compiler.inspect``)."""
@@ -134,11 +136,15 @@ class _Converter:
             if isinstance(stmt, (gast.For, gast.While)):
                 item_writes(self.fn, stmt, self.declared)
             if isinstance(stmt, (gast.If, gast.While)) and not _static_test(stmt.test):
-                stmt.test = traced_not(stmt.test)
+                stmt.test = traced_test(stmt.test, self.scope)
+                # (its and/or's operands are lambdas: names the function's locals read
+                # there become cells, which the pass's check allows once loops moved)
+                changed |= any(isinstance(n, gast.Lambda) for n in walk(stmt.test))
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and not isinstance(stmt, SCOPES):
                     changed |= self.statements(inner)
+            self.siblings = body
             new = self._loop(stmt)
             if new is not None:
                 body[k:k + 1] = new
@@ -156,12 +162,25 @@ class _Converter:
         if isinstance(stmt, (gast.For, gast.While)) and has_return(stmt.body):
             return self._returning(stmt)
         if isinstance(stmt, gast.For):
-            return self._for(stmt)
+            return self._for_appending(stmt)
         if isinstance(stmt, gast.While):
             return self._while(stmt)
         if isinstance(stmt, gast.If) and not _static_test(stmt.test):
             return self._if(stmt)
         return None
+
+    def _for_appending(self, stmt: Any) -> list | None:
+        """A ``for`` loop, a fresh list it appends to as its per-step outputs
+        (``appends.py``) when its body has no ``break`` or ``continue``."""
+        found = [] if _split(stmt.body)[0] is not None else [
+            f for f in take_appends(self.fn, stmt, self.siblings, self.scope)
+            if f[0] not in self.declared]
+        out = self._for(stmt, found)
+        if found and out is None:
+            undo(stmt, found)
+        elif found:
+            route(found)
+        return out
 
     def _returning(self, stmt: Any) -> list | None:
         """A loop whose body returns from the function (``returns.py``): the loop with a
@@ -277,7 +296,7 @@ class _Converter:
                 return "enumerate", it.args
         return "each", [it]
 
-    def _for(self, stmt: Any) -> list | None:
+    def _for(self, stmt: Any, found: list = ()) -> list | None:
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)}
         if not all(isinstance(n, (gast.Name, gast.Tuple, gast.List, gast.Store))
                    for n in walk(stmt.target)):
@@ -302,6 +321,7 @@ class _Converter:
             return None
         name = self._name(stmt)
         where = _header(stmt, stmt.iter)
+        outs = [f[1] for f in found]
         sliced, undo = self._slices(flat, stmt.target.id, assigned) if kind == "range" \
             else ([], [])
         counter = stmt.target if kind == "range" else stmt.target.elts[0] \
@@ -310,15 +330,16 @@ class _Converter:
             undo += _index_by(flat, counter.id)
         if kind == "range":
             lead = [stmt.target.id] + [new for _, new in sliced]
-            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where)
+            fns = self._bodies(name, lead, carries, stmt.body, split, flat, where, outs)
         elif isinstance(stmt.target, gast.Name):  # (the item is the loop variable)
-            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where)
+            fns = self._bodies(name, [stmt.target.id], carries, stmt.body, split, flat, where,
+                               outs)
         else:  # (the item unpacked first: the part after a break reads it from the first)
             unpack = _at(gast.Assign(targets=[stmt.target], value=_name(_ITEM),
                                      type_comment=None), stmt.target)
             split = split and ([unpack] + split[0], split[1], split[2])
             fns = self._bodies(name, [_ITEM], carries, [unpack] + stmt.body, split,
-                               [unpack] + flat, where)
+                               [unpack] + flat, where, outs)
         if fns is None:  # (the tree as it was: the loop stays as written)
             for parent, field, k, value in reversed(undo):
                 (getattr(parent, field).__setitem__(k, value) if k is not None
@@ -332,8 +353,9 @@ class _Converter:
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_range_keywords(kind, stmt.target, sliced, flat)
-                         + _written(flat, carries) + self._done_keyword())
-        return fns + [_assign(carries + self._done_name(), call, where)]
+                         + _written(flat, carries) + self._done_keyword() + _outs(outs))
+        lists = [f[0] for f in found]
+        return fns + [_assign(carries + lists + self._done_name(), call, where)]
 
     def _slices(self, body: list, target: str, assigned: set) -> tuple:
         """``x[t]`` read in the body, for the loop variable ``t`` and an ``x`` the body
@@ -369,13 +391,13 @@ class _Converter:
         return list(pairs.items()), undo
 
     def _bodies(self, name: str, lead: list, carries: list, body: list, split: Any,
-                flat: list, where: Any) -> list | None:
+                flat: list, where: Any, outs: list = ()) -> list | None:
         """The loop's body as a function of ``lead`` (the loop variable) and the carries;
         with an ``if test: break`` (or ``continue``) at its top level, two: the part
         before it, giving the carries, the values the part after reads and the test's
         value, and the part after."""
         if split is None:
-            return [_function(name, lead + carries, body, carries, where)]
+            return [_function(name, lead + carries, body, carries + list(outs), where)]
         pre, test, post = split[0], flat[len(split[0])].value, split[2]
         mids = sorted((_assigned(pre) & _loads(post)) - set(carries))
         if not set(mids) <= _surely_assigned(pre):
@@ -397,8 +419,9 @@ class _Converter:
 
     def _while(self, stmt: Any) -> list | None:
         split, flat = _split(stmt.body)
-        why = self._refusal(flat) or self._refusal([gast.Expr(value=stmt.test)]) \
-            or self._captured(stmt, flat)
+        why = next((f"it appends to {name}, and a while region has no per-step outputs"
+                    for name in map(appended, flat) if name), "") or self._refusal(flat) \
+            or self._refusal([gast.Expr(value=stmt.test)]) or self._captured(stmt, flat)
         if why:
             self._refuse(stmt, why)
             return None
@@ -449,7 +472,7 @@ class _Converter:
         for scope in walk(self.fn):
             if scope is self.fn or id(scope) in inside or not isinstance(scope, SCOPES) \
                     or isinstance(scope, gast.FunctionDef) and scope.name.startswith(PREFIX) \
-                    or getattr(scope, "pb_getter", False):
+                    or getattr(scope, "pb_getter", False) or getattr(scope, "pb_lazy", False):
                 continue
             read = _loads([scope]) & names
             if read:
@@ -470,6 +493,10 @@ class _Converter:
                 if isinstance(n, _REFUSED):
                     return _REFUSED_WHY.get(type(n), f"it holds a {type(n).__name__.lower()} "
                                                      "statement")
+                if getattr(n, "pb_lazy", False):  # (an operand of and/or: run in the body)
+                    why = self._refusal([gast.Expr(value=n.body)])
+                    if why:
+                        return why
                 if isinstance(n, SCOPES) and not _allowed(n):
                     return f"it defines a {type(n).__name__.lower()}"
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
@@ -497,3 +524,9 @@ class _Converter:
         """The names read anywhere in the function but in the loop's body (and but in
         another loop's body that surely assigns them before it reads them)."""
         return _loads(self.fn.body, self.replaced or stmt) | self.moved
+
+
+def _outs(outs: list) -> list:
+    """``outs=n``: the body gives ``n`` values appended to lists after its carries."""
+    return [gast.keyword(arg="outs", value=gast.Constant(value=len(outs), kind=None))] \
+        if outs else []

@@ -71,15 +71,6 @@ def _not(test: Any) -> Any:
     return _at(gast.Call(func=_runtime("not_"), args=[test], keywords=[]), test)
 
 
-def traced_not(test: Any) -> Any:
-    """A test ``not x`` as ``not_(x)``: the logical not of a traced boolean, where
-    Python's ``not`` would ask for its value (a guard; in a loop's body, no region)."""
-    if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
-        return gast.copy_location(_at(gast.Call(func=_runtime("not_"), args=[test.operand],
-                                                keywords=[]), test), test)
-    return test
-
-
 def _is_not(f: Any) -> bool:
     return isinstance(f, gast.Attribute) and f.attr == "not_" \
         and isinstance(f.value, gast.Name) and f.value.id == "__pb_rt__"

@@ -1,0 +1,133 @@
+"""A fresh list appended to in a ``for`` loop and read whole after it, as the loop's
+per-step outputs (a scan stacks them), for ``loops.py``::
+
+    hs = []                               hs = []
+    for x in xs:                          def __pb_loop_3_1__(x, h):
+        h = np.tanh(h @ W + x)     ->         h = np.tanh(h @ W + x)
+        hs.append(h)                          __pb_app_hs__ = h
+    out = np.stack(hs)                        return (h, __pb_app_hs__)
+                                          h, hs = __pb_rt__.for_each(..., outs=1)
+                                          out = __pb_rt__.stacked(np.stack, hs)
+
+The list is ``hs = []`` (or ``h, hs = h0, []``) in the statements holding the loop,
+before it; the loop's body appends to it once, at its top level, and mentions it
+nowhere else; the function mentions it only there and after the loop, as
+``np.stack(hs)``, ``np.array(hs)``, ``np.asarray(hs)``, ``np.concatenate(hs)``,
+``sum(hs)``, ``len(hs)`` (each through ``stacked``), ``hs[i]`` (not a slice) or
+``for ... in hs``. After a region, ``hs`` is the stacked array (its rows are the
+items); after the loop as written, the list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+import numpy as np
+
+from .rewriter import Scope, _at, _name, _runtime, walk
+
+#: what a stacked list may be given to after the loop (``stacked`` knows each)
+WHOLE = (np.stack, np.array, np.asarray, np.concatenate, sum, len)
+
+
+def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope) -> list:
+    """For each list ``loop`` may give as per-step outputs: ``(name, out name, the
+    append statement, its position in the body, the reads to route through
+    ``stacked``)``. The appends are replaced by assignments of the out names (``undo``
+    puts them back); ``route`` rewrites the reads once the loop is converted."""
+    if not isinstance(loop, gast.For) or loop not in siblings:
+        return []
+    k = siblings.index(loop)
+    found = []
+    for at, stmt in enumerate(loop.body):
+        name = appended(stmt)
+        if name is None or any(f[0] == name for f in found):
+            continue
+        reads = _reads_after(fn, loop, siblings[:k], siblings[k + 1:], name, stmt, scope)
+        if reads is None:
+            continue
+        found.append((name, f"__pb_app_{name}__", stmt, at, reads))
+    for _, out, stmt, at, _ in found:
+        value = stmt.value.args[0]
+        loop.body[at] = _at(gast.copy_location(gast.Assign(
+            targets=[_name(out, gast.Store())], value=value, type_comment=None), stmt), stmt)
+    return found
+
+
+def undo(loop: Any, found: list) -> None:
+    for _, _, stmt, at, _ in found:
+        loop.body[at] = stmt
+
+
+def route(found: list) -> None:
+    """Each whole read ``f(hs)`` after the loop as ``stacked(f, hs)``."""
+    for _, _, _, _, reads in found:
+        for parent, call in reads:  # (a new node: the pass's analyses name the old one)
+            new = _at(gast.copy_location(gast.Call(func=_runtime("stacked"),
+                                                   args=[call.func] + call.args,
+                                                   keywords=[]), call), call)
+            for field, value in gast.iter_fields(parent):
+                if value is call:
+                    setattr(parent, field, new)
+                elif isinstance(value, list) and any(v is call for v in value):
+                    value[[id(v) for v in value].index(id(call))] = new
+
+
+def appended(stmt: Any) -> str | None:
+    """``hs`` for a statement ``hs.append(value)``."""
+    if not isinstance(stmt, gast.Expr) or not isinstance(stmt.value, gast.Call):
+        return None
+    call = stmt.value
+    f = call.func
+    if isinstance(f, gast.Attribute) and f.attr == "append" and isinstance(f.value, gast.Name) \
+            and len(call.args) == 1 and not call.keywords \
+            and not isinstance(call.args[0], gast.Starred):
+        return f.value.id
+    return None
+
+
+def _reads_after(fn: Any, loop: Any, before: list, after: list, name: str, append: Any,
+                 scope: Scope) -> list | None:
+    """The calls ``f(hs)`` after the loop to route through ``stacked`` (with their
+    parents), or None when the
+    function mentions ``hs`` elsewhere than the fresh list's ``hs = []``, the append,
+    and whole reads after the loop."""
+    fresh = [t for s in before for t in _fresh(s, name)]
+    if len(fresh) != 1:
+        return None
+    allowed = {id(fresh[0]), id(append.value.func.value)}
+    calls, parents = [], {}
+    for s in after:
+        for n in walk(s):
+            for c in gast.iter_child_nodes(n):
+                parents[id(c)] = n
+    for s in after:
+        for n in walk(s):
+            if not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)):
+                continue
+            p = parents.get(id(n))
+            if isinstance(p, gast.Call) and p.args == [n] and not p.keywords \
+                    and any(scope.resolve(p.func) is f for f in WHOLE):
+                calls.append((parents[id(p)], p))
+            elif not (isinstance(p, (gast.For, gast.comprehension)) and p.iter is n
+                      or isinstance(p, gast.Subscript) and p.value is n
+                      and not isinstance(p.slice, (gast.Slice, gast.Tuple))):
+                return None
+            allowed.add(id(n))
+    if any(isinstance(n, gast.Name) and n.id == name and id(n) not in allowed
+           for n in walk(fn)):
+        return None
+    return calls
+
+
+def _fresh(stmt: Any, name: str) -> list:
+    """The target ``hs`` of ``hs = []`` (or ``h, hs = h0, []``) in ``stmt``."""
+    if not isinstance(stmt, gast.Assign) or len(stmt.targets) != 1:
+        return []
+    target, value = stmt.targets[0], stmt.value
+    pairs = zip(target.elts, value.elts) if isinstance(target, gast.Tuple) \
+        and isinstance(value, gast.Tuple) and len(target.elts) == len(value.elts) \
+        else [(target, value)]
+    return [t for t, v in pairs if isinstance(t, gast.Name) and t.id == name
+            and isinstance(v, gast.List) and not v.elts]
