@@ -85,8 +85,8 @@ class Variant:
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
-        if mod is None and self.disk is not None:
-            mod = disk_compiled.load_backward(self.disk, needs, present)
+        if mod is None and isinstance(self.adjoint, Retraced):  # (read from disk: so
+            mod = disk_compiled.load_backward(self.disk, needs, present)  # is its backward)
             self.backwards[needs, present] = mod
         if mod is None:  # generated on the first backward (a range of its own when profiled)
             name = ident(self.traced.graph.name) + "_backward"
