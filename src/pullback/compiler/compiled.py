@@ -397,8 +397,7 @@ class CompiledFunction:
         return Variant(traced, f["wrt"], module, adjoint or None, simple=simple,
                        returned=f["returned"], tracked=tuple(f["tracked"]),
                        given=given_kind(args) if simple else None,
-                       checked=tuple(f["checked"]), disk=disk_compiled.compile_key(
-                           self.fn, self.how, args, target))
+                       checked=tuple(f["checked"]), disk=f["key"])
 
     def _to_disk(self, args: tuple, variant: Variant) -> None:
         try:

@@ -54,7 +54,7 @@ def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
 def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
          own: Callable) -> tuple[Traced, Any, dict] | None:
     """The kept variant for this call: its ``Traced`` (no graph values), forward module
-    and fields; None: trace. ``tensors``: the module's tensors by dotted name;
+    and fields (``key`` among them); None: trace. ``tensors``: the module's tensors by dotted name;
     ``own``: descriptions the key makes sufficient (``captured_text``)."""
     directory = config.cache_dir
     try:
