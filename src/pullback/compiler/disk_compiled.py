@@ -13,8 +13,8 @@ names each by its dotted name, and a later process reads them from its own modul
 A variant read from here has no graph: what needs one (a backward for other outputs'
 gradients than the kept one's, ``create_graph``, anomaly mode, Jacobian rows) traces
 again, once (``retrace``). What a variant needs is refused as in ``disk_variants``:
-guards on traced values, draws, cuts, notes, nested outputs, captured tensors of a
-plain function.
+guards on traced values, draws, other impure ops (prints, callbacks), cuts, notes,
+nested outputs, captured tensors of a plain function.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import json
 from typing import Any, Callable
 
 from ..autograd.grad_mode import STATE
+from ..ir import every_eqn
 from ..settings import config
 from .cache_files import Refused
 from .captured import collect
@@ -92,8 +93,10 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
     checked and residuals); its key, or None when not kept. ``names``: the module's
     tensors' dotted names by id."""
     if traced.guards or traced.generators or traced.cut is not None or traced.notes or \
-            traced.out_tree is not None or not all(id(t) in names for t in traced.captures):
-        return None
+            traced.out_tree is not None or not all(id(t) in names for t in traced.captures) \
+            or not all(e.op.pure for e in every_eqn(traced.graph)):
+        return None  # (a print or callback: a kept variant's graph has no equations, and
+        # jacrev's batched rows run the forward again only for pure ones)
     try:
         key = compile_key(fn, how, args, target)
         fields = entry_fields(key, module, traced.graph) | meta | {
