@@ -67,3 +67,6 @@ from .compiler.jax_options import checkpoint, remat
 from .compiler.control_flow import cond, fori_loop, scan, switch, while_loop
 from . import debug, func, viz
 from . import profiler
+from .compiler import cache_files as _cache_files
+
+_cache_files.snapshot()  # (the persistent cache's fingerprint of the code just loaded)

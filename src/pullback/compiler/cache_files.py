@@ -25,49 +25,117 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXE
 _NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
               | getattr(os, "O_CLOEXEC", 0))
 _warned: set = set()  # directories already warned about
+_secrets: dict = {}  # directory -> ((its device, inode), its HMAC key)
 
 
 class Refused(Exception):
     """A cache directory or file that is not used (the message says why)."""
 
 
-@functools.cache
 def versions() -> dict:
     """What else the generated code depends on: pullback's version and a fingerprint of
     its files (an editable install changes without a new version), numpy's, Python's."""
+    return _versions(_snapshot_holds())
+
+
+@functools.cache
+def _versions(by_folders: bool) -> dict:
     # (read from the loaded package, not imported: the front door is a layer above;
     # importlib.metadata takes longer than a small function's whole first call)
     version = getattr(sys.modules.get("pullback"), "__version__", "unknown")
-    return {"pullback": version, "files": _fingerprint(), "numpy": np.__version__,
-            "python": sys.version}
+    return {"pullback": version, "files": _snapshot["hash"] if by_folders else _fingerprint(),
+            "numpy": np.__version__, "python": sys.version}
+
+
+def _roots() -> set:
+    return {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            os.path.dirname(os.path.abspath(codegen_module.__file__))}
+
+
+def _installed(roots: set) -> bool:
+    return all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
+               for r in roots)
 
 
 def _fingerprint() -> str:
-    """A hash of the names, sizes and times of pullback's and its passes' .py files;
-    "installed" for an install in site-packages, which changes with its version (the
-    scan costs a later process's first call about 1 ms, once)."""
-    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-             os.path.dirname(os.path.abspath(codegen_module.__file__))}
-    if all(os.path.basename(os.path.dirname(r)) in ("site-packages", "dist-packages")
-           for r in roots):
+    """A hash of the names, sizes and times of pullback's and its passes' .py files
+    (about 1 ms, once: a stat per file; ``snapshot`` spares it); "installed" for an
+    install in site-packages, which changes with its version."""
+    roots = _roots()
+    if _installed(roots):
         return "installed"
-    lines: list = []
+    found: list = []
     for root in sorted(roots):
-        _scan(root, lines)
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        _scan(root, found)
+    found.sort()  # (the order of the files found, not the directories' listing order)
+    return hashlib.sha256(repr(found).encode()).hexdigest()
 
 
-def _scan(folder: str, lines: list) -> None:
-    """``lines`` += each .py file's path, size and time under ``folder`` (by name;
-    bytecode folders skipped)."""
-    with os.scandir(folder) as found:
-        entries = sorted(found, key=lambda e: e.name)
-    for e in entries:
-        if e.name.endswith(".py"):
-            st = e.stat()
-            lines.append(f"{e.path}:{st.st_size}:{st.st_mtime_ns}")
-        elif e.name != "__pycache__" and e.is_dir():
-            _scan(e.path, lines)
+def _scan(folder: str, found: list) -> None:
+    """``found`` += each .py file's path, size and time under ``folder`` (bytecode
+    folders skipped)."""
+    with os.scandir(folder) as entries:
+        for e in entries:
+            name = e.name
+            if name.endswith(".py"):
+                st = os.stat(e.path)
+                found.append((e.path, st.st_size, st.st_mtime_ns))
+            elif name != "__pycache__" and e.is_dir():
+                _scan(e.path, found)
+
+
+#: ``snapshot``'s: "hash", "files" (how many of pullback's files were loaded then),
+#: "modules" (``len(sys.modules)`` when last checked)
+_snapshot: dict = {}
+
+
+def snapshot() -> None:
+    """The fingerprint of an editable checkout by its folders' times, taken once
+    ``import pullback`` has loaded its modules (a stat per folder, not per file).
+    Sound because Python rewrote the bytecode of any module whose source changed
+    since its last import, by a rename in its ``__pycache__`` folder, which changes
+    that folder's time (a file added, removed or renamed changes its package folder's);
+    and taken at import, so it is that of the code this process runs. It holds while
+    no other module of pullback's is loaded (``_snapshot_holds``). Not taken (a stat
+    per file at the first key instead) when Python writes no bytecode there: bytecode
+    off (``PYTHONDONTWRITEBYTECODE``) or elsewhere, a ``__pycache__`` missing or not
+    writable, times in whole seconds (a change within the second would go unseen)."""
+    roots = _roots()
+    if _snapshot or _installed(roots) or sys.dont_write_bytecode or sys.pycache_prefix:
+        return
+    files = _loaded_files(roots)
+    found = []
+    for folder in sorted({os.path.dirname(path) for path in files}):
+        cache = os.path.join(folder, "__pycache__")
+        if not os.access(cache, os.W_OK | os.X_OK):
+            return
+        found.append((folder, os.stat(folder).st_mtime_ns, os.stat(cache).st_mtime_ns))
+    if not found or all(t % 1_000_000_000 == 0 for _, *ts in found for t in ts):
+        return
+    _snapshot.update(hash="folders " + hashlib.sha256(repr(found).encode()).hexdigest(),
+                     files=len(files), modules=len(sys.modules))
+
+
+def _snapshot_holds() -> bool:
+    """Whether the snapshot is this process's fingerprint: taken, and no module of
+    pullback's loaded since (its bytecode may have been rewritten after the snapshot;
+    then the stat per file, for the rest of the process)."""
+    if not _snapshot:
+        return False
+    n = len(sys.modules)
+    if n != _snapshot["modules"]:
+        if len(_loaded_files(_roots())) != _snapshot["files"]:
+            _snapshot.clear()
+            return False
+        _snapshot["modules"] = n
+    return True
+
+
+def _loaded_files(roots: set) -> list:
+    """The source files of the modules loaded from under ``roots``."""
+    prefixes = tuple(os.path.join(r, "") for r in roots)
+    files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+    return [f for f in files if isinstance(f, str) and f.startswith(prefixes)]
 
 
 def warn(directory: str, why: str, stacklevel: int = 4) -> None:
@@ -87,12 +155,25 @@ def _check_owned(st: os.stat_result, what: str) -> None:
 
 
 def open_directory(directory: str) -> bytes:
-    """Make (0700) or check the directory; its HMAC key (made on first use, 0600)."""
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    st = os.lstat(directory)
+    """Make (0700) or check the directory; its HMAC key (made on first use, 0600; read
+    once per process while the directory is the same one)."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
     if not stat.S_ISDIR(st.st_mode):
         raise Refused("it is not a directory")
     _check_owned(st, "it")
+    known = _secrets.get(directory)
+    if known is not None and known[0] == (st.st_dev, st.st_ino):
+        return known[1]
+    secret = _key_of(directory)
+    _secrets[directory] = ((st.st_dev, st.st_ino), secret)
+    return secret
+
+
+def _key_of(directory: str) -> bytes:
     path = os.path.join(directory, _KEY_FILE)
     if not os.path.lexists(path):
         # written whole under another name, then linked: a process racing this one

@@ -26,7 +26,7 @@ from ..ops.table.quiet import INSIDE, context, quietly
 from ..pytree import tree_leaves, tree_map
 from ..settings import config
 from ..tensor import Tensor
-from . import anomaly, disk_cache, source
+from . import anomaly, disk_cache, disk_compiled, source
 from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
 from .doors import fast_compile, given_kind, ident, strip_values, tensor_data
@@ -65,6 +65,7 @@ class Variant:
     fast: Any = None  # the cache's hot path for this variant (doors.fast_compile)
     # inputs the backward reads: their versions are checked like eager saved tensors
     checked: tuple = ()
+    disk: str | None = None  # its persistent cache entry's key (disk_compiled)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -85,6 +86,9 @@ class Variant:
 
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
+        if mod is None and isinstance(self.adjoint, Retraced):  # (read from disk: so
+            mod = disk_compiled.load_backward(self.disk, needs, present)  # is its backward)
+            self.backwards[needs, present] = mod
         if mod is None:  # generated on the first backward (a range of its own when profiled)
             name = ident(self.traced.graph.name) + "_backward"
             door = ("compile backward", self.lazy, tuple(self.wrt), needs, present)
@@ -94,6 +98,9 @@ class Variant:
                     lambda: (pipeline.backward_for(self.split.backward, needs, present),
                              None), self.adjoint.canon)
             self.backwards[needs, present] = mod
+            if self.disk is not None:
+                disk_compiled.store_backward(self.disk, needs, present, mod,
+                                             self.traced.graph)
         return mod
 
 
@@ -227,6 +234,24 @@ class Joint:
         return module, meta
 
 
+class Retraced:
+    """The ``Joint`` of a variant read from the persistent cache, which has no graph:
+    made by tracing again (``build()``: the Variant), once, when first needed."""
+
+    def __init__(self, build: Callable[[], Variant], residuals: list) -> None:
+        self.build = build
+        self.names = residuals
+
+    @functools.cached_property
+    def real(self) -> Joint:
+        joint = self.build().adjoint
+        joint.residuals = self.names  # (its split checks they are the kept forward's)
+        return joint
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
 def _joint_of(g: Any, wrt: list) -> Callable[[], Any]:
     def make() -> Any:
         seeds = [Var(v.shape, v.dtype, np.ones(v.shape, v.dtype), name=grad_of(v.name))
@@ -331,7 +356,13 @@ class CompiledFunction:
         return self if obj is None else types.MethodType(self, obj)
 
     def build(self, args: tuple) -> Variant:
-        variant = build_variant(self.target, args, self.how, self.fn)
+        kept = config.cache_dir and not kinds_in(args)
+        variant = kept and self._from_disk(args)
+        if variant:
+            return variant
+        variant = self.traced_variant(args)
+        if kept and not variant.lazy:
+            self._to_disk(args, variant)
         if variant.lazy and variant.wrt:
             raise TypeError(
                 f"{self.how}: {def_line(self.fn)}: a Tensor that requires grad beside Dask "
@@ -340,6 +371,47 @@ class CompiledFunction:
                 "gradient with pb.grad, pb.value_and_grad or pb.vjp (their generated "
                 "backward runs on the Dask arrays), or pass the Tensor under pb.no_grad()")
         return variant
+
+    def traced_variant(self, args: tuple) -> Variant:
+        """A variant for ``args``, traced now."""
+        return build_variant(self.target, args, self.how, self.fn)
+
+    def described(self) -> tuple[Any, dict, Callable | None]:
+        """For the persistent cache: a description of what a variant depends on besides
+        ``fn`` and the arguments, the captured tensors it may name (by name) and the
+        captured values that description covers (see ``disk_compiled``)."""
+        if self.target is not self.fn:
+            raise disk_compiled.NotPortable(type(self.target).__name__)
+        return None, {}, None
+
+    def _from_disk(self, args: tuple) -> Variant | None:
+        try:
+            target, tensors, own = self.described()
+        except disk_compiled.NotPortable:
+            return None
+        found = disk_compiled.load(self.fn, self.how, args, target, tensors, own)
+        if found is None:
+            return None
+        traced, module, f = found
+        adjoint = f["wrt"] and Retraced(lambda: self.traced_variant(args), f["residuals"])
+        simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
+        return Variant(traced, f["wrt"], module, adjoint or None, simple=simple,
+                       returned=f["returned"], tracked=tuple(f["tracked"]),
+                       given=given_kind(args) if simple else None,
+                       checked=tuple(f["checked"]), disk=f["key"])
+
+    def _to_disk(self, args: tuple, variant: Variant) -> None:
+        try:
+            target, tensors, own = self.described()
+        except disk_compiled.NotPortable:
+            return
+        names = {id(t): name for name, t in tensors.items()}
+        adjoint = variant.adjoint
+        meta = {"wrt": variant.wrt, "returned": variant.returned,
+                "tracked": variant.tracked, "checked": variant.checked,
+                "residuals": adjoint and adjoint.residuals}
+        variant.disk = disk_compiled.store(self.fn, self.how, args, target, names, own,
+                                           variant.traced, variant.forward, meta)
 
     def fallback(self, args: tuple) -> Any:
         """Eager, on what generated code would see: arrays and floats as numpy-face

@@ -2,11 +2,12 @@
 
 Off unless ``pb.config.cache_dir`` (or ``PULLBACK_CACHE_DIR``) names a directory. A
 call's trace still runs (its guards, captured values and constants come from it),
-unless ``disk_variants.py`` holds the whole variant (``pb.grad``); what this cache
-saves is what comes after: the passes, code generation and ``compile`` (the
-source pass's output, before the trace, is kept too: ``source/pass_cache.py``). The
-key is a hash of the traced graph as printed (with its user source lines), the front
-door's settings, and the versions of pullback (and its files), numpy and Python.
+unless ``disk_variants.py`` (``pb.grad``) or ``disk_compiled.py`` (``pb.compile``,
+``pb.vjp``) holds the whole variant; what this cache saves is what comes after: the
+passes, code generation and ``compile`` (the source pass's output, before the trace,
+is kept too: ``source/pass_cache.py``). The key is a hash of the traced graph as
+printed (with its user source lines), the front door's settings, and the versions of
+pullback (and its files), numpy and Python.
 Every door that generates code comes here (``generated``, or ``generated_with`` for
 one that needs more than the module: a batched graph's output flags, the values a
 forward saves); the joint graph a forward and its backward are split from is made

@@ -160,12 +160,14 @@ def _class_hash(cls: type) -> str:
     return h.hexdigest()
 
 
-def captured_text(captured: CapturedGuards | None) -> list:
-    """The check's source and its bound values' descriptions."""
+def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
+    """The check's source and its bound values' descriptions; ``own(value)``: a
+    description the caller's key makes sufficient (None: ``describe``'s)."""
     if captured is None:
         return []
     env = captured.check.__globals__
-    return [captured.source, {k: describe(env[k]) for k in sorted(env) if k.startswith("_b")}]
+    said = lambda v: (own and own(v)) or describe(v)  # noqa: E731
+    return [captured.source, {k: said(env[k]) for k in sorted(env) if k.startswith("_b")}]
 
 
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
@@ -186,24 +188,18 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
         return None
     try:
         key = key_of(fn, door, args)
-        path = os.path.join(directory, key)
-        secret = open_directory(directory)
-        if not os.path.lexists(path + ".variant"):
-            STATS["misses"] += 1
+        found = read_entry(directory, key)
+        if found is None:
             return None
-        fields, source, code = _read(path, key, secret)
+        fields, source, code = found
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
                            set())
         if captured_text(captured) != fields["captured"]:
             STATS["misses"] += 1  # (a captured value is not what it was: trace)
             return None
-        glb = {name: place_value(place) for name, place in fields["bound"].items()}
-        glb["__builtins__"] = builtins  # (a function the code makes looks them up)
-        module = from_source(source, fields["name"], glb, marshal.loads(code))
-        var = lambda s: Var(tuple(s[0]), np.dtype(s[1]))  # noqa: E731
-        graph = Graph(list(map(var, fields["inputs"])), [], list(map(var, fields["outputs"])),
-                      name=fields["graph"])
+        module = entry_module(fields, source, code)
+        graph = entry_graph(fields)
     except NotPortable:
         return None
     except Refused as e:
@@ -214,6 +210,31 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     traced = Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
                     captured, captured and captured.check)
     return traced, module
+
+
+def read_entry(directory: str, key: str) -> tuple[dict, str, bytes] | None:
+    """Entry ``key``'s fields, generated source and marshalled code, checked (None when
+    there is none; ``Refused`` when it cannot be trusted)."""
+    path = os.path.join(directory, key)
+    secret = open_directory(directory)
+    if not os.path.lexists(path + ".variant"):
+        STATS["misses"] += 1
+        return None
+    return _read(path, key, secret)
+
+
+def entry_module(fields: dict, source: str, code: bytes) -> Module:
+    """An entry's generated module, its code object the one kept."""
+    glb = {name: place_value(place) for name, place in fields["bound"].items()}
+    glb["__builtins__"] = builtins  # (a function the code makes looks them up)
+    return from_source(source, fields["name"], glb, marshal.loads(code))
+
+
+def entry_graph(fields: dict) -> Graph:
+    """A graph with no equations: the entry's inputs and outputs (shapes, dtypes)."""
+    var = lambda s: Var(tuple(s[0]), np.dtype(s[1]))  # noqa: E731
+    return Graph(list(map(var, fields["inputs"])), [], list(map(var, fields["outputs"])),
+                 name=fields["graph"])
 
 
 def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, bytes]:
@@ -239,19 +260,32 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> 
             traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs):
         return
-    skip = {"np", "rt", "ops", "__builtins__"}
     try:
         key = key_of(fn, door, args)
-        bound = {name: _bound_place(v) for name, v in module.fn.__globals__.items()
-                 if name not in skip}
-        fields = {"key": key, "name": module.fn.__name__, "graph": traced.graph.name,
-                  "slots": [[i, list(p)] for i, p in traced.arg_slots],
-                  "requires": list(traced.requires), "bound": bound,
-                  "inputs": [[list(v.shape), v.dtype.str] for v in traced.graph.inputs],
-                  "outputs": [[list(v.shape), v.dtype.str] for v in traced.graph.outputs],
-                  "captured": captured_text(traced.captured)}
-        header = b"# " + json.dumps(fields).encode()
+        fields = entry_fields(key, module, traced.graph) | {
+            "slots": [[i, list(p)] for i, p in traced.arg_slots],
+            "requires": list(traced.requires), "captured": captured_text(traced.captured)}
     except (NotPortable, TypeError, ValueError):
+        return
+    write_entry(directory, key, fields, module)
+
+
+def entry_fields(key: str, module: Module, graph: Graph) -> dict:
+    """The fields every entry has: its key, the module's name and the values its code
+    binds, the graph's name, inputs and outputs."""
+    skip = {"np", "rt", "ops", "__builtins__"}
+    bound = {name: _bound_place(v) for name, v in module.fn.__globals__.items()
+             if name not in skip}
+    return {"key": key, "name": module.fn.__name__, "graph": graph.name, "bound": bound,
+            "inputs": [[list(v.shape), v.dtype.str] for v in graph.inputs],
+            "outputs": [[list(v.shape), v.dtype.str] for v in graph.outputs]}
+
+
+def write_entry(directory: str, key: str, fields: dict, module: Module) -> None:
+    """Write entry ``key`` (see the module), warning once when the directory refuses."""
+    try:
+        header = b"# " + json.dumps(fields).encode()
+    except (TypeError, ValueError):
         return
     body = module.source.encode("utf-8")
     code = marshal.dumps(module.fn.__code__)
@@ -281,4 +315,6 @@ def _refused(directory: str, why: str) -> None:
     warn(directory, why, stacklevel=7)
 
 
-__all__ = ["load", "store", "key_of", "describe", "captured_text", "code_hash", "STATS"]
+__all__ = ["load", "store", "key_of", "read_entry", "write_entry", "entry_fields",
+           "entry_module", "entry_graph", "literal", "NotPortable", "describe",
+           "captured_text", "code_hash", "STATS"]

@@ -28,7 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler.compiled import CompiledFunction
+from ..compiler.disk_variants import NotPortable, describe, literal
 from ..compiler.trace_names import capture_names
+from .state import ModuleGuard
 
 
 class CompiledModule(CompiledFunction):
@@ -41,13 +43,22 @@ class CompiledModule(CompiledFunction):
         super().__init__(module.forward, maxsize, target=module)
         self.__dict__["module"] = module
 
-    def build(self, args: tuple) -> Any:
+    def traced_variant(self, args: tuple) -> Any:
         """Trace with the parameters and buffers named after their dotted names
         (``layer0_weight`` for ``0.weight``) in the generated code."""
         module = self.__dict__["module"]
         named = list(module.named_parameters()) + list(module.named_buffers())
         with capture_names({id(t): _identifier(n) for n, t in named}):
-            return super().build(args)
+            return super().traced_variant(args)
+
+    def described(self) -> tuple[Any, dict, Any]:
+        """The module for the persistent cache (``CompiledFunction.described``): its
+        tensors by dotted name, and its guard (which the description covers)."""
+        module = self.__dict__["module"]
+        tensors = dict(module.named_parameters()) | dict(module.named_buffers())
+        own = lambda v: ["this module"] if v is module or type(v) is ModuleGuard and \
+            v.module is module else None  # noqa: E731
+        return portable(module), tensors, own
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -58,9 +69,31 @@ class CompiledModule(CompiledFunction):
         return f"CompiledModule({self.__dict__['module']!r})"
 
 
+def portable(module: Any) -> list:
+    """What a trace of ``module`` depends on (``signature``'s), in plain values that
+    hold in another process; ``NotPortable`` for a hook or a value that is not plain."""
+    out = []
+    for name, m in module.named_modules():
+        d = m.__dict__
+        if any(d.get(table) for table in _HOOKS):
+            raise NotPortable("a hook")
+        attrs = [(k, literal(v)) for k, v in d.items() if not k.startswith("_")] \
+            if _LIBRARY(type(m).forward) else [("training", literal(d["training"]))]
+        tensors = [[k, None if t is None else [t._data.dtype.str, list(t._data.shape),
+                                               t._requires_grad, type(t).__name__]]
+                   for table in ("_parameters", "_buffers") for k, t in d[table].items()]
+        out.append([name, describe(type(m)), attrs, tensors, list(d["_modules"]),
+                    sorted(d["_non_persistent_buffers_set"])])
+    return out
+
+
+_LIBRARY = lambda f: getattr(f, "__module__", "").startswith("pullback.")  # noqa: E731
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
 def _identifier(dotted: str) -> str:
     name = dotted.replace(".", "_")
     return "layer" + name if name[:1].isdigit() else name
 
 
-__all__ = ["CompiledModule"]
+__all__ = ["CompiledModule", "portable"]

@@ -300,8 +300,9 @@ def traced_ints(fn: Any, args: tuple) -> tuple:
     if positions is None:  # (most functions: no int bounds a loop)
         return args
     if positions is _UNSEEN:
-        if not isinstance(fn, types.FunctionType):
-            return args
+        if not isinstance(fn, types.FunctionType) or int not in set(map(type, args)):
+            return args  # (no int to trace: converted when traced, if ever; a later
+            # process's first call on a persistent variant reads no pass entry)
         if code not in _LOOKED_AT:  # (its first call converts it: LOOP_BOUNDS has its loops)
             convert(fn)
             _LOOKED_AT.add(code)

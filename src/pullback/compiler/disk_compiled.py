@@ -1,0 +1,138 @@
+"""``pb.compile``'s whole variants in the persistent cache (``disk_variants.py`` does
+the same for ``pb.grad``): a later process's first call runs the forward kept here,
+and its first ``.backward()`` the backward kept beside it, without a trace.
+
+A variant is keyed as ``disk_variants``' are (the function's code, the call's plain
+key, settings, versions), plus the front door's name, the grad mode and, for a
+compiled module, a description of the module (``target``: every submodule's class,
+its ``training`` flag, its parameters' and buffers' names, shapes, dtypes and
+``requires_grad``, a library module's hyperparameters; a hook or any other value makes
+it not kept). The module's parameters are the variant's captured tensors: an entry
+names each by its dotted name, and a later process reads them from its own module.
+
+A variant read from here has no graph: what needs one (a backward for other outputs'
+gradients than the kept one's, ``create_graph``, anomaly mode, Jacobian rows) traces
+again, once (``retrace``). What a variant needs is refused as in ``disk_variants``:
+guards on traced values, draws, other impure ops (prints, callbacks), cuts, notes,
+nested outputs, captured tensors of a plain function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable
+
+from ..autograd.grad_mode import STATE
+from ..ir import every_eqn
+from ..settings import config
+from .cache_files import Refused
+from .captured import collect
+from .disk_variants import (
+    STATS,
+    NotPortable,
+    _refused,
+    captured_text,
+    code_hash,
+    entry_fields,
+    entry_graph,
+    entry_module,
+    key_of,
+    read_entry,
+    write_entry,
+)
+from .trace import Traced, param_names
+
+
+def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
+    """The entry's name for compiled ``fn`` (``target``: a module's description, or
+    None) called on ``args``; ``NotPortable`` when something is not plain."""
+    code = getattr(fn, "__func__", fn).__code__
+    return key_of(getattr(fn, "__func__", fn), ("compile", how, STATE.grad_enabled,
+                                                 code_hash(code), json.dumps(target)), args)
+
+
+def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
+         own: Callable) -> tuple[Traced, Any, dict] | None:
+    """The kept variant for this call: its ``Traced`` (no graph values), forward module
+    and fields (``key`` among them); None: trace. ``tensors``: the module's tensors by dotted name;
+    ``own``: descriptions the key makes sufficient (``captured_text``)."""
+    directory = config.cache_dir
+    try:
+        key = compile_key(fn, how, args, target)
+        found = read_entry(directory, key)
+        if found is None:
+            return None
+        fields, source, code = found
+        captures = [tensors[name] for name in fields["captures"]]
+        slots = [(i, tuple(p)) for i, p in fields["slots"]]
+        referenced = {id(x) for t in captures for x in (t, t._data)}
+        captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
+                           referenced)
+        if captured_text(captured, own) != fields["captured"]:
+            STATS["misses"] += 1
+            return None
+        module = entry_module(fields, source, code)
+        graph = entry_graph(fields)
+    except NotPortable:
+        return None
+    except Refused as e:
+        return _refused(directory, str(e))
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
+        return _refused(directory, f"{type(e).__name__}: {e}")
+    STATS["hits"] += 1
+    traced = Traced(graph, slots, list(fields["requires"]), captures, [], None,
+                    len(graph.outputs), captured, captured and captured.check)
+    fields["returned"] = fields["returned"] and tuple(map(tuple, fields["returned"]))
+    return traced, module, fields
+
+
+def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Callable,
+          traced: Traced, module: Any, meta: dict) -> str | None:
+    """Keep a variant just traced (``meta``: the Variant's wrt, returned, tracked,
+    checked and residuals); its key, or None when not kept. ``names``: the module's
+    tensors' dotted names by id."""
+    if traced.guards or traced.generators or traced.cut is not None or traced.notes or \
+            traced.out_tree is not None or not all(id(t) in names for t in traced.captures) \
+            or not all(e.op.pure for e in every_eqn(traced.graph)):
+        return None  # (a print or callback: a kept variant's graph has no equations, and
+        # jacrev's batched rows run the forward again only for pure ones)
+    try:
+        key = compile_key(fn, how, args, target)
+        fields = entry_fields(key, module, traced.graph) | meta | {
+            "slots": [[i, list(p)] for i, p in traced.arg_slots],
+            "requires": list(traced.requires),
+            "captures": [names[id(t)] for t in traced.captures],
+            "captured": captured_text(traced.captured, own)}
+    except (NotPortable, TypeError, ValueError):
+        return None
+    write_entry(config.cache_dir, key, fields, module)
+    return key
+
+
+def backward_key(key: str, needs: tuple, present: tuple) -> str:
+    return hashlib.sha256(json.dumps([key, "backward", needs, present]).encode()).hexdigest()
+
+
+def load_backward(key: str, needs: tuple, present: tuple) -> Any:
+    """The backward module kept for variant ``key``'s ``(needs, present)``, or None."""
+    directory = config.cache_dir
+    try:
+        found = read_entry(directory, backward_key(key, needs, present))
+        return found and entry_module(*found)
+    except Refused as e:
+        return _refused(directory, str(e))
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
+        return _refused(directory, f"{type(e).__name__}: {e}")
+
+
+def store_backward(key: str, needs: tuple, present: tuple, module: Any, graph: Any) -> None:
+    bkey = backward_key(key, needs, present)
+    try:
+        fields = entry_fields(bkey, module, graph)
+    except (NotPortable, TypeError, ValueError):
+        return
+    write_entry(config.cache_dir, bkey, fields, module)
+
+
+__all__ = ["load", "store", "load_backward", "store_backward", "compile_key"]
