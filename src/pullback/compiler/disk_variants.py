@@ -60,6 +60,10 @@ _MAX_ITEMS = 256  # elements of a captured container described (more: not kept)
 _SETTINGS = ("free_bytes", "fuse", "fuse_min_size", "fuse_max_ops", "fuse_threads",
              "fuse_tanh", "native_loops", "check_ir")
 
+#: modules whose values are the process's own (its environment, arguments, clock,
+#: random state): a function reading them is traced in each process
+_PROCESS_STATE = frozenset({"os", "sys", "random", "time"})
+
 
 class NotPortable(Exception):
     """A value with no description that holds in another process."""
@@ -112,6 +116,8 @@ def describe(v: Any) -> Any:
     if isinstance(v, types.CodeType):
         return ["code", code_hash(v)]
     if isinstance(v, types.ModuleType):
+        if v.__name__ in _PROCESS_STATE:  # (os.environ, sys.argv: read at trace time)
+            raise NotPortable(f"the module {v.__name__}")
         return ["module", v.__name__]
     if type(v) is dict and "__builtins__" in v:  # a module's globals: read item by item
         return ["globals", v.get("__name__")]
@@ -132,7 +138,7 @@ def _by_name(v: Any) -> list:
     package's version with it)."""
     module, name = getattr(v, "__module__", None), getattr(v, "__qualname__", None)
     found = sys.modules.get(module) if isinstance(module, str) else None
-    if found is None or not isinstance(name, str):
+    if found is None or not isinstance(name, str) or module in _PROCESS_STATE:
         raise NotPortable(type(v).__name__)
     for part in name.split("."):
         found = getattr(found, part, None)

@@ -1,0 +1,77 @@
+"""Defects found by trying the round's newest changes as a user would (the reviewer's
+own file): each test is the smallest program that gave a wrong answer, a crash or a
+stale variant, against the eager function."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback.compiler import disk_variants
+from pullback.user_code import is_user_code
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def scaled(x, k=2.0):
+    return (np.tanh(x) * k).sum()
+
+
+def from_environment(x):
+    return (np.tanh(x) * float(os.environ.get("PB_REVIEW_SCALE", "1"))).sum()
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_variants, "STATS", dict.fromkeys(disk_variants.STATS, 0))
+    with pb.config.override(cache_dir=str(tmp_path / "cache")):
+        yield tmp_path / "cache"
+
+
+@pytest.fixture
+def restore_defaults():
+    before = scaled.__defaults__
+    yield
+    scaled.__defaults__ = before
+
+
+def test_a_default_the_call_leaves_out_is_guarded(restore_defaults):
+    # was: the traced function's own defaults were taken for arguments, so the variant
+    # kept k = 2.0 after the default changed (and a later process reused it)
+    g, c = pb.value_and_grad(scaled), pb.compile(scaled)
+    assert np.isclose(g(X)[0], scaled(X)) and np.isclose(float(c(X)), scaled(X))
+    scaled.__defaults__ = (3.0,)
+    assert np.isclose(g(X)[0], scaled(X)) and np.isclose(float(c(X)), scaled(X))
+    assert np.isclose(g(X, 5.0)[0], scaled(X, 5.0))  # (given: an argument, as before)
+
+
+def test_a_later_process_traces_again_when_a_default_changed(cache_dir, restore_defaults):
+    pb.value_and_grad(scaled)(X)
+    assert disk_variants.STATS["writes"] == 1
+    pb.compiler.reset()  # (as a new process)
+    pb.value_and_grad(scaled)(X)
+    assert disk_variants.STATS["hits"] == 1
+    scaled.__defaults__ = (3.0,)
+    pb.compiler.reset()
+    value, grad = pb.value_and_grad(scaled)(X)
+    assert disk_variants.STATS["hits"] == 1  # (not reused)
+    np.testing.assert_allclose(value, scaled(X))
+    np.testing.assert_allclose(grad, 3.0 * (1 - np.tanh(X) ** 2))
+
+
+def test_a_function_reading_the_environment_is_not_kept(cache_dir, monkeypatch):
+    # was: os.environ read at trace time, described as the module os: a later process
+    # with another environment reused the first one's value
+    monkeypatch.setenv("PB_REVIEW_SCALE", "2")
+    pb.value_and_grad(from_environment)(X)
+    assert disk_variants.STATS["writes"] == 0
+    with pytest.raises(disk_variants.NotPortable):
+        disk_variants.describe(os.getenv)
+
+
+def test_the_standard_librarys_frozen_modules_are_not_the_users():
+    # (os.getenv's code is '<frozen os>': it was taken for the user's)
+    assert not is_user_code(os.getenv.__code__)
