@@ -75,3 +75,31 @@ def test_a_function_reading_the_environment_is_not_kept(cache_dir, monkeypatch):
 def test_the_standard_librarys_frozen_modules_are_not_the_users():
     # (os.getenv's code is '<frozen os>': it was taken for the user's)
     assert not is_user_code(os.getenv.__code__)
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+@pytest.mark.parametrize("door", [pb.grad, pb.value_and_grad, pb.compile, pb.jacfwd, pb.vmap])
+def test_ndarray_subclasses_are_traced_as_their_data(door, tmp_path):
+    # was: "got an unhashable static argument of type memmap" from every front door
+    m = np.memmap(tmp_path / "x.dat", dtype=float, mode="w+", shape=(3,))
+    m[:] = X
+    y = np.array([1.5, 0.2, -0.3])
+    f = door(lambda x, y: np.tanh(x * y).sum())
+    want = f(X, y)
+    for x in (m, X.view(_Sub), X.view(_Sub)):
+        got = f(x, y)
+        for a, b in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass")
+def test_a_matrix_argument_multiplies_elementwise_in_generated_code():
+    # (np.matrix's * is a product of matrices: the generated code gets its ndarray)
+    g = pb.grad(lambda x, y: (x * y).sum())
+    x, y = np.matrix([[1.0, 2.0]]), np.array([[3.0, 4.0]])
+    for _ in range(2):  # (traced, then the variant run)
+        np.testing.assert_allclose(np.asarray(g(x, y)), [[3.0, 4.0]])
