@@ -103,3 +103,9 @@ def test_a_matrix_argument_multiplies_elementwise_in_generated_code():
     x, y = np.matrix([[1.0, 2.0]]), np.array([[3.0, 4.0]])
     for _ in range(2):  # (traced, then the variant run)
         np.testing.assert_allclose(np.asarray(g(x, y)), [[3.0, 4.0]])
+
+
+def test_apply_on_an_empty_tensor_does_nothing():
+    # (was: ValueError, "Iteration of zero-sized operands is not enabled"; torch's: no call)
+    t = pb.zeros(0)
+    assert t.apply_(lambda v: 1 / 0) is t and t.shape == (0,)
