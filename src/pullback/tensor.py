@@ -182,6 +182,12 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
         a = self._data
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickling and ``copy.deepcopy`` read the values: a trace guards them (or, on a
+        long loop's stand-in, traces again), as ``numpy()``."""
+        notify_concrete(self, "numpy")
+        return super().__reduce_ex__(protocol)
+
     def __repr__(self) -> str:
         notify_concrete(self, "repr")  # (a trace holding a stand-in of it is made again)
         return format_tensor(self)
