@@ -157,3 +157,26 @@ def test_a_numpy_function_that_sends_values_away_refuses_their_gradient(tmp_path
         pb.grad(f)(np.array([0.1, 0.2]))
     with pb.no_grad():
         np.save(tmp_path / "t.npy", pb.tensor([1.0], requires_grad=True))  # (cuts nothing)
+
+
+def test_a_function_reading_a_file_keeps_no_persistent_variant(cache_dir, tmp_path):
+    # was: np.load (or open) at trace time made the file's values constants of a kept
+    # variant: a later process reading a changed file reused the first one's values
+    path = str(tmp_path / "w.npy")
+    np.save(path, np.array([1.0, 2.0, 3.0]))
+
+    def weights():
+        return np.load(path)
+
+    def direct(x):
+        return (np.tanh(x) * np.load(path)).sum()
+
+    def through_a_helper(x):
+        return (np.tanh(x) * weights()).sum()
+
+    def plain(x):
+        return (np.tanh(x) * 2.0).sum()
+
+    for f in (direct, through_a_helper, plain):
+        pb.value_and_grad(f)(X)
+    assert disk_variants.STATS["writes"] == 1  # (plain's only)
