@@ -180,3 +180,15 @@ def test_a_function_reading_a_file_keeps_no_persistent_variant(cache_dir, tmp_pa
     for f in (direct, through_a_helper, plain):
         pb.value_and_grad(f)(X)
     assert disk_variants.STATS["writes"] == 1  # (plain's only)
+
+
+def test_a_format_spec_formats_a_one_value_tensor():
+    # (was: "unsupported format string passed to Tensor.__format__", eagerly and traced;
+    # torch and numpy format the number)
+    assert f"{pb.tensor(1.23456, requires_grad=True):.3f}" == "1.235"
+    assert f"{pb.tensor(3):d}" == "3"
+    with pytest.raises(TypeError):
+        f"{pb.tensor([1.0, 2.0]):.3f}"
+    c = pb.compile(lambda x: x.sum() * len(f"{x.sum():.2f}"))
+    assert float(c(pb.tensor([1.0, 2.0]))) == 12.0  # "3.00"
+    assert float(c(pb.tensor([10.0, 2.0]))) == 60.0  # "12.00": the read is guarded
