@@ -157,7 +157,8 @@ def _fallback(name: str, fn: Callable, args: tuple, kwargs: dict, hint: str = ""
         raise TypeError(f"{name} writes into its argument, a Tensor ({_tensor_args(args, rest)})"
                         ", a write pullback cannot record; write with an assignment "
                         "(x[...] = ...) or call it on a numpy array (np.array(x))") from None
-    if (grad or tangent) and _has_float(result):
+    if (grad or tangent) and (_has_float(result) or result is None and out is None):
+        # (None: the values left, into a file or a buffer (np.save), their gradient too)
         raise TypeError(text.format(name=name, hint=hint))
     if out is None:
         return _wrap(_thawed(result, views))

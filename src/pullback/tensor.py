@@ -183,6 +183,19 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
         a = self._data
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __format__(self, spec: str) -> str:
+        """A format spec on one value formats the number (``f"{loss:.3f}"``), as torch's
+        and numpy's; an empty one is ``str``."""
+        if spec and self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickling and ``copy.deepcopy`` read the values: a trace guards them (or, on a
+        long loop's stand-in, traces again), as ``numpy()``."""
+        notify_concrete(self, "numpy")
+        return super().__reduce_ex__(protocol)
+
     def __repr__(self) -> str:
         notify_concrete(self, "repr")  # (a trace holding a stand-in of it is made again)
         return format_tensor(self)

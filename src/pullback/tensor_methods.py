@@ -180,6 +180,8 @@ class TensorMethods:
                                "traced value, which the generated code cannot repeat: call "
                                "it outside the compiled function")
         real = self._data.dtype.kind != "c"
+        if self._data.size == 0:  # (nditer refuses zero-sized operands)
+            return self
         for cell in np.nditer(self._data, op_flags=[["readwrite"]]):
             value = callable(cell.item())
             if not isinstance(value, (int, float, np.number) if real else

@@ -4,7 +4,8 @@ anomaly mode (the frames a traceback shows) ask.
 
 A file is a library's when it is pullback's own (its package and its passes'
 ``transforms/`` folder), numpy's, in the standard library or in a folder packages are
-installed into; code pullback generated (``<pullback...>``) is not the user's either.
+installed into; code pullback generated (``<pullback...>``) and the standard library's
+frozen modules (``<frozen os>``) are not the user's either.
 Everything else is: the user's modules, scripts, notebooks (``<ipython-input-...>``),
 doctests and ``exec`` of a string.
 
@@ -61,7 +62,7 @@ def _site_dirs() -> list:
 @functools.lru_cache(maxsize=4096)
 def is_user_file(filename: str) -> bool:
     """Whether code in ``filename`` is the user's (see the module)."""
-    if filename.startswith("<pullback"):
+    if filename.startswith(("<pullback", "<frozen ")):  # (<frozen os>: the stdlib's)
         return False
     if filename.startswith("<"):
         return True

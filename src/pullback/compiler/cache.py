@@ -211,6 +211,8 @@ def arg_key(a: Any) -> Any:
         return ("f",) if type(a) is float else ("f", a.dtype.char)
     if lazy_arrays.kind_of_array(a) is not None:  # Dask's or CuPy's: its own variants
         return lazy_arrays.arg_key(a)
+    if isinstance(a, np.ndarray):  # a subclass (np.memmap): its data, as an ndarray
+        return ("nd", a.shape, a.dtype.char)
     try:
         hash(a)
     except TypeError:

@@ -185,6 +185,7 @@ class _Walk:
         self.own_checks: dict = {}  # id of an object guarding itself -> (check, calls)
         self.contents: set = set()  # indices of the terms on a container's contents
         self._inside = 0  # > 0 while guarding a container's contents
+        self.given = 0  # the arguments the call passes (the traced function's defaults)
 
     # ------------------------------------------------------------- bookkeeping
     def bind(self, value: Any) -> str:
@@ -304,14 +305,16 @@ class _Walk:
         self.defaults(fn, depth, expr or self.bind(fn))
 
     def defaults(self, fn: types.FunctionType, depth: int, expr: str) -> None:
-        """A followed function's defaults (the traced function's own become arguments)."""
+        """A function's defaults: a followed function's all, the traced function's those
+        the call leaves out (the others are its arguments, in the call's key)."""
         code = fn.__code__
         at = (code, code.co_firstlineno)
         found = fn.__defaults__ or ()
-        if depth > 0 and found:  # (none given: a call leaving one out would have failed)
+        first = 0 if depth > 0 else self.given - (code.co_argcount - len(found))
+        if found and first < len(found):  # (none: a call leaving one out would fail)
             self.guard(f"the defaults of {code.co_name}", at,
                        f"len({expr}.__defaults__ or ()) == {len(found)}")
-            for i, v in enumerate(found):
+            for i, v in enumerate(found[max(first, 0):], max(first, 0)):
                 self.value(f"default {i} of {code.co_name}", f"{expr}.__defaults__[{i}]", v,
                            depth + 1, at)
         kw = fn.__kwdefaults__ or {}
@@ -558,6 +561,7 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
     names: set = set()
     for _ in range(4):  # objects are entered for the names the code reads, which grow
         walk = _Walk(names)  # as methods are followed: walk until they stay the same
+        walk.given = len(args)
         walk.follow(fn, 0)
         for k, a in enumerate(args):
             if k not in traced_args:

@@ -60,6 +60,35 @@ _MAX_ITEMS = 256  # elements of a captured container described (more: not kept)
 _SETTINGS = ("free_bytes", "fuse", "fuse_min_size", "fuse_max_ops", "fuse_threads",
              "fuse_tanh", "native_loops", "check_ir")
 
+#: modules whose values are the process's own (its environment, arguments, clock,
+#: random state): a function reading them is traced in each process
+_PROCESS_STATE = frozenset({"os", "sys", "random", "time"})
+
+
+#: names whose reads bring in what a later process may find changed (a file, the
+#: clock, the command line): a function whose code names one keeps no variant
+_OUTSIDE = frozenset({"open", "input", "environ", "getenv", "argv", "fromfile",
+                      "genfromtxt", "memmap", "urlopen", "time", "perf_counter", "now",
+                      "today"})
+
+
+def reads_outside(fn: types.FunctionType, captured: CapturedGuards | None) -> bool:
+    """Whether ``fn``, or a user function its walk found, names a file or process read
+    (``_OUTSIDE``, or a name starting with load or read: ``np.load``, ``read_csv``),
+    whose value the trace made a constant."""
+    env = captured.check.__globals__ if captured is not None else {}
+    found = list(env.values()) + [getattr(m, "__func__", m) for v in env.values()
+                                  if isinstance(v, type) and _user_type(v)
+                                  for c in v.__mro__ if _user_type(c) for m in vars(c).values()]
+    codes = [fn.__code__] + [c for c in (getattr(v, "__code__", v) for v in found)
+                             if isinstance(c, types.CodeType) and is_user_code(c)]
+    while codes:
+        code = codes.pop()
+        if any(n in _OUTSIDE or n.startswith(("load", "read")) for n in code.co_names):
+            return True
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return False
+
 
 class NotPortable(Exception):
     """A value with no description that holds in another process."""
@@ -112,6 +141,8 @@ def describe(v: Any) -> Any:
     if isinstance(v, types.CodeType):
         return ["code", code_hash(v)]
     if isinstance(v, types.ModuleType):
+        if v.__name__ in _PROCESS_STATE:  # (os.environ, sys.argv: read at trace time)
+            raise NotPortable(f"the module {v.__name__}")
         return ["module", v.__name__]
     if type(v) is dict and "__builtins__" in v:  # a module's globals: read item by item
         return ["globals", v.get("__name__")]
@@ -132,7 +163,7 @@ def _by_name(v: Any) -> list:
     package's version with it)."""
     module, name = getattr(v, "__module__", None), getattr(v, "__qualname__", None)
     found = sys.modules.get(module) if isinstance(module, str) else None
-    if found is None or not isinstance(name, str):
+    if found is None or not isinstance(name, str) or module in _PROCESS_STATE:
         raise NotPortable(type(v).__name__)
     for part in name.split("."):
         found = getattr(found, part, None)
@@ -258,7 +289,8 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> 
     directory = config.cache_dir
     if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
-            traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs):
+            traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
+            or reads_outside(fn, traced.captured):
         return
     try:
         key = key_of(fn, door, args)

@@ -289,11 +289,14 @@ def batched_rows(pull: VJPFunction) -> list | None:
 
 
 def _differentiable(a: Any) -> bool:
+    """Whether ``a`` could be a target: float or complex values only (an int array is
+    traced, but closed over, as torch.func's jacrev and hessian take it)."""
     try:
         check_target("jacrev", 0, a)
     except TypeError:
         return False
-    return True
+    return all(np.result_type(x._data if isinstance(x, Tensor) else x).kind in "fc"
+               for x in tree_leaves(a))
 
 
 def _rebuild(arg: Any, leaves: list) -> Any:

@@ -339,6 +339,8 @@ def arg_array(a: Any, var: Any) -> np.ndarray:
         return a._data
     if isinstance(a, (float, complex, np.floating, np.complexfloating)):
         return np.asarray(a, var.dtype)
+    if type(a) is not np.ndarray and isinstance(a, np.ndarray):
+        return a.view(np.ndarray)  # (np.matrix's * is a product of matrices)
     return a
 
 
