@@ -109,6 +109,15 @@ class _Emitter:
             self.globals[name] = value
         return name
 
+    def constant(self, value: Any) -> str:
+        """A constant the function reads: a 0-d numpy array of a plain dtype (a folded
+        seed's 1.0) written inline as its scalar, ``np.float32(1.0)`` (arithmetic reads
+        either alike; never one the function returns: that stays an array), anything
+        else bound."""
+        if type(value) is np.ndarray and value.ndim == 0 and type(value[()]) in _NP_SCALARS:
+            return self.literal(value[()])
+        return self.bind(value)
+
     def subscript(self, index: Any) -> str:
         parts = index if type(index) is tuple else (index,)
         return ", ".join(self._colon(p) if type(p) is slice else self.literal(p)
@@ -177,10 +186,12 @@ class _Emitter:
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
-        args = [self.literal(a) for a in e.inputs]
+        args = [self.constant(a) if type(a) is np.ndarray else self.literal(a)
+                for a in e.inputs]
         op = e.op
-        if isinstance(op, IntoOp) and op.ufunc is not None:
-            return f"np.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
+        if isinstance(op, IntoOp) and op.ufunc is not None:  # (a ufunc, else rt's helper)
+            space = "np" if isinstance(op.ufunc, np.ufunc) else "rt"
+            return f"{space}.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
         tpl = op.template
         if callable(tpl):
             return tpl(e, args, self.literal)
@@ -268,8 +279,9 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     em = _Emitter(graph)
     em.globals.update(env or {})
     em.label = block
+    returned = {v.id for v in graph.outputs if type(v) is Var} | {v.id for v in graph.guards}
     for v, value in graph.consts.items():
-        em.names[v.id] = em.bind(value)
+        em.names[v.id] = em.bind(value) if v.id in returned else em.constant(value)
     params = [em.name(v) for v in graph.inputs]
     body = em.statements(graph, free=True)
     outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
