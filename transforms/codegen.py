@@ -139,11 +139,18 @@ class _Emitter:
         lines: list[str] = []
         prev_comment = None
         input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+        # (a loop's body binds its values to the carries' names: there each keeps one)
+        inline = _inlined_transposes(graph, self.guards) if free else {}
         for i, e in enumerate(graph.eqns):
             c = _comment(e, self.label if e.block is not None else None)
             if c is not None and c != prev_comment:
                 lines.append(c)
                 prev_comment = c
+            if e.out is not None and e.out.id in inline:  # read as x.T where it is read
+                x, j = inline[e.out.id]
+                self.names[e.out.id] = f"{self.literal(x)}.T"
+                last[x.id] = max(last.get(x.id, i), j)
+                continue
             region = REGIONS.get(e.op.name)
             if region is not None:
                 lines += region(self, e, last)
@@ -152,7 +159,9 @@ class _Emitter:
             for v in e.outs:
                 for k in self.guards.get(v.id, ()):
                     lines.append(f"guard({k}, {self.name(v)})")
-            dead = [self.name(a) for a in _uniq(e.inputs)
+            reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a
+                                for a in _uniq(e.inputs)))
+            dead = [self.name(a) for a in reads
                     if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
             if dead and free:
                 lines.append("del " + ", ".join(dead))
@@ -310,6 +319,34 @@ def _targets(em: _Emitter, e: Any, last: dict) -> str:
         return em.name(e.out)
     names = [em.name(v) if v.id in last or v.id in em.guards else "_" for v in e.outs]
     return ", ".join(names) + ("," if len(names) == 1 else "") if names else "_"
+
+
+def _inlined_transposes(graph: Graph, guards: dict) -> dict:
+    """The transposes written where they are read, ``g_h = g_z @ w.T``, not bound to a
+    temporary first: an ``x.T`` read once, by an equation that is not a region's with
+    none between them (a loop binds names again: elsewhere a name is bound once, and a
+    view read later sees what an earlier one would), neither returned nor guarded.
+    Maps the id of each to ``(x, the index of its reader)``."""
+    uses: dict[int, int] = {}
+    reader: dict[int, int] = {}
+    for i, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if type(a) is Var:
+                uses[a.id] = uses.get(a.id, 0) + 1
+                reader[a.id] = i
+    for v in list(graph.outputs) + list(graph.guards):
+        if type(v) is Var:
+            uses[v.id] = uses.get(v.id, 0) + 2
+    regions = [i for i, e in enumerate(graph.eqns) if e.op.name in REGIONS]
+    inline: dict[int, tuple] = {}
+    for i, e in enumerate(graph.eqns):
+        if e.op.template != "{0}.T" or e.out is None or uses.get(e.out.id) != 1:
+            continue
+        x, j = e.inputs[0], reader.get(e.out.id)
+        if (type(x) is Var and x.id not in inline and e.out.id not in guards
+                and j is not None and not any(i < k <= j for k in regions)):
+            inline[e.out.id] = (x, j)
+    return inline
 
 
 def _uniq(xs: tuple) -> list:
