@@ -95,6 +95,10 @@ class _Emitter:
             return f"({inner},)" if len(p) == 1 else f"({inner})"
         if tp in _NP_SCALARS:  # np.float32(...) stays a float32: not a weak Python float
             return f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+        if tp is np.ndarray and p.ndim == 0 and type(p[()]) in _NP_SCALARS:
+            # a 0-d array (a folded seed's 1.0) as its scalar: arithmetic reads either
+            # alike (what the function returns stays an array: generate binds it)
+            return self.literal(p[()])
         if issubclass(tp, np.dtype):
             return _dtype_literal(p) or self.bind(p)
         return _plain_literal(p) or self.bind(p)
@@ -108,15 +112,6 @@ class _Emitter:
             name = self.bound[id(value)] = self.ns.fresh(hint(value) if hint else naming.CONSTANT)
             self.globals[name] = value
         return name
-
-    def constant(self, value: Any) -> str:
-        """A constant the function reads: a 0-d numpy array of a plain dtype (a folded
-        seed's 1.0) written inline as its scalar, ``np.float32(1.0)`` (arithmetic reads
-        either alike; never one the function returns: that stays an array), anything
-        else bound."""
-        if type(value) is np.ndarray and value.ndim == 0 and type(value[()]) in _NP_SCALARS:
-            return self.literal(value[()])
-        return self.bind(value)
 
     def subscript(self, index: Any) -> str:
         parts = index if type(index) is tuple else (index,)
@@ -195,8 +190,7 @@ class _Emitter:
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
-        args = [self.constant(a) if type(a) is np.ndarray else self.literal(a)
-                for a in e.inputs]
+        args = [self.literal(a) for a in e.inputs]
         op = e.op
         if isinstance(op, IntoOp) and op.ufunc is not None:  # (a ufunc, else rt's helper)
             space = "np" if isinstance(op.ufunc, np.ufunc) else "rt"
@@ -290,10 +284,11 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     em.label = block
     returned = {v.id for v in graph.outputs if type(v) is Var} | {v.id for v in graph.guards}
     for v, value in graph.consts.items():
-        em.names[v.id] = em.bind(value) if v.id in returned else em.constant(value)
+        em.names[v.id] = em.bind(value) if v.id in returned else em.literal(value)
     params = [em.name(v) for v in graph.inputs]
     body = em.statements(graph, free=True)
-    outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
+    outs = [em.bind(v) if type(v) is np.ndarray else em.literal(v) if v is not None
+            else "None" for v in graph.outputs]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
     for v in graph.inputs:  # guards on inputs are checked first
         for k in em.guards.get(v.id, ()):
