@@ -22,8 +22,8 @@ import numpy as np
 
 
 def sigmoid(x: Any, out: Any = None) -> Any:
-    """1 / (1 + exp(-x)) elementwise, into ``out`` when given (any shape and dtype
-    numpy's own expression takes: a 0-d or integer input as it)."""
+    """1 / (1 + exp(-x)) in one new array, or in ``out`` (which may be x); a 0-d or
+    integer input as numpy's own expression takes it."""
     if not (type(x) is np.ndarray and x.ndim and x.dtype.kind in "fc"):
         return np.reciprocal(1 + np.exp(-x), out=out)
     t = np.negative(x, out=out)
