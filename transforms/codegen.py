@@ -95,6 +95,10 @@ class _Emitter:
             return f"({inner},)" if len(p) == 1 else f"({inner})"
         if tp in _NP_SCALARS:  # np.float32(...) stays a float32: not a weak Python float
             return f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+        if tp is np.ndarray and p.ndim == 0 and type(p[()]) in _NP_SCALARS:
+            # a 0-d array (a folded seed's 1.0) as its scalar: arithmetic reads either
+            # alike (what the function returns stays an array: generate binds it)
+            return self.literal(p[()])
         if issubclass(tp, np.dtype):
             return _dtype_literal(p) or self.bind(p)
         return _plain_literal(p) or self.bind(p)
@@ -130,11 +134,18 @@ class _Emitter:
         lines: list[str] = []
         prev_comment = None
         input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
+        # (a loop's body binds its values to the carries' names: there each keeps one)
+        inline = _inlined_transposes(graph, self.guards) if free else {}
         for i, e in enumerate(graph.eqns):
             c = _comment(e, self.label if e.block is not None else None)
             if c is not None and c != prev_comment:
                 lines.append(c)
                 prev_comment = c
+            if e.out is not None and e.out.id in inline:  # read as x.T where it is read
+                x, j = inline[e.out.id]
+                self.names[e.out.id] = f"{self.literal(x)}.T"
+                last[x.id] = max(last.get(x.id, i), j)
+                continue
             region = REGIONS.get(e.op.name)
             if region is not None:
                 lines += region(self, e, last)
@@ -143,7 +154,9 @@ class _Emitter:
             for v in e.outs:
                 for k in self.guards.get(v.id, ()):
                     lines.append(f"guard({k}, {self.name(v)})")
-            dead = [self.name(a) for a in _uniq(e.inputs)
+            reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a
+                                for a in _uniq(e.inputs)))
+            dead = [self.name(a) for a in reads
                     if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
             if dead and free:
                 lines.append("del " + ", ".join(dead))
@@ -179,8 +192,9 @@ class _Emitter:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
         args = [self.literal(a) for a in e.inputs]
         op = e.op
-        if isinstance(op, IntoOp) and op.ufunc is not None:
-            return f"np.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
+        if isinstance(op, IntoOp) and op.ufunc is not None:  # (a ufunc, else rt's helper)
+            space = "np" if isinstance(op.ufunc, np.ufunc) else "rt"
+            return f"{space}.{op.ufunc.__name__}({', '.join(args)}, out={args[op.out_arg]})"
         tpl = op.template
         if callable(tpl):
             return tpl(e, args, self.literal)
@@ -268,11 +282,13 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     em = _Emitter(graph)
     em.globals.update(env or {})
     em.label = block
+    returned = {v.id for v in graph.outputs if type(v) is Var} | {v.id for v in graph.guards}
     for v, value in graph.consts.items():
-        em.names[v.id] = em.bind(value)
+        em.names[v.id] = em.bind(value) if v.id in returned else em.literal(value)
     params = [em.name(v) for v in graph.inputs]
     body = em.statements(graph, free=True)
-    outs = [em.literal(v) if v is not None else "None" for v in graph.outputs]
+    outs = [em.bind(v) if type(v) is np.ndarray else em.literal(v) if v is not None
+            else "None" for v in graph.outputs]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
     for v in graph.inputs:  # guards on inputs are checked first
         for k in em.guards.get(v.id, ()):
@@ -298,6 +314,34 @@ def _targets(em: _Emitter, e: Any, last: dict) -> str:
         return em.name(e.out)
     names = [em.name(v) if v.id in last or v.id in em.guards else "_" for v in e.outs]
     return ", ".join(names) + ("," if len(names) == 1 else "") if names else "_"
+
+
+def _inlined_transposes(graph: Graph, guards: dict) -> dict:
+    """The transposes written where they are read, ``g_h = g_z @ w.T``, not bound to a
+    temporary first: an ``x.T`` read once, by an equation that is not a region's with
+    none between them (a loop binds names again: elsewhere a name is bound once, and a
+    view read later sees what an earlier one would), neither returned nor guarded.
+    Maps the id of each to ``(x, the index of its reader)``."""
+    uses: dict[int, int] = {}
+    reader: dict[int, int] = {}
+    for i, e in enumerate(graph.eqns):
+        for a in e.inputs:
+            if type(a) is Var:
+                uses[a.id] = uses.get(a.id, 0) + 1
+                reader[a.id] = i
+    for v in list(graph.outputs) + list(graph.guards):
+        if type(v) is Var:
+            uses[v.id] = uses.get(v.id, 0) + 2
+    regions = [i for i, e in enumerate(graph.eqns) if e.op.name in REGIONS]
+    inline: dict[int, tuple] = {}
+    for i, e in enumerate(graph.eqns):
+        if e.op.template != "{0}.T" or e.out is None or uses.get(e.out.id) != 1:
+            continue
+        x, j = e.inputs[0], reader.get(e.out.id)
+        if (type(x) is Var and x.id not in inline and e.out.id not in guards
+                and j is not None and not any(i < k <= j for k in regions)):
+            inline[e.out.id] = (x, j)
+    return inline
 
 
 def _uniq(xs: tuple) -> list:

@@ -1,10 +1,11 @@
 """inplace: write a ufunc's result into a dead input buffer the function owns.
 
-``g2 = g1 * t`` becomes ``np.multiply(g1, t, out=g1)`` (and ``1 - d`` becomes
-``np.subtract(1, d, out=d)``) when that input was made by the function itself (not
-an argument, not a view, not a value something took a view of), is not read
-afterwards, and has the result's shape and dtype. numpy allows ``out`` to alias
-any input of a ufunc. This removes an allocation per statement.
+``g2 = g1 * t`` becomes ``np.multiply(g1, t, out=g1)`` (``1 - d`` becomes
+``np.subtract(1, d, out=d)``, ``rt.sigmoid(z)`` becomes ``rt.sigmoid(z, out=z)``) when
+that input was made by the function itself (not an argument, not a view, not a value
+something took a view of), is not read afterwards, and has the result's shape and
+dtype. numpy allows ``out`` to alias any input of a ufunc. This removes an allocation
+per statement.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from pullback.ir import Eqn, Graph, Var, last_uses
 from pullback.ops import OpDef
+from pullback.ops import runtime as rt
 from pullback.ops.elementwise import rsub, sub_op
 
 _INTO: dict[tuple, IntoOp] = {}
@@ -40,10 +42,22 @@ def is_disabled() -> bool:
 
 
 class IntoOp(OpDef):
-    """The out= form of a ufunc op, writing into input ``out_arg`` (codegen-only;
-    not in the op table)."""
+    """The out= form of a ufunc op (or of an ``OUT_HELPERS`` one), writing into input
+    ``out_arg`` (codegen-only; not in the op table)."""
 
     __slots__ = ("ufunc", "out_arg")
+
+
+#: rt's plain-numpy helpers that take ``out=`` (which may be their input) as a ufunc does
+OUT_HELPERS = frozenset({rt.sigmoid})
+
+
+def writes_out(f: object) -> bool:
+    """Whether ``f(*inputs, out=buffer)`` writes its result into ``buffer``: an elementwise
+    ufunc (not a gufunc such as matmul) or one of ``OUT_HELPERS``."""
+    if isinstance(f, np.ufunc):
+        return f.nout == 1 and f.signature is None
+    return f in OUT_HELPERS
 
 
 def into_op(op: OpDef, k: int) -> IntoOp:
@@ -80,9 +94,8 @@ def inplace(graph: Graph) -> Graph:
     eqns = [e.replace(sub_op, e.inputs[::-1]) if e.op is rsub else e for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
-        f = e.op.forward
-        if not isinstance(f, np.ufunc) or f.nout != 1 or f.signature is not None:
-            continue  # elementwise ufuncs only: not gufuncs such as matmul
+        if not writes_out(e.op.forward):
+            continue
         for k, a in enumerate(e.inputs):
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i
                     and a.shape == e.out.shape and a.dtype == e.out.dtype

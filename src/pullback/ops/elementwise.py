@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from .kernels import logistic
 from .table import args, batching
 from .table.promotion import promoting_template
 from .table.registry import defop, is_traced, public, unary
@@ -165,8 +166,9 @@ tanh = unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - ou
 absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign_of(x),),
                  uses=("x",), template="np.abs({0})", function=True, method=True,
                  inplace=True, numpy=np.absolute)
-sigmoid = defop("sigmoid", lambda x: np.reciprocal(1 + np.exp(-x)), "SigmoidBackward0",
-                template="np.reciprocal(1 + np.exp(-{0}))",
+# rt.sigmoid: 1 / (1 + exp(-x)) in one buffer (or into a dead input: the inplace pass's)
+sigmoid = defop("sigmoid", logistic.sigmoid, "SigmoidBackward0", template="rt.sigmoid({0})",
+                fresh=True,
                 vjp=(lambda g, out, x: g * conj(out * (1 - out)),), uses=("out",),
                 elementwise=True, function=True, method=True, inplace=True, functional=True)
 # torch's threshold_backward: the gradient passes where not out <= 0 (a NaN passes), and

@@ -12,6 +12,7 @@ from .pointwise import logaddexp
 from .reductions import fast_mean, sum_dim
 from .shape import reshape_op
 from .table import args, batching
+from .table.promotion import primary
 from .table.registry import c_order, defop, public
 
 
@@ -57,12 +58,12 @@ def reduce_text(text, e, lit, reduction, shape=None):
     if reduction == "none":
         return text
     if reduction == "sum":
-        return f"({text}).sum()"
+        return f"{primary(text)}.sum()"
     dtype = np.dtype(e.out.dtype)
     if dtype.kind not in "fc" or dtype.itemsize < 4:
         return f"np.mean({text})"
     n = int(np.prod(args.broadcast_shape(*e.inputs) if shape is None else shape))
-    return f"({text}).sum() / {n}" if n else f"({text}).sum() * np.nan"
+    return f"{primary(text)}.sum() / {n}" if n else f"{primary(text)}.sum() * np.nan"
 
 
 def _loss_template(write):

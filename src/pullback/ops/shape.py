@@ -133,11 +133,12 @@ def _view_get(x, index):
 
 
 def _print_view_get(e: Any, a: list, lit: Any) -> str:
-    """``_view_get`` in generated code: ``x[None, 1:, ...]`` (an Ellipsis last unless
-    the index has one: a view, never a scalar)."""
+    """``_view_get`` in generated code: ``x[None, 1:]``, ``x[0, ...]`` (an Ellipsis last
+    where the index has only integers: a view, never a scalar; a slice or a None keeps
+    the result an array without it)."""
     index = e.params["index"]
     parts = index if isinstance(index, tuple) else (index,)
-    if not any(p is Ellipsis for p in parts):
+    if not any(p is Ellipsis or p is None or type(p) is slice for p in parts):
         parts = parts + (Ellipsis,)
     colon = lambda p: ":".join("" if v is None else lit(v)  # noqa: E731
                                for v in (p.start, p.stop) + ((p.step,) if p.step else ()))

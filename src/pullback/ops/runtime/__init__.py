@@ -64,7 +64,7 @@ from .linalg import adjugate, matrix_exp, eig, solve_triangular, solve_sylvester
 from .special import (
     erf, erfc, erfinv, lgamma, digamma, polygamma, i0, i0e, i1, i1e, iv, ive, j0, j1, jn, y0,
     y1, yn, k0, k0e, k1, k1e, erfcx, log_ndtr, ndtri, gammainc, gammaincc, gammainc_da,
-    betainc, betainc_da, betainc_db, xlog1py,
+    betainc, betainc_da, betainc_db, xlog1py, sigmoid,
 )
 
 __all__ = ["softmax", "log_softmax", "bce_logits", "nll_loss", "nll_backward", "erf", "erfc",
@@ -72,4 +72,4 @@ __all__ = ["softmax", "log_softmax", "bce_logits", "nll_loss", "nll_backward", "
            "lgamma", "digamma", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0", "y1", "k0", "k0e",
            "k1", "k1e", "erfcx", "log_ndtr", "ndtri", "nll_rows", "nll_rows_backward",
            "softmax_nll_backward", "jn", "yn", "iv", "ive", "polygamma", "gammainc",
-           "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db"]
+           "gammaincc", "gammainc_da", "betainc", "betainc_da", "betainc_db", "sigmoid"]

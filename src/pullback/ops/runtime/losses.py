@@ -54,9 +54,7 @@ def bce_logits(x, y):
     np.exp(t, out=t)
     np.log1p(t, out=t)
     out += t
-    np.negative(x, out=t)
-    np.maximum(t, 0, out=t)
-    out += t
+    out -= np.minimum(x, 0, out=t)  # (+ max(-x, 0): the same bits, one pass fewer)
     return out
 
 

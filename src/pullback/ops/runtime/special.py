@@ -1,5 +1,5 @@
 """The special functions numpy lacks: pullback's numpy kernels (ops/kernels), under the
-names generated code calls, and xlog1py."""
+names generated code calls (sigmoid among them: one buffer, not four), and xlog1py."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..kernels.incomplete_gamma_beta import (
     gammainc_da,
     gammaincc,
 )
+from ..kernels.logistic import sigmoid
 from ..kernels.normal import erfcx, log_ndtr, ndtri
 
 
@@ -28,4 +29,4 @@ def xlog1py(x, y):
 __all__ = ["erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "i0e", "i1",
            "i1e", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn", "k0", "k0e", "k1", "k1e",
            "erfcx", "log_ndtr", "ndtri", "gammainc", "gammaincc", "gammainc_da", "betainc",
-           "betainc_da", "betainc_db", "xlog1py"]
+           "betainc_da", "betainc_db", "xlog1py", "sigmoid"]

@@ -23,6 +23,7 @@ writes the same casts into generated code.
 
 from __future__ import annotations
 
+import ast
 from typing import Any, Callable
 
 import numpy as np
@@ -153,7 +154,25 @@ def promoting_template(template: str, positions: tuple, to_float: bool) -> Calla
                 out[i] = f"{args[i]}.astype({literal(common)})"
         text = template.format(*out, **{k: literal(v) for k, v in e.params.items()})
         if common is not None and common != e.out.dtype:
-            text = f"({text}).astype({literal(e.out.dtype)})"
+            text = f"{primary(text)}.astype({literal(e.out.dtype)})"
         return text
 
     return write
+
+
+_PRIMARIES = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
+
+
+def primary(text: str) -> str:
+    """Generated code's ``text`` ready for a method call after it (``.sum()``,
+    ``.astype(...)``): as it is where it is a name, a call, an attribute or a subscript,
+    else in parentheses.
+
+    >>> primary("rt.bce_logits(z, y)"), primary("(1 - y) * x"), primary("2")
+    ('rt.bce_logits(z, y)', '((1 - y) * x)', '(2)')
+    """
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, _PRIMARIES) else f"({text})"
