@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,8 @@ from .ops.elementwise import clone
 from .ops.numpy_extras import numpy_full_like
 from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
 from .tensor import Tensor, as_array
+
+TENSOR_COPY = messages.copy_construct("torch.tensor")
 
 
 def _check_flag(flag: Any, name: str | None) -> None:
@@ -62,14 +65,17 @@ def local(data: np.ndarray) -> Tensor:
 
 def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False,
            device: Any = None) -> Tensor:
-    """A new leaf tensor holding a copy of ``data``."""
+    """A new leaf tensor holding a copy of ``data`` (of a tensor: torch's warning, and no
+    gradient flows back to it)."""
     devices.check(device)
+    if isinstance(data, Tensor):
+        warnings.warn(TENSOR_COPY, UserWarning, stacklevel=2)
     return _new(as_array(data, dtype), requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:
-    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtypes.as_dtype(dtype)):
-        return data
+    if isinstance(data, Tensor):  # (another dtype: a conversion the graph records)
+        return data if dtype is None or data.dtype is dtypes.as_dtype(dtype) else data.to(dtype)
     if isinstance(data, np.ndarray) and dtype is None:
         return Tensor._make(data)
     return tensor(data, dtype=dtype)

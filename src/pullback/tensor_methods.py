@@ -18,7 +18,7 @@ from . import devices, numpy_interop
 from .autograd import record, tracer_hooks
 from .autograd.anomaly_mode import user_frames
 from .autograd.inplace_checks import check_overlap
-from .autograd.messages import index_put_dtypes, legacy_type
+from .autograd.messages import copy_construct, index_put_dtypes, legacy_type
 from .autograd.record import apply_inplace, notify_concrete
 from .dtypes import to_numpy_dtype as dtype_np
 from .ops import Public, subscribe
@@ -28,9 +28,7 @@ from .ops.indexing import index_select_op
 from .ops.shape import basic_index_kind, copy, getitem, index_put, reshape_op, select
 from .ops.table import bindings
 
-NEW_TENSOR_COPY = ("To copy construct from a tensor, it is recommended to use "
-                   "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
-                   ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).")
+NEW_TENSOR_COPY = copy_construct("tensor.new_tensor")
 
 
 def _index(idx: Any) -> Any:

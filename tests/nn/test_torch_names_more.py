@@ -183,3 +183,18 @@ def test_apply_as_torch(torch):
     with pytest.raises(RuntimeError, match=r"apply_\(\) at test_torch_names_more.py:\d+ "
                        r"\(b.apply_\(abs\)\)"):
         f(pb.ones(2))
+
+
+def test_tensor_of_a_tensor_warns_and_as_tensor_converts(torch):
+    """``tensor(t)``: torch's copy-construct warning, a new leaf; ``as_tensor(t, dtype)``:
+    a conversion that keeps the gradient (ToCopyBackward0)."""
+    for T in (pb, torch):
+        t = T.ones(2, requires_grad=True, dtype=T.float64)
+        with pytest.warns(UserWarning, match=r"rather than torch.tensor\(sourceTensor\)\.$"):
+            u = T.tensor(t)
+        assert not u.requires_grad and u.grad_fn is None
+        v = T.as_tensor(t, dtype=T.float32)
+        assert v.requires_grad and type(v.grad_fn).__name__ == "ToCopyBackward0"
+        v.sum().backward()
+        np.testing.assert_array_equal(np.asarray(t.grad), [1.0, 1.0])
+        assert T.as_tensor(t) is t

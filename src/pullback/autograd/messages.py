@@ -232,3 +232,11 @@ def forward_error(e: ValueError, arrays: list) -> Exception:
                     return RuntimeError(f"The size of tensor a ({sa}) must match the size of "
                                         f"tensor b ({sb}) at non-singleton dimension {d}")
     return e
+
+
+def copy_construct(how: str) -> str:
+    """torch's warning when ``how`` (``torch.tensor``, ``tensor.new_tensor``) is given a
+    tensor: the copy is a new leaf, cut from the source's graph."""
+    return ("To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+            f".requires_grad_(True), rather than {how}(sourceTensor).")
