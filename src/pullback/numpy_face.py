@@ -34,6 +34,7 @@ from . import dtypes, numpy_inplace, numpy_interop
 from .autograd.record import apply, notify_concrete
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
+from .ops.joining import stack_op
 from .ops.shape import basic_index_kind
 from .ops.table.methods import ValueMethods
 from .ops.table.registry import dispatcher
@@ -43,9 +44,23 @@ from .tensor_methods import TensorMethods, _index
 
 def _apply(op: Any, args: tuple, params: dict) -> Any:
     """An op with numpy-face values and no plain Tensor among its operands."""
+    if any(type(a) in (list, tuple) for a in args):
+        args = tuple(map(_as_array, args))
     if op.promote is not None:
         args = _numpy_operands(op, args, params)
     return to_face(apply(op, args, params))  # (several results: each of them)
+
+
+def _as_array(v: Any) -> Any:
+    """A list operand that holds Tensors (a list argument's traced leaves, ``[x, 2.0] *
+    y``) as numpy reads a list, ``np.asarray``, but a differentiable stack (where
+    ``np.asarray`` would ask each Tensor for its values); any other operand as it is."""
+    if type(v) not in (list, tuple):
+        return v
+    items = list(map(_as_array, v))
+    if not any(isinstance(x, Tensor) for x in items):
+        return v
+    return stack_op(*[x if isinstance(x, Tensor) else np.asarray(x) for x in items], dim=0)
 
 
 def _numpy_operands(op: Any, args: tuple, params: dict) -> tuple:

@@ -140,8 +140,39 @@ def test_fori_loop() -> None:
         return v
     assert f(1.3) == pytest.approx(f_loop(1.3))
     np.testing.assert_allclose(pb.grad(f)(1.3), fd(f_loop, 1.3), rtol=1e-7)
-    with pytest.raises(TypeError, match="pb.fori_loop: upper must be a Python int"):
+    with pytest.raises(TypeError, match="pb.fori_loop: upper must be an int or a 0-d integer "
+                                        "array, got float"):
         pb.fori_loop(0, 2.5, lambda i, v: v, 1.0)
+
+
+def test_fori_loop_traced_bound_is_a_while_region() -> None:
+    """An upper bound the trace does not fix (an int array argument, a 0-d value the
+    function computed) is a while region over (i, val), as in JAX: one trace over every
+    bound, reverse-differentiable."""
+    def f(x, n):
+        return pb.fori_loop(0, n, lambda i, v: v * x + i, 1.0)
+
+    def f_loop(x, n):
+        v = 1.0
+        for i in range(int(n)):
+            v = v * x + i
+        return v
+    g = pb.grad(f)
+    for n in (0, 3, 7):
+        assert f(1.3, np.array(n)) == pytest.approx(f_loop(1.3, n))
+        np.testing.assert_allclose(g(1.3, np.array(n)), fd(lambda x, n=n: f_loop(x, n), 1.3),
+                                   rtol=1e-7, atol=1e-9)
+    assert g.cache.info.misses == 1
+    assert "while True:" in source_of(g, 1.3, np.array(2))
+
+    def computed(x):
+        n = (x > 0).sum() + 1  # 0-d int64, computed in the function
+        return pb.fori_loop(1, n, lambda i, v: v * np.sin(x) * i, x).sum()
+    x = np.array([0.3, -0.5, 0.8])
+    np.testing.assert_allclose(pb.grad(computed)(x), fd(computed, x), rtol=1e-7)
+    t = pb.tensor(1.3, dtype=pb.float64, requires_grad=True)  # eager, a Tensor bound
+    f(t, pb.tensor(3)).backward()
+    assert float(t.grad) == pytest.approx(3 * 1.3 ** 2 + 1)
 
 
 # ----------------------------------------------------------------------- while_loop

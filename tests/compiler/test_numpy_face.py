@@ -455,3 +455,19 @@ def test_numpy_face_repr_is_numpys():
         return x.sum()
 
     pb.grad(f)(X)
+
+
+def test_a_list_argument_is_read_as_numpy_reads_it() -> None:
+    """``x * y`` with ``x`` a Python list that is differentiated (its leaves traced):
+    numpy's ``np.asarray(x) * y``, as a differentiable stack (was: "Can't call numpy()
+    on Tensor that requires grad", from np.asarray asking each leaf for its values)."""
+    def f(x, y):
+        return (x * y).sum() + (np.sin([x[0], 2.0]) * y).sum()
+    y = np.array([1.5, -2.0])
+    value, (gx, gy) = pb.value_and_grad(f, argnums=(0, 1))([0.3, 0.7], y)
+    assert value == pytest.approx(0.3 * 1.5 - 0.7 * 2.0 + np.sin(0.3) * 1.5 - np.sin(2.0) * 2)
+    assert isinstance(gx, list)
+    np.testing.assert_allclose(gx, [1.5 + np.cos(0.3) * 1.5, -2.0], rtol=1e-12)
+    np.testing.assert_allclose(gy, [0.3 + np.sin(0.3), 0.7 + np.sin(2.0)], rtol=1e-12)
+    nested = pb.grad(lambda x, y: (x * y).sum())([[0.3], [0.7]], y)
+    np.testing.assert_allclose(nested, [[y.sum()], [y.sum()]])

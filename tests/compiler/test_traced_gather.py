@@ -242,3 +242,29 @@ def test_a_hand_written_nll_with_a_target_argument():
         np.testing.assert_allclose(g(logits.detach(), target).numpy(), logits.grad.numpy(),
                                    rtol=1e-12)
     assert g.cache.info.misses == 1
+
+
+def test_np_take_by_a_traced_index_is_the_subscript_gather() -> None:
+    """``np.take(a, idx, axis=d)`` with an integer index array is ``a[:, idx]`` (the
+    same index_gather as the subscript): differentiable, one trace over index values,
+    numpy's wrapping and IndexError; checked against torch's index_select and take."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(3).standard_normal((4, 5))
+
+    def f(a, idx):
+        return (np.take(a, idx, axis=1) ** 2).sum() + np.take(a, idx).sum()
+    g = pb.grad(f)
+    for idx in (np.array([0, 2, -1]), np.array([3, 1, 4]), np.array([[1, 1], [4, 0]])):
+        ta = torch.tensor(a, requires_grad=True)
+        picked = torch.index_select(ta, 1, torch.tensor(idx % 5).reshape(-1))
+        ((picked ** 2).sum() + torch.take(ta, torch.tensor(idx % 20)).sum()).backward()
+        np.testing.assert_allclose(g(a, idx), ta.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(g(a, idx), numeric_grad(lambda a, i=idx: f(a, i), a), rtol=1e-6)
+    assert g.cache.info.misses == 2  # (one per index shape)
+    assert "a[:, idx]" in pb.compiler.inspect(g, a, np.array([0])).forward
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 with size 5"):
+        g(a, np.array([7]))
+
+    def by_argmax(a):  # an index the function computed
+        return np.take(a, np.argmax(a, axis=0), axis=0).sum() * 2
+    np.testing.assert_allclose(pb.grad(by_argmax)(a), numeric_grad(by_argmax, a), rtol=1e-6)

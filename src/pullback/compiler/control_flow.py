@@ -34,7 +34,7 @@ from ..autograd import record
 from ..ir import Builder, Graph, Var
 from ..numpy_face import NumpyTensor
 from ..ops.elementwise import clone
-from ..ops.joining import cat, stack
+from ..ops.joining import cat, dtype_of, stack
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .tracer import Tracer
@@ -376,17 +376,37 @@ def _tensors_of(tracer: Tracer, outer: list) -> list:
     return [found[v.id] for v in outer]
 
 
-def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
     """``body_fun(i, val) -> val`` for ``i`` in ``range(lower, upper)`` (JAX's
-    ``lax.fori_loop``), as a scan over the indices."""
+    ``lax.fori_loop``): a scan over the indices when both bounds are Python ints, a
+    ``pb.while_loop`` over ``(i, val)`` when a bound is an integer array or Tensor (a
+    value the trace does not fix), reverse-differentiable the same way."""
     for name, v in (("lower", lower), ("upper", upper)):
-        if isinstance(v, Tensor) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"pb.fori_loop: {name} must be a Python int, got "
-                            f"{type(v).__name__}")
+        if not _integral(v):
+            raise TypeError(f"pb.fori_loop: {name} must be an int or a 0-d integer "
+                            f"array, got {_bound_type(v)}")
+    if isinstance(lower, Tensor) or isinstance(upper, Tensor):
+        _, val = while_loop(lambda c: c[0] < upper,
+                            lambda c: (c[0] + 1, body_fun(c[0], c[1])),
+                            (lower, init_val))
+        return val
     steps = np.arange(int(lower), max(int(lower), int(upper)))
     carry, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, steps)
     return carry
 
+
+def _integral(v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    return getattr(v, "shape", None) == () and np.issubdtype(dtype_of(v), np.integer)
+
+
+def _bound_type(v: Any) -> str:
+    if hasattr(v, "dtype") and hasattr(v, "shape"):
+        return f"{type(v).__name__} of {v.dtype}{list(v.shape)}"
+    return type(v).__name__
 
 # --------------------------------------------------------------------- pb.while_loop
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:

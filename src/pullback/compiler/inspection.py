@@ -27,6 +27,7 @@ import numpy as np
 from pullback.transforms import native_loops
 
 from ..ir import type_str
+from ..settings import config
 from .compiled import CompiledFunction
 from .grad import GradFunction
 from .source import traced_ints
@@ -56,6 +57,8 @@ class Inspection:
     guards: list  # descriptions of the guards (traced values', then captured values')
     loops: tuple = ()  # the loops that ran unrolled or guarded: "file:line: ... why"
     native: tuple = ()  # config.native_loops: "file:line: native" or "...: Python loop: why"
+    from_disk: bool = False  # the variant calls run came from the persistent cache (traced
+    # again here: the kept one has no equations to show)
 
     def saved_report(self) -> str:
         total = sum(s.nbytes for s in self.saved)
@@ -94,6 +97,10 @@ def inspect(fn: Any, *args: Any) -> Inspection:
     args = traced_ints(getattr(fn, "fn", None), args)  # (as the front door's call does)
     if isinstance(fn, CompiledFunction):
         v = fn.lookup(args)
+        from_disk = v.disk is not None
+        if from_disk:
+            with config.override(cache_dir=None):
+                v = fn.traced_variant(args)
         g = v.traced.graph
         bwd = None
         saved: list = []
@@ -103,9 +110,13 @@ def inspect(fn: Any, *args: Any) -> Inspection:
                                         len(v.split.residuals):])).source
             saved = saved_values(v.split.residuals, v.split.forward)
         return Inspection(str(g), v.forward.source, bwd, saved, _guards(v.traced),
-                          v.traced.notes, native_loops.notes(g))
+                          v.traced.notes, native_loops.notes(g), from_disk)
     if isinstance(fn, GradFunction):
         v = fn.build(args)
+        from_disk = not v.traced.graph.eqns and bool(config.cache_dir)
+        if from_disk:  # (a graph without equations: the persistent cache's)
+            with config.override(cache_dir=None):
+                v = fn.build(args)
         return Inspection(str(v.traced.graph), v.module.source, None, [], _guards(v.traced),
-                          v.traced.notes, native_loops.notes(v.traced.graph))
+                          v.traced.notes, native_loops.notes(v.traced.graph), from_disk)
     raise TypeError(f"inspect: expected a pb.compile or pb.grad function, got {type(fn).__name__}")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import add_op, mul, where
+from .gathering import index_gather
 from .reductions import sum_all
 from .selection import take_along
 from .shape import expand, reshape, reshape_op, slice_view
@@ -428,12 +429,14 @@ def _numpy_take_along_axis(arr, indices, axis=-1):
 
 
 def _numpy_take(a, indices, axis=None, out=None, mode="raise"):
-    if out is not None or mode != "raise" or is_traced(indices):
+    if out is not None or mode != "raise":
         raise args.Unsupported
     x = args.value(a)
     if axis is None:
         x, axis = reshape(x, -1), 0
     d = args.axes(axis, x.ndim)[0]
+    if is_traced(indices):
+        return _taken_by_tensor(x, indices, d)
     idx = np.asarray(indices)
     n = x.shape[d]
     if idx.size and not (-n <= idx.min() and idx.max() < n):
@@ -442,6 +445,15 @@ def _numpy_take(a, indices, axis=None, out=None, mode="raise"):
     picked = index_select_op(x, np.where(idx < 0, idx + n, idx).reshape(-1), dim=d)
     shape = tuple(x.shape[:d]) + idx.shape + tuple(x.shape[d + 1:])
     return picked if tuple(picked.shape) == shape else reshape(picked, shape)
+
+
+def _taken_by_tensor(x: Any, indices: Any, d: int) -> Any:
+    """``np.take`` by an integer Tensor, ``x[:, ..., indices]`` as its subscript reads
+    it: an index_gather that reads the index at run time (a new index is not a new
+    trace), numpy's wrapping and IndexError included."""
+    if np.dtype(args.np_dtype(indices)).kind not in "iu":
+        raise args.Unsupported
+    return index_gather(x, indices, index=(slice(None),) * d + (0,), slots=(d,))
 
 
 def _numpy_repeat(a, repeats, axis=None):

@@ -178,6 +178,9 @@ class _Drawer:
         if len(graph.eqns) > _MAX_REGION_OPS:
             self.new(("more", k), f"... {len(graph.eqns) - _MAX_REGION_OPS} more ops",
                      "white", "    ")
+        elif not graph.eqns and node.variant.disk is not None:  # (kept without its ops)
+            self.new(("more", k), "ops not kept: read from the persistent cache\n"
+                     "(pb.compiler.inspect traces them)", "white", "    ")
         body.append("  }")
         self.lines = outer + body
         for nr, v in enumerate(graph.outputs):
