@@ -27,21 +27,19 @@ from ..autograd.grad_mode import STATE
 from ..ir import every_eqn
 from ..settings import config
 from .cache_files import Refused
-from .captured import collect
 from .disk_variants import (
-    STATS,
     NotPortable,
     _refused,
     captured_text,
+    checked_entry,
     code_hash,
     entry_fields,
-    entry_graph,
     entry_module,
     key_of,
     read_entry,
     write_entry,
 )
-from .trace import Traced, param_names
+from .trace import Traced
 
 
 def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
@@ -57,30 +55,14 @@ def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
     """The kept variant for this call: its ``Traced`` (no graph values), forward module
     and fields (``key`` among them); None: trace. ``tensors``: the module's tensors by dotted name;
     ``own``: descriptions the key makes sufficient (``captured_text``)."""
-    directory = config.cache_dir
-    try:
-        key = compile_key(fn, how, args, target)
-        found = read_entry(directory, key)
-        if found is None:
-            return None
-        fields, source, code = found
-        captures = [tensors[name] for name in fields["captures"]]
-        slots = [(i, tuple(p)) for i, p in fields["slots"]]
-        referenced = {id(x) for t in captures for x in (t, t._data)}
-        captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
-                           referenced)
-        if captured_text(captured, own) != fields["captured"]:
-            STATS["misses"] += 1
-            return None
-        module = entry_module(fields, source, code)
-        graph = entry_graph(fields)
-    except NotPortable:
+    def referenced(fields: dict) -> set:  # (the parameters: inputs of the variant)
+        return {id(x) for name in fields["captures"]
+                for x in (tensors[name], tensors[name]._data)}
+    got = checked_entry(fn, args, lambda: compile_key(fn, how, args, target), referenced, own)
+    if got is None:
         return None
-    except Refused as e:
-        return _refused(directory, str(e))
-    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
-        return _refused(directory, f"{type(e).__name__}: {e}")
-    STATS["hits"] += 1
+    fields, slots, captured, module, graph = got
+    captures = [tensors[name] for name in fields["captures"]]
     traced = Traced(graph, slots, list(fields["requires"]), captures, [], None,
                     len(graph.outputs), captured, captured and captured.check)
     fields["returned"] = fields["returned"] and tuple(map(tuple, fields["returned"]))

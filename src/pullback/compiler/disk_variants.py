@@ -36,7 +36,7 @@ import marshal
 import os
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -214,19 +214,33 @@ def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
 def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     """The variant kept for this call (its ``Traced`` without the trace's values, and
     its module), or None: trace."""
-    directory = config.cache_dir
     if not isinstance(fn, types.FunctionType):
         return None
+    got = checked_entry(fn, args, lambda: key_of(fn, door, args), lambda fields: set())
+    if got is None:
+        return None
+    fields, slots, captured, module, graph = got
+    return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
+                  captured, captured and captured.check), module
+
+
+def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
+                  own: Any = None) -> tuple | None:
+    """The entry ``key()`` names, read and checked against this call: its fields, slots,
+    captured-value check, module and graph; None (trace) when there is none, when a
+    captured value is not what it was (``referenced(fields)``: ids the walk takes as
+    the entry's own inputs; ``own``: as ``captured_text``), or when it cannot be
+    trusted (one warning)."""
+    directory = config.cache_dir
     try:
-        key = key_of(fn, door, args)
-        found = read_entry(directory, key)
+        found = read_entry(directory, key())
         if found is None:
             return None
         fields, source, code = found
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
-                           set())
-        if captured_text(captured) != fields["captured"]:
+                           referenced(fields))
+        if captured_text(captured, own) != fields["captured"]:
             STATS["misses"] += 1  # (a captured value is not what it was: trace)
             return None
         module = entry_module(fields, source, code)
@@ -234,13 +248,11 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     except NotPortable:
         return None
     except Refused as e:
-        return _refused(directory, str(e))
+        return _refused(directory, str(e), 8)
     except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
-        return _refused(directory, f"{type(e).__name__}: {e}")
+        return _refused(directory, f"{type(e).__name__}: {e}", 8)
     STATS["hits"] += 1
-    traced = Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
-                    captured, captured and captured.check)
-    return traced, module
+    return fields, slots, captured, module, graph
 
 
 def read_entry(directory: str, key: str) -> tuple[dict, str, bytes] | None:
@@ -342,11 +354,11 @@ def _bound_place(value: Any) -> list:
     return place
 
 
-def _refused(directory: str, why: str) -> None:
+def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
     STATS["refused"] += 1
-    warn(directory, why, stacklevel=7)
+    warn(directory, why, stacklevel=stacklevel)
 
 
-__all__ = ["load", "store", "key_of", "read_entry", "write_entry", "entry_fields",
+__all__ = ["load", "store", "key_of", "checked_entry", "read_entry", "write_entry", "entry_fields",
            "entry_module", "entry_graph", "literal", "NotPortable", "describe",
            "captured_text", "code_hash", "STATS"]
