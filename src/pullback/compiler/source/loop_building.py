@@ -77,6 +77,18 @@ def _range_keywords(kind: str, target: Any, sliced: list, flat: list) -> list:
     return keywords
 
 
+def _leading(split: Any, per_step: set, done: bool) -> list:
+    """``first=True`` for a body that starts with ``if test: break`` whose test reads
+    none of ``per_step`` (the loop variable, its slices): the runtime makes the test
+    part of the loop's condition (``t < n and not test``), reading only the carries,
+    which stay valid values after the last step. Not for a loop that stands for one
+    with a return (``done``: its flag says whether the break ran)."""
+    if split is None or split[0] or done or not isinstance(split[1].body[0], gast.Break) \
+            or _loads([split[1].test]) & per_step:
+        return []
+    return [gast.keyword(arg="first", value=gast.Constant(value=True, kind=None))]
+
+
 def _stop_args(name: str, split: Any) -> list:
     """The runtime's arguments for a body split at ``if test: break``: the part after,
     and whether the ``if`` breaks (else it continues)."""
