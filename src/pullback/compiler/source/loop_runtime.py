@@ -323,6 +323,14 @@ def loop_index(x: Any, index: Any) -> Any:
 _ALL = slice(None)
 
 
+def _row(x: Any, i: Any) -> Any:
+    """A while region's step ``i`` of an array the body only reads (a range's slice
+    ``x[t]``, an iterated array's item): a gather at the traced ``i`` (``x[t]`` in the
+    generated code, no copy, as a hand-written loop reads it; ``g_x[t] += g`` in the
+    reverse)."""
+    return subscript(x, i)
+
+
 def _traced_int(p: Any) -> bool:
     return isinstance(p, Tensor) and p._data.ndim == 0 and p._data.dtype.kind in "iu"
 
@@ -466,7 +474,7 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
         return np.logical_and(going, np.logical_not(c[1])) if brk else going
 
     def while_step(c: tuple) -> tuple:
-        per_step = tuple(loop_index(a, c[0]) for a in arrays)
+        per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
     return _attempt(tracers, body, lambda: _flag_last(while_loop(
         more, while_step, (i0, *flags, *init)), 1, brk, done))
@@ -486,7 +494,7 @@ def _region_leading(tracers: list, body: Callable, post: Callable, init: list,
         return np.logical_and(going, np.logical_not(test))
 
     def step_once(c: tuple) -> tuple:
-        per_step = tuple(loop_index(a, c[0]) for a in arrays)
+        per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *post(c[0], *per_step, *c[1:]))
     return _attempt(tracers, body, lambda: tuple(while_loop(more, step_once,
                                                             (i0, *init)))[1:])
@@ -548,7 +556,7 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
     item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
     if brk:  # (a while region over the positions, reading each step's items)
         def step(c: tuple) -> tuple:
-            x = item(tuple(loop_index(s, c[0]) for s in xs))
+            x = item(tuple(_row(s, c[0]) for s in xs))
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
