@@ -109,3 +109,33 @@ def test_a_while_loop_with_a_leading_break() -> None:
     assert g.cache.info.misses == 1
     info = pb.compiler.inspect(g, 50.0, 40.0)
     assert info.loops == () and "else:" not in info.forward
+
+
+def over_rows(xs, w, limit):
+    h = np.zeros(xs.shape[1:])
+    total = 0.0
+    for x in xs:
+        if total < limit:
+            break
+        h = np.tanh(h @ w + x)
+        total = total + h.sum()
+    for pair in zip(xs, xs[::-1]):
+        if total < limit - 1.0:
+            break
+        h = h * 0.5 + pair[0] * pair[1]
+        total = total + h.sum()
+    return total + (h * h).sum()
+
+
+def test_a_leading_break_over_an_array_s_rows() -> None:
+    vg = pb.value_and_grad(over_rows, argnums=(0, 1))
+    for limit in LIMITS:
+        value, (g_xs, g_w) = vg(XS, W, limit)
+        assert value == pytest.approx(over_rows(XS, W, limit), rel=1e-12)
+        np.testing.assert_allclose(g_w, fd(lambda w, lim=limit: over_rows(XS, w, lim), W),
+                                   rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(g_xs, fd(lambda xs, lim=limit: over_rows(xs, W, lim),
+                                            XS), rtol=1e-6, atol=1e-9)
+    assert vg.cache.info.misses == 1
+    info = pb.compiler.inspect(vg, XS, W, 1.0)
+    assert info.loops == () and "else:" not in info.forward

@@ -152,45 +152,47 @@ def _peelable(bounds: tuple) -> bool:
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
              post: Callable | None = None, brk: bool = False, written: tuple = (),
-             done: bool = False, outs: int = 0) -> tuple:
+             done: bool = False, outs: int = 0, first: bool = False) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
     return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk,
-                      written, done, outs)
+                      written, done, outs, first)
 
 
 def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
             post: Callable | None = None, brk: bool = False, written: tuple = (),
-            done: bool = False, outs: int = 0) -> tuple:
+            done: bool = False, outs: int = 0, first: bool = False) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
     return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk,
-                      written, done, outs)
+                      written, done, outs, first)
 
 
 def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                   post: Callable | None = None, brk: bool = False,
-                  written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
+                  written: tuple = (), done: bool = False, outs: int = 0,
+                  first: bool = False) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
     return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
-                      post, brk, written, done, outs)
+                      post, brk, written, done, outs, first)
 
 
 def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                       post: Callable | None = None, brk: bool = False,
-                      written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
+                      written: tuple = (), done: bool = False, outs: int = 0,
+                      first: bool = False) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)), post, brk, written, done, outs)
+                      lambda: enumerate(zip(*args)), post, brk, written, done, outs, first)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
                items: Callable, post: Callable | None, brk: bool, written: tuple,
-               done: bool, outs: int) -> tuple:
+               done: bool, outs: int, first: bool = False) -> tuple:
     init = _values(getters)
     out = _region_items(body, getters, init, args, in_place, kind, post, brk, written, done,
-                        outs)
+                        outs, first)
     if out is not None:
         return _written_back(init, out, written)
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
@@ -529,7 +531,7 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
                   brk: bool, written: tuple, done: bool = False,
-                  outs: int = 0) -> tuple | None:
+                  outs: int = 0, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -554,6 +556,17 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
     xs = tuple(s if s.shape[0] == n else s[:n] for s in seqs)
     one = _one_step(body, post, brk, 1)
     item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
+    counting = kind.startswith("enumerate")
+    if first:  # (``if test: break`` first, reading only the carries: the condition)
+        def more(c: tuple) -> Any:
+            test = _bool_test(body(None, *c[1:])[2])
+            return np.logical_and(c[0] < n, np.logical_not(test))
+
+        def step_once(c: tuple) -> tuple:
+            x = item(tuple(_row(s, c[0]) for s in xs))
+            return (c[0] + 1, *post((c[0] + start, x) if counting else x, *c[1:]))
+        return _attempt(tracers, body, lambda: tuple(while_loop(
+            more, step_once, (np.int64(0), *init)))[1:])
     if brk:  # (a while region over the positions, reading each step's items)
         def step(c: tuple) -> tuple:
             x = item(tuple(_row(s, c[0]) for s in xs))

@@ -355,8 +355,8 @@ class _Converter:
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_range_keywords(kind, stmt.target, sliced, flat)
                          + _written(flat, carries) + self._done_keyword() + _outs(outs)
-                         + (_leading(split, {stmt.target.id} | {n for _, n in sliced},
-                                     bool(self.done)) if kind == "range" else []))
+                         + _leading(split, targets | {n for _, n in sliced},
+                                    bool(self.done)))
         lists = [f[0] for f in found]
         return fns + [_assign(carries + lists + self._done_name(), call, where)]
 
