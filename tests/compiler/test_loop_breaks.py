@@ -139,3 +139,30 @@ def test_a_leading_break_over_an_array_s_rows() -> None:
     assert vg.cache.info.misses == 1
     info = pb.compiler.inspect(vg, XS, W, 1.0)
     assert info.loops == () and "else:" not in info.forward
+
+
+def test_a_leading_break_reading_an_item_stays_behind_the_condition() -> None:
+    a = np.array([0.5, 1.0, 2.0, 4.0])
+
+    def scan_while(w, limit):  # (a[k] after the last step would be out of range)
+        k, total = 0, w * 0
+        while k < 4:
+            if a[k] > limit:
+                break
+            total = total + w * a[k]
+            k = k + 1
+        return total
+
+    def scan_for(w, limit):
+        k, total = 0, w * 0
+        for _ in range(4):
+            if a[k] * w > limit:
+                break
+            total = total + w * a[k]
+            k = k + 1
+        return total
+    for f in (scan_while, scan_for):
+        g = pb.grad(f)
+        for limit in (10.0, 1.5, 0.1):
+            np.testing.assert_allclose(g(1.0, limit), fd(lambda w, lim=limit: f(w, lim), 1.0),
+                                       rtol=1e-6)

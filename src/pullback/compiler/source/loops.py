@@ -445,7 +445,7 @@ class _Converter:
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_written(flat, carries) + self._done_keyword()
-                         + _leading(split, set(), bool(self.done)))
+                         + _leading(split, _loads([stmt.test]), bool(self.done)))
         return [cond] + fns + [_assign(carries + self._done_name(), call, where)]
 
     def _done_keyword(self) -> list:
