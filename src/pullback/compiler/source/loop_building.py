@@ -77,6 +77,30 @@ def _range_keywords(kind: str, target: Any, sliced: list, flat: list) -> list:
     return keywords
 
 
+#: calls that read an item at an index (the test of a folded break may read none)
+_ITEM_READERS = frozenset({"take", "item", "choose", "take_along_axis", "compress",
+                           "select", "loop_index", "subscript", "index_select", "gather"})
+
+
+def _leading(split: Any, per_step: set, done: bool) -> list:
+    """``first=True`` for a body that starts with ``if test: break`` whose test reads
+    no item and none of ``per_step`` (the loop variable, its slices; a while loop's
+    condition's names): the runtime makes the test part of the loop's condition
+    (``t < n and not test``). That runs the test once more, on the carries after the
+    last step, which Python would not: safe for a test of values (``total > limit``),
+    not for one reading ``a[k]`` where only the loop keeps ``k`` in range. Not for a
+    loop that stands for one with a return (``done``: its flag says whether it broke)."""
+    if split is None or split[0] or done or not isinstance(split[1].body[0], gast.Break) \
+            or _loads([split[1].test]) & per_step:
+        return []
+    for n in walk(split[1].test):
+        called = n.func.attr if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+            else n.func.id if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) else ""
+        if isinstance(n, gast.Subscript) or called in _ITEM_READERS:
+            return []
+    return [gast.keyword(arg="first", value=gast.Constant(value=True, kind=None))]
+
+
 def _stop_args(name: str, split: Any) -> list:
     """The runtime's arguments for a body split at ``if test: break``: the part after,
     and whether the ``if`` breaks (else it continues)."""

@@ -77,7 +77,7 @@ _NO_YS = "it appends to a list, and a while region (a break, a traced bound) has
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
               post: Callable | None = None, brk: bool = False, sliced: tuple = (),
               counted: bool = True, written: tuple = (), done: bool = False,
-              outs: int = 0) -> tuple:
+              outs: int = 0, first: bool = False) -> tuple:
     """``for i in range(*bounds): carries = body(i, *carries)``, as a region when it
     can be one. With ``post``, the body has an ``if test: break`` (``brk``) or
     ``continue`` at its top level: ``body`` is the part before it (giving the carries,
@@ -88,7 +88,9 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     ``done``: the loop stands for one with a ``return`` (``loops.py``), and whether its
     ``break`` ran comes after the carries; ``outs``: the body gives, after the carries,
     that many values appended to lists (``appends.py``): the scan's per-step outputs,
-    stacked (a list of them, as Python, when the loop runs as written)."""
+    stacked (a list of them, as Python, when the loop runs as written). ``first``: the
+    body is ``if test: break`` alone, its test reading only the carries: a region's
+    condition is ``i < stop and not test`` (``_leading``), with no break flag."""
     init = _values(getters)
     arrays = tuple(get() for get in sliced)
     lead = lambda i: (i, *(subscript(x, i) for x in arrays))  # noqa: E731
@@ -99,7 +101,7 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
         init = list(body(*lead(steps[0]), *init))
         bounds = (steps[1], steps.stop, steps.step)
     out = _region_range(body, getters, init, bounds, in_place, post, brk, arrays, counted,
-                        written, done, outs)
+                        written, done, outs, first)
     if out is not None:
         return _written_back(init, out, written)
     if any(map(_traced_int, bounds)):  # (unrolled: its bound is a guarded number now, and
@@ -150,45 +152,47 @@ def _peelable(bounds: tuple) -> bool:
 
 def for_each(body: Callable, getters: tuple, args: tuple, in_place: tuple,
              post: Callable | None = None, brk: bool = False, written: tuple = (),
-             done: bool = False, outs: int = 0) -> tuple:
+             done: bool = False, outs: int = 0, first: bool = False) -> tuple:
     """``for item in args[0]: carries = body(item, *carries)``: a scan over an array's
     first axis when it can be one."""
     return _for_items(body, getters, args, in_place, "each", lambda: args[0], post, brk,
-                      written, done, outs)
+                      written, done, outs, first)
 
 
 def for_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
             post: Callable | None = None, brk: bool = False, written: tuple = (),
-            done: bool = False, outs: int = 0) -> tuple:
+            done: bool = False, outs: int = 0, first: bool = False) -> tuple:
     """``for item in zip(*args)``: a scan over the arrays together when it can be one."""
     return _for_items(body, getters, args, in_place, "zip", lambda: zip(*args), post, brk,
-                      written, done, outs)
+                      written, done, outs, first)
 
 
 def for_enumerate(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                   post: Callable | None = None, brk: bool = False,
-                  written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
+                  written: tuple = (), done: bool = False, outs: int = 0,
+                  first: bool = False) -> tuple:
     """``for item in enumerate(*args)``: a scan over an array, counting, when it can be
     one."""
     return _for_items(body, getters, args, in_place, "enumerate", lambda: enumerate(*args),
-                      post, brk, written, done, outs)
+                      post, brk, written, done, outs, first)
 
 
 def for_enumerate_zip(body: Callable, getters: tuple, args: tuple, in_place: tuple,
                       post: Callable | None = None, brk: bool = False,
-                      written: tuple = (), done: bool = False, outs: int = 0) -> tuple:
+                      written: tuple = (), done: bool = False, outs: int = 0,
+                      first: bool = False) -> tuple:
     """``for item in enumerate(zip(*args))``: a scan over the arrays together, counting,
     when it can be one."""
     return _for_items(body, getters, args, in_place, "enumerate_zip",
-                      lambda: enumerate(zip(*args)), post, brk, written, done, outs)
+                      lambda: enumerate(zip(*args)), post, brk, written, done, outs, first)
 
 
 def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kind: str,
                items: Callable, post: Callable | None, brk: bool, written: tuple,
-               done: bool, outs: int) -> tuple:
+               done: bool, outs: int, first: bool = False) -> tuple:
     init = _values(getters)
     out = _region_items(body, getters, init, args, in_place, kind, post, brk, written, done,
-                        outs)
+                        outs, first)
     if out is not None:
         return _written_back(init, out, written)
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
@@ -208,11 +212,11 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
            post: Callable | None = None, brk: bool = False, written: tuple = (),
-           done: bool = False) -> tuple:
+           done: bool = False, first: bool = False) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one (``post``, ``brk``, ``written`` and ``done`` as for ``for_range``)."""
+    one (``post``, ``brk``, ``written``, ``done`` and ``first`` as for ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done)
+    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done, first)
     if out is not None:
         return _written_back(init, out, written)
     carry, flag = tuple(init), False
@@ -294,16 +298,19 @@ def stacked(f: Callable, items: Any) -> Any:
 
 
 def loop_index(x: Any, index: Any) -> Any:
-    """``x[index]`` in a converted body, where the index reads the loop variable: a
-    traced integer selects through ``index_select`` (one graph for every step), or an
-    int for every axis reads the item (``item``), else as ``subscript``."""
+    """``x[index]`` in a converted body, where the index reads the loop variable: ints
+    (traced or not) and whole axes read the item or the row (``item``: the generated
+    code reads ``x[t]`` as a hand-written loop does); a traced integer among slices
+    selects through ``index_select`` (one graph for every step), else as ``subscript``."""
     parts = index if isinstance(index, tuple) else (index,)
     if not record.TRACING or not isinstance(x, (Tensor, np.ndarray)) \
             or not any(map(_traced_int, parts)) \
             or any(p is None or p is Ellipsis or isinstance(p, (list, np.ndarray))
                    or isinstance(p, Tensor) and not _traced_int(p) for p in parts):
         return subscript(x, index)
-    if len(parts) == x.ndim and all(_traced_int(p) or type(p) is int for p in parts):
+    if len(parts) <= x.ndim and all(_traced_int(p) or type(p) is int
+                                    or type(p) is slice and p == _ALL
+                                    for p in parts):  # (an item, or a row: x[t], x[t, :])
         return item_op(x, *filter(_traced_int, parts),
                        where=tuple(None if _traced_int(p) else p for p in parts))
     rest = []
@@ -313,6 +320,17 @@ def loop_index(x: Any, index: Any) -> Any:
             p = 0
         rest.append(p)
     return subscript(x, tuple(rest))
+
+
+_ALL = slice(None)
+
+
+def _row(x: Any, i: Any) -> Any:
+    """A while region's step ``i`` of an array the body only reads (a range's slice
+    ``x[t]``, an iterated array's item): a gather at the traced ``i`` (``x[t]`` in the
+    generated code, no copy, as a hand-written loop reads it; ``g_x[t] += g`` in the
+    reverse)."""
+    return subscript(x, i)
 
 
 def _traced_int(p: Any) -> bool:
@@ -407,7 +425,7 @@ def _closes_over_tensors(fn: Callable) -> bool:
 def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
                   counted: bool, written: tuple, done: bool = False,
-                  outs: int = 0) -> tuple | None:
+                  outs: int = 0, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -427,6 +445,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if outs and (brk or isinstance(stop, Tensor) or isinstance(start, Tensor)):
         return _fell_back(tracers, body, _NO_YS)
     i0 = start if isinstance(start, Tensor) else np.int64(start)
+    if first:
+        return _region_leading(tracers, body, post, init, (i0, stop, step), arrays)
     one = _one_step(body, post, brk, 1 + len(arrays))
     flags = (np.bool_(False),) if brk else ()
     if not brk and not isinstance(stop, Tensor) and not isinstance(start, Tensor):
@@ -456,10 +476,38 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
         return np.logical_and(going, np.logical_not(c[1])) if brk else going
 
     def while_step(c: tuple) -> tuple:
-        per_step = tuple(loop_index(a, c[0]) for a in arrays)
+        per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
     return _attempt(tracers, body, lambda: _flag_last(while_loop(
         more, while_step, (i0, *flags, *init)), 1, brk, done))
+
+
+def _region_leading(tracers: list, body: Callable, post: Callable, init: list,
+                    bounds: tuple, arrays: tuple) -> tuple | None:
+    """A range whose body starts with ``if test: break`` (``first``): a while region
+    whose condition is ``i < stop and not test`` and whose body is the part after the
+    test alone (no flag, no branch). The test reads only the carries, so it runs on
+    stand-ins for the arrays read at ``i``."""
+    i0, stop, step = bounds
+
+    def more(c: tuple) -> Any:
+        going = c[0] < stop if step > 0 else c[0] > stop
+        test = _bool_test(body(c[0], *(None for _ in arrays), *c[1:])[2])
+        return np.logical_and(going, np.logical_not(test))
+
+    def step_once(c: tuple) -> tuple:
+        per_step = tuple(_row(a, c[0]) for a in arrays)
+        return (c[0] + step, *post(c[0], *per_step, *c[1:]))
+    return _attempt(tracers, body, lambda: tuple(while_loop(more, step_once,
+                                                            (i0, *init)))[1:])
+
+
+def _bool_test(test: Any) -> Any:
+    """The test of a break or continue, which a region needs traced and boolean."""
+    if not isinstance(test, Tensor) or test._data.shape != () \
+            or test._data.dtype != np.bool_:
+        raise TypeError("the test of its break or continue is not a traced boolean")
+    return test
 
 
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
@@ -472,9 +520,7 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
     def step(*args: Any) -> tuple:
         lead, carry = args[:n_lead], args[n_lead + brk:]
         c1, mid, test = body(*lead, *carry)
-        if not isinstance(test, Tensor) or test._data.shape != () \
-                or test._data.dtype != np.bool_:
-            raise TypeError("the test of its break or continue is not a traced boolean")
+        _bool_test(test)
         n = len(c1)
         out = cond(test, lambda *v: tuple(v[:n]), lambda *v: tuple(post(*lead, *v)),
                    *c1, *mid)
@@ -485,7 +531,7 @@ def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> 
 def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
                   brk: bool, written: tuple, done: bool = False,
-                  outs: int = 0) -> tuple | None:
+                  outs: int = 0, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -510,9 +556,20 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
     xs = tuple(s if s.shape[0] == n else s[:n] for s in seqs)
     one = _one_step(body, post, brk, 1)
     item = (lambda x: x[0]) if kind in ("each", "enumerate") else tuple
+    counting = kind.startswith("enumerate")
+    if first:  # (``if test: break`` first, reading only the carries: the condition)
+        def more(c: tuple) -> Any:
+            test = _bool_test(body(None, *c[1:])[2])
+            return np.logical_and(c[0] < n, np.logical_not(test))
+
+        def step_once(c: tuple) -> tuple:
+            x = item(tuple(_row(s, c[0]) for s in xs))
+            return (c[0] + 1, *post((c[0] + start, x) if counting else x, *c[1:]))
+        return _attempt(tracers, body, lambda: tuple(while_loop(
+            more, step_once, (np.int64(0), *init)))[1:])
     if brk:  # (a while region over the positions, reading each step's items)
         def step(c: tuple) -> tuple:
-            x = item(tuple(loop_index(s, c[0]) for s in xs))
+            x = item(tuple(_row(s, c[0]) for s in xs))
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
@@ -555,7 +612,7 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
-                  written: tuple, done: bool = False) -> tuple | None:
+                  written: tuple, done: bool = False, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry() else None
     if not tracers:
         return None
@@ -563,16 +620,25 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
     why = _why_not(body, getters, init, in_place, written=written)
     if why is not None:
         return _fell_back(tracers, body, why)
+    if first:  # (``while c: if t: break`` ...: ``while c and not t``, no flag)
+        return _attempt(tracers, body, lambda: tuple(while_loop(
+            lambda c: np.logical_and(_traced_pred(cond(*c)),
+                                     np.logical_not(_bool_test(body(*c)[2]))),
+            lambda c: tuple(post(*c)), tuple(init))))
     one = _one_step(body, post, brk, 0)
 
     def test(c: tuple) -> Any:
-        pred = cond(*c[brk:])
-        if not isinstance(pred, Tensor):
-            raise TypeError("the condition is not a traced value")
+        pred = _traced_pred(cond(*c[brk:]))
         return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
     flags = (np.bool_(False),) if brk else ()
     return _attempt(tracers, body, lambda: _flag_last(while_loop(
         test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+
+
+def _traced_pred(pred: Any) -> Any:
+    if not isinstance(pred, Tensor):
+        raise TypeError("the condition is not a traced value")
+    return pred
 
 
 def _stacked_after(result: tuple, lead: int) -> tuple:

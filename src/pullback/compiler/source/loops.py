@@ -45,6 +45,7 @@ from .loop_building import (
     _getters,
     _header,
     _in_place,
+    _leading,
     _range_keywords,
     _split,
     _stop_args,
@@ -353,7 +354,9 @@ class _Converter:
                                gast.Tuple(elts=list(args), ctx=gast.Load()),
                                _in_place(flat, carries)] + _stop_args(name, split),
                          keywords=_range_keywords(kind, stmt.target, sliced, flat)
-                         + _written(flat, carries) + self._done_keyword() + _outs(outs))
+                         + _written(flat, carries) + self._done_keyword() + _outs(outs)
+                         + _leading(split, targets | {n for _, n in sliced},
+                                    bool(self.done)))
         lists = [f[0] for f in found]
         return fns + [_assign(carries + lists + self._done_name(), call, where)]
 
@@ -441,7 +444,8 @@ class _Converter:
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=_written(flat, carries) + self._done_keyword())
+                         keywords=_written(flat, carries) + self._done_keyword()
+                         + _leading(split, _loads([stmt.test]), bool(self.done)))
         return [cond] + fns + [_assign(carries + self._done_name(), call, where)]
 
     def _done_keyword(self) -> list:
