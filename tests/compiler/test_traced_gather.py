@@ -268,3 +268,24 @@ def test_np_take_by_a_traced_index_is_the_subscript_gather() -> None:
     def by_argmax(a):  # an index the function computed
         return np.take(a, np.argmax(a, axis=0), axis=0).sum() * 2
     np.testing.assert_allclose(pb.grad(by_argmax)(a), numeric_grad(by_argmax, a), rtol=1e-6)
+
+
+def test_a_row_read_at_a_traced_scalar_index_is_never_written_into() -> None:
+    """``xs[k]`` with ``k`` traced and scalar (``argmax``'s: an ``np.int64`` at run time)
+    is a view of ``xs``: the in-place pass must not write the next op's result into it
+    (it changed the caller's array: found by the breakfirst helper's review)."""
+    rng = np.random.default_rng(5)
+    xs, w = rng.standard_normal((6, 3)), rng.standard_normal(3)
+
+    def f(xs, w):
+        r = xs[np.argmax(xs[:, 0])]
+        return (np.tanh(r * 2.0 + 1.0) * w).sum()
+    before = xs.copy()
+    for door in (pb.grad, pb.value_and_grad):
+        for _ in range(2):
+            door(f, argnums=1)(xs, w)
+    c = pb.compile(f)
+    c(xs, w), c(xs, w)
+    np.testing.assert_array_equal(xs, before)
+    want = np.tanh(xs[np.argmax(xs[:, 0])] * 2.0 + 1.0)
+    np.testing.assert_allclose(pb.grad(f, argnums=1)(xs, w), want, rtol=1e-12)

@@ -139,9 +139,18 @@ def _batch(op, args, batched, index, slots, **params):
     return out
 
 
-# (numpy gives a scalar, not an array to write into, where the result has no dims)
+def _copies(e: Any) -> bool:
+    """Whether numpy's result is a new array the generated code may write into: an
+    index with dims makes it advanced indexing (a copy); scalar indices only (an
+    ``np.int64`` at run time: ``argmax``'s, a loop counter) give a view of the indexed
+    array, and where the result has no dims, a scalar."""
+    return e.out.shape != () and (
+        any(np.ndim(p) > 0 for p in e.params["index"] if isinstance(p, (list, np.ndarray)))
+        or any(len(getattr(a, "shape", ())) > 0 for a in e.inputs[1:]))
+
+
 index_gather = defop(
-    "index_gather", _gather, "IndexBackward0", variadic=True, fresh=lambda e: e.out.shape != (),
+    "index_gather", _gather, "IndexBackward0", variadic=True, fresh=_copies,
     vjp=(_gather_rule,), uses=("tensors",), jvp=(_gather_tangent,),
     template=_print_gather, batch=_batch)
 index_gather_backward = defop(
