@@ -22,7 +22,8 @@ The nested-loop programme: soft-DTW (two nested ``for`` loops writing ``R[i, j]`
 an n x n cost matrix, n*n steps of the inner body (7x7, 32x32, 100x100: about 50, 1,000
 and 10,000 steps), beside its floor written by hand (the forward keeps the softmin's
 three weights per cell, the reverse loop spreads each cell's gradient to its three
-neighbours).
+neighbours), and JAX's: two nested ``lax.fori_loop`` writing ``R.at[i, j].set`` at every
+size, the Python loops traced under ``jax.jit`` at 7x7 only (both ``jit(value_and_grad)``).
 """
 
 from __future__ import annotations
@@ -133,6 +134,39 @@ def soft_dtw(D):
             R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
     return R[n, m]
 """
+JAX_DTW_LAX_SRC = """
+def softmin(a, b, c, gamma):
+    m = jnp.minimum(jnp.minimum(a, b), c)
+    return m - gamma * jnp.log(jnp.exp((m - a) / gamma) + jnp.exp((m - b) / gamma)
+                               + jnp.exp((m - c) / gamma))
+
+def soft_dtw(D):
+    n, m = D.shape
+    R = jnp.full((n + 1, m + 1), jnp.inf).at[0, 0].set(0.0)
+
+    def row(i, R):
+        def cell(j, R):
+            r = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
+            return R.at[i, j].set(r)
+        return jax.lax.fori_loop(1, m + 1, cell, R)
+    R = jax.lax.fori_loop(1, n + 1, row, R)
+    return R[n, m]
+"""
+JAX_DTW_UNROLLED_SRC = """
+def softmin(a, b, c, gamma):
+    m = jnp.minimum(jnp.minimum(a, b), c)
+    return m - gamma * jnp.log(jnp.exp((m - a) / gamma) + jnp.exp((m - b) / gamma)
+                               + jnp.exp((m - c) / gamma))
+
+def soft_dtw(D):
+    n, m = D.shape
+    R = jnp.full((n + 1, m + 1), jnp.inf).at[0, 0].set(0.0)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            r = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
+            R = R.at[i, j].set(r)
+    return R[n, m]
+"""
 DTW_SIDES = {50: 7, 1000: 32, 10000: 100}  # steps (about) -> n of the n x n matrix
 WAYS = {"pb.scan": SCAN_SRC, "plain for": PLAIN_SRC, "for + break": BREAK_SRC,
         "while": WHILE_SRC, "native": PLAIN_SRC,
@@ -235,6 +269,19 @@ def _value_and_grad(way: str, src: str) -> Callable | None:
     return native
 
 
+def _jax_dtw(src: str) -> Callable | None:
+    """``D -> (value, grad)``: soft-DTW under ``jax.jit(jax.value_and_grad)`` (None: JAX
+    is not installed)."""
+    try:
+        jax = importlib.import_module("jax")
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    env = {"jax": jax, "jnp": importlib.import_module("jax.numpy")}
+    vg = jax.jit(jax.value_and_grad(_fresh(src, env, "soft_dtw")))
+    return lambda D: jax.block_until_ready(vg(D))
+
+
 def run(quick: bool) -> LoopTimes:
     pb = importlib.import_module("pullback")
     out = LoopTimes()
@@ -272,7 +319,10 @@ def run(quick: bool) -> LoopTimes:
 def _run_nested(pb: Any, quick: bool) -> LoopTimes:
     """soft-DTW's first and steady calls (pb.value_and_grad of the nested loops) and
     its floor, per number of steps."""
-    out = LoopTimes(first={"nested for": {}}, steady={"nested for": {}, "floor": {}})
+    ways = {"nested for": None, "JAX lax loops": JAX_DTW_LAX_SRC,
+            "JAX jit unrolled": JAX_DTW_UNROLLED_SRC}
+    out = LoopTimes(first={way: {} for way in ways},
+                    steady={**{way: {} for way in ways}, "floor": {}})
     rng = np.random.default_rng(1)
     for steps, side in DTW_SIDES.items():
         if quick and steps > 1000:
@@ -280,15 +330,23 @@ def _run_nested(pb: Any, quick: bool) -> LoopTimes:
         D = rng.random((side, side))
         rounds = 3 if steps > 1000 else 7
         out.steady["floor"][steps] = _median(dtw_floor, (D,), rounds)
-        vg = pb.value_and_grad(_fresh(DTW_SRC, {"np": np}, "soft_dtw"))
-        gc.collect()
-        t0 = time.process_time()
-        value, grad = vg(D)
-        out.first["nested for"][steps] = time.process_time() - t0
         expected = dtw_floor(D)
-        if not (np.allclose(value, expected[0]) and np.allclose(grad, expected[1])):
-            raise AssertionError(f"soft-DTW at {side}x{side} disagrees with the floor")
-        out.steady["nested for"][steps] = _median(vg, (D,), rounds)
+        for way, src in ways.items():
+            if way in out.missing or way == "JAX jit unrolled" and side > 7:
+                continue  # (the unrolled trace of 32x32 takes minutes to compile)
+            vg = pb.value_and_grad(_fresh(DTW_SRC, {"np": np}, "soft_dtw")) \
+                if src is None else _jax_dtw(src)
+            if vg is None:
+                out.missing[way] = "not installed"
+                continue
+            gc.collect()
+            t0 = time.process_time()
+            value, grad = vg(D)
+            out.first[way][steps] = time.process_time() - t0
+            if not (np.allclose(value, expected[0]) and np.allclose(grad, expected[1])):
+                raise AssertionError(f"soft-DTW ({way}) at {side}x{side} disagrees with "
+                                     "the floor")
+            out.steady[way][steps] = _median(vg, (D,), rounds)
     return out
 
 
@@ -342,19 +400,26 @@ def section(t: LoopTimes | None) -> list[str]:
 
 
 def _nested_section(t: LoopTimes | None) -> list[str]:
-    """soft-DTW's table: first and steady calls per number of steps, the floor's steady
-    call and the steady / floor ratio."""
+    """soft-DTW's table: first and steady calls per number of steps of each way, the
+    floor's steady call and each way's steady / floor ratio."""
     if t is None:
         return []
-    ms = lambda s: f"{s * 1e3:.1f} ms"
-    rows = ["| steps (n x n) | first call | steady call | numpy floor | steady / floor |",
-            "| --- | --- | --- | --- | --- |"]
+    ms = lambda s: "-" if s is None else f"{s * 1e3:.{2 if s < 1e-3 else 1}f} ms"
+    ways = [w for w in t.first if w not in t.missing]
+    rows = ["| steps (n x n) | " + " | ".join(f"{w}: first | {w}: steady" for w in ways)
+            + " | numpy floor | " + " | ".join(f"{w}: steady / floor" for w in ways) + " |",
+            "| --- |" + " --- | --- |" * len(ways) + " --- |" + " --- |" * len(ways)]
     for steps in sorted(t.steady["floor"]):
-        side, steady, fl = DTW_SIDES[steps], t.steady["nested for"][steps], \
-            t.steady["floor"][steps]
-        rows.append(f"| {side * side} ({side}x{side}) | {ms(t.first['nested for'][steps])} "
-                    f"| {ms(steady)} | {ms(fl)} | {steady / fl:.2f} |")
+        side, fl = DTW_SIDES[steps], t.steady["floor"][steps]
+        ratios = [t.steady[w].get(steps) for w in ways]
+        rows.append(f"| {side * side} ({side}x{side}) | " + " | ".join(
+            f"{ms(t.first[w].get(steps))} | {ms(t.steady[w].get(steps))}" for w in ways)
+            + f" | {ms(fl)} | " + " | ".join("-" if r is None else f"{r / fl:.2f}"
+                                             for r in ratios) + " |")
+    missing = [f"- {way}: {why}" for way, why in t.missing.items()]
     return ["soft-DTW (two nested loops writing `R[i, j]`), value_and_grad with respect "
-            "to the cost matrix, beside the hand-written forward and reverse loops "
-            "(the nested-loop programme; no JAX way: its loops would need a scan in a "
-            "scan written anew).", ""] + rows + [""]
+            "to the cost matrix, beside the hand-written forward and reverse loops; "
+            "JAX's ways: two nested `lax.fori_loop`s writing `R.at[i, j].set` (JAX lax "
+            "loops), and the Python loops traced under `jax.jit` (JAX jit unrolled, 7x7 "
+            "only: larger traces take minutes to compile).", ""] + rows + [""] + missing \
+        + ([""] if missing else [])
