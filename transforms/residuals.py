@@ -309,6 +309,8 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
 
 #: ops a reverse body computes again rather than read stacked (one cheap pass each)
 _CHEAP = frozenset({"add", "sub", "rsub", "mul", "neg"})
+#: comparisons, computed again from what the reverse body reads stacked anyway
+_COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
 
 def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) -> tuple:
@@ -330,6 +332,7 @@ def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) 
         if len({a.id for e in chain.values() for a in e.inputs
                 if isinstance(a, Var) and a.id in alive}) <= 1:
             again.update(chain)
+    again.update(_compared_again(read, by_out, again, have, forward))
     while again:  # (what a moved equation still reads stays in the forward)
         needed = {a.id for e in moved if id(e) not in again for a in e.inputs
                   if isinstance(a, Var)}
@@ -342,6 +345,22 @@ def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) 
         return moved, kept
     staying = {id(e) for e in kept} | set(again)
     return [e for e in moved if id(e) not in again], [e for e in rb.eqns if id(e) in staying]
+
+
+def _compared_again(read: list, by_out: dict, again: dict, have: set, forward: set) -> dict:
+    """The comparisons (id -> equation) that the reverse body reads and can compute from
+    values it reads stacked anyway or has (``win == 0`` of the minimum's gradient, whose
+    ``win`` the reverse reads too): one comparison a step instead of one more array
+    the forward fills and the reverse walks."""
+    stacked = {v.id for v in read if id(by_out[v.id]) not in again
+               and by_out[v.id].op.name not in _COMPARE} | have
+    found = {}
+    for v in read:
+        e = by_out[v.id]
+        if e.op.name in _COMPARE and not e.params and v.id not in forward and \
+                all(a.id in stacked for a in e.inputs if isinstance(a, Var)):
+            found[id(e)] = e
+    return found
 
 
 def _cheap_chain(v: Var, by_out: dict, known: set, forward: set) -> dict | None:
