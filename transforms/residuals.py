@@ -336,7 +336,8 @@ def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) 
     while again:  # (what a moved equation still reads stays in the forward)
         needed = {a.id for e in moved if id(e) not in again for a in e.inputs
                   if isinstance(a, Var)}
-        stays = [k for k, e in again.items() if any(v.id in needed for v in e.outs)]
+        stays = [k for k, e in again.items()  # (the forward's own it computes anyway)
+                 if any(v.id in needed and v.id not in forward for v in e.outs)]
         if not stays:
             break
         for k in stays:
@@ -350,15 +351,19 @@ def _computed_again(moved: list, kept: list, rb: Graph, body: Graph, have: set) 
 def _compared_again(read: list, by_out: dict, again: dict, have: set, forward: set) -> dict:
     """The comparisons (id -> equation) that the reverse body reads and can compute from
     values it reads stacked anyway or has (``win == 0`` of the minimum's gradient, whose
-    ``win`` the reverse reads too): one comparison a step instead of one more array
-    the forward fills and the reverse walks."""
+    ``win`` the reverse reads too), and the cheap arithmetic of what it has alone, the
+    forward's own too (``j - 1`` of a walked counter ``j``): one operation a step
+    instead of one more array the forward fills and the reverse walks."""
     stacked = {v.id for v in read if id(by_out[v.id]) not in again
                and by_out[v.id].op.name not in _COMPARE} | have
     found = {}
     for v in read:
         e = by_out[v.id]
-        if e.op.name in _COMPARE and not e.params and v.id not in forward and \
-                all(a.id in stacked for a in e.inputs if isinstance(a, Var)):
+        ins = [a.id for a in e.inputs if isinstance(a, Var)]
+        if e.params or id(e) in again:
+            continue
+        if e.op.name in _COMPARE and v.id not in forward and all(a in stacked for a in ins) \
+                or e.op.name in _CHEAP and all(a in have for a in ins):
             found[id(e)] = e
     return found
 
