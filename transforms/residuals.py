@@ -22,6 +22,7 @@ from pullback.ir import Eqn, Graph, Var, naming
 from pullback.ops import OPS
 from pullback.ops.items import item_add_op
 
+from .cse import cse
 from .dce import dce
 from .regions import scan_op, scan_parts, use_body_pass, while_op
 
@@ -279,8 +280,8 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
         elif len(known) < len(e.outs):  # the body's inner loop, now with the residuals
             swap[id(known[0])] = e  # its own reverse reads (the nested pass made it)
     eqns = [swap.get(id(e), e) for e in body.eqns] + extra
-    new_body = dce(Graph(body.inputs, eqns, body.outputs + res, body.consts,
-                         name=body.name))
+    new_body = dce(cse(Graph(body.inputs, eqns, body.outputs + res, body.consts,
+                             name=body.name)))  # (cse: the body's i - 1 once a step)
     new_body.consts.update(rb.consts)
     length = fwd.params["length"]
     stacked = [Var((length,) + tuple(v.shape), v.dtype, _steps_of(v, length),
