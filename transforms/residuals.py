@@ -400,11 +400,15 @@ def _walks_xs(rev: Eqn, rb: Graph, fwd: Eqn, rc: int, n_carry: int, n_xs: int,
 
 def loop_invariants(graph: Graph) -> Graph:
     """Values a loop's body computes from its constants alone (``w.T``) computed once,
-    before the loop, and read by the body as constants."""
+    before the loop, and read by the body as constants; in a loop's body first (an inner
+    loop's ``i - 1`` of the outer loop's ``i``: once an outer step)."""
     eqns: list = []
     consts = dict(graph.consts)
     for e in graph.eqns:
         if e.op is scan_op:
+            e = Eqn(scan_op, e.inputs, e.outs,
+                    {**e.params, "body": loop_invariants(e.params["body"])}, e.src, e.block,
+                    e.nograd)
             before, e = _hoist(e, consts)
             eqns += before
         eqns.append(e)
