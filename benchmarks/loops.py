@@ -134,12 +134,13 @@ def soft_dtw(D):
             R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
     return R[n, m]
 """
-JAX_DTW_LAX_SRC = """
+JAX_SOFTMIN = """
 def softmin(a, b, c, gamma):
     m = jnp.minimum(jnp.minimum(a, b), c)
     return m - gamma * jnp.log(jnp.exp((m - a) / gamma) + jnp.exp((m - b) / gamma)
                                + jnp.exp((m - c) / gamma))
-
+"""
+JAX_DTW_LAX_SRC = JAX_SOFTMIN + """
 def soft_dtw(D):
     n, m = D.shape
     R = jnp.full((n + 1, m + 1), jnp.inf).at[0, 0].set(0.0)
@@ -152,12 +153,7 @@ def soft_dtw(D):
     R = jax.lax.fori_loop(1, n + 1, row, R)
     return R[n, m]
 """
-JAX_DTW_UNROLLED_SRC = """
-def softmin(a, b, c, gamma):
-    m = jnp.minimum(jnp.minimum(a, b), c)
-    return m - gamma * jnp.log(jnp.exp((m - a) / gamma) + jnp.exp((m - b) / gamma)
-                               + jnp.exp((m - c) / gamma))
-
+JAX_DTW_UNROLLED_SRC = JAX_SOFTMIN + """
 def soft_dtw(D):
     n, m = D.shape
     R = jnp.full((n + 1, m + 1), jnp.inf).at[0, 0].set(0.0)
