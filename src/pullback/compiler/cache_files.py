@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import stat
 import sys
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -205,6 +207,26 @@ def read_owned(path: str, what: str) -> bytes:
             raise Refused(f"{what} is not a regular file")
         _check_owned(st, what)
         return f.read()
+
+
+def read_signed(text_path: str, code_path: str, secret: bytes,
+                accept: Callable[[Any], bool]) -> tuple[dict, bytes, bytes]:
+    """An entry's header fields, source and marshalled code, read from ``text_path`` (the
+    HMAC line, the JSON header line, the source) and ``code_path``; ``Refused`` unless the
+    HMAC over all of it holds and ``accept(fields)``."""
+    name = os.path.basename(text_path)
+    data = read_owned(text_path, f"the file {name}")
+    code = read_owned(code_path, f"the file {os.path.basename(code_path)}")
+    try:
+        mac, header, source = data.split(b"\n", 2)
+        fields = json.loads(header[2:])
+        ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
+    except (ValueError, UnicodeDecodeError):
+        ok = False
+    if not ok or not isinstance(fields, dict) or not accept(fields):
+        raise Refused(f"the file {name} is corrupted or not this directory's (its HMAC "
+                      "does not match); it is ignored")
+    return fields, source, code
 
 
 def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:

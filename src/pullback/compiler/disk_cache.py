@@ -26,7 +26,6 @@ one warning, and the code is generated afresh.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import marshal
 import os
@@ -42,10 +41,9 @@ from ..ir import Graph, Var, every_eqn
 from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
-from .cache_files import Refused, versions, warn
+from .cache_files import Refused, read_signed, versions, warn
 from .cache_files import mac_line as _mac_line
 from .cache_files import open_directory as _open_directory
-from .cache_files import read_owned as _read_owned
 from .cache_files import write_new as _write_new
 from .doors import strip_values
 
@@ -180,17 +178,9 @@ def _read(directory: str, key: str, secret: bytes, graph: Graph, fn_name: str,
     path = os.path.join(directory, key)
     if not os.path.lexists(path + ".py"):
         return None
-    data = _read_owned(path + ".py", f"the file {key}.py")
-    code = _read_owned(path + ".code", f"the file {key}.code")
-    try:
-        mac, header, source = data.split(b"\n", 2)
-        fields = json.loads(header[2:])
-        ok = hmac.compare_digest(mac.decode("ascii"), _mac_line(secret, header, source, code))
-    except (ValueError, UnicodeDecodeError):
-        ok = False
-    if not ok or fields.get("key") != key or fields.get("name") != fn_name:
-        raise Refused(f"the file {key}.py is corrupted or not this directory's (its HMAC "
-                      "does not match); it is ignored")
+    fields, source, code = read_signed(
+        path + ".py", path + ".code", secret,
+        lambda f: f.get("key") == key and f.get("name") == fn_name)
     glb = dict(env)
     for name, place in fields["bound"].items():
         glb[name] = _find(place, graph)

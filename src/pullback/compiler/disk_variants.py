@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import hmac
 import json
 import marshal
 import os
@@ -47,7 +46,7 @@ from ..ir import Graph, Var
 from ..settings import config
 from ..user_code import is_user_code
 from .cache import plain_key
-from .cache_files import Refused, mac_line, open_directory, read_owned, versions, warn, write_new
+from .cache_files import Refused, mac_line, open_directory, read_signed, versions, warn, write_new
 from .captured import CapturedGuards, _user_type, collect
 from .disk_cache import literal_place, place_value
 from .trace import Traced, param_names
@@ -281,17 +280,8 @@ def entry_graph(fields: dict) -> Graph:
 
 
 def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, bytes]:
-    data = read_owned(path + ".variant", f"the file {key}.variant")
-    code = read_owned(path + ".vcode", f"the file {key}.vcode")
-    try:
-        mac, header, source = data.split(b"\n", 2)
-        fields = json.loads(header[2:])
-        ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
-    except (ValueError, UnicodeDecodeError):
-        ok = False
-    if not ok or not isinstance(fields, dict) or fields.get("key") != key:
-        raise Refused(f"the file {key}.variant is corrupted or not this directory's (its "
-                      "HMAC does not match); it is ignored")
+    fields, source, code = read_signed(path + ".variant", path + ".vcode", secret,
+                                       lambda f: f.get("key") == key)
     return fields, source.decode("utf-8"), code
 
 
