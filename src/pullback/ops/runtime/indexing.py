@@ -5,6 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+# (the mask ops' own plain-numpy forwards and adjoints, shipped by pb.export)
+from ..masking import _masked_scatter as masked_scatter
+from ..masking import _masked_scatter_backward as masked_scatter_backward
+from ..masking import _masked_select as masked_select
+from ..masking import _masked_select_backward as masked_select_backward
+
+__all__ = ["masked_select", "masked_select_backward", "masked_scatter",
+           "masked_scatter_backward", "scatter", "scatter_add", "scatter_reduced",
+           "scatter_reduce", "put_along", "index_copy", "index_add", "zeros_set", "zeros_add",
+           "index_put", "diagonal_set"]
+
 
 def _index_at(index, axis):
     """The advanced index that puts ``index`` at ``axis`` and counts along the other dims
@@ -109,35 +120,3 @@ def diagonal_set(shape, value, offset, axis1, axis2):
     diagonal.flags.writeable = True  # (a view of out, which numpy hands out read-only)
     diagonal[...] = value
     return out
-
-
-def masked_select(x, mask):
-    """The elements of ``x`` where ``mask`` is true (the two broadcast), in order."""
-    xb, mb = np.broadcast_arrays(x, mask)
-    return xb[mb]
-
-
-def masked_select_backward(g, mask, shape):
-    """``g`` put back at the mask's places, zeros elsewhere, in the broadcast shape of
-    ``shape`` and the mask."""
-    full = np.broadcast_shapes(tuple(shape), np.shape(mask))
-    out = np.zeros(full, dtype=np.result_type(g))
-    out[np.broadcast_to(mask, full)] = g
-    return out
-
-
-def masked_scatter(x, mask, source):
-    """A copy of ``x`` with the mask's places filled, in order, from ``source``."""
-    out = np.array(x, copy=True, order="C")
-    m = np.broadcast_to(mask, out.shape)
-    out[m] = np.reshape(source, -1)[:int(m.sum())]
-    return out
-
-
-def masked_scatter_backward(g, mask, shape):
-    """The source's gradient: ``g`` at the mask's places, in order, then zeros, in the
-    source's ``shape``."""
-    picked = np.asarray(g)[np.broadcast_to(mask, np.shape(g))]
-    out = np.zeros(int(np.prod(shape)), dtype=np.result_type(g))
-    out[:picked.size] = picked
-    return out.reshape(shape)
