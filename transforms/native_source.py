@@ -147,7 +147,7 @@ def _take(out: str, v: Var, a: list, shape: tuple, dim: int, kept: int) -> list:
     d, n = dim % len(shape), shape[dim % len(shape)]
     k = f"k_{out}"
     idx = [f"j{j}" for j in range(d)] + [k] + [f"j{j}" for j in range(d + kept, len(v.shape))]
-    first = f"{a[1]}[0]" if kept and a[1].isidentifier() else a[1]
+    first = f"{a[1]}[0]" if kept and re.fullmatch(r"[A-Za-z_][\w\[\]]*", a[1]) else a[1]
     return [f"{k} = {first}", f"if {k} < -{n} or {k} >= {n}:",
             f"    raise IndexError('index out of bounds for axis {d} with size {n}')",
             f"if {k} < 0:", f"    {k} += {n}"] + _fill(out, v, f"{a[0]}[{', '.join(idx)}]")
@@ -363,7 +363,7 @@ class _Writer:
                 inner[v.id] = self.temp()
                 lines.append(f"{inner[v.id]} = {_start(a, v, names)}")
             elif type(a) is Var and a.id in self.owned and last.get(a.id, -1) <= j \
-                    and sum(c is a for c in carries) == 1:
+                    and sum(c is a for c in e.inputs) == 1:  # (its buffer, read nowhere else)
                 inner[v.id] = names[a.id]
                 self.owned.add(v.id)
             else:
