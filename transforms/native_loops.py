@@ -9,10 +9,12 @@ function compiled with ``numba.njit``: the whole loop, its body written once::
     # <rnn>:5: for x in xs:
     _, t0, t1, t2, _ = native_loop(h, c_1, xs, w)  # one numba-compiled loop
 
-A scan qualifies when every value of its body is small (``MAX_ELEMENTS``), of the
-dtypes in ``DTYPES``, and every equation is one ``_lines`` writes (arithmetic, math
-functions, 2-D products, sums, transposes, reshapes by axes of one, indexing by ints
-or by the step's counter); anything else stays a Python loop (``why_not`` says why,
+A scan qualifies when its values are of the dtypes in ``DTYPES``, its products and
+sums small (``MAX_ELEMENTS``), and every equation is one ``_lines`` writes (arithmetic,
+math functions, 2-D products, sums, transposes, reshapes by axes of one, indexing by
+ints or by the step's counter, items read and written at traced ints) or a scan whose
+body qualifies (written in place as an inner loop, ``native_body.py``: soft-DTW's
+nested loops); anything else stays a Python loop (``why_not`` says why,
 ``pb.compiler.inspect`` shows it). Shapes are static, so every equation is written
 (``native_source.py``) as plain loops over its elements: a run of elementwise equations
 of one shape shares a loop nest (``Nest``), where values read nowhere else are scalars;
@@ -38,7 +40,8 @@ from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OPS, OpDef
 from pullback.settings import config
 
-from .native_source import REGRID, _lines, loop_source
+from .native_body import loop_source
+from .native_source import REGRID, _lines
 from .regions import scan_parts
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
