@@ -46,6 +46,18 @@ def item_set(x: Any, index: Any, value: Any) -> Any:
     return x
 
 
+def item_read(x: Any, index: Any, why: str) -> Any:
+    """``x[index]``, bound to a name the body reads after writing ``x``'s items: in a
+    region's body being traced, only where numpy's read is a copy (an int for every
+    axis: a scalar); another raises TypeError with ``why`` (the loop then unrolls,
+    as a view must see the writes)."""
+    if DEPTH[0] and isinstance(x, Tensor):
+        parts = list(index) if isinstance(index, tuple) else [index]
+        if len(parts) != x.ndim or not all(map(_int, parts)):
+            raise TypeError(why)
+    return x[index]
+
+
 def written(x: Tensor, index: Any, value: Any) -> Tensor:
     """A new array: ``x`` with ``value`` at ``index``, for an index of ints (Python's or
     traced) and full slices ``:``; another raises TypeError (the loop then unrolls)."""

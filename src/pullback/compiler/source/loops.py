@@ -506,7 +506,8 @@ class _Converter:
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
                         and not isinstance(n.ctx, gast.Load):
                     what = "an attribute" if isinstance(n, gast.Attribute) else "an item"
-                    return f"it writes {what} it cannot write functionally (line {n.lineno})"
+                    return getattr(n, "pb_view", "") or \
+                        f"it writes {what} it cannot write functionally (line {n.lineno})"
                 if isinstance(n, gast.Call) and not self._pure_call(n):
                     return f"{_effect_text(n)} (line {n.lineno})"
         return ""
