@@ -194,7 +194,8 @@ class _Converter:
         body, moved = found
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
-        carried = counter_carries(body, moved, targets & self._counters(stmt))
+        carried = counter_carries(body, moved, targets & self._counters(stmt),
+                                  self._items(stmt))
         if carried is not None:
             body, moved, before = carried
         if carried is None or targets & _loads(moved):
@@ -227,6 +228,28 @@ class _Converter:
                 and isinstance(target.elts[0], gast.Name):
             return {target.elts[0].id}
         return set()
+
+    def _items(self, stmt: Any) -> dict:
+        """The names a ``for`` loop binds to items of the arrays it walks (a name of the
+        function's each: ``for x in xs``, ``zip``'s, ``enumerate``'s): name -> array."""
+        if not isinstance(stmt, gast.For):
+            return {}
+        kind, args = self._iteration(stmt.iter)
+        target = stmt.target
+        if kind == "each" and isinstance(target, gast.Name):
+            pairs = [(target, args[0])]
+        elif kind in ("zip", "enumerate", "enumerate_zip") \
+                and isinstance(target, gast.Tuple):
+            elts = target.elts[1:] if kind.startswith("enumerate") else target.elts
+            if kind == "enumerate":
+                args = args[:1]
+            if kind == "enumerate_zip" and len(elts) == 1 and isinstance(elts[0], gast.Tuple):
+                elts = elts[0].elts
+            pairs = list(zip(elts, args)) if len(elts) == len(args) else []
+        else:
+            pairs = []
+        return {t.id: a.id for t, a in pairs
+                if isinstance(t, gast.Name) and isinstance(a, gast.Name)}
 
     def one_exit(self, body: list) -> bool:
         """Each ``if done: ...; return e1`` the conversion of a loop left at the top level

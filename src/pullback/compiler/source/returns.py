@@ -17,7 +17,9 @@ The statements before the ``return`` in its branch and the returned value run af
 the loop instead, on the values the loop stopped with (the carries): the same values,
 since the break keeps the carries of the step that returned. A return reading a
 ``range``'s (or ``enumerate``'s) counter ``i`` reads ``__pb_at_i__`` instead, a carry
-the body sets to ``i`` first thing in each step (``int0()`` before the loop).
+the body sets to ``i`` first thing in each step (``int0()`` before the loop); one
+reading the item ``x`` of an array ``xs`` the loop walks (``for x in xs``, ``zip``,
+``enumerate``) reads ``__pb_at_x__`` likewise (``first_item(xs)`` before the loop).
 
 A loop converts when its body holds one return, in an ``if`` at the body's top level
 (``if test: ...; return e``, or in either branch of an ``if``/``else``), and no other
@@ -111,14 +113,18 @@ def one_exit(body: list, k: int, name: str) -> tuple | None:
     return branch, _at(gast.Return(value=out), last)
 
 
-def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
-    """``(body, moved, before)`` with each counter in ``counters`` that ``moved`` reads
+def counter_carries(body: list, moved: list, counters: set,
+                    items: dict | None = None) -> tuple | None:
+    """``(body, moved, before)`` with each counter in ``counters`` (and each item of an
+    array the loop walks in ``items``: name -> the array's name) that ``moved`` reads
     carried out of the loop: ``__pb_at_i__ = i`` first in the body, ``moved`` reading
     it in place of ``i`` (a copy: the loop as written stays as it is), and
-    ``__pb_at_i__ = int0()`` to run before the loop (for an inner loop's counter that
-    ``moved`` reads too). None when ``moved`` assigns one."""
+    ``__pb_at_i__ = int0()`` (``first_item(xs)``, zeros shaped as an item) to run
+    before the loop (for an inner loop's counter that ``moved`` reads too). None when
+    ``moved`` assigns one."""
+    items = items or {}
     read = {n.id for s in moved for n in walk_scope(s)
-            if isinstance(n, gast.Name) and n.id in counters}
+            if isinstance(n, gast.Name) and (n.id in counters or n.id in items)}
     inner = sorted({n.id for s in moved for n in walk_scope(s) if isinstance(n, gast.Name)
                     and n.id.startswith("__pb_at_")})  # (an inner loop's, carried out too)
     if not read and not inner:
@@ -134,8 +140,13 @@ def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
     where = body[0]
     first = [_at(gast.Assign(targets=[_name(f"__pb_at_{c}__", gast.Store())],
                              value=_name(c), type_comment=None), where) for c in sorted(read)]
-    zero = gast.Call(func=_runtime("int0"), args=[], keywords=[])
-    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(zero, where),
+
+    def start(c: str | None) -> Any:
+        if c in items and c not in counters:
+            return gast.Call(func=_runtime("first_item"), args=[_name(items[c])], keywords=[])
+        return gast.Call(func=_runtime("int0"), args=[], keywords=[])
+    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(start(c), where),
                               type_comment=None), where)
-              for name in [f"__pb_at_{c}__" for c in sorted(read)] + inner]
+              for name, c in [(f"__pb_at_{c}__", c) for c in sorted(read)]
+              + [(name, None) for name in inner]]
     return first + body, moved, before
