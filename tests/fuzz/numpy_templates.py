@@ -518,8 +518,10 @@ def pyloop_return(d: Draw) -> Term:
                            "items": "(r + 1.5)"}[where])  # (the walked item at the exit)
     out = (f"h * {scale}, np.sum(h)" if pair else f"h * {scale}")
     test = f"np.sum(h) > {limit}"
+    second = [f"{ind}    if np.sum(h) < -{limit}:", f"{ind}        return {out}"] \
+        if d.pick(False, True) and where != "nested" else []  # (a second return)
     stop = [f"{ind}    if {test}:", f"{ind}        return {out}",
-            f"{ind}    h = h + 0.1"] if branch == "if" else \
+            f"{ind}    h = h + 0.1", *second] if branch == "if" else \
         [f"{ind}    if {test}:".replace(f"if {test}", f"if not ({test})"),
          f"{ind}        h = h + 0.1", f"{ind}    else:", f"{ind}        return {out}"]
     tail = ["        h = h * 0.9"] if where == "nested" else []

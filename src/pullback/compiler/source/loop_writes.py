@@ -46,6 +46,22 @@ def first_item(xs: Any) -> Any:
     return int0()  # (not an array: the loop stays as written, the value unread)
 
 
+def truth(test: Any) -> Any:
+    """A return's test as a flag a loop may carry (``returns._returns``): a traced
+    boolean as it is, an array's truth as ``!= 0``, else a 0-d bool array."""
+    if isinstance(test, Tensor) and test._data.shape == ():
+        return test if test._data.dtype == np.bool_ else np.not_equal(test, 0)
+    return np.asarray(bool(test))
+
+
+def any_of(*flags: Any) -> Any:
+    """Whether one of a loop's return flags is set (its ``break`` test)."""
+    out = flags[0]
+    for f in flags[1:]:
+        out = np.logical_or(out, f)
+    return out
+
+
 def item_set(x: Any, index: Any, value: Any) -> Any:
     """``x[index] = value``, then ``x``; in a region's body being traced, the array
     ``x`` with ``value`` at ``index``, a new value (``x`` is left as it is)."""

@@ -191,7 +191,15 @@ class _Converter:
         if isinstance(found, str):
             self._refuse(stmt, found)
             return None
-        body, moved = found
+        body, moved, flags = found
+        if flags:  # (several returns: the ifs made to skip the rest of a step, as pb.cond,
+            # giving the flags the break reads: read in the function while they convert)
+            reads = gast.Expr(value=body[-1].test)
+            self.fn.body.append(reads)
+            try:
+                self.statements(body)
+            finally:
+                self.fn.body.remove(reads)
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
         carried = counter_carries(body, moved, targets & self._counters(stmt),
@@ -213,7 +221,7 @@ class _Converter:
             out = self._for(new) if isinstance(stmt, gast.For) else self._while(new)
         finally:
             flag, self.done, self.moved, self.replaced = self.done, None, set(), None
-        return None if out is None else before + out + [after_loop(flag, moved, stmt)]
+        return None if out is None else flags + before + out + [after_loop(flag, moved, stmt)]
 
     def _counters(self, stmt: Any) -> set:
         """The names of a ``for`` loop's int counters: a range's variable, the first of
