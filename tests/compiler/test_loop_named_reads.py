@@ -81,6 +81,15 @@ def row_before(x):
     return R.sum()
 
 
+def row_copied(x):
+    """``R[i] = R[i - 1]``: numpy copies the row (it once unrolled)."""
+    R = np.zeros((4, 3)) + x
+    for i in range(1, 4):
+        R[i] = R[i - 1]
+        R[i, 0] = R[i, 1] * x[0]
+    return (R * R).sum()
+
+
 def row_after(x):
     """``row`` sees the write into its own row: the loop unrolls."""
     R = np.zeros((4, 3)) + x
@@ -126,7 +135,7 @@ def _code(source: str) -> list:
     return [line for line in source.splitlines() if not line.lstrip().startswith("#")]
 
 
-@pytest.mark.parametrize("f", [scalar_after, row_before])
+@pytest.mark.parametrize("f", [scalar_after, row_before, row_copied])
 def test_scalars_and_views_read_before_the_write_convert(f) -> None:
     _agree(f, X, compiled=f is not scalar_after)
     assert pb.compiler.inspect(pb.grad(f), X).loops == ()

@@ -113,8 +113,8 @@ def _view_binding(fn: Any, body: list, n: Any, array: str, reads: list) -> str:
     ``array[...]`` read after them is put in ``reads``, checked at run time)."""
     values = n.value.elts if isinstance(n.value, (gast.Tuple, gast.List)) else [n.value]
     views = [v for v in values if _view_of(v, {array})]
-    if not views:
-        return ""
+    if not views or _item_write(n) and n.targets[0].value.id == array:
+        return ""  # (R[i] = R[i - 1]: numpy copies the items)
     line = getattr(n, "lineno", "?")
     why = f"it binds a name to a view of {array} (line {line}), read after a write of it"
     if not isinstance(n, gast.Assign):
