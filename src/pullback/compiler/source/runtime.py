@@ -83,11 +83,9 @@ def subscript(x: Any, index: Any) -> Any:
 
 def copies_elements(x: Any, index: Any) -> bool:
     """Whether ``subscript(x, index)`` copies a 0-d result (numpy's scalar), not a
-    view (torch's element, under ``pb.compile``'s semantics)."""
-    if type(x) is not NumpyTensor or _keeps_array(index):
-        return False
-    entry = ENTRY.get()
-    return entry is not None and entry.numpy_semantics
+    view (torch's element). A numpy-face value reads as numpy's array does under every
+    front door, ``pb.compile``'s too: it is an ndarray in the user's code."""
+    return type(x) is NumpyTensor and not _keeps_array(index)
 
 
 def _keeps_array(index: Any) -> bool:
