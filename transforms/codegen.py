@@ -110,8 +110,10 @@ class _Emitter:
         converts a Python number on every call (about 0.3 us, as long as the arithmetic on
         16 floats), and computes alike with the 0-d array (a weak number takes the
         array's dtype)."""
-        if not _arithmetic_on_arrays(e):
-            return [self.literal(a) for a in e.inputs]
+        inputs = e.inputs  # (two Vars, the usual case, first: every equation passes here)
+        if e.op.name not in _ARITHMETIC or (type(inputs[0]) is Var and type(inputs[-1]) is Var) \
+                or not _arithmetic_on_arrays(e):
+            return [self.literal(a) for a in inputs]
         return [self.number(a, e.out.dtype) if type(a) in (int, float) else self.literal(a)
                 for a in e.inputs]
 
@@ -186,11 +188,14 @@ class _Emitter:
             for v in e.outs:
                 for k in self.guards.get(v.id, ()):
                     lines.append(f"guard({k}, {self.name(v)})")
-            reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a
-                                for a in _uniq(e.inputs)))
+            if not free:
+                continue
+            reads = _uniq(e.inputs)
+            if inline:
+                reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a for a in reads))
             dead = [self.name(a) for a in reads
                     if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
-            if dead and free:
+            if dead:
                 lines.append("del " + ", ".join(dead))
         return lines
 
@@ -354,6 +359,8 @@ def _inlined_transposes(graph: Graph, guards: dict) -> dict:
     none between them (a loop binds names again: elsewhere a name is bound once, and a
     view read later sees what an earlier one would), neither returned nor guarded.
     Maps the id of each to ``(x, the index of its reader)``."""
+    if not any(e.op.template == "{0}.T" for e in graph.eqns):
+        return {}
     uses: dict[int, int] = {}
     reader: dict[int, int] = {}
     for i, e in enumerate(graph.eqns):
@@ -398,8 +405,8 @@ _COMMUTATIVE = (np.add, np.multiply)
 
 
 #: the arithmetic whose Python numbers ``_Emitter.operands`` writes as 0-d arrays
-_ARITHMETIC = frozenset({"add", "sub", "rsub", "mul", "div"})
-_ARITHMETIC_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide)
+_ARITHMETIC = frozenset(n + into for n in ("add", "sub", "rsub", "mul", "div")
+                        for into in ("", "_into"))
 _NUMBER_CHARS = 8  # the longest number written in a name (0.03125, 1e-05)
 _EXACT_INT_BITS = 53  # ints a float64 holds exactly
 
@@ -407,10 +414,8 @@ _EXACT_INT_BITS = 53  # ints a float64 holds exactly
 def _arithmetic_on_arrays(e: Any) -> bool:
     """Whether ``e`` is arithmetic with a float result whose Var inputs all are arrays
     (not 0-d: numpy's scalars compute faster with a Python number) of its dtype."""
-    op, out = e.op, e.out
+    out = e.out
     if out is None or out.dtype.kind != "f" or not out.shape:
-        return False
-    if not (op.name in _ARITHMETIC or getattr(op, "ufunc", None) in _ARITHMETIC_UFUNCS):
         return False
     return all(a.shape and a.dtype == out.dtype for a in e.inputs if type(a) is Var)
 

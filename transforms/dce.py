@@ -22,7 +22,7 @@ def dce(graph: Graph) -> Graph:
             if e.op.name == "scan":
                 e = _pruned(e, live, _adjoint_loop(e) and id(e) not in forwards)
             kept.append(e)
-            live.update(a.id for a in e.inputs if isinstance(a, Var))
+            live.update([a.id for a in e.inputs if type(a) is Var])
     kept.reverse()
     consts = {v: a for v, a in graph.consts.items() if v.id in live}
     return graph.replace(eqns=kept, consts=consts)
