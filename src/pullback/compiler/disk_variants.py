@@ -214,6 +214,12 @@ def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
 def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     """The variant kept for this call (its ``Traced`` without the trace's values, and
     its module), or None: trace."""
+    got = load_meta(fn, door, args)
+    return got and got[:2]
+
+
+def load_meta(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module, Any] | None:
+    """``load``, with the ``meta`` the variant was stored with."""
     if not isinstance(fn, types.FunctionType):
         return None
     got = checked_entry(fn, args, lambda: key_of(fn, door, args), lambda fields: set())
@@ -221,7 +227,7 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
         return None
     fields, slots, captured, module, graph = got
     return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
-                  captured, captured and captured.check), module
+                  captured, captured and captured.check), module, fields.get("meta")
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
@@ -292,9 +298,11 @@ def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
     return fields, source.decode("utf-8"), codes
 
 
-def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> None:
+def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
+          meta: Any = None) -> None:
     """Keep the variant just traced for later processes, when all of it can be checked
-    there (see the module); else nothing is written."""
+    there (see the module); else nothing is written. ``meta``: plain JSON data the
+    door reads back with it (``load_meta``)."""
     directory = config.cache_dir
     if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
@@ -305,7 +313,8 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> 
         key = key_of(fn, door, args)
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
-            "requires": list(traced.requires), "captured": captured_text(traced.captured)}
+            "requires": list(traced.requires), "captured": captured_text(traced.captured),
+            "meta": meta}
     except (NotPortable, TypeError, ValueError):
         return
     write_entry(directory, key, fields, module, traced.captured)
@@ -358,6 +367,6 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
     warn(directory, why, stacklevel=stacklevel)
 
 
-__all__ = ["load", "store", "key_of", "checked_entry", "read_entry", "write_entry", "entry_fields",
-           "entry_module", "entry_graph", "literal", "NotPortable", "describe",
+__all__ = ["load", "load_meta", "store", "key_of", "checked_entry", "read_entry", "write_entry",
+           "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
            "captured_text", "code_hash", "STATS"]
