@@ -291,8 +291,16 @@ def _dtype_literal(d: np.dtype) -> str | None:
 
 
 def ops_namespace() -> types.SimpleNamespace:
-    """``ops.<name>`` in generated code: the forward of an op without a template."""
-    return types.SimpleNamespace(**{name: op.forward for name, op in OPS.items()})
+    """``ops.<name>`` in generated code: the forward of an op without a template (one
+    namespace, made again when an op is declared: ops are never redeclared; a later
+    process's first call from the persistent cache spent ~0.1 ms per module making it)."""
+    if _OPS_NAMESPACE[0] != len(OPS):
+        _OPS_NAMESPACE[:] = len(OPS), types.SimpleNamespace(
+            **{name: op.forward for name, op in OPS.items()})
+    return _OPS_NAMESPACE[1]
+
+
+_OPS_NAMESPACE: list = [-1, None]  # (how many ops it holds, the namespace)
 
 
 def _is_chain(p: Any) -> bool:

@@ -134,3 +134,48 @@ def test_a_class_of_the_users_by_the_code_of_its_methods():
     finally:
         Scaled.__call__ = real
     assert disk_variants.describe(Scaled) == before
+
+
+CHECKED = """
+import json, sys
+import numpy as np
+import pullback as pb
+from pullback.compiler import cache_files, captured, disk_variants
+import user
+
+compiled = []  # the captured-value checks the walk compiled in this process
+real = captured.check_code
+captured.check_code = lambda source: compiled.append(source) or real(source)
+x = np.linspace(0.1, 1.0, 5)
+f = pb.value_and_grad(user.f)
+first = f(x)[0]
+if sys.argv[1:] == ["later"]:
+    user.K = 7.0  # the check (kept on disk) sees the global change
+second = f(x)[0]
+print(json.dumps({"values": [float(first), float(second)], "compiled": len(compiled),
+                  "stats": disk_variants.STATS,
+                  "fingerprint at import": cache_files._snapshot.get("hash")
+                  == cache_files._fingerprint(),
+                  "installed": cache_files._installed(cache_files._roots())}))
+"""
+
+
+def test_a_later_process_runs_the_check_kept_with_the_code(tmp_path):
+    """The captured-value check's code is kept beside the variant's (not compiled
+    again), and it guards as a compiled one does; without bytecode writes, the files'
+    fingerprint is taken at import (a cache directory set)."""
+    (tmp_path / "user.py").write_text(MODULE.format(k=2.0, c=1.0, fn="sin"))
+    (tmp_path / "job.py").write_text(CHECKED)
+    env = dict(os.environ, PULLBACK_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1")
+    writer, reader = [json.loads(subprocess.run(
+        [sys.executable, str(tmp_path / "job.py"), which], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()[-1])
+        for which in ("first", "later")]
+    value = np.sin(np.linspace(0.1, 1.0, 5)).sum()
+    np.testing.assert_allclose(writer["values"], [value * 2.0] * 2, rtol=1e-12)
+    np.testing.assert_allclose(reader["values"], [value * 2.0, value * 7.0], rtol=1e-12)
+    assert writer["stats"]["writes"] == 1 and writer["compiled"] == 1  # (its trace's)
+    assert reader["stats"]["hits"] == 1 and reader["stats"]["writes"] == 1
+    assert reader["compiled"] == 1  # (none for the hit: the retrace's, once K changed)
+    assert reader["fingerprint at import"] or reader["installed"]

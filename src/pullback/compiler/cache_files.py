@@ -22,6 +22,8 @@ import numpy as np
 
 from pullback.transforms import codegen as codegen_module
 
+from ..settings import config
+
 _KEY_FILE = ".hmac-key"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -101,21 +103,36 @@ def snapshot() -> None:
     no other module of pullback's is loaded (``_snapshot_holds``). Not taken (a stat
     per file at the first key instead) when Python writes no bytecode there: bytecode
     off (``PYTHONDONTWRITEBYTECODE``) or elsewhere, a ``__pycache__`` missing or not
-    writable, times in whole seconds (a change within the second would go unseen)."""
+    writable, times in whole seconds (a change within the second would go unseen)
+    — then, when a cache directory is set already (``PULLBACK_CACHE_DIR``), that stat
+    per file is taken here, at import (the files as this process read them), not at
+    its first call."""
     roots = _roots()
-    if _snapshot or _installed(roots) or sys.dont_write_bytecode or sys.pycache_prefix:
+    if _snapshot or _installed(roots):
         return
     files = _loaded_files(roots)
+    found = _folder_times(files)
+    if found is not None:
+        _snapshot.update(hash="folders " + hashlib.sha256(repr(found).encode()).hexdigest(),
+                         files=len(files), modules=len(sys.modules))
+    elif config.cache_dir:
+        _snapshot.update(hash=_fingerprint(), files=len(files), modules=len(sys.modules))
+
+
+def _folder_times(files: list) -> list | None:
+    """The times of the folders of ``files`` and of their bytecode folders; None when
+    they cannot tell a change (see ``snapshot``)."""
+    if sys.dont_write_bytecode or sys.pycache_prefix:
+        return None
     found = []
     for folder in sorted({os.path.dirname(path) for path in files}):
         cache = os.path.join(folder, "__pycache__")
         if not os.access(cache, os.W_OK | os.X_OK):
-            return
+            return None
         found.append((folder, os.stat(folder).st_mtime_ns, os.stat(cache).st_mtime_ns))
     if not found or all(t % 1_000_000_000 == 0 for _, *ts in found for t in ts):
-        return
-    _snapshot.update(hash="folders " + hashlib.sha256(repr(found).encode()).hexdigest(),
-                     files=len(files), modules=len(sys.modules))
+        return None
+    return found
 
 
 def _snapshot_holds() -> bool:

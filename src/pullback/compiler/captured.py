@@ -513,11 +513,14 @@ class _Walk:
                 return False
         return True
 
-    def finish(self, referenced: set, changed: set = frozenset()) -> CapturedGuards | None:
+    def finish(self, referenced: set, changed: set = frozenset(),
+               compiled: dict | None = None) -> CapturedGuards | None:
         """The generated check; arrays and Tensors the generated code does not read
         (``referenced``: ids of what it does) are compared by their bytes as well.
         ``changed``: the state the trace changed and generated code changes again on
-        every call (``mutations.py``), unguarded where the code reads it only to change it."""
+        every call (``mutations.py``), unguarded where the code reads it only to change it.
+        ``compiled``: the check's code compiled before, by its source (``check_code``'s;
+        the persistent cache keeps it)."""
         terms = list(self.terms)
         written = set()  # numpy arrays only written into: their identity guard stays
         if changed:
@@ -547,17 +550,23 @@ class _Walk:
                           for k, x in enumerate(exprs)) +
                   "    except Exception:\n        return k\n    return None\n")
         env = dict(self.env)
-        exec(compile(source, "<pullback-captured-guards>", "exec"), env)  # noqa: S102
+        code = compiled.get(source) if compiled else None
+        exec(code or check_code(source), env)  # noqa: S102
         return CapturedGuards([c for c, _ in terms], env["check"], env["first"], source)
 
 
+def check_code(source: str) -> types.CodeType:
+    """The code of a check's ``source`` (``CapturedGuards.source``)."""
+    return compile(source, "<pullback-captured-guards>", "exec")
+
+
 def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
-            referenced: set, changed: set = frozenset()) -> CapturedGuards | None:
+            referenced: set, changed: set = frozenset(),
+            compiled: dict | None = None) -> CapturedGuards | None:
     """The guards on what ``fn`` captures, for a call on ``args`` whose arguments at
     positions ``traced_args`` are traced (the others are entered if they are objects);
-    ``referenced``: ids of the arrays and Tensors the generated code reads; ``changed``:
-    the state generated code changes on every call (``Walk.finish``). None when nothing
-    is guarded."""
+    ``referenced``: ids of the arrays and Tensors the generated code reads; ``changed``,
+    ``compiled``: see ``Walk.finish``. None when nothing is guarded."""
     names: set = set()
     for _ in range(4):  # objects are entered for the names the code reads, which grow
         walk = _Walk(names)  # as methods are followed: walk until they stay the same
@@ -569,7 +578,7 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
         if walk.names <= names:
             break
         names = names | walk.names
-    return walk.finish(referenced, changed)
+    return walk.finish(referenced, changed, compiled)
 
 
 def referenced_ids(graph: Any, captures: list) -> set:
@@ -596,4 +605,4 @@ def referenced_ids(graph: Any, captures: list) -> set:
     return ids
 
 
-__all__ = ["Capture", "CapturedGuards", "collect", "referenced_ids", "same_scalar"]
+__all__ = ["Capture", "CapturedGuards", "check_code", "collect", "referenced_ids", "same_scalar"]

@@ -88,7 +88,7 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
             "captured": captured_text(traced.captured, own)}
     except (NotPortable, TypeError, ValueError):
         return None
-    write_entry(config.cache_dir, key, fields, module)
+    write_entry(config.cache_dir, key, fields, module, traced.captured)
     return key
 
 

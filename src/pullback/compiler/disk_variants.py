@@ -22,8 +22,9 @@ object) makes it trace as before. So does any variant with guards on traced valu
 captured tensors, random draws or lazy arrays: those are never written.
 
 Files: ``<key>.variant`` (an HMAC line, one line of JSON, the generated source) and
-``<key>.vcode`` (its code object, as ``marshal`` writes it, loaded only once the HMAC
-over both holds); nothing is unpickled. Written and refused as ``disk_cache``'s are.
+``<key>.vcode`` (its code object and the captured-value check's, as ``marshal`` writes
+them, loaded only once the HMAC over both holds: compiling the check cost a later
+process's first call ~0.15 ms); nothing is unpickled. Written and refused as ``disk_cache``'s are.
 """
 
 from __future__ import annotations
@@ -47,11 +48,11 @@ from ..settings import config
 from ..user_code import is_user_code
 from .cache import plain_key
 from .cache_files import Refused, mac_line, open_directory, read_signed, versions, warn, write_new
-from .captured import CapturedGuards, _user_type, collect
+from .captured import CapturedGuards, _user_type, check_code, collect
 from .disk_cache import literal_place, place_value
 from .trace import Traced, param_names
 
-FORMAT = 1  # this file layout's version, part of the key
+FORMAT = 2  # this file layout's version, part of the key
 #: what this process did: ``hits`` (a variant without a trace), ``misses``, ``writes``,
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
@@ -213,6 +214,12 @@ def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
 def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     """The variant kept for this call (its ``Traced`` without the trace's values, and
     its module), or None: trace."""
+    got = load_meta(fn, door, args)
+    return got and got[:2]
+
+
+def load_meta(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module, Any] | None:
+    """``load``, with the ``meta`` the variant was stored with."""
     if not isinstance(fn, types.FunctionType):
         return None
     got = checked_entry(fn, args, lambda: key_of(fn, door, args), lambda fields: set())
@@ -220,7 +227,7 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
         return None
     fields, slots, captured, module, graph = got
     return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
-                  captured, captured and captured.check), module
+                  captured, captured and captured.check), module, fields.get("meta")
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
@@ -235,14 +242,15 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         found = read_entry(directory, key())
         if found is None:
             return None
-        fields, source, code = found
+        fields, source, codes = found
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
+        said = fields["captured"]
         captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
-                           referenced(fields))
-        if captured_text(captured, own) != fields["captured"]:
+                           referenced(fields), compiled={said[0]: codes[1]} if said else None)
+        if captured_text(captured, own) != said:
             STATS["misses"] += 1  # (a captured value is not what it was: trace)
             return None
-        module = entry_module(fields, source, code)
+        module = entry_module(fields, source, codes)
         graph = entry_graph(fields)
     except NotPortable:
         return None
@@ -254,9 +262,10 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
     return fields, slots, captured, module, graph
 
 
-def read_entry(directory: str, key: str) -> tuple[dict, str, bytes] | None:
-    """Entry ``key``'s fields, generated source and marshalled code, checked (None when
-    there is none; ``Refused`` when it cannot be trusted)."""
+def read_entry(directory: str, key: str) -> tuple[dict, str, tuple] | None:
+    """Entry ``key``'s fields, generated source and code objects (its function's, its
+    check's or None), checked (None when there is none; ``Refused`` when it cannot be
+    trusted)."""
     path = os.path.join(directory, key)
     secret = open_directory(directory)
     if not os.path.lexists(path + ".variant"):
@@ -265,11 +274,11 @@ def read_entry(directory: str, key: str) -> tuple[dict, str, bytes] | None:
     return _read(path, key, secret)
 
 
-def entry_module(fields: dict, source: str, code: bytes) -> Module:
+def entry_module(fields: dict, source: str, codes: tuple) -> Module:
     """An entry's generated module, its code object the one kept."""
     glb = {name: place_value(place) for name, place in fields["bound"].items()}
     glb["__builtins__"] = builtins  # (a function the code makes looks them up)
-    return from_source(source, fields["name"], glb, marshal.loads(code))
+    return from_source(source, fields["name"], glb, codes[0])
 
 
 def entry_graph(fields: dict) -> Graph:
@@ -279,15 +288,21 @@ def entry_graph(fields: dict) -> Graph:
                  name=fields["graph"])
 
 
-def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, bytes]:
+def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
     fields, source, code = read_signed(path + ".variant", path + ".vcode", secret,
                                        lambda f: f.get("key") == key)
-    return fields, source.decode("utf-8"), code
+    codes = marshal.loads(code)
+    if not (type(codes) is tuple and len(codes) == 2 and isinstance(codes[0], types.CodeType)
+            and isinstance(codes[1], (types.CodeType, type(None)))):
+        raise ValueError("its code is not a function's and a check's")
+    return fields, source.decode("utf-8"), codes
 
 
-def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> None:
+def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
+          meta: Any = None) -> None:
     """Keep the variant just traced for later processes, when all of it can be checked
-    there (see the module); else nothing is written."""
+    there (see the module); else nothing is written. ``meta``: plain JSON data the
+    door reads back with it (``load_meta``)."""
     directory = config.cache_dir
     if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
@@ -298,10 +313,11 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module) -> 
         key = key_of(fn, door, args)
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
-            "requires": list(traced.requires), "captured": captured_text(traced.captured)}
+            "requires": list(traced.requires), "captured": captured_text(traced.captured),
+            "meta": meta}
     except (NotPortable, TypeError, ValueError):
         return
-    write_entry(directory, key, fields, module)
+    write_entry(directory, key, fields, module, traced.captured)
 
 
 def entry_fields(key: str, module: Module, graph: Graph) -> dict:
@@ -315,14 +331,16 @@ def entry_fields(key: str, module: Module, graph: Graph) -> dict:
             "outputs": [[list(v.shape), v.dtype.str] for v in graph.outputs]}
 
 
-def write_entry(directory: str, key: str, fields: dict, module: Module) -> None:
-    """Write entry ``key`` (see the module), warning once when the directory refuses."""
+def write_entry(directory: str, key: str, fields: dict, module: Module,
+                captured: CapturedGuards | None = None) -> None:
+    """Write entry ``key`` (see the module), with ``captured``'s check compiled,
+    warning once when the directory refuses."""
     try:
         header = b"# " + json.dumps(fields).encode()
     except (TypeError, ValueError):
         return
     body = module.source.encode("utf-8")
-    code = marshal.dumps(module.fn.__code__)
+    code = marshal.dumps((module.fn.__code__, captured and check_code(captured.source)))
     path = os.path.join(directory, key)
     try:
         secret = open_directory(directory)
@@ -349,6 +367,6 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
     warn(directory, why, stacklevel=stacklevel)
 
 
-__all__ = ["load", "store", "key_of", "checked_entry", "read_entry", "write_entry", "entry_fields",
-           "entry_module", "entry_graph", "literal", "NotPortable", "describe",
+__all__ = ["load", "load_meta", "store", "key_of", "checked_entry", "read_entry", "write_entry",
+           "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
            "captured_text", "code_hash", "STATS"]

@@ -33,8 +33,9 @@ from ..ir import Var, every_eqn, naming
 from ..numpy_face import face_like
 from ..ops.table.quiet import INSIDE, context
 from ..pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+from ..settings import config
 from ..tensor import Tensor
-from . import disk_cache, source
+from . import disk_cache, disk_variants, source
 from .cache import cache_for, check_captures, guard_env
 from .compiled import Joint
 from .conversions import functional
@@ -147,6 +148,13 @@ class JVPProgram:
         nums = self.targets(len(args))
         for k in nums:
             check_target(self.name, k, args[k])
+        # pb.jvp's whole variant, kept for a later process (read before any trace)
+        kept = (self.name, nums, self.has_aux) if not (self.linear or self.has_aux) else None
+        found = kept and config.cache_dir and not kinds_in(args) and \
+            disk_variants.load(self.fn, kept, args)
+        if found:
+            traced, module = found
+            return JVPVariant(traced, module, grad_slots(traced, nums), 1, None)
         with functional(self.name):
             traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name,
                                 self.fn)
@@ -165,6 +173,8 @@ class JVPProgram:
                 lambda: (pipeline.jvp_program(g, wrt, tans, n_value), None),
                 block=naming.TANGENT_OF)
             strip_values(g)
+            if kept and config.cache_dir and not lazy:  # (a single output only: see store)
+                disk_variants.store(self.fn, kept, args, traced, module)
             return JVPVariant(traced, module, slots, n_value, value_tree, lazy=lazy)
         parts = Joint(g, lambda: pipeline.jvp_graph(g, wrt, tans, n_value))
         door = ("linearize", tuple(slots), n_value, lazy)

@@ -44,11 +44,12 @@ from ..ops.reshaping import movedim
 from ..ops.shape import expand
 from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_map, tree_unflatten
+from ..settings import config
 from ..tensor import Tensor
-from . import disk_cache
+from . import disk_cache, disk_variants
 from .cache import cache_for, guard_env
 from .doors import has_graph, ident
-from .lazy_arrays import check_call, kind_of_array
+from .lazy_arrays import check_call, kind_of_array, kinds_in
 from .trace import (
     Traced,
     gather_inputs,
@@ -151,6 +152,13 @@ class VmapFunction:
     # ------------------------------------------------------------- the cache loop
     def build(self, moved: tuple) -> VmapVariant:
         axes, size, plain = self._call.now
+        # a whole variant kept for a later process (read before any trace)
+        kept = ("vmap", self.style, self.randomness, axes, size)
+        keep = plain and config.cache_dir and not kinds_in(moved) and not record.trace_hooks()
+        found = keep and disk_variants.load_meta(self.fn, kept, moved)
+        if found:
+            traced, module, out_batched = found
+            return VmapVariant(traced, _slot_flags(traced, axes), size, module, out_batched)
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
         with untraced(), gathering():  # (a trace of its own; x[i] reads i)
             traced = trace_call(self._traced_fn, one, lambda i, a: False, "vmap", self.fn)
@@ -163,6 +171,8 @@ class VmapFunction:
                 module, out_batched = self._generate(traced, batched, moved, size)
             except Unbatchable:  # (an op no loop can batch: the function per element)
                 return VmapVariant(traced, batched, size, None, [], per_example=True)
+            if keep and module is not None:
+                disk_variants.store(self.fn, kept, moved, traced, module, list(out_batched))
         return VmapVariant(traced, batched, size, module, out_batched)
 
     def _generate(self, traced: Traced, batched: list, moved: tuple, size: int) -> tuple:
