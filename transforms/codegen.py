@@ -156,8 +156,9 @@ class _Emitter:
                     lines.append(f"guard({k}, {self.name(v)})")
             reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a
                                 for a in _uniq(e.inputs)))
-            dead = [self.name(a) for a in reads
-                    if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
+            dead = list(dict.fromkeys(  # (a pack's values share one name)
+                self.name(a) for a in reads
+                if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)))
             if dead and free:
                 lines.append("del " + ", ".join(dead))
         return lines
