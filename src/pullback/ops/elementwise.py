@@ -273,10 +273,27 @@ _where_array = promoting_template("np.where({0}, {1}, {2})", (1, 2), False)
 
 
 def _print_where(e, a, lit):
-    """``np.where``; between scalars (a loop's items), Python's ``x if c else y``."""
+    """``np.where``; between scalars (a loop's items), Python's ``x if c else y``: of
+    the branches as they are when each is a value of the result's dtype or a number
+    (written as one: ``g if c else np.float64(0.0)``, the call made only when taken)."""
     if e.out.shape == () and all(len(getattr(v, "shape", ())) == 0 for v in e.inputs):
+        typed = [_typed_branch(v, text, e.out.dtype, lit) for v, text in zip(e.inputs[1:], a[1:])]
+        if None not in typed and any(hasattr(v, "dtype") for v in e.inputs[1:]):
+            return f"{typed[0]} if {a[0]} else {typed[1]}"
         return f"{lit(e.out.dtype)}({a[1]} if {a[0]} else {a[2]})"
     return _where_array(e, a, lit)
+
+
+def _typed_branch(v, text, dtype, lit):
+    """A scalar branch of ``where`` as text of ``dtype`` alone: a value of that dtype as
+    it is, a number as that dtype's scalar; None for others."""
+    if hasattr(v, "dtype"):
+        return text if getattr(v, "shape", None) == () and np.dtype(v.dtype) == dtype \
+            and not isinstance(v, np.ndarray) else None
+    if type(v) not in (int, float, bool):
+        return None
+    typed = np.dtype(dtype).type(v)
+    return lit(typed) if typed == v else None
 
 
 where = defop("where", np.where, "WhereBackward0",
@@ -388,8 +405,9 @@ in_range = defop("in_range", _in_range, elementwise=True, template=_print_in_ran
 
 def _weighted(g, weight):
     """``g * weight``, and exactly 0 where ``weight`` is 0 even when ``g`` is inf or NaN
-    (torch's masked_fill)."""
-    return where(weight == 0, 0, g * weight)
+    (torch's masked_fill): ``weight`` itself is the test (a NaN one is true, as
+    ``weight != 0``), so a loop's step makes two scalars, not three."""
+    return where(weight, g * weight, 0)
 
 
 def _win_weight(x, y):
