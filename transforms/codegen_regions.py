@@ -88,12 +88,32 @@ def _start(em: Any, e: Any, init: Any, written: bool) -> str:
     text = em.literal(init)
     if not written:
         return text
-    facts = _facts(em)
-    start = facts.made.get(init.id) if type(init) is Var else None
-    if start is not None and owned(start) and facts.uses.get(init.id) == 1 \
-            and init.id not in facts.returned and facts.home.get(init.id) == facts.home[id(e)]:
-        return text
-    return f"{text}.copy()"
+    return text if _owned_start(_facts(em), e, init) else f"{text}.copy()"
+
+
+def _owned_start(facts: Any, e: Any, init: Any) -> bool:
+    """Whether the loop ``e`` may write into its carry's first value ``init`` in place:
+    a fresh array only it reads, made in the loop's own graph; or the carry of the loop
+    around it (``R`` of the outer loop, whose rows the inner loop writes) that only it
+    reads, that the outer loop saves nowhere, whose first value the outer loop owns so,
+    and whose next value is what ``e`` leaves in it (no copy of the table a row)."""
+    if type(init) is not Var or facts.value_uses.get(init.id) != 1 \
+            or init.id in facts.returned:
+        return False
+    start = facts.made.get(init.id)
+    if start is not None:
+        return owned(start) and facts.home.get(init.id) == facts.home[id(e)]
+    outer = facts.carry_of.get(init.id)
+    if outer is None:
+        return False
+    loop, k = outer
+    n_carry = loop.params["n_carry"]
+    body = loop.params["body"]
+    saved = loop.outs[len(body.outputs) + k]
+    end = e.outs[[a is init for a in e.inputs[:e.params["n_carry"]]].index(True)]
+    return body.outputs[k] is end and facts.uses.get(saved.id, 0) == 0 \
+        and saved.id not in facts.returned and k < n_carry \
+        and _owned_start(facts, loop, loop.inputs[k])
 
 
 def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
@@ -212,6 +232,12 @@ class _Facts:
                 ins = ins[:n_carry] + ins[n_carry + n_xs:]
             whole += [v for v in ins if type(v) is Var]
             returned += [v for g in _graphs(e) for v in g.outputs if type(v) is Var]
+        self.value_uses = dict(self.uses)  # (copy's dst: read for its shape alone)
+        for e in every_eqn(graph):
+            if e.op.name == "copy" and type(e.inputs[0]) is Var:
+                self.value_uses[e.inputs[0].id] -= 1
+        self.carry_of = {v.id: (e, k) for e in every_eqn(graph) if e.op.name == "scan"
+                         for k, v in enumerate(e.params["body"].inputs[:e.params["n_carry"]])}
         self.home: dict = {}  # an equation's or a value's graph (by id)
         todo = [graph]
         while todo:

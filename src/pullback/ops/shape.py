@@ -151,7 +151,7 @@ def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: An
     fwd = defop(name, _view_get, grad_fn, is_view=True, template=template,
                 vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),),
                 batch=batching.batch_index)
-    bwd = defop(name + "_backward", _view_backward, backward_grad_fn,
+    bwd = defop(name + "_backward", _view_backward, backward_grad_fn, fresh=True,
                 template="rt.zeros_set({shape}, np.s_[{index}], {0})",
                 vjp=(lambda g, out, x, shape, index: fwd(g, index=index),),
                 batch=batching.batch_index)
