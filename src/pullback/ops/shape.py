@@ -350,10 +350,10 @@ def _print_copy(e: Any, a: list, lit: Any) -> str:
     dst, src = e.inputs
     dtype = np.dtype(dst.dtype)
     shape = getattr(src, "shape", None)
-    if shape is not None and tuple(shape) == tuple(dst.shape) and src.dtype == dtype:
-        return f"{a[1]}.copy()"
     if tuple(dst.shape) == () and (type(src) in (int, float, bool) or shape == ()):
         return f"{lit(dtype)}({a[1]})"
+    if shape is not None and tuple(shape) == tuple(dst.shape) and src.dtype == dtype:
+        return f"{a[1]}.copy()"
     return f"np.broadcast_to({a[1]}, np.shape({a[0]})).astype({lit(dtype)})"
 
 
