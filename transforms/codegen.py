@@ -193,8 +193,9 @@ class _Emitter:
             reads = _uniq(e.inputs)
             if inline:
                 reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a for a in reads))
-            dead = [self.name(a) for a in reads
-                    if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
+            dead = list(dict.fromkeys(  # (a pack's values share one name)
+                self.name(a) for a in reads
+                if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)))
             if dead:
                 lines.append("del " + ", ".join(dead))
         return lines

@@ -25,6 +25,7 @@ from pullback.ir import Graph, Var, every_eqn, naming
 from pullback.ops.elementwise import zeros_like
 
 from .codegen_items import items_in_place
+from .codegen_packs import find_packs
 from .inplace import IntoOp, owned
 from .regions import scan_parts
 
@@ -87,12 +88,32 @@ def _start(em: Any, e: Any, init: Any, written: bool) -> str:
     text = em.literal(init)
     if not written:
         return text
-    facts = _facts(em)
-    start = facts.made.get(init.id) if type(init) is Var else None
-    if start is not None and owned(start) and facts.uses.get(init.id) == 1 \
-            and init.id not in facts.returned and facts.home.get(init.id) == facts.home[id(e)]:
-        return text
-    return f"{text}.copy()"
+    return text if _owned_start(_facts(em), e, init) else f"{text}.copy()"
+
+
+def _owned_start(facts: Any, e: Any, init: Any) -> bool:
+    """Whether the loop ``e`` may write into its carry's first value ``init`` in place:
+    a fresh array only it reads, made in the loop's own graph; or the carry of the loop
+    around it (``R`` of the outer loop, whose rows the inner loop writes) that only it
+    reads, that the outer loop saves nowhere, whose first value the outer loop owns so,
+    and whose next value is what ``e`` leaves in it (no copy of the table a row)."""
+    if type(init) is not Var or facts.value_uses.get(init.id) != 1 \
+            or init.id in facts.returned:
+        return False
+    start = facts.made.get(init.id)
+    if start is not None:
+        return owned(start) and facts.home.get(init.id) == facts.home[id(e)]
+    outer = facts.carry_of.get(init.id)
+    if outer is None:
+        return False
+    loop, k = outer
+    n_carry = loop.params["n_carry"]
+    body = loop.params["body"]
+    saved = loop.outs[len(body.outputs) + k]
+    end = e.outs[[a is init for a in e.inputs[:e.params["n_carry"]]].index(True)]
+    return body.outputs[k] is end and facts.uses.get(saved.id, 0) == 0 \
+        and saved.id not in facts.returned and k < n_carry \
+        and _owned_start(facts, loop, loop.inputs[k])
 
 
 def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
@@ -109,22 +130,78 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: l
     n = f"len({em.literal(xs[0])})" if length is None else str(length)
     steps = f"range({n} - 1, -1, -1)" if p["reverse"] else f"range({n})"
     walked = _walked_only(em) if not p["reverse"] else set()
+    packs = {v.id: _facts(em).packs[v.id] for v, _ in stacked + saves
+             if v.id in _facts(em).packs and not p["reverse"]}
     lists = {v.id for v, _ in stacked + saves if v.id in walked or length is None}
-    lines = [f"{em.name(v)} = []" if v.id in lists else
-             f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
-             for v, _ in stacked + saves]
-    inner = [f"{em.name(bv)} = {em.literal(x)}[{i}]" for bv, x in zip(b_x, xs)]
+    lists |= set(packs)
+    for v, _ in stacked + saves:  # (a pack's values: one list, one name)
+        if v.id in packs:
+            em.names[v.id] = em.name(packs[v.id].fwd[0])
+    lines = _uniq_lines([f"{em.name(v)} = []" if v.id in lists else
+                         f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
+                         for v, _ in stacked + saves])
+    inner = _walks(em, i, b_x, xs)
     store = lambda v, bv: (f"{em.name(v)}.append({em.literal(bv)})" if v.id in lists
                            else f"{em.name(v)}[{i}] = {em.literal(bv)}")
-    inner += [store(v, bv) for v, bv in saves]
+    snaps = {v.id: em.ns.fresh(bv.name or naming.SAVED) for v, bv in saves
+             if v.id in packs}  # (a saved carry in a pack: stored with it, at the end)
+    inner += [f"{snaps[v.id]} = {em.name(bv)}" if v.id in snaps else store(v, bv)
+              for v, bv in saves]
     inner += [sums.get(line, line) for line in em.statements(body, free=False)]
-    inner += [store(v, bv) for v, bv in stacked]
+    inner += _stores(em, stacked + [s for s in saves if s[0].id in snaps], packs, store,
+                     snaps)
     inner += _next_carries(em, new_carries, b_carry)
     lines.append(f"for {i} in {steps}:")
     lines += [INDENT + line for line in inner or ["pass"]]
     order = "[::-1]" if p["reverse"] else ""
     lines += [_stacked(em, v, order, True) for v, _ in stacked + saves
-              if v.id in lists and v.id not in walked]
+              if v.id in lists and v.id not in walked and v.id not in packs]
+    return lines
+
+
+def _uniq_lines(lines: list) -> list:
+    return list(dict.fromkeys(lines))
+
+
+def _walks(em: Any, i: str, b_x: tuple, xs: tuple) -> list[str]:
+    """A step's items of the walked arrays: ``x = xs[i]``; a pack's at once, unpacked
+    (``a, b = res[i]``) or, nested, its inner pack (one list for all its values)."""
+    packs, lines, done = _facts(em).packs, [], set()
+    inside = {x.id: bv for bv, x in zip(b_x, xs) if type(x) is Var}
+    for bv, x in zip(b_x, xs):
+        pack = packs.get(x.id) if type(x) is Var else None
+        if pack is None or not all(v.id in inside for v in pack.rev):
+            lines.append(f"{em.name(bv)} = {em.literal(x)}[{i}]")
+            continue
+        if id(pack) in done:
+            continue
+        done.add(id(pack))
+        mine = [inside[v.id] for v in pack.rev]
+        if not pack.leaf:
+            for v in mine[1:]:
+                em.names[v.id] = em.name(mine[0])
+        names = mine[:1] if not pack.leaf or len(mine) == 1 else mine
+        lines.append(f"{', '.join(em.name(v) for v in names)} = {em.literal(x)}[{i}]")
+    return lines
+
+
+def _stores(em: Any, stacked: list, packs: dict, store: Callable, snaps: dict
+            ) -> list[str]:
+    """A step's stores of its stacked outputs; a pack's at once, one tuple (or, nested,
+    its inner pack's list). ``snaps``: the names of the saved carries' step-start
+    values."""
+    lines, done = [], set()
+    made = {v.id: bv for v, bv in stacked}
+    for v, bv in stacked:
+        pack = packs.get(v.id)
+        if pack is None:
+            lines.append(store(v, bv))
+        elif id(pack) not in done:
+            done.add(id(pack))
+            mine = [made[u.id] for u in pack.fwd]
+            text = [snaps.get(u.id) or em.literal(b) for u, b in zip(pack.fwd, mine)]
+            items = text[0] if not pack.leaf or len(mine) == 1 else f"({', '.join(text)})"
+            lines.append(f"{em.name(v)}.append({items})")
     return lines
 
 
@@ -155,6 +232,12 @@ class _Facts:
                 ins = ins[:n_carry] + ins[n_carry + n_xs:]
             whole += [v for v in ins if type(v) is Var]
             returned += [v for g in _graphs(e) for v in g.outputs if type(v) is Var]
+        self.value_uses = dict(self.uses)  # (copy's dst: read for its shape alone)
+        for e in every_eqn(graph):
+            if e.op.name == "copy" and type(e.inputs[0]) is Var:
+                self.value_uses[e.inputs[0].id] -= 1
+        self.carry_of = {v.id: (e, k) for e in every_eqn(graph) if e.op.name == "scan"
+                         for k, v in enumerate(e.params["body"].inputs[:e.params["n_carry"]])}
         self.home: dict = {}  # an equation's or a value's graph (by id)
         todo = [graph]
         while todo:
@@ -166,6 +249,7 @@ class _Facts:
         self.returned = {v.id for v in returned} | set(guards)
         self.read_whole = {v.id for v in whole} | self.returned
         self.walked_only = walked - self.read_whole
+        self.packs = find_packs(self, [e for e in every_eqn(graph) if e.op.name == "scan"])
 
 
 def _graphs_of(graph: Graph) -> dict:

@@ -133,13 +133,30 @@ def soft_dtw(D):
     return R[n, m]
 
 
-def test_the_minimum_s_win_tests_are_computed_again_in_the_reverse_not_stacked():
+def test_the_minimum_s_gradient_stacks_no_win_tests():
     cache.reset()
     D = np.random.default_rng(2).random((4, 5))
     vg = pb.value_and_grad(soft_dtw)
     value, grad = vg(D)
     source = pb.compiler.inspect(vg, D).forward
     forward_loop, reverse_loop = source.split(", -1, -1)", 1)  # (the reverse loops)
-    assert "np.bool" not in forward_loop and "== 0" in reverse_loop
+    # (the share is scalar tests: ``t59 if t41 else g_m``, no weight ``w == 0`` made)
+    assert "np.bool" not in forward_loop and "== 0" not in source
+    assert " if t" in reverse_loop
+    np.testing.assert_allclose(value, soft_dtw(D))
+    np.testing.assert_allclose(grad, fd(soft_dtw, D), rtol=1e-5, atol=1e-7)
+
+
+def test_the_inner_steps_are_one_list_of_tuples_and_no_table_is_copied_a_row():
+    cache.reset()
+    D = np.random.default_rng(3).random((5, 4))
+    vg = pb.value_and_grad(soft_dtw)
+    value, grad = vg(D)
+    source = pb.compiler.inspect(vg, D).forward
+    # one append of a tuple a forward step, one unpack a reverse step
+    assert len(re.findall(r"^ {12}\w+\.append\(\(", source, re.M)) == 1
+    assert len(re.findall(r"^ {12}j, \w+(, \w+)+ = \w+\[i_\d+\]$", source, re.M)) == 1
+    # inside the outer loops, only the gradient's row of zeros is copied (not R, g_R)
+    assert len(re.findall(r"^ {8}\w+ = \w+\.copy\(\)$", source, re.M)) == 1
     np.testing.assert_allclose(value, soft_dtw(D))
     np.testing.assert_allclose(grad, fd(soft_dtw, D), rtol=1e-5, atol=1e-7)

@@ -252,13 +252,13 @@ def clamp(input, min=None, max=None):
 
 
 maximum = defop("maximum", np.maximum, "MaximumBackward0",
-                vjp=(lambda g, out, x, y: _weighted(g, win_weight(x, y)),
-                     lambda g, out, x, y: _weighted(g, win_weight(y, x))),
+                vjp=(lambda g, out, x, y: _share(g, x < y, x, y),
+                     lambda g, out, x, y: _share(g, y < x, x, y)),
                 uses=("x y", "x y"), template="np.maximum({0}, {1})",
                 function=True, method=True, numpy=np.maximum, promote=(0, 1))
 minimum = defop("minimum", np.minimum, "MinimumBackward0",
-                vjp=(lambda g, out, x, y: _weighted(g, win_weight(y, x)),
-                     lambda g, out, x, y: _weighted(g, win_weight(x, y))),
+                vjp=(lambda g, out, x, y: _share(g, y < x, x, y),
+                     lambda g, out, x, y: _share(g, x < y, x, y)),
                 uses=("x y", "x y"), template="np.minimum({0}, {1})",
                 function=True, method=True, numpy=np.minimum, promote=(0, 1))
 
@@ -273,10 +273,27 @@ _where_array = promoting_template("np.where({0}, {1}, {2})", (1, 2), False)
 
 
 def _print_where(e, a, lit):
-    """``np.where``; between scalars (a loop's items), Python's ``x if c else y``."""
+    """``np.where``; between scalars (a loop's items), Python's ``x if c else y``: of
+    the branches as they are when each is a value of the result's dtype or a number
+    (written as one: ``g if c else np.float64(0.0)``, the call made only when taken)."""
     if e.out.shape == () and all(len(getattr(v, "shape", ())) == 0 for v in e.inputs):
+        typed = [_typed_branch(v, text, e.out.dtype, lit) for v, text in zip(e.inputs[1:], a[1:])]
+        if None not in typed and any(hasattr(v, "dtype") for v in e.inputs[1:]):
+            return f"{typed[0]} if {a[0]} else {typed[1]}"
         return f"{lit(e.out.dtype)}({a[1]} if {a[0]} else {a[2]})"
     return _where_array(e, a, lit)
+
+
+def _typed_branch(v, text, dtype, lit):
+    """A scalar branch of ``where`` as text of ``dtype`` alone: a value of that dtype as
+    it is, a number as that dtype's scalar; None for others."""
+    if hasattr(v, "dtype"):
+        return text if getattr(v, "shape", None) == () and np.dtype(v.dtype) == dtype \
+            and not isinstance(v, np.ndarray) else None
+    if type(v) not in (int, float, bool):
+        return None
+    typed = np.dtype(dtype).type(v)
+    return lit(typed) if typed == v else None
 
 
 where = defop("where", np.where, "WhereBackward0",
@@ -386,25 +403,10 @@ def _print_in_range(e, a, lit):
 in_range = defop("in_range", _in_range, elementwise=True, template=_print_in_range)
 
 
-def _weighted(g, weight):
-    """``g * weight``, and exactly 0 where ``weight`` is 0 even when ``g`` is inf or NaN
-    (torch's masked_fill)."""
-    return where(weight == 0, 0, g * weight)
-
-
-def _win_weight(x, y):
-    """torch's maximum rule as x's share of the gradient: 0 where x < y, 1/2 on ties,
-    else 1 (a NaN on either side is the result)."""
-    dt = np.result_type(x, y)
-    return np.logical_not(np.less(x, y)).astype(dt) - np.equal(x, y) * dt.type(0.5)
-
-
-def _print_win_weight(e, a, lit):
-    dt = np.result_type(*(np.dtype(v.dtype) if hasattr(v, "dtype") else v for v in e.inputs))
-    if e.out.shape == ():  # (scalars, as a loop's items: Python's tests cost far less)
-        return f"{lit(dt)}(0.0 if {a[0]} < {a[1]} else 0.5 if {a[0]} == {a[1]} else 1.0)"
-    return (f"np.logical_not(np.less({a[0]}, {a[1]})).astype({lit(dt)}) - "
-            f"np.equal({a[0]}, {a[1]}) * {lit(dt.type(0.5))}")
-
-
-win_weight = defop("win_weight", _win_weight, elementwise=True, template=_print_win_weight)
+def _share(g, beaten, x, y):
+    """An operand's share of maximum's (minimum's) gradient, as torch's rule: exactly 0
+    where it is ``beaten`` (even when ``g`` is inf or NaN), half on ties, else ``g``
+    (a NaN on either side is the result). Both operands' shares read the one tie test
+    and ``g * 0.5``; in a loop's step, a scalar test costs a tenth of a typed weight
+    (``np.float64(0.0 if x < y else ...)``) and multiplies nothing."""
+    return where(beaten, 0, where(x == y, g * 0.5, g))

@@ -151,7 +151,7 @@ def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: An
     fwd = defop(name, _view_get, grad_fn, is_view=True, template=template,
                 vjp=(lambda g, out, x, index: bwd(g, shape=x.shape, index=index),),
                 batch=batching.batch_index)
-    bwd = defop(name + "_backward", _view_backward, backward_grad_fn,
+    bwd = defop(name + "_backward", _view_backward, backward_grad_fn, fresh=True,
                 template="rt.zeros_set({shape}, np.s_[{index}], {0})",
                 vjp=(lambda g, out, x, shape, index: fwd(g, index=index),),
                 batch=batching.batch_index)
@@ -342,10 +342,23 @@ index_put = defop("index_put", _index_put, "IndexPutBackward0",
                   template="rt.index_put({0}, np.s_[{index}], {1})",
                   vjp=(lambda g, out, x, v, index: index_put(g, 0, index=index),
                        lambda g, out, x, v, index: take_index(g, index=index)))
+def _print_copy(e: Any, a: list, lit: Any) -> str:
+    """``dst.copy_(src)`` as a new value: ``src.copy()`` of dst's shape and dtype
+    already, a scalar of dst's dtype for a 0-d one (``np.broadcast_to`` costs some
+    microseconds a call, a loop's written table and ``R[0, 0] = 0.0`` pay it once a
+    call), else ``src`` broadcast and cast."""
+    dst, src = e.inputs
+    dtype = np.dtype(dst.dtype)
+    shape = getattr(src, "shape", None)
+    if tuple(dst.shape) == () and (type(src) in (int, float, bool) or shape == ()):
+        return f"{lit(dtype)}({a[1]})"
+    if shape is not None and tuple(shape) == tuple(dst.shape) and src.dtype == dtype:
+        return f"{a[1]}.copy()"
+    return f"np.broadcast_to({a[1]}, np.shape({a[0]})).astype({lit(dtype)})"
+
+
 copy = defop("copy", lambda dst, src: np.broadcast_to(src, np.shape(dst)).astype(
-    np.result_type(dst)), "CopyBackwards",
-             template=lambda e, a, lit: f"np.broadcast_to({a[1]}, np.shape({a[0]})).astype("
-                                        f"{lit(np.dtype(e.inputs[0].dtype))})",
+    np.result_type(dst)), "CopyBackwards", template=_print_copy,
              vjp=(lambda g, out, dst, src: zeros_like(g),
                   lambda g, out, dst, src: g), inplace="copy_", batch=batching.batch_first)
 # the in-place x.fill_(value) and x.zero_(): the old value gets a zero gradient
