@@ -27,7 +27,7 @@ def in_traced_entry() -> bool:
     """Whether converted code runs as a front door's trace (not eagerly: a transform
     run eagerly inside another function's trace follows eager rules, loops unrolled)."""
     entry = ENTRY.get()
-    return entry is not None and entry.traced
+    return entry is not None and entry.in_trace
 
 
 class Entry:
@@ -52,6 +52,11 @@ class Entry:
         self._token: Any = None
 
     def __enter__(self) -> Entry:
+        # (a transform inside a trace, as ``pb.grad`` inside ``pb.vmap``'s: its loops
+        # become regions, as the trace's own do)
+        outer = ENTRY.get()
+        self.in_trace = self.traced or (outer is not None and outer.in_trace
+                                        and self.tracer is outer.tracer)
         self._token = ENTRY.set(self)
         return self
 
