@@ -50,6 +50,7 @@ from .cse import cse
 from .dce import dce
 from .peephole import peephole
 from .regions_batch import _scan_batch, _switch_batch, _while_batch, scan_parts
+from .regions_jvp import scan_jvp
 
 
 def _is_float(v: Any) -> bool:
@@ -339,8 +340,8 @@ def _or_zeros(g: Any, like: Var) -> Any:
 
 # (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
 scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
-                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False,
-                batch=_scan_batch)
+                vjp=(_scan_vjp,), jvp=(scan_jvp,), uses=("tensors out",), aliases=True,
+                fresh=False, batch=_scan_batch)
 
 
 def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) -> Graph:
