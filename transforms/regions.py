@@ -50,7 +50,7 @@ from .cse import cse
 from .dce import dce
 from .peephole import peephole
 from .regions_batch import _scan_batch, _switch_batch, _while_batch, scan_parts
-from .regions_jvp import scan_jvp
+from .regions_jvp import scan_jvp, while_jvp
 
 
 def _is_float(v: Any) -> bool:
@@ -425,7 +425,8 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
 
 while_op = OPS.get("while") or defop(
     "while", _run_while, "WhileBackward0", variadic=True, outputs=tuple,
-    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False, batch=_while_batch)
+    vjp=(_while_vjp,), jvp=(while_jvp,), uses=("tensors out",), aliases=True, fresh=False,
+    batch=_while_batch)
 
 
 # ------------------------------------------------------------------------ switch

@@ -1,5 +1,6 @@
-"""Forward mode's own rule for a scan (regions.py): a loop carrying (primal, tangent)
-pairs, whose body is the forward body's tangent (``tangent.py``), made once per body.
+"""Forward mode's own rules for a scan and a while loop (regions.py): a loop carrying
+(primal, tangent) pairs, whose body is the forward body's tangent (``tangent.py``),
+made once per body.
 
 Derived from the reverse rule by transposition (``transpose.py``), the tangent of a
 scan was a reverse loop's transpose: the forward loop, a loop over the reverse body's
@@ -9,6 +10,8 @@ consts, and the per-step outputs' tangents are stacked as the outputs are:
 
     c, ct, ys, yts, saved, saved_t = scan(c0, ct0, xs, xts, k, kt,
                                           body=tangent(body), n_carry=2, n_xs=2)
+
+A while loop's is a while loop over the same pairs, its condition the primal one's.
 """
 
 from __future__ import annotations
@@ -97,3 +100,42 @@ def tangent_body(body: Graph, n_carry: int, n_xs: int, fc: tuple, fx: tuple,
             _BODIES.clear()
         _BODIES[key] = (body, (graph, fy))
     return graph, fy
+
+
+def while_jvp(tangents: list, out: tuple, inputs: tuple, cond: Graph, body: Graph,
+              n_carry: int) -> Any:
+    """The tangents of a while loop's outputs (its last carries and saved steps), from
+    a scan over the saved steps the loop took (as long as it ran: its reverse's
+    length), carrying the carries' tangents: the primal loop is not run again, and
+    under ``vmap`` the scan is masked per element as the reverse is."""
+    consts, saved = inputs[n_carry:], out[n_carry + 1:]
+    t_c, t_k = tangents[:n_carry], tangents[n_carry:]
+    fc = tuple(k for k, v in enumerate(body.inputs[:n_carry]) if _is_float(v))
+    fk = tuple(k for k, t in enumerate(t_k) if t is not None)
+    g = _tangent_steps(body, n_carry, fc, fk)
+    init = [zeros_like(inputs[k]) if t_c[k] is None else t_c[k] for k in fc]
+    res = OPS["scan"](*init, *saved, *consts, *[t_k[k] for k in fk], body=g, length=None,
+                      n_carry=len(fc), n_xs=n_carry, reverse=False)
+    result: list = [None] * len(out)
+    for j, k in enumerate(fc):
+        result[k] = res[j]
+        result[n_carry + 1 + k] = res[len(fc) + j]
+    return result
+
+
+def _tangent_steps(body: Graph, n_carry: int, fc: tuple, fk: tuple) -> Graph:
+    """``(carry_t..., carry..., k..., k_t...) -> (carry_t...)``: one step of a while
+    loop's tangent, its primal carries walked (the saved steps)."""
+    key = ("steps", id(body), fc, fk)
+    with _LOCK:
+        hit = _BODIES.get(key)
+        if hit is not None and hit[0] is body:
+            return hit[1]
+    g, _ = tangent_body(body, n_carry, 0, fc, (), fk)
+    m = len(fc)
+    graph = dce(Graph([*g.inputs[n_carry:n_carry + m], *g.inputs[:n_carry],
+                       *g.inputs[n_carry + m:]], g.eqns, list(g.outputs[n_carry:]), g.consts,
+                      name=body.name + "_jvp"))
+    with _LOCK:
+        _BODIES[key] = (body, graph)
+    return graph

@@ -83,3 +83,32 @@ def test_the_tangent_loop_is_one_scan_over_the_bodys_tangent():
     finally:
         OPS["scan"].jvp = (real,)
     assert calls and all("reverse" not in name for name in calls)
+
+
+def newton_steps(a, w):  # a plain while loop: its tangent walks the steps it took
+    x = a
+    while np.sum((x * x - a) ** 2) > 1e-20:
+        x = 0.5 * (x + a / x) * w
+    return np.sum(x * x * x)
+
+
+def break_loop(a, w):
+    x = np.ones_like(a)
+    for _ in range(200):
+        new = np.cos(a * x) * 0.5 + 0.1 * (w * a)
+        if np.max(np.abs(new - x)) < 1e-13:
+            break
+        x = new
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [newton_steps, break_loop])
+def test_forward_mode_of_loops_that_stop_early(f):
+    a, w = np.array([1.2, 0.3, 1.4]), np.ones(3)
+    va, vw = RNG.normal(size=3), RNG.normal(size=3) * 1e-3
+    _, t = pb.jvp(f, (a, w), (va, vw))
+    ga, gw = pb.grad(f, argnums=(0, 1))(a, w)
+    np.testing.assert_allclose(t, ga @ va + gw @ vw, rtol=1e-10)
+    np.testing.assert_allclose(pb.jacfwd(f)(a, w), ga, rtol=1e-10)
+    np.testing.assert_allclose(pb.jvp(lambda a: f(a, w), (a,), (va,))[1],
+                               _central(lambda a: f(a, w), a, va), rtol=1e-6)
