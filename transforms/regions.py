@@ -18,9 +18,10 @@ by the reverse loop only; codegen does not keep them when nothing reads them).
 Every pass sees one equation. The adjoint of a scan is a scan (``_scan_vjp``): a
 reverse loop whose body is the adjoint of the forward body (``reverse_body``), carrying
 the carries' gradients and the sums of the consts' gradients, walking the saved
-carries and the outputs' gradients backwards. So gradients of gradients and forward
-mode (derived from the VJP rule: ops/jvp.py) follow from the one rule. Codegen writes
-a Python ``for`` loop with the body once (codegen.py).
+carries and the outputs' gradients backwards. So gradients of gradients follow from
+the one rule; forward mode has its own (regions_jvp.py), batching too
+(regions_batch.py). Codegen writes a Python ``for`` loop with the body once
+(codegen.py).
 """
 
 from __future__ import annotations
