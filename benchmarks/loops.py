@@ -22,8 +22,10 @@ The nested-loop programme: soft-DTW (two nested ``for`` loops writing ``R[i, j]`
 an n x n cost matrix, n*n steps of the inner body (7x7, 32x32, 100x100: about 50, 1,000
 and 10,000 steps), beside its floor written by hand (the forward keeps the softmin's
 three weights per cell, the reverse loop spreads each cell's gradient to its three
-neighbours), and JAX's: two nested ``lax.fori_loop`` writing ``R.at[i, j].set`` at every
-size, the Python loops traced under ``jax.jit`` at 7x7 only (both ``jit(value_and_grad)``).
+neighbours), the same with ``pb.config.native_loops`` (numba: the forward and the
+reverse loop nest each one compiled function, compiled anew per size), and JAX's: two
+nested ``lax.fori_loop`` writing ``R.at[i, j].set`` at every size, the Python loops
+traced under ``jax.jit`` at 7x7 only (both ``jit(value_and_grad)``).
 """
 
 from __future__ import annotations
@@ -254,14 +256,17 @@ def _value_and_grad(way: str, src: str) -> Callable | None:
         return lambda xs, w: jax.block_until_ready(vg(xs, w))
     pb = importlib.import_module("pullback")
     vg = pb.value_and_grad(_fresh(src, {"np": np, "pb": pb}), argnums=1)
-    if way != "native":
-        return vg
+    return vg if way != "native" else _native(pb, vg)
+
+
+def _native(pb: Any, vg: Callable) -> Callable | None:
+    """``vg`` called with ``pb.config.native_loops`` on (None: numba is not installed)."""
     if importlib.util.find_spec("numba") is None:
         return None
 
-    def native(xs: np.ndarray, w: np.ndarray) -> tuple:
+    def native(*args: Any) -> tuple:
         with pb.config.override(native_loops=True):
-            return vg(xs, w)
+            return vg(*args)
     return native
 
 
@@ -315,7 +320,7 @@ def run(quick: bool) -> LoopTimes:
 def _run_nested(pb: Any, quick: bool) -> LoopTimes:
     """soft-DTW's first and steady calls (pb.value_and_grad of the nested loops) and
     its floor, per number of steps."""
-    ways = {"nested for": None, "JAX lax loops": JAX_DTW_LAX_SRC,
+    ways = {"nested for": None, "native": None, "JAX lax loops": JAX_DTW_LAX_SRC,
             "JAX jit unrolled": JAX_DTW_UNROLLED_SRC}
     out = LoopTimes(first={way: {} for way in ways},
                     steady={**{way: {} for way in ways}, "floor": {}})
@@ -332,8 +337,11 @@ def _run_nested(pb: Any, quick: bool) -> LoopTimes:
                 continue  # (the unrolled trace of 32x32 takes minutes to compile)
             vg = pb.value_and_grad(_fresh(DTW_SRC, {"np": np}, "soft_dtw")) \
                 if src is None else _jax_dtw(src)
+            if way == "native":
+                vg = _native(pb, vg)
             if vg is None:
-                out.missing[way] = "not installed"
+                out.missing[way] = "numba is not installed" if way == "native" \
+                    else "not installed"
                 continue
             gc.collect()
             t0 = time.process_time()
@@ -412,9 +420,19 @@ def _nested_section(t: LoopTimes | None) -> list[str]:
             f"{ms(t.first[w].get(steps))} | {ms(t.steady[w].get(steps))}" for w in ways)
             + f" | {ms(fl)} | " + " | ".join("-" if r is None else f"{r / fl:.2f}"
                                              for r in ratios) + " |")
+    sizes = sorted(t.first.get("native", {}))
+    if sizes and "nested for" in ways:  # (numba compiles each size's two loops anew)
+        rows += ["", "- native, first call / nested for's: " + ", ".join(
+            f"{t.first['native'][n] / t.first['nested for'][n]:.1f}x at {n}" for n in sizes)
+            + " (numba's compile of the forward and the reverse loop, per size)"]
+        if 1000 in t.steady.get("JAX lax loops", {}) and 1000 in t.steady["native"]:
+            rows.append("- native, steady at 1024 / JAX lax loops': "
+                        f"{t.steady['native'][1000] / t.steady['JAX lax loops'][1000]:.2f}")
     missing = [f"- {way}: {why}" for way, why in t.missing.items()]
     return ["soft-DTW (two nested loops writing `R[i, j]`), value_and_grad with respect "
             "to the cost matrix, beside the hand-written forward and reverse loops; "
+            "native: with `pb.config.native_loops` (numba), each of the two loop nests "
+            "one compiled function; "
             "JAX's ways: two nested `lax.fori_loop`s writing `R.at[i, j].set` (JAX lax "
             "loops), and the Python loops traced under `jax.jit` (JAX jit unrolled, 7x7 "
             "only: larger traces take minutes to compile).", ""] + rows + [""] + missing \

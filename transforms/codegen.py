@@ -71,6 +71,7 @@ class _Emitter:
         self.bound: dict[int, str] = {}  # id of a bound constant -> its name
         self.label = naming.GRAD_OF  # the comment over backward equations
         self.shared: dict[int, Var] = {}  # see _shared_buffers
+        self.numbers: dict[tuple, str] = {}  # (dtype, number) -> its 0-d array's name
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -103,13 +104,46 @@ class _Emitter:
             return _dtype_literal(p) or self.bind(p)
         return _plain_literal(p) or self.bind(p)
 
-    def bind(self, value: Any) -> str:
+    def operands(self, e: Any) -> list[str]:
+        """The text of ``e``'s inputs; in arithmetic on float arrays of the result's dtype,
+        a Python number is a 0-d array of that dtype bound once (``f32_1``): numpy 2
+        converts a Python number on every call (about 0.3 us, as long as the arithmetic on
+        16 floats), and computes alike with the 0-d array (a weak number takes the
+        array's dtype)."""
+        inputs = e.inputs  # (two Vars, the usual case, first: every equation passes here)
+        if e.op.name not in _ARITHMETIC or (type(inputs[0]) is Var and type(inputs[-1]) is Var) \
+                or not _arithmetic_on_arrays(e):
+            return [self.literal(a) for a in inputs]
+        return [self.number(a, e.out.dtype) if type(a) in (int, float) else self.literal(a)
+                for a in e.inputs]
+
+    def number(self, p: int | float, dtype: np.dtype) -> str:
+        """The name of the 0-d array of ``dtype`` holding ``p``, which says its value
+        (``f32_1``, ``f64_neg2``, ``f32_0_5``); ``p``'s literal where its text is long
+        (a reader would not see 1/3 in a name) or the dtype cannot hold it."""
+        if type(p) is int and p.bit_length() > _EXACT_INT_BITS:
+            return self.literal(p)
+        key = (dtype.str, repr(float(p)))  # (-0.0 is not 0.0)
+        name = self.numbers.get(key)
+        if name is None:
+            whole = float(p).is_integer() and abs(p) < 1e6 and key[1] != "-0.0"
+            text = repr(int(p)) if whole else key[1]
+            if len(text) > _NUMBER_CHARS or not abs(p) <= float(np.finfo(dtype).max):
+                return self.literal(p)
+            hint = f"{dtype.kind}{dtype.itemsize * 8}_" + text.replace("e-", "e_").replace(
+                "-", "neg").replace(".", "_").replace("+", "")
+            name = self.numbers[key] = self.bind(np.array(p, dtype), hint)
+        return name
+
+    def bind(self, value: Any, name_hint: str | None = None) -> str:
         """The name of ``value`` as a constant of the module (one name per object): ``c``,
-        or the ``codegen_name`` the value's class gives it (a custom Function's call)."""
+        ``name_hint``, or the ``codegen_name`` the value's class gives it (a custom
+        Function's call)."""
         name = self.bound.get(id(value))  # (the module's globals keep the object alive)
         if name is None:
             hint = getattr(type(value), "codegen_name", None)
-            name = self.bound[id(value)] = self.ns.fresh(hint(value) if hint else naming.CONSTANT)
+            hint = name_hint or (hint(value) if hint else naming.CONSTANT)
+            name = self.bound[id(value)] = self.ns.fresh(hint)
             self.globals[name] = value
         return name
 
@@ -154,11 +188,14 @@ class _Emitter:
             for v in e.outs:
                 for k in self.guards.get(v.id, ()):
                     lines.append(f"guard({k}, {self.name(v)})")
-            reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a
-                                for a in _uniq(e.inputs)))
+            if not free:
+                continue
+            reads = _uniq(e.inputs)
+            if inline:
+                reads = _uniq(tuple(inline[a.id][0] if a.id in inline else a for a in reads))
             dead = [self.name(a) for a in reads
                     if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)]
-            if dead and free:
+            if dead:
                 lines.append("del " + ", ".join(dead))
         return lines
 
@@ -182,7 +219,7 @@ class _Emitter:
             name = self.name(e.out)
         aug = _augmented(e)
         if aug is not None:
-            other = self.literal(e.inputs[1 - e.op.out_arg])
+            other = self.operands(e)[1 - e.op.out_arg]
             lines = [f"{buf} {aug}= {other}"]
             return lines if name is None else lines + [f"{name} = {buf}"]
         rhs = self.expr(e)
@@ -190,7 +227,7 @@ class _Emitter:
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""
-        args = [self.literal(a) for a in e.inputs]
+        args = self.operands(e)
         op = e.op
         if isinstance(op, IntoOp) and op.ufunc is not None:  # (a ufunc, else rt's helper)
             space = "np" if isinstance(op.ufunc, np.ufunc) else "rt"
@@ -322,6 +359,8 @@ def _inlined_transposes(graph: Graph, guards: dict) -> dict:
     none between them (a loop binds names again: elsewhere a name is bound once, and a
     view read later sees what an earlier one would), neither returned nor guarded.
     Maps the id of each to ``(x, the index of its reader)``."""
+    if not any(e.op.template == "{0}.T" for e in graph.eqns):
+        return {}
     uses: dict[int, int] = {}
     reader: dict[int, int] = {}
     for i, e in enumerate(graph.eqns):
@@ -363,6 +402,22 @@ def _reuses_name(e: Any) -> bool:
 #: ufuncs with an augmented assignment; the commutative ones may write into either operand
 _AUGMENTED = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
 _COMMUTATIVE = (np.add, np.multiply)
+
+
+#: the arithmetic whose Python numbers ``_Emitter.operands`` writes as 0-d arrays
+_ARITHMETIC = frozenset(n + into for n in ("add", "sub", "rsub", "mul", "div")
+                        for into in ("", "_into"))
+_NUMBER_CHARS = 8  # the longest number written in a name (0.03125, 1e-05)
+_EXACT_INT_BITS = 53  # ints a float64 holds exactly
+
+
+def _arithmetic_on_arrays(e: Any) -> bool:
+    """Whether ``e`` is arithmetic with a float result whose Var inputs all are arrays
+    (not 0-d: numpy's scalars compute faster with a Python number) of its dtype."""
+    out = e.out
+    if out is None or out.dtype.kind != "f" or not out.shape:
+        return False
+    return all(a.shape and a.dtype == out.dtype for a in e.inputs if type(a) is Var)
 
 
 def _augmented(e: Any) -> str | None:

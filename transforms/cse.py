@@ -43,8 +43,10 @@ def cse(graph: Graph) -> Graph:
     rename: dict[int, Var] = {}
     eqns = []
     for e in graph.eqns:
-        inputs = tuple(rename.get(a.id, a) if isinstance(a, Var) else a for a in e.inputs)
-        key = (e.op.name, tuple(a.id if isinstance(a, Var) else _key(a) for a in inputs),
+        inputs = e.inputs
+        if rename:
+            inputs = tuple([rename.get(a.id, a) if type(a) is Var else a for a in inputs])
+        key = (e.op.name, tuple([a.id if type(a) is Var else _key(a) for a in inputs]),
                _params_key(e.params))
         prev = seen.get(key) if e.op.pure else None  # random draws are never merged
         # a forward equation never reuses a tangent's or adjoint's (``block``) result:
@@ -54,8 +56,8 @@ def cse(graph: Graph) -> Graph:
                 rename[v.id] = p
             continue
         seen[key] = (e.outs, e.block)
-        eqns.append(e.replace(inputs=inputs) if any(a is not b for a, b in zip(inputs, e.inputs))
-                    else e)
+        eqns.append(e.replace(inputs=inputs) if inputs is not e.inputs and any(
+            a is not b for a, b in zip(inputs, e.inputs)) else e)
     outputs = [rename.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
     guards = [rename.get(v.id, v) for v in graph.guards]
     return graph.replace(eqns=eqns, outputs=outputs, guards=guards)

@@ -13,16 +13,18 @@ from pullback.ir import Eqn, Graph, Var
 
 def dce(graph: Graph) -> Graph:
     live = {v.id for v in list(graph.outputs) + graph.guards if isinstance(v, Var)}
-    forwards = {id(e.block) for e in graph.eqns if e.block is not None}
+    forwards = None  # ids of the equations backward ones are the gradient of (a scan's)
     kept = []
     for e in reversed(graph.eqns):
         out = e.out  # (None for an equation with several outputs: needed if any one is)
         if (out.id in live if out is not None else any(v.id in live for v in e.outs)) \
                 or not e.op.pure:
             if e.op.name == "scan":
+                if forwards is None:
+                    forwards = {id(q.block) for q in graph.eqns if q.block is not None}
                 e = _pruned(e, live, _adjoint_loop(e) and id(e) not in forwards)
             kept.append(e)
-            live.update(a.id for a in e.inputs if isinstance(a, Var))
+            live.update([a.id for a in e.inputs if type(a) is Var])
     kept.reverse()
     consts = {v: a for v, a in graph.consts.items() if v.id in live}
     return graph.replace(eqns=kept, consts=consts)

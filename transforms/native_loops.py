@@ -9,10 +9,12 @@ function compiled with ``numba.njit``: the whole loop, its body written once::
     # <rnn>:5: for x in xs:
     _, t0, t1, t2, _ = native_loop(h, c_1, xs, w)  # one numba-compiled loop
 
-A scan qualifies when every value of its body is small (``MAX_ELEMENTS``), of the
-dtypes in ``DTYPES``, and every equation is one ``_lines`` writes (arithmetic, math
-functions, 2-D products, sums, transposes, reshapes by axes of one, indexing by ints
-or by the step's counter); anything else stays a Python loop (``why_not`` says why,
+A scan qualifies when its values are of the dtypes in ``DTYPES``, its products and
+sums small (``MAX_ELEMENTS``), and every equation is one ``_lines`` writes (arithmetic,
+math functions, 2-D products, sums, transposes, reshapes by axes of one, indexing by
+ints or by the step's counter, items read and written at traced ints) or a scan whose
+body qualifies (written in place as an inner loop, ``native_body.py``: soft-DTW's
+nested loops); anything else stays a Python loop (``why_not`` says why,
 ``pb.compiler.inspect`` shows it). Shapes are static, so every equation is written
 (``native_source.py``) as plain loops over its elements: a run of elementwise equations
 of one shape shares a loop nest (``Nest``), where values read nowhere else are scalars;
@@ -38,11 +40,16 @@ from pullback.ir import Eqn, Graph, Var
 from pullback.ops import OPS, OpDef
 from pullback.settings import config
 
-from .native_source import _lines, loop_source
+from .native_body import loop_source
+from .native_source import REGRID, _lines
 from .regions import scan_parts
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
-MAX_ELEMENTS = 4096  # larger values: numpy's vectorised loops and BLAS win
+MAX_ELEMENTS = 4096  # larger products and sums: numpy's vectorised loops and BLAS win
+#: ops whose loops numba writes as quickly as numpy at any size (an item op touches one
+#: element; a copy or an elementwise step is one pass): a carried table may be large
+ANY_SIZE = {"item", "item_put", "item_add", "zeros", "expand", "clone", "where", "add",
+            "sub", "rsub", "mul", "div", "neg", *REGRID}
 #: the dtypes a body's values may have (beside bool masks): numba's arithmetic on them
 #: promotes as numpy's does
 DTYPES = ({np.dtype(np.float64)}, {np.dtype(np.float32)},
@@ -84,15 +91,24 @@ def why_not(e: Eqn) -> str | None:
     dtypes = {v.dtype for v in values if v.dtype.kind != "b"}
     if dtypes not in DTYPES:
         return "its values are not of one float dtype (float64 with int64 counters)"
-    if any(math.prod(v.shape) > MAX_ELEMENTS for v in values):
-        return f"a value of its body has more than {MAX_ELEMENTS} elements"
     if any(type(o) is not Var for o in body.outputs):
         return "a body output is a constant"
     if any(not isinstance(c, (np.ndarray, np.generic, float, int)) for c in body.consts.values()):
         return "its body reads a constant that is not an array"
     for b in body.eqns:
+        if b.op.name == "scan":
+            inner = why_not(b)
+            if inner is None and any(type(a) is not Var and np.ndim(a)
+                                     for a in b.inputs[:b.params["n_carry"]]):
+                inner = "a carry starts from a constant array"
+            if inner is not None:
+                return f"its inner loop stays a Python loop: {inner}"
+            continue
         if b.out is None or _lines(b, "t", ["a"] * len(b.inputs)) is None:
             return f"its body uses {b.op.name}, which native loops do not write"
+        if b.op.name not in ANY_SIZE and any(
+                math.prod(np.shape(v)) > MAX_ELEMENTS for v in (*b.inputs, b.out)):
+            return f"its {b.op.name} takes more than {MAX_ELEMENTS} elements"
     return None
 
 
@@ -121,8 +137,8 @@ class NativeLoop:
         n_y = len(self.body.outputs) - self.n_carry
         self.keep_y = keep[self.n_carry:self.n_carry + n_y]
         self.keep_s = keep[self.n_carry + n_y:]
-        self.source, self.buffers = loop_source(self.body, self.n_carry, self.n_xs,
-                                                self.reverse, self.keep_y, self.keep_s)
+        self.source, self.buffers, self.consts = loop_source(
+            self.body, self.n_carry, self.n_xs, self.reverse, self.keep_y, self.keep_s)
         self.src = e.src
         self.fn: Any = None
 
@@ -141,7 +157,7 @@ class NativeLoop:
                for a, v in zip(carries, b_c)]
         ins += [np.asarray(a) for a in xs]
         ins += [_scalar(a, v) if v.shape == () else np.asarray(a) for a, v in zip(consts, b_k)]
-        ins += [np.asarray(c) for c in self.body.consts.values()]
+        ins += [np.asarray(c) for c in self.consts]
         ins += [np.empty(v.shape, v.dtype) for v in self.buffers]
         ys = [np.empty((n,) + v.shape, v.dtype) if k else None
               for v, k in zip(self.body.outputs[self.n_carry:], self.keep_y)]

@@ -1,5 +1,5 @@
-"""The source of a native loop (``native_loops.py``): the scan's body written once as
-plain loops over the elements of each equation, inside ``for step in range(n)``.
+"""The statements of a native loop's equations (``native_loops.py``; ``native_body.py``
+writes the loop around them): plain loops over the elements of each equation.
 
 Shapes are static, so every equation is written as plain loops over its elements: a
 run of elementwise equations of one shape shares a loop nest (``Nest``), where values
@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.ir import Eqn, Graph, Var
-
-from .regions import scan_parts
+from pullback.ir import Eqn, Var
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -34,7 +32,12 @@ ELEMENTWISE = {
     "relu": "({0} if not {0} < 0.0 else 0.0)",  # (NaN stays NaN, as np.maximum keeps it)
     "maximum": "({0} if {0} >= {1} or {0} != {0} else {1})",  # (NaN wins, as in numpy)
     "minimum": "({0} if {0} <= {1} or {0} != {0} else {1})",
+    "eq": "{0} == {1}", "ne": "{0} != {1}",
+    # (minimum's and maximum's gradient masks: x's share, 1/2 on ties, NaN wins)
+    "win_weight": "(0.0 if {0} < {1} else 0.5 if {0} == {1} else 1.0)",
     "expand": "{0}", "clone": "{0}"}
+#: the item ops that write: ``x[i, j] = v`` and ``x[i, j] += v``
+UPDATES = {"item_put": "=", "item_add": "+="}
 #: ops that only add or drop axes of length one: copies, element by element
 REGRID = ("unsqueeze", "squeeze", "squeeze_all", "squeeze_dims", "reshape", "view",
           "reshape_alias")
@@ -47,7 +50,17 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
     if name in ELEMENTWISE and (name in ("expand", "clone") or not e.params):
         ops = [x if type(v) is not Var else _at(x, v.shape, shape)
                for x, v in zip(a, e.inputs)]
-        return _fill(out, e.out, ELEMENTWISE[name].format(*ops))
+        element = ELEMENTWISE[name].format(*ops)
+        if name == "win_weight" and e.out.dtype != np.float64:
+            element = f"np.{e.out.dtype.name}{element}"
+        return _fill(out, e.out, element)
+    if name in UPDATES:
+        x = e.inputs[0]
+        if len(e.params["where"]) != len(x.shape) or np.ndim(e.inputs[-1]) != 0:
+            return None  # (a whole row's write: not written natively)
+        copy = _fill(out, e.out, _at(a[0], x.shape, shape))
+        got = _update(e, out, a, out)
+        return None if got is None else copy + got
     if name == "zeros":
         return _zeros(out, e.out)
     if name in REGRID:
@@ -88,20 +101,41 @@ def _picks(index: Any, shape: tuple) -> bool:
         type(k) is int and -n <= k < n for k, n in zip(index, shape))
 
 
-def _item(out: str, e: Eqn, a: list) -> list:
-    """``x[i, 2]`` (ops/items.py: an int for every axis, the traced ones among the
-    operands): numpy's wrap of a negative index, its IndexError out of range."""
-    it, lines, parts = iter(a[1:]), [], []
+def _index(e: Eqn, ints: list, tag: str) -> tuple | None:
+    """The lines checking the index of an item op (ops/items.py: an int for every axis
+    it names, the traced ones among the operands ``ints``: numpy's wrap of a negative
+    index, its IndexError out of range) and its parts (None: an axis taken whole)."""
+    it, lines, parts = iter(ints), [], []
     for d, (w, n) in enumerate(zip(e.params["where"], e.inputs[0].shape)):
+        if type(w) is slice:
+            return None
         if w is not None:  # (a static index the trace already checked)
             parts.append(str(w % n))
             continue
-        k = f"k{d}_{out}"
+        k = f"k{d}_{tag}"
         lines += [f"{k} = {next(it)}", f"if {k} < -{n} or {k} >= {n}:",
                   f"    raise IndexError('index out of bounds for axis {d} with size {n}')",
                   f"if {k} < 0:", f"    {k} += {n}"]
         parts.append(k)
-    return lines + _fill(out, e.out, f"{a[0]}[{', '.join(parts)}]")
+    return lines, parts
+
+
+def _item(out: str, e: Eqn, a: list) -> list | None:
+    """``x[i, 2]``: its element (or the sub-array it names, element by element)."""
+    got = _index(e, a[1:], out)
+    if got is None:
+        return None
+    lines, parts = got
+    return lines + _fill(out, e.out, f"{a[0]}[{', '.join(parts + _idx(len(e.out.shape)))}]")
+
+
+def _update(e: Eqn, target: str, a: list, tag: str) -> list | None:
+    """``target[i, j] = v`` (item_put) or ``+= v`` (item_add), in place."""
+    got = _index(e, a[1:-1], tag)
+    if got is None:
+        return None
+    lines, parts = got
+    return lines + [f"{target}[{', '.join(parts)}] {UPDATES[e.op.name]} {a[-1]}"]
 
 
 def _take(out: str, v: Var, a: list, shape: tuple, dim: int, kept: int) -> list:
@@ -111,7 +145,7 @@ def _take(out: str, v: Var, a: list, shape: tuple, dim: int, kept: int) -> list:
     d, n = dim % len(shape), shape[dim % len(shape)]
     k = f"k_{out}"
     idx = [f"j{j}" for j in range(d)] + [k] + [f"j{j}" for j in range(d + kept, len(v.shape))]
-    first = f"{a[1]}[0]" if kept and a[1].isidentifier() else a[1]
+    first = f"{a[1]}[0]" if kept and re.fullmatch(r"[A-Za-z_][\w\[\]]*", a[1]) else a[1]
     return [f"{k} = {first}", f"if {k} < -{n} or {k} >= {n}:",
             f"    raise IndexError('index out of bounds for axis {d} with size {n}')",
             f"if {k} < 0:", f"    {k} += {n}"] + _fill(out, v, f"{a[0]}[{', '.join(idx)}]")
@@ -252,84 +286,17 @@ def _reduce(out: str, v: Var, x: str, shape: tuple, where: list) -> list[str]:
         f"{target} += {x}[{', '.join(_idx(len(shape)))}]"])
 
 
-def loop_source(body: Graph, n_carry: int, n_xs: int, reverse: bool, keep_y: list,
-                keep_s: list) -> tuple[str, list]:
-    """The compiled function's Python source, ``loop(n, carries..., xs..., consts...,
-    body constants..., buffers..., stacked outputs kept...)`` returning the last
-    carries, and the buffers it takes (values: the caller makes them once per call, so
-    that the loop allocates nothing)."""
-    b_c, b_x, b_k = scan_parts(body.inputs, n_carry, n_xs)
-    names: dict[int, str] = {}
-    for prefix, values in (("c", b_c), ("x", b_x), ("k", b_k), ("b", body.consts)):
-        for k, v in enumerate(values):
-            names[v.id] = f"{prefix}{k}" + "_i" * (prefix == "x")
-    buffers: list = []
-    made: set = set()  # values computed in a buffer of their own
-    inner = [line for k, keep in enumerate(keep_s) if keep
-             for line in _store(f"s{k}", f"c{k}", b_c[k].shape)]
-    inner += [f"x{k}_i = x{k}[step]" for k in range(n_xs)]
-    for j, e in enumerate(body.eqns):
-        inner += _lines(e, f"t{j}", [_operand(a, e, names) for a in e.inputs])
-        names[e.out.id] = f"t{j}"
-        if e.out.shape != () and e.op.name != "t":
-            buffers.append(e.out)
-            made.add(e.out.id)
-    outs = [names[o.id] for o in body.outputs]
-    inner += [line for k, keep in enumerate(keep_y) if keep
-              for line in _store(f"y{k}", outs[n_carry + k], body.outputs[n_carry + k].shape)]
-    inner += _next_carries(body, b_c, outs[:n_carry], made, buffers)
-    temps = [f"t{j}" for j, e in enumerate(body.eqns) if e.out.id in made]
-    scratch = [f"u{k}" for k in range(len(buffers) - len(temps))]
-    lines, gone = _render(inner)
-    kept = [(name, v) for name, v in zip(temps + scratch, buffers) if name not in gone]
-    params = (["n"] + [f"c{k}" for k in range(n_carry)] + [f"x{k}" for k in range(n_xs)]
-              + [names[v.id] for v in (*b_k, *body.consts)] + [name for name, _ in kept]
-              + [f"y{k}" for k, keep in enumerate(keep_y) if keep]
-              + [f"s{k}" for k, keep in enumerate(keep_s) if keep])
-    steps = "range(n - 1, -1, -1)" if reverse else "range(n)"
-    last = ", ".join(f"c{k}" for k in range(n_carry))
-    source = (f"def loop({', '.join(params)}):\n    for step in {steps}:\n"
-              + "".join(f"        {line}\n" for line in lines)
-              + f"    return ({last}{',' if n_carry == 1 else ''})\n")
-    return source, [v for _, v in kept]
-
-
-def _next_carries(body: Graph, b_c: tuple, news: list, made: set, buffers: list) -> list:
-    """The carries take their next values: scalars by name; arrays copied into their
-    own buffers, through a scratch buffer (added to ``buffers``) when the new value is
-    not one the step computed in a buffer (it may be another carry, or a view of one)."""
-    lines, scalars, direct = [], [], []
-    for k, (v, new, o) in enumerate(zip(b_c, news, body.outputs)):
-        if new == f"c{k}":
-            continue
-        if v.shape == ():
-            scalars.append((f"c{k}", new))
-        elif o.id in made:
-            direct.append((f"c{k}", new, v.shape))
-        else:
-            u = f"u{len(buffers) - len(made)}"
-            buffers.append(v)
-            lines += _copy(u, new, v.shape)
-            direct.append((f"c{k}", u, v.shape))
-    for c, new, shape in direct:
-        lines += _copy(c, new, shape)
-    if scalars:
-        lines.append(", ".join(c for c, _ in scalars) + " = "
-                     + ", ".join(new for _, new in scalars))
-    return lines
-
-
 def _copy(to: str, x: str, shape: tuple) -> list[str]:
     idx = ", ".join(_idx(len(shape)))
     return _loops(shape, [f"{to}[{idx}] = {x}[{idx}]"])
 
 
-def _store(stack: str, x: str, shape: tuple) -> list[str]:
+def _store(stack: str, x: str, shape: tuple, step: str = "step") -> list:
     """``stack[step] = x``, element by element (numba compiles a slice assignment's
     checks slowly)."""
     idx = ", ".join(_idx(len(shape)))
-    return [Nest(shape, f"{stack}[step, {idx}] = {x}[{idx}]")] if shape else \
-        [f"{stack}[step] = {x}"]
+    return [Nest(shape, f"{stack}[{step}, {idx}] = {x}[{idx}]")] if shape else \
+        [f"{stack}[{step}] = {x}"]
 
 
 def _operand(a: Any, e: Eqn, names: dict) -> str:
@@ -342,7 +309,10 @@ def _operand(a: Any, e: Eqn, names: dict) -> str:
         return repr(bool(a))
     if isinstance(a, (int, np.integer)) and e.out.dtype.kind == "i":
         return repr(int(a))
-    x = float(a)
+    return _number(float(a), dtype)
+
+
+def _number(x: float, dtype: np.dtype) -> str:
     text = repr(x) if math.isfinite(x) else ("np.inf" if x > 0 else "-np.inf") \
         if not math.isnan(x) else "np.nan"
     return text if dtype == np.float64 else f"np.{dtype.name}({text})"

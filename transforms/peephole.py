@@ -110,38 +110,45 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     returned = {v.id for v in graph.outputs if isinstance(v, Var)}
     shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {v.id for v in graph.guards} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
+    expanded: set = set()  # ids of expand results (_unexpand reads only those)
     for e in graph.eqns:
-        if any(isinstance(a, Var) and a.id in alias for a in e.inputs):
+        if alias and any(type(a) is Var and a.id in alias for a in e.inputs):
             e = e.replace(inputs=tuple(alias.get(a.id, a) if isinstance(a, Var) else a
                                        for a in e.inputs))
-        x = _constant(e, consts, shared)
-        if x is not None:
-            alias[e.out.id] = x
-            continue
-        if e.op.name in RESHAPES:
+        name = e.op.name
+        if name == "clone":
+            x = _constant(e, consts, shared)
+            if x is not None:
+                alias[e.out.id] = x
+                continue
+        if name in RESHAPES:
             r = _reshaped(e, made, returned)
             if isinstance(r, Var):
                 alias[e.out.id] = r
                 continue
             e = r
-        if e.op.name in ("t", "transpose"):
+        elif name == "t" or name == "transpose":
             x = _undo_transpose(e, made)
             if x is not None:
                 alias[e.out.id] = x
                 continue
-        if e.op.elementwise and len(e.inputs) > 1:
+        if expanded and e.op.elementwise and len(e.inputs) > 1 and \
+                any(type(a) is Var and a.id in expanded for a in e.inputs):
             inputs = _unexpand(e, made)
             if any(a is not b for a, b in zip(inputs, e.inputs)):
                 e = e.replace(inputs=inputs)
-        x = _identity(e, ones)
-        if x is not None:
-            alias[e.out.id] = x
-            continue
-        if e.op.name in RESHAPES + ("expand",) and isinstance(e.inputs[0], Var) \
+        if name == "mul" or name == "pow_scalar":
+            x = _identity(e, ones)
+            if x is not None:
+                alias[e.out.id] = x
+                continue
+        if (name in RESHAPES or name == "expand") and isinstance(e.inputs[0], Var) \
                 and e.inputs[0].id in ones:
             ones.add(e.out.id)
         if e.out is not None:  # (the rewrites above read single-output producers)
             made[e.out.id] = e
+            if name == "expand":
+                expanded.add(e.out.id)
         eqns.append(e)
     outputs = [alias.get(v.id, v) if isinstance(v, Var) else v for v in graph.outputs]
     guards = [alias.get(v.id, v) for v in graph.guards]

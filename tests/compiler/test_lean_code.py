@@ -32,7 +32,7 @@ def test_inplace_arithmetic_reads_as_augmented_assignment():
     # the temporary carries its final value's name: no np.add(..., out=...)
     assert "    h_1 = h * w1\n    h_1 += h\n    np.tanh(h_1, out=h_1)\n" in src, src
     assert "np.add(" not in src and "np.multiply(" not in src
-    assert "*= " in src and "np.subtract(1, " in src  # 1 - t has no operator form
+    assert "*= " in src and "np.subtract(f64_1, " in src  # 1 - t has no operator form
     th, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (h, w1, w2))
     for w in (tw1, tw2):
         th = torch.tanh(th * w + th)

@@ -126,3 +126,45 @@ def test_a_list_made_in_a_tuple_assignment_is_fresh_too() -> None:
     g = pb.grad(f, argnums=1)
     np.testing.assert_allclose(g(xs, W), fd(lambda w: f(xs, w), W), rtol=1e-6, atol=1e-8)
     assert pb.compiler.inspect(g, xs, W).loops == ()
+
+
+def appends_a_row_then_writes_it(x):
+    R = np.zeros((4, 2)) + x
+    hs = []
+    for i in range(1, 4):
+        hs.append(R[i - 1])  # numpy's list holds the row itself: the write shows in it
+        R[i - 1] = R[i - 1] * 2.0 + x
+    return np.sum(np.stack(hs) * np.arange(1.0, 7.0).reshape(3, 2))
+
+
+def appends_a_named_view_then_writes_it(x):
+    R = np.zeros((4, 2)) + x
+    hs = []
+    for i in range(1, 4):
+        row = R[i - 1].T
+        hs.append(row)
+        R[i - 1, 0] = R[i - 1, 1] * 3.0
+    return np.sum(np.stack(hs) ** 2)
+
+
+def appends_then_adds_in_place(x):
+    h = x * 1.0
+    hs = []
+    for _ in range(3):
+        hs.append(h)
+        h += np.sin(h)  # the same array, changed after it was appended
+    return np.stack(hs).sum()
+
+
+@pytest.mark.parametrize("f", [appends_a_row_then_writes_it,
+                               appends_a_named_view_then_writes_it,
+                               appends_then_adds_in_place])
+def test_an_appended_array_written_later_keeps_numpys_list(f) -> None:
+    # a converted loop stacks each step's value; numpy's list holds the arrays, which
+    # later writes change: such a loop unrolls (it silently stacked the old rows)
+    x = np.array([1.0, 1.5])
+    np.testing.assert_allclose(float(pb.compile(f)(x)), f(x), rtol=1e-12)
+    value, grad = pb.value_and_grad(f)(x)
+    assert float(value) == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(grad, fd(f, x), rtol=1e-6, atol=1e-8)
+    assert any("hs.append" in n for n in pb.compiler.inspect(pb.grad(f), x).loops)

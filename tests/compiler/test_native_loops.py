@@ -143,3 +143,48 @@ def test_numba_is_not_imported_while_the_setting_is_off():
             "    return h.sum()\n"
             "pb.grad(f)(np.ones((4, 3)))\nassert 'numba' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def softmin(a, b, c, gamma):
+    m = np.minimum(np.minimum(a, b), c)
+    return m - gamma * np.log(np.exp((m - a) / gamma) + np.exp((m - b) / gamma)
+                              + np.exp((m - c) / gamma))
+
+
+def soft_dtw(D):
+    n, m = D.shape
+    R = np.full((n + 1, m + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], 0.1)
+    return R[n, m]
+
+
+def test_soft_dtws_nested_loops_and_item_writes_are_native_forward_and_reverse():
+    D = RNG.random((4, 5))
+    D[1, 2] = D[2, 2]  # (a tie: minimum's gradient mask splits it)
+    got, want, info = _both(soft_dtw, D, argnums=0)
+    _close(got, want, 1e-13)
+    assert len(info.native) == 1 and info.native[0].endswith(": native")
+    assert "native_loop(" in info.forward and "native_loop_1(" in info.forward
+    code = [line.strip() for line in info.forward.splitlines()]
+    assert not [line for line in code if line.startswith("for ")]  # (both nests in numba)
+    np.testing.assert_allclose(got[1], fd(soft_dtw, D), rtol=1e-6, atol=1e-9)
+
+
+def test_a_nested_loop_it_cannot_write_stays_a_python_loop_and_says_why():
+    def table(D):
+        R = np.zeros((3, 3))
+        for i in range(1, 3):
+            for j in range(1, 3):
+                R[i, j] = np.arctan(R[i - 1, j] + D[i, j]) * R[i, j - 1] + D[j, i]
+        return R[2, 2]
+
+    D = RNG.random((3, 3))
+    got, want, info = _both(table, D, argnums=0)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert info.native[0].endswith("Python loop: its inner loop stays a Python loop: its "
+                                   "body uses atan, which native loops do not write")
+    assert "native_loop(" not in info.forward
+    np.testing.assert_allclose(got[1], fd(table, D), rtol=1e-6, atol=1e-9)

@@ -368,6 +368,23 @@ def test_compile_keeps_torchs_views():
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
 
+def test_compile_of_numpy_code_reads_elements_as_numpy_does():
+    # numpy code on arrays under pb.compile: an element read is numpy's scalar, a copy a
+    # later write does not change (it was torch's view there: 58.75 where numpy says 2.5)
+    def f(x):
+        r = np.zeros((2, 2))
+        a = r[0, 0]
+        r[0, 0] = 5 * x[1]
+        b = x[0]
+        x = x * 1.0
+        return a * r[0, 0] + np.sum(x) + b
+
+    x = np.array([1.0, 1.5])
+    want = f(x)
+    assert pb.compile(f)(x).item() == want == 3.5
+    np.testing.assert_allclose(pb.value_and_grad(f)(x)[0], want)
+
+
 def test_buffers_from_numpy_functions_that_make_new_arrays():
     def f(x):
         r = np.eye(2)

@@ -435,7 +435,14 @@ def pyloop_nested(d: Draw) -> Term:
     ``for`` or a ``while`` on an int counter), or a loop writing each step's value into
     a row of an output."""
     k = d.k
-    how = d.pick("table", "rows", "while")
+    how = d.pick("table", "rows", "while", "named")
+    if how == "named":  # (names bound to items before the write; one read after it)
+        body = (f"R{k} = np.zeros((3, 3))", f"R{k}[0, 0] = np.sum(x) * 0.3",
+                f"for i{k} in range(1, 3):", f"    for j{k} in range(1, 3):",
+                f"        a{k} = R{k}[i{k} - 1, j{k}]", f"        b{k} = R{k}[i{k}, j{k} - 1]",
+                f"        R{k}[i{k}, j{k}] = {d.u(f'a{k} * 0.5')} + b{k} * 0.5 "
+                "+ np.sum(x) * 0.1", f"        R{k}[i{k} - 1, j{k}] = a{k} * {d.c()}")
+        return Term("loops", "", body, f"R{k}[1:, 1:] * {d.c()}")
     if how == "while":
         body = (f"R{k} = np.zeros((3, 3))", f"R{k}[0, 0] = np.sum(x) * 0.3",
                 f"for i{k} in range(1, 3):", f"    j{k} = 1", f"    while j{k} < 3:",
@@ -492,10 +499,10 @@ def pyloop_int_arg(d: Draw) -> Term:
 def pyloop_return(d: Draw) -> Term:
     """An early ``return`` inside a helper's loop: in an ``if`` or its ``else``, in a
     ``for``, a ``while`` or a loop nested in another, of one value or a tuple, reading
-    the loop's counter or not (the
+    the loop's counter (or the item of the array it walks) or not (the
     source pass's while region with a flag, and one ``pb.cond`` for the two exits)."""
     k = d.k
-    where = d.pick("for", "while", "nested")
+    where = d.pick("for", "while", "nested", "items")
     branch = d.pick("if", "else")
     pair = d.pick(False, True)
     limit = d.pick("0.5", "1.0", "2.0")
@@ -503,13 +510,18 @@ def pyloop_return(d: Draw) -> Term:
     head = {"for": ["    for i in range(5):"],
             "while": ["    n = 0.0", "    while (np.sum(np.abs(h)) < 40.0) & (n < 6.0):",
                       "        n = n + 1.0"],
-            "nested": ["    for i in range(3):", "        for j in range(2):"]}[where]
+            "nested": ["    for i in range(3):", "        for j in range(2):"],
+            "items": ["    rs = np.stack([v * 0.5, v, v * 1.5, v * 2.0])",
+                      "    for r in rs:"]}[where]
     scale = d.pick("1.5", {"for": "(i + 1.5)", "while": "(n + 0.5)",
-                           "nested": "(i + j + 1.5)"}[where])  # (the counters at the exit)
+                           "nested": "(i + j + 1.5)",  # (the counters at the exit)
+                           "items": "(r + 1.5)"}[where])  # (the walked item at the exit)
     out = (f"h * {scale}, np.sum(h)" if pair else f"h * {scale}")
     test = f"np.sum(h) > {limit}"
+    second = [f"{ind}    if np.sum(h) < -{limit}:", f"{ind}        return {out}"] \
+        if d.pick(False, True) and where != "nested" else []  # (a second return)
     stop = [f"{ind}    if {test}:", f"{ind}        return {out}",
-            f"{ind}    h = h + 0.1"] if branch == "if" else \
+            f"{ind}    h = h + 0.1", *second] if branch == "if" else \
         [f"{ind}    if {test}:".replace(f"if {test}", f"if not ({test})"),
          f"{ind}        h = h + 0.1", f"{ind}    else:", f"{ind}        return {out}"]
     tail = ["        h = h * 0.9"] if where == "nested" else []

@@ -110,7 +110,7 @@ from .loop_runtime import (
     note_refusals,
     while_,
 )
-from .loop_writes import int0, item_set, item_slice
+from .loop_writes import any_of, first_item, int0, item_read, item_set, item_slice, truth
 from . import pass_cache
 from .loops import convert_loops
 from .parsing import parse_function, strip_signature
@@ -242,7 +242,9 @@ _RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
                                  for_enumerate_zip=for_enumerate_zip, if_=if_,
                                  while_=while_, loop_index=loop_index, UNBOUND=UNBOUND,
                                  not_=not_, and_=and_, or_=or_, stacked=stacked,
-                                 item_set=item_set, item_slice=item_slice, int0=int0)
+                                 item_set=item_set, item_slice=item_slice, int0=int0,
+                                 item_read=item_read, first_item=first_item, truth=truth,
+                                 any_of=any_of)
 _RUNTIME_CELL = types.CellType(_RUNTIME)
 
 

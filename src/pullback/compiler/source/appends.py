@@ -25,10 +25,15 @@ from typing import Any
 import gast
 import numpy as np
 
-from .rewriter import Scope, _at, _name, _runtime, walk
+from .rewriter import Scope, _at, _is_runtime, _name, _runtime, walk, written_names
 
 #: what a stacked list may be given to after the loop (``stacked`` knows each)
 WHOLE = (np.stack, np.array, np.asarray, np.concatenate, sum, len)
+#: methods and numpy functions whose result may share its (first) operand's memory
+VIEWS = frozenset({"reshape", "view", "transpose", "ravel", "squeeze", "swapaxes",
+                   "moveaxis", "expand_dims", "broadcast_to", "asarray", "asanyarray",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "diagonal", "real", "imag",
+                   "T", "mT", "flat", "conj"})
 
 
 def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope) -> list:
@@ -40,10 +45,13 @@ def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope) -> list:
         return []
     k = siblings.index(loop)
     found = []
+    aliases = _aliases(fn)
+    written = _written(fn)
     for at, stmt in enumerate(loop.body):
         name = appended(stmt)
-        if name is None or any(f[0] == name for f in found):
-            continue
+        if name is None or any(f[0] == name for f in found) \
+                or _may_alias(stmt.value.args[0], aliases) & written:
+            continue  # numpy's list holds the array itself: a later write shows in it
         reads = _reads_after(fn, loop, siblings[:k], siblings[k + 1:], name, stmt, scope)
         if reads is None:
             continue
@@ -131,3 +139,53 @@ def _fresh(stmt: Any, name: str) -> list:
         else [(target, value)]
     return [t for t, v in pairs if isinstance(t, gast.Name) and t.id == name
             and isinstance(v, gast.List) and not v.elts]
+
+
+def _may_alias(expr: Any, aliases: dict) -> set:
+    """The names whose arrays ``expr``'s value may share memory with: a name, an item or
+    slice of one, a view made of one (``VIEWS``); arithmetic and other calls make new
+    arrays."""
+    while True:
+        if isinstance(expr, (gast.Subscript, gast.Starred)):
+            expr = expr.value
+        elif isinstance(expr, gast.Attribute):
+            expr = expr.value
+        elif isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) \
+                and expr.func.attr in VIEWS:
+            is_method = not (isinstance(expr.func.value, gast.Name)
+                             and expr.func.value.id in ("np", "numpy", "jnp"))
+            if not is_method and not expr.args:
+                return set()
+            expr = expr.func.value if is_method else expr.args[0]
+        elif isinstance(expr, gast.IfExp):
+            return _may_alias(expr.body, aliases) | _may_alias(expr.orelse, aliases)
+        elif isinstance(expr, gast.Name):
+            return {expr.id} | aliases.get(expr.id, set())
+        else:
+            return set()
+
+
+def _written(fn: Any) -> set:
+    """The names the function writes into, item writes the pass made functional
+    (``R = __pb_rt__.item_set(R, ...)``) included."""
+    return written_names(fn) | {
+        n.args[0].id for n in walk(fn) if isinstance(n, gast.Call) and n.args
+        and isinstance(n.args[0], gast.Name) and _is_runtime(n.func)
+        and n.func.attr == "item_set"}
+
+
+def _aliases(fn: Any) -> dict:
+    """Name -> the names whose arrays it may share memory with, from the function's
+    assignments ``a = expr`` (to a fixed point: ``a = R[i]; b = a.T``)."""
+    pairs = [(t.id, n.value) for n in walk(fn) if isinstance(n, gast.Assign)
+             for t in n.targets if isinstance(t, gast.Name)]
+    aliases: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, value in pairs:
+            more = _may_alias(value, aliases) - {name} - aliases.get(name, set())
+            if more:
+                aliases.setdefault(name, set()).update(more)
+                changed = True
+    return aliases

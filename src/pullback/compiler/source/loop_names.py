@@ -15,8 +15,9 @@ PREFIX = "__pb_loop_"
 #: the runtime's helpers a converted body may call (the others change outside state)
 _PURE_HELPERS = frozenset({"call", "subscript", "concat_index", "buffer", "for_range",
                            "for_each", "for_zip", "for_enumerate", "for_enumerate_zip",
-                           "while_", "loop_index", "if_", "item_set", "item_slice",
-                           "not_", "int0", "and_", "or_", "stacked"})
+                           "while_", "loop_index", "if_", "item_set", "item_slice", "item_read",
+                           "not_", "int0", "first_item", "truth", "any_of", "and_", "or_",
+                           "stacked"})
 
 
 def _static_test(test: Any) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 from ...ops.indexing import index_copy_op, index_select_op
 from ...ops.items import item_put_op
 from ...tensor import Tensor
-from .runtime import stored
+from .runtime import copies_elements, stored, subscript
 
 #: how many region bodies are being traced (their item writes make new values)
 DEPTH = [0]
@@ -37,6 +37,31 @@ def int0() -> np.int64:
     return np.int64(0)
 
 
+def first_item(xs: Any) -> Any:
+    """Zeros shaped and typed as an item of ``xs`` (``returns.counter_carries``: the
+    item of an array a loop walks, read after it, starts as this)."""
+    if isinstance(xs, (Tensor, np.ndarray)) and xs.ndim:
+        return np.zeros(tuple(xs.shape)[1:], xs.dtype if isinstance(xs, np.ndarray)
+                        else xs._data.dtype)
+    return int0()  # (not an array: the loop stays as written, the value unread)
+
+
+def truth(test: Any) -> Any:
+    """A return's test as a flag a loop may carry (``returns._returns``): a traced
+    boolean as it is, an array's truth as ``!= 0``, else a 0-d bool array."""
+    if isinstance(test, Tensor) and test._data.shape == ():
+        return test if test._data.dtype == np.bool_ else np.not_equal(test, 0)
+    return np.asarray(bool(test))
+
+
+def any_of(*flags: Any) -> Any:
+    """Whether one of a loop's return flags is set (its ``break`` test)."""
+    out = flags[0]
+    for f in flags[1:]:
+        out = np.logical_or(out, f)
+    return out
+
+
 def item_set(x: Any, index: Any, value: Any) -> Any:
     """``x[index] = value``, then ``x``; in a region's body being traced, the array
     ``x`` with ``value`` at ``index``, a new value (``x`` is left as it is)."""
@@ -44,6 +69,19 @@ def item_set(x: Any, index: Any, value: Any) -> Any:
         return written(x, index, value)
     x[index] = stored(x, value)
     return x
+
+
+def item_read(x: Any, index: Any, why: str) -> Any:
+    """``x[index]`` (``subscript``), bound to a name the body reads after writing
+    ``x``'s items: in a region's body being traced, only where the read is a copy (an
+    int for every axis: numpy's scalar, not ``pb.compile``'s view); another raises
+    TypeError with ``why`` (the loop then unrolls, as a view must see the writes)."""
+    if DEPTH[0] and isinstance(x, Tensor):
+        parts = list(index) if isinstance(index, tuple) else [index]
+        if len(parts) != x.ndim or not all(map(_int, parts)) \
+                or not copies_elements(x, index):
+            raise TypeError(why)
+    return subscript(x, index)
 
 
 def written(x: Tensor, index: Any, value: Any) -> Tensor:

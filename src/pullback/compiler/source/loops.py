@@ -191,10 +191,19 @@ class _Converter:
         if isinstance(found, str):
             self._refuse(stmt, found)
             return None
-        body, moved = found
+        body, moved, flags = found
+        if flags:  # (several returns: the ifs made to skip the rest of a step, as pb.cond,
+            # giving the flags the break reads: read in the function while they convert)
+            reads = gast.Expr(value=body[-1].test)
+            self.fn.body.append(reads)
+            try:
+                self.statements(body)
+            finally:
+                self.fn.body.remove(reads)
         targets = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} \
             if isinstance(stmt, gast.For) else set()
-        carried = counter_carries(body, moved, targets & self._counters(stmt))
+        carried = counter_carries(body, moved, targets & self._counters(stmt),
+                                  self._items(stmt))
         if carried is not None:
             body, moved, before = carried
         if carried is None or targets & _loads(moved):
@@ -212,7 +221,7 @@ class _Converter:
             out = self._for(new) if isinstance(stmt, gast.For) else self._while(new)
         finally:
             flag, self.done, self.moved, self.replaced = self.done, None, set(), None
-        return None if out is None else before + out + [after_loop(flag, moved, stmt)]
+        return None if out is None else flags + before + out + [after_loop(flag, moved, stmt)]
 
     def _counters(self, stmt: Any) -> set:
         """The names of a ``for`` loop's int counters: a range's variable, the first of
@@ -227,6 +236,28 @@ class _Converter:
                 and isinstance(target.elts[0], gast.Name):
             return {target.elts[0].id}
         return set()
+
+    def _items(self, stmt: Any) -> dict:
+        """The names a ``for`` loop binds to items of the arrays it walks (a name of the
+        function's each: ``for x in xs``, ``zip``'s, ``enumerate``'s): name -> array."""
+        if not isinstance(stmt, gast.For):
+            return {}
+        kind, args = self._iteration(stmt.iter)
+        target = stmt.target
+        if kind == "each" and isinstance(target, gast.Name):
+            pairs = [(target, args[0])]
+        elif kind in ("zip", "enumerate", "enumerate_zip") \
+                and isinstance(target, gast.Tuple):
+            elts = target.elts[1:] if kind.startswith("enumerate") else target.elts
+            if kind == "enumerate":
+                args = args[:1]
+            if kind == "enumerate_zip" and len(elts) == 1 and isinstance(elts[0], gast.Tuple):
+                elts = elts[0].elts
+            pairs = list(zip(elts, args)) if len(elts) == len(args) else []
+        else:
+            pairs = []
+        return {t.id: a.id for t, a in pairs
+                if isinstance(t, gast.Name) and isinstance(a, gast.Name)}
 
     def one_exit(self, body: list) -> bool:
         """Each ``if done: ...; return e1`` the conversion of a loop left at the top level
@@ -506,7 +537,8 @@ class _Converter:
                 if isinstance(n, (gast.Subscript, gast.Attribute)) \
                         and not isinstance(n.ctx, gast.Load):
                     what = "an attribute" if isinstance(n, gast.Attribute) else "an item"
-                    return f"it writes {what} it cannot write functionally (line {n.lineno})"
+                    return getattr(n, "pb_view", "") or \
+                        f"it writes {what} it cannot write functionally (line {n.lineno})"
                 if isinstance(n, gast.Call) and not self._pure_call(n):
                     return f"{_effect_text(n)} (line {n.lineno})"
         return ""

@@ -17,12 +17,15 @@ The statements before the ``return`` in its branch and the returned value run af
 the loop instead, on the values the loop stopped with (the carries): the same values,
 since the break keeps the carries of the step that returned. A return reading a
 ``range``'s (or ``enumerate``'s) counter ``i`` reads ``__pb_at_i__`` instead, a carry
-the body sets to ``i`` first thing in each step (``int0()`` before the loop).
+the body sets to ``i`` first thing in each step (``int0()`` before the loop); one
+reading the item ``x`` of an array ``xs`` the loop walks (``for x in xs``, ``zip``,
+``enumerate``) reads ``__pb_at_x__`` likewise (``first_item(xs)`` before the loop).
 
-A loop converts when its body holds one return, in an ``if`` at the body's top level
-(``if test: ...; return e``, or in either branch of an ``if``/``else``), and no other
-``break`` or ``continue``; a return in a loop nested in it becomes such an ``if`` once
-the inner loop is converted. Else the loop stays as written (``pb.compiler.inspect`` says why).
+A loop converts when each of its body's returns is the last statement of an ``if`` at
+the body's top level (``if test: ...; return e``, or in either branch of an
+``if``/``else``; several: ``_returns``), with no ``break`` or ``continue``; a return
+in a loop nested in it becomes such an ``if`` once the inner loop is converted. Else
+the loop stays as written (``pb.compiler.inspect`` says why).
 """
 
 from __future__ import annotations
@@ -44,15 +47,15 @@ def has_return(body: list) -> bool:
 
 
 def loop_return(body: list) -> tuple | str:
-    """``(new body, moved)`` for a loop body holding one ``return`` in an ``if`` at its
-    top level: the body with that ``if`` as ``if test: break`` (the other branch's
-    statements after it), and the statements to run after the loop when it broke
-    (ending in the ``return``). Else why not."""
+    """``(new body, moved, before)`` for a loop body holding one ``return`` in an ``if``
+    at its top level: the body with that ``if`` as ``if test: break`` (the other
+    branch's statements after it), and the statements to run after the loop when it
+    broke (ending in the ``return``); several such ``if``s: ``_returns``. Else why not."""
     returns = [n for s in body for n in walk_scope(s) if isinstance(n, gast.Return)]
-    if len(returns) != 1:
-        return "it returns from the function in more than one place"
     if any(isinstance(n, _STOPS) for s in body for n in walk_scope(s)):
         return "it returns from the function and also breaks or continues"
+    if len(returns) > 1:
+        return _returns(body, returns)
     for k, s in enumerate(body):
         if not isinstance(s, gast.If) or not has_return([s]):
             continue
@@ -60,8 +63,58 @@ def loop_return(body: list) -> tuple | str:
                                     (s.orelse, s.body, _not(s.test))):
             if branch and branch[-1] is returns[0] and not has_return(branch[:-1]):
                 stop = _at(gast.If(test=test, body=[_at(gast.Break(), s)], orelse=[]), s)
-                return body[:k] + [stop] + other + body[k + 1:], list(branch)
+                return body[:k] + [stop] + other + body[k + 1:], list(branch), []
     return "its return is not the last statement of an if at the top level of its body"
+
+
+def _returns(body: list, returns: list) -> tuple | str:
+    """``(new body, moved)`` for a body returning in several ``if``s at its top level:
+    each test kept in a flag ``__pb_hit_k__`` (``truth``), the statements after an
+    ``if`` run under ``if not flag`` (a ``pb.cond`` in the region), one ``if
+    any_of(flags): break`` last; after the loop, the return of the first flag set
+    (flags start false: ``before``, the third value). Else why not."""
+    found, rest = [], list(body)
+    for k, s in enumerate(body):
+        if not isinstance(s, gast.If) or not has_return([s]):
+            continue
+        pick = next(((b, o, t) for b, o, t in ((s.body, s.orelse, s.test),
+                                                 (s.orelse, s.body, _not(s.test)))
+                     if b and b[-1] in returns and not has_return(b[:-1] + o)), None)
+        if pick is None:
+            break
+        found.append((k, s, *pick))
+    if len(found) != len(returns):
+        return "it returns from the function in more than one place, not each last in " \
+               "an if at the top level of its body"
+    flags = [f"__pb_hit_{s.lineno}_{j}__" for j, (_, s, *_) in enumerate(found)]
+
+    def assign(name: str, value: Any, where: Any) -> Any:
+        return _at(gast.Assign(targets=[_name(name, gast.Store())], value=value,
+                               type_comment=None), where)
+
+    def call(helper: str, args: list, where: Any) -> Any:
+        return _at(gast.Call(func=_runtime(helper), args=args, keywords=[]), where)
+    def false(name: str, where: Any) -> Any:
+        return assign(name, call("truth", [gast.Constant(value=False, kind=None)], where),
+                      where)
+    tail: list = rest[found[-1][0] + 1:]
+    for j in reversed(range(len(found))):
+        k, s, _, other, test = found[j]
+        start = found[j - 1][0] + 1 if j else 0
+        hit = assign(flags[j], call("truth", [test], s), s)
+        skip = [false(f, s) for f in flags[j + 1:]]  # (both branches give the flags)
+        rest_of = [_at(gast.If(test=call("not_", [_name(flags[j])], s), body=other + tail,
+                               orelse=skip), s)] if other + tail else []
+        tail = rest[start:k] + [hit] + rest_of
+    last = found[-1][1]
+    stop = _at(gast.If(test=call("any_of", [_name(f) for f in flags], last),
+                       body=[_at(gast.Break(), last)], orelse=[]), last)
+    moved: list = list(found[-1][2])
+    for j in reversed(range(len(found) - 1)):
+        s = found[j][1]
+        moved = [_at(gast.If(test=_name(flags[j]), body=list(found[j][2]), orelse=moved), s)]
+    before = [false(f, body[0]) for f in flags]
+    return tail + [stop], moved, before
 
 
 def _not(test: Any) -> Any:
@@ -94,6 +147,8 @@ def one_exit(body: list, k: int, name: str) -> tuple | None:
             or any(isinstance(n, _STOPS) for s in rest for n in walk_scope(s)):
         return None
     first = stmt.body[-1]
+    if not isinstance(first, gast.Return):
+        return None  # (several returns: an if choosing one)
     values = [first.value, last.value]
     if any(v is None for v in values):
         return None
@@ -111,14 +166,18 @@ def one_exit(body: list, k: int, name: str) -> tuple | None:
     return branch, _at(gast.Return(value=out), last)
 
 
-def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
-    """``(body, moved, before)`` with each counter in ``counters`` that ``moved`` reads
+def counter_carries(body: list, moved: list, counters: set,
+                    items: dict | None = None) -> tuple | None:
+    """``(body, moved, before)`` with each counter in ``counters`` (and each item of an
+    array the loop walks in ``items``: name -> the array's name) that ``moved`` reads
     carried out of the loop: ``__pb_at_i__ = i`` first in the body, ``moved`` reading
     it in place of ``i`` (a copy: the loop as written stays as it is), and
-    ``__pb_at_i__ = int0()`` to run before the loop (for an inner loop's counter that
-    ``moved`` reads too). None when ``moved`` assigns one."""
+    ``__pb_at_i__ = int0()`` (``first_item(xs)``, zeros shaped as an item) to run
+    before the loop (for an inner loop's counter that ``moved`` reads too). None when
+    ``moved`` assigns one."""
+    items = items or {}
     read = {n.id for s in moved for n in walk_scope(s)
-            if isinstance(n, gast.Name) and n.id in counters}
+            if isinstance(n, gast.Name) and (n.id in counters or n.id in items)}
     inner = sorted({n.id for s in moved for n in walk_scope(s) if isinstance(n, gast.Name)
                     and n.id.startswith("__pb_at_")})  # (an inner loop's, carried out too)
     if not read and not inner:
@@ -134,8 +193,13 @@ def counter_carries(body: list, moved: list, counters: set) -> tuple | None:
     where = body[0]
     first = [_at(gast.Assign(targets=[_name(f"__pb_at_{c}__", gast.Store())],
                              value=_name(c), type_comment=None), where) for c in sorted(read)]
-    zero = gast.Call(func=_runtime("int0"), args=[], keywords=[])
-    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(zero, where),
+
+    def start(c: str | None) -> Any:
+        if c in items and c not in counters:
+            return gast.Call(func=_runtime("first_item"), args=[_name(items[c])], keywords=[])
+        return gast.Call(func=_runtime("int0"), args=[], keywords=[])
+    before = [_at(gast.Assign(targets=[_name(name, gast.Store())], value=_at(start(c), where),
                               type_comment=None), where)
-              for name in [f"__pb_at_{c}__" for c in sorted(read)] + inner]
+              for name, c in [(f"__pb_at_{c}__", c) for c in sorted(read)]
+              + [(name, None) for name in inner]]
     return first + body, moved, before

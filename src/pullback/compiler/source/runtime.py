@@ -75,12 +75,17 @@ def subscript(x: Any, index: Any) -> Any:
         if out is not None:
             return out
     out = x[index]
-    if type(x) is NumpyTensor and isinstance(out, Tensor) and out._base is not None \
-            and out._data.ndim == 0 and not _keeps_array(index):
-        entry = ENTRY.get()
-        if entry is not None and entry.numpy_semantics:
-            return _element(out)
+    if isinstance(out, Tensor) and out._base is not None and out._data.ndim == 0 \
+            and copies_elements(x, index):
+        return _element(out)
     return out
+
+
+def copies_elements(x: Any, index: Any) -> bool:
+    """Whether ``subscript(x, index)`` copies a 0-d result (numpy's scalar), not a
+    view (torch's element). A numpy-face value reads as numpy's array does under every
+    front door, ``pb.compile``'s too: it is an ndarray in the user's code."""
+    return type(x) is NumpyTensor and not _keeps_array(index)
 
 
 def _keeps_array(index: Any) -> bool:
