@@ -29,7 +29,14 @@ import numpy as np
 from pullback.ir import Builder, Graph, Var
 from pullback.ir.graph import ACTIVE
 from pullback.ops import OPS
-from pullback.ops.table.batching import Padded, Unbatchable, apply_rule, example, with_batch
+from pullback.ops.table.batching import (
+    Padded,
+    Unbatchable,
+    apply_rule,
+    example,
+    padded_rule,
+    with_batch,
+)
 
 #: randomness modes (torch.func.vmap's): a draw is an error, the same for every batch
 #: element, or different for each
@@ -68,22 +75,24 @@ def _walk(graph: Graph, inputs: list, batched: list, size: int, randomness: str,
           nograd: Callable | None, apply: Callable | None) -> tuple[list, list]:
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
     hot = {v.id for v, b in zip(graph.inputs, batched) if b}
-    padded: set = set()  # values a Padded result marks: no equation may read them
+    padded: dict = {}  # values a Padded result marks -> its steps (PADDED_RULES read them)
     env.update((v.id, value) for v, value in graph.consts.items())
     for e in graph.eqns:
-        if any(isinstance(a, Var) and a.id in padded for a in e.inputs):
-            raise Unbatchable(e.op.name)
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
         flags = tuple(isinstance(a, Var) and a.id in hot for a in e.inputs)
         with (nograd() if e.nograd and nograd is not None else contextlib.nullcontext()):
-            result = _step(e.op, args, flags, e.params, size, randomness, apply)
+            if any(isinstance(a, Var) and a.id in padded for a in e.inputs):
+                result = _padded_step(e, args, flags, padded)
+            else:
+                result = _step(e.op, args, flags, e.params, size, randomness, apply)
         if result is _UNBATCHED:
             result = _fresh(e.op, args, e.params, apply) if e.op.draws_from is not None \
                 else e.op(*args, **e.params)
         else:
             hot.update(v.id for v in e.outs)
             if isinstance(result, Padded):
-                padded.update(v.id for v in e.outs[result.start:])
+                padded.update((v.id, result.steps) for v in e.outs[result.start:])
+                result = result[0] if e.out is not None else result
         if e.out is not None:
             env[e.out.id] = result
         else:
@@ -112,6 +121,16 @@ def batched_graph(graph: Graph, values: list, batched: list, size: int,
 
 
 _UNBATCHED = object()  # _step's answer for an op that runs as it is
+
+
+def _padded_step(e: Any, args: tuple, flags: tuple, padded: dict) -> Any:
+    """An equation reading ``Padded`` values (of one loop): its op's rule for them."""
+    marks = tuple(isinstance(a, Var) and a.id in padded for a in e.inputs)
+    steps = {id(padded[a.id]): padded[a.id] for a, m in zip(e.inputs, marks) if m}
+    rule = padded_rule(e.op)
+    if rule is None or len(steps) != 1 or None in steps.values():
+        raise Unbatchable(e.op.name)
+    return rule(e.op, args, flags, marks, *steps.values(), **e.params)
 
 
 def _step(op: Any, args: tuple, flags: tuple, params: dict, size: int,

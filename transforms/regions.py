@@ -18,9 +18,10 @@ by the reverse loop only; codegen does not keep them when nothing reads them).
 Every pass sees one equation. The adjoint of a scan is a scan (``_scan_vjp``): a
 reverse loop whose body is the adjoint of the forward body (``reverse_body``), carrying
 the carries' gradients and the sums of the consts' gradients, walking the saved
-carries and the outputs' gradients backwards. So gradients of gradients and forward
-mode (derived from the VJP rule: ops/jvp.py) follow from the one rule. Codegen writes
-a Python ``for`` loop with the body once (codegen.py).
+carries and the outputs' gradients backwards. So gradients of gradients follow from
+the one rule; forward mode has its own (regions_jvp.py), batching too
+(regions_batch.py). Codegen writes a Python ``for`` loop with the body once
+(codegen.py).
 """
 
 from __future__ import annotations
@@ -44,23 +45,17 @@ from pullback.ir import (
 )
 from pullback.ops import OPS, defop
 from pullback.ops.elementwise import zeros_like
-from pullback.ops.table import batching
 
 from .adjoint import adjoint
-from .batch import batch_eval, batched_graph
 from .cse import cse
 from .dce import dce
 from .peephole import peephole
+from .regions_batch import _scan_batch, _switch_batch, _while_batch, scan_parts
+from .regions_jvp import scan_jvp, while_jvp
 
 
 def _is_float(v: Any) -> bool:
     return np.dtype(v.dtype).kind in "fc"
-
-
-def scan_parts(inputs: tuple, n_carry: int, n_xs: int) -> tuple:
-    """(carries, xs, consts) of a scan's inputs (of its equation or its body)."""
-    return (tuple(inputs[:n_carry]), tuple(inputs[n_carry:n_carry + n_xs]),
-            tuple(inputs[n_carry + n_xs:]))
 
 
 def _steps(length: int, reverse: bool) -> range:
@@ -345,48 +340,9 @@ def _or_zeros(g: Any, like: Var) -> Any:
 
 
 # (``OPS.get``: pytest's doctest run imports this folder a second time, as ``transforms``)
-def _scan_batch(op: Any, args: tuple, batched: tuple, body: Graph, length: int | None,
-                n_carry: int, n_xs: int, reverse: bool, remat: bool = False) -> tuple:
-    """A scan over a batch: one scan whose body is the batched body. A carry is batched
-    when its start is or when a batched value reaches it (found by batching the body
-    until the carries' flags settle); the walked arrays batched in axis 0 are walked
-    along axis 1."""
-    size = batching.size_of(args, batched)
-    carries, xs, consts = scan_parts(args, n_carry, n_xs)
-    flags_c, flags_x, flags_k = (list(f) for f in scan_parts(batched, n_carry, n_xs))
-    lengths = {np.shape(x)[int(b)] for x, b in zip(xs, flags_x)}
-    if len(lengths) > 1:  # walked arrays whose length the batch changed (a while loop's
-        raise batching.Unbatchable("scan")  # steps) beside ones one example's trace fixed
-    if 0 in lengths:
-        raise batching.NoRule  # (no step to build the body on)
-    step = [np.asarray(getattr(x, "_data", x))[(slice(None), 0) if b else 0]
-            for x, b in zip(xs, flags_x)]
-    values = [np.asarray(getattr(a, "_data", a)) for a in (*carries, *consts)]
-    while True:
-        inputs = [v if b or not f else np.broadcast_to(v, (size,) + v.shape)
-                  for v, b, f in zip(values[:n_carry], batched[:n_carry], flags_c)]
-        force = [False] * n_carry + [True] * (len(body.outputs) - n_carry)
-        g, out = batched_graph(body, inputs + step + values[n_carry:],
-                               flags_c + flags_x + flags_k, size, force=force)
-        settled = [c or o for c, o in zip(flags_c, out[:n_carry])]
-        if settled == flags_c:
-            break
-        flags_c = settled
-    outs = op(*[c if b or not f else batching.with_batch(c, size)
-                for c, b, f in zip(carries, batched[:n_carry], flags_c)],
-              *[batching.moved(x, 0, 1) if b else x for x, b in zip(xs, flags_x)], *consts,
-              body=g, length=length, n_carry=n_carry, n_xs=n_xs, reverse=reverse, remat=remat)
-    n_ys = len(body.outputs) - n_carry
-    last = [o if f else batching.with_batch(o, size) for o, f in zip(outs[:n_carry], flags_c)]
-    ys = [batching.moved(y, 1, 0) for y in outs[n_carry:n_carry + n_ys]]
-    saved = [batching.moved(s, 1, 0) if f else batching.with_batch(s, size)
-             for s, f in zip(outs[n_carry + n_ys:], flags_c)]
-    return tuple(last + ys + saved)
-
-
 scan_op = OPS.get("scan") or defop("scan", _run_scan, "ScanBackward0", variadic=True, outputs=tuple,
-                vjp=(_scan_vjp,), uses=("tensors out",), aliases=True, fresh=False,
-                batch=_scan_batch)
+                vjp=(_scan_vjp,), jvp=(scan_jvp,), uses=("tensors out",), aliases=True,
+                fresh=False, batch=_scan_batch)
 
 
 def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) -> Graph:
@@ -468,68 +424,10 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
     return _MEMO.grads[i]
 
 
-def _while_batch(op: Any, args: tuple, batched: tuple, cond: Graph, body: Graph,
-                 n_carry: int) -> tuple:
-    """A while loop over a batch. A predicate the batch does not reach: one loop over the
-    batched body, whose carries the batch does not reach stay unbatched (a counter that
-    indexes a table stays an int: found by batching the body until the carries' flags
-    settle). A batched predicate: one loop while any element's holds, each element's
-    carries kept where its own predicate no longer holds (JAX's)."""
-    size = batching.size_of(args, batched)
-    values = [np.asarray(getattr(a, "_data", a)) for a in args]
-    flags_c, flags_k = list(batched[:n_carry]), list(batched[n_carry:])
-    while True:
-        inputs = [v if b or not f else np.broadcast_to(v, (size,) + v.shape)
-                  for v, b, f in zip(values[:n_carry], batched[:n_carry], flags_c)]
-        inputs += values[n_carry:]
-        g_cond, c_flags = batched_graph(cond, inputs, flags_c + flags_k, size)
-        if c_flags[0]:
-            flags_c = [True] * n_carry
-            inputs = [v if b else np.broadcast_to(v, (size,) + v.shape)
-                      for v, b in zip(values[:n_carry], batched[:n_carry])] + inputs[n_carry:]
-            g_cond, g_body = _masked(cond, body, inputs, flags_c + flags_k, n_carry, size)
-            break
-        g_body, out = batched_graph(body, inputs, flags_c + flags_k, size, force=flags_c)
-        settled = [c or o for c, o in zip(flags_c, out[:n_carry])]
-        if settled == flags_c:
-            break
-        flags_c = settled
-    starts = [a if b or not f else batching.with_batch(a, size)
-              for a, b, f in zip(args[:n_carry], batched[:n_carry], flags_c)]
-    outs = op(*starts, *args[n_carry:], cond=g_cond, body=g_body, n_carry=n_carry)
-    result = tuple(o if f else batching.with_batch(o, size)
-                   for o, f in zip(outs[:n_carry], flags_c)) \
-        + (batching.with_batch(outs[n_carry], size),) + tuple(
-        batching.moved(s, 1, 0) if f else batching.with_batch(s, size)
-        for s, f in zip(outs[n_carry + 1:], flags_c))
-    # with a batched condition, the count and the saved steps are the longest element's
-    return batching.Padded.of(result, n_carry) if c_flags[0] else result
-
-
-def _masked(cond: Graph, body: Graph, values: list, flags: list, n_carry: int,
-            size: int) -> tuple:
-    """The condition ``any(cond)`` and the body that steps only the elements whose
-    condition holds, as graphs over the batched carries and consts."""
-    ins = [Var(np.shape(x), np.asarray(x).dtype, np.asarray(x), name=v.name)
-           for x, v in zip(values, body.inputs)]
-    with Builder() as b:
-        pred = batch_eval(cond, ins, flags, size)[0][0]
-        any_ = OPS["amax"](OPS["cast"](pred, dtype=np.dtype(np.int64)), dim=(0,), keepdim=False)
-        test = OPS["cast"](any_, dtype=np.dtype(bool))
-    new_cond = Graph(ins, b.eqns, [test], b.consts, name=cond.name)
-    ins = [Var(v.shape, v.dtype, v._data, name=v.name) for v in ins]
-    with Builder() as b:
-        pred = batch_eval(cond, ins, flags, size)[0][0]
-        outs, out_flags = batch_eval(body, ins, flags, size)
-        stepped = [OPS["where"](batching.align(pred, batching.ndim(o) - 1),
-                                o if f else batching.with_batch(o, size), old)
-                   for o, f, old in zip(outs, out_flags, ins[:n_carry])]
-    return new_cond, Graph(ins, b.eqns, stepped, b.consts, name=body.name)
-
-
 while_op = OPS.get("while") or defop(
     "while", _run_while, "WhileBackward0", variadic=True, outputs=tuple,
-    vjp=(_while_vjp,), uses=("tensors out",), aliases=True, fresh=False, batch=_while_batch)
+    vjp=(_while_vjp,), jvp=(while_jvp,), uses=("tensors out",), aliases=True, fresh=False,
+    batch=_while_batch)
 
 
 # ------------------------------------------------------------------------ switch
@@ -537,30 +435,6 @@ def _run_switch(index: Any, *arrays: Any, branches: tuple) -> tuple:
     """The branch ``index`` picks (clamped into range, as JAX's switch), on arrays."""
     k = min(max(int(index), 0), len(branches) - 1)
     return tuple(np.asarray(o) for o in runner(branches[k])(*arrays))
-
-
-def _switch_batch(op: Any, args: tuple, batched: tuple, branches: tuple) -> tuple:
-    """A switch over a batch. An unbatched index: one switch over the batched branches
-    (every output batched, so that the branches agree). A batched index: every branch
-    on the whole batch, each element's outputs picked from its branch (JAX's select)."""
-    index, arrays, flags = args[0], args[1:], list(batched[1:])
-    size = batching.size_of(args, batched)
-    if not batched[0]:
-        values = [np.asarray(getattr(a, "_data", a)) for a in arrays]
-        graphs = tuple(batched_graph(br, values, flags, size, force=[True] * len(br.outputs))[0]
-                       for br in branches)
-        return op(index, *arrays, branches=graphs)
-    picked = OPS["clamp"](index, min=0, max=len(branches) - 1)
-    results = []
-    for br in branches:
-        outs, out_flags = batch_eval(br, list(arrays), flags, size)
-        results.append([o if f else batching.with_batch(o, size) for o, f in zip(outs, out_flags)])
-    chosen = results[0]
-    for j, outs in enumerate(results[1:], 1):
-        here = OPS["eq"](picked, j)
-        chosen = [OPS["where"](batching.align(here, batching.ndim(o) - 1), o, c)
-                  for o, c in zip(outs, chosen)]
-    return tuple(chosen)
 
 
 def _switch_vjp(g: tuple, out: tuple, tensors: tuple, i: int, branches: tuple) -> Any:

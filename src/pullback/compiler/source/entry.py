@@ -23,11 +23,14 @@ from ..tracer import Tracer, active_tracer
 from ..user_lines import TraceError, source_of, user_frame
 
 
-def in_traced_entry() -> bool:
+def in_traced_entry(nested: bool = False) -> bool:
     """Whether converted code runs as a front door's trace (not eagerly: a transform
-    run eagerly inside another function's trace follows eager rules, loops unrolled)."""
+    run eagerly inside another function's trace follows eager rules, loops unrolled).
+    ``nested``: a transform inside a trace counts too (as ``pb.grad`` inside
+    ``pb.vmap``'s: a loop that stops early and writes no items becomes a region there,
+    so that the batch runs it once)."""
     entry = ENTRY.get()
-    return entry is not None and entry.traced
+    return entry is not None and (entry.in_trace if nested else entry.traced)
 
 
 class Entry:
@@ -52,6 +55,10 @@ class Entry:
         self._token: Any = None
 
     def __enter__(self) -> Entry:
+        # (a transform inside a trace, as ``pb.grad`` inside ``pb.vmap``'s)
+        outer = ENTRY.get()
+        self.in_trace = self.traced or (outer is not None and outer.in_trace
+                                        and self.tracer is outer.tracer)
         self._token = ENTRY.set(self)
         return self
 

@@ -426,7 +426,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   in_place: tuple, post: Callable | None, brk: bool, arrays: tuple,
                   counted: bool, written: tuple, done: bool = False,
                   outs: int = 0, first: bool = False) -> tuple | None:
-    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    tracers = active_tracers() if record.TRACING and in_traced_entry(
+        brk and not in_place and not written) else None
     if not tracers:
         return None
     bounds = tuple(int(b) if isinstance(b, np.ndarray) and b.ndim == 0 and b.dtype.kind in "iu"
@@ -532,7 +533,8 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   in_place: tuple, kind: str, post: Callable | None,
                   brk: bool, written: tuple, done: bool = False,
                   outs: int = 0, first: bool = False) -> tuple | None:
-    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    tracers = active_tracers() if record.TRACING and in_traced_entry(
+        brk and not in_place and not written) else None
     if not tracers:
         return None
     if outs and brk:
@@ -613,7 +615,8 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
                   written: tuple, done: bool = False, first: bool = False) -> tuple | None:
-    tracers = active_tracers() if record.TRACING and in_traced_entry() else None
+    tracers = active_tracers() if record.TRACING and in_traced_entry(
+        not in_place and not written) else None
     if not tracers:
         return None
     init = _int_counters(init)

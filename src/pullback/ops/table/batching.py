@@ -54,15 +54,23 @@ class Unbatchable(Exception):
 class Padded(tuple):
     """A rule's outputs of which those from ``start`` on are padded past what an element
     had (a while loop's saved steps, run as long as the longest element's): an equation
-    of the one-example trace that reads them cannot be batched (``Unbatchable``)."""
+    of the one-example trace that reads them is batched by its op's rule in
+    ``PADDED_RULES``, given ``steps`` (which steps are each element's), or cannot be
+    batched (``Unbatchable``)."""
 
     start: int = 0
+    steps: Any = None
 
     @classmethod
-    def of(cls, values: tuple, start: int) -> Padded:
+    def of(cls, values: tuple, start: int, steps: Any = None) -> Padded:
         out = cls(values)
-        out.start = start
+        out.start, out.steps = start, steps
         return out
+
+
+#: op name -> ``rule(op, args, batched, padded, steps, **params)`` for an equation that
+#: reads ``Padded`` values (``padded[i]``: input i is one; ``steps``: their Padded's)
+PADDED_RULES: dict[str, Callable] = {}
 
 
 # ------------------------------------------------------------------ values
@@ -209,6 +217,28 @@ def apply_rule(op: OpDef, args: tuple, batched: tuple, params: dict) -> Any:
 def native(op: OpDef) -> bool:
     """Whether the op batches by a rule (declared or derived), not by a loop."""
     return rule_of(op) is not None
+
+
+def padded_rule(op: OpDef) -> Callable | None:
+    """The rule for an equation reading ``Padded`` values: the op's in ``PADDED_RULES``;
+    an elementwise op's (or one that maps each element: cast, zeros_like) gives padded
+    values in turn; else None (``Unbatchable``)."""
+    rule = PADDED_RULES.get(op.name)
+    if rule is None and (op.elementwise or rule_of(op) in (as_is, example_shaped)):
+        return padded_elementwise
+    return rule
+
+
+def padded_elementwise(op: OpDef, args: tuple, batched: tuple, padded: tuple, steps: Any,
+                       **params: Any) -> Padded:
+    """An elementwise op on padded values: padded in turn (their steps past an element's
+    own are read only by a loop that masks them), when no other input has the steps'
+    axis (an input of one example's trace would have that example's count)."""
+    rank = max(ndim(a) - 1 for a, p in zip(args, padded) if p)
+    if any(not p and ndim(a) - b >= rank for a, b, p in zip(args, batched, padded)
+           if hasattr(a, "shape")):
+        raise Unbatchable(op.name)
+    return Padded.of((apply_rule(op, args, batched, params),), 0, steps)
 
 
 # ------------------------------------------------- rules ops declare by name

@@ -59,8 +59,10 @@ def apply_jvp(op: OpDef, tangents: list, out: Any, inputs: tuple, params: dict,
         return None
     if not op.multi and _kind(out) not in "fc":  # an integer result has no tangent
         return None
-    if op.multi:
-        return derive(op, tangents, out, inputs, params)
+    if op.multi:  # (a region's own rule gives every output's tangent at once)
+        rule = _declared(op, 0)
+        t = NotImplemented if rule is None else rule(tangents, out, inputs, **params)
+        return derive(op, tangents, out, inputs, params) if t is NotImplemented else t
     total = None
     rest = [None] * len(tangents)
     diagonal = _diagonal_real(op, out, inputs, tangents)

@@ -66,7 +66,10 @@ class OpDef:
       ``regions(shape, **params)`` gives each output's basic index into the input
     - ``jvp``: optional forward-mode rules, one per input (None: derived), with the VJP
       rules' signature ``rule(t, out, *inputs, **params)``: the tangent of the output
-      that input ``i``'s tangent ``t`` gives (jvp.py derives the rest from ``vjp``)
+      that input ``i``'s tangent ``t`` gives (jvp.py derives the rest from ``vjp``); a
+      variadic op of several outputs (a region) has one rule for all of them,
+      ``rule(tangents, out, inputs, **params)``: the outputs' tangents (None where
+      none), or NotImplemented (the derived rule)
     - ``shape_from_data``: the result's shape depends on the input's values (nonzero):
       a trace, specialized on shapes, cannot follow it, so the compiler refuses the op
     - ``batch``: the batching rule (``vmap``), ``rule(op, args, batched, **params)``
