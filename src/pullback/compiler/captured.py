@@ -37,6 +37,10 @@ when the string is a constant of the code that calls ``globals``/``vars``/
 The cache loop (``cache.py``) calls ``check`` before it runs a variant; a failure is
 a guard failure like any other, and ``first_failure`` names the captured value and
 the line that reads it (never its value) for the retrace-limit warning.
+
+Its rooms: ``captured_kinds.py`` (what kind of value: the user's, a scalar...),
+``captured_checks.py`` (``Capture``, ``CapturedGuards``), ``captured_callables.py`` and
+``captured_values.py`` (the walk); this module holds the walk's result and ``collect``.
 """
 
 from __future__ import annotations
