@@ -154,6 +154,8 @@ DOORS = {
     "jvp": (lambda f: pb.jvp(f, (W,), (V,))[1], lambda g, H: g @ V),
     "vmap(grad)": (lambda f: pb.vmap(pb.grad(f))(np.stack([W, W])),
                    lambda g, H: np.stack([g, g])),
+    "grad(vmap.sum)": (lambda f: pb.grad(lambda u: pb.vmap(f)(np.stack([u, u])).sum())(W),
+                       lambda g, H: 2 * g),
     "hessian": (lambda f: pb.hessian(f)(W), lambda g, H: H),
     "grad(grad.sum)": (lambda f: pb.grad(lambda u: pb.grad(f)(u).sum())(W),
                        lambda g, H: H.sum(0)),
