@@ -161,7 +161,8 @@ class VmapFunction:
             return VmapVariant(traced, _slot_flags(traced, axes), size, module, out_batched)
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
         with untraced(), gathering():  # (a trace of its own; x[i] reads i)
-            traced = trace_call(self._traced_fn, one, lambda i, a: False, "vmap", self.fn)
+            traced = trace_call(self._traced_fn, one, lambda i, a: not plain, "vmap",
+                                self.fn)  # (an outer differentiation: grads inside too)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:
             return VmapVariant(traced, batched, size, None, [], per_example=True)
