@@ -20,6 +20,7 @@ from pullback.ops import OPS
 from pullback.ops.table import batching
 
 from .batch import batch_eval, batched_graph
+from .dce import dce
 
 
 def scan_parts(inputs: tuple, n_carry: int, n_xs: int) -> tuple:
@@ -55,6 +56,8 @@ def _scan_batch(op: Any, args: tuple, batched: tuple, body: Graph, length: int |
         if settled == flags_c:
             break
         flags_c = settled
+    g = dce(g)  # (the batch of what nothing reads: a while loop's steps, as long as one
+    # example's trace made them, broadcast to the batch: not run at every step's length)
     outs = op(*[c if b or not f else batching.with_batch(c, size)
                 for c, b, f in zip(carries, batched[:n_carry], flags_c)],
               *[batching.moved(x, 0, 1) if b else x for x, b in zip(xs, flags_x)], *consts,

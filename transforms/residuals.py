@@ -277,8 +277,12 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
         known = [defined[v.id] for v in e.outs if v.id in defined]
         if not known:
             extra.append(e)
-        elif len(known) < len(e.outs):  # the body's inner loop, now with the residuals
-            swap[id(known[0])] = e  # its own reverse reads (the nested pass made it)
+        elif len(known) == len(e.outs):
+            continue
+        elif {v.id for v in known[0].outs} <= {v.id for v in e.outs}:
+            swap[id(known[0])] = e  # the body's inner loop, now with the residuals its
+        else:  # own reverse reads (the nested pass made it)
+            extra.append(_own_outs(e, defined))
     eqns = [swap.get(id(e), e) for e in body.eqns] + extra
     new_body = dce(cse(Graph(body.inputs, eqns, body.outputs + res, body.consts,
                              name=body.name)))  # (cse: the body's i - 1 once a step)
@@ -306,6 +310,17 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                   {**rev.params, "body": new_rb, "n_xs": len(keep)}, rev.src, rev.block,
                   rev.nograd)
     return new_fwd, new_rev
+
+
+def _own_outs(e: Eqn, defined: dict) -> Eqn:
+    """``e`` with new variables for the outputs the forward body defines already: another
+    version of the body's inner loop (a reverse loop run again in a reverse of reverse,
+    its dead carries dropped, ``g_w``'s sum, and other per-step outputs kept), which
+    cannot stand in for the body's own, so the forward body runs both."""
+    outs = tuple(Var(v.shape, v.dtype, v._data, name=v.name) if v.id in defined else v
+                 for v in e.outs)
+    return Eqn(e.op, e.inputs, outs if e.out is None else outs[0], e.params, e.src,
+               e.block, e.nograd, e.keeps_history)
 
 
 #: ops a reverse body computes again rather than read stacked (one cheap pass each)

@@ -34,6 +34,7 @@ import numpy as np
 from pullback.transforms import pipeline
 from pullback.transforms.batch import RANDOMNESS, batch_eval
 
+from .. import dtypes
 from ..autograd import record
 from ..autograd.grad_mode import no_grad
 from ..autograd.tracer_hooks import gathering, untraced
@@ -46,7 +47,7 @@ from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 from ..settings import config
 from ..tensor import Tensor
-from . import disk_cache, disk_variants
+from . import disk_cache, disk_variants, source
 from .cache import cache_for, guard_env
 from .doors import has_graph, ident
 from .lazy_arrays import check_call, kind_of_array, kinds_in
@@ -161,7 +162,8 @@ class VmapFunction:
             return VmapVariant(traced, _slot_flags(traced, axes), size, module, out_batched)
         one = tuple(_leafwise(a, ax, _first if size else _zeros) for a, ax in zip(moved, axes))
         with untraced(), gathering():  # (a trace of its own; x[i] reads i)
-            traced = trace_call(self._traced_fn, one, lambda i, a: False, "vmap", self.fn)
+            traced = trace_call(self._traced_fn, one, _differentiated(moved), "vmap",
+                                self.fn)
         batched = _slot_flags(traced, axes) + [False] * len(traced.captures)
         if traced.guards:
             return VmapVariant(traced, batched, size, None, [], per_example=True)
@@ -216,14 +218,16 @@ class VmapFunction:
     def _per_example(self, moved: tuple) -> tuple:
         """The function once per batch element, its outputs stacked (a trace that made
         Python decisions on the values cannot serve the whole batch)."""
-        axes, size, _ = self._call.now
+        axes, size, plain = self._call.now  # (with Tensors an outer computation
+        # differentiates, numpy code runs as the source pass made it: R[i, j] = v)
         warnings.warn(f"vmap: {def_line(self.fn)} makes a Python decision (an if, a "
                       "bool(), .item()) on a batched value, calls a custom Function, or "
                       "makes values whose shapes depend on the data (a while loop's steps "
                       "under grad), so it runs once per batch element", UserWarning,
                       stacklevel=5)
-        results = [self.fn(*[_leafwise(a, ax, lambda x, i=i: x[i])
-                             for a, ax in zip(moved, axes)]) for i in range(size)]
+        fn = self.fn if plain else source.rewrite(self.fn, numpy_semantics=True)
+        results = [fn(*[_leafwise(a, ax, lambda x, i=i: x[i])
+                        for a, ax in zip(moved, axes)]) for i in range(size)]
         if not results:
             raise ValueError(f"vmap: {def_line(self.fn)} makes Python decisions on its "
                              "values and the batch is empty: there is no element to run")
@@ -423,6 +427,15 @@ def _front(x: Any, axis: Any) -> Any:
     if isinstance(x, Tensor):
         return movedim(x, axis, 0)
     return np.moveaxis(x, axis, 0)
+
+
+def _differentiated(moved: tuple) -> Callable:
+    """Which proxies of the traced function require grad: the float leaves of the
+    arguments an outer computation differentiates through, so that a pb.grad inside
+    records a backward that computation differentiates (not a constant)."""
+    outer = [any(map(has_graph, tree_flatten(a)[0])) for a in moved]
+    return lambda i, a: outer[i] and dtypes.is_differentiable(
+        np.asarray(getattr(a, "_data", a)).dtype)
 
 
 def _first(x: Any) -> Any:
