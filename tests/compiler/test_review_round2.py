@@ -69,3 +69,21 @@ def test_export_of_item_writes_and_infinite_constants_runs_standalone():
         want_value, want_grad = pb.value_and_grad(fn)(arg)
         assert np.isclose(value, fn(arg.copy())) and np.isclose(value, want_value)
         np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+
+
+def summed_rows(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + np.tanh(x[i]) * 0.7
+    return s
+
+
+def test_a_range_loop_reading_only_rows_of_a_traced_array_converts():
+    # was: with a float carry and nothing traced but x[i] (the scan's slice, not read
+    # through the body's closure) the loop unrolled: "no traced value flows through it"
+    x = np.linspace(-1.0, 1.0, 7)
+    g = pb.value_and_grad(summed_rows)
+    value, grad = g(x)
+    assert pb.compiler.inspect(g, x).loops == ()
+    assert np.isclose(value, summed_rows(x))
+    np.testing.assert_allclose(grad, 0.7 * (1 - np.tanh(x) ** 2), rtol=1e-12)

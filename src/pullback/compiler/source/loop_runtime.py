@@ -435,7 +435,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
            for b in bounds):
         return _fell_back(tracers, body, "the range's bounds are not integers")
-    why = _why_not(body, getters, init, in_place, written=written) or next(
+    why = _why_not(body, getters, init, in_place, written=written,
+                   traced=any(isinstance(x, Tensor) for x in arrays)) or next(  # (x[i])
         (f"it reads a {type(x).__name__} at the loop variable, not an array" for x in arrays
          if not isinstance(x, (Tensor, np.ndarray)) or x.ndim == 0), None)
     if why is not None:
