@@ -87,3 +87,18 @@ def test_a_range_loop_reading_only_rows_of_a_traced_array_converts():
     assert pb.compiler.inspect(g, x).loops == ()
     assert np.isclose(value, summed_rows(x))
     np.testing.assert_allclose(grad, 0.7 * (1 - np.tanh(x) ** 2), rtol=1e-12)
+
+
+def branching(x):
+    if x.sum() > 0:
+        return x * 2.0
+    return -x
+
+
+def test_vmap_running_per_example_names_the_decision():
+    # was: the warning named the function only; a loop's guard is hard to find unnamed
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pb.vmap(branching)(XB - 0.5)
+    assert any("test_review_round2.py:" in str(w.message) and "if x.sum() > 0" in str(w.message)
+               for w in seen), [str(w.message) for w in seen]
