@@ -102,3 +102,13 @@ def test_vmap_running_per_example_names_the_decision():
         pb.vmap(branching)(XB - 0.5)
     assert any("test_review_round2.py:" in str(w.message) and "if x.sum() > 0" in str(w.message)
                for w in seen), [str(w.message) for w in seen]
+
+
+def test_export_under_native_loops_writes_the_python_loops():
+    # was: ExportError "reads 'native_loop', a NativeLoop" (numba's loops have no source)
+    arg = np.arange(6.0).reshape(3, 2) % 4 / 4
+    with pb.config.override(native_loops=True):
+        text = pb.export(table, arg)
+    assert "native_loop" not in text
+    value, grad = _standalone(text, arg)
+    assert np.isclose(value, table(arg.copy()))

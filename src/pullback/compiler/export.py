@@ -32,6 +32,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..ops.table.registry import OpDef
+from ..settings import config
 from .compiled import build_variant
 from .grad import GradFunction
 from .shipped import ExportError, shipped
@@ -46,9 +47,10 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
     """The source of a standalone module computing ``fn`` and its gradients with respect
     to ``argnums`` for arguments like ``example_args`` (written to ``path`` too, with
     its large constants in ``path`` + ``.npz``)."""
-    with no_grad():
-        forward = build_variant(fn, example_args, "export")
-    grads = GradFunction(fn, argnums, has_aux=False, with_value=True).build(example_args)
+    with config.override(native_loops=False):  # (numba's compiled loops have no source)
+        with no_grad():
+            forward = build_variant(fn, example_args, "export")
+        grads = GradFunction(fn, argnums, has_aux=False, with_value=True).build(example_args)
     arrays: dict = {}
     helpers: set = set()  # "ops.<name>" and "rt.<name>" the code calls
     parts = [_function("forward", forward.forward, arrays, fn, forward, helpers),
