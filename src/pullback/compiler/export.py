@@ -31,6 +31,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..ops.table.registry import OpDef
+from ..settings import config
 from .compiled import build_variant
 from .grad import GradFunction
 from .shipped import ExportError, shipped
@@ -45,9 +47,10 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
     """The source of a standalone module computing ``fn`` and its gradients with respect
     to ``argnums`` for arguments like ``example_args`` (written to ``path`` too, with
     its large constants in ``path`` + ``.npz``)."""
-    with no_grad():
-        forward = build_variant(fn, example_args, "export")
-    grads = GradFunction(fn, argnums, has_aux=False, with_value=True).build(example_args)
+    with config.override(native_loops=False):  # (numba's compiled loops have no source)
+        with no_grad():
+            forward = build_variant(fn, example_args, "export")
+        grads = GradFunction(fn, argnums, has_aux=False, with_value=True).build(example_args)
     arrays: dict = {}
     helpers: set = set()  # "ops.<name>" and "rt.<name>" the code calls
     parts = [_function("forward", forward.forward, arrays, fn, forward, helpers),
@@ -85,8 +88,12 @@ def _function(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
     helpers.update(re.findall(r"\b(?:ops|rt)\.\w+", source))
     lines = [f"def _{name}():"]
     for key in sorted(k for k in glb if k not in ("np", "rt", "ops", "__builtins__")):
-        if re.search(rf"\b{re.escape(key)}\b", source):
-            lines.append(f"    {key} = {_literal(key, glb[key], arrays, name, fn)}")
+        if not re.search(rf"\b{re.escape(key)}\b", source):
+            continue
+        chain = _chain(glb[key])
+        if chain is not None:  # (a write through a view: ``R[0] = 1.0``)
+            helpers.update(f"ops.{op.name}" for op, _ in glb[key])
+        lines.append(f"    {key} = {chain or _literal(key, glb[key], arrays, name, fn)}")
     body = re.sub(r"^def \w+\(", "def code(", source, count=1)
     lines += ["    " + ln if ln else ln for ln in body.splitlines()]
     lines.append("    return code")
@@ -167,13 +174,52 @@ def _literal(key: str, value: Any, arrays: dict, where: str, fn: Callable) -> st
         if value.size > INLINE:
             arrays[f"{where}_{key}"] = value
             return f"_DATA[{where + '_' + key!r}]"
-        return f"np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
+        text = repr(value.tolist())
+        if value.dtype.kind in "fc":  # (inf and nan print as names numpy holds)
+            text = re.sub(r"\b(inf|nan)\b", r"np.\1", text)
+        return f"np.array({text}, dtype=np.{value.dtype.name})"
     if isinstance(value, np.dtype):
         return f"np.dtype({value.name!r})"
     if callable(value) and getattr(value, "__name__", "") == "guard":
         return _guard(value)
     raise ExportError(f"export: the code generated for {def_line(fn)} reads {key!r}, a "
                       f"{type(value).__name__}, which a module cannot hold as a literal")
+
+
+def _chain(value: Any) -> str | None:
+    """A view chain's source (``view_scatter``'s ``chain=``: pairs of a view op and its
+    params, index params of ints, slices and None), each op a namespace holding its
+    shipped forward as ``_apply_chain`` calls it; None for any other value."""
+    if not (isinstance(value, tuple) and value and all(
+            isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], dict)
+            and isinstance(v[0], OpDef) for v in value)):
+        return None
+    params = [_plain(p) for _, p in value]
+    if any(p is None for p in params):
+        return None
+    return "(" + "".join(f"(types.SimpleNamespace(forward=ops.{op.name}), {p}), "
+                         for (op, _), p in zip(value, params)) + ")"
+
+
+def _plain(value: Any) -> str | None:
+    """Python source of an op's params (ints, slices, None, Ellipsis, tuples and dicts
+    of them), or None."""
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, np.integer):
+        return repr(int(value))
+    if isinstance(value, slice):
+        parts = [_plain(v) for v in (value.start, value.stop, value.step)]
+        return None if None in parts else f"slice({', '.join(parts)})"
+    if isinstance(value, tuple):
+        items = [_plain(v) for v in value]
+        return None if None in items else "(" + "".join(f"{i}, " for i in items) + ")"
+    if isinstance(value, dict):
+        pairs = [(repr(k), _plain(v)) for k, v in value.items()]
+        return None if any(v is None for _, v in pairs) or not all(
+            isinstance(k, str) for k in value) else \
+            "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    return None
 
 
 def _guard(guard: Callable) -> str:

@@ -189,7 +189,7 @@ class VmapFunction:
     def run(self, variant: VmapVariant, moved: tuple) -> tuple:
         traced = variant.traced
         if variant.per_example:
-            return self._per_example(moved)
+            return self._per_example(moved, traced.guards)
         if variant.module is not None and self._call.now[2] and not any(
                 map(has_graph, traced.captures)) and not record.trace_hooks():
             outs = variant.module.fn(*gather_inputs(traced, moved))
@@ -215,15 +215,18 @@ class VmapFunction:
     def fallback(self, moved: tuple) -> tuple:
         return self._per_example(moved)
 
-    def _per_example(self, moved: tuple) -> tuple:
+    def _per_example(self, moved: tuple, guards: list = ()) -> tuple:
         """The function once per batch element, its outputs stacked (a trace that made
-        Python decisions on the values cannot serve the whole batch)."""
+        Python decisions on the values cannot serve the whole batch; the first one's line
+        named)."""
         axes, size, plain = self._call.now  # (with Tensors an outer computation
         # differentiates, numpy code runs as the source pass made it: R[i, j] = v)
+        at = next((f" (at {g.src}: {g.src.text.strip()})" for g in guards
+                   if g.src is not None), "")
         warnings.warn(f"vmap: {def_line(self.fn)} makes a Python decision (an if, a "
-                      "bool(), .item()) on a batched value, calls a custom Function, or "
-                      "makes values whose shapes depend on the data (a while loop's steps "
-                      "under grad), so it runs once per batch element", UserWarning,
+                      f"bool(), .item()) on a batched value{at}, calls a custom Function, "
+                      "or makes values whose shapes depend on the data (a while loop's "
+                      "steps under grad), so it runs once per batch element", UserWarning,
                       stacklevel=5)
         fn = self.fn if plain else source.rewrite(self.fn, numpy_semantics=True)
         results = [fn(*[_leafwise(a, ax, lambda x, i=i: x[i])

@@ -427,7 +427,7 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
                   counted: bool, written: tuple, done: bool = False,
                   outs: int = 0, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry(
-        brk and not in_place and not written) else None
+        brk and not _arrays_in_place(in_place, init) and not written) else None
     if not tracers:
         return None
     bounds = tuple(int(b) if isinstance(b, np.ndarray) and b.ndim == 0 and b.dtype.kind in "iu"
@@ -435,7 +435,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     if any(isinstance(b, bool) or not (isinstance(b, (int, np.integer)) or _traced_int(b))
            for b in bounds):
         return _fell_back(tracers, body, "the range's bounds are not integers")
-    why = _why_not(body, getters, init, in_place, written=written) or next(
+    why = _why_not(body, getters, init, in_place, written=written,
+                   traced=any(isinstance(x, Tensor) for x in arrays)) or next(  # (x[i])
         (f"it reads a {type(x).__name__} at the loop variable, not an array" for x in arrays
          if not isinstance(x, (Tensor, np.ndarray)) or x.ndim == 0), None)
     if why is not None:
@@ -534,7 +535,7 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
                   brk: bool, written: tuple, done: bool = False,
                   outs: int = 0, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry(
-        brk and not in_place and not written) else None
+        brk and not _arrays_in_place(in_place, init) and not written) else None
     if not tracers:
         return None
     if outs and brk:
@@ -616,7 +617,7 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
                   written: tuple, done: bool = False, first: bool = False) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry(
-        not in_place and not written) else None
+        not _arrays_in_place(in_place, init) and not written) else None
     if not tracers:
         return None
     init = _int_counters(init)
@@ -649,6 +650,13 @@ def _stacked_after(result: tuple, lead: int) -> tuple:
     outputs, if any."""
     carry, ys = result
     return (*tuple(carry)[lead:], *(ys or ()))
+
+
+def _arrays_in_place(in_place: tuple, init: list) -> bool:
+    """Whether the body changes an array carry with ``+=`` & co. (a number's ``k += 1``
+    rebinds it: a while loop counting its steps still converts inside another trace)."""
+    return any(isinstance(init[k], bool) or not isinstance(init[k], (int, float, np.number))
+               for k in in_place)
 
 
 def _int_counters(init: list) -> list:
