@@ -31,7 +31,7 @@ from ...ops.indexing import index_select
 from ...ops.items import item_op
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
-from ..control_flow import active_tracers, cond, scan, while_loop
+from ..control_flow import active_tracers, cond, scan, while_loop, while_stacking
 from .entry import in_traced_entry
 from .loop_writes import DEPTH
 from .runtime import subscript
@@ -69,9 +69,6 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
-#: why a loop appending to a list stays as written when it would be a while region
-_NO_YS = "it appends to a list, and a while region (a break, a traced bound) has no " \
-         "per-step outputs"
 
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
@@ -113,7 +110,7 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
         if post is None:
             carry = _append(body(*lead(i), *carry), lists)
             continue
-        carry, mid, test = body(*lead(i), *carry)
+        carry, mid, test = _split_step(body(*lead(i), *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -121,6 +118,15 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
             continue
         carry = post(*lead(i), *carry, *mid)
     return (*carry, flag) if done else (*carry, *lists)
+
+
+def _split_step(out: tuple, lists: list) -> tuple:
+    """``(carries, mids, test)`` of the part of a step before its ``if test: break``;
+    the values it appends (a fourth item, with ``outs``) appended to ``lists``."""
+    if lists:
+        for items, v in zip(lists, out[3]):
+            items.append(v)
+    return out[:3]
 
 
 def _append(out: tuple, lists: list) -> tuple:
@@ -200,7 +206,7 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
         if post is None:
             carry = _append(body(item, *carry), lists)
             continue
-        carry, mid, test = body(item, *carry)
+        carry, mid, test = _split_step(body(item, *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -212,26 +218,28 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
            post: Callable | None = None, brk: bool = False, written: tuple = (),
-           done: bool = False, first: bool = False) -> tuple:
+           done: bool = False, first: bool = False, outs: int = 0) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one (``post``, ``brk``, ``written``, ``done`` and ``first`` as for ``for_range``)."""
+    one (``post``, ``brk``, ``written``, ``done``, ``outs`` and ``first`` as for
+    ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done, first)
+    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done, first,
+                        outs)
     if out is not None:
         return _written_back(init, out, written)
-    carry, flag = tuple(init), False
+    carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     while cond(*carry):
         if post is None:
-            carry = body(*carry)
+            carry = _append(body(*carry), lists)
             continue
-        carry, mid, test = body(*carry)
+        carry, mid, test = _split_step(body(*carry), lists)
         if test:
             if brk:
                 flag = True
                 break
             continue
         carry = post(*carry, *mid)
-    return (*carry, flag) if done else carry
+    return (*carry, flag) if done else (*carry, *lists)
 
 
 def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
@@ -443,8 +451,6 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if isinstance(step, Tensor) or step == 0:
         return _fell_back(tracers, body, "the range's step is traced or 0")
-    if outs and (brk or isinstance(stop, Tensor) or isinstance(start, Tensor)):
-        return _fell_back(tracers, body, _NO_YS)
     i0 = start if isinstance(start, Tensor) else np.int64(start)
     if first:
         return _region_leading(tracers, body, post, init, (i0, stop, step), arrays)
@@ -479,8 +485,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     def while_step(c: tuple) -> tuple:
         per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
-    return _attempt(tracers, body, lambda: _flag_last(while_loop(
-        more, while_step, (i0, *flags, *init)), 1, brk, done))
+    return _attempt(tracers, body, lambda: _while_region(
+        more, while_step, (i0, *flags, *init), 1, brk, done, outs))
 
 
 def _region_leading(tracers: list, body: Callable, post: Callable, init: list,
@@ -514,18 +520,21 @@ def _bool_test(test: Any) -> Any:
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
     """One step of a split body as a function of the loop variable (``n_lead`` of them)
     and the carries, traced: the part after the ``if test: break`` under ``pb.cond``;
-    with ``brk``, a flag ``done`` (the test's value) before the carries."""
+    with ``brk``, a flag ``done`` (the test's value) before the carries; the values the
+    part before the test appends (``outs``) last."""
     if post is None:
         return body
 
     def step(*args: Any) -> tuple:
         lead, carry = args[:n_lead], args[n_lead + brk:]
-        c1, mid, test = body(*lead, *carry)
+        res = body(*lead, *carry)
+        c1, mid, test = res[:3]
         _bool_test(test)
         n = len(c1)
         out = cond(test, lambda *v: tuple(v[:n]), lambda *v: tuple(post(*lead, *v)),
                    *c1, *mid)
-        return (test, *out) if brk else tuple(out)
+        ys = tuple(res[3]) if len(res) > 3 else ()
+        return (test, *out, *ys) if brk else (*out, *ys)
     return step
 
 
@@ -537,8 +546,6 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
         brk and not in_place and not written) else None
     if not tracers:
         return None
-    if outs and brk:
-        return _fell_back(tracers, body, _NO_YS)
     seqs = list(args) if kind.endswith("zip") else list(args[:1])
     start = args[1] if kind == "enumerate" and len(args) == 2 else 0
     bad = next((s for s in seqs if not isinstance(s, (Tensor, np.ndarray)) or s.ndim == 0),
@@ -575,8 +582,8 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
-        return _attempt(tracers, body, lambda: _flag_last(while_loop(
-            more, step, (np.int64(0), np.bool_(False), *init)), 1, brk, done))
+        return _attempt(tracers, body, lambda: _while_region(
+            more, step, (np.int64(0), np.bool_(False), *init), 1, brk, done, outs))
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
             carry, ys = _ys(one((c[0], item(x)), *c[1:]), outs)
@@ -614,7 +621,8 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
-                  written: tuple, done: bool = False, first: bool = False) -> tuple | None:
+                  written: tuple, done: bool = False, first: bool = False,
+                  outs: int = 0) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry(
         not in_place and not written) else None
     if not tracers:
@@ -634,8 +642,8 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
         pred = _traced_pred(cond(*c[brk:]))
         return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
     flags = (np.bool_(False),) if brk else ()
-    return _attempt(tracers, body, lambda: _flag_last(while_loop(
-        test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+    return _attempt(tracers, body, lambda: _while_region(
+        test, lambda c: one(*c), (*flags, *init), 0, brk, done, outs))
 
 
 def _traced_pred(pred: Any) -> Any:
@@ -656,6 +664,16 @@ def _int_counters(init: list) -> list:
     in the region as a range's counter is (mixed with floats as Python's ints are);
     the loop as written, run when the region cannot be, keeps the ints."""
     return [np.int64(v) if type(v) is int and -2 ** 63 <= v < 2 ** 63 else v for v in init]
+
+
+def _while_region(more: Callable, step: Callable, init: tuple, at: int, brk: bool,
+                  done: bool, outs: int) -> tuple:
+    """A while region's carries (``_flag_last``) and, with ``outs``, the stacked
+    per-step outputs ``step`` gives after its carries."""
+    if not outs:
+        return _flag_last(while_loop(more, step, init), at, brk, done)
+    carry, ys = while_stacking(more, lambda c: _ys(step(c), outs), init)
+    return (*_flag_last(carry, at, brk, done), *ys)
 
 
 def _flag_last(out: Any, at: int, brk: bool, done: bool) -> tuple:
