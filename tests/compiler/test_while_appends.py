@@ -157,3 +157,12 @@ def test_vmap_of_a_while_loop_appending_runs_per_element() -> None:
         out = pb.vmap(pb.grad(newton_iterates))(a)
     for row, o in zip(a, out):
         np.testing.assert_allclose(o, fd(newton_iterates, row), rtol=1e-6, atol=1e-8)
+
+
+def test_second_order_through_the_stacked_iterates() -> None:
+    a = np.array([2.0, 3.0])
+    g = pb.grad(newton_iterates)
+    h = np.array([(g(a + 1e-5 * e) - g(a - 1e-5 * e)) / 2e-5 for e in np.eye(2)])
+    np.testing.assert_allclose(pb.hessian(newton_iterates)(a), h, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(pb.jacrev(pb.grad(newton_iterates))(a), h, rtol=1e-5,
+                               atol=1e-7)
