@@ -31,8 +31,9 @@ from ...ops.indexing import index_select
 from ...ops.items import item_op
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
-from ..control_flow import active_tracers, cond, scan, while_loop, while_stacking
+from ..control_flow import active_tracers, cond, scan, while_loop
 from .entry import in_traced_entry
+from .loop_stacks import append_outs, split_step, step_ys, while_region
 from .loop_writes import DEPTH
 from .runtime import subscript
 
@@ -108,9 +109,9 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for i in range(*bounds):
         if post is None:
-            carry = _append(body(*lead(i), *carry), lists)
+            carry = append_outs(body(*lead(i), *carry), lists)
             continue
-        carry, mid, test = _split_step(body(*lead(i), *carry), lists)
+        carry, mid, test = split_step(body(*lead(i), *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -118,32 +119,6 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
             continue
         carry = post(*lead(i), *carry, *mid)
     return (*carry, flag) if done else (*carry, *lists)
-
-
-def _split_step(out: tuple, lists: list) -> tuple:
-    """``(carries, mids, test)`` of the part of a step before its ``if test: break``;
-    the values it appends (a fourth item, with ``outs``) appended to ``lists``."""
-    if lists:
-        for items, v in zip(lists, out[3]):
-            items.append(v)
-    return out[:3]
-
-
-def _append(out: tuple, lists: list) -> tuple:
-    """The carries of a step's ``out``, its last ``len(lists)`` values appended to
-    ``lists``."""
-    if not lists:
-        return out
-    n = len(out) - len(lists)
-    for items, v in zip(lists, out[n:]):
-        items.append(v)
-    return tuple(out[:n])
-
-
-def _ys(out: Any, outs: int) -> tuple:
-    """A scan step's (carries, per-step outputs) from a body's values."""
-    out = tuple(out)
-    return (out[:len(out) - outs], out[len(out) - outs:]) if outs else (out, None)
 
 
 def _peelable(bounds: tuple) -> bool:
@@ -204,9 +179,9 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for item in items():
         if post is None:
-            carry = _append(body(item, *carry), lists)
+            carry = append_outs(body(item, *carry), lists)
             continue
-        carry, mid, test = _split_step(body(item, *carry), lists)
+        carry, mid, test = split_step(body(item, *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -230,9 +205,9 @@ def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     while cond(*carry):
         if post is None:
-            carry = _append(body(*carry), lists)
+            carry = append_outs(body(*carry), lists)
             continue
-        carry, mid, test = _split_step(body(*carry), lists)
+        carry, mid, test = split_step(body(*carry), lists)
         if test:
             if brk:
                 flag = True
@@ -468,12 +443,12 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
 
         if not counted and (xs or not arrays):  # (no counter: the body never reads it)
             return _attempt(tracers, body, lambda: _stacked_after(scan(
-                lambda c, x: _ys(one(i0, *(x or ()), *c), outs), tuple(init), xs or None,
+                lambda c, x: step_ys(one(i0, *(x or ()), *c), outs), tuple(init), xs or None,
                 length=n), 0))
 
         def scan_step(c: tuple, x: tuple) -> tuple:
             per_step = x if xs else tuple(loop_index(a, c[0]) for a in arrays)
-            carry, ys = _ys(one(c[0], *per_step, *c[1:]), outs)
+            carry, ys = step_ys(one(c[0], *per_step, *c[1:]), outs)
             return (c[0] + step, *carry), ys
         return _attempt(tracers, body, lambda: _stacked_after(scan(
             scan_step, (i0, *init), xs or None, length=n), 1))
@@ -485,7 +460,7 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     def while_step(c: tuple) -> tuple:
         per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
-    return _attempt(tracers, body, lambda: _while_region(
+    return _attempt(tracers, body, lambda: while_region(
         more, while_step, (i0, *flags, *init), 1, brk, done, outs))
 
 
@@ -582,16 +557,16 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
-        return _attempt(tracers, body, lambda: _while_region(
+        return _attempt(tracers, body, lambda: while_region(
             more, step, (np.int64(0), np.bool_(False), *init), 1, brk, done, outs))
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
-            carry, ys = _ys(one((c[0], item(x)), *c[1:]), outs)
+            carry, ys = step_ys(one((c[0], item(x)), *c[1:]), outs)
             return (c[0] + 1, *carry), ys
         return _attempt(tracers, body, lambda: _stacked_after(
             scan(counted, (np.int64(start), *init), xs), 1))
     return _attempt(tracers, body, lambda: _stacked_after(scan(
-        lambda c, x: _ys(one(item(x), *c), outs), tuple(init), xs), 0))
+        lambda c, x: step_ys(one(item(x), *c), outs), tuple(init), xs), 0))
 
 
 def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
@@ -642,7 +617,7 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
         pred = _traced_pred(cond(*c[brk:]))
         return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
     flags = (np.bool_(False),) if brk else ()
-    return _attempt(tracers, body, lambda: _while_region(
+    return _attempt(tracers, body, lambda: while_region(
         test, lambda c: one(*c), (*flags, *init), 0, brk, done, outs))
 
 
@@ -664,24 +639,6 @@ def _int_counters(init: list) -> list:
     in the region as a range's counter is (mixed with floats as Python's ints are);
     the loop as written, run when the region cannot be, keeps the ints."""
     return [np.int64(v) if type(v) is int and -2 ** 63 <= v < 2 ** 63 else v for v in init]
-
-
-def _while_region(more: Callable, step: Callable, init: tuple, at: int, brk: bool,
-                  done: bool, outs: int) -> tuple:
-    """A while region's carries (``_flag_last``) and, with ``outs``, the stacked
-    per-step outputs ``step`` gives after its carries."""
-    if not outs:
-        return _flag_last(while_loop(more, step, init), at, brk, done)
-    carry, ys = while_stacking(more, lambda c: _ys(step(c), outs), init)
-    return (*_flag_last(carry, at, brk, done), *ys)
-
-
-def _flag_last(out: Any, at: int, brk: bool, done: bool) -> tuple:
-    """A while region's carries after its counter (before ``at``) and its break flag
-    (at ``at`` with ``brk``); with ``done``, the flag last."""
-    out = tuple(out)
-    carries = out[at + brk:]
-    return (*carries, out[at]) if done else carries
 
 
 def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:
