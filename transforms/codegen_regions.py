@@ -376,7 +376,8 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     p = e.params
     cond, body, n_carry = p["cond"], p["body"], p["n_carry"]
     carries, consts = e.inputs[:n_carry], e.inputs[n_carry:]
-    last_carry, count, saved = e.outs[:n_carry], e.outs[n_carry], e.outs[n_carry + 1:]
+    last_carry, count = e.outs[:n_carry], e.outs[n_carry]
+    saved, ys = e.outs[n_carry + 1:2 * n_carry + 1], e.outs[2 * n_carry + 1:]
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
     b_carry, region = tuple(body.inputs[:n_carry]), body
@@ -390,18 +391,21 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
     counted = _live(em, count, last)
     n = em.ns.fresh(naming.LOOP_COUNT) if counted else None
-    lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves]
+    stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
+    lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves + stacked]
     inner = em.statements(cond, free=False)
     inner.append(f"if not {em.literal(cond.outputs[0])}:")
     inner.append(INDENT + "break")
     inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
     inner += em.statements(body, free=False)
+    inner += [f"{em.name(v)}.append({em.literal(bv)})" for v, bv in stacked]
     inner += _next_carries(em, new_carries, b_carry)
     inner += [f"{n} += 1"] * counted
     lines.append("while True:")
     lines += [INDENT + line for line in inner]
     walked = _walked_only(em)
     lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
+    lines += [_stacked(em, v, "", True) for v, _ in stacked]
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
     if counted:

@@ -362,32 +362,42 @@ def checkpointed(body: Graph, n_carry: int, n_xs: int, k: int, reverse: bool) ->
 
 
 # ------------------------------------------------------------------------ while
-def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int) -> tuple:
-    """The forward on arrays: the last carries, the number of steps taken and the carries
-    each step started from, stacked (its reverse walks them back)."""
+def _run_while(*arrays: Any, cond: Graph, body: Graph, n_carry: int, n_ys: int = 0) -> tuple:
+    """The forward on arrays: the last carries, the number of steps taken, the carries
+    each step started from, stacked (its reverse walks them back), and the body's
+    ``n_ys`` per-step outputs (after its carries), stacked as long as it ran."""
     carries, consts = [np.asarray(c) for c in arrays[:n_carry]], list(arrays[n_carry:])
     saved: list = []
+    ys: list = []
     test, step = runner(cond), runner(body)
     stand_in, _STAND_IN.on = _STAND_IN.on, False  # (its body's loops run as they are)
     while test(*carries, *consts)[0]:
         saved.append(carries)
-        carries = [np.asarray(c) for c in step(*carries, *consts)]
+        outs = step(*carries, *consts)
+        carries = [np.asarray(c) for c in outs[:n_carry]]
+        ys.append([np.asarray(y) for y in outs[n_carry:]])
         if len(saved) == WHOLE_LOOP_FROM and stand_in:
             _STAND_IN.stood = True  # (the state after these steps stands in for the end)
             break
         if len(saved) == WHOLE_LOOP_FROM and _COMPILE:
-            rest = _rest_of_while(carries, consts, cond, body, n_carry)
+            rest = _rest_of_while(carries, consts, cond, body, n_carry, n_ys)
             if rest is not None:
                 return rest[:n_carry] + (np.asarray(len(saved) + int(rest[n_carry])),) + tuple(
                     np.concatenate([np.stack(s), more]) for s, more in
-                    zip(zip(*saved), rest[n_carry + 1:]))
-    stacks = tuple(np.stack(s) for s in zip(*saved)) if saved else tuple(
-        np.empty((0,) + v.shape, v.dtype) for v in body.inputs[:n_carry])
-    return tuple(carries) + (np.asarray(len(saved)),) + stacks
+                    zip([*zip(*saved), *zip(*ys)], rest[n_carry + 1:]))
+    return tuple(carries) + (np.asarray(len(saved)),) + _stacks(saved, body.inputs[:n_carry]) \
+        + _stacks(ys, body.outputs[n_carry:])
+
+
+def _stacks(steps: list, like: list) -> tuple:
+    """Each step's values stacked, one array per value of ``like`` (empty: no step)."""
+    if steps:
+        return tuple(np.stack(s) for s in zip(*steps))
+    return tuple(np.empty((0,) + tuple(v.shape), v.dtype) for v in like)
 
 
 def _rest_of_while(carries: list, consts: list, cond: Graph, body: Graph,
-                   n_carry: int) -> tuple | None:
+                   n_carry: int, n_ys: int = 0) -> tuple | None:
     """The rest of a long while loop from ``carries`` (after ``WHOLE_LOOP_FROM`` steps)
     run by one generated function, as ``_run_while`` gives it, or None (types not the
     body's: the per-step loop goes on)."""
@@ -395,24 +405,28 @@ def _rest_of_while(carries: list, consts: list, cond: Graph, body: Graph,
     first = body.inputs[:n_carry]
     outs = [_like(v, v.name) for v in first] + [Var((), np.int64, np.int64(0))] + [
         Var((0,) + v.shape, v.dtype, np.zeros((0,) + v.shape, v.dtype), name=v.name)
-        for v in first]
-    whole = _whole_loop(while_op, (*carries, *consts), like, (cond, body), (n_carry,),
-                        outs, cond=cond, body=body, n_carry=n_carry)
+        for v in [*first, *body.outputs[n_carry:]]]
+    more = {"n_ys": n_ys} if n_ys else {}
+    whole = _whole_loop(while_op, (*carries, *consts), like, (cond, body), (n_carry, n_ys),
+                        outs, cond=cond, body=body, n_carry=n_carry, **more)
     return None if whole is None else tuple(whole(*carries, *consts))
 
 
 def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: Graph,
-               n_carry: int) -> Any:
+               n_carry: int, n_ys: int = 0) -> Any:
     """The reverse of a while loop is a scan as long as the loop ran (its length read at
-    run time from the saved carries), over the body's adjoint."""
+    run time from the saved carries), over the body's adjoint; it reads the gradients
+    of the per-step outputs row by row, as a scan's reverse does."""
     if not _MEMO.hit(g, out, tensors):
         consts = tensors[n_carry:]
-        g_last, g_saved = g[:n_carry], g[n_carry + 1:]
-        saved = out[n_carry + 1:]
+        g_last, g_saved = g[:n_carry], g[n_carry + 1:n_carry + 1 + n_carry]
+        g_ys = g[n_carry + 1 + n_carry:]
+        saved = out[n_carry + 1:n_carry + 1 + n_carry]
         fs = tuple(k for k, gs in enumerate(g_saved) if not _zero(gs))
         rev = reverse_body(body, n_carry, 0, fs)
         init = [g_last[k] for k in rev.fc] + [zeros_like(consts[k]) for k in rev.fk]
-        walk = list(saved) + [g_saved[k] for k in rev.fs]
+        walk = list(saved) + [_or_zeros_stack(g_ys[k], out[2 * n_carry + 1 + k])
+                              for k in rev.fy] + [g_saved[k] for k in rev.fs]
         res = scan_op(*init, *walk, *consts, body=rev.graph, length=None,
                       n_carry=len(init), n_xs=len(walk), reverse=True)
         grads: list = [None] * len(tensors)
@@ -422,6 +436,11 @@ def _while_vjp(g: tuple, out: tuple, tensors: tuple, i: int, cond: Graph, body: 
             grads[n_carry + k] = res[len(rev.fc) + j]
         _MEMO.keep(g, out, tensors, grads)
     return _MEMO.grads[i]
+
+
+def _or_zeros_stack(g: Any, ys: Any) -> Any:
+    """A per-step output's gradient, zeros as long as the loop ran when none reached it."""
+    return zeros_like(ys) if g is None else g
 
 
 while_op = OPS.get("while") or defop(

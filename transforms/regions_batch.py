@@ -73,12 +73,14 @@ def _scan_batch(op: Any, args: tuple, batched: tuple, body: Graph, length: int |
 
 
 def _while_batch(op: Any, args: tuple, batched: tuple, cond: Graph, body: Graph,
-                 n_carry: int) -> tuple:
+                 n_carry: int, n_ys: int = 0) -> tuple:
     """A while loop over a batch. A predicate the batch does not reach: one loop over the
     batched body, whose carries the batch does not reach stay unbatched (a counter that
     indexes a table stays an int: found by batching the body until the carries' flags
     settle). A batched predicate: one loop while any element's holds, each element's
     carries kept where its own predicate no longer holds (JAX's)."""
+    if n_ys:  # (its per-step outputs are as many as each element's steps)
+        raise batching.Unbatchable("a while loop's per-step outputs")
     size = batching.size_of(args, batched)
     values = [np.asarray(getattr(a, "_data", a)) for a in args]
     flags_c, flags_k = list(batched[:n_carry]), list(batched[n_carry:])

@@ -103,7 +103,7 @@ def tangent_body(body: Graph, n_carry: int, n_xs: int, fc: tuple, fx: tuple,
 
 
 def while_jvp(tangents: list, out: tuple, inputs: tuple, cond: Graph, body: Graph,
-              n_carry: int) -> Any:
+              n_carry: int, n_ys: int = 0) -> Any:
     """The tangents of a while loop's outputs (its last carries and saved steps), from
     a scan over the saved steps the loop took (as long as it ran: its reverse's
     length), carrying the carries' tangents: the primal loop is not run again, and
@@ -114,12 +114,16 @@ def while_jvp(tangents: list, out: tuple, inputs: tuple, cond: Graph, body: Grap
     fk = tuple(k for k, t in enumerate(t_k) if t is not None)
     g = _tangent_steps(body, n_carry, fc, fk)
     init = [zeros_like(inputs[k]) if t_c[k] is None else t_c[k] for k in fc]
-    res = OPS["scan"](*init, *saved, *consts, *[t_k[k] for k in fk], body=g, length=None,
-                      n_carry=len(fc), n_xs=n_carry, reverse=False)
+    res = OPS["scan"](*init, *saved[:n_carry], *consts, *[t_k[k] for k in fk], body=g,
+                      length=None, n_carry=len(fc), n_xs=n_carry, reverse=False)
+    fy = [j for j, v in enumerate(body.outputs[n_carry:]) if _is_float(v)]
+    at = len(fc) + n_ys + len(fy)  # (the scan's stacked ys, then the ys' tangents)
     result: list = [None] * len(out)
     for j, k in enumerate(fc):
         result[k] = res[j]
-        result[n_carry + 1 + k] = res[len(fc) + j]
+        result[n_carry + 1 + k] = res[at + j]
+    for j, k in enumerate(fy):  # (the per-step outputs' tangents, stacked as they are)
+        result[2 * n_carry + 1 + k] = res[len(fc) + n_ys + j]
     return result
 
 

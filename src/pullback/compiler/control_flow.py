@@ -414,16 +414,30 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     a trace the loop is one region whatever its trip count, and reverse-differentiable:
     the generated code counts the steps and keeps the carries each step started from;
     the gradient walks them back."""
+    return _while(cond_fun, lambda c: (body_fun(c), ()), init_val, False)
+
+
+def while_stacking(cond_fun: Callable, body_fun: Callable, init_val: Any) -> tuple:
+    """``while_loop`` whose ``body_fun`` gives ``(carry, ys)``, ``ys`` a tuple of arrays
+    of one shape and dtype each step: ``(carry, stacked ys)``, the ys stacked as long as
+    it ran (the source pass's lists appended to in a ``while`` loop). Under a trace
+    its trip count, the stacks' length, is guarded: what reads them may read their
+    shape."""
+    return _while(cond_fun, body_fun, init_val, True)
+
+
+def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, stacking: bool) -> Any:
     fn = site("pb.while_loop")
     leaves, tree = tree_flatten(init_val)
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
-        val = init_val
+        val, steps = init_val, []
         while _truth(cond_fun(val)):
-            new = body_fun(val)
+            new, ys = body_fun(val)
             leaves = check_carry(fn, leaves, tree, new)
             val = new
-        return val
+            steps.append(ys)
+        return (val, tuple(_stack(list(s), s[0]) for s in zip(*steps))) if stacking else val
     src = source_of(user_frame())
     face = _face(leaves)
     weak = _weak_dtype(leaves, face)
@@ -437,21 +451,28 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         cond = body.graph([pred], src)
     c_in = stand()
     with _Body(fn, tracers, c_in) as body:
-        out = check_carry(fn, c_in, tree, body_fun(tree_unflatten(tree, c_in)))
-        step = body.graph(out, src)
+        new, ys = body_fun(tree_unflatten(tree, c_in))
+        out = check_carry(fn, c_in, tree, new)
+        step = body.graph(out + list(ys), src)
     (cond, step), outer = close([cond, step])
     args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
             for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
     for tr in tracers:  # (its trip count, the shape of what it keeps, is a value)
         for a in args:
             tr.must_be_real(a, "a while loop's run")
+    more = {"n_ys": len(ys)} if ys else {}
     # a long loop (traced alone for a front door) stops after some steps: its outputs are
     # stand-ins, and the generated code runs it once (regions.standing_in)
-    with standing_in(len(tracers) == 1 and tracers[0].may_stand_in) as stand_in:
-        values = while_op(*args, cond=cond, body=step, n_carry=len(leaves))
+    with standing_in(len(tracers) == 1 and tracers[0].may_stand_in and not ys) as stand_in:
+        values = while_op(*args, cond=cond, body=step, n_carry=len(leaves), **more)
     if stand_in.stood:
         tracers[0].stood_in(values)
-    return tree_unflatten(tree, list(values[:len(leaves)]))
+    carry = tree_unflatten(tree, list(values[:len(leaves)]))
+    if not stacking:
+        return carry
+    if ys:  # (a guard: the code after it is written for this many rows)
+        values[len(leaves)].item()
+    return carry, tuple(values[2 * len(leaves) + 1:])
 
 
 def _truth(pred: Any) -> bool:

@@ -229,9 +229,11 @@ class Tracer(InplaceWrites, OutsideChanges):
         return not self._outside(t)
 
     def _name_locals(self, frame: Any) -> None:
-        """Adopt the user's variable names for traced values bound to locals."""
+        """Adopt the user's variable names for traced values bound to locals (not the
+        source pass's own names, ``__pb_app_hs__``: temporaries read better)."""
         for name, val in frame.f_locals.items():
-            if type(val) is Tensor or type(val) is NumpyTensor:
+            if (type(val) is Tensor or type(val) is NumpyTensor) \
+                    and not name.startswith("__pb_"):
                 v = self.var_of.get(id(val))
                 if v is not None and v.name is None:
                     v.name = name

@@ -38,18 +38,21 @@ VIEWS = frozenset({"reshape", "view", "transpose", "ravel", "squeeze", "swapaxes
                    "T", "mT", "flat", "conj"})
 
 
-def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope) -> list:
-    """For each list ``loop`` may give as per-step outputs: ``(name, out name, the
-    append statement, its position in the body, the reads to route through
-    ``stacked``)``. The appends are replaced by assignments of the out names (``undo``
-    puts them back); ``route`` rewrites the reads once the loop is converted."""
-    if not isinstance(loop, gast.For) or loop not in siblings:
+def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope,
+                 upto: int | None = None) -> list:
+    """For each list ``loop`` (a ``for`` or a ``while``) may give as per-step outputs:
+    ``(name, out name, the append statement, its position in the body, the reads to
+    route through ``stacked``)``, for appends among the body's first ``upto``
+    statements (those before its break). The appends are replaced by assignments of
+    the out names (``undo`` puts them back); ``route`` rewrites the reads once the loop
+    is converted."""
+    if not isinstance(loop, (gast.For, gast.While)) or loop not in siblings:
         return []
     k = siblings.index(loop)
     found = []
     aliases = _aliases(fn)
     written = _written(fn)
-    for at, stmt in enumerate(loop.body):
+    for at, stmt in enumerate(loop.body[:upto]):
         name = appended(stmt)
         if name is None or any(f[0] == name for f in found) \
                 or _may_alias(stmt.value.args[0], aliases) & written:

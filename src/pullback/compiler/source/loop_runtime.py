@@ -33,6 +33,7 @@ from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
 from ..control_flow import active_tracers, cond, scan, while_loop
 from .entry import in_traced_entry
+from .loop_stacks import append_outs, split_step, step_ys, while_region
 from .loop_writes import DEPTH
 from .runtime import subscript
 
@@ -69,9 +70,6 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
-#: why a loop appending to a list stays as written when it would be a while region
-_NO_YS = "it appends to a list, and a while region (a break, a traced bound) has no " \
-         "per-step outputs"
 
 
 def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
@@ -111,9 +109,9 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for i in range(*bounds):
         if post is None:
-            carry = _append(body(*lead(i), *carry), lists)
+            carry = append_outs(body(*lead(i), *carry), lists)
             continue
-        carry, mid, test = body(*lead(i), *carry)
+        carry, mid, test = split_step(body(*lead(i), *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -121,23 +119,6 @@ def for_range(body: Callable, getters: tuple, bounds: tuple, in_place: tuple,
             continue
         carry = post(*lead(i), *carry, *mid)
     return (*carry, flag) if done else (*carry, *lists)
-
-
-def _append(out: tuple, lists: list) -> tuple:
-    """The carries of a step's ``out``, its last ``len(lists)`` values appended to
-    ``lists``."""
-    if not lists:
-        return out
-    n = len(out) - len(lists)
-    for items, v in zip(lists, out[n:]):
-        items.append(v)
-    return tuple(out[:n])
-
-
-def _ys(out: Any, outs: int) -> tuple:
-    """A scan step's (carries, per-step outputs) from a body's values."""
-    out = tuple(out)
-    return (out[:len(out) - outs], out[len(out) - outs:]) if outs else (out, None)
 
 
 def _peelable(bounds: tuple) -> bool:
@@ -198,9 +179,9 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
     carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     for item in items():
         if post is None:
-            carry = _append(body(item, *carry), lists)
+            carry = append_outs(body(item, *carry), lists)
             continue
-        carry, mid, test = body(item, *carry)
+        carry, mid, test = split_step(body(item, *carry), lists)
         if test:
             if brk:
                 flag = True
@@ -212,26 +193,28 @@ def _for_items(body: Callable, getters: tuple, args: tuple, in_place: tuple, kin
 
 def while_(cond: Callable, body: Callable, getters: tuple, in_place: tuple,
            post: Callable | None = None, brk: bool = False, written: tuple = (),
-           done: bool = False, first: bool = False) -> tuple:
+           done: bool = False, first: bool = False, outs: int = 0) -> tuple:
     """``while cond(*carries): carries = body(*carries)``, as a region when it can be
-    one (``post``, ``brk``, ``written``, ``done`` and ``first`` as for ``for_range``)."""
+    one (``post``, ``brk``, ``written``, ``done``, ``outs`` and ``first`` as for
+    ``for_range``)."""
     init = _values(getters)
-    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done, first)
+    out = _region_while(cond, body, getters, init, in_place, post, brk, written, done, first,
+                        outs)
     if out is not None:
         return _written_back(init, out, written)
-    carry, flag = tuple(init), False
+    carry, flag, lists = tuple(init), False, [[] for _ in range(outs)]
     while cond(*carry):
         if post is None:
-            carry = body(*carry)
+            carry = append_outs(body(*carry), lists)
             continue
-        carry, mid, test = body(*carry)
+        carry, mid, test = split_step(body(*carry), lists)
         if test:
             if brk:
                 flag = True
                 break
             continue
         carry = post(*carry, *mid)
-    return (*carry, flag) if done else carry
+    return (*carry, flag) if done else (*carry, *lists)
 
 
 def if_(test: Any, then: Callable, orelse: Callable, getters: tuple) -> tuple:
@@ -444,8 +427,6 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if isinstance(step, Tensor) or step == 0:
         return _fell_back(tracers, body, "the range's step is traced or 0")
-    if outs and (brk or isinstance(stop, Tensor) or isinstance(start, Tensor)):
-        return _fell_back(tracers, body, _NO_YS)
     i0 = start if isinstance(start, Tensor) else np.int64(start)
     if first:
         return _region_leading(tracers, body, post, init, (i0, stop, step), arrays)
@@ -463,12 +444,12 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
 
         if not counted and (xs or not arrays):  # (no counter: the body never reads it)
             return _attempt(tracers, body, lambda: _stacked_after(scan(
-                lambda c, x: _ys(one(i0, *(x or ()), *c), outs), tuple(init), xs or None,
+                lambda c, x: step_ys(one(i0, *(x or ()), *c), outs), tuple(init), xs or None,
                 length=n), 0))
 
         def scan_step(c: tuple, x: tuple) -> tuple:
             per_step = x if xs else tuple(loop_index(a, c[0]) for a in arrays)
-            carry, ys = _ys(one(c[0], *per_step, *c[1:]), outs)
+            carry, ys = step_ys(one(c[0], *per_step, *c[1:]), outs)
             return (c[0] + step, *carry), ys
         return _attempt(tracers, body, lambda: _stacked_after(scan(
             scan_step, (i0, *init), xs or None, length=n), 1))
@@ -480,8 +461,8 @@ def _region_range(body: Callable, getters: tuple, init: list, bounds: tuple,
     def while_step(c: tuple) -> tuple:
         per_step = tuple(_row(a, c[0]) for a in arrays)
         return (c[0] + step, *one(c[0], *per_step, *c[1:]))
-    return _attempt(tracers, body, lambda: _flag_last(while_loop(
-        more, while_step, (i0, *flags, *init)), 1, brk, done))
+    return _attempt(tracers, body, lambda: while_region(
+        more, while_step, (i0, *flags, *init), 1, brk, done, outs))
 
 
 def _region_leading(tracers: list, body: Callable, post: Callable, init: list,
@@ -515,18 +496,21 @@ def _bool_test(test: Any) -> Any:
 def _one_step(body: Callable, post: Callable | None, brk: bool, n_lead: int) -> Callable:
     """One step of a split body as a function of the loop variable (``n_lead`` of them)
     and the carries, traced: the part after the ``if test: break`` under ``pb.cond``;
-    with ``brk``, a flag ``done`` (the test's value) before the carries."""
+    with ``brk``, a flag ``done`` (the test's value) before the carries; the values the
+    part before the test appends (``outs``) last."""
     if post is None:
         return body
 
     def step(*args: Any) -> tuple:
         lead, carry = args[:n_lead], args[n_lead + brk:]
-        c1, mid, test = body(*lead, *carry)
+        res = body(*lead, *carry)
+        c1, mid, test = res[:3]
         _bool_test(test)
         n = len(c1)
         out = cond(test, lambda *v: tuple(v[:n]), lambda *v: tuple(post(*lead, *v)),
                    *c1, *mid)
-        return (test, *out) if brk else tuple(out)
+        ys = tuple(res[3]) if len(res) > 3 else ()
+        return (test, *out, *ys) if brk else (*out, *ys)
     return step
 
 
@@ -538,8 +522,6 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
         brk and not _arrays_in_place(in_place, init) and not written) else None
     if not tracers:
         return None
-    if outs and brk:
-        return _fell_back(tracers, body, _NO_YS)
     seqs = list(args) if kind.endswith("zip") else list(args[:1])
     start = args[1] if kind == "enumerate" and len(args) == 2 else 0
     bad = next((s for s in seqs if not isinstance(s, (Tensor, np.ndarray)) or s.ndim == 0),
@@ -576,16 +558,16 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
             return (c[0] + 1, *one((c[0] + start, x) if kind.startswith("enumerate") else x,
                                    *c[1:]))
         more = lambda c: np.logical_and(c[0] < n, np.logical_not(c[1]))  # noqa: E731
-        return _attempt(tracers, body, lambda: _flag_last(while_loop(
-            more, step, (np.int64(0), np.bool_(False), *init)), 1, brk, done))
+        return _attempt(tracers, body, lambda: while_region(
+            more, step, (np.int64(0), np.bool_(False), *init), 1, brk, done, outs))
     if kind.startswith("enumerate"):
         def counted(c: tuple, x: tuple) -> tuple:
-            carry, ys = _ys(one((c[0], item(x)), *c[1:]), outs)
+            carry, ys = step_ys(one((c[0], item(x)), *c[1:]), outs)
             return (c[0] + 1, *carry), ys
         return _attempt(tracers, body, lambda: _stacked_after(
             scan(counted, (np.int64(start), *init), xs), 1))
     return _attempt(tracers, body, lambda: _stacked_after(scan(
-        lambda c, x: _ys(one(item(x), *c), outs), tuple(init), xs), 0))
+        lambda c, x: step_ys(one(item(x), *c), outs), tuple(init), xs), 0))
 
 
 def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
@@ -615,7 +597,8 @@ def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
 
 def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
                   in_place: tuple, post: Callable | None, brk: bool,
-                  written: tuple, done: bool = False, first: bool = False) -> tuple | None:
+                  written: tuple, done: bool = False, first: bool = False,
+                  outs: int = 0) -> tuple | None:
     tracers = active_tracers() if record.TRACING and in_traced_entry(
         not _arrays_in_place(in_place, init) and not written) else None
     if not tracers:
@@ -635,8 +618,8 @@ def _region_while(cond: Callable, body: Callable, getters: tuple, init: list,
         pred = _traced_pred(cond(*c[brk:]))
         return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
     flags = (np.bool_(False),) if brk else ()
-    return _attempt(tracers, body, lambda: _flag_last(while_loop(
-        test, lambda c: one(*c), (*flags, *init)), 0, brk, done))
+    return _attempt(tracers, body, lambda: while_region(
+        test, lambda c: one(*c), (*flags, *init), 0, brk, done, outs))
 
 
 def _traced_pred(pred: Any) -> Any:
@@ -664,14 +647,6 @@ def _int_counters(init: list) -> list:
     in the region as a range's counter is (mixed with floats as Python's ints are);
     the loop as written, run when the region cannot be, keeps the ints."""
     return [np.int64(v) if type(v) is int and -2 ** 63 <= v < 2 ** 63 else v for v in init]
-
-
-def _flag_last(out: Any, at: int, brk: bool, done: bool) -> tuple:
-    """A while region's carries after its counter (before ``at``) and its break flag
-    (at ``at`` with ``brk``); with ``done``, the flag last."""
-    out = tuple(out)
-    carries = out[at + brk:]
-    return (*carries, out[at]) if done else carries
 
 
 def _fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:

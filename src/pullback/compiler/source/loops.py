@@ -164,21 +164,22 @@ class _Converter:
             return None
         if isinstance(stmt, (gast.For, gast.While)) and has_return(stmt.body):
             return self._returning(stmt)
-        if isinstance(stmt, gast.For):
-            return self._for_appending(stmt)
-        if isinstance(stmt, gast.While):
-            return self._while(stmt)
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self._appending(stmt)
         if isinstance(stmt, gast.If) and not _static_test(stmt.test):
             return self._if(stmt)
         return None
 
-    def _for_appending(self, stmt: Any) -> list | None:
-        """A ``for`` loop, a fresh list it appends to as its per-step outputs
-        (``appends.py``) when its body has no ``break`` or ``continue``."""
-        found = [] if _split(stmt.body)[0] is not None else [
-            f for f in take_appends(self.fn, stmt, self.siblings, self.scope)
-            if f[0] not in self.declared]
-        out = self._for(stmt, found)
+    def _appending(self, stmt: Any) -> list | None:
+        """A ``for`` or ``while`` loop, a fresh list it appends to as its per-step
+        outputs (``appends.py``); with an ``if test: break``, appended to before it (the
+        step that breaks appends too); with a ``continue``, none."""
+        split = _split(stmt.body)[0]
+        upto = len(stmt.body) if split is None else len(split[0]) \
+            if isinstance(split[1].body[0], gast.Break) else 0
+        found = [f for f in take_appends(self.fn, stmt, self.siblings, self.scope, upto)
+                 if f[0] not in self.declared]
+        out = self._for(stmt, found) if isinstance(stmt, gast.For) else self._while(stmt, found)
         if found and out is None:
             undo(stmt, found)
         elif found:
@@ -438,8 +439,8 @@ class _Converter:
         mids = sorted((_assigned(pre) & _loads(post)) - set(carries))
         if not set(mids) <= _surely_assigned(pre):
             return None
-        out = gast.Tuple(elts=[_tuple(carries, gast.Load()), _tuple(mids, gast.Load()), test],
-                         ctx=gast.Load())
+        out = gast.Tuple(elts=[_tuple(carries, gast.Load()), _tuple(mids, gast.Load()), test]
+                         + ([_tuple(list(outs), gast.Load())] if outs else []), ctx=gast.Load())
         first = _function(name, lead + carries, pre + [_at(gast.Return(value=out), where)],
                           None, where)
         return [first, _function(name + "post__", lead + carries + mids, post or [gast.Pass()],
@@ -453,10 +454,11 @@ class _Converter:
         return {n.id for n in walk(self.fn) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load) and n.id in names and id(n) not in skip}
 
-    def _while(self, stmt: Any) -> list | None:
+    def _while(self, stmt: Any, found: list = ()) -> list | None:
         split, flat = _split(stmt.body)
-        why = next((f"it appends to {name}, and a while region has no per-step outputs"
-                    for name in map(appended, flat) if name), "") or self._refusal(flat) \
+        why = next((f"it appends to {name}, which is not a fresh list read whole after it "
+                    "(before its break)" for name in map(appended, flat) if name), "") \
+            or self._refusal(flat) \
             or self._refusal([gast.Expr(value=stmt.test)]) or self._captured(stmt, flat)
         if why:
             self._refuse(stmt, why)
@@ -470,16 +472,18 @@ class _Converter:
         test = _at(gast.Return(value=stmt.test), stmt.test)
         where = _header(stmt, stmt.test)
         cond = _function(name + "cond__", carries, [test], None, where)
-        fns = self._bodies(name, [], carries, stmt.body, split, flat, where)
+        outs = [f[1] for f in found]
+        fns = self._bodies(name, [], carries, stmt.body, split, flat, where, outs)
         if fns is None:
             self._refuse(stmt, _MIDS)
             return None
         call = gast.Call(func=_runtime("while_"),
                          args=[_name(name + "cond__"), _name(name), _getters(carries),
                                _in_place(flat, carries)] + _stop_args(name, split),
-                         keywords=_written(flat, carries) + self._done_keyword()
-                         + _leading(split, _loads([stmt.test]), bool(self.done)))
-        return [cond] + fns + [_assign(carries + self._done_name(), call, where)]
+                         keywords=_written(flat, carries) + self._done_keyword() + _outs(outs)
+                         + _leading(split, _loads([stmt.test]), bool(self.done) or bool(outs)))
+        lists = [f[0] for f in found]
+        return [cond] + fns + [_assign(carries + lists + self._done_name(), call, where)]
 
     def _done_keyword(self) -> list:
         """``done=True`` for a loop that stands for one with a return."""
