@@ -28,6 +28,7 @@ from pullback.ops import OPS
 from pullback.ops import runtime as rt
 from pullback.settings import config
 
+from .codegen_ints import plain_ints
 from .codegen_regions import REGIONS
 from .inplace import IntoOp
 from .regions import use_runner
@@ -74,6 +75,8 @@ class _Emitter:
         self.numbers: dict[tuple, str] = {}  # (dtype, number) -> its 0-d array's name
         self.looping = 0  # how deep in loops' bodies the statements being written are
         self.prologue: list[str] = []  # the typed scalars loops read, made once first
+        self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
+        self.plain: set | None = None  # see plain_ints
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -134,6 +137,12 @@ class _Emitter:
                 return self.literal(p)
             name = self.numbers[key] = self.bind(np.array(p, dtype), hint)
         return name
+
+    def plain_ints(self) -> set:
+        """The ids of the loop counters written as Python ints (codegen_ints.py)."""
+        if self.plain is None:
+            self.plain = plain_ints(self.graph, self.guards)
+        return self.plain
 
     def scalar(self, p: np.generic, text: str) -> str:
         """The local name of the numpy scalar ``p`` (written ``text``) that a loop's body
@@ -368,6 +377,9 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     body[:0] = em.prologue
     outs = [em.bind(v) if type(v) is np.ndarray else em.literal(v) if v is not None
             else "None" for v in graph.outputs]
+    if em.plain:  # (a loop's counter returned: numpy's int, as the trace has it)
+        outs = [f"np.int64({o})" if type(v) is Var and v.id in em.plain else o
+                for o, v in zip(outs, graph.outputs)]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
     for v in graph.inputs:  # guards on inputs are checked first
         for k in em.guards.get(v.id, ()):
