@@ -69,6 +69,10 @@ def plain_ints(graph: Graph, guarded: Any = ()) -> set:
         if e.op.name == "scan":
             _scan(c, e)
             continue
+        for g in _graphs(e):  # (another region's results: kept as numpy's)
+            for v in g.outputs:
+                if _counter(v):
+                    c.spoil(v.id)
         for pos, a in enumerate(e.inputs):
             if not _counter(a):
                 continue
@@ -91,6 +95,11 @@ def plain_ints(graph: Graph, guarded: Any = ()) -> set:
                 if _counter(a) and a.id not in out:
                     print("spoiled", e.op.name, pos, a.id, a.name)
     return out
+
+
+def _graphs(e: Any) -> list:
+    return [g for p in e.params.values() for g in (p if isinstance(p, tuple) else (p,))
+            if isinstance(g, Graph)]
 
 
 def _indexes(e: Any, pos: int) -> bool:
