@@ -33,8 +33,6 @@ ELEMENTWISE = {
     "maximum": "({0} if {0} >= {1} or {0} != {0} else {1})",  # (NaN wins, as in numpy)
     "minimum": "({0} if {0} <= {1} or {0} != {0} else {1})",
     "eq": "{0} == {1}", "ne": "{0} != {1}",
-    # (minimum's and maximum's gradient masks: x's share, 1/2 on ties, NaN wins)
-    "win_weight": "(0.0 if {0} < {1} else 0.5 if {0} == {1} else 1.0)",
     "expand": "{0}", "clone": "{0}"}
 #: the item ops that write: ``x[i, j] = v`` and ``x[i, j] += v``
 UPDATES = {"item_put": "=", "item_add": "+="}
@@ -50,10 +48,7 @@ def _lines(e: Eqn, out: str, a: list) -> list[str] | None:
     if name in ELEMENTWISE and (name in ("expand", "clone") or not e.params):
         ops = [x if type(v) is not Var else _at(x, v.shape, shape)
                for x, v in zip(a, e.inputs)]
-        element = ELEMENTWISE[name].format(*ops)
-        if name == "win_weight" and e.out.dtype != np.float64:
-            element = f"np.{e.out.dtype.name}{element}"
-        return _fill(out, e.out, element)
+        return _fill(out, e.out, ELEMENTWISE[name].format(*ops))
     if name in UPDATES:
         x = e.inputs[0]
         if len(e.params["where"]) != len(x.shape) or np.ndim(e.inputs[-1]) != 0:

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from pullback.transforms import codegen
+from pullback.transforms import codegen, codegen_modules, codegen_text
 
 import pullback as pb
 from pullback import config
@@ -136,7 +136,8 @@ def test_function_names_python_reads_differently_still_compile():
 
 
 def test_comments_stay_one_line():
-    text = codegen._comment_text(SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r"), "grad of")
+    src = SourceLine("a\nb.py", 1, "f", "y = x\u2028import os\r")
+    text = codegen_text._comment_text(src, "grad of")
     assert len(text.splitlines()) == 1 and text.startswith("# grad of:")
 
 
@@ -171,7 +172,7 @@ def test_a_planted_symlink_is_not_followed(tmp_path, monkeypatch):
     dump.mkdir()
     (dump / "f_forward_deadbeef.py").symlink_to(target)
     tokens = iter(["deadbeef", "00000001", "00000002"])
-    monkeypatch.setattr(codegen.secrets, "token_hex", lambda n: next(tokens))
+    monkeypatch.setattr(codegen_modules.secrets, "token_hex", lambda n: next(tokens))
     assert _dumped(dump, monkeypatch, ["f"]) == []
     assert target.read_text() == "precious"
     assert sorted(p.name for p in dump.iterdir()) == [

@@ -44,7 +44,7 @@ from ..numpy_face import NumpyTensor, to_face
 from ..ops import OpDef
 from ..tensor import Tensor
 from .conversions import allowed
-from .source.rewriter import LOG_NAMES
+from .source.scope import LOG_NAMES
 from .source.traced_values import is_traced
 from .tracer import active_tracer
 from .user_lines import TraceError, source_of, user_frame

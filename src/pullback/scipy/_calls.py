@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..compiler.source.numpy_builders import array_like
-from ..compiler.source.rewriter import register_replacements
+from ..compiler.source.scope import register_replacements
 from ..tensor import ARRAY_REFUSED
 from . import integrate, linalg, signal, special, stats
 

@@ -114,22 +114,11 @@ from .loop_writes import any_of, first_item, int0, item_read, item_set, item_sli
 from . import pass_cache
 from .loops import convert_loops
 from .parsing import parse_function, strip_signature
-from .rewriter import (
-    RUNTIME_NAME,
-    Rewriter,
-    Scope,
-    add_prologue,
-    call_method,
-    codes_in,
-    compile_function,
-    is_higher_order,
-    is_numpy,
-    is_seeding,
-    passed_names,
-    replaceable,
-    returned_names,
-    written_names,
-)
+from .compiling import codes_in, compile_function
+from .name_uses import passed_names, returned_names, written_names
+from .nodes import RUNTIME_NAME
+from .rewriter import Rewriter, add_prologue
+from .scope import Scope, call_method, is_higher_order, is_numpy, is_seeding, replaceable
 from .entry import Entry, writable
 from .numpy_builders import as_buffer, concat_index, is_creation, new_buffer, numpy_call
 from .runtime import stored, subscript

@@ -25,7 +25,9 @@ from typing import Any
 import gast
 import numpy as np
 
-from .rewriter import Scope, _at, _is_runtime, _name, _runtime, walk, written_names
+from .name_uses import written_names
+from .nodes import _at, _is_runtime, _name, _runtime, walk
+from .scope import Scope
 
 #: what a stacked list may be given to after the loop (``stacked`` knows each)
 WHOLE = (np.stack, np.array, np.asarray, np.concatenate, sum, len)

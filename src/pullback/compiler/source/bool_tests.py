@@ -24,7 +24,8 @@ import gast
 import numpy as np
 
 from .loop_names import _loads
-from .rewriter import Scope, _at, _runtime, is_numpy, walk
+from .nodes import _at, _runtime, walk
+from .scope import Scope, is_numpy
 
 #: numpy's functions reading at an index (out of range where the test guards it)
 _INDEXING = frozenset({"take", "take_along_axis", "choose", "compress", "put",

@@ -31,7 +31,7 @@ from typing import Any
 
 import gast
 
-from .rewriter import _at, _name, _runtime, children, walk
+from .nodes import _at, _name, _runtime, children, walk
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
            gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)

@@ -10,7 +10,7 @@ import gast
 
 from .item_writes import walk_scope
 from .loop_names import _aug_assigned, _loads
-from .rewriter import _at, _name, walk
+from .nodes import _at, _name, walk
 
 
 def _in_place(body: list, carries: list) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 import gast
 
 from .item_writes import walk_scope
-from .rewriter import _at, _runtime, walk
+from .nodes import _at, _runtime, walk
 
 PREFIX = "__pb_loop_"
 #: the runtime's helpers a converted body may call (the others change outside state)

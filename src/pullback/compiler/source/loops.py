@@ -65,6 +65,8 @@ from .loop_names import (
     _static_test,
     _surely_assigned,
 )
+from .name_uses import _written_by_call
+from .nodes import _at, _name, _runtime, walk
 from .returns import (
     after_loop,
     counter_carries,
@@ -72,7 +74,7 @@ from .returns import (
     loop_return,
     one_exit,
 )
-from .rewriter import Scope, _at, _name, _runtime, _written_by_call, walk
+from .scope import Scope
 
 _ITEM = "__pb_item__"  # (a loop's item, unpacked into the loop's target in the body)
 #: calls that read the calling frame: in a new function they would read another

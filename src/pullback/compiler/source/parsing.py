@@ -14,7 +14,9 @@ from typing import Any
 
 import gast
 
-from .rewriter import _AST_LOCK, _UNKNOWN, codes_in, walk
+from .compiling import _AST_LOCK, codes_in
+from .nodes import walk
+from .scope import _UNKNOWN
 
 
 def parse_function(code: types.CodeType) -> Any:

@@ -41,9 +41,9 @@ from ..cache_files import (
     warn,
     write_new,
 )
+from .compiling import _FUTURE
 from .parsing import _function_lines
-from .rewriter import (
-    _FUTURE,
+from .scope import (
     _UNKNOWN,
     Scope,
     _user_function,

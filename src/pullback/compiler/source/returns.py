@@ -36,7 +36,7 @@ from typing import Any
 import gast
 
 from .item_writes import walk_scope
-from .rewriter import _at, _name, _runtime
+from .nodes import _at, _name, _runtime
 
 _STOPS = (gast.Break, gast.Continue)
 

@@ -34,8 +34,8 @@ from typing import Any
 import gast
 
 from ..mutations import MUTATORS, RETURNED
+from .nodes import _at, _name, _runtime, children, walk
 from .parsing import _arg_names
-from .rewriter import _at, _name, _runtime, children, walk
 
 #: original code object -> the (kind, name, what) the function reads only to change
 #: them: ("name", "step", "value"), ("name", "history", "content"), ("attr", "n", "value")
