@@ -40,8 +40,12 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
         em.names[v.id] = em.bind(value) if v.id in returned else em.literal(value)
     params = [em.name(v) for v in graph.inputs]
     body = em.statements(graph, free=True)
+    body[:0] = em.prologue
     outs = [em.bind(v) if type(v) is np.ndarray else em.literal(v) if v is not None
             else "None" for v in graph.outputs]
+    if em.plain:  # (a loop's counter returned: numpy's int, as the trace has it)
+        outs = [f"np.int64({o})" if type(v) is Var and v.id in em.plain else o
+                for o, v in zip(outs, graph.outputs)]
     body.append("return " + (", ".join(outs) + ("," if len(outs) == 1 else "") if outs else "()"))
     for v in graph.inputs:  # guards on inputs are checked first
         for k in em.guards.get(v.id, ()):

@@ -13,6 +13,7 @@ import numpy as np
 from pullback.ir import Graph, Namespace, Var, naming
 from pullback.ops import runtime as rt
 
+from .codegen_ints import plain_ints
 from .codegen_modules import ops_namespace
 from .codegen_plan import (
     _inlined_transposes,
@@ -22,7 +23,14 @@ from .codegen_plan import (
     _worth_freeing,
 )
 from .codegen_regions import REGIONS
-from .codegen_text import _NP_SCALARS, _comment, _dtype_literal, _is_chain, _plain_literal
+from .codegen_text import (
+    _NP_SCALARS,
+    _comment,
+    _dtype_literal,
+    _is_chain,
+    _number_hint,
+    _plain_literal,
+)
 from .inplace import IntoOp
 
 
@@ -39,6 +47,10 @@ class _Emitter:
         self.label = naming.GRAD_OF  # the comment over backward equations
         self.shared: dict[int, Var] = {}  # see _shared_buffers
         self.numbers: dict[tuple, str] = {}  # (dtype, number) -> its 0-d array's name
+        self.looping = 0  # how deep in loops' bodies the statements being written are
+        self.prologue: list[str] = []  # the typed scalars loops read, made once first
+        self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
+        self.plain: set | None = None  # see plain_ints
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -62,7 +74,8 @@ class _Emitter:
             inner = ", ".join(self.literal(q) for q in p)
             return f"({inner},)" if len(p) == 1 else f"({inner})"
         if tp in _NP_SCALARS:  # np.float32(...) stays a float32: not a weak Python float
-            return f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+            text = f"{_NP_SCALARS[tp]}({self.literal(p.item())})"
+            return self.scalar(p, text) if self.looping else text
         if tp is np.ndarray and p.ndim == 0 and type(p[()]) in _NP_SCALARS:
             # a 0-d array (a folded seed's 1.0) as its scalar: arithmetic reads either
             # alike (what the function returns stays an array: generate binds it)
@@ -93,13 +106,28 @@ class _Emitter:
         key = (dtype.str, repr(float(p)))  # (-0.0 is not 0.0)
         name = self.numbers.get(key)
         if name is None:
-            whole = float(p).is_integer() and abs(p) < 1e6 and key[1] != "-0.0"
-            text = repr(int(p)) if whole else key[1]
-            if len(text) > _NUMBER_CHARS or not abs(p) <= float(np.finfo(dtype).max):
+            hint = _number_hint(p, dtype)
+            if hint is None or not abs(p) <= float(np.finfo(dtype).max):
                 return self.literal(p)
-            hint = f"{dtype.kind}{dtype.itemsize * 8}_" + text.replace("e-", "e_").replace(
-                "-", "neg").replace(".", "_").replace("+", "")
             name = self.numbers[key] = self.bind(np.array(p, dtype), hint)
+        return name
+
+    def plain_ints(self) -> set:
+        """The ids of the loop counters written as Python ints (codegen_ints.py)."""
+        if self.plain is None:
+            self.plain = plain_ints(self.graph, self.guards)
+        return self.plain
+
+    def scalar(self, p: np.generic, text: str) -> str:
+        """The local name of the numpy scalar ``p`` (written ``text``) that a loop's body
+        reads: made once before the function's first statement, as ``f64_0 =
+        np.float64(0.0)`` (a call in the body costs about 70 ns on every step)."""
+        key = (p.dtype.str, text)
+        name = self.numbers.get(key)
+        if name is None:
+            hint = _number_hint(p.item(), p.dtype) or f"{p.dtype.kind}{p.dtype.itemsize * 8}"
+            name = self.numbers[key] = self.ns.fresh(hint)
+            self.prologue.append(f"{name} = {text}")
         return name
 
     def bind(self, value: Any, name_hint: str | None = None) -> str:
@@ -130,6 +158,12 @@ class _Emitter:
         """One statement per equation of ``graph`` (a region's in its own lines), with
         the user's source lines as comments; ``free``: ``del`` values after their last
         use (not inside a loop's body, whose values the next step binds again)."""
+        self.looping += not free
+        lines = self._statements(graph, free)
+        self.looping -= not free
+        return lines
+
+    def _statements(self, graph: Graph, free: bool) -> list[str]:
         self.shared.update(_shared_buffers(graph))
         last = _last_uses(graph, self.shared)
         lines: list[str] = []
@@ -234,7 +268,6 @@ _COMMUTATIVE = (np.add, np.multiply)
 #: the arithmetic whose Python numbers ``_Emitter.operands`` writes as 0-d arrays
 _ARITHMETIC = frozenset(n + into for n in ("add", "sub", "rsub", "mul", "div")
                         for into in ("", "_into"))
-_NUMBER_CHARS = 8  # the longest number written in a name (0.03125, 1e-05)
 _EXACT_INT_BITS = 53  # ints a float64 holds exactly
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from pullback.ir import Graph, Var, every_eqn, naming
 from pullback.ops.elementwise import zeros_like
 
+from .codegen_ints import int_literal
 from .codegen_items import items_in_place
 from .codegen_packs import find_packs
 from .inplace import IntoOp, owned
@@ -53,14 +54,15 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
     _name_tables(em, body)
     new_carries = _carry_names(em, body, b_carry, region)
-    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written)}"
+    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written, k)}"
              for k, (bv, c) in enumerate(zip(b_carry, carries))]
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     if length == 0 or length is None and not xs:  # (the carries stay as they came in)
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
                   for v, _ in stacked + saves]
     else:
-        sums = _sums_in_place(em, body, carries, b_carry, saves)
+        sums = _sums_in_place(em, body, carries, b_carry, saves,
+                              {bv.id: c for bv, c in zip(b_k, consts)})
         lines += _loop(em, e, body, stacked, saves, new_carries, sums)
     lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
               if _live(em, v, last)]
@@ -81,11 +83,18 @@ def _name_tables(em: Any, body: Graph) -> None:
         em.names[q.out.id] = em.name(old)
 
 
-def _start(em: Any, e: Any, init: Any, written: bool) -> str:
+def _start(em: Any, e: Any, init: Any, written: bool, k: int = -1) -> str:
     """A carry's first value: for a table the body writes items of in place, the
     initial value itself when the loop owns it (a fresh array only it reads, made in
-    the loop's own graph), else a copy of it (one per run of the loop)."""
+    the loop's own graph), else a copy of it (one per run of the loop); a counter's
+    (codegen_ints.py) as a Python int."""
+    if k >= 0 and int_literal(init) and \
+            e.params["body"].inputs[k].id in em.plain_ints():
+        return repr(int(init))
     text = em.literal(init)
+    into = em.sum_starts.get((id(e), k))
+    if into is not None:  # (a loop around adds what this one sums: it adds in place)
+        return into
     if not written:
         return text
     return text if _owned_start(_facts(em), e, init) else f"{text}.copy()"
@@ -285,7 +294,7 @@ def _walked_only(em: Any) -> set:
 
 
 def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
-                   saves: list) -> dict:
+                   saves: list, outer: dict) -> dict:
     """The carries a step adds to (``sum_ = sum_ + g_w``) whose buffer the loop owns: a
     fresh array made for it alone, never kept per step. They are added to in place,
     ``sum_ += g_w``, as a hand-written loop sums a weight's gradient: only when the
@@ -311,9 +320,48 @@ def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
         others = [a for a in q.inputs if a is not old]
         if len(others) == 1 and len(q.inputs) == 2:
             name, other = em.name(old), em.literal(others[0])
+            into = _inner_sum(em, body, others[0], reads, outer)
             for text in (f"{name} + {other}", f"{other} + {name}"):
-                lines[f"{name} = {text}"] = f"{name} += {other}"
+                lines[f"{name} = {text}"] = f"{name} = {other}" if into else \
+                    f"{name} += {other}"
+            if into:  # the inner loop adds into this sum itself: no table of zeros a step
+                em.sum_starts[into] = name
     return lines
+
+
+def _inner_sum(em: Any, body: Graph, part: Any, reads: list, outer: dict) -> tuple | None:
+    """``(id of loop, carry)`` when ``part``, which a step adds to its sum, is the sum
+    of an inner loop of the step that starts from zeros and only adds items into it
+    (``g_D`` of soft-DTW's rows): that loop may add into the outer sum itself, as a
+    hand-written loop does (no zeros copied and added per step); else None."""
+    facts = _facts(em)
+    q = facts.made.get(part.id) if type(part) is Var else None
+    if q is None or q.op.name != "scan" or not any(x is q for x in body.eqns) \
+            or reads.count(part.id) != 1:
+        return None
+    n_carry = q.params["n_carry"]
+    k = next((k for k, v in enumerate(q.outs[:n_carry]) if v is part), None)
+    inner = q.params["body"]
+    n_y = len(inner.outputs) - n_carry
+    init = q.inputs[k] if k is not None else None
+    if type(init) is not Var or facts.uses.get(init.id) != 1:
+        return None
+    init = outer.get(init.id, init)  # (made before the loop around: read as its input)
+    start = facts.made.get(init.id) if type(init) is Var else None
+    saved = q.outs[n_carry + n_y + k:n_carry + n_y + k + 1]
+    if start is None or start.op is not zeros_like or facts.uses.get(init.id) != 1 \
+            or any(facts.uses.get(v.id, 0) or v.id in facts.returned for v in saved):
+        return None
+    cur, outs = inner.inputs[k], [v for v in inner.outputs if type(v) is Var]
+    while not any(v is cur for v in outs):
+        readers = [e for e in inner.eqns if any(a is cur for a in e.inputs)]
+        if len(readers) != 1 or readers[0].op.name != "item_add" \
+                or readers[0].inputs[0] is not cur \
+                or sum(a is cur for a in readers[0].inputs) != 1:
+            return None
+        cur = readers[0].out
+    ends = [n for n, v in enumerate(inner.outputs) if v is cur]
+    return (id(q), k) if ends == [k] else None
 
 
 def _graphs(e: Any) -> list:

@@ -47,6 +47,23 @@ def _plain_literal(p: Any) -> str | None:
     return f"complex({_plain_literal(p.real)}, {_plain_literal(p.imag)})"
 
 
+_NUMBER_CHARS = 8  # the longest number written in a name (0.03125, 1e-05)
+
+
+def _number_hint(p: Any, dtype: np.dtype) -> str | None:
+    """The name of a number of ``dtype`` that says its value (``f32_1``, ``f64_neg2``,
+    ``f32_0_5``); None where the text is long (a reader would not see 1/3 in a name)."""
+    if type(p) not in (bool, int, float):
+        return None
+    text = repr(p) if type(p) is bool else repr(float(p))
+    if type(p) is not bool and float(p).is_integer() and abs(p) < 1e6 and text != "-0.0":
+        text = repr(int(p))
+    if len(text) > _NUMBER_CHARS:
+        return None
+    return f"{dtype.kind}{dtype.itemsize * 8}_" + text.replace("e-", "e_").replace(
+        "-", "neg").replace(".", "_").replace("+", "")
+
+
 def _dtype_literal(d: np.dtype) -> str | None:
     """``np.float32`` for a plain numpy dtype; None for others (byte-swapped, with
     metadata, structured, ...)."""

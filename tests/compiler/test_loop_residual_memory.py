@@ -156,7 +156,11 @@ def test_the_inner_steps_are_one_list_of_tuples_and_no_table_is_copied_a_row():
     # one append of a tuple a forward step, one unpack a reverse step
     assert len(re.findall(r"^ {12}\w+\.append\(\(", source, re.M)) == 1
     assert len(re.findall(r"^ {12}j, \w+(, \w+)+ = \w+\[i_\d+\]$", source, re.M)) == 1
-    # inside the outer loops, only the gradient's row of zeros is copied (not R, g_R)
-    assert len(re.findall(r"^ {8}\w+ = \w+\.copy\(\)$", source, re.M)) == 1
+    # inside the outer loops, no table is copied (not R, g_R, nor a row of zeros for
+    # D's gradient: the inner loop adds into the outer sum itself)
+    assert not re.findall(r"^ {8}\w+ = \w+\.copy\(\)$", source, re.M)
+    assert re.search(r"^ {8}(\w+) = (\w+)\n {8}for .*\n( {12}.*\n)* {12}\1\[", source, re.M)
+    # the counters are Python ints, as in the user's loop
+    assert re.search(r"^ {8}j = 1$", source, re.M) and "np.int64" not in source
     np.testing.assert_allclose(value, soft_dtw(D))
     np.testing.assert_allclose(grad, fd(soft_dtw, D), rtol=1e-5, atol=1e-7)
