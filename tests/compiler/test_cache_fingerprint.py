@@ -12,7 +12,6 @@ import sys
 import pytest
 
 import pullback as pb
-
 from pullback.compiler import cache_files
 
 
