@@ -29,6 +29,7 @@ import hashlib
 import json
 import marshal
 import os
+import threading
 import warnings
 import weakref
 from typing import Any, Callable, Iterator
@@ -177,8 +178,9 @@ def _generate_watched(make: Callable[[], tuple[Graph, Any]], fn_name: str, env: 
     batching rule, say) in ``_WARNED``: it is not kept, neither here nor as a whole
     variant, so that a later process warns as this one did (a warning the cache hid
     would depend on what an earlier run left in the directory). The warnings are
-    shown as they were, from where they were raised."""
-    with warnings.catch_warnings(record=True) as seen:
+    shown as they were, from where they were raised. (One thread at a time: the
+    warnings module's state is the process's, restored in the order it was saved.)"""
+    with _WATCHING, warnings.catch_warnings(record=True) as seen:
         module, meta = _generate(make, fn_name, env, options)
     for w in seen:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
@@ -187,6 +189,7 @@ def _generate_watched(make: Callable[[], tuple[Graph, Any]], fn_name: str, env: 
     return module, meta
 
 
+_WATCHING = threading.RLock()  # (a pass may generate an inner function)
 #: modules whose making warned (see ``_generate_watched``)
 _WARNED: weakref.WeakSet = weakref.WeakSet()
 
