@@ -76,6 +76,7 @@ def test_what_numpy_refused_now_differentiates(fn, monkeypatch):
     shape = dict(corpus.CASES)[fn]
     check(fn, shape)
     monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)  # the tracer alone
+    monkeypatch.setattr(pb.config, "cache_dir", None)  # (a variant kept on disk)
     pb.compiler.reset()  # (not the variant check() traced)
     with pytest.raises((RuntimeError, TypeError, pb.compiler.TraceError),
                        match="Can.t call numpy|not differentiable|mutate their inputs|in-place"):
@@ -94,6 +95,7 @@ def test_what_was_silently_wrong_is_now_right(fn, monkeypatch):
     check(fn, shape)
     x = argument(shape)
     monkeypatch.setattr(source, "rewrite", lambda fn, **kw: fn)  # the tracer alone
+    monkeypatch.setattr(pb.config, "cache_dir", None)  # (a variant kept on disk)
     pb.compiler.reset()
     with pytest.raises(ValueError) as caught:
         pb.grad(fn)(x.copy())
@@ -625,6 +627,7 @@ def test_generators_are_not_rewritten():
 
 
 def test_each_code_object_is_parsed_once_and_never_on_cache_hits(monkeypatch):
+    monkeypatch.setattr(pb.config, "cache_dir", None)  # (kept on disk: never parsed)
     parses, real = [], gast.parse
     monkeypatch.setattr(gast, "parse", lambda *a, **k: parses.append(a) or real(*a, **k))
 

@@ -28,6 +28,7 @@ def _newton(a: np.ndarray) -> np.ndarray:
 def _both(fn: object, monkeypatch: pytest.MonkeyPatch, spy: str = "_loop_runner") -> tuple:
     """``fn()`` with every loop run per step, then as one generated loop (made by
     ``spy``: every scan's, or the rest of every while loop's)."""
+    monkeypatch.setattr(pb.config, "cache_dir", None)  # (a variant kept on disk: no trace)
     monkeypatch.setattr(regions, "WHOLE_LOOP_FROM", 10 ** 9)
     per_step = fn()
     pb.compiler.reset()  # (front doors made from now on trace afresh)

@@ -29,6 +29,9 @@ import hashlib
 import json
 import marshal
 import os
+import threading
+import warnings
+import weakref
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -144,8 +147,8 @@ def generated_with(graph: Graph, door: tuple, fn_name: str, env: dict,
         STATS["hits"] += 1
         return found
     STATS["misses"] += 1
-    module, meta = _generate(make, fn_name, env, codegen)
-    places = _places(module, graph, env)
+    module, meta = _generate_watched(make, fn_name, env, codegen)
+    places = None if module in _WARNED else _places(module, graph, env)
     if places is not None:
         try:
             _write(directory, key, secret, module, places, meta)
@@ -167,6 +170,33 @@ def _generate(make: Callable[[], tuple[Graph, Any]], fn_name: str, env: dict,
     module = codegen_module.generate(graph, fn_name, env, **options)
     strip_values(graph)
     return module, meta
+
+
+def _generate_watched(make: Callable[[], tuple[Graph, Any]], fn_name: str, env: dict,
+                     options: dict) -> tuple[Module, Any]:
+    """``_generate``, noting a module whose making warned (a vmap's op without a
+    batching rule, say) in ``_WARNED``: it is not kept, neither here nor as a whole
+    variant, so that a later process warns as this one did (a warning the cache hid
+    would depend on what an earlier run left in the directory). The warnings are
+    shown as they were, from where they were raised. (One thread at a time: the
+    warnings module's state is the process's, restored in the order it was saved.)"""
+    with _WATCHING, warnings.catch_warnings(record=True) as seen:
+        module, meta = _generate(make, fn_name, env, options)
+    for w in seen:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if seen:
+        _WARNED.add(module)
+    return module, meta
+
+
+_WATCHING = threading.RLock()  # (a pass may generate an inner function)
+#: modules whose making warned (see ``_generate_watched``)
+_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def warned(module: Module) -> bool:
+    """Whether making ``module`` warned: a whole variant with it is not kept either."""
+    return module in _WARNED
 
 
 # ------------------------------------------------------------ read, write
@@ -283,4 +313,4 @@ def _find(place: list, graph: Graph | None) -> Any:
 
 
 __all__ = ["generated", "generated_with", "key_of", "literal_place", "place_value",
-           "canonical_text", "versions", "STATS"]
+           "canonical_text", "versions", "warned", "STATS"]

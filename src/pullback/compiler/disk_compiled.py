@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import types
 from typing import Any, Callable
 
 from ..autograd.grad_mode import STATE
 from ..ir import every_eqn
 from ..settings import config
 from .cache_files import Refused
+from .disk_cache import warned
 from .disk_variants import (
     NotPortable,
     _refused,
@@ -45,9 +47,11 @@ from .trace import Traced
 def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
     """The entry's name for compiled ``fn`` (``target``: a module's description, or
     None) called on ``args``; ``NotPortable`` when something is not plain."""
-    code = getattr(fn, "__func__", fn).__code__
-    return key_of(getattr(fn, "__func__", fn), ("compile", how, STATE.grad_enabled,
-                                                 code_hash(code), json.dumps(target)), args)
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):  # (another door's function, a vmap of
+        raise NotPortable(type(fn).__name__)    # one say: its settings are not in a key)
+    return key_of(fn, ("compile", how, STATE.grad_enabled, code_hash(fn.__code__),
+                       json.dumps(target)), args)
 
 
 def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
@@ -76,7 +80,7 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
     tensors' dotted names by id."""
     if traced.guards or traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or not all(id(t) in names for t in traced.captures) \
-            or not all(e.op.pure for e in every_eqn(traced.graph)):
+            or not all(e.op.pure for e in every_eqn(traced.graph)) or warned(module):
         return None  # (a print or callback: a kept variant's graph has no equations, and
         # jacrev's batched rows run the forward again only for pure ones)
     try:
@@ -109,6 +113,8 @@ def load_backward(key: str, needs: tuple, present: tuple) -> Any:
 
 
 def store_backward(key: str, needs: tuple, present: tuple, module: Any, graph: Any) -> None:
+    if warned(module):
+        return
     bkey = backward_key(key, needs, present)
     try:
         fields = entry_fields(bkey, module, graph)

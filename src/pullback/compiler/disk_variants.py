@@ -49,7 +49,7 @@ from ..user_code import is_user_code
 from .cache import plain_key
 from .cache_files import Refused, mac_line, open_directory, read_signed, versions, warn, write_new
 from .captured import CapturedGuards, _user_type, check_code, collect
-from .disk_cache import literal_place, place_value
+from .disk_cache import literal_place, place_value, warned
 from .trace import Traced, param_names
 
 FORMAT = 2  # this file layout's version, part of the key
@@ -307,7 +307,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
-            or reads_outside(fn, traced.captured):
+            or warned(module) or reads_outside(fn, traced.captured):
         return
     try:
         key = key_of(fn, door, args)
