@@ -56,8 +56,9 @@ def chain(h, *ws):
 def _sources(f, *args, argnums=0) -> str:
     seen: list = []
     codegen.on_new_module(seen.append)
-    try:
-        pb.value_and_grad(f, argnums=argnums)(*args)
+    try:  # (no persistent cache: a module read from disk is no new module)
+        with pb.config.override(cache_dir=None):
+            pb.value_and_grad(f, argnums=argnums)(*args)
     finally:
         codegen.on_new_module(None)
     return "\n".join(m.source for m in seen)

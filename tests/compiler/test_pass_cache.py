@@ -103,6 +103,25 @@ def test_a_changed_global_runs_the_pass_again(cache_dir, monkeypatch):
     np.testing.assert_allclose(pb.grad(lambda v: uses_helper(v).sum())(x), 2 * np.cos(x))
 
 
+def unrolls(x):
+    hist = []
+    for _ in range(3):
+        x = np.sin(x)
+        hist.append(x)  # (read as a list afterwards: the loop stays as written)
+    return sum(h.sum() for h in hist[:2])
+
+
+def test_the_loops_left_as_written_are_listed_after_a_cache_hit(cache_dir, monkeypatch):
+    # the pass's reasons come with its output: inspect lists them in a later process too
+    for _ in range(2):
+        source._CODES.pop(unrolls.__code__, None)
+        source.REFUSED.pop(unrolls.__code__, None)
+        assert source.convert(unrolls) is not None
+        (why,) = source.REFUSED[unrolls.__code__]
+        assert "loop unrolled: it calls hist.append()" in why
+    assert pass_cache.STATS["hits"] == 1
+
+
 @pytest.mark.parametrize("which", [".pass", ".passcode"])
 def test_a_tampered_file_is_ignored_with_one_warning(cache_dir, monkeypatch, which):
     _convert_afresh(monkeypatch)

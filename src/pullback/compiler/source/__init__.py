@@ -327,7 +327,10 @@ def _convert_code(fn: types.FunctionType) -> types.CodeType | None:
 
 def _record(code: types.CodeType, saved: pass_cache.Saved) -> types.CodeType | None:
     """The pass's side outputs for ``code`` kept (which codes are ours, the state it
-    changes, its loops' int bounds); its new code."""
+    changes, its loops' int bounds, the loops it left and why); its new code."""
+    if saved.refused:
+        REFUSED[code] = tuple(f"{code.co_filename}:{line}: loop unrolled: {why}"
+                              for line, why in saved.refused)
     new = saved.code
     if new is None:
         return None
@@ -355,20 +358,18 @@ def _run_pass(fn: types.FunctionType) -> tuple | None:
     state_changed, updates = rewrite_state(node)  # (changes to outside state: replayed)
     looped, bounds, refused = convert_loops(node, scope) \
         if isinstance(node, gast.FunctionDef) else (False, (), ())
-    if refused:
-        REFUSED[code] = tuple(f"{code.co_filename}:{line}: loop unrolled: {why}"
-                              for line, why in refused)
     rewriter = Rewriter(scope, written | passed | returned_names(node))
     rewriter.changed |= state_changed | looped
     node = rewriter.visit(node)
     if isinstance(node, gast.FunctionDef):
         rewriter.changed |= add_prologue(node, written | passed)
+    refused = tuple((line, why) for line, why in refused)
     if not rewriter.changed:
-        return scope, pass_cache.Saved(None, False, (), frozenset())
+        return scope, pass_cache.Saved(None, False, (), frozenset(), refused)
     new = compile_function(node, fn)
     if not _same_names(code, new, looped):  # the file changed since it was imported
         return None
-    return scope, pass_cache.Saved(new, looped, tuple(bounds), updates)
+    return scope, pass_cache.Saved(new, looped, tuple(bounds), updates, refused)
 
 
 def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) -> bool:

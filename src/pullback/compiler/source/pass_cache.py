@@ -53,7 +53,7 @@ from .scope import (
     replaceable,
 )
 
-FORMAT = 1  # this file layout's version, part of the key
+FORMAT = 2  # this file layout's version, part of the key
 #: what this process did: ``hits`` (the pass skipped), ``misses``, ``writes``,
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
@@ -62,11 +62,13 @@ STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
 class Saved(NamedTuple):
     """A pass's output: the rewritten code (None: nothing to rewrite), whether loops
     became functions, the positions of int arguments bounding converted loops, and the
-    ``UPDATES`` entry."""
+    ``UPDATES`` entry, and the loops left as written: ``(line, why)`` pairs, which
+    ``pb.compiler.inspect`` lists)."""
     code: types.CodeType | None
     looped: bool
     bounds: tuple
     updates: frozenset
+    refused: tuple = ()
 
 
 #: ``load``'s answer for an entry that is refused (not to be written over)
@@ -131,7 +133,8 @@ def load(fn: types.FunctionType, key: str) -> Saved | None:
         return None
     STATS["hits"] += 1
     return Saved(marshal.loads(code) if fields["rewritten"] else None, fields["looped"],
-                 tuple(fields["bounds"]), frozenset(tuple(u) for u in fields["updates"]))
+                 tuple(fields["bounds"]), frozenset(tuple(u) for u in fields["updates"]),
+                 tuple((line, why) for line, why in fields["refused"]))
 
 
 def _read(path: str, key: str, secret: bytes) -> tuple:
@@ -154,6 +157,7 @@ def store(key: str, scope: Scope, saved: Saved) -> None:
     directory = config.cache_dir
     fields = {"key": key, "rewritten": saved.code is not None, "looped": saved.looped,
               "bounds": list(saved.bounds), "updates": sorted(saved.updates, key=repr),
+              "refused": [list(r) for r in saved.refused],
               "imports": scope.imports,
               "seen": {name: describe(v) for name, v in scope.seen.items()}}
     header = b"# " + json.dumps(fields).encode()
