@@ -130,6 +130,8 @@ class GradFunction:
         self.cache = cache_for(fn, (self.how, argnums, has_aux))
         self._single = not has_aux and not isinstance(argnums, tuple)  # one gradient
         self._nums: dict[int, tuple] = {}
+        # bound once, as every call passes them (the cache's call, this door's aside)
+        self._cached, self._aside_bound = self.cache.call, self._aside
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -154,7 +156,7 @@ class GradFunction:
             return self._eager(args, self._argnums(len(args)))
         if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
             return self.fallback(args)        # names the failing op's forward call
-        return self.cache.call(self, args, self._aside)
+        return self._cached(self, args, self._aside_bound)
 
     def _aside(self, args: tuple) -> Any:
         """A call past the cache's hot path (arrays only: no graph): run eagerly on
