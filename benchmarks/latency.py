@@ -18,6 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +139,14 @@ def _hit_doors(pb) -> dict[str, tuple[Callable, bool]]:
                 False)}
 
 
+def _generated_globals(cf: Any) -> dict:
+    """The names the generated source reads (``np``, its bound constants: ``f32_2``), from
+    the module of the door's one variant."""
+    variant = next(iter(cf.cache.entries.values()))[0]
+    module = getattr(variant, "module", None) or variant.forward
+    return dict(module.fn.__globals__)
+
+
 def cache_hit(result: Latency, calls: int, rounds: int) -> None:
     """Each door's call against the very function it runs (its generated source, from
     ``pb.compiler.inspect``, exec'd on its own): what a hit adds."""
@@ -155,7 +164,7 @@ def cache_hit(result: Latency, calls: int, rounds: int) -> None:
                 cf = make(_fresh(source, name, {"pb": pb}))
                 cf(*args)
                 generated = pb.compiler.inspect(cf, *args).forward
-                plain = _fresh(generated, generated.split("(")[0][4:], {"np": np})
+                plain = _fresh(generated, generated.split("(")[0][4:], _generated_globals(cf))
                 extra = (np.float32(1),) * (plain.__code__.co_argcount - n)  # g_out
                 t_hit = _median_time(cf, args, calls, rounds)
             except Exception as e:  # noqa: BLE001 - reported, not fatal

@@ -119,3 +119,38 @@ def test_a_hit_makes_its_result_as_tensor_make_does_in_inference_mode_too():
                 assert type(out.numpy()) is np.ndarray and out.numpy().shape == ()
     out.add_(1)  # its own version counter
     assert out._version == 1 and cf(x)._version == 0
+
+
+SCALE = 2.0
+
+
+def scaled_mlp(w, b, x):
+    return (pb.tanh(x @ w + b) * SCALE).sum()
+
+
+def test_value_and_grad_of_a_params_tuple_misses_on_any_change_after_hits():
+    """The hot path of ``value_and_grad(f, argnums=(0, 1))`` on arrays: a hit returns the
+    value as an array and a tuple of gradients; a changed dtype, shape or class misses; a
+    Tensor that requires grad among the arrays runs eagerly (its gradient keeps a graph);
+    a changed global retraces."""
+    global SCALE
+    w, b, x = RNG.standard_normal((3, 2)), RNG.standard_normal(2), RNG.standard_normal((4, 3))
+    vg = pb.value_and_grad(scaled_mlp, argnums=(0, 1))
+    want = vg(w, b, x)
+    for _ in range(2):
+        value, grads = vg(w, b, x)
+        assert type(value) is np.ndarray and type(grads) is tuple and len(grads) == 2
+        np.testing.assert_allclose(value, want[0])
+    assert vg.cache.info.hits == 2 and vg.cache.info.misses == 1
+    vg(w.astype(np.float32), b.astype(np.float32), x.astype(np.float32))
+    vg(w, b, x[:2])
+    assert vg.cache.info.misses == 3
+    t = pb.tensor(b, requires_grad=True)
+    value, (gw, gb) = vg(w, t, x)
+    assert gb.requires_grad and vg.cache.info.misses == 3  # eager: no variant
+    SCALE = 3.0
+    try:
+        value, _ = vg(w, b, x)
+    finally:
+        SCALE = 2.0
+    np.testing.assert_allclose(value, want[0] * 1.5)

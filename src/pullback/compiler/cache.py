@@ -275,10 +275,12 @@ class Cache:
         else:
             check_maxsize(self.maxsize, "maxsize")
 
-    def call(self, door: FrontDoor, args: tuple) -> Any:
+    def call(self, door: FrontDoor, args: tuple, aside: Any = None) -> Any:
         """One call of ``door``'s function: the first of the key's variants whose guards
         hold, else a new variant, else (after ``config.recompile_limit`` of them) eager
-        execution.
+        execution. ``aside(args)``, when given, runs on a call that finds no hot path: a
+        door's own run of a call the cache must not take (tensors with a graph), or None
+        (a check that a hot hit, every argument an array, makes needless).
 
         The hot path, a hit on arguments that are all arrays (or all Tensors), takes no
         lock: the key is read in C (in the first argument's kind: a call mixing kinds
@@ -287,15 +289,16 @@ class Cache:
         one C call (``move_to_end`` on such a key runs no Python code, so no other
         thread runs in the middle of it)."""
         hot = _HOT_KEYS.get(type(args[0])) if args else None
-        if hot is None:
-            return self._call(door, args)
-        try:  # (the first argument's kind of key, which the others may not have)
-            key = (STATE.grad_enabled, *map(hot, args))
-            fast = self.hot.get(key)
-        except (AttributeError, TypeError):
-            return self._call(door, args)
+        fast = None
+        if hot is not None:
+            try:  # (the first argument's kind of key, which the others may not have)
+                key = (STATE.grad_enabled, *map(hot, args))
+                fast = self.hot.get(key)
+            except (AttributeError, TypeError):
+                pass
         if fast is None:
-            return self._call(door, args)
+            out = None if aside is None else aside(args)
+            return self._call(door, args) if out is None else out
         try:
             out = fast(args)
         except GuardFailed as e:

@@ -247,6 +247,9 @@ def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool,
     an array, as ``_package`` makes it, and so the gradients at ``scalars``, the 0-d
     ones, which generated code may return as numpy scalars; the others are arrays),
     else the one gradient as it comes."""
+    if tupled and with_value and not scalars:
+        return _fast_value_and_grads(fn, seed, check)
+
     def fast(args: tuple) -> Any:
         if check is not None and not check(args):
             raise GuardFailed(CAPTURED)
@@ -261,6 +264,18 @@ def fast_grad(fn: Any, seed: Any, check: Any, with_value: bool, tupled: bool,
                 grads[k] = np.asarray(grads[k])
             grads = tuple(grads)
         return (np.asarray(result[0]), grads) if with_value else grads
+    return fast
+
+
+def _fast_value_and_grads(fn: Any, seed: Any, check: Any) -> Any:
+    """``fast_grad``'s most common case, ``value_and_grad`` with a tuple of ``argnums``
+    and no 0-d gradient, testing nothing else."""
+    def fast(args: tuple) -> Any:
+        if check is not None and not check(args):
+            raise GuardFailed(CAPTURED)
+        result = fn(*args, seed) if INSIDE.get() else \
+            (getattr(THREAD, "ctx", None) or context()).run(fn, *args, seed)
+        return np.asarray(result[0]), result[1:]
     return fast
 
 

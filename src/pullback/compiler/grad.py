@@ -130,6 +130,8 @@ class GradFunction:
         self.cache = cache_for(fn, (self.how, argnums, has_aux))
         self._single = not has_aux and not isinstance(argnums, tuple)  # one gradient
         self._nums: dict[int, tuple] = {}
+        # bound once, as every call passes them (the cache's call, this door's aside)
+        self._cached, self._aside_bound = self.cache.call, self._aside
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -154,12 +156,17 @@ class GradFunction:
             return self._eager(args, self._argnums(len(args)))
         if anomaly_mode.is_anomaly_enabled():  # no nodes in generated code: eager autograd
             return self.fallback(args)        # names the failing op's forward call
+        return self._cached(self, args, self._aside_bound)
+
+    def _aside(self, args: tuple) -> Any:
+        """A call past the cache's hot path (arrays only: no graph): run eagerly on
+        tensors that require grad (differentiable results), else None (the cache's)."""
         if may_hold_graph(args):
             for a in args:
                 if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
                                               or a._fw_tangent is not None):
                     return self._eager(args, self._argnums(len(args)))
-        return self.cache.call(self, args)
+        return None
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
         """Decorating a method: the instance is argument 0 (count it in ``argnums``)."""
