@@ -42,7 +42,7 @@ from pullback.settings import config
 
 from .native_body import loop_source
 from .native_source import REGRID, _lines
-from .regions import scan_parts
+from .regions import reverse_body, scan_parts
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
 MAX_ELEMENTS = 4096  # larger products and sums: numpy's vectorised loops and BLAS win
@@ -84,9 +84,13 @@ def _native(e: Eqn, read: set) -> Eqn:
 
 def why_not(e: Eqn) -> str | None:
     """Why the scan ``e`` stays a Python loop (None: it can be native)."""
-    body = e.params["body"]
     if e.params.get("remat"):
         return "checkpointed (remat)"
+    return _why_not_body(e.params["body"])
+
+
+def _why_not_body(body: Graph) -> str | None:
+    """Why a scan over ``body`` stays a Python loop (None: it can be native)."""
     values = list(body.inputs) + [v for b in body.eqns for v in b.outs]
     dtypes = {v.dtype for v in values if v.dtype.kind != "b"}
     if dtypes not in DTYPES:
@@ -114,16 +118,32 @@ def why_not(e: Eqn) -> str | None:
 
 def notes(graph: Graph) -> tuple:
     """With ``config.native_loops``: per scan of ``graph`` (its forward loops),
-    ``"file:line: native"`` or ``"file:line: Python loop: why"`` (pb.compiler.inspect)."""
+    ``"file:line: native"`` or ``"file:line: Python loop: why"``; per while loop (a
+    Python loop forward), the same of its reverse loop: ``"file:line: reverse loop:
+    native"`` or ``"file:line: reverse loop: Python loop: why"`` (pb.compiler.inspect)."""
     if not config.native_loops:
         return ()
     out = []
     for e in graph.eqns:
-        if e.op.name == "scan":
-            where = f"{e.src.filename}:{e.src.lineno}" if e.src is not None else "scan"
-            why = why_not(e) if AVAILABLE else "numba is not installed"
-            out.append(f"{where}: native" if why is None else f"{where}: Python loop: {why}")
+        if e.op.name not in ("scan", "while"):
+            continue
+        where = f"{e.src.filename}:{e.src.lineno}" if e.src is not None else e.op.name
+        why = "numba is not installed" if not AVAILABLE else why_not(e) \
+            if e.op.name == "scan" else _why_not_reverse(e)
+        if e.op.name == "while":
+            where += ": reverse loop"
+        out.append(f"{where}: native" if why is None else f"{where}: Python loop: {why}")
     return tuple(out)
+
+
+def _why_not_reverse(e: Eqn) -> str | None:
+    """Why the reverse loop of the while loop ``e`` (a scan over its body's adjoint,
+    as long as the loop ran) stays a Python loop (None: it can be native)."""
+    try:
+        rev = reverse_body(e.params["body"], e.params["n_carry"], 0)
+    except Exception as err:  # (a body the adjoint refuses: no reverse loop to run)
+        return f"its body has no adjoint ({type(err).__name__})"
+    return _why_not_body(rev.graph)
 
 
 class NativeLoop:

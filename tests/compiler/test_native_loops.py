@@ -93,8 +93,26 @@ def test_a_while_loops_reverse_is_native():
     a = np.array([2.0, 3.0, 5.0])
     got, want, info = _both(newton, a, argnums=0)
     assert "native_loop(" in info.forward and "while True:" in info.forward
+    assert info.native == (f"{__file__}:52: reverse loop: native",)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     np.testing.assert_allclose(got[1], 0.5 / np.sqrt(a), rtol=1e-8)
+
+
+def test_inspect_says_why_a_while_loops_reverse_stays_a_python_loop():
+    def stops(a):
+        x, k = a, 0
+        while k < 20:
+            x = np.sin(x) + 0.3 * a
+            if np.abs(x).max() > 3.0:
+                return x.sum() * 2
+            k += 1
+        return x.sum()
+
+    got, want, info = _both(stops, np.array([1.0, 2.0]), argnums=0)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert len(info.native) == 1 and ": reverse loop: Python loop: its body uses amax" \
+        in info.native[0]
+    assert "native_loop(" not in info.forward
 
 
 def test_what_it_cannot_write_stays_a_python_loop_and_inspect_says_why():

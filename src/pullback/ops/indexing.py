@@ -94,21 +94,23 @@ index_select_op = defop(
 fill_op = defop("new_zeros", lambda like, value, shape: np.full(shape, value, np.result_type(
     like)), fresh=True, template="np.full({shape}, {value}, {0}.dtype)",
     batch=batching.example_shaped)
-def _index_add_batch(op, inputs, batched, dim, alpha):
-    """index_add over a batch: every example's rows of x one after the other, each
+def _index_into_batch(op, inputs, batched, dim, **params):
+    """index_add/index_copy/index_fill over a batch (inputs ``x, index`` and, but for
+    index_fill, ``source``): every example's rows of x one after the other, each
     example's indices offset by its start (x and source as batched views if not)."""
-    (x, index, source), size = inputs, batching.size_of(inputs, batched)
-    x, source = (a if b else batching.with_batch(a, size)
-                 for a, b in ((x, batched[0]), (source, batched[2])))
+    (x, index, *source), size = inputs, batching.size_of(inputs, batched)
+    x, *source = (a if b else batching.with_batch(a, size)
+                  for a, b in zip((x, *source), batched[:1] + batched[2:]))
     d = batching.shift(dim, x.ndim - 1)
     if not batched[1]:
-        return op(x, index, source, dim=d, alpha=alpha)
-    front, src = batching.moved(x, d, 1), batching.moved(source, d, 1)
-    n, k = front.shape[1], src.shape[1]
+        return op(x, index, *source, dim=d, **params)
+    front, src = batching.moved(x, d, 1), [batching.moved(a, d, 1) for a in source]
+    n, k = front.shape[1], index.shape[1]
     starts = np.arange(size, dtype=np.int64).reshape(size, 1) * n
     out = op(reshape_op(front, shape=(size * n,) + tuple(front.shape[2:])),
              reshape_op(add_op(index, starts), shape=(-1,)),
-             reshape_op(src, shape=(size * k,) + tuple(src.shape[2:])), dim=0, alpha=alpha)
+             *[reshape_op(a, shape=(size * k,) + tuple(a.shape[2:])) for a in src],
+             dim=0, **params)
     return batching.moved(reshape_op(out, shape=tuple(front.shape)), 1, d)
 
 
@@ -117,19 +119,21 @@ index_add_op = defop(
     uses=("", "", "index"), fresh=True, template=_print_index_add,
     vjp=(lambda g, out, x, index, source, dim, alpha: g, None,
          lambda g, out, x, index, source, dim, alpha: _scaled(
-             index_select_op(g, index, dim=dim), alpha)), batch=_index_add_batch)
+             index_select_op(g, index, dim=dim), alpha)), batch=_index_into_batch)
 index_fill_op = defop(
     "index_fill", _index_fill, "IndexFillBackward0", torch_args=("self", "index"),
     uses=("index", ""), fresh=True,
     template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, "
                                f"{lit(e.params['value'])})",
-    vjp=(lambda g, out, x, index, dim, value: index_fill_op(g, index, dim=dim, value=0), None))
+    vjp=(lambda g, out, x, index, dim, value: index_fill_op(g, index, dim=dim, value=0), None),
+    batch=_index_into_batch)
 index_copy_op = defop(
     "index_copy", _index_copy, "IndexCopyBackward0", torch_args=("self", "index", "source"),
     uses=("index", "", "index"), fresh=True,
     template=lambda e, a, lit: f"rt.index_copy({a[0]}, {e.params['dim']}, {a[1]}, {a[2]})",
     vjp=(lambda g, out, x, index, source, dim: index_fill_op(g, index, dim=dim, value=0), None,
-         lambda g, out, x, index, source, dim: index_select_op(g, index, dim=dim)))
+         lambda g, out, x, index, source, dim: index_select_op(g, index, dim=dim)),
+    batch=_index_into_batch)
 
 
 def _grid(index, dim):
