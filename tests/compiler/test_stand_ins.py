@@ -61,6 +61,20 @@ def test_a_loop_nothing_reads_runs_once(_short: list) -> None:
     assert _short  # (the trace left stand-ins)
 
 
+def test_nested_loops_count_their_inner_steps(_short: list, monkeypatch) -> None:
+    # 3 rows of 3 cells: no loop reaches 10 steps, the outer one runs 12 (9 + 3)
+    monkeypatch.setattr(control_flow, "STAND_IN_FROM", 10)
+
+    def table(w):
+        R = np.zeros((4, 4))
+        for i in range(1, 4):
+            for j in range(1, 4):
+                R[i, j] = np.tanh(R[i - 1, j] * w[0, 0] + R[i, j - 1] * w[1, 1] + w[i - 1, j - 1])
+        return R[3, 3] + np.sum(R * R)
+    _check(table)
+    assert _short  # (the outer loop left stand-ins)
+
+
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_branch_on_the_loop_reads_its_values(sign: float) -> None:
     def f(w):

@@ -248,7 +248,8 @@ def _closed(graph: Graph, outer: list) -> Graph:
                          outputs=outputs)
 
 
-#: from this many steps a scan traced for a front door computes nothing at trace time
+#: from this many steps (a nested scan's counted: ``_steps``) a scan traced for a front
+#: door computes nothing at trace time
 #: (``Tracer.may_stand_in``): its outputs are stand-ins until the trace ends, when the
 #: call runs the generated code, the loop's only run; a trace that reads a stand-in
 #: (a Python value, a guard, a print) is made again on the real values
@@ -320,7 +321,8 @@ def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n
     else:
         # one op on this call's Tensors: every tracer records it as one equation, and
         # its node gives an eager backward (which a nested transform may run) the loop
-        stand_in = n >= STAND_IN_FROM and len(tracers) == 1 and tracers[0].may_stand_in
+        stand_in = _steps(graph, n) >= STAND_IN_FROM and len(tracers) == 1 \
+            and tracers[0].may_stand_in
         with standing_in(stand_in):
             values = scan_op(*args, body=graph, length=n, n_carry=n_c, n_xs=n_x,
                              reverse=reverse)
@@ -328,6 +330,14 @@ def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n
             tracers[0].stood_in(values)
         carries, ys = list(values[:n_c]), list(values[n_c:n_c + n_y])
     return tree_unflatten(c_tree, carries), tree_unflatten(y_tree, ys)
+
+
+def _steps(body: Graph, n: int) -> int:
+    """The steps a scan of ``n`` steps over ``body`` runs, its nested scans' steps
+    counted (soft-DTW's 100 rows of 100 cells: 10,100), for ``STAND_IN_FROM``."""
+    inner = sum(_steps(e.params["body"], e.params["length"]) for e in body.eqns
+                if e.op.name == "scan")
+    return n * (1 + inner)
 
 
 def _blocked(fn: str, graph: Graph, args: list, n: int, n_c: int, n_x: int, n_y: int,
