@@ -93,37 +93,3 @@ def test_explicit_while_loop_gradient_batched():
         np.testing.assert_allclose(pb.vmap(pb.grad(root))(a), 0.5 / np.sqrt(a), rtol=1e-9)
         np.testing.assert_allclose(pb.vmap(pb.hessian(root))(a), -0.25 * a ** -1.5,
                                    rtol=1e-7)
-
-
-def early_return(a):
-    x = a
-    for _ in range(12):
-        x = 1.5 * x + 0.1 * np.sin(a)
-        if x > 2.0:
-            return x * x * a
-    return np.cos(x) * a
-
-
-def early_return_while(a):
-    x, k = a, 0
-    while k < 12:
-        x = 1.5 * x + 0.1 * np.sin(a)
-        if x > 2.0:
-            return x * x * a
-        k += 1
-    return np.cos(x) * a
-
-
-@pytest.mark.parametrize("f", [early_return, early_return_while], ids=["for", "while"])
-def test_early_return_batched_under_grad_and_hessian(f):
-    a = np.array([1.9, 1.1, 0.5, 0.07, 0.01])  # returns at steps 0, 1, 3, 7, after the loop
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the if after the loop is a cond: no per-example run
-        grads = pb.vmap(pb.grad(f))(a)
-        second = pb.vmap(pb.hessian(f))(a)
-    np.testing.assert_allclose(grads, [pb.grad(f)(v) for v in a], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(grads, [_central(f, v) for v in a], rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(second, [pb.hessian(f)(v) for v in a], rtol=1e-9, atol=1e-12)
-    g = pb.grad(f)
-    np.testing.assert_allclose(second, [_central(g, v, 1e-5) for v in a], rtol=1e-4,
-                               atol=1e-6)

@@ -572,11 +572,8 @@ def _region_items(body: Callable, getters: tuple, init: list, args: tuple,
 
 def _region_if(test: Any, then: Callable, orelse: Callable, getters: tuple,
                init: list) -> tuple | None:
-    # (a transform inside a trace too, as ``pb.grad`` inside ``pb.vmap``'s: its branches
-    # write no items (``loops.py`` refuses those), so eager autograd takes the cond as it
-    # is; the ``if`` that picks an early return after a loop then batches)
     if not record.TRACING or not isinstance(test, Tensor) or test._data.shape != () \
-            or not in_traced_entry(True):
+            or not in_traced_entry():
         return None
     tracers = active_tracers()
     if not tracers:
