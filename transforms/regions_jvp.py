@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pullback.ir import Graph, Var, naming
+from pullback.ir import Graph, Var, every_eqn, naming
 from pullback.ops import OPS
 from pullback.ops.elementwise import zeros_like
 
@@ -40,8 +40,11 @@ def scan_jvp(tangents: list, out: tuple, inputs: tuple, body: Graph, length: int
              n_carry: int, n_xs: int, reverse: bool, remat: bool = False) -> Any:
     """The tangents of a scan's outputs (None for those of no float value), from one
     scan over the body's tangent; NotImplemented (the transposed rule) for a body with
-    an output that is not a value of its own."""
-    if not all(isinstance(v, Var) for v in body.outputs):
+    an output that is not a value of its own, or that holds a branch (a loop with an
+    early return: under jacfwd's batched columns its tangent came out unbatched, numpy
+    fuzz seed 1254; the transposed rule is right there)."""
+    if not all(isinstance(v, Var) for v in body.outputs) \
+            or any(e.op.name == "switch" for e in every_eqn(body)):
         return NotImplemented
     carries, xs, consts = scan_parts(inputs, n_carry, n_xs)
     t_c, t_x, t_k = scan_parts(tuple(tangents), n_carry, n_xs)

@@ -93,3 +93,26 @@ def test_explicit_while_loop_gradient_batched():
         np.testing.assert_allclose(pb.vmap(pb.grad(root))(a), 0.5 / np.sqrt(a), rtol=1e-9)
         np.testing.assert_allclose(pb.vmap(pb.hessian(root))(a), -0.25 * a ** -1.5,
                                    rtol=1e-7)
+
+
+def _stops_on_a_row(v):
+    h = v * 0.5
+    rs = np.stack([v * 0.5, v, v * 1.5, v * 2.0])
+    for r in rs:
+        h = np.tanh(h) * 0.9 + v * 0.4
+        if np.sum(h) > 1.0:
+            return h * (r + 1.5)
+        h = h + 0.1
+    return h
+
+
+def test_hessian_of_a_loop_returning_a_walked_row_early() -> None:
+    # numpy fuzz seed 1254: converting the if that picks the return inside jacfwd's trace
+    # (for vmap of grad), and scan's own tangent rule over a body holding that branch,
+    # gave an internal IndexError in jacfwd's batched columns
+    def f(x):
+        return np.sum(_stops_on_a_row(x)) * -1.25
+    for x in (-0.5386882840457385, 0.9):  # (the seed's point, and one failing since vmapstop)
+        x = np.float64(x)
+        want = (pb.grad(f)(x + 1e-5) - pb.grad(f)(x - 1e-5)) / 2e-5
+        assert float(pb.hessian(f)(x)) == pytest.approx(want, rel=1e-5, abs=1e-8)
