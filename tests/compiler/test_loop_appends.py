@@ -148,6 +148,16 @@ def appends_a_named_view_then_writes_it(x):
     return np.sum(np.stack(hs) ** 2)
 
 
+def appends_an_unpacked_row_then_writes_it(x):
+    R = np.zeros((4, 2)) + x
+    hs = []
+    for i in range(1, 4):
+        a, b = R[i - 1], R[i]  # (a tuple's names: each a view of R)
+        hs.append(a)
+        R[i - 1] = R[i - 1] * 2.0 + b
+    return np.sum(np.stack(hs) * np.arange(1.0, 7.0).reshape(3, 2))
+
+
 def appends_then_adds_in_place(x):
     h = x * 1.0
     hs = []
@@ -159,6 +169,7 @@ def appends_then_adds_in_place(x):
 
 @pytest.mark.parametrize("f", [appends_a_row_then_writes_it,
                                appends_a_named_view_then_writes_it,
+                               appends_an_unpacked_row_then_writes_it,
                                appends_then_adds_in_place])
 def test_an_appended_array_written_later_keeps_numpys_list(f) -> None:
     # a converted loop stacks each step's value; numpy's list holds the arrays, which

@@ -182,8 +182,8 @@ def _written(fn: Any) -> set:
 def _aliases(fn: Any) -> dict:
     """Name -> the names whose arrays it may share memory with, from the function's
     assignments ``a = expr`` (to a fixed point: ``a = R[i]; b = a.T``)."""
-    pairs = [(t.id, n.value) for n in walk(fn) if isinstance(n, gast.Assign)
-             for t in n.targets if isinstance(t, gast.Name)]
+    pairs = [pair for n in walk(fn) if isinstance(n, gast.Assign)
+             for t in n.targets for pair in _bound(t, n.value)]
     aliases: dict = {}
     changed = True
     while changed:
@@ -194,3 +194,16 @@ def _aliases(fn: Any) -> dict:
                 aliases.setdefault(name, set()).update(more)
                 changed = True
     return aliases
+
+
+def _bound(target: Any, value: Any) -> list:
+    """``(name, expression)`` for each name ``target = value`` binds (``a, b = R[0], x``
+    pairwise; ``a, b = R`` binds each to what ``R`` may share)."""
+    if isinstance(target, gast.Name):
+        return [(target.id, value)]
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return []
+    if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+        return [p for t, v in zip(target.elts, value.elts) for p in _bound(t, v)]
+    return [p for t in target.elts for p in _bound(t, value)]
+
