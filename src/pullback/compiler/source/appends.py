@@ -49,11 +49,12 @@ def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope,
     if not isinstance(loop, (gast.For, gast.While)) or loop not in siblings:
         return []
     k = siblings.index(loop)
+    appends = [(at, stmt, appended(stmt)) for at, stmt in enumerate(loop.body[:upto])]
+    if all(name is None for _, _, name in appends):
+        return []  # (most loops: no walk of the function for its aliases)
     found = []
-    aliases = _aliases(fn)
-    written = _written(fn)
-    for at, stmt in enumerate(loop.body[:upto]):
-        name = appended(stmt)
+    aliases, written = _aliases(fn), _written(fn)
+    for at, stmt, name in appends:
         if name is None or any(f[0] == name for f in found) \
                 or _may_alias(stmt.value.args[0], aliases) & written:
             continue  # numpy's list holds the array itself: a later write shows in it
