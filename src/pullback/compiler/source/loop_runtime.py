@@ -31,7 +31,8 @@ from ...ops.indexing import index_select
 from ...ops.items import item_op
 from ...ops.sampling import set_state_of, state_of
 from ...tensor import Tensor
-from ..control_flow import active_tracers, cond, scan, while_loop
+from ..control_flow import cond, scan, while_loop
+from ..region_bodies import active_tracers
 from .entry import in_traced_entry
 from .loop_stacks import append_outs, split_step, step_ys, while_region
 from .loop_writes import DEPTH
