@@ -47,7 +47,6 @@ from .region_bodies import (
     new_stand_in,
     same_outputs,
     scan_length,
-    site,
     step_pair,
     tensors_of,
     type_of,
@@ -125,6 +124,12 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     if not tracers:
         return _eager_scan(fn, f, init, x_leaves, x_tree, n, bool(reverse))
     return _traced_scan(fn, f, init, x_leaves, x_tree, n, bool(reverse), tracers, remat)
+
+
+def site(name: str) -> str:
+    """``name`` and the user's line that called it, as errors name them."""
+    src = source_of(user_frame())
+    return f"{name} at {src} ({src.text})" if src else name
 
 
 def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,

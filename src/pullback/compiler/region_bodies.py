@@ -5,8 +5,7 @@ Under a trace a body runs on stand-ins for one step's values while every active
 tracer's builder is swapped for a fresh one (``Body``); the innermost tracer's
 equations become a graph, and ``close`` makes the outer values the bodies read their
 last inputs. Here too are the checks of what a body gives (its carry's structure,
-shapes and dtypes, a predicate, the branches' outputs) and of the ``xs`` a scan walks,
-and ``site``, the user's line that errors name.
+shapes and dtypes, a predicate, the branches' outputs) and of the ``xs`` a scan walks.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from ..ops.elementwise import clone
 from ..pytree import tree_flatten
 from ..tensor import Tensor
 from .tracer import Tracer
-from .user_lines import TraceError, source_of, user_frame
+from .user_lines import TraceError
 
 
 # --------------------------------------------------------------------------- checks
@@ -186,12 +185,6 @@ def _closed(graph: Graph, outer: list) -> Graph:
     outputs = [inner.get(v.id, v) for v in graph.outputs]
     return graph.replace(inputs=graph.inputs + [inner[v.id] for v in outer], eqns=eqns,
                          outputs=outputs)
-
-
-def site(name: str) -> str:
-    """``name`` and the user's line that called it, as errors name them."""
-    src = source_of(user_frame())
-    return f"{name} at {src} ({src.text})" if src else name
 
 
 def data_of(x: Any, dtype: Any = None) -> np.ndarray:
