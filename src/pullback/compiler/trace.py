@@ -44,7 +44,7 @@ class Traced:
     # when it runs); the cache loop rewinds them when a guard fails during a run
     generators: tuple = ()
     cut: tuple | None = None  # a conversion that cut a gradient (conversions.py)
-    notes: tuple = ()  # why converted loops ran unrolled (source/loop_runtime.py)
+    notes: tuple = ()  # why converted loops ran unrolled (source/region_attempts.py)
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
