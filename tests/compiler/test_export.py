@@ -145,3 +145,46 @@ def test_pytree_arguments_and_constant_arguments():
     np.testing.assert_allclose(env["value_and_grad"](np.ones(3), 3)[1], [6.0, 6.0, 6.0])
     with pytest.raises(ValueError, match="argument 1: the exported code is for 3, not 4"):
         env["forward"](np.ones(3), 4)
+
+
+def _loop_steps(w, xs):
+    h = np.zeros(2)
+    for t in range(xs.shape[0]):
+        h = np.tanh(w * h + xs[t])
+    return h.sum()
+
+
+def test_a_call_with_other_shapes_is_refused_naming_function_and_argument():
+    # (the loop ran xs.shape[0] = 3 times in the trace: 5 rows gave the 3-step answer)
+    env: dict = {}
+    exec(pb.export(_loop_steps, np.ones(2), np.ones((3, 2))), env)
+    with pytest.raises(ValueError, match=r"_loop_steps \(.*\): argument 1 \(xs\) has shape "
+                       r"\(5, 2\); the exported code is for \(3, 2\)"):
+        env["forward"](np.ones(2), np.ones((5, 2)))
+    with pytest.raises(ValueError, match=r"argument 1 \(xs\) has shape"):
+        env["value_and_grad"](np.ones(2), np.ones((5, 2)))
+    with pytest.raises(TypeError, match=r"_loop_steps \(.*\): expected 2 arguments "
+                       r"\(w, xs\), got 1"):
+        env["forward"](np.ones(2))
+    f = lambda p, x: (p["w"] * x).sum()  # noqa: E731
+    exec(pb.export(f, {"w": np.ones(3)}, np.ones(3)), env)
+    with pytest.raises(ValueError, match=r"argument 0 \(p\['w'\]\) has shape \(2,\)"):
+        env["forward"]({"w": np.ones(2)}, np.ones(2))
+
+
+def test_named_tuples_and_tuples_of_literals_as_arguments():
+    from collections import namedtuple
+    Params = namedtuple("Params", "w b")
+    f = lambda p, x, axes: ((x @ p.w + p.b) ** 2).sum(axis=axes)  # noqa: E731
+    args = (Params(RNG.standard_normal((3, 2)), RNG.standard_normal(2)), np.ones((4, 3)),
+            (0, 1))
+    env: dict = {}
+    exec(pb.export(f, *args), env)
+    value, grads = env["value_and_grad"](*args)
+    want_value, want = pb.value_and_grad(f)(*args)
+    assert type(grads) is Params
+    np.testing.assert_allclose(grads.w, want.w, rtol=1e-12)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    with pytest.raises(pb.compiler.ExportError, match=r"argument 1 \(p\[1\]\) of .* is a "
+                       "function"):
+        pb.export(lambda x, p: p[1](x).sum(), np.ones(3), (1, lambda v: np.tanh(v)))

@@ -24,6 +24,7 @@ pullback defines them (``shipped.py``); one that reads anything else is refused,
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from typing import Any, Callable
@@ -130,18 +131,26 @@ def _rebuild(like, leaves):
         built = {k: _rebuild(like[k], leaves) for k in sorted(like)}
         return {k: built[k] for k in like}
     if isinstance(like, (list, tuple)):
-        return type(like)(_rebuild(item, leaves) for item in like)
+        items = [_rebuild(item, leaves) for item in like]
+        return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
     return None if like is None else leaves.pop(0)
 
 
 def _inputs(args):
     if len(args) != _N_ARGS:
-        raise TypeError(f"expected {_N_ARGS} arguments, got {len(args)}")
+        raise TypeError(f"{_NAME}: expected {_N_ARGS} arguments ({_PARAMS}), got "
+                        f"{len(args)}")
     for i, value in _CONSTANT_ARGS.items():
         if args[i] != value:
-            raise ValueError(f"argument {i}: the exported code is for {value!r}, not "
-                             f"{args[i]!r}")
-    return [_leaves(args[i])[k] if k is not None else args[i] for i, k in _SLOTS]
+            raise ValueError(f"{_NAME}: argument {i}: the exported code is for {value!r}, "
+                             f"not {args[i]!r}")
+    values = [_leaves(args[i])[k] if k is not None else args[i] for i, k in _SLOTS]
+    for value, (label, shape) in zip(values, _SHAPES):
+        if np.shape(value) != shape:
+            raise ValueError(f"{_NAME}: argument {label} has shape {np.shape(value)}; the "
+                             f"exported code is for {shape} (export it again for this "
+                             "shape)")
+    return values
 
 
 def _gradients(args, grads):
@@ -152,21 +161,72 @@ def _gradients(args, grads):
 
 
 def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
-    """The argument handling (``ARGUMENTS``) with this trace's slots and constants."""
+    """The argument handling (``ARGUMENTS``) with this trace's slots, shapes and
+    constants: a call with another shape would run the trace's loop counts and
+    broadcasts, so it is refused, naming the argument."""
+    names = _parameter_names(fn, len(args))
     traced_args = {i for i, _ in traced.arg_slots}
     constants = {}
     for i, a in enumerate(args):
         if i in traced_args:
             continue
-        if a is not None and not isinstance(a, (bool, int, float, str)):
-            raise ExportError(f"export: argument {i} of {def_line(fn)} is a "
-                              f"{type(a).__name__}, a constant of the trace that a module "
-                              "cannot hold as a literal")
+        where, bad = _unwritable(a)
+        if bad is not None:
+            raise ExportError(f"export: argument {i} ({names[i]}{where}) of {def_line(fn)} "
+                              f"is a {type(bad).__name__}, a constant of the trace that a "
+                              "module cannot hold as a literal")
         constants[i] = a
     slots = [(i, path[0] if path else None) for i, path in traced.arg_slots]
-    return (f"_N_ARGS = {len(args)}\n_CONSTANT_ARGS = {constants!r}\n_SLOTS = {slots!r}\n"
+    shapes = []
+    for (i, k), var in zip(slots, traced.graph.inputs):
+        where = "" if k is None else _leaf_paths(args[i])[k]
+        shapes.append((f"{i} ({names[i]}{where})", tuple(var.shape)))
+    return (f"_NAME = {def_line(fn)!r}\n_PARAMS = {', '.join(names)!r}\n"
+            f"_N_ARGS = {len(args)}\n_CONSTANT_ARGS = {constants!r}\n_SLOTS = {slots!r}\n"
+            f"_SHAPES = {shapes!r}\n"
             f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {isinstance(nums, tuple) and len(nums) > 1}"
             "\n" + ARGUMENTS.rstrip())
+
+
+def _parameter_names(fn: Callable, n: int) -> list:
+    """The names of ``fn``'s first ``n`` positional parameters (``args[k]`` past them)."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[k].name if k < len(params) else f"args[{k}]" for k in range(n)]
+
+
+def _leaf_paths(x: Any) -> list:
+    """Each leaf's place inside ``x`` (``['w']``, ``[0]``, ``.b``), in the order the
+    exported module's ``_leaves`` (and pullback's pytrees) flatten it."""
+    if isinstance(x, dict):
+        return [f"[{k!r}]{p}" for k in sorted(x) for p in _leaf_paths(x[k])]
+    if isinstance(x, (list, tuple)):
+        fields = getattr(x, "_fields", None)
+        return [(f".{fields[j]}" if fields else f"[{j}]") + p
+                for j, item in enumerate(x) for p in _leaf_paths(item)]
+    return [] if x is None else [""]
+
+
+def _unwritable(value: Any, where: str = "") -> tuple:
+    """Where in a constant argument a value with no literal sits, and the value
+    (``("", None)`` when all of it is None, bools, numbers, strings, and tuples, lists
+    and dicts of them)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return "", None
+    if isinstance(value, dict):
+        items = [(f"[{k!r}]", v) for k, v in value.items()]
+    elif type(value) in (tuple, list):
+        items = [(f"[{j}]", v) for j, v in enumerate(value)]
+    else:
+        return where, value
+    for at, v in items:
+        found = _unwritable(v, where + at)
+        if found[1] is not None:
+            return found
+    return "", None
 
 
 def _literal(key: str, value: Any, arrays: dict, where: str, fn: Callable) -> str:
