@@ -188,3 +188,32 @@ def test_named_tuples_and_tuples_of_literals_as_arguments():
     with pytest.raises(pb.compiler.ExportError, match=r"argument 1 \(p\[1\]\) of .* is a "
                        "function"):
         pb.export(lambda x, p: p[1](x).sum(), np.ones(3), (1, lambda v: np.tanh(v)))
+
+
+def test_a_function_without_a_scalar_value_exports_its_forward_with_argnums_none():
+    # was: OutputError "grad_and_value(f)(*args): Expected f(*args) to return a scalar",
+    # naming a door the user did not call, and no way to export a prediction function
+    predict = lambda w, x: np.tanh(x @ w)  # noqa: E731
+    with pytest.raises(pb.compiler.ExportError, match=r"export: .*<lambda> \(.*\): "
+                       r"value_and_grad needs a scalar value.*argnums=None"):
+        pb.export(predict, np.ones(2), np.eye(2))
+    text = pb.export(predict, np.ones(2), np.eye(2), argnums=None)
+    assert "def value_and_grad" not in text and "value_and_grad(*args)" not in text
+    env: dict = {}
+    exec(text, env)
+    np.testing.assert_allclose(env["forward"](np.ones(2), np.eye(2)), np.tanh(np.ones(2)))
+
+
+def test_a_forward_returns_what_the_function_returns():
+    # (argnums=None: the forward gave a flat tuple for a dict, and dropped a returned
+    # argument and a returned constant)
+    f = lambda x: {"a": (x ** 2).sum(), "b": [x * 2, x], "n": 3}  # noqa: E731
+    env: dict = {}
+    exec(pb.export(f, np.ones(2), argnums=None), env)
+    got = env["forward"](np.arange(2.0))
+    assert sorted(got) == ["a", "b", "n"] and got["n"] == 3 and type(got["b"]) is list
+    np.testing.assert_allclose(got["b"][1], [0.0, 1.0])
+    np.testing.assert_allclose(got["b"][0], [0.0, 2.0])
+    exec(pb.export(lambda x: (x * 2, 3), np.ones(2), argnums=None), env)
+    out = env["forward"](np.ones(2))
+    assert type(out) is tuple and out[1] == 3
