@@ -217,3 +217,15 @@ def test_a_forward_returns_what_the_function_returns():
     exec(pb.export(lambda x: (x * 2, 3), np.ones(2), argnums=None), env)
     out = env["forward"](np.ones(2))
     assert type(out) is tuple and out[1] == 3
+
+
+def test_shipped_helpers_define_each_name_once():
+    # (was: PAIRWISE_BLOCK = 128 written twice, above each helper that read it)
+    import ast
+    f = lambda z, y: pb.nn.functional.cross_entropy(pb.as_tensor(z), y)  # noqa: E731
+    text = pb.export(f, RNG.standard_normal((4, 3)), np.array([0, 2, 1, 0]))
+    names = [t.id for node in ast.parse(text).body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)]
+    names += [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    assert "PAIRWISE_BLOCK" in names and len(names) == len(set(names)), sorted(names)
+    assert "_captured" not in text  # (nothing read from outside the function)

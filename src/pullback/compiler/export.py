@@ -118,8 +118,11 @@ def _function(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
     lines.append("    return code")
     captured = [_literal(f"captured_{k}", t._data, arrays, name, fn)
                 for k, t in enumerate(variant.traced.captures)]
-    code = (f"\n\n\n_{name}_code = _{name}()\n_{name}_captured = [{', '.join(captured)}]"
-            f"\n\n\ndef {name}(*args):\n    given = _inputs(args) + _{name}_captured\n")
+    code = f"\n\n\n_{name}_code = _{name}()\n"
+    if captured:  # (the values the function read from outside it, read by the trace)
+        code += f"_{name}_captured = [{', '.join(captured)}]\n"
+    code += (f"\n\ndef {name}(*args):\n    given = _inputs(args)"
+             + (f" + _{name}_captured\n" if captured else "\n"))
     n = variant.traced.n_outputs
     if seed is None:  # (the function's results, in the structure it returned them)
         tree = _tree(variant.traced.out_tree, fn)
