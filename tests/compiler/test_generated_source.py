@@ -408,3 +408,15 @@ def test_a_write_through_one_index_prints_as_numpy_and_exports_without_view_chai
     want_value, want = pb.value_and_grad(f)(d)
     np.testing.assert_allclose(value, want_value, rtol=1e-12)
     np.testing.assert_allclose(grad, want, rtol=1e-12)
+
+
+def test_a_dicts_tensors_are_named_by_their_keys():
+    # was: params_0, params_1... by their place in the sorted keys: g_params_1 for b2
+    def loss(params, x):
+        h = np.tanh(x @ params["w1"] + params["b1"])
+        return (h @ params["w2"]).sum()
+
+    params = {"w1": np.ones((3, 2)), "b1": np.ones(2), "w2": np.ones((2, 1))}
+    info = pb.compiler.inspect(pb.grad(loss), params, np.ones((4, 3)))
+    code = info.backward if info.backward else info.forward
+    assert "params_w1" in code and "g_params_b1" in code and "params_0" not in code, code
