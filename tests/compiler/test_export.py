@@ -229,3 +229,22 @@ def test_shipped_helpers_define_each_name_once():
     names += [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
     assert "PAIRWISE_BLOCK" in names and len(names) == len(set(names)), sorted(names)
     assert "_captured" not in text  # (nothing read from outside the function)
+
+
+def test_a_call_with_another_dtype_kind_or_structure_is_refused_naming_it():
+    # (float targets gave IndexError "index 0 is out of bounds for axis 0 with size 0";
+    # a dict without a key "list index out of range"; one more key a shape error on
+    # another key)
+    f = lambda p, y: pb.nn.functional.cross_entropy(pb.as_tensor(p["z"]), y)  # noqa: E731
+    p, y = {"z": RNG.standard_normal((4, 3))}, np.array([0, 2, 1, 0])
+    env: dict = {}
+    exec(pb.export(f, p, y), env)
+    with pytest.raises(TypeError, match=r"argument 1 \(y\) has dtype float64; the exported "
+                       r"code is for int64"):
+        env["forward"](p, y.astype(float))
+    with pytest.raises(ValueError, match=r"argument 0 \(p\) holds \[\]; the exported code "
+                       r"is for \[\"\['z'\]\"\]"):
+        env["forward"]({}, y)
+    with pytest.raises(ValueError, match=r"argument 0 \(p\) holds \[\"\['a'\]\", "):
+        env["forward"]({"a": np.ones(2), **p}, y)
+    np.testing.assert_allclose(env["forward"](p, y.astype(np.int32)), env["forward"](p, y))

@@ -174,20 +174,40 @@ def _rebuild(like, leaves):
     return None if like is None else leaves.pop(0)
 
 
+def _paths(x):
+    if isinstance(x, dict):
+        return [f"[{k!r}]{p}" for k in sorted(x) for p in _paths(x[k])]
+    if isinstance(x, (list, tuple)):
+        fields = getattr(x, "_fields", None)
+        return [(f".{fields[j]}" if fields else f"[{j}]") + p
+                for j, item in enumerate(x) for p in _paths(item)]
+    return [] if x is None else [""]
+
+
 def _inputs(args):
     if len(args) != _N_ARGS:
-        raise TypeError(f"{_NAME}: expected {_N_ARGS} arguments ({_PARAMS}), got "
-                        f"{len(args)}")
+        raise TypeError(f"{_NAME}: expected {_N_ARGS} arguments ({', '.join(_PARAMS)}), "
+                        f"got {len(args)}")
     for i, value in _CONSTANT_ARGS.items():
         if args[i] != value:
             raise ValueError(f"{_NAME}: argument {i}: the exported code is for {value!r}, "
                              f"not {args[i]!r}")
-    values = [_leaves(args[i])[k] if k is not None else args[i] for i, k in _SLOTS]
-    for value, (label, shape) in zip(values, _SHAPES):
-        if np.shape(value) != shape:
-            raise ValueError(f"{_NAME}: argument {label} has shape {np.shape(value)}; the "
+    leaves = {}
+    for i, want in _TREES.items():
+        leaves[i] = _leaves(args[i])
+        if len(leaves[i]) != len(want) or _paths(args[i]) != want:
+            raise ValueError(f"{_NAME}: argument {i} ({_PARAMS[i]}) holds "
+                             f"{_paths(args[i])}; the exported code is for {want}")
+    values = [args[i] if k is None else leaves[i][k] for i, k in _SLOTS]
+    for value, (label, shape, dtype, want) in zip(values, _SHAPES):
+        array = value if type(value) is np.ndarray else np.asarray(value)
+        if array.shape != shape:
+            raise ValueError(f"{_NAME}: argument {label} has shape {array.shape}; the "
                              f"exported code is for {shape} (export it again for this "
                              "shape)")
+        if _KINDS.get(array.dtype.kind, array.dtype.kind) != want:
+            raise TypeError(f"{_NAME}: argument {label} has dtype {array.dtype}; the "
+                            f"exported code is for {dtype}")
     return values
 
 
@@ -236,10 +256,14 @@ def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
     shapes = []
     for (i, k), var in zip(slots, traced.graph.inputs):
         where = "" if k is None else _leaf_paths(args[i])[k]
-        shapes.append((f"{i} ({names[i]}{where})", tuple(var.shape)))
-    return (f"_NAME = {def_line(fn)!r}\n_PARAMS = {', '.join(names)!r}\n"
+        dtype = np.dtype(var.dtype)
+        shapes.append((f"{i} ({names[i]}{where})", tuple(var.shape), dtype.name,
+                       {"u": "i"}.get(dtype.kind, dtype.kind)))
+    trees = {i: _leaf_paths(args[i]) for i, k in slots if k is not None}
+    return (f"_NAME = {def_line(fn)!r}\n_PARAMS = {names!r}\n"
             f"_N_ARGS = {len(args)}\n_CONSTANT_ARGS = {constants!r}\n_SLOTS = {slots!r}\n"
-            f"_SHAPES = {shapes!r}\n"
+            f"_SHAPES = {shapes!r}\n_TREES = {trees!r}\n"
+            "_KINDS = {'u': 'i'}  # (the dtype kinds a call may not change; ints either sign)\n"
             f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {isinstance(nums, tuple) and len(nums) > 1}"
             "\n" + ARGUMENTS.rstrip())
 
