@@ -36,6 +36,7 @@ import marshal
 import os
 import sys
 import types
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +53,7 @@ from .captured import CapturedGuards, _user_type, check_code, collect
 from .disk_cache import literal_place, place_value, warned
 from .trace import Traced, param_names
 
-FORMAT = 2  # this file layout's version, part of the key
+FORMAT = 3  # this file layout's version, part of the key
 #: what this process did: ``hits`` (a variant without a trace), ``misses``, ``writes``,
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
@@ -97,7 +98,20 @@ class NotPortable(Exception):
 # ------------------------------------------------------------ descriptions
 def code_hash(code: types.CodeType, h: Any = None) -> Any:
     """A hash of a code object and the code objects among its constants (their
-    bytecode, names, constants, file and first line)."""
+    bytecode, names, constants, file and first line); once per code object (code
+    objects do not change: the key and the walk's descriptions both ask)."""
+    if h is None:
+        found = _HASHES.get(code)
+        if found is None:
+            found = _HASHES[code] = _code_hash(code, None)
+        return found
+    return _code_hash(code, h)
+
+
+_HASHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _code_hash(code: types.CodeType, h: Any) -> Any:
     top = h is None
     h = hashlib.sha256() if top else h
     h.update(repr((getattr(code, "co_qualname", code.co_name), code.co_filename,
@@ -204,10 +218,32 @@ def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     """The entry's name for ``fn`` called through front door ``door`` (plain values)
     on ``args``; ``NotPortable`` when the call's key is not plain literals."""
-    what = [FORMAT, versions(), literal(door), literal(plain_key(args)), fn.__module__,
+    what = [FORMAT, literal(door), literal(plain_key(args)), fn.__module__,
             code_hash(fn.__code__), str(dtypes.default_float),
             [getattr(config, k) for k in _SETTINGS]]
-    return hashlib.sha256(json.dumps(what).encode()).hexdigest()
+    h = hashlib.sha256(_versions_text().encode())
+    h.update(json.dumps(what).encode())
+    return h.hexdigest()
+
+
+_VERSIONS: list = [None, ""]  # versions() as last seen, and its JSON text
+
+
+def _versions_text() -> str:
+    """``versions()`` as JSON, written again only when it is another dict."""
+    found = versions()
+    if _VERSIONS[0] is not found:
+        _VERSIONS[:] = found, json.dumps(found)
+    return _VERSIONS[1]
+
+
+def _param_names(fn: types.FunctionType, n: int) -> list:
+    """``param_names``'s, read off the code (``inspect.signature`` cost ~0.05 ms of a
+    later process's first call) unless ``fn`` wraps another or says its signature."""
+    code = fn.__code__
+    if hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__") or n > code.co_argcount:
+        return param_names(fn, n)
+    return list(code.co_varnames[:n])
 
 
 # ------------------------------------------------------------ load, store
@@ -245,7 +281,7 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         fields, source, codes = found
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         said = fields["captured"]
-        captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
+        captured = collect(fn, args, _param_names(fn, len(args)), {i for i, _ in slots},
                            referenced(fields), compiled={said[0]: codes[1]} if said else None)
         if captured_text(captured, own) != said:
             STATS["misses"] += 1  # (a captured value is not what it was: trace)
