@@ -55,7 +55,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
     helpers: set = set()  # "ops.<name>" and "rt.<name>" the code calls
     parts = [_function("forward", forward.forward, arrays, fn, forward, helpers),
              _function("value_and_grad", grads.module, arrays, fn, grads, helpers, grads.seed)]
-    parts.insert(0, _arguments(forward.traced, example_args, grads.nums, fn))
+    parts.insert(0, _arguments(forward.traced, example_args, grads.nums, fn,
+                               isinstance(argnums, tuple)))
     if helpers:
         parts.insert(0, shipped(sorted(h[4:] for h in helpers if h.startswith("ops.")), fn,
                                 sorted(h[3:] for h in helpers if h.startswith("rt."))))
@@ -63,6 +64,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
               "# forward(*args): the value; value_and_grad(*args): (value, gradients)"]
     if helpers:  # (pullback's numpy kernels, shipped below: their annotations unevaluated)
         header += ["from __future__ import annotations", "", "import math", "import types"]
+        if "fractions.Fraction(" in parts[0]:  # (a kernel's exact coefficients)
+            header.insert(-2, "import fractions")
     header.append("import numpy as np")
     if arrays:
         header += ["import os", "", "_DATA = np.load(os.path.splitext(__file__)[0] + "
@@ -114,8 +117,10 @@ def _function(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
 
 
 #: the exported module's argument handling: pytrees flattened as pullback flattens them
-#: (dicts by sorted key, lists and tuples in order, None empty), the trace's constant
-#: arguments checked, the gradients rebuilt in their arguments' structures
+#: (dicts by sorted key, lists and tuples in order, None empty; Python floats in the
+#: trace's dtype, as pullback passes them), the trace's constant arguments checked, the
+#: gradients rebuilt in their arguments' structures (zeros where the function does not
+#: reach an argument, a float for a float, as ``pb.value_and_grad`` gives them)
 ARGUMENTS = """
 def _leaves(x):
     if isinstance(x, dict):
@@ -141,18 +146,29 @@ def _inputs(args):
         if args[i] != value:
             raise ValueError(f"argument {i}: the exported code is for {value!r}, not "
                              f"{args[i]!r}")
-    return [_leaves(args[i])[k] if k is not None else args[i] for i, k in _SLOTS]
+    leaves = [_leaves(args[i])[k] if k is not None else args[i] for i, k in _SLOTS]
+    return [np.asarray(v, d) if isinstance(v, (float, complex, np.generic)) else v
+            for v, d in zip(leaves, _DTYPES)]
 
 
 def _gradients(args, grads):
-    leaves = list(grads)
-    per_arg = [_rebuild(args[k], leaves) for k in _ARGNUMS]
+    grads, per_arg = list(grads), []
+    for k in _ARGNUMS:
+        like = _leaves(args[k])
+        mine = [np.zeros_like(np.asarray(a)) if g is None else g
+                for a, g in zip(like, grads[:len(like)])]
+        mine = [float(g) if type(a) is float and np.asarray(g).dtype == np.float64 else g
+                for a, g in zip(like, mine)]
+        del grads[:len(like)]
+        per_arg.append(_rebuild(args[k], mine))
     return tuple(per_arg) if _MANY else per_arg[0]
 """
 
 
-def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
-    """The argument handling (``ARGUMENTS``) with this trace's slots and constants."""
+def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable, many: bool
+               ) -> str:
+    """The argument handling (``ARGUMENTS``) with this trace's slots and constants;
+    ``many``: argnums is a tuple (a tuple of gradients, even of one)."""
     traced_args = {i for i, _ in traced.arg_slots}
     constants = {}
     for i, a in enumerate(args):
@@ -164,8 +180,10 @@ def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
                               "cannot hold as a literal")
         constants[i] = a
     slots = [(i, path[0] if path else None) for i, path in traced.arg_slots]
+    dtypes = [v.dtype.name for v in traced.graph.inputs[:len(slots)]]
     return (f"_N_ARGS = {len(args)}\n_CONSTANT_ARGS = {constants!r}\n_SLOTS = {slots!r}\n"
-            f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {isinstance(nums, tuple) and len(nums) > 1}"
+            f"_DTYPES = {dtypes!r}\n"
+            f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {many}"
             "\n" + ARGUMENTS.rstrip())
 
 
