@@ -192,16 +192,20 @@ def _literal(key: str, value: Any, arrays: dict, where: str, fn: Callable) -> st
         if value.size > INLINE:
             arrays[f"{where}_{key}"] = value
             return f"_DATA[{where + '_' + key!r}]"
-        text = repr(value.tolist())
-        if value.dtype.kind in "fc":  # (inf and nan print as names numpy holds)
-            text = re.sub(r"\b(inf|nan)\b", r"np.\1", text)
-        return f"np.array({text}, dtype=np.{value.dtype.name})"
+        if value.size == 0:  # (tolist() of a (1, 0, 2) array reads back as (1, 0))
+            return f"np.zeros({value.shape!r}, dtype=np.{value.dtype.name})"
+        return f"np.array({_numbers(value.tolist())}, dtype=np.{value.dtype.name})"
     if isinstance(value, np.dtype):
         return f"np.dtype({value.name!r})"
     if callable(value) and getattr(value, "__name__", "") == "guard":
         return _guard(value)
     raise ExportError(f"export: the code generated for {def_line(fn)} reads {key!r}, a "
                       f"{type(value).__name__}, which a module cannot hold as a literal")
+
+
+def _numbers(value: Any) -> str:
+    """``repr`` of numbers and lists of them, inf and nan written as numpy's names."""
+    return re.sub(r"\b(inf|nan)\b", r"np.\1", repr(value))
 
 
 def _chain(value: Any) -> str | None:
@@ -244,8 +248,9 @@ def _guard(guard: Callable) -> str:
     """The guards' check with their expected values written out."""
     expected = guard.__closure__[0].cell_contents if guard.__closure__ else []
     values = [v.tolist() if isinstance(v, np.ndarray) else v for v in expected]
-    return (f"(lambda k, value, _want={values!r}: None if np.array_equal(np.asarray(value), "
-            "np.asarray(_want[k])) else (_ for _ in ()).throw(ValueError("
+    return (f"(lambda k, value, _want={_numbers(values)}: None if np.array_equal("
+            "np.asarray(value), np.asarray(_want[k]), equal_nan=np.asarray(value).dtype.kind "
+            "in 'fc') else (_ for _ in ()).throw(ValueError("
             "f'guard {k}: the exported code is for the value {_want[k]!r}, not {value!r}')))")
 
 
