@@ -144,10 +144,21 @@ def prepare(family: str, seed: int, folder: str) -> Case | str | None:
         for j, a in enumerate(args):
             a = _np(a)
             name = os.path.join(folder, f"a{family}{seed}_{k}_{j}.npy")
-            np.save(name, np.asarray(a), allow_pickle=False)
-            names.append([name, type(a).__name__ == "float"])
+            stored, zero, rev = _layout(np.asarray(a))
+            np.save(name, stored, allow_pickle=False)
+            names.append([name, type(a).__name__ == "float", np.shape(a), zero, rev])
         case.calls.append((names, res))
     return case
+
+
+def _layout(a: np.ndarray) -> tuple:
+    """(what to save, axes broadcast, axes reversed): the runner rebuilds ``a``'s zero
+    and negative strides (a float32 sum over a broadcast view rounds otherwise);
+    np.save keeps Fortran order itself."""
+    zero = [i for i, st in enumerate(a.strides) if st == 0 and a.shape[i] > 1]
+    rev = [i for i, st in enumerate(a.strides) if st < 0]
+    return a[tuple(slice(0, 1) if i in zero else slice(None, None, -1) if i in rev
+                   else slice(None) for i in range(a.ndim))], zero, rev
 
 
 def _reason(text: str) -> str:
@@ -168,6 +179,10 @@ def leaves(g):
         return [type(g).__name__, len(g)], [np.asarray(v) for v in g]
     return ['single', 1], [np.asarray(g)]
 
+def laid_out(v, shape, zero, rev):
+    v = v[tuple(slice(None, None, -1) if i in rev else slice(None) for i in range(v.ndim))]
+    return np.broadcast_to(v, shape) if zero else v
+
 report = {}
 for case in json.load(open(sys.argv[1])):
     out = report[case['module']] = []
@@ -179,7 +194,8 @@ for case in json.load(open(sys.argv[1])):
         out.append(['load', type(e).__name__ + ': ' + str(e), traceback.format_exc()])
         continue
     for k, names in enumerate(case['calls']):
-        args = [float(np.load(n)) if is_float else np.load(n) for n, is_float in names]
+        args = [float(np.load(n)) if is_float else laid_out(np.load(n), *how)
+                for n, is_float, *how in names]
         try:
             value = m.forward(*args)
             value2, grads = m.value_and_grad(*args)

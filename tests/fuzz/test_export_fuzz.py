@@ -32,6 +32,10 @@ FOUND = [
     ("torch", 3, "polygamma's kernel wrapper shadowed by polygamma (one __name__); "
                  "its Bernoulli fractions refused"),
     ("torch", 2, "expand's forward, a lambda in a statement of several, refused"),
+    ("torch", 603, "a guard's NaN written nan (NameError on load), and never equal"),
+    ("torch", 337, "a (1, 0, 2) constant written np.array([[]]): shape (1, 0)"),
+    ("numpy", 1288, "(the harness) a broadcast x run contiguous: float32 sums rounded "
+                    "apart"),
 ]
 
 
