@@ -46,7 +46,7 @@ def shipped(names: list, fn: Callable | None, helpers: list = ()) -> str:
 
 def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
     """The module-level name ``obj`` gets (defining it, and what it reads, first)."""
-    if isinstance(obj, np.ufunc):
+    if isinstance(obj, np.ufunc) or _of_numpy(obj):
         return f"np.{obj.__name__}"
     if not isinstance(obj, types.FunctionType):
         raise _error(fn, op, obj)
@@ -66,7 +66,7 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
         text = _literal(value)
         if text is not None:
             source = f"{free} = {text}\n" + source
-        elif isinstance(value, (types.FunctionType, np.ufunc)):
+        elif isinstance(value, (types.FunctionType, np.ufunc)) or _of_numpy(value):
             got = _define(value, defined, fn, op)
             if got != free:
                 source = f"{free} = {got}\n" + source
@@ -77,6 +77,12 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
     defined.pop(name)
     defined[name] = source
     return name
+
+
+def _of_numpy(obj: Any) -> bool:
+    """Whether ``obj`` is numpy's function of its name (``np.transpose``: a dispatcher,
+    no Python function)."""
+    return getattr(np, getattr(obj, "__name__", ""), None) is obj
 
 
 class _Defined(dict):
