@@ -13,6 +13,7 @@ import stat
 import sys
 from html.parser import HTMLParser
 
+import numpy as np
 import pytest
 
 import pullback as pb
@@ -98,6 +99,26 @@ def test_compiled_regions_are_clusters():
     assert len([b for a, b in edges if a == leaf]) == 2
     source = pb.viz.make_dot(out).source
     assert 'label="CompiledFunctionBackward: Sequential.forward"' in source
+
+
+def _tanh_rnn(w, xs):
+    h = np.zeros(3)
+    for t in range(xs.shape[0]):
+        h = np.tanh(w * h + xs[t])
+    return (h ** 2).sum()
+
+
+def test_a_compiled_loop_draws_as_one_op_of_the_region():
+    # was: AttributeError ('NoneType' object has no attribute 'id'): a loop's equation
+    # has several outputs and no single one
+    w, xs = pb.tensor(np.full(3, 0.5), requires_grad=True), pb.ones(4, 3)
+    out = pb.compile(_tanh_rnn)(w, xs)
+    nodes, edges, clusters = parse_dot(pb.viz.make_dot(out).source)
+    assert clusters == 1
+    inside = [label for label, _, depth in nodes.values() if depth == 2]
+    assert any(label.startswith("scan\n") for label in inside), inside
+    out.backward()
+    assert parse_dot(pb.viz.make_dot(out).source)[2] == 1
 
 
 def test_several_roots_and_bad_input():

@@ -145,3 +145,106 @@ def test_pytree_arguments_and_constant_arguments():
     np.testing.assert_allclose(env["value_and_grad"](np.ones(3), 3)[1], [6.0, 6.0, 6.0])
     with pytest.raises(ValueError, match="argument 1: the exported code is for 3, not 4"):
         env["forward"](np.ones(3), 4)
+
+
+def _loop_steps(w, xs):
+    h = np.zeros(2)
+    for t in range(xs.shape[0]):
+        h = np.tanh(w * h + xs[t])
+    return h.sum()
+
+
+def test_a_call_with_other_shapes_is_refused_naming_function_and_argument():
+    # (the loop ran xs.shape[0] = 3 times in the trace: 5 rows gave the 3-step answer)
+    env: dict = {}
+    exec(pb.export(_loop_steps, np.ones(2), np.ones((3, 2))), env)
+    with pytest.raises(ValueError, match=r"_loop_steps \(.*\): argument 1 \(xs\) has shape "
+                       r"\(5, 2\); the exported code is for \(3, 2\)"):
+        env["forward"](np.ones(2), np.ones((5, 2)))
+    with pytest.raises(ValueError, match=r"argument 1 \(xs\) has shape"):
+        env["value_and_grad"](np.ones(2), np.ones((5, 2)))
+    with pytest.raises(TypeError, match=r"_loop_steps \(.*\): expected 2 arguments "
+                       r"\(w, xs\), got 1"):
+        env["forward"](np.ones(2))
+    f = lambda p, x: (p["w"] * x).sum()  # noqa: E731
+    exec(pb.export(f, {"w": np.ones(3)}, np.ones(3)), env)
+    with pytest.raises(ValueError, match=r"argument 0 \(p\['w'\]\) has shape \(2,\)"):
+        env["forward"]({"w": np.ones(2)}, np.ones(2))
+
+
+def test_named_tuples_and_tuples_of_literals_as_arguments():
+    from collections import namedtuple
+    Params = namedtuple("Params", "w b")
+    f = lambda p, x, axes: ((x @ p.w + p.b) ** 2).sum(axis=axes)  # noqa: E731
+    args = (Params(RNG.standard_normal((3, 2)), RNG.standard_normal(2)), np.ones((4, 3)),
+            (0, 1))
+    env: dict = {}
+    exec(pb.export(f, *args), env)
+    value, grads = env["value_and_grad"](*args)
+    want_value, want = pb.value_and_grad(f)(*args)
+    assert type(grads) is Params
+    np.testing.assert_allclose(grads.w, want.w, rtol=1e-12)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    with pytest.raises(pb.compiler.ExportError, match=r"argument 1 \(p\[1\]\) of .* is a "
+                       "function"):
+        pb.export(lambda x, p: p[1](x).sum(), np.ones(3), (1, lambda v: np.tanh(v)))
+
+
+def test_a_function_without_a_scalar_value_exports_its_forward_with_argnums_none():
+    # was: OutputError "grad_and_value(f)(*args): Expected f(*args) to return a scalar",
+    # naming a door the user did not call, and no way to export a prediction function
+    predict = lambda w, x: np.tanh(x @ w)  # noqa: E731
+    with pytest.raises(pb.compiler.ExportError, match=r"export: .*<lambda> \(.*\): "
+                       r"value_and_grad needs a scalar value.*argnums=None"):
+        pb.export(predict, np.ones(2), np.eye(2))
+    text = pb.export(predict, np.ones(2), np.eye(2), argnums=None)
+    assert "def value_and_grad" not in text and "value_and_grad(*args)" not in text
+    env: dict = {}
+    exec(text, env)
+    np.testing.assert_allclose(env["forward"](np.ones(2), np.eye(2)), np.tanh(np.ones(2)))
+
+
+def test_a_forward_returns_what_the_function_returns():
+    # (argnums=None: the forward gave a flat tuple for a dict, and dropped a returned
+    # argument and a returned constant)
+    f = lambda x: {"a": (x ** 2).sum(), "b": [x * 2, x], "n": 3}  # noqa: E731
+    env: dict = {}
+    exec(pb.export(f, np.ones(2), argnums=None), env)
+    got = env["forward"](np.arange(2.0))
+    assert sorted(got) == ["a", "b", "n"] and got["n"] == 3 and type(got["b"]) is list
+    np.testing.assert_allclose(got["b"][1], [0.0, 1.0])
+    np.testing.assert_allclose(got["b"][0], [0.0, 2.0])
+    exec(pb.export(lambda x: (x * 2, 3), np.ones(2), argnums=None), env)
+    out = env["forward"](np.ones(2))
+    assert type(out) is tuple and out[1] == 3
+
+
+def test_shipped_helpers_define_each_name_once():
+    # (was: PAIRWISE_BLOCK = 128 written twice, above each helper that read it)
+    import ast
+    f = lambda z, y: pb.nn.functional.cross_entropy(pb.as_tensor(z), y)  # noqa: E731
+    text = pb.export(f, RNG.standard_normal((4, 3)), np.array([0, 2, 1, 0]))
+    names = [t.id for node in ast.parse(text).body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)]
+    names += [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    assert "PAIRWISE_BLOCK" in names and len(names) == len(set(names)), sorted(names)
+    assert "_captured" not in text  # (nothing read from outside the function)
+
+
+def test_a_call_with_another_dtype_kind_or_structure_is_refused_naming_it():
+    # (float targets gave IndexError "index 0 is out of bounds for axis 0 with size 0";
+    # a dict without a key "list index out of range"; one more key a shape error on
+    # another key)
+    f = lambda p, y: pb.nn.functional.cross_entropy(pb.as_tensor(p["z"]), y)  # noqa: E731
+    p, y = {"z": RNG.standard_normal((4, 3))}, np.array([0, 2, 1, 0])
+    env: dict = {}
+    exec(pb.export(f, p, y), env)
+    with pytest.raises(TypeError, match=r"argument 1 \(y\) has dtype float64; the exported "
+                       r"code is for int64"):
+        env["forward"](p, y.astype(float))
+    with pytest.raises(ValueError, match=r"argument 0 \(p\) holds \[\]; the exported code "
+                       r"is for \[\"\['z'\]\"\]"):
+        env["forward"]({}, y)
+    with pytest.raises(ValueError, match=r"argument 0 \(p\) holds \[\"\['a'\]\", "):
+        env["forward"]({"a": np.ones(2), **p}, y)
+    np.testing.assert_allclose(env["forward"](p, y.astype(np.int32)), env["forward"](p, y))

@@ -377,8 +377,46 @@ def test_a_join_of_dtypes_numpy_promotes_otherwise_names_torchs():
 def test_only_the_listed_ops_print_as_calls_into_the_op_table():
     # every other op prints as numpy or a plain numpy helper of pullback.ops.runtime
     # (rt.<name>); these draw from pullback's generator (uniform, normal, integers,
-    # bernoulli_keep, gumbel_noise), take a chain of view ops as a param (view_chain, embed,
-    # view_scatter), or are regions that print as loops (scan, while, switch)
+    # bernoulli_keep, gumbel_noise), take a chain of view ops as a param (embed; view_chain
+    # and view_scatter print as numpy for a chain of one index, else as calls), or are
+    # regions that print as loops (scan, while, switch)
     assert sorted(name for name, op in OPS.items() if op.template is None) == [
         "bernoulli_keep", "embed", "gumbel_noise", "integers", "normal", "scan", "switch",
-        "uniform", "view_chain", "view_scatter", "while"]
+        "uniform", "while"]
+
+
+def test_a_write_through_one_index_prints_as_numpy_and_exports_without_view_chains():
+    # was: t1 = np.float64(0.0); R_1 = ops.view_scatter(R, t1, chain=c_1), and the
+    # backward's ops.view_chain(g_R_2, chain=c): a chain of view ops a reader cannot follow
+    # (an exported module shipped pullback's view machinery for it)
+    def f(d):
+        r = pb.zeros(3, 3)
+        r[1, :] = d[0]
+        r[0, 1:] = 2.0
+        return (r * d).sum()
+
+    d = np.arange(9.0).reshape(3, 3) / 7
+    info = pb.compiler.inspect(pb.compile(f), pb.tensor(d, requires_grad=True))
+    code = info.forward + info.backward
+    assert "ops." not in code, code
+    assert "rt.index_put(r, np.s_[1, :], " in code and "np.s_[0, 1:]" in code
+    text = pb.export(f, d)
+    assert "view_scatter" not in text and "_apply_chain" not in text
+    env: dict = {}
+    exec(text, env)
+    value, grad = env["value_and_grad"](d)
+    want_value, want = pb.value_and_grad(f)(d)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, want, rtol=1e-12)
+
+
+def test_a_dicts_tensors_are_named_by_their_keys():
+    # was: params_0, params_1... by their place in the sorted keys: g_params_1 for b2
+    def loss(params, x):
+        h = np.tanh(x @ params["w1"] + params["b1"])
+        return (h @ params["w2"]).sum()
+
+    params = {"w1": np.ones((3, 2)), "b1": np.ones(2), "w2": np.ones((2, 1))}
+    info = pb.compiler.inspect(pb.grad(loss), params, np.ones((4, 3)))
+    code = info.backward if info.backward else info.forward
+    assert "params_w1" in code and "g_params_b1" in code and "params_0" not in code, code

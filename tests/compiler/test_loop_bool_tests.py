@@ -128,7 +128,7 @@ def test_a_test_that_guards_an_index_unrolls_and_never_reads_out_of_range(f) -> 
 
 
 def test_python_operands_keep_pythons_semantics() -> None:
-    rt = pb.compiler.source.loop_runtime
+    rt = pb.compiler.source.loop_helpers
     assert rt.and_(0, lambda: 1 / 0) == 0 and rt.or_("x", lambda: 1 / 0) == "x"
     assert rt.and_(2, lambda: [3]) == [3] and rt.or_(None, lambda: ()) == ()
 

@@ -31,65 +31,31 @@ import numpy as np
 from pullback.transforms.regions import checkpointed, scan_op, standing_in, switch_op, while_op
 
 from ..autograd import record
-from ..ir import Builder, Graph, Var
-from ..numpy_face import NumpyTensor
-from ..ops.elementwise import clone
+from ..ir import Graph
 from ..ops.joining import cat, dtype_of, stack
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
-from .tracer import Tracer
-from .user_lines import TraceError, source_of, user_frame
+from .region_bodies import (
+    Body,
+    active_tracers,
+    check_carry,
+    check_predicate,
+    close,
+    constant,
+    data_of,
+    face_of,
+    new_stand_in,
+    same_outputs,
+    scan_length,
+    step_pair,
+    tensors_of,
+    type_of,
+    weak_dtype,
+)
+from .user_lines import source_of, user_frame
 
 
 # --------------------------------------------------------------------------- checks
-def _type_of(x: Any) -> tuple:
-    """(shape, dtype) of a leaf as the loop sees it."""
-    data = x._data if isinstance(x, Tensor) else np.asarray(x)
-    return data.shape, data.dtype
-
-
-def _describe(shape: tuple, dtype: Any) -> str:
-    return f"{np.dtype(dtype).name}[{','.join(map(str, shape))}]"
-
-
-def check_carry(fn: str, before: list, before_tree: Any, after: Any) -> list:
-    """The leaves of the carry a step returned, checked against the carry it got."""
-    leaves, tree = tree_flatten(after)
-    if tree != before_tree:
-        raise TypeError(f"{fn}: the body must return a carry of the structure it takes, "
-                        f"{before_tree}, but it returned {tree}")
-    for k, (a, b) in enumerate(zip(before, leaves)):
-        (sa, da), (sb, db) = _type_of(a), _type_of(b)
-        if sa != sb or (da != db and not _weak(a)):
-            raise TypeError(f"{fn}: the body must return a carry of the shapes and dtypes "
-                            f"it takes, but carry leaf {k} came in as {_describe(sa, da)} "
-                            f"and went out as {_describe(sb, db)}")
-    return leaves
-
-
-def _weak(x: Any) -> bool:
-    """A Python number: its dtype is what numpy's arithmetic makes of it."""
-    return isinstance(x, (int, float, complex)) and not isinstance(x, bool)
-
-
-def _length(fn: str, x_leaves: list, length: int | None) -> int:
-    lengths = {_type_of(x)[0][:1] for x in x_leaves}
-    if any(n == () for n in lengths):
-        raise ValueError(f"{fn}: every leaf of xs must be an array with a leading axis to "
-                         "scan along; a 0-d value has none")
-    found = {n[0] for n in lengths}
-    if len(found) > 1:
-        raise ValueError(f"{fn}: the leaves of xs must have one length along their first "
-                         f"axis, got {sorted(found)}")
-    if length is not None:
-        if found and length not in found:
-            raise ValueError(f"{fn}: length={length} but xs have length {found.pop()}")
-        return int(length)
-    if not found:
-        raise ValueError(f"{fn}: with no xs to scan over, give length=")
-    return found.pop()
-
-
 def _stack(values: list, like: Any) -> Any:
     """Per-step outputs as one array (a Tensor when the steps made Tensors)."""
     face = next((type(v) for v in values if isinstance(v, Tensor)), None)
@@ -97,7 +63,7 @@ def _stack(values: list, like: Any) -> Any:
         return stack([v if isinstance(v, Tensor) else face._make(np.asarray(v))
                       for v in values])
     if not values:
-        shape, dtype = _type_of(like)
+        shape, dtype = type_of(like)
         return np.empty((0,) + shape, dtype)
     return np.stack([np.asarray(v) for v in values])
 
@@ -113,16 +79,16 @@ def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
     y_tree = None
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
         out = f(carry, tree_unflatten(x_tree, [x[i] for x in x_leaves]))
-        carry, y = _pair(fn, out)
+        carry, y = step_pair(fn, out)
         c_leaves = check_carry(fn, c_leaves, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
         ys.append([_own(v) for v in y_leaves])
     if reverse:
         ys.reverse()
     if y_tree is None:  # no step ran: one on zeros tells the outputs' structure
-        x0 = [np.zeros(_type_of(x)[0][1:], _type_of(x)[1]) for x in x_leaves]
+        x0 = [np.zeros(type_of(x)[0][1:], type_of(x)[1]) for x in x_leaves]
         out = f(carry, tree_unflatten(x_tree, x0))
-        y_leaves, y_tree = tree_flatten(_pair(fn, out)[1])
+        y_leaves, y_tree = tree_flatten(step_pair(fn, out)[1])
         return carry, tree_unflatten(y_tree, [_stack([], y) for y in y_leaves])
     stacked = [_stack([step[k] for step in ys], None) for k in range(len(ys[0]))]
     return carry, tree_unflatten(y_tree, stacked)
@@ -131,121 +97,6 @@ def _eager_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any,
 def _own(x: Any) -> Any:
     """A numpy array's copy (the loop's own); other values as they are."""
     return np.array(x) if type(x) is np.ndarray else x
-
-
-def _pair(fn: str, out: Any) -> tuple:
-    if not isinstance(out, tuple) or len(out) != 2:
-        raise TypeError(f"{fn}: the body must return a pair (carry, y), got "
-                        f"{type(out).__name__}")
-    return out
-
-
-# --------------------------------------------------------------------------- traced
-def active_tracers() -> list | None:
-    """The tracers recording this thread's ops, innermost last; None when some hook is
-    not a tracer's (the loop then runs unrolled, as any Python loop does)."""
-    hooks = record.trace_hooks()
-    tracers = [getattr(h, "__self__", None) for h in hooks]
-    return tracers if all(isinstance(t, Tracer) for t in tracers) else None
-
-
-def _face(leaves: list) -> type:
-    """The kind of Tensor a loop's values take: the first Tensor's, else numpy's."""
-    return next((type(x) for x in leaves if isinstance(x, Tensor)), NumpyTensor)
-
-
-def _stand_in(face: type, data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = face._make(np.array(data))
-    t._requires_grad = requires_grad and data.dtype.kind in "fc"
-    return t
-
-
-class _Body:
-    """Tracing one step of a loop into a graph of its own, in every active tracer: their
-    builders are swapped for fresh ones while the body runs on stand-ins."""
-
-    def __init__(self, fn: str, tracers: list, stand_ins: list) -> None:
-        self.fn, self.tracers, self.stand_ins = fn, tracers, stand_ins
-        self.inputs: list = []  # per tracer: the body's input Vars
-
-    def __enter__(self) -> _Body:
-        self.saved = []
-        for tr in self.tracers:
-            self.saved.append((tr.builder, dict(tr.var_of), len(tr.guards), len(tr.writes),
-                               len(tr.changed), len(tr.rewinds)))
-            tr.builder = Builder()
-            vs = [Var(t._data.shape, t._data.dtype, t._data) for t in self.stand_ins]
-            for t, v in zip(self.stand_ins, vs):
-                tr._bind(t, v)
-            self.inputs.append(vs)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for tr, (builder, var_of, *_) in zip(self.tracers, self.saved):
-            captured = {id(t) for t, _ in tr.captures}
-            kept = {k: v for k, v in tr.var_of.items() if k in captured}
-            tr.builder = builder
-            tr.var_of = {**var_of, **kept}
-
-    def graph(self, outputs: list, src: Any) -> Graph:
-        """The body as the innermost tracer recorded it (the values it reads from outside
-        still free: ``close`` makes them inputs)."""
-        for tr, (_, _, n_guards, n_writes, n_changed, n_draws) in zip(self.tracers,
-                                                                       self.saved):
-            self._refuse(tr, n_guards, n_writes, n_changed, n_draws, src)
-        tr = self.tracers[-1]
-        outs = [self._var(tr, o) for o in outputs]
-        return Graph(self.inputs[-1], tr.builder.eqns, outs, tr.builder.consts, name=self.fn)
-
-    @staticmethod
-    def _var(tr: Tracer, value: Any) -> Var:
-        v = tr.value_of(value) if isinstance(value, Tensor) else tr.builder.const(
-            np.asarray(value))
-        return v if isinstance(v, Var) else tr.builder.emit(clone, (v,), {})
-
-    def _refuse(self, tr: Tracer, n_guards: int, n_writes: int, n_changed: int,
-                n_draws: int, src: Any) -> None:
-        where = f" at {src} ({src.text})" if src else ""
-        if len(tr.guards) > n_guards:
-            g = tr.guards[n_guards]
-            raise TraceError(f"{self.fn}: the loop body turns a traced value into a Python "
-                             f"value: {g.describe()}; a loop body runs once per step as "
-                             "one traced graph, so it cannot branch on its values (use "
-                             "pb.cond)")
-        if len(tr.writes) > n_writes or len(tr.changed) > n_changed:
-            raise TraceError(f"{self.fn}: the loop body changes state outside it (a list, "
-                             f"an attribute, a global){where}; return the new value as "
-                             "part of the carry instead")
-        if len(tr.rewinds) > n_draws or any(not e.op.pure for e in tr.builder.eqns):
-            raise TraceError(f"{self.fn}: the loop body draws random numbers or has an "
-                             f"effect (a print){where}; a traced loop body must be pure")
-
-
-def close(graphs: list) -> tuple:
-    """(the graphs, each with every outer value any of them reads as extra inputs, in
-    one order; those outer values)."""
-    free: dict = {}
-    for graph in graphs:
-        defined = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
-        for e in graph.eqns:
-            for a in e.inputs:
-                if isinstance(a, Var) and a.id not in defined:
-                    free.setdefault(a.id, a)
-            defined.update(v.id for v in e.outs)
-        for v in graph.outputs:
-            if v.id not in defined:
-                free.setdefault(v.id, v)
-    outer = list(free.values())
-    return [_closed(g, outer) for g in graphs], outer
-
-
-def _closed(graph: Graph, outer: list) -> Graph:
-    inner = {v.id: Var(v.shape, v.dtype, v._data, name=v.name) for v in outer}
-    eqns = [e.replace(inputs=tuple(inner.get(a.id, a) if isinstance(a, Var) else a
-                                   for a in e.inputs)) for e in graph.eqns]
-    outputs = [inner.get(v.id, v) for v in graph.outputs]
-    return graph.replace(inputs=graph.inputs + [inner[v.id] for v in outer], eqns=eqns,
-                         outputs=outputs)
 
 
 #: from this many steps (a nested scan's counted: ``_steps``) a scan traced for a front
@@ -268,7 +119,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     and computes the others again: memory of the order of length / k + k steps."""
     fn = site("pb.scan")
     x_leaves, x_tree = tree_flatten(xs)
-    n = _length(fn, x_leaves, length)
+    n = scan_length(fn, x_leaves, length)
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
         return _eager_scan(fn, f, init, x_leaves, x_tree, n, bool(reverse))
@@ -281,39 +132,26 @@ def site(name: str) -> str:
     return f"{name} at {src} ({src.text})" if src else name
 
 
-def _data(x: Any, dtype: Any = None) -> np.ndarray:
-    return x._data if isinstance(x, Tensor) else np.asarray(x, dtype)
-
-
-def _weak_dtype(leaves: list, face: type) -> np.dtype:
-    """The dtype a Python float carry takes: the widest float among the loop's arrays,
-    else numpy's float64 (the default float dtype on the torch face)."""
-    floats = [_data(x).dtype for x in leaves if not _weak(x) and _data(x).dtype.kind == "f"]
-    if floats:
-        return max(floats, key=lambda d: d.itemsize)
-    return np.dtype(np.float64) if face is NumpyTensor else np.dtype(np.float32)
-
-
 def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n: int,
                  reverse: bool, tracers: list, remat: Any = False) -> tuple:
     src = source_of(user_frame())
     c_leaves, c_tree = tree_flatten(init)
-    face = _face(c_leaves + x_leaves)
-    weak = _weak_dtype(c_leaves + x_leaves, face)
-    c_data = [_data(c, weak if isinstance(c, float) else None) for c in c_leaves]
-    x_data = [_data(x) for x in x_leaves]
+    face = face_of(c_leaves + x_leaves)
+    weak = weak_dtype(c_leaves + x_leaves, face)
+    c_data = [data_of(c, weak if isinstance(c, float) else None) for c in c_leaves]
+    x_data = [data_of(x) for x in x_leaves]
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    c_in = [_stand_in(face, d, wants(c)) for c, d in zip(c_leaves, c_data)]
-    x_in = [_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
+    c_in = [new_stand_in(face, d, wants(c)) for c, d in zip(c_leaves, c_data)]
+    x_in = [new_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
             for d, x in zip(x_data, x_leaves)]
-    with _Body(fn, tracers, c_in + x_in) as body:
-        carry, y = _pair(fn, f(tree_unflatten(c_tree, c_in), tree_unflatten(x_tree, x_in)))
+    with Body(fn, tracers, c_in + x_in) as body:
+        carry, y = step_pair(fn, f(tree_unflatten(c_tree, c_in), tree_unflatten(x_tree, x_in)))
         c_out = check_carry(fn, c_in, c_tree, carry)
         y_leaves, y_tree = tree_flatten(y)
         graph = body.graph(c_out + y_leaves, src)
     (graph,), outer = close([graph])
-    consts = _tensors_of(tracers[-1], outer)
-    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
+    consts = tensors_of(tracers[-1], outer)
+    args = [x if isinstance(x, Tensor) else constant(tracers, face, d)
             for x, d in zip(c_leaves + x_leaves, c_data + x_data)] + consts
     n_c, n_x, n_y = len(c_leaves), len(x_leaves), len(y_leaves)
     if remat and n > 1:
@@ -365,25 +203,6 @@ def _blocked(fn: str, graph: Graph, args: list, n: int, n_c: int, n_x: int, n_y:
         ys = [cat([t, y] if reverse else [y, t])
               for y, t in zip(ys, more[n_c:n_c + n_y])]
     return carries, ys
-
-
-def _constant(tracers: list, face: type, data: np.ndarray) -> Tensor:
-    """A loop's value given as an array or number: a constant of every trace."""
-    t = face._make(data)
-    for tr in tracers:
-        tr._bind(t, tr.builder.const(data))
-    return t
-
-
-def _tensors_of(tracer: Tracer, outer: list) -> list:
-    """The Tensors a tracer bound to ``outer`` (the values a body reads from outside)."""
-    want = {v.id for v in outer}
-    found = {}
-    for t in tracer.keep:
-        v = tracer.var_of.get(id(t))
-        if isinstance(v, Var) and v.id in want:
-            found[v.id] = t
-    return [found[v.id] for v in outer]
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
@@ -441,32 +260,43 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, stacking: bool
     leaves, tree = tree_flatten(init_val)
     tracers = active_tracers() if record.TRACING else None
     if not tracers:
-        val, steps = init_val, []
-        while _truth(cond_fun(val)):
-            new, ys = body_fun(val)
-            leaves = check_carry(fn, leaves, tree, new)
-            val = new
-            steps.append(ys)
-        return (val, tuple(_stack(list(s), s[0]) for s in zip(*steps))) if stacking else val
+        return _eager_while(fn, cond_fun, body_fun, init_val, leaves, tree, stacking)
+    return _traced_while(fn, cond_fun, body_fun, leaves, tree, stacking, tracers)
+
+
+def _eager_while(fn: str, cond_fun: Callable, body_fun: Callable, val: Any, leaves: list,
+                 tree: Any, stacking: bool) -> Any:
+    steps = []
+    while _truth(cond_fun(val)):
+        new, ys = body_fun(val)
+        leaves = check_carry(fn, leaves, tree, new)
+        val = new
+        steps.append(ys)
+    return (val, tuple(_stack(list(s), s[0]) for s in zip(*steps))) if stacking else val
+
+
+def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list, tree: Any,
+                  stacking: bool, tracers: list) -> Any:
+    """The loop as one ``while`` region: its condition and its body traced once each."""
     src = source_of(user_frame())
-    face = _face(leaves)
-    weak = _weak_dtype(leaves, face)
-    data = [_data(c, weak if isinstance(c, float) else None) for c in leaves]
+    face = face_of(leaves)
+    weak = weak_dtype(leaves, face)
+    data = [data_of(c, weak if isinstance(c, float) else None) for c in leaves]
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    stand = lambda: [_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
+    stand = lambda: [new_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
     c_in = stand()
-    with _Body(fn, tracers, c_in) as body:
+    with Body(fn, tracers, c_in) as body:
         pred = cond_fun(tree_unflatten(tree, c_in))
-        _check_predicate(fn, pred)
+        check_predicate(fn, pred)
         cond = body.graph([pred], src)
     c_in = stand()
-    with _Body(fn, tracers, c_in) as body:
+    with Body(fn, tracers, c_in) as body:
         new, ys = body_fun(tree_unflatten(tree, c_in))
         out = check_carry(fn, c_in, tree, new)
         step = body.graph(out + list(ys), src)
     (cond, step), outer = close([cond, step])
-    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
-            for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
+    args = [x if isinstance(x, Tensor) else constant(tracers, face, d)
+            for x, d in zip(leaves, data)] + tensors_of(tracers[-1], outer)
     for tr in tracers:  # (its trip count, the shape of what it keeps, is a value)
         for a in args:
             tr.must_be_real(a, "a while loop's run")
@@ -487,13 +317,6 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, stacking: bool
 
 def _truth(pred: Any) -> bool:
     return bool(pred)
-
-
-def _check_predicate(fn: str, pred: Any) -> None:
-    shape, dtype = _type_of(pred)
-    if shape != () or dtype != np.bool_:
-        raise TypeError(f"{fn}: cond_fun must return a boolean scalar, got "
-                        f"{_describe(shape, dtype)}")
 
 
 # ---------------------------------------------------------------- pb.cond, pb.switch
@@ -524,20 +347,20 @@ def _branch(fn: str, index: Any, branches: list, operands: tuple, boolean: bool)
         raise TypeError(f"{fn}: the {'predicate' if boolean else 'index'} must be a scalar, "
                         f"got shape {index._data.shape}")
     leaves, tree = tree_flatten(operands)
-    face = _face(leaves + [index])
-    data = [_data(x) for x in leaves]
+    face = face_of(leaves + [index])
+    data = [data_of(x) for x in leaves]
     graphs, first = [], None
     for br in branches:
-        ins = [_stand_in(face, d, isinstance(x, Tensor) and x._requires_grad)
+        ins = [new_stand_in(face, d, isinstance(x, Tensor) and x._requires_grad)
                for x, d in zip(leaves, data)]
-        with _Body(fn, tracers, ins) as body:
+        with Body(fn, tracers, ins) as body:
             outs, out_tree = tree_flatten(br(*tree_unflatten(tree, ins)))
             first = first or (outs, out_tree)
-            _same_outputs(fn, first, outs, out_tree)
+            same_outputs(fn, first, outs, out_tree)
             graphs.append(body.graph(outs, src))
     graphs, outer = close(graphs)
-    args = [x if isinstance(x, Tensor) else _constant(tracers, face, d)
-            for x, d in zip(leaves, data)] + _tensors_of(tracers[-1], outer)
+    args = [x if isinstance(x, Tensor) else constant(tracers, face, d)
+            for x, d in zip(leaves, data)] + tensors_of(tracers[-1], outer)
     pick = index if not boolean or index._data.dtype == np.bool_ else index != 0
     values = _passed_through(graphs, args)
     if values is None:
@@ -562,12 +385,3 @@ def _passed_through(graphs: list, args: list) -> list | None:
     return values
 
 
-def _same_outputs(fn: str, first: tuple, outs: list, tree: Any) -> None:
-    if tree != first[1]:
-        raise TypeError(f"{fn}: the branches must return the same structure, got "
-                        f"{first[1]} and {tree}")
-    for k, (a, b) in enumerate(zip(first[0], outs)):
-        if _type_of(a) != _type_of(b):
-            raise TypeError(f"{fn}: the branches must return the same shapes and dtypes, "
-                            f"but output {k} is {_describe(*_type_of(a))} in one and "
-                            f"{_describe(*_type_of(b))} in another")

@@ -64,8 +64,10 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
             _check_module(value, free, fn, op)
             continue
         text = _literal(value)
-        if text is not None:
-            source = f"{free} = {text}\n" + source
+        if text is not None:  # (once, above all that read it; another value: here)
+            line = f"{free} = {text}"
+            if defined.setdefault(free, line) != line:
+                source = line + "\n" + source
         elif isinstance(value, (types.FunctionType, np.ufunc)) or _of_numpy(value):
             got = _define(value, defined, fn, op)
             if got != free:

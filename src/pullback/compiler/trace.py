@@ -44,7 +44,7 @@ class Traced:
     # when it runs); the cache loop rewinds them when a guard fails during a run
     generators: tuple = ()
     cut: tuple | None = None  # a conversion that cut a gradient (conversions.py)
-    notes: tuple = ()  # why converted loops ran unrolled (source/loop_runtime.py)
+    notes: tuple = ()  # why converted loops ran unrolled (source/region_attempts.py)
 
 
 def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
@@ -308,13 +308,27 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     leaves, treedef = tree_flatten(a)
     if treedef.node is None or not any(is_traced_arg(x) for x in leaves):
         return a
+    names = _leaf_names(treedef, name)
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
             leaves[k] = input_leaf(lazy_arrays.traced_as(x), requires[-1], floats)
-            tracer.add_input(leaves[k], f"{name}_{k}")
+            tracer.add_input(leaves[k], names[k] if len(set(names)) == len(names)
+                             else f"{name}_{k}")
             slots.append((i, (k,)))
     return tree_unflatten(treedef, leaves)
+
+
+def _leaf_names(d: Any, name: str) -> list:
+    """Each leaf's name: the argument's, then its dict keys and named tuples' fields
+    (``params_w1``), or its place in a list or tuple (``params_0``)."""
+    if d.node is None:
+        return [name]
+    keys = d.aux if isinstance(d.aux, tuple) and len(d.aux) == len(d.children) and \
+        issubclass(d.node, dict) else getattr(d.node, "_fields", range(len(d.children)))
+    return [leaf for j, (key, child) in enumerate(zip(keys, d.children))
+            for leaf in _leaf_names(child, f"{name}_{key}" if str(key).isidentifier()
+                                    or type(key) is int else f"{name}_{j}")]
 
 
 def slot_values(traced: Traced, args: tuple) -> list:

@@ -63,7 +63,7 @@ class Tracer(InplaceWrites, OutsideChanges):
         # saw to it is made again by generated code (its guard may be left out: captured.py)
         self.unguarded: dict[tuple, bool] = {}
         self.writes: list[tuple] = []  # (equation, target) of the changes generated code makes
-        self.notes: list[str] = []  # why a converted loop ran unrolled (loop_runtime.py)
+        self.notes: list[str] = []  # why a converted loop ran unrolled (source/region_attempts.py)
         # the first conversion that cut a gradient (pb.compile's torch semantics allow
         # it): (how, SourceLine); its variant refuses to run inside a functional transform
         self.cut: tuple | None = None

@@ -1,7 +1,7 @@
 """Items of an array at int indices that may be traced (a loop's counter): ``item``
 reads ``x[i, j]``, ``item_put`` writes it and ``item_add`` adds to it, each a new
 value. A converted loop's ``R[i - 1, j]`` and ``R[i, j] = v`` (compiler/source/
-loop_runtime.py, loop_writes.py) trace to them, so the generated code reads and writes
+loop_helpers.py, loop_writes.py) trace to them, so the generated code reads and writes
 the item itself, as a hand-written loop does (``R[i - 1, j]``), and the gradient of a
 read adds into the gradient's item (``g_R[i - 1, j] += g``), not a whole table per step.
 Generated code writes ``item_put``/``item_add`` in place where the loop owns the

@@ -60,6 +60,11 @@ def _padded(x, kernel, stride, padding, dilation, ceil_mode, value):
 
 # ------------------------------------------------------------------------ max pooling
 def _max_pool(x, kernel, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    return Pooled(*_max_windows(x, kernel, stride, padding, dilation, ceil_mode))
+
+
+def _max_windows(x, kernel, stride, padding, dilation, ceil_mode):
+    """(max of each window, the flat index of that max in its ``H * W`` plane)."""
     xp, outs = _padded(x, kernel, stride, padding, dilation, ceil_mode, -np.inf)
     w = windows(xp, kernel, stride, dilation)  # (*lead, Lh, Lw, Kh, Kw)
     flat = w.reshape(w.shape[:-2] + (kernel[0] * kernel[1],))
@@ -69,7 +74,7 @@ def _max_pool(x, kernel, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=Fals
     kh, kw = np.divmod(at[..., 0], kernel[1])
     rows = np.arange(outs[0])[:, None] * stride[0] - padding[0] + kh * dilation[0]
     cols = np.arange(outs[1])[None, :] * stride[1] - padding[1] + kw * dilation[1]
-    return Pooled(values.astype(x.dtype, copy=False), rows * x.shape[-1] + cols)
+    return values.astype(x.dtype, copy=False), rows * x.shape[-1] + cols
 
 
 def scatter_max(g: Any, indices: Any, x: Any) -> Any:
@@ -91,6 +96,12 @@ max_pool2d_op = defop(
 
 
 def _adaptive_max(x, output_size):
+    return Pooled(*_adaptive_max_windows(x, output_size))
+
+
+def _adaptive_max_windows(x, output_size):
+    """(max, flat plane index) over each of torch's adaptive windows: rows
+    ``[i * H // oh, ceil((i + 1) * H / oh))``, columns likewise."""
     h, w = x.shape[-2:]
     values = np.empty(x.shape[:-2] + tuple(output_size), x.dtype)
     indices = np.empty(values.shape, np.int64)
@@ -102,7 +113,7 @@ def _adaptive_max(x, output_size):
             at = np.argmax(block, axis=-1) if block.size else np.zeros(block.shape[:-1], int)
             values[..., i, j] = np.take_along_axis(block, at[..., None], -1)[..., 0]
             indices[..., i, j] = (a + at // (e - c)) * w + c + at % (e - c)
-    return Pooled(values, indices)
+    return values, indices
 
 
 adaptive_max_pool2d_op = defop(

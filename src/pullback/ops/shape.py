@@ -136,13 +136,42 @@ def _print_view_get(e: Any, a: list, lit: Any) -> str:
     """``_view_get`` in generated code: ``x[None, 1:]``, ``x[0, ...]`` (an Ellipsis last
     where the index has only integers: a view, never a scalar; a slice or a None keeps
     the result an array without it)."""
-    index = e.params["index"]
+    return f"{a[0]}[{_subscript(e.params['index'], lit, True)}]"
+
+
+def _subscript(index: Any, lit: Any, view: bool) -> str:
+    """A basic index as subscript text (``view``: an Ellipsis last where it has only
+    integers, so that the result is a view)."""
     parts = index if isinstance(index, tuple) else (index,)
-    if not any(p is Ellipsis or p is None or type(p) is slice for p in parts):
+    if view and not any(p is Ellipsis or p is None or type(p) is slice for p in parts):
         parts = parts + (Ellipsis,)
     colon = lambda p: ":".join("" if v is None else lit(v)  # noqa: E731
                                for v in (p.start, p.stop) + ((p.step,) if p.step else ()))
-    return f"{a[0]}[{', '.join(colon(p) if type(p) is slice else lit(p) for p in parts)}]"
+    return ", ".join(colon(p) if type(p) is slice else lit(p) for p in parts) or "()"
+
+
+def _one_index(chain: tuple) -> Any:
+    """The index of a chain of one basic index op (``R[1, :]``), else None."""
+    if len(chain) == 1 and chain[0][0].name in BASIC_INDEX_OPS:
+        return chain[0][1].get("index")
+    return None
+
+
+def _print_view_chain(e: Any, a: list, lit: Any) -> str:
+    """``x[1, :]`` for a chain of one index; else the chain's call."""
+    index = _one_index(e.params["chain"])
+    if index is None:
+        return f"ops.view_chain({a[0]}, chain={lit(e.params['chain'])})"
+    return f"{a[0]}[{_subscript(index, lit, True)}]"
+
+
+def _print_view_scatter(e: Any, a: list, lit: Any) -> str:
+    """A copy with ``src`` written at one index, as numpy's ``x[1, :] = src`` writes it
+    (``rt.index_put(x, np.s_[1, :], src)``); else the chain's call."""
+    index = _one_index(e.params["chain"])
+    if index is None:
+        return f"ops.view_scatter({a[0]}, {a[1]}, chain={lit(e.params['chain'])})"
+    return f"rt.index_put({a[0]}, np.s_[{_subscript(index, lit, False)}], {a[1]})"
 
 
 def _basic_index_op(name: str, grad_fn: str, backward_grad_fn: str, template: Any) -> tuple:
@@ -320,6 +349,7 @@ def _batch_view_scatter(op, args, batched, chain):
 
 
 view_chain = defop("view_chain", _apply_chain, "AsStridedBackward0", aliases=True,
+                   template=_print_view_chain,
                    vjp=(lambda g, out, x, chain: embed(g, shape=x.shape, chain=chain),),
                    batch=batching.chained)
 embed = defop("embed", _embed, "AsStridedScatterBackward0", fresh=True,
@@ -327,6 +357,7 @@ embed = defop("embed", _embed, "AsStridedScatterBackward0", fresh=True,
               batch=_batch_embed)
 # torch's node for a write through a view is CopySlices (no "Backward" suffix)
 view_scatter = defop("view_scatter", _view_scatter, "CopySlices", fresh=True,
+                     template=_print_view_scatter,
                      vjp=(lambda g, out, base, src, chain: view_scatter(g, 0, chain=chain),
                           lambda g, out, base, src, chain: view_chain(g, chain=chain)),
                      batch=_batch_view_scatter)

@@ -168,13 +168,18 @@ class _Drawer:
         for var in graph.inputs:
             self.new(("var", var.id, k), f"{var.name or 'input'}\n{_shape(var.shape)}",
                      "lightyellow", "    ")
-        for e in graph.eqns[:_MAX_REGION_OPS]:
-            self.new(("var", e.out.id, k), f"{e.op.name}\n{_shape(e.out.shape)}", "white",
-                     "    ")
+        for j, e in enumerate(graph.eqns[:_MAX_REGION_OPS]):
+            # (a loop's equation has several outputs: one box, which each of them names)
+            outs = [e.out] if e.out is not None else list(e.outs)
+            shapes = " ".join(_shape(o.shape) for o in outs)
+            me = self.new(("var", outs[0].id, k) if outs else ("eqn", j, k),
+                          f"{e.op.name}\n{shapes}", "white", "    ")
+            for o in outs[1:]:
+                self.ids[("var", o.id, k)] = me
             for v in e.inputs:
                 src = self.ids.get(("var", getattr(v, "id", None), k))
                 if src is not None:
-                    self.lines.append(f"    {src} -> {self.ids[('var', e.out.id, k)]}")
+                    self.lines.append(f"    {src} -> {me}")
         if len(graph.eqns) > _MAX_REGION_OPS:
             self.new(("more", k), f"... {len(graph.eqns) - _MAX_REGION_OPS} more ops",
                      "white", "    ")

@@ -90,12 +90,11 @@ from ..mutations import (
     unreplayed_write,
 )
 from ..mutations import mutate as _mutate
+from .loop_helpers import and_, loop_index, not_, or_, stacked
 from .loop_runtime import (
     LOOP_BOUNDS,
     OWNER,
     REFUSED,
-    UNBOUND,
-    and_,
     for_each,
     for_enumerate,
     for_enumerate_zip,
@@ -103,13 +102,10 @@ from .loop_runtime import (
     for_zip,
     if_,
     is_static,
-    loop_index,
-    or_,
-    stacked,
-    not_,
     note_refusals,
     while_,
 )
+from .region_attempts import UNBOUND
 from .loop_writes import any_of, first_item, int0, item_read, item_set, item_slice, truth
 from . import pass_cache
 from .loops import convert_loops

@@ -1,7 +1,7 @@
 """What a converted loop does with the values its body appends (``appends.py``) and
-with a while region's carries, for ``loop_runtime.py``: the Python loop appends them to
-lists; a region gives them as per-step outputs, a scan's or a while loop's
-(``while_stacking``: stacked as long as it ran)."""
+with a while region's carries, for ``loop_runtime.py`` and ``loop_regions.py``: the
+Python loop appends them to lists; a region gives them as per-step outputs, a scan's or
+a while loop's (``while_stacking``: stacked as long as it ran)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``R[index] = value`` in a loop's body, as ``item_writes.py`` rewrote it
 (``R = item_set(R, index, value)``): in place when the body runs as Python, a new
-value when it is traced as a region's body (``loop_runtime.py`` counts those).
+value when it is traced as a region's body (``region_attempts.py`` counts those).
 
 An int for every axis writes the item (``item_put``, in place in generated code where
 the loop owns the array); another is made of ``index_select`` and ``index_copy`` along
