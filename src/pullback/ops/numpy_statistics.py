@@ -33,14 +33,25 @@ from typing import Any
 import numpy as np
 
 from .cumulative import _numpy_cumulative, cumprod_op, cumsum_op
-from .elementwise import clamp, conj, is_complex, isnan, logical_not, real, sqrt, to_dtype, where
+from .elementwise import (
+    clamp,
+    clone,
+    conj,
+    is_complex,
+    isnan,
+    logical_not,
+    real,
+    sqrt,
+    to_dtype,
+    where,
+)
 from .indexing import index_add, take_along_dim
 from .joining import cat
 from .linalg import matmul
 from .pointwise import floor
 from .reductions import _numpy_max, _numpy_mean, _numpy_min, _numpy_sum
 from .selection import _numpy_sort
-from .shape import detach, permute_op, reshape
+from .shape import detach, expand, permute_op, reshape
 from .statistics import _numpy_prod, _numpy_var_std, std_op, var_op
 from .table import args
 from .table.registry import is_traced, public
@@ -165,7 +176,8 @@ def _numpy_average(a, axis=None, weights=None, returned=False, *, keepdims=False
     if not returned:
         return avg
     if tuple(np.shape(scl)) != tuple(avg.shape):
-        scl = np.broadcast_to(scl, tuple(avg.shape)).copy()
+        scl = clone(expand(scl, shape=tuple(avg.shape))) if is_traced(scl) else \
+            np.broadcast_to(scl, tuple(avg.shape)).copy()
     return avg, scl
 
 
@@ -281,9 +293,11 @@ def _round_half_even(v: Any) -> Any:
     return where(up, f + 1, f)
 
 
-def _lerp(a: Any, b: Any, t: Any) -> Any:
-    """numpy's two-sided interpolation (from b where t >= 0.5)."""
-    d = b - a
+def _lerp(a: Any, b: Any, t: Any, dtype: np.dtype) -> Any:
+    """numpy's two-sided interpolation (from b where t >= 0.5), the difference taken
+    in the values' dtype and the rest in ``dtype``, as numpy's."""
+    d = to_dtype(b - a, dtype)
+    a, b = to_dtype(a, dtype), to_dtype(b, dtype)
     if not is_traced(t) and (np.all(t >= 0.5) or np.all(t < 0.5)):  # one side only
         return b - d * (1 - t) if np.all(t >= 0.5) else a + d * t
     return where(t >= 0.5, b - d * (1 - t), a + d * t)
@@ -312,7 +326,8 @@ def _quantile(a, q, axis, out, method, keepdims, rest, nan, weak=None):
         np.result_type(args.np_dtype(x), 0.5 if weak else qa.dtype)
     flat, kept = _by_first_axis(x, axis)
     s = _numpy_sort(flat, axis=0)
-    qf = qa.reshape((-1,) + (1,) * len(kept)).astype(np.float64)
+    qf = qa.reshape((-1,) + (1,) * len(kept)).astype(  # (numpy's positions: in q's dtype)
+        qa.dtype if qa.dtype.kind == "f" else np.float64)
     if nan and _kind(x) == "f":
         y = _nan_quantile(s, qf, method, dtype)
     else:
@@ -336,14 +351,14 @@ def _pick(s, lo, hi, gamma, method, dtype):
         return a
     b = take_along_dim(s, np.ascontiguousarray(hi) if not is_traced(hi) else hi, 0)
     t = to_dtype(gamma, dtype) if is_traced(gamma) else np.asarray(gamma, dtype)
-    return _lerp(to_dtype(a, dtype), to_dtype(b, dtype), t)
+    return _lerp(a, b, t, dtype)
 
 
 def _nan_quantile(s, qf, method, dtype):
     """Per slice, the quantile of its elements that are not NaN (sorted first): the
     positions from each slice's count; NaN where all are NaN."""
     k = _numpy_sum(logical_not(isnan(s)), 0, keepdims=True)  # (1, *kept)
-    prev, nxt, gamma = _positions(to_dtype(k, np.float64), qf, method)
+    prev, nxt, gamma = _positions(to_dtype(k, qf.dtype), qf, method)
     top = k - 1
     lo = to_dtype(clamp(prev, 0, None), np.int64)
     lo = where(lo > top, top, lo)
