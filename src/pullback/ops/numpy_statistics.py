@@ -75,6 +75,8 @@ def _real_dtype(x: Any) -> np.dtype:
 # ------------------------------------------------------------ NaN-ignoring reductions
 def _nan_extreme(extreme: Any, fill: float) -> Any:
     def nan_extreme(a, axis=None, out=None, keepdims=False, **rest):
+        """The extreme of the elements that are not NaN (NaN where all are; ties
+        share the gradient, as np.max's)."""
         args.plain(out, **rest)
         x = args.value(a)
         if _kind(x) not in "fc":
@@ -139,6 +141,7 @@ public("nanstd", numpy={np.nanstd: _numpy_nanstd})(_numpy_nanstd)
 
 
 def _numpy_ptp(a, axis=None, out=None, keepdims=False):
+    """max - min (np.max's and np.min's gradients)."""
     args.plain(out)
     return _numpy_max(a, axis, keepdims=keepdims) - _numpy_min(a, axis, keepdims=keepdims)
 
@@ -148,6 +151,8 @@ public("ptp", numpy={np.ptp: _numpy_ptp})(_numpy_ptp)
 
 # ------------------------------------------------------------------ average, cov
 def _numpy_average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy's average: the mean, or sum(a * w) / sum(w), differentiable in both; the
+    sum of weights that is zero is read (a guard under pb.grad) for numpy's error."""
     x = args.value(a)
     order = None
     if axis is not None:  # numpy's order of the axes (the weights' axes follow it)
@@ -249,6 +254,8 @@ public("cov", numpy={np.cov: _numpy_cov})(_numpy_cov)
 
 
 def _numpy_corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """cov over the outer product of the standard deviations, clipped to [-1, 1] as
+    numpy's (and torch's); real values only."""
     c = _numpy_cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
@@ -370,6 +377,8 @@ def _nan_quantile(s, qf, method, dtype):
 
 def _numpy_quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                     keepdims=False, **rest):
+    """The sorted slice's elements at numpy's positions for ``q`` (a constant),
+    interpolated (linear, midpoint) or picked (lower, higher, nearest)."""
     return _quantile(a, q, axis, out, method, keepdims, rest, nan=False)
 
 
@@ -425,6 +434,8 @@ public("bincount", numpy={np.bincount: _numpy_bincount})(_numpy_bincount)
 
 
 def _numpy_histogram(a, bins=10, range=None, density=None, weights=None):
+    """numpy's histogram of the values (no gradient in the data, the bins or the
+    range); with weights that require grad, the counts are their sums per bin."""
     data = _values(a)
     if isinstance(bins, (list, tuple)) or is_traced(bins):
         bins = _values(bins)
