@@ -198,3 +198,14 @@ def test_compile_and_vmap() -> None:
     np.testing.assert_allclose(pb.vmap(f)(rows).numpy(), [f(r) for r in _X], rtol=1e-12)
     np.testing.assert_allclose(pb.vmap(pb.grad(f))(rows).numpy(),
                                np.stack([numeric_grad(f, r) for r in _X]), rtol=1e-6)
+
+
+def test_overwrite_input_leaves_the_tensor_as_it_was() -> None:
+    """numpy may overwrite the input with overwrite_input=True; pullback's form reads
+    it only (a sort of a copy), so the gradient and the Tensor's data both stay."""
+    x = pb.tensor(_X.copy(), requires_grad=True)
+    y = np.percentile(x, 30, None, None, True)
+    np.testing.assert_allclose(y.detach().numpy(), np.percentile(_X, 30), rtol=1e-12)
+    y.backward()
+    np.testing.assert_array_equal(x.detach().numpy(), _X)
+    assert x.grad.numpy().sum() == pytest.approx(1.0)
