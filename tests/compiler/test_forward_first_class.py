@@ -64,8 +64,8 @@ def test_jacrev_of_a_transposed_output() -> None:
 NO_RULE = {
     "interp": lambda a: np.interp(np.array([0.5, 1.5]), np.array([0.0, 1.0, 2.0]), a),
     "trapezoid": lambda a: np.trapezoid(a),
-    "average": lambda a: np.average(a, weights=np.array([1.0, 2.0, 3.0])),
-    "cov": lambda a: np.cov(np.stack([a, a * a])),
+    "ediff1d": lambda a: np.ediff1d(a, to_begin=np.array([0.5])),  # (average, cov:
+    "nanmedian": lambda a: np.nanmedian(np.stack([a, a * a]), axis=0),  # ops/numpy_statistics)
     "lstsq": lambda a: np.linalg.lstsq(np.eye(3), a)[0],
 }
 

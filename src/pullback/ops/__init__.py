@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     normalization,
     norms,
     numpy_extras,
+    numpy_statistics,
     ordering,
     padding,
     pointwise,
