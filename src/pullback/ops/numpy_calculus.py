@@ -4,7 +4,7 @@
 
 - ``interp`` is differentiable in ``x``, ``xp`` and ``fp`` (piecewise linear; at a
   sample point, the slope of the segment to its right); the segment of each point is
-  counted by comparisons (``xp <= x``), so it needs no data read under ``pb.grad``.
+  a ``searchsorted`` primitive (an index, no gradient), so ``pb.grad`` reads no data.
 - ``correlate`` is ``convolve`` with the second sequence reversed and conjugated.
 - ``heaviside`` runs (torch's backward refuses it): its gradient in ``x1`` is zero, as
   the step's is wherever it has one; ``x2`` gets the gradient where ``x1 == 0``.
@@ -26,8 +26,22 @@ from typing import Any
 import numpy as np
 
 from .elementwise import to_dtype, where
-from .table import args
-from .table.registry import is_traced, public
+from .indexing import take_along_dim
+from .shape import reshape
+from .table import args, batching
+from .table.registry import defop, is_traced, public
+
+
+def _search_batch(op, args, batched, side):
+    if batched[0]:
+        raise batching.NoRule  # (a sequence per example: once per example)
+    return op(*args, side=side)
+
+
+#: where each x goes in a sorted 1-d sequence (an index: no gradient); interp's segments
+searchsorted = defop("searchsorted", lambda seq, x, side: np.searchsorted(seq, x, side=side),
+                     template="np.searchsorted({0}, {1}, side={side})", fresh=True,
+                     batch=_search_batch)
 
 
 def _typed(v: Any, dtype: Any) -> Any:
@@ -74,17 +88,25 @@ def _numpy_interp(x, xp, fp, left=None, right=None, period=None):
         fp = np.concatenate([fp[-1:], fp, fp[:1]])
         left = right = None
     n = xp.shape[0]
-    j = np.sum(xp <= np.expand_dims(x, -1), axis=-1) - 1  # xp[j] <= x < xp[j + 1]
+    j = searchsorted(xp, x, side="right") - 1  # xp[j] <= x < xp[j + 1]
     if n == 1:
         inside = np.broadcast_to(fp[0], np.shape(x))
     else:
         k = np.clip(j, 0, n - 2)
-        x0, x1, f0, f1 = np.take(xp, k), np.take(xp, k + 1), np.take(fp, k), np.take(fp, k + 1)
+        x0, x1, f0, f1 = (_at(v, i) for v in (xp, fp) for i in (k, k + 1))
         inside = where(j == n - 1, fp[n - 1], (f1 - f0) / (x1 - x0) * (x - x0) + f0)
     low = fp[0] if left is None else _typed(left, dtype)
     high = fp[n - 1] if right is None else _typed(right, dtype)
     y = where(x < xp[0], low, where(x > xp[n - 1], high, inside))
     return where(np.isnan(x), x, y) if dtype == np.float64 else y
+
+
+def _at(v: Any, k: Any) -> Any:
+    """``v[k]`` for a 1-d ``v`` and a traced index: an op (a constant ``v`` indexed
+    by numpy would read the index, a guard of the trace)."""
+    if not is_traced(k):
+        return np.take(v, k)
+    return reshape(take_along_dim(v, reshape(k, -1), 0), tuple(k.shape))
 
 
 public("interp", numpy={np.interp: _numpy_interp})(_numpy_interp)
