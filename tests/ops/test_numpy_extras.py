@@ -67,6 +67,7 @@ _PROGRAMS = {
                                           period=np.pi), _V6),
     "correlate": (lambda v: np.correlate(v, v[:3] ** 2), _V6),
     "correlate-full": (lambda v: np.correlate(v[:2], v, "full"), _V6),
+    "correlate-same": (lambda v: np.correlate(v[:4], v[1:] * v[0], "same"), _V6),
     "heaviside": (lambda x: np.heaviside(x, 0.5) * x + np.heaviside(np.round(x), x), _X),
     "unwrap": (lambda x: np.unwrap(x * 4, axis=0, period=3.0, discont=2.0), _X),
     "piecewise": (lambda x: np.piecewise(x, [x < 0, x > 1], [lambda t: t ** 2, np.sin,

@@ -113,9 +113,13 @@ public("interp", numpy={np.interp: _numpy_interp})(_numpy_interp)
 
 
 def _numpy_correlate(a, v, mode="valid"):
-    v = args.value(v)
-    if np.ndim(v) != 1:
+    a, v = args.value(a), args.value(v)
+    if np.ndim(v) != 1 or np.ndim(a) != 1:
         raise args.Unsupported
+    n, m = a.shape[0], v.shape[0]
+    if mode == "same" and m > n:  # (numpy swaps the two: its window starts at n // 2)
+        full = np.convolve(a, np.conjugate(v[::-1]), mode="full")
+        return full[n // 2:n // 2 + m]
     return np.convolve(a, np.conjugate(v[::-1]), mode=mode)
 
 
