@@ -241,6 +241,9 @@ def test_compile_and_vmap_of_the_new_numpy_functions() -> None:
     g = lambda r: np.trapezoid(np.vander(r, 3), axis=0) + np.polyfit(np.arange(4.0), r, 2)
     np.testing.assert_allclose(pb.vmap(g)(pb.tensor(x)).numpy(), np.stack([g(r) for r in x]),
                                rtol=1e-10)
+    h = lambda v: np.interp(v, [-1.0, 0.0, 2.0], [1.0, 3.0, 0.5]) + np.linalg.lstsq(
+        np.vander(v, 3), np.arange(6.0))[0].sum() + np.trapezoid(np.unwrap(v * 4))
+    np.testing.assert_allclose(pb.jacfwd(h)(_V6), pb.jacrev(h)(_V6), rtol=1e-9, atol=1e-12)
 
 
 def test_numpy_errors_and_refusals_stay_numpy_s() -> None:
