@@ -226,6 +226,10 @@ def test_heaviside_runs_with_a_zero_gradient_in_x1_where_torch_refuses(torch) ->
     h = pb.tensor(0.5, requires_grad=True)
     np.sum(np.heaviside(x, h) * pb.tensor([1.0, 2.0, 3.0])).backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0] and h.grad.item() == 2.0
+    y = x * 1.0
+    np.heaviside.at(y, [0, 0, 1], 2.0)  # (ufunc.at: the mapped ufunc, in place)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 2.0, 2.0] and x.grad.tolist() == [0.0, 0.0, 1.0]
     with pytest.raises(RuntimeError, match="heaviside is not implemented"):
         t = torch.tensor([0.0, 1.0], requires_grad=True)
         torch.heaviside(t, torch.tensor(0.5)).sum().backward()
