@@ -163,8 +163,7 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "correlate": lambda x: np.correlate(x[0], x[1], "full"),
-    "unwrap": lambda x: np.unwrap(x, axis=1),
+    "roots": lambda x: np.roots(x[0]),  # (correlate and unwrap: ops/numpy_calculus.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,
@@ -178,6 +177,8 @@ DECLARED_SINCE = {
     "repeat": lambda x: x.repeat(2, axis=0),
     "take": lambda x: x.take([0, 2], axis=1),
     "diagonal": lambda x: x.diagonal(),
+    "correlate": lambda x: np.correlate(x[0], x[1], "full"),
+    "unwrap": lambda x: np.unwrap(x * 3, axis=1),
 }
 
 
