@@ -272,6 +272,25 @@ def test_numpy_array_target_refused():
         pb.compile(f)(X.copy())
 
 
+def test_eager_numpy_array_of_tensors_names_the_line():
+    """Eager numpy code on Tensors: np.array([...]) of a Tensor that requires grad, or its
+    write into a numpy buffer, is refused naming the user's line and what to write instead
+    (the message said only that numpy() was refused); the ways it names work."""
+    x = pb.tensor(X.copy(), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"test_numpy_inplace.py:\d+ \(v = np.array\(\[x\[0\], "
+                       r"0.0\]\)\): np.array\(\.\.\.\) copies .* np.stack"):
+        v = np.array([x[0], 0.0])
+    buf = np.zeros(4)
+    with pytest.raises(RuntimeError, match=r"\(buf\[1:\] = x\[:3\]\): writing .* into a numpy "
+                       r"array .* np.zeros_like\(x\)"):
+        buf[1:] = x[:3]
+    v = np.stack([x[0], 0.0])
+    buf = np.zeros_like(x)
+    buf[1:] = x[:3]
+    (v.sum() + buf.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0, 1.0, 0.0])
+
+
 def test_ufunc_at_without_a_rule():
     """ufunc.at of a ufunc the table does not map: numpy's value when no gradient is
     needed (eagerly and compiled), a clear error when one is."""
