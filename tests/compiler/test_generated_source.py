@@ -382,3 +382,17 @@ def test_only_the_listed_ops_print_as_calls_into_the_op_table():
     assert sorted(name for name, op in OPS.items() if op.template is None) == [
         "bernoulli_keep", "embed", "gumbel_noise", "integers", "normal", "scan", "switch",
         "uniform", "view_chain", "view_scatter", "while"]
+
+
+def test_inspect_without_the_example_arguments_says_to_pass_them():
+    """pb.compiler.inspect(g) after calling g: the arguments pick the variant, so it asks
+    for them (it said "Got argnum=0, but only 0 positional inputs", or the function's own
+    TypeError from inside a trace); a function of no arguments is inspected as it is."""
+    def loss(w, x):
+        return np.tanh(x @ w).sum()
+
+    for fn in (pb.grad(loss), pb.value_and_grad(loss), pb.compile(loss)):
+        with pytest.raises(TypeError, match=r"inspect\(fn, \*args\): loss\(w, x\) takes "
+                                            r"arguments: pass the ones to inspect it for"):
+            pb.compiler.inspect(fn)
+    assert "ones" in pb.compiler.inspect(pb.compile(lambda: pb.ones(2).sum())).forward
