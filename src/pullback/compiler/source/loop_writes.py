@@ -95,7 +95,7 @@ def written(x: Tensor, index: Any, value: Any) -> Tensor:
         parts.pop()
     if len(parts) > x.ndim:
         raise IndexError(f"too many indices for an array of {x.ndim} dimensions")
-    if len(parts) == x.ndim and all(map(_int, parts)):
+    if parts and all(map(_int, parts)):
         return _item_put(x, parts, value)
     return _put(x, parts, value)
 
