@@ -269,7 +269,7 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
     read = {a.id: a for e in kept for a in e.inputs if isinstance(a, Var) and a.id in made}
     read.update((v.id, v) for v in rb.outputs if isinstance(v, Var) and v.id in made)
     if not read:
-        return None
+        return _unread_dropped(fwd, rev)
     res = list(read.values())
     defined = {v.id: e for e in body.eqns for v in e.outs}
     extra, swap = [], {}
@@ -310,6 +310,26 @@ def _move(fwd: Eqn, rev: Eqn) -> tuple | None:
                   {**rev.params, "body": new_rb, "n_xs": len(keep)}, rev.src, rev.block,
                   rev.nograd)
     return new_fwd, new_rev
+
+
+def _unread_dropped(fwd: Eqn, rev: Eqn) -> tuple | None:
+    """(fwd, rev) with ``rev`` walking only the saved carries its body reads, when it
+    reads no value worth stacking: a buffer the loop writes rows of (``traj[t] = x``)
+    and the reverse never reads is not kept once per step (T copies of a T-row array)."""
+    rb, rc, rx = rev.params["body"], rev.params["n_carry"], rev.params["n_xs"]
+    r_carry, r_walk, r_consts = scan_parts(rb.inputs, rc, rx)
+    used = {a.id for e in rb.eqns for a in e.inputs if isinstance(a, Var)}
+    used |= {v.id for v in rb.outputs if isinstance(v, Var)}
+    keep = [k for k, v in enumerate(r_walk) if v.id in used]
+    if len(keep) == len(r_walk):
+        return None
+    new_rb = Graph(list(r_carry) + [r_walk[k] for k in keep] + list(r_consts), rb.eqns,
+                   rb.outputs, rb.consts, name=rb.name)
+    new_rev = Eqn(scan_op, rev.inputs[:rc] + tuple(rev.inputs[rc + k] for k in keep)
+                  + rev.inputs[rc + rx:], rev.outs,
+                  {**rev.params, "body": new_rb, "n_xs": len(keep)}, rev.src, rev.block,
+                  rev.nograd)
+    return fwd, new_rev
 
 
 def _own_outs(e: Eqn, defined: dict) -> Eqn:

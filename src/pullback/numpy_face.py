@@ -357,13 +357,17 @@ class NumpyTensor(Tensor):
             raise _unsupported(name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def sort(self, *args: Any, **kwargs: Any) -> Any:
-        """ndarray.sort sorts in place (torch's returns values and indices): refused."""
-        raise _unsupported("sort")
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+        """ndarray.sort sorts in place, as fill writes (torch's returns values and
+        indices: the torch face keeps that)."""
+        if order is not None:
+            raise ValueError("Cannot specify order when the array has no fields.")
+        self[...] = np.sort(self, axis=axis, kind=kind)
 
 
 def _unsupported(name: str) -> AttributeError:
-    hint = f"; np.{name}(x) may be" if callable(getattr(np, name, None)) else ""
+    hint = (f"; np.{name}(x), which returns a new array, may stand in for it"
+            if callable(getattr(np, name, None)) else "")
     return AttributeError(f"ndarray.{name} is not supported on a value pullback traces "
                           f"(the numpy face: in place, or reads memory){hint}")
 

@@ -50,6 +50,10 @@ tensor([2., 2., 2.])
 
 from __future__ import annotations
 
+import linecache
+import os
+import re
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -63,7 +67,8 @@ from .ops.indexing import index_add_op
 from .ops.pointwise import nan_to_num
 from .ops.shape import copy, expand, index_put, reshape, take_index
 from .ops.table.args import Unsupported
-from .tensor import Tensor
+from .tensor import ARRAY_REFUSED, Tensor
+from .user_code import is_user_file
 
 _MISSING = object()
 
@@ -380,3 +385,34 @@ WRITERS: dict = {np.copyto: _copyto, np.fill_diagonal: _fill_diagonal, np.put: _
 
 numpy_interop.WRITERS.update(WRITERS)
 numpy_interop.UFUNC_METHODS["at"] = ufunc_at
+
+
+_BUILDS = re.compile(r"\b(np|numpy)\.(as)?array\(\s*[\[(]")  # of a list or tuple
+_WRITES = re.compile(r"^[\w.]+\[.*\]\s*[-+*/%@|&^]?=[^=]")
+
+
+def _eager_build_refusal() -> str:
+    """The sentence ``Tensor.__array__`` puts before its refusal when the user's own line
+    makes numpy read a Tensor that requires grad: ``np.array([x, 0.0])`` or a write into
+    a numpy buffer (``buf[t] = x``), the two ways eager numpy code meets it (pb.grad's
+    source pass rewrites both, so the same function runs there)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("pullback"):
+        frame = frame.f_back
+    if frame is None or not is_user_file(frame.f_code.co_filename):
+        return ""  # (numpy's or scipy's own code: their callers are named elsewhere)
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    if _BUILDS.search(text):
+        what = "np.array(...) copies the Tensor's values into a new numpy array"
+    elif _WRITES.match(text):
+        what = "writing the Tensor into a numpy array keeps only its values"
+    else:
+        return ""  # (np.asarray(x) and the like: torch's sentence says it all)
+    where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} ({text})"
+    return (f"{where}: {what}, which would drop its gradient. On Tensors, build arrays with "
+            "np.stack or np.concatenate and buffers with np.zeros_like(x) (both make "
+            "Tensors), or differentiate the function with pb.grad or pb.compile, whose "
+            "source pass rewrites np.array([...]) and writes into numpy buffers. ")
+
+
+ARRAY_REFUSED.append(_eager_build_refusal)

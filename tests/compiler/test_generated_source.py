@@ -420,3 +420,17 @@ def test_a_dicts_tensors_are_named_by_their_keys():
     info = pb.compiler.inspect(pb.grad(loss), params, np.ones((4, 3)))
     code = info.backward if info.backward else info.forward
     assert "params_w1" in code and "g_params_b1" in code and "params_0" not in code, code
+
+
+def test_inspect_without_the_example_arguments_says_to_pass_them():
+    """pb.compiler.inspect(g) after calling g: the arguments pick the variant, so it asks
+    for them (it said "Got argnum=0, but only 0 positional inputs", or the function's own
+    TypeError from inside a trace); a function of no arguments is inspected as it is."""
+    def loss(w, x):
+        return np.tanh(x @ w).sum()
+
+    for fn in (pb.grad(loss), pb.value_and_grad(loss), pb.compile(loss)):
+        with pytest.raises(TypeError, match=r"inspect\(fn, \*args\): loss\(w, x\) takes "
+                                            r"arguments: pass the ones to inspect it for"):
+            pb.compiler.inspect(fn)
+    assert "ones" in pb.compiler.inspect(pb.compile(lambda: pb.ones(2).sum())).forward

@@ -166,3 +166,41 @@ def test_a_leading_break_reading_an_item_stays_behind_the_condition() -> None:
         for limit in (10.0, 1.5, 0.1):
             numeric = fd(lambda w, lim=limit, f=f: f(w, lim), 1.0)
             np.testing.assert_allclose(g(1.0, limit), numeric, rtol=1e-6)
+
+
+def while_true_break_last(a, tol):
+    x, k = a, 0
+    while True:  # Sinkhorn's and Newton's idiom: the only way out is the break
+        step = 0.5 * (x - a / x)
+        x = x - step
+        k += 1
+        if abs(step) < tol or k >= 60:
+            break
+    return x * k
+
+
+def while_true_break_first(a, limit):
+    x, total = a, a * 0
+    while True:
+        if total > limit:
+            break
+        x = x * 0.7
+        total = total + x
+    return x + total
+
+
+@pytest.mark.parametrize("f, cases", [
+    (while_true_break_last, ((2.0, 1e-12), (9.0, 1e-3), (9.0, 1e-12), (0.3, 1e-8))),
+    (while_true_break_first, ((50.0, 40.0), (5.0, 1.0), (0.5, 1.0), (5.0, -1.0)))],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_while_true_with_a_break_is_a_region(f, cases) -> None:
+    """``while True:`` whose break is its only exit: a while region on the break's flag
+    (it unrolled, 'the condition is not a traced value', tracing again per trip count)."""
+    g = pb.value_and_grad(f)
+    for a, arg in cases:
+        value, grad = g(a, arg)
+        assert value == pytest.approx(f(a, arg), rel=1e-12)
+        np.testing.assert_allclose(grad, fd(lambda x, v=arg: f(x, v), a), rtol=1e-6)
+    assert g.cache.info.misses == 1
+    info = pb.compiler.inspect(g, *cases[0])
+    assert info.loops == () and "while True:" in info.forward

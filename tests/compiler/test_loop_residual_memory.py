@@ -60,6 +60,38 @@ def test_its_peak_memory_is_one_hidden_state_per_step_and_a_little():
     assert peak < (STEPS + 20) * h
 
 
+def euler_trajectory(k, target):
+    """An integrator filling a preallocated trajectory row by row, as numpy users do."""
+    traj = np.zeros(target.shape)
+    x = np.array([1.0, 0.0])
+    for t in range(target.shape[0]):
+        traj[t] = x
+        x = x + 0.01 * np.stack([x[1], -k[0] * x[0] - k[1] * x[1]])
+    return ((traj - target) ** 2).mean()
+
+
+def test_a_buffer_filled_row_by_row_is_written_in_place_and_not_kept_per_step():
+    """``traj[t] = x``: an item_put written in place, and the reverse loop, which never
+    reads ``traj``, walks no copy of it per step (it kept T copies of the T-row buffer:
+    257 MB of residuals at 4,000 steps, quadratic in the trip count)."""
+    cache.reset()
+    k = np.array([4.0, 0.3])
+    target = np.sin(np.linspace(0, 3, 1000))[:, None] * np.ones(2)
+    vg = pb.value_and_grad(euler_trajectory)
+    value, grad = vg(k, target)
+    assert value == pytest.approx(euler_trajectory(k, target), rel=1e-12)
+    np.testing.assert_allclose(grad, fd(lambda v: euler_trajectory(v, target), k), rtol=1e-6)
+    forward = pb.compiler.inspect(vg, k, target).forward
+    assert re.search(r"^ {8}traj\w* = ops\.", forward, re.M) is None  # (in place)
+    tracemalloc.start()
+    try:
+        vg(k, target)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * target.nbytes  # (measured: about 6 buffers' worth; 1,000 before)
+
+
 # ------------------------------------------- loops with a data-dependent trip count
 def rnn_while(w, xs):
     h = np.zeros(xs.shape[1:])

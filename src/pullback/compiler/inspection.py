@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from inspect import signature
 from typing import Any
 
 import numpy as np
@@ -91,9 +92,33 @@ def _guards(traced: Any) -> list:
     return [gd.describe() for gd in traced.guards] + captured
 
 
+def _takes_none(fn: Any) -> None:
+    """Refuse ``inspect(g)`` of a function that takes arguments: they pick the variant."""
+    user = getattr(fn, "fn", None)
+    if not callable(user):
+        return
+    try:
+        sig = signature(user)
+        sig.bind()
+    except TypeError:
+        name = getattr(user, "__name__", type(user).__name__)
+        raise TypeError(f"inspect(fn, *args): {name}{_plain(sig)} takes arguments: pass the "
+                        "ones to inspect it for, as you call it (each shape, dtype and "
+                        "static value has its own generated code)") from None
+    except ValueError:  # (no signature to read: the front door's own error follows)
+        pass
+
+
+def _plain(sig: Any) -> str:
+    return "(" + ", ".join(p.replace(annotation=p.empty).__str__()
+                           for p in sig.parameters.values()) + ")"
+
+
 def inspect(fn: Any, *args: Any) -> Inspection:
     """IR, generated code, saved values and guards of ``fn`` (a ``pb.compile`` or
     ``pb.grad``/``pb.value_and_grad`` function) for these example arguments."""
+    if not args:
+        _takes_none(fn)
     args = traced_ints(getattr(fn, "fn", None), args)  # (as the front door's call does)
     if isinstance(fn, CompiledFunction):
         v = fn.lookup(args)

@@ -245,17 +245,24 @@ def region_while(cond: Callable, body: Callable, getters: tuple, init: list,
         return fell_back(tracers, body, why)
     if first:  # (``while c: if t: break`` ...: ``while c and not t``, no flag)
         return attempt(tracers, body, lambda: tuple(while_loop(
-            lambda c: np.logical_and(_traced_pred(cond(*c)),
-                                     np.logical_not(_bool_test(body(*c)[2]))),
+            lambda c: _and_not(cond(*c), _bool_test(body(*c)[2])),
             lambda c: tuple(post(*c)), tuple(init))))
     one = _one_step(body, post, brk, 0)
 
     def test(c: tuple) -> Any:
-        pred = _traced_pred(cond(*c[brk:]))
-        return np.logical_and(pred, np.logical_not(c[0])) if brk else pred
+        return _and_not(cond(*c[brk:]), c[0]) if brk else _traced_pred(cond(*c))
     flags = (np.bool_(False),) if brk else ()
     return attempt(tracers, body, lambda: while_region(
         test, lambda c: one(*c), (*flags, *init), 0, brk, done, outs))
+
+
+def _and_not(pred: Any, stop: Any) -> Any:
+    """A loop with a break runs while its condition holds and the break's test does not:
+    ``while True:`` (a constant true condition), whose break is its only exit, runs on
+    the test alone."""
+    if pred is True or (isinstance(pred, np.bool_) and pred):
+        return _traced_pred(np.logical_not(stop))
+    return np.logical_and(_traced_pred(pred), np.logical_not(stop))
 
 
 def _traced_pred(pred: Any) -> Any:

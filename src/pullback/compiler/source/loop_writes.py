@@ -2,9 +2,9 @@
 (``R = item_set(R, index, value)``): in place when the body runs as Python, a new
 value when it is traced as a region's body (``region_attempts.py`` counts those).
 
-An int for every axis writes the item (``item_put``, in place in generated code where
-the loop owns the array); another is made of ``index_select`` and ``index_copy`` along
-one axis at a time,
+An int for every axis, or for the leading axes (a row, ``traj[t] = x``), writes the item
+(``item_put``, in place in generated code where the loop owns the array); another is
+made of ``index_select`` and ``index_copy`` along one axis at a time,
 so an index read from the loop's counter (a traced int) needs no guard, and the
 gradient of a step reads only the index: a reverse loop keeps no copy of the array
 per step for the write.
@@ -95,14 +95,14 @@ def written(x: Tensor, index: Any, value: Any) -> Tensor:
         parts.pop()
     if len(parts) > x.ndim:
         raise IndexError(f"too many indices for an array of {x.ndim} dimensions")
-    if len(parts) == x.ndim and all(map(_int, parts)):
+    if parts and all(map(_int, parts)):
         return _item_put(x, parts, value)
     return _put(x, parts, value)
 
 
 def _item_put(x: Tensor, parts: list, value: Any) -> Tensor:
-    """The item at an int for every axis: ``item_put``, written in place where the loop
-    owns the array (a row keeps index_copy, which native loops write)."""
+    """The item (or row) at an int for each leading axis: ``item_put``, written in place
+    where the loop owns the array."""
     shape = tuple(x.shape)[len(parts):]
     if not (isinstance(value, Tensor) and tuple(value.shape) == shape
             and value._data.dtype == x._data.dtype):
