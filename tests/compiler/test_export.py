@@ -332,6 +332,7 @@ def test_backward_checks_its_arguments_and_the_cotangent_naming_them():
     exec(pb.export(_two_heads, np.ones(3), np.ones((5, 3)), argnums=(1, 0)), env)
     ct = {"mean": np.ones(3), "energy": 1.0, "rows": None}
     gx, gw = env["backward"](np.ones(3), np.ones((5, 3)), grad_output=ct)
+    np.testing.assert_array_equal(ct["mean"], np.ones(3))  # (the cotangent: not written)
     want = pb.vjp(lambda w, x: {k: v for k, v in _two_heads(w, x).items() if k != "rows"},
                   np.ones(3), np.ones((5, 3)))[1]({"mean": np.ones(3), "energy": 1.0})
     np.testing.assert_allclose(gw, want[0], rtol=1e-12)
