@@ -139,7 +139,7 @@ def section(result: dict | None) -> list[str]:
                   "(time.process_time), steadier than the wall clock on a shared machine. "
                   "A later process runs pb.value_and_grad's and pb.compile's whole variants "
                   "from the cache, without a trace (compiler/disk_variants.py, "
-                  "disk_compiled.py; pb.jvp's and vmap's too). A checkout's fingerprint "
+                  "disk_compiled.py; pb.jvp's, jacfwd's and vmap's too). A checkout's fingerprint "
                   "is taken at import: a stat per folder, or under "
                   "PYTHONDONTWRITEBYTECODE a stat per file (about 1 ms, at import when "
                   "PULLBACK_CACHE_DIR is set, else at the first call).", ""]

@@ -47,15 +47,24 @@ def on_new_module(listener: Callable | None) -> None:
 
 def ops_namespace() -> types.SimpleNamespace:
     """``ops.<name>`` in generated code: the forward of an op without a template (one
-    namespace, made again when an op is declared: ops are never redeclared; a later
-    process's first call from the persistent cache spent ~0.1 ms per module making it)."""
-    if _OPS_NAMESPACE[0] != len(OPS):
-        _OPS_NAMESPACE[:] = len(OPS), types.SimpleNamespace(
-            **{name: op.forward for name, op in OPS.items()})
-    return _OPS_NAMESPACE[1]
+    namespace, each op's forward looked up in the op table on its first read and kept
+    as an attribute: a later process's first call from the persistent cache spent
+    ~0.1 ms making all of them at once, for a module that names none)."""
+    return _OPS_NAMESPACE
 
 
-_OPS_NAMESPACE: list = [-1, None]  # (how many ops it holds, the namespace)
+class _OpsNamespace(types.SimpleNamespace):
+    """``ops_namespace``'s: an attribute not set yet is the op table's forward."""
+
+    def __getattr__(self, name: str) -> Any:
+        op = OPS.get(name)
+        if op is None or name.startswith("__"):
+            raise AttributeError(f"pullback has no op {name!r}")
+        setattr(self, name, op.forward)
+        return op.forward
+
+
+_OPS_NAMESPACE = _OpsNamespace()
 _counter = itertools.count(1)
 _STD = {"np", "rt", "ops", "__builtins__"}
 #: a new file, never an existing one or a symlink's target

@@ -163,8 +163,7 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "correlate": lambda x: np.correlate(x[0], x[1], "full"),
-    "unwrap": lambda x: np.unwrap(x, axis=1),
+    "roots": lambda x: np.roots(x[0]),  # (correlate and unwrap: ops/numpy_calculus.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,
@@ -178,6 +177,8 @@ DECLARED_SINCE = {
     "repeat": lambda x: x.repeat(2, axis=0),
     "take": lambda x: x.take([0, 2], axis=1),
     "diagonal": lambda x: x.diagonal(),
+    "correlate": lambda x: np.correlate(x[0], x[1], "full"),
+    "unwrap": lambda x: np.unwrap(x * 3, axis=1),
 }
 
 
@@ -195,6 +196,45 @@ def test_a_function_without_an_op_runs_without_grad_and_refuses_with(name):
     np.testing.assert_allclose(got.numpy(), f(X), rtol=1e-12)
     with pytest.raises(TypeError, match=rf"^numpy\.{name} is not differentiable in pullback"):
         pb.grad(lambda x: f(x).sum())(X)
+
+
+#: numpy's statistics functions (ops/numpy_statistics.py), which raised "not
+#: differentiable in pullback yet" before: each through every door
+STATISTICS = {
+    "average": lambda x: np.average(x, axis=1, weights=V + 2, returned=True)[0].sum(),
+    "cov corrcoef": lambda x: (np.cov(x) * K[:, :3]).sum() + np.corrcoef(x.T)[0, 1],
+    "quantile percentile": lambda x: (np.quantile(x, [0.25, 0.5], axis=0) * V).sum()
+    + np.percentile(x, 90),
+    "nan reductions": lambda x: np.nanmax(np.where(x > 1, np.nan, x), axis=0).sum()
+    + np.nanmin(x) + np.nanvar(x, axis=1).sum() + np.nanstd(x, ddof=1) + np.nanprod(x),
+    "nanquantile": lambda x: np.nanquantile(np.where(x > 1, np.nan, x), 0.3, axis=1).sum()
+    + np.nanpercentile(x, 20),
+    "nancumsum nancumprod ptp": lambda x: (np.nancumsum(x, axis=1) * K).sum()
+    + np.nancumprod(x[0]).sum() + np.ptp(x, axis=0).sum(),
+    "bincount histogram": lambda x: (np.bincount([0, 2, 2, 1], weights=x[0]) * V[:3]).sum()
+    + np.histogram(K, 3, weights=x * x)[0].sum() + np.histogram(x, 4)[0][1] * x.sum(),
+}
+
+
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_numpy_statistics_through_each_door(name, door):
+    f = STATISTICS[name]
+    value, grad = _door_run(door, f, X.copy())
+    if value is not None:
+        np.testing.assert_allclose(value, f(X), rtol=1e-12)
+    if grad is not None:
+        np.testing.assert_allclose(grad, numeric_grad(f, X), rtol=1e-6, atol=1e-7)
+
+
+def test_numpy_statistics_under_vmap():
+    f = STATISTICS["quantile percentile"]
+    rows = np.stack([X, X[::-1], 2 * X])
+    np.testing.assert_allclose(pb.vmap(f)(pb.tensor(rows)).numpy(), [f(r) for r in rows],
+                               rtol=1e-12)
+    np.testing.assert_allclose(pb.vmap(pb.grad(f))(pb.tensor(rows)).numpy(),
+                               np.stack([numeric_grad(f, r) for r in rows]), rtol=1e-6,
+                               atol=1e-8)
 
 
 STAYS = {

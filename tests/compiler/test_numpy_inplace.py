@@ -267,23 +267,24 @@ def test_numpy_array_target_refused():
 def test_ufunc_at_without_a_rule():
     """ufunc.at of a ufunc the table does not map: numpy's value when no gradient is
     needed (eagerly and compiled), a clear error when one is."""
-    y = pb.tensor(np.array([5.0, 7.0, 9.0]))
-    np.heaviside.at(y, [0, 0, 2], 2.0)
-    np.testing.assert_array_equal(y.numpy(), [1.0, 7.0, 1.0])
+    y, want = pb.tensor(np.array([5.0, 7.0, 9.0])), np.array([5.0, 7.0, 9.0])
+    np.nextafter.at(y, [0, 0, 2], 2.0)  # (heaviside, here until ops/numpy_calculus.py)
+    np.nextafter.at(want, [0, 0, 2], 2.0)
+    np.testing.assert_array_equal(y.numpy(), want)
     x = pb.tensor(X.copy(), requires_grad=True)
-    with pytest.raises(TypeError, match=r"numpy\.heaviside\.at is not differentiable"):
-        np.heaviside.at(x * 1.0, [0], 2.0)
+    with pytest.raises(TypeError, match=r"numpy\.nextafter\.at is not differentiable"):
+        np.nextafter.at(x * 1.0, [0], 2.0)
 
     def f(v):
         y = v * 4.0
-        np.heaviside.at(y, [1, 1], 1.5)
+        np.nextafter.at(y, [1, 1], 1.5)
         return y
     cf = pb.compile(f)
     for v in (X, X2):
         ref = v * 4.0
-        np.heaviside.at(ref, [1, 1], 1.5)
+        np.nextafter.at(ref, [1, 1], 1.5)
         np.testing.assert_allclose(cf(v.copy()).numpy(), ref)
-    with pytest.raises(TypeError, match=r"numpy\.heaviside\.at is not differentiable"):
+    with pytest.raises(TypeError, match=r"numpy\.nextafter\.at is not differentiable"):
         pb.grad(lambda v: np.sum(f(v)))(X.copy())
 
 
@@ -386,14 +387,14 @@ def test_unknown_writer_is_refused():
     """A numpy function that writes into an argument the writers do not know gets
     read-only data (its write raises, never lost); overwrite_input= is dropped."""
     x = pb.tensor(X.copy(), requires_grad=True)
-    with pytest.raises(TypeError, match="numpy.percentile is not differentiable"):
-        np.percentile(x * 1.0, 30, overwrite_input=True)
+    with pytest.raises(TypeError, match="numpy.nanmedian is not differentiable"):
+        np.nanmedian(x * 1.0, overwrite_input=True)
     y = pb.tensor(X.copy())
-    np.percentile(y, 30, overwrite_input=True)
+    np.nanmedian(y, overwrite_input=True)
     np.testing.assert_array_equal(y.numpy(), X)
-    with pytest.raises(TypeError, match=r"numpy\.percentile writes into its argument, a "
+    with pytest.raises(TypeError, match=r"numpy\.nanmedian writes into its argument, a "
                        r"Tensor \(argument 0\)"):
-        np.percentile(y, 30, None, None, True)  # overwrite_input, given by position
+        np.nanmedian(y, None, None, True)  # overwrite_input, given by position
     np.testing.assert_array_equal(y.numpy(), X)
 
 

@@ -765,6 +765,9 @@ NONDIFF_CASES = [
        p={"dim": 1, "descending": False, "stable": True}, tag="nan",
        torch=lambda T, x: x.argsort(dim=1, stable=True)),
     _c("nonzero", A(values=_ZEROS), torch=lambda T, x: x.nonzero()),
+    _c("searchsorted", A(values=[-1.0, 0.0, 0.5, 2.0], grad=False),
+       A(values=[[-2.0, 0.0, 0.25], [0.5, 2.0, 3.0]], grad=False), p={"side": "right"},
+       torch=lambda T, s, x: T.searchsorted(s, x, right=True)),  # (np.interp's segments)
 ]
 
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES

@@ -19,7 +19,7 @@ PROGRAM = textwrap.dedent('''
 
     warnings.simplefilter("error")  # nothing on the way may warn
     # (numpy's cbrt is in the table already: this one is named cuberoot; a numpy
-    # implementation declared later is shown with np.ptp below)
+    # implementation declared later is shown with np.ediff1d below)
     cuberoot = defop("cuberoot", np.cbrt, "CbrtBackward0",
                      vjp=(lambda g, out, x: g / (3 * out * out),), uses=("out",),
                      template="np.cbrt({0})", function=True, method=True, inplace=True,
@@ -78,17 +78,18 @@ PROGRAM = textwrap.dedent('''
     check(pb.grad(lambda v: pb.cuberoot(v).sum())(x0), want, "pb.grad")
     check(pb.grad(pb.grad(lambda v: pb.cuberoot(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
 
-    # a numpy implementation declared later reaches numpy's function under pb.grad: np.ptp
-    # of an ndarray (here composed of a max and a min; the face's methods that are numpy's
-    # functions, x.trace(), follow the table the same way: test_numpy_face.py)
+    # a numpy implementation declared later reaches numpy's function under pb.grad:
+    # np.ediff1d of an ndarray (here composed of two slices; the face's methods that are
+    # numpy's functions, x.trace(), follow the table the same way: test_numpy_face.py)
     from pullback.ops import public
 
-    def numpy_ptp(a, axis=None, out=None, keepdims=False):
-        return np.max(a, axis=axis) - np.min(a, axis=axis)
+    def numpy_ediff1d(ary, to_end=None, to_begin=None):
+        flat = ary.reshape(-1)
+        return flat[1:] - flat[:-1]
 
-    public("ptp_demo", numpy={np.ptp: numpy_ptp})(numpy_ptp)
-    check(pb.grad(lambda v: np.ptp(v * v))(x0), 2 * x0 * (x0 == x0.max()) - 2 * x0 * (
-        x0 == x0.min()), "numpy face method")
+    public("ediff1d_demo", numpy={np.ediff1d: numpy_ediff1d})(numpy_ediff1d)
+    check(pb.grad(lambda v: (np.ediff1d(v * v) * [1.0, 2.0]).sum())(x0),
+          [-2 * x0[0], -2 * x0[1], 4 * x0[2]], "numpy face method")
 ''')
 
 

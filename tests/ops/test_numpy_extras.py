@@ -57,6 +57,35 @@ _PROGRAMS = {
     "select": (lambda x: np.select([x > 0.5, x < -0.5], [x * 2, x ** 2], 0.25), _X),
     "linspace": (lambda v: np.linspace(v[0], v[1], 5), _V3),
     "linspace-array": (lambda v: np.linspace(v[:2], v[1:], 4, endpoint=False, axis=1), _V3),
+    # ops/numpy_calculus.py, numpy_arrays.py, numpy_fitting.py
+    "trapezoid": (lambda y: np.trapezoid(y, dx=0.3, axis=0), _X),
+    "trapezoid-x": (lambda y: np.trapezoid(y, x=np.array([0.0, 0.5, 1.5, 3.0])), _X),
+    "interp-fp": (lambda v: np.interp(np.linspace(-3, 3, 9), np.sort(v), v), _V6),
+    "interp-x": (lambda x: np.interp(x * 3, [-1.0, 0.0, 0.5, 2.0], [1.0, 3.0, -2.0, 0.5],
+                                     left=-7.0), _X),
+    "interp-period": (lambda v: np.interp(v * 5, [0.5, 1.0, 2.5], [1.0, 3.0, -2.0],
+                                          period=np.pi), _V6),
+    "correlate": (lambda v: np.correlate(v, v[:3] ** 2), _V6),
+    "correlate-full": (lambda v: np.correlate(v[:2], v, "full"), _V6),
+    "correlate-same": (lambda v: np.correlate(v[:4], v[1:] * v[0], "same"), _V6),
+    "heaviside": (lambda x: np.heaviside(x, 0.5) * x + np.heaviside(np.round(x), x), _X),
+    "unwrap": (lambda x: np.unwrap(x * 4, axis=0, period=3.0, discont=2.0), _X),
+    "piecewise": (lambda x: np.piecewise(x, [x < 0, x > 1], [lambda t: t ** 2, np.sin,
+                                                             lambda t: 3 * t]), _X),
+    "apply_along_axis": (lambda x: np.apply_along_axis(lambda r: r[:2] @ r[1:], 0, x), _X),
+    "lstsq": (lambda a: np.linalg.lstsq(a.T, a[:2].T + 1)[0], _X),
+    "lstsq-rest": (lambda a: np.linalg.lstsq(a.T, _X[0])[1] + np.linalg.lstsq(a.T, _X.T)[3],
+                   _X),
+    "polyfit": (lambda v: np.polyfit(np.arange(6.0), v, 2), _V6),
+    "polyfit-w": (lambda v: np.polyfit(v, np.cos(v), 3, w=np.arange(1.0, 7.0)), _V6),
+    "vander": (lambda v: np.vander(v, 4), _V6),
+    "block": (lambda x: np.block([[x, x[:, :1]], [np.ones((1, 4)), x[:1, :1] * 2]]), _X),
+    "insert": (lambda x: np.insert(x, [0, 3, 3], x[1, :3] * 2), _X),
+    "insert-axis": (lambda v: np.insert(_X, 2, v[:4], axis=0), _V6),
+    "delete": (lambda x: np.delete(x, [0, 2], axis=1), _X),
+    "resize": (lambda x: np.resize(x, (5, 3)), _X),
+    "logspace": (lambda v: np.logspace(v[:2], 1.0, 4, base=v[2] ** 2 + 1, axis=1), _V3),
+    "geomspace": (lambda v: np.geomspace(-v[0] ** 2 - 0.5, -v[1] ** 2 - 2, 6), _V3),
 }
 
 
@@ -71,6 +100,7 @@ def test_values_and_gradients(name) -> None:
         axis = None if name.endswith("flat") else 1
         np.testing.assert_allclose(out.detach().numpy(), np.sort(x, axis=axis))
     elif not name.startswith(("eig", "real_if")):
+        assert out.detach().numpy().dtype == np.asarray(reference).dtype
         np.testing.assert_allclose(out.detach().numpy(), reference, rtol=1e-12, atol=1e-12)
 
     def loss(a):
@@ -173,3 +203,59 @@ def test_float16_through_pb_grad_gives_float16() -> None:
     assert g.dtype == np.float16
     expected = pb.grad(lambda v: np.sum(np.tanh(v) @ v.T))(x.astype(np.float64))
     np.testing.assert_allclose(g.astype(np.float64), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_trapezoid_vander_and_lstsq_gradients_match_torch(torch) -> None:
+    a, b = _RNG.standard_normal((5, 3)), _RNG.standard_normal((5, 2))
+    w = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
+    grads = []
+    for m in (pb, torch):
+        A, B, y = (m.tensor(v, requires_grad=True) for v in (a, b, _V6))
+        sol = m.linalg.lstsq(A, B).solution if m is torch else np.linalg.lstsq(A, B)[0]
+        trap = m.trapezoid(y, dx=0.5) if m is torch else np.trapezoid(y, dx=0.5)
+        ((sol * m.tensor(w)).sum() + trap).backward()
+        grads.append([t.grad.numpy() for t in (A, B, y)])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_heaviside_runs_with_a_zero_gradient_in_x1_where_torch_refuses(torch) -> None:
+    """torch's backward raises (derivative for aten::heaviside is not implemented);
+    numpy code runs: the step's gradient is zero, x2's is where x1 == 0."""
+    x = pb.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    h = pb.tensor(0.5, requires_grad=True)
+    np.sum(np.heaviside(x, h) * pb.tensor([1.0, 2.0, 3.0])).backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and h.grad.item() == 2.0
+    y = x * 1.0
+    np.heaviside.at(y, [0, 0, 1], 2.0)  # (ufunc.at: the mapped ufunc, in place)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 2.0, 2.0] and x.grad.tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="heaviside is not implemented"):
+        t = torch.tensor([0.0, 1.0], requires_grad=True)
+        torch.heaviside(t, torch.tensor(0.5)).sum().backward()
+
+
+def test_compile_and_vmap_of_the_new_numpy_functions() -> None:
+    def f(y):
+        return np.trapezoid(np.interp(y, [-1.0, 0.0, 1.0], [0.0, 2.0, 1.0]) * y, axis=-1)
+    x = _X
+    np.testing.assert_allclose(pb.compile(f)(pb.tensor(x)).numpy(), f(x), rtol=1e-12)
+    np.testing.assert_allclose(pb.grad(lambda y: f(y).sum())(x),
+                               numeric_grad(lambda y: f(y).sum(), x), rtol=1e-6, atol=1e-8)
+    g = lambda r: np.trapezoid(np.vander(r, 3), axis=0) + np.polyfit(np.arange(4.0), r, 2)
+    np.testing.assert_allclose(pb.vmap(g)(pb.tensor(x)).numpy(), np.stack([g(r) for r in x]),
+                               rtol=1e-10)
+    h = lambda v: np.interp(v, [-1.0, 0.0, 2.0], [1.0, 3.0, 0.5]) + np.linalg.lstsq(
+        np.vander(v, 3), np.arange(6.0))[0].sum() + np.trapezoid(np.unwrap(v * 4))
+    np.testing.assert_allclose(pb.jacfwd(h)(_V6), pb.jacrev(h)(_V6), rtol=1e-9, atol=1e-12)
+
+
+def test_numpy_errors_and_refusals_stay_numpy_s() -> None:
+    x = pb.tensor(_X, requires_grad=True)
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.insert(x, 9, 1.0, axis=0)
+    with pytest.raises(ValueError, match="depths are mismatched"):
+        np.block([[x], x])
+    with pytest.raises(TypeError, match="numpy.polyfit is not differentiable"):
+        np.polyfit(x[0], x[1], 1, cov=True)
+    assert np.linalg.lstsq(x.T, _X[0])[2] == 3 and np.block([x]).shape == (3, 4)

@@ -147,8 +147,8 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
         for k, a in enumerate(args):
             if k not in traced_args:
                 walk.object_argument(k, arg_names[k], a)
-        if walk.names <= names:
-            break
+        if walk.names <= names or not walk.read_known:
+            break  # (a walk that entered no object would walk the same again)
         names = names | walk.names
     return walk.finish(referenced, changed, compiled)
 

@@ -27,6 +27,7 @@ class CallableWalk:
 
     def __init__(self, names: set) -> None:
         self.known = names
+        self.read_known = False  # (whether an object was entered: ``known``'s one reader)
         self.names: set = set()
         self.codes: list = []  # the code objects followed, in order (for messages)
         self.seen: set = set()  # ids of the functions followed and objects entered

@@ -136,6 +136,7 @@ class ValueWalk(CallableWalk):
         """The attributes the followed code names on an object (or a user module):
         instance attributes guarded, methods followed. ``expr`` reads the object (its
         ``__dict__`` if ``is_dict``)."""
+        self.read_known = True
         if depth >= MAX_DEPTH or id(obj) in self.seen:
             return
         self.seen.add(id(obj))

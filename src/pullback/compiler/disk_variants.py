@@ -36,6 +36,7 @@ import marshal
 import os
 import sys
 import types
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +53,7 @@ from .captured import CapturedGuards, _user_type, check_code, collect
 from .disk_cache import literal_place, place_value, warned
 from .trace import Traced, param_names
 
-FORMAT = 2  # this file layout's version, part of the key
+FORMAT = 3  # this file layout's version, part of the key
 #: what this process did: ``hits`` (a variant without a trace), ``misses``, ``writes``,
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
@@ -97,7 +98,20 @@ class NotPortable(Exception):
 # ------------------------------------------------------------ descriptions
 def code_hash(code: types.CodeType, h: Any = None) -> Any:
     """A hash of a code object and the code objects among its constants (their
-    bytecode, names, constants, file and first line)."""
+    bytecode, names, constants, file and first line); once per code object (code
+    objects do not change: the key and the walk's descriptions both ask)."""
+    if h is None:
+        found = _HASHES.get(code)
+        if found is None:
+            found = _HASHES[code] = _code_hash(code, None)
+        return found
+    return _code_hash(code, h)
+
+
+_HASHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _code_hash(code: types.CodeType, h: Any) -> Any:
     top = h is None
     h = hashlib.sha256() if top else h
     h.update(repr((getattr(code, "co_qualname", code.co_name), code.co_filename,
@@ -204,10 +218,32 @@ def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     """The entry's name for ``fn`` called through front door ``door`` (plain values)
     on ``args``; ``NotPortable`` when the call's key is not plain literals."""
-    what = [FORMAT, versions(), literal(door), literal(plain_key(args)), fn.__module__,
+    what = [FORMAT, literal(door), literal(plain_key(args)), fn.__module__,
             code_hash(fn.__code__), str(dtypes.default_float),
             [getattr(config, k) for k in _SETTINGS]]
-    return hashlib.sha256(json.dumps(what).encode()).hexdigest()
+    h = hashlib.sha256(_versions_text().encode())
+    h.update(json.dumps(what).encode())
+    return h.hexdigest()
+
+
+_VERSIONS: list = [None, ""]  # versions() as last seen, and its JSON text
+
+
+def _versions_text() -> str:
+    """``versions()`` as JSON, written again only when it is another dict."""
+    found = versions()
+    if _VERSIONS[0] is not found:
+        _VERSIONS[:] = found, json.dumps(found)
+    return _VERSIONS[1]
+
+
+def _param_names(fn: types.FunctionType, n: int) -> list:
+    """``param_names``'s, read off the code (``inspect.signature`` cost ~0.05 ms of a
+    later process's first call) unless ``fn`` wraps another or says its signature."""
+    code = fn.__code__
+    if hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__") or n > code.co_argcount:
+        return param_names(fn, n)
+    return list(code.co_varnames[:n])
 
 
 # ------------------------------------------------------------ load, store
@@ -218,11 +254,14 @@ def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     return got and got[:2]
 
 
-def load_meta(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module, Any] | None:
-    """``load``, with the ``meta`` the variant was stored with."""
+def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
+              ) -> tuple[Traced, Module, Any] | None:
+    """``load``, with the ``meta`` the variant was stored with (``key``: its key_of,
+    when known)."""
     if not isinstance(fn, types.FunctionType):
         return None
-    got = checked_entry(fn, args, lambda: key_of(fn, door, args), lambda fields: set())
+    got = checked_entry(fn, args, lambda: key or key_of(fn, door, args),
+                        lambda fields: set())
     if got is None:
         return None
     fields, slots, captured, module, graph = got
@@ -245,8 +284,10 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         fields, source, codes = found
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         said = fields["captured"]
-        captured = collect(fn, args, param_names(fn, len(args)), {i for i, _ in slots},
-                           referenced(fields), compiled={said[0]: codes[1]} if said else None)
+        traced = {i for i, _ in slots}  # (names for the other arguments only)
+        names = _param_names(fn, len(args)) if len(traced) < len(args) else []
+        captured = collect(fn, args, names, traced, referenced(fields),
+                           compiled={said[0]: codes[1]} if said else None)
         if captured_text(captured, own) != said:
             STATS["misses"] += 1  # (a captured value is not what it was: trace)
             return None
@@ -299,46 +340,108 @@ def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
 
 
 def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
-          meta: Any = None) -> None:
+          meta: Any = None, parts: dict | None = None) -> str | None:
     """Keep the variant just traced for later processes, when all of it can be checked
     there (see the module); else nothing is written. ``meta``: plain JSON data the
-    door reads back with it (``load_meta``)."""
+    door reads back with it (``load_meta``); ``parts``: name -> more modules of the
+    variant (``load_parts``). Returns the entry's key (None: not kept)."""
     directory = config.cache_dir
     if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
-            or warned(module) or reads_outside(fn, traced.captured):
-        return
+            or warned(module) or any(map(warned, (parts or {}).values())) \
+            or reads_outside(fn, traced.captured):
+        return None
     try:
         key = key_of(fn, door, args)
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
             "meta": meta}
+        for name, part in (parts or {}).items():  # (first: the entry finds them written)
+            if not store_part(key, name, part):
+                return None
     except (NotPortable, TypeError, ValueError):
-        return
+        return None
     write_entry(directory, key, fields, module, traced.captured)
+    return key
+
+
+# ------------------------------------------------------------ parts
+# A variant of more than one module (jacfwd's: the forward, the tangent program, the
+# batched columns made later) keeps the others in entries of their own, each named by
+# a hash of the variant's key and the part's name, read once the variant's is checked.
+def part_key(key: str, name: str) -> str:
+    return hashlib.sha256(f"{key} part {name}".encode()).hexdigest()
+
+
+def store_part(key: str, name: str, module: Module, meta: Any = None) -> bool:
+    """Keep ``module`` as part ``name`` of entry ``key`` (with plain JSON ``meta``);
+    False when it cannot be kept."""
+    directory = config.cache_dir
+    if not directory or warned(module):
+        return False
+    k = part_key(key, name)
+    try:
+        fields = {"key": k, "name": module.fn.__name__, "bound": _bound_of(module),
+                  "meta": meta}
+    except NotPortable:
+        return False
+    return write_entry(directory, k, fields, module)
+
+
+def load_part(key: str, name: str) -> tuple[Module, Any] | None:
+    """Part ``name`` of entry ``key``: its module and meta; None when it is not there
+    or cannot be trusted (one warning)."""
+    directory = config.cache_dir
+    try:
+        found = read_entry(directory, part_key(key, name))
+        if found is None:
+            return None
+        fields, source, codes = found
+        return entry_module(fields, source, codes), fields.get("meta")
+    except Refused as e:
+        return _refused(directory, str(e), 8)
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
+        return _refused(directory, f"{type(e).__name__}: {e}", 8)
+
+
+def load_parts(fn: Any, door: tuple, args: tuple, names: tuple
+               ) -> tuple[Traced, Module, Any, dict, str] | None:
+    """``load_meta``'s, with the parts ``names`` (name -> module) and the entry's key
+    (more parts may be kept under it later); None (trace) when one is missing."""
+    if not isinstance(fn, types.FunctionType):
+        return None
+    key = key_of(fn, door, args)
+    got = load_meta(fn, door, args, key)
+    if got is None:
+        return None
+    parts = {}
+    for name in names:
+        found = load_part(key, name)
+        if found is None:
+            return None
+        parts[name] = found[0]
+    return (*got, parts, key)
 
 
 def entry_fields(key: str, module: Module, graph: Graph) -> dict:
     """The fields every entry has: its key, the module's name and the values its code
     binds, the graph's name, inputs and outputs."""
-    skip = {"np", "rt", "ops", "__builtins__"}
-    bound = {name: _bound_place(v) for name, v in module.fn.__globals__.items()
-             if name not in skip}
-    return {"key": key, "name": module.fn.__name__, "graph": graph.name, "bound": bound,
+    return {"key": key, "name": module.fn.__name__, "graph": graph.name,
+            "bound": _bound_of(module),
             "inputs": [[list(v.shape), v.dtype.str] for v in graph.inputs],
             "outputs": [[list(v.shape), v.dtype.str] for v in graph.outputs]}
 
 
 def write_entry(directory: str, key: str, fields: dict, module: Module,
-                captured: CapturedGuards | None = None) -> None:
+                captured: CapturedGuards | None = None) -> bool:
     """Write entry ``key`` (see the module), with ``captured``'s check compiled,
-    warning once when the directory refuses."""
+    warning once when the directory refuses; whether it was written."""
     try:
         header = b"# " + json.dumps(fields).encode()
     except (TypeError, ValueError):
-        return
+        return False
     body = module.source.encode("utf-8")
     code = marshal.dumps((module.fn.__code__, captured and check_code(captured.source)))
     path = os.path.join(directory, key)
@@ -353,6 +456,15 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
         _refused(directory, f"cannot write to it: {type(e).__name__}: {e}")
     else:
         STATS["writes"] += 1
+        return True
+    return False
+
+
+def _bound_of(module: Module) -> dict:
+    """The values a module's code binds, by their places (``NotPortable``: one has none)."""
+    skip = {"np", "rt", "ops", "__builtins__"}
+    return {name: _bound_place(v) for name, v in module.fn.__globals__.items()
+            if name not in skip}
 
 
 def _bound_place(value: Any) -> list:
@@ -367,6 +479,7 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
     warn(directory, why, stacklevel=stacklevel)
 
 
-__all__ = ["load", "load_meta", "store", "key_of", "checked_entry", "read_entry", "write_entry",
+__all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
+           "key_of", "checked_entry", "read_entry", "write_entry",
            "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
            "captured_text", "code_hash", "STATS"]

@@ -73,7 +73,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
         parts.append(_function("value_and_grad", grads.module, arrays, fn, grads, helpers,
                                grads.seed))
     nums = () if vjp is None else check_argnums("export", argnums, len(example_args))
-    parts.insert(0, _arguments(forward.traced, example_args, nums, fn)
+    parts.insert(0, _arguments(forward.traced, example_args, nums, fn,
+                               isinstance(argnums, tuple))
                  + ("" if vjp is None else cotangents(vjp, nums, _tree(
                      vjp.traced.out_tree, fn), _scalar(vjp))))
     if helpers:
@@ -88,6 +89,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
         header.append("# value_and_grad(*args): (value, gradients)")
     if helpers:  # (pullback's numpy kernels, shipped below: their annotations unevaluated)
         header += ["from __future__ import annotations", "", "import math", "import types"]
+        if "fractions.Fraction(" in parts[0]:  # (a kernel's exact coefficients)
+            header.insert(-2, "import fractions")
     header.append("import numpy as np")
     if arrays:
         header += ["import os", "", "_DATA = np.load(os.path.splitext(__file__)[0] + "
@@ -220,8 +223,10 @@ def _tree(tree: Any, fn: Callable) -> Any:
 
 
 #: the exported module's argument handling: pytrees flattened as pullback flattens them
-#: (dicts by sorted key, lists and tuples in order, None empty), the trace's constant
-#: arguments checked, the gradients rebuilt in their arguments' structures
+#: (dicts by sorted key, lists and tuples in order, None empty; Python floats in the
+#: trace's dtype, as pullback passes them), the trace's constant arguments checked, the
+#: gradients rebuilt in their arguments' structures (zeros where the function does not
+#: reach an argument, a float for a float, as ``pb.value_and_grad`` gives them)
 ARGUMENTS = """
 def _leaves(x):
     if isinstance(x, dict):
@@ -275,7 +280,8 @@ def _inputs(args):
         if _KINDS.get(array.dtype.kind, array.dtype.kind) != want:
             raise TypeError(f"{_NAME}: argument {label} has dtype {array.dtype}; the "
                             f"exported code is for {dtype}")
-    return values
+    return [np.asarray(v, s[2]) if isinstance(v, (float, complex, np.generic)) else v
+            for v, s in zip(values, _SHAPES)]
 
 
 def _output(out, given, returned, tree):
@@ -297,16 +303,25 @@ def _build(tree, leaves):
 
 
 def _gradients(args, grads):
-    leaves = list(grads)
-    per_arg = [_rebuild(args[k], leaves) for k in _ARGNUMS]
+    grads, per_arg = list(grads), []
+    for k in _ARGNUMS:
+        like = _leaves(args[k])
+        mine = [np.zeros_like(np.asarray(a)) if g is None else g
+                for a, g in zip(like, grads[:len(like)])]
+        mine = [float(g) if type(a) is float and np.asarray(g).dtype == np.float64 else g
+                for a, g in zip(like, mine)]
+        del grads[:len(like)]
+        per_arg.append(_rebuild(args[k], mine))
     return tuple(per_arg) if _MANY else per_arg[0]
 """
 
 
-def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
+def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable, many: bool
+               ) -> str:
     """The argument handling (``ARGUMENTS``) with this trace's slots, shapes and
     constants: a call with another shape would run the trace's loop counts and
-    broadcasts, so it is refused, naming the argument."""
+    broadcasts, so it is refused, naming the argument. ``many``: argnums is a tuple
+    (a tuple of gradients, even of one)."""
     names = _parameter_names(fn, len(args))
     traced_args = {i for i, _ in traced.arg_slots}
     constants = {}
@@ -331,7 +346,7 @@ def _arguments(traced: Any, args: tuple, nums: tuple, fn: Callable) -> str:
             f"_N_ARGS = {len(args)}\n_CONSTANT_ARGS = {constants!r}\n_SLOTS = {slots!r}\n"
             f"_SHAPES = {shapes!r}\n_TREES = {trees!r}\n"
             "_KINDS = {'u': 'i'}  # (the dtype kinds a call may not change; ints either sign)\n"
-            f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {isinstance(nums, tuple) and len(nums) > 1}"
+            f"_ARGNUMS = {tuple(nums)!r}\n_MANY = {many}"
             "\n" + ARGUMENTS.rstrip())
 
 
@@ -381,16 +396,20 @@ def _literal(key: str, value: Any, arrays: dict, where: str, fn: Callable) -> st
         if value.size > INLINE:
             arrays[f"{where}_{key}"] = value
             return f"_DATA[{where + '_' + key!r}]"
-        text = repr(value.tolist())
-        if value.dtype.kind in "fc":  # (inf and nan print as names numpy holds)
-            text = re.sub(r"\b(inf|nan)\b", r"np.\1", text)
-        return f"np.array({text}, dtype=np.{value.dtype.name})"
+        if value.size == 0:  # (tolist() of a (1, 0, 2) array reads back as (1, 0))
+            return f"np.zeros({value.shape!r}, dtype=np.{value.dtype.name})"
+        return f"np.array({_numbers(value.tolist())}, dtype=np.{value.dtype.name})"
     if isinstance(value, np.dtype):
         return f"np.dtype({value.name!r})"
     if callable(value) and getattr(value, "__name__", "") == "guard":
         return _guard(value)
     raise ExportError(f"export: the code generated for {def_line(fn)} reads {key!r}, a "
                       f"{type(value).__name__}, which a module cannot hold as a literal")
+
+
+def _numbers(value: Any) -> str:
+    """``repr`` of numbers and lists of them, inf and nan written as numpy's names."""
+    return re.sub(r"\b(inf|nan)\b", r"np.\1", repr(value))
 
 
 def _chain(value: Any) -> str | None:
@@ -433,8 +452,9 @@ def _guard(guard: Callable) -> str:
     """The guards' check with their expected values written out."""
     expected = guard.__closure__[0].cell_contents if guard.__closure__ else []
     values = [v.tolist() if isinstance(v, np.ndarray) else v for v in expected]
-    return (f"(lambda k, value, _want={values!r}: None if np.array_equal(np.asarray(value), "
-            "np.asarray(_want[k])) else (_ for _ in ()).throw(ValueError("
+    return (f"(lambda k, value, _want={_numbers(values)}: None if np.array_equal("
+            "np.asarray(value), np.asarray(_want[k]), equal_nan=np.asarray(value).dtype.kind "
+            "in 'fc') else (_ for _ in ()).throw(ValueError("
             "f'guard {k}: the exported code is for the value {_want[k]!r}, not {value!r}')))")
 
 

@@ -90,6 +90,8 @@ class JVPVariant:
         self.value_tree = value_tree
         self.tangent_module = tangent_module  # linearize: residuals + tangents -> tangents
         self.n_res = n_res
+        # its entry in the persistent cache (jacfwd's batched columns are kept under it)
+        self.disk_key: str | None = None
 
 
 class JVPProgram:
@@ -148,13 +150,13 @@ class JVPProgram:
         nums = self.targets(len(args))
         for k in nums:
             check_target(self.name, k, args[k])
-        # pb.jvp's whole variant, kept for a later process (read before any trace)
-        kept = (self.name, nums, self.has_aux) if not (self.linear or self.has_aux) else None
-        found = kept and config.cache_dir and not kinds_in(args) and \
-            disk_variants.load(self.fn, kept, args)
+        # pb.jvp's and jacfwd's whole variants, kept for a later process (read before
+        # any trace; jacfwd's with its tangent program and batched columns as parts)
+        kept = None if self.has_aux else (self.name, nums, self.has_aux, "linear") \
+            if self.linear else (self.name, nums, self.has_aux)
+        found = kept and config.cache_dir and not kinds_in(args) and self._kept(kept, args)
         if found:
-            traced, module = found
-            return JVPVariant(traced, module, grad_slots(traced, nums), 1, None)
+            return found
         with functional(self.name):
             traced = trace_call(self.value_fn, args, lambda i, a: i in nums, self.name,
                                 self.fn)
@@ -182,8 +184,30 @@ class JVPProgram:
         tangent_module, _ = disk_cache.generated_with(
             g, (*door, "tangent"), name + "_tangent", env,
             lambda: (parts.split.backward, None), parts.canon, block=naming.TANGENT_OF)
-        return JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
-                          len(meta["residuals"]), parts, lazy)
+        variant = JVPVariant(traced, module, slots, n_value, value_tree, tangent_module,
+                             len(meta["residuals"]), parts, lazy)
+        if kept and config.cache_dir and not lazy:
+            variant.disk_key = disk_variants.store(
+                self.fn, kept, args, traced, module,
+                {"n_res": variant.n_res, "columns": variant.parts is not None},
+                {"tangent": tangent_module})
+        return variant
+
+    def _kept(self, kept: tuple, args: tuple) -> JVPVariant | None:
+        """The whole variant a process before this one kept (``disk_variants``), or None."""
+        nums = self.targets(len(args))
+        if not self.linear:
+            found = disk_variants.load(self.fn, kept, args)
+            return found and JVPVariant(*found, grad_slots(found[0], nums), 1, None)
+        found = disk_variants.load_parts(self.fn, kept, args, ("tangent",))
+        if not found:
+            return None
+        traced, module, meta, parts, key = found
+        variant = JVPVariant(traced, module, grad_slots(traced, nums), 1, None,
+                             parts["tangent"], meta["n_res"])
+        if meta["columns"]:  # (its batched columns: parts kept as they were made)
+            variant.disk_key = key
+        return variant
 
     def run(self, variant: JVPVariant, args: tuple, tangents: list | None) -> Any:
         if variant.module is None:  # (a custom Function inside)
@@ -236,13 +260,19 @@ class JVPProgram:
         """The tangents of the value's leaves along each of ``basis`` (a batch of tangents
         of slot ``k``, the others zero) from one batched run of the joint graph: each
         leaf's tangents stacked in axis 0. None when the joint draws or prints."""
-        if variant.parts is None:
+        if variant.parts is None and variant.disk_key is None:
             return None
         inputs = gather_inputs(variant.traced, args)
         g, n_in = variant.traced.graph, len(variant.traced.graph.inputs)
         zeros = [np.zeros(g.inputs[j].shape, g.inputs[j].dtype) for j in variant.slots]
         key = (len(basis), k)
         found = variant.columns.get(key)
+        part = f"columns {len(basis)} {k}"
+        if found is None and variant.parts is None:  # (read from disk: no graph)
+            found = disk_variants.load_part(variant.disk_key, part)
+            if found is None:
+                return None  # (column by column)
+            variant.columns[key] = found
         if found is None:
             values = inputs + [basis if j == k else z for j, z in enumerate(zeros)]
             flags = [False] * n_in + [j == k for j in range(len(zeros))]
@@ -251,6 +281,8 @@ class JVPProgram:
                 ident(g.name) + "_columns", {},
                 lambda: pipeline.vmapped(variant.parts.joint, values, flags, len(basis)),
                 variant.parts.canon)
+            if variant.disk_key is not None:
+                disk_variants.store_part(variant.disk_key, part, *found)
         module, flags = found
         tangents = [basis if j == k else z for j, z in enumerate(zeros)]
         got = module.fn(*inputs, *tangents)

@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import math
+import sys
 from contextlib import ExitStack, nullcontext
 from typing import Any, Iterator
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
-from ..array_libraries import kind_of_array
+from ..array_libraries import LIBRARIES, kind_of_array
 from ..ir import large_values_as_shapes
 from ..pytree import tree_leaves
 from ..settings import config
@@ -64,7 +65,11 @@ def traced_as(a: Any) -> Any:
 
 
 def kinds_in(args: tuple) -> set:
-    """The libraries (``"dask"``, ``"cupy"``) whose arrays are among a call's arguments."""
+    """The libraries (``"dask"``, ``"cupy"``) whose arrays are among a call's arguments
+    (none while neither is imported: the arguments are not flattened, which a first
+    call did three times)."""
+    if not any(name in sys.modules for name in LIBRARIES):
+        return set()
     return {k for k in map(kind_of_array, tree_leaves(list(args))) if k is not None}
 
 

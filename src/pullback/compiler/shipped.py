@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import fractions
 import inspect
 import textwrap
 import types
@@ -33,7 +34,7 @@ class ExportError(TypeError):
 def shipped(names: list, fn: Callable | None, helpers: list = ()) -> str:
     """The source defining ``ops.<name>`` for each of ``names``, ``rt.<name>`` for each
     of ``helpers``, and what they read."""
-    defined: dict[str, str] = {}  # name in the module -> its source
+    defined = _Defined()  # name in the module -> its source
     spaces = []
     for space, chosen, of in (("rt", helpers, lambda n: getattr(runtime, n)),
                               ("ops", names, lambda n: OPS[n].forward)):
@@ -45,13 +46,16 @@ def shipped(names: list, fn: Callable | None, helpers: list = ()) -> str:
 
 def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
     """The module-level name ``obj`` gets (defining it, and what it reads, first)."""
-    if isinstance(obj, np.ufunc):
+    if isinstance(obj, np.ufunc) or _of_numpy(obj):
         return f"np.{obj.__name__}"
     if not isinstance(obj, types.FunctionType):
         raise _error(fn, op, obj)
+    if id(obj) in defined.names:
+        return defined.names[id(obj)]
     name = obj.__name__ if obj.__name__ != "<lambda>" else f"_{op}_forward"
-    if name in defined:
-        return name
+    while name in defined:  # (another function of that name: a kernel's wrapper)
+        name = "_" + name
+    defined.names[id(obj)] = name
     defined[name] = ""  # (a recursion reads it as defined)
     source = _source(obj, name, fn, op)
     for free in _globals_read(obj):
@@ -64,7 +68,7 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
             line = f"{free} = {text}"
             if defined.setdefault(free, line) != line:
                 source = line + "\n" + source
-        elif isinstance(value, (types.FunctionType, np.ufunc)):
+        elif isinstance(value, (types.FunctionType, np.ufunc)) or _of_numpy(value):
             got = _define(value, defined, fn, op)
             if got != free:
                 source = f"{free} = {got}\n" + source
@@ -75,6 +79,21 @@ def _define(obj: Any, defined: dict, fn: Callable | None, op: str) -> str:
     defined.pop(name)
     defined[name] = source
     return name
+
+
+def _of_numpy(obj: Any) -> bool:
+    """Whether ``obj`` is numpy's function of its name (``np.transpose``: a dispatcher,
+    no Python function)."""
+    return getattr(np, getattr(obj, "__name__", ""), None) is obj
+
+
+class _Defined(dict):
+    """The module's definitions in order (name -> source), and the name each function
+    got (``names``: id -> name; two functions of one ``__name__`` get two names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: dict[int, str] = {}
 
 
 def _closure(obj: types.FunctionType, name: str, source: str, defined: dict,
@@ -99,8 +118,15 @@ def _closure(obj: types.FunctionType, name: str, source: str, defined: dict,
 def _source(obj: types.FunctionType, name: str, fn: Callable | None, op: str) -> str:
     text = textwrap.dedent(inspect.getsource(obj))
     if obj.__name__ != "<lambda>":  # (without its decorators: their result is the caller's)
-        return text[text.index("def "):].rstrip() if text.startswith("@") else text.rstrip()
+        text = text[text.index("def "):].rstrip() if text.startswith("@") else text.rstrip()
+        code = obj.__code__.co_name  # (the name its def line gives, as renamed: name)
+        return text if code == obj.__name__ == name or obj.__closure__ else \
+            text.replace(f"def {code}(", f"def {name}(", 1)
     lambdas = [n for n in ast.walk(ast.parse(_statement(text))) if isinstance(n, ast.Lambda)]
+    if len(lambdas) > 1:  # (an op's statement: its forward's and its rules' lambdas)
+        params = obj.__code__.co_varnames[:obj.__code__.co_argcount]
+        lambdas = [n for n in lambdas if n.lineno == 1 and  # (text starts at its line)
+                   tuple(a.arg for a in n.args.args) == params]
     if len(lambdas) != 1:
         raise _error(fn, op, obj)
     lam = lambdas[0]
@@ -123,12 +149,14 @@ def _statement(text: str) -> str:
 
 
 def _literal(value: Any) -> str | None:
-    """Python source for a plain value (numbers, strings, numpy dtypes and containers of
-    them), or None."""
+    """Python source for a plain value (numbers, fractions, strings, numpy dtypes and
+    containers of them), or None."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     if isinstance(value, np.dtype):
         return f"np.dtype({value.name!r})"
+    if isinstance(value, fractions.Fraction):  # (the exported module imports fractions)
+        return f"fractions.Fraction({value.numerator}, {value.denominator})"
     if isinstance(value, (tuple, list, set, frozenset)):
         items = [_literal(v) for v in value]
         if any(i is None for i in items):

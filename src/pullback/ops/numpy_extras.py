@@ -186,7 +186,10 @@ def _numpy_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=Non
     start, stop = args.value(start), args.value(stop)
     shape = np.broadcast_shapes(np.shape(start), np.shape(stop))
     div = num - 1 if endpoint else num
-    i = np.arange(num, dtype=np.float64).reshape((-1,) + (1,) * len(shape))
+    dt = np.result_type(*(v if isinstance(v, (int, float)) else args.np_dtype(v)
+                          for v in (start, stop)), float(num))  # (numpy's: float32 stays)
+    i = np.arange(num, dtype=dt if dt.kind in "fc" else np.float64)
+    i = i.reshape((-1,) + (1,) * len(shape))
     delta = stop - start
     step = delta / div if div > 0 else delta * np.nan
     y = start + i * step if div > 0 else start + i * delta

@@ -140,7 +140,8 @@ _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarr
                    np.full: numpy_full, np.full_like: numpy_full_like,
                    # their dispatchers look inside the lists (numpy's protocol finds the
                    # traced choices): called as written, lists of any shapes kept
-                   np.choose: np.choose, np.select: np.select}
+                   np.choose: np.choose, np.select: np.select, np.block: np.block,
+                   np.piecewise: np.piecewise}
 if hasattr(np, "row_stack"):  # (numpy 2 deprecates it: vstack's alias)
     _BUILDERS[np.row_stack] = _vstack
 
