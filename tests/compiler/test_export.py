@@ -190,18 +190,24 @@ def test_named_tuples_and_tuples_of_literals_as_arguments():
         pb.export(lambda x, p: p[1](x).sum(), np.ones(3), (1, lambda v: np.tanh(v)))
 
 
-def test_a_function_without_a_scalar_value_exports_its_forward_with_argnums_none():
-    # was: OutputError "grad_and_value(f)(*args): Expected f(*args) to return a scalar",
-    # naming a door the user did not call, and no way to export a prediction function
+def test_a_function_without_a_scalar_value_exports_forward_and_backward():
+    # was: ExportError "value_and_grad needs a scalar value" unless argnums=None, which
+    # exported the forward alone: a prediction function had no gradient code to ship
     predict = lambda w, x: np.tanh(x @ w)  # noqa: E731
-    with pytest.raises(pb.compiler.ExportError, match=r"export: .*<lambda> \(.*\): "
-                       r"value_and_grad needs a scalar value.*argnums=None"):
-        pb.export(predict, np.ones(2), np.eye(2))
-    text = pb.export(predict, np.ones(2), np.eye(2), argnums=None)
+    text = pb.export(predict, np.ones(2), np.eye(2))
+    assert "def backward(*args, grad_output=None)" in text
     assert "def value_and_grad" not in text and "value_and_grad(*args)" not in text
     env: dict = {}
     exec(text, env)
     np.testing.assert_allclose(env["forward"](np.ones(2), np.eye(2)), np.tanh(np.ones(2)))
+    with pytest.raises(TypeError, match=r"<lambda> \(.*\): backward needs grad_output=, a "
+                       r"cotangent shaped like the output \(shape \(2,\)\); only a scalar"):
+        env["backward"](np.ones(2), np.eye(2))
+    text = pb.export(predict, np.ones(2), np.eye(2), argnums=None)
+    assert "def backward" not in text and "def value_and_grad" not in text
+    with pytest.raises(pb.compiler.ExportError, match=r"export: .*<lambda> \(.*\): no float "
+                       r"output depends on argument 0; pass argnums=None"):
+        pb.export(lambda w, x: np.argmax(x @ w), np.ones(2), np.eye(2))
 
 
 def test_a_forward_returns_what_the_function_returns():
@@ -248,3 +254,113 @@ def test_a_call_with_another_dtype_kind_or_structure_is_refused_naming_it():
     with pytest.raises(ValueError, match=r"argument 0 \(p\) holds \[\"\['a'\]\", "):
         env["forward"]({"a": np.ones(2), **p}, y)
     np.testing.assert_allclose(env["forward"](p, y.astype(np.int32)), env["forward"](p, y))
+
+
+def _tanh_rnn(w, xs):
+    """A tanh RNN as a Python for loop, its hidden states returned."""
+    h, hs = np.zeros(3), []
+    for t in range(xs.shape[0]):
+        h = np.tanh(h * w + xs[t])
+        hs.append(h)
+    return np.stack(hs)
+
+
+def _two_heads(w, x):
+    h = np.tanh(x @ W[:3] + w)
+    return {"mean": h.mean(0), "energy": (h ** 2).sum(), "rows": x.shape[0]}
+
+
+def _inner(ct, out):
+    """<out, ct> for outputs and cotangents of the same structure (ints: no cotangent)."""
+    if isinstance(out, dict):
+        return sum(_inner(ct[k], out[k]) for k in out)
+    if isinstance(out, int):
+        return 0.0
+    return float(np.sum(np.asarray(ct) * out))
+
+
+def _source(value):
+    """Python source of an array, a float, None or a dict of them."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_source(v)}" for k, v in value.items()) + "}"
+    return f"np.array({value.tolist()})" if isinstance(value, np.ndarray) else repr(value)
+
+
+def _differences(fn, w, x, ct, eps=1e-6):
+    """Central differences of <fn(w, x), ct> with respect to w."""
+    grad = np.zeros_like(w)
+    for i in np.ndindex(w.shape):
+        step = np.zeros_like(w)
+        step[i] = eps
+        grad[i] = (_inner(ct, fn(w + step, x)) - _inner(ct, fn(w - step, x))) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn, args, ct", [
+    (mlp, (RNG.standard_normal(3), RNG.standard_normal((5, 4))), None),  # default 1.0
+    (lambda w, x: np.tanh(x @ w), (RNG.standard_normal(4), RNG.standard_normal((5, 4))),
+     RNG.standard_normal(5)),
+    (_two_heads, (RNG.standard_normal(3), RNG.standard_normal((5, 3))),
+     {"mean": RNG.standard_normal(3), "energy": 0.5, "rows": None}),
+    (_tanh_rnn, (RNG.standard_normal(3), RNG.standard_normal((6, 3))),
+     RNG.standard_normal((6, 3))),
+], ids=["scalar loss", "vector", "dict", "rnn loop"])
+def test_backward_runs_without_pullback_and_agrees_with_vjp_and_differences(tmp_path, fn,
+                                                                             args, ct):
+    path = tmp_path / "exported.py"
+    text = pb.export(fn, *args, path=str(path))
+    assert ("def value_and_grad" in text) == (ct is None)
+    if fn is _tanh_rnn:
+        assert "for i in range(6 - 1, -1, -1):" in text  # its backward a loop too
+    assert "# grad of: " in text[text.index("def _backward():"):]
+    w, x = args
+    given = f"{_source(w)}, {_source(x)}" + ("" if ct is None else
+                                             f", grad_output={_source(ct)}")
+    got = _run_without_pullback(path, f"m.backward({given}).tolist()")
+    if isinstance(ct, dict):  # (pb.vjp's output holds tensors only: no int leaf)
+        want = pb.vjp(lambda w, x: {k: v for k, v in fn(w, x).items() if k != "rows"},
+                      *args)[1]({k: v for k, v in ct.items() if k != "rows"})[0]
+    else:
+        want = pb.vjp(fn, *args)[1](np.ones(()) if ct is None else ct)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got, _differences(fn, w, x, 1.0 if ct is None else ct),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_backward_checks_its_arguments_and_the_cotangent_naming_them():
+    env: dict = {}
+    exec(pb.export(_two_heads, np.ones(3), np.ones((5, 3)), argnums=(1, 0)), env)
+    ct = {"mean": np.ones(3), "energy": 1.0, "rows": None}
+    gx, gw = env["backward"](np.ones(3), np.ones((5, 3)), grad_output=ct)
+    np.testing.assert_array_equal(ct["mean"], np.ones(3))  # (the cotangent: not written)
+    want = pb.vjp(lambda w, x: {k: v for k, v in _two_heads(w, x).items() if k != "rows"},
+                  np.ones(3), np.ones((5, 3)))[1]({"mean": np.ones(3), "energy": 1.0})
+    np.testing.assert_allclose(gw, want[0], rtol=1e-12)
+    np.testing.assert_allclose(gx, want[1], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"_two_heads \(.*\): argument 1 \(x\) has shape "
+                       r"\(4, 3\); the exported code is for \(5, 3\)"):
+        env["backward"](np.ones(3), np.ones((4, 3)), grad_output=ct)
+    with pytest.raises(ValueError, match=r"_two_heads \(.*\): grad_output\['mean'\] has "
+                       r"shape \(2,\); the output there has shape \(3,\)"):
+        env["backward"](np.ones(3), np.ones((5, 3)), grad_output={**ct, "mean": np.ones(2)})
+    with pytest.raises(ValueError, match=r"grad_output is \['energy', 'mean'\]; the output "
+                       r"there is a dict with keys \['energy', 'mean', 'rows'\]"):
+        env["backward"](np.ones(3), np.ones((5, 3)), grad_output={"mean": 1, "energy": 1})
+    with pytest.raises(TypeError, match=r"backward needs grad_output=, a cotangent shaped "
+                       r"like the output \(\{'mean': shape \(3,\), 'energy': shape \(\), "
+                       r"'rows': 5\}\)"):
+        env["backward"](np.ones(3), np.ones((5, 3)))
+
+
+def test_backward_of_a_returned_argument_and_a_list_output():
+    # (an argument returned as it is: its cotangent is its gradient, as in pb.vjp)
+    f = lambda w, x: [w, (w * x).sum()]  # noqa: E731
+    env: dict = {}
+    exec(pb.export(f, np.ones(3), np.arange(3.0)), env)
+    got = env["backward"](np.ones(3), np.arange(3.0), grad_output=[np.ones(3), 2.0])
+    want = pb.vjp(f, np.ones(3), np.arange(3.0))[1]([np.ones(3), 2.0])[0]
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(got, [1.0, 3.0, 5.0])
+    with pytest.raises(ValueError, match=r"grad_output is a tuple of 2; the output there is "
+                       r"a list of 2"):
+        env["backward"](np.ones(3), np.arange(3.0), grad_output=(np.ones(3), 2.0))

@@ -6,7 +6,7 @@ objective differentiated with respect to its ``x*`` inputs), exports it with the
 set of values as the example, and computes ``pb.value_and_grad``'s results in process
 on the first and second sets of values. One fresh interpreter per chunk (``python -I``,
 ``pullback`` and ``torch`` blocked in ``sys.modules``: only numpy and scipy import) loads
-every exported module and calls its ``forward`` and ``value_and_grad`` on the same
+every exported module and calls its ``forward``, ``value_and_grad`` and ``backward`` on the same
 values. They agree when the values, the gradients (their structure too) and their
 dtypes equal pullback's within ``RTOL``; a second call whose values would take another
 path may raise the module's ``ValueError`` naming the guard or the constant argument.
@@ -204,6 +204,7 @@ for case in json.load(open(sys.argv[1])):
             value = m.forward(*args)
             value2, grads = m.value_and_grad(*args)
             how, gs = leaves(grads)
+            gs += leaves(m.backward(*args))[1]  # (the default cotangent 1.0: the same)
             if any(g.dtype == object for g in gs):
                 out.append(['object', [j for j, g in enumerate(gs) if g.dtype == object]])
                 continue
@@ -247,10 +248,14 @@ def compare(case: Case, ran: list) -> str | None:
                 continue
             return f"call {k}: the module raised {got[1]}\n{got[2]}"
         with np.load(got[1]) as res:
-            mine = [res[f"g{j}"] for j in range(got[2][1])]
+            n = got[2][1]
+            mine = [res[f"g{j}"] for j in range(n)]
+            pulled = [res[f"g{j}"] for j in range(n, 2 * n)]  # (backward's)
             for what, a, b in [("forward", res["value"], value),
                                ("value", res["value2"], value)] + [
-                    (f"gradient {j}", g, w) for j, (g, w) in enumerate(zip(mine, grads))]:
+                    (f"gradient {j}", g, w) for j, (g, w) in enumerate(zip(mine, grads))] + [
+                    (f"backward's gradient {j}", g, w)
+                    for j, (g, w) in enumerate(zip(pulled, grads))]:
                 d = _differ(a, b, case.float32)
                 if d:
                     return f"call {k}: {what}: {d}"

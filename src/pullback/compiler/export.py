@@ -1,15 +1,18 @@
 """``pb.export``: a function's generated code as a standalone module that needs only numpy.
 
-The module holds two functions, ``forward(*args)`` (the function's value) and
-``value_and_grad(*args)`` (its value and the gradients with respect to ``argnums``,
-as ``pb.value_and_grad`` gives them), each the very code pullback generated for these
-argument types, the user's source lines as comments. Constants the code reads are
-written as numpy literals (large ones into a ``.npz`` file beside the module). Values
-the trace turned into Python values (guards) are checked: a call whose values would
-take another path raises ``ValueError`` naming the guard, where pullback would trace
-again. An op that generated code calls through pullback's table (``ops.<name>``, an op
-without a numpy template) comes with its numpy forward and the functions it reads, as
-pullback defines them (``shipped.py``); one that reads anything else is refused, named.
+The module holds ``forward(*args)`` (the function's value), ``backward(*args,
+grad_output=...)`` (the gradients with respect to ``argnums`` of the output against a
+cotangent shaped like it, as ``pb.vjp``'s pullback gives them: its forward saving what
+the backward reads, then the backward) and, for a function whose value is one scalar,
+``value_and_grad(*args)`` (as ``pb.value_and_grad`` gives them), each the very code
+pullback generated for these argument types, the user's source lines as comments.
+Constants the code reads are written as numpy literals (large ones into a ``.npz`` file
+beside the module). Values the trace turned into Python values (guards) are checked: a
+call whose values would take another path raises ``ValueError`` naming the guard, where
+pullback would trace again. An op that generated code calls through pullback's table
+(``ops.<name>``, an op without a numpy template) comes with its numpy forward and the
+functions it reads, as pullback defines them (``shipped.py``); one that reads anything
+else is refused, named.
 
 >>> import numpy as np, pullback as pb
 >>> text = pb.export(lambda w, x: np.tanh(x @ w).sum(), np.ones(3), np.eye(3))
@@ -20,6 +23,8 @@ pullback defines them (``shipped.py``); one that reads anything else is refused,
 >>> value, grad = env["value_and_grad"](np.ones(3), np.eye(3))
 >>> float(value), grad
 (2.2847824678672946, array([0.41997434, 0.41997434, 0.41997434]))
+>>> env["backward"](np.ones(3), np.eye(3), grad_output=2.0)
+array([0.83994868, 0.83994868, 0.83994868])
 """
 
 from __future__ import annotations
@@ -31,11 +36,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.table.registry import OpDef
 from ..settings import config
-from .compiled import build_variant
-from .doors import OutputError
+from .compiled import Variant, build_variant
+from .doors import OutputError, check_argnums, check_target
+from .export_cotangents import cotangents
 from .grad import GradFunction
 from .shipped import ExportError, shipped
 from .user_lines import def_line
@@ -49,26 +55,38 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
     """The source of a standalone module computing ``fn`` and its gradients with respect
     to ``argnums`` (None: ``fn`` alone, whatever it returns) for arguments like
     ``example_args`` (written to ``path`` too, with its large constants in ``path`` +
-    ``.npz``)."""
+    ``.npz``): ``forward``, ``backward`` and, when the value is one scalar,
+    ``value_and_grad``."""
     with config.override(native_loops=False):  # (numba's compiled loops have no source)
         with no_grad():
             forward = build_variant(fn, example_args, "export")
-        grads = None if argnums is None else _gradients(fn, argnums, example_args)
+        vjp, backward = (None, None) if argnums is None else _pullback(fn, argnums,
+                                                                       example_args)
+        scalar = vjp is not None and _scalar(vjp)
+        grads = _gradients(fn, argnums, example_args) if scalar else None
     arrays: dict = {}
     helpers: set = set()  # "ops.<name>" and "rt.<name>" the code calls
     parts = [_function("forward", forward.forward, arrays, fn, forward, helpers)]
+    if vjp is not None:
+        parts.append(_backward(vjp, backward, arrays, fn, helpers))
     if grads is not None:
         parts.append(_function("value_and_grad", grads.module, arrays, fn, grads, helpers,
                                grads.seed))
-    parts.insert(0, _arguments(forward.traced, example_args,
-                               () if grads is None else grads.nums, fn,
-                               isinstance(argnums, tuple)))
+    nums = () if vjp is None else check_argnums("export", argnums, len(example_args))
+    parts.insert(0, _arguments(forward.traced, example_args, nums, fn,
+                               isinstance(argnums, tuple))
+                 + ("" if vjp is None else cotangents(vjp, nums, _tree(
+                     vjp.traced.out_tree, fn), _scalar(vjp))))
     if helpers:
         parts.insert(0, shipped(sorted(h[4:] for h in helpers if h.startswith("ops.")), fn,
                                 sorted(h[3:] for h in helpers if h.startswith("rt."))))
     header = [f"# generated by pullback.export from {def_line(fn)}",
-              "# forward(*args): the value" + ("" if grads is None else
-                                               "; value_and_grad(*args): (value, gradients)")]
+              "# forward(*args): the value"]
+    if vjp is not None:
+        header.append("# backward(*args, grad_output=...): the gradients of <value, "
+                      f"grad_output> for arguments {', '.join(map(str, nums))}")
+    if grads is not None:
+        header.append("# value_and_grad(*args): (value, gradients)")
     if helpers:  # (pullback's numpy kernels, shipped below: their annotations unevaluated)
         header += ["from __future__ import annotations", "", "import math", "import types"]
         if "fractions.Fraction(" in parts[0]:  # (a kernel's exact coefficients)
@@ -90,6 +108,31 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
     return text
 
 
+def _pullback(fn: Callable, argnums: Any, example_args: tuple) -> tuple:
+    """``pb.vjp``'s variant for the example arguments (traced as ``pb.vjp`` traces, the
+    ``argnums`` targets requiring grad: its forward returns the outputs and what the
+    backward reads) and its backward for every float output's cotangent; refused,
+    naming export, when no float output depends on the targets."""
+    nums = check_argnums("export", argnums, len(example_args))
+    for k in nums:
+        check_target("export", k, example_args[k])
+    with enable_grad():
+        variant = build_variant(fn, example_args, "vjp", wants=lambda i, a: i in nums)
+    if variant.adjoint is None:
+        raise ExportError(f"export: {def_line(fn)}: no float output depends on argument"
+                          f"{'s' if len(nums) > 1 else ''} {', '.join(map(str, nums))}; "
+                          "pass argnums=None to export forward alone")
+    floats = [v for v in variant.traced.graph.outputs if v.dtype.kind in "fc"]
+    return variant, variant.backward_module((True,) * len(variant.wrt), (True,) * len(floats))
+
+
+def _scalar(variant: Variant) -> bool:
+    """Whether the function's value is one float scalar (value_and_grad's)."""
+    outs = variant.traced.graph.outputs
+    return variant.traced.out_tree is None and variant.returned is None and \
+        len(outs) == 1 and outs[0].dtype.kind in "fc" and int(np.prod(outs[0].shape)) == 1
+
+
 def _gradients(fn: Callable, argnums: Any, example_args: tuple) -> Any:
     """``pb.value_and_grad``'s variant for the example arguments; a value that is not
     one scalar is refused, naming export (``argnums=None`` exports the forward alone)."""
@@ -106,6 +149,40 @@ def _function(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
               helpers: set, seed: Any = None) -> str:
     """The generated code of ``module`` inside a factory binding its constants, and
     ``name(*args)`` calling it with the captured values (and value_and_grad's seed)."""
+    code = _factory(name, module, arrays, fn, variant, helpers)
+    captured = f" + _{name}_captured" if variant.traced.captures else ""
+    code += f"\n\ndef {name}(*args):\n    given = _inputs(args){captured}\n"
+    n = variant.traced.n_outputs
+    if seed is None:  # (the function's results, in the structure it returned them)
+        tree = _tree(variant.traced.out_tree, fn)
+        result = "out[0]" if tree is None and variant.returned is None else (
+            f"_output(out[:{n}], given, {variant.returned!r}, {tree!r})")
+        return code + f"    out = _{name}_code(*given)\n    return {result}"
+    return code + (
+        f"    out = _{name}_code(*given, np.ones({seed.shape!r}, np.{seed.dtype.name}))\n"
+        f"    return out[0], _gradients(args, out[{n}:])")
+
+
+def _backward(variant: Variant, module: Any, arrays: dict, fn: Callable, helpers: set
+              ) -> str:
+    """``backward(*args, grad_output=None)``: pb.vjp's forward (the outputs, then what
+    the backward reads) and its backward ``module``."""
+    code = _factory("backward_forward", variant.forward, arrays, fn, variant, helpers)
+    code += "\n\n" + _factory("backward", module, arrays, fn, None, helpers)
+    captured = " + _backward_forward_captured" if variant.traced.captures else ""
+    return code + (
+        "\n\ndef backward(*args, grad_output=None):\n"
+        f"    given = _inputs(args){captured}\n"
+        "    out = _backward_forward_code(*given)\n"
+        "    seeds, direct = _cotangents(grad_output)\n"
+        f"    grads = _backward_code(*out[{variant.traced.n_outputs}:], *seeds)\n"
+        "    return _gradients(args, _pulled_back(grads, direct))")
+
+
+def _factory(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
+             helpers: set) -> str:
+    """``_<name>_code``: the generated code inside a factory binding its constants, and
+    ``_<name>_captured``: the values the function read from outside it (``variant``'s)."""
     source, glb = module.source, module.fn.__globals__
     helpers.update(re.findall(r"\b(?:ops|rt)\.\w+", source))
     lines = [f"def _{name}():"]
@@ -119,23 +196,13 @@ def _function(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
     body = re.sub(r"^def \w+\(", "def code(", source, count=1)
     lines += ["    " + ln if ln else ln for ln in body.splitlines()]
     lines.append("    return code")
-    captured = [_literal(f"captured_{k}", t._data, arrays, name, fn)
-                for k, t in enumerate(variant.traced.captures)]
+    captured = [] if variant is None else [
+        _literal(f"captured_{k}", t._data, arrays, name, fn)
+        for k, t in enumerate(variant.traced.captures)]
     code = f"\n\n\n_{name}_code = _{name}()\n"
     if captured:  # (the values the function read from outside it, read by the trace)
         code += f"_{name}_captured = [{', '.join(captured)}]\n"
-    code += (f"\n\ndef {name}(*args):\n    given = _inputs(args)"
-             + (f" + _{name}_captured\n" if captured else "\n"))
-    n = variant.traced.n_outputs
-    if seed is None:  # (the function's results, in the structure it returned them)
-        tree = _tree(variant.traced.out_tree, fn)
-        result = "out[0]" if tree is None and variant.returned is None else (
-            f"_output(out[:{n}], given, {variant.returned!r}, {tree!r})")
-        return "\n".join(lines) + code + (
-            f"    out = _{name}_code(*given)\n    return {result}")
-    return "\n".join(lines) + code + (
-        f"    out = _{name}_code(*given, np.ones({seed.shape!r}, np.{seed.dtype.name}))\n"
-        f"    return out[0], _gradients(args, out[{n}:])")
+    return "\n".join(lines) + code
 
 
 def _tree(tree: Any, fn: Callable) -> Any:

@@ -8,12 +8,23 @@ Only the Python operators, which choose an op by their operands, are written out
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import elementwise as ew
 from .. import pointwise as pw
 from ..linalg import matmul
 from ..shape import expand_to, getitem, permute, transpose, view_as_shape
 from . import args, bindings
 from .registry import OpDef, Public, subscribe
+
+
+def _sequence_product(x, seq, left):
+    """``x @ [1, 2, 3]`` (``left``: ``[1, 2, 3] @ x``): numpy's face multiplies by the
+    list as an array, as numpy does; torch's refuses it as torch does (NotImplemented:
+    Python's ``unsupported operand type(s) for @``), where matmul read ``list.ndim``."""
+    if getattr(getattr(type(x), "_pb_dispatch", None), "priority", None) != 0:
+        return NotImplemented
+    return np.matmul(seq, x) if left else np.matmul(x, seq)
 
 
 class ValueMethods:
@@ -75,9 +86,13 @@ class ValueMethods:
         return pw.floor_divide(other, self)
 
     def __matmul__(self, other):
+        if isinstance(other, (list, tuple)):
+            return _sequence_product(self, other, False)
         return matmul(self, other)
 
     def __rmatmul__(self, other):
+        if isinstance(other, (list, tuple)):
+            return _sequence_product(self, other, True)
         return matmul(other, self)
 
     def __gt__(self, other):
