@@ -6,6 +6,7 @@ where the tracer saw them, numbers in float arithmetic as 0-d arrays bound once,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ class _Emitter:
         self.prologue: list[str] = []  # the typed scalars loops read, made once first
         self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
         self.plain: set | None = None  # see plain_ints
+        self.const_values: dict | None = None  # id of a constant Var -> its value
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
@@ -204,7 +206,8 @@ class _Emitter:
     def statement(self, e: Any, last: dict) -> list[str]:
         if isinstance(e.op, IntoOp):
             return self.into(e)
-        rhs = self.expr(e)
+        rhs = self.filled(e) if e.op.name == "clone" else None
+        rhs = rhs or self.expr(e)
         if not e.outs:  # run for its effect (a print)
             return [rhs]
         return [f"{_targets(self, e, last)} = {rhs}"]
@@ -226,6 +229,27 @@ class _Emitter:
             return lines if name is None else lines + [f"{name} = {buf}"]
         rhs = self.expr(e)
         return [rhs] if name is None else [f"{name} = {rhs}"]
+
+    def filled(self, e: Any) -> str | None:
+        """``np.full((5, 6), np.inf)`` for a copy of a constant array holding one number
+        (``R = np.full(...)`` in the user's code), as a reader writes it; else None."""
+        x = e.inputs[0]
+        if type(x) is not Var:
+            return None
+        if self.const_values is None:
+            self.const_values = {v.id: value for v, value in self.graph.consts.items()}
+        value = self.const_values.get(x.id)
+        if type(value) is not np.ndarray or value.size < 2 or value.dtype.kind not in "biuf":
+            return None
+        first = value.flat[0]
+        if not (value == first).all() and not (np.isnan(first) and np.isnan(value).all()):
+            return None
+        number = first.item()
+        text = repr(number) if type(number) is not float or math.isfinite(number) else \
+            "np.nan" if number != number else "np.inf" if number > 0 else "-np.inf"
+        if type(number) is float and number == 0 and math.copysign(1, number) < 0:
+            return None  # (-0.0: keep the constant)
+        return f"np.full({self.literal(value.shape)}, {text}, {self.literal(value.dtype)})"
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""

@@ -64,8 +64,24 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         sums = _sums_in_place(em, body, carries, b_carry, saves,
                               {bv.id: c for bv, c in zip(b_k, consts)})
         lines += _loop(em, e, body, stacked, saves, new_carries, sums)
-    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
-              if _live(em, v, last)]
+    return lines + _last_values(em, last_carry, b_carry, last, region)
+
+
+def _last_values(em: Any, outs: tuple, b_carry: tuple, last: dict, body: Graph
+                 ) -> list[str]:
+    """The carries' last values after the loop: called by the carries' names (no
+    ``h_2 = h_1``), where nothing else binds those names before they are read: a
+    carry no other graph holds (a reverse body running the step again would) and whose
+    last value has no name yet (a loop around's carry names it); else bound to theirs."""
+    lines = []
+    graphs = _facts(em).graphs_of
+    for v, bv in zip(outs, b_carry):
+        if not _live(em, v, last):
+            continue
+        if v.id not in em.names and graphs.get(bv.id, set()) <= {id(body)}:
+            em.names[v.id] = em.name(bv)
+        else:
+            lines.append(f"{em.name(v)} = {em.name(bv)}")
     return lines
 
 
@@ -391,7 +407,7 @@ def _carry_names(em: Any, body: Any, b_carry: tuple, region: Graph | None = None
             if old.id not in em.names and new.name:  # (the new value's name reads better:
                 em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
             em.names[new.id] = em.name(old)
-    return [em.literal(o) for o in news]
+    return list(news)  # (written after the body: a loop in it may name its last values)
 
 
 def _both_elsewhere(em: Any, body: Graph, new: Var, old: Var) -> bool:
@@ -402,8 +418,10 @@ def _both_elsewhere(em: Any, body: Graph, new: Var, old: Var) -> bool:
 
 
 def _next_carries(em: Any, news: list, b_carry: tuple) -> list[str]:
-    """``h, total = h_1, t5`` for the carries whose new values have names of their own."""
-    pairs = [(em.name(bv), new) for bv, new in zip(b_carry, news) if em.name(bv) != new]
+    """``h, total = h_1, t5`` for the carries whose new values (``news``: values or
+    literals) have names of their own."""
+    pairs = [(em.name(bv), em.literal(new)) for bv, new in zip(b_carry, news)]
+    pairs = [(old, new) for old, new in pairs if old != new]
     if not pairs:
         return []
     return [f"{', '.join(o for o, _ in pairs)} = {', '.join(n for _, n in pairs)}"]
@@ -454,8 +472,7 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     walked = _walked_only(em)
     lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
     lines += [_stacked(em, v, "", True) for v, _ in stacked]
-    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
-              if _live(em, v, last)]
+    lines += _last_values(em, last_carry, b_carry, last, region)
     if counted:
         lines.append(f"{em.name(count)} = np.int64({n})")
     return lines

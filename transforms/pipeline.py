@@ -46,7 +46,7 @@ from .inplace import inplace
 from .native_loops import native_loops
 from .peephole import lean_cross_entropy, peephole
 from .residuals import loop_invariants, loop_residuals
-from .split import split
+from .split import name_steps, split
 from .tangent import tangent
 
 
@@ -84,6 +84,7 @@ class Split:
 def unique_names(graph: Graph) -> Graph:
     """Give every named value a unique name once, so the forward and backward
     modules (and the saved-values report) call each value the same thing."""
+    name_steps(graph)
     ns = Namespace()
     seen: set = set()
     for v in list(graph.inputs) + list(graph.consts) + [v for e in graph.eqns for v in e.outs]:
