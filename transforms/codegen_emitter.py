@@ -23,7 +23,7 @@ from .codegen_plan import (
     _shared_buffers,
     _worth_freeing,
 )
-from .codegen_regions import REGIONS
+from .codegen_regions import REGIONS, name_starts
 from .codegen_text import (
     _NP_SCALARS,
     _comment,
@@ -173,6 +173,7 @@ class _Emitter:
         input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
         # (a loop's body binds its values to the carries' names: there each keeps one)
         inline = _inlined_transposes(graph, self.guards) if free else {}
+        name_starts(self, graph)
         for i, e in enumerate(graph.eqns):
             c = _comment(e, self.label if e.block is not None else None)
             if c is not None and c != prev_comment:
@@ -199,6 +200,9 @@ class _Emitter:
             dead = list(dict.fromkeys(  # (a pack's values share one name)
                 self.name(a) for a in reads
                 if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)))
+            if dead:  # (never a name the equation binds again: a loop's start and end)
+                bound = {self.names.get(v.id) for v in e.outs}
+                dead = [n for n in dead if n not in bound]
             if dead:
                 lines.append("del " + ", ".join(dead))
         return lines

@@ -185,7 +185,8 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
                                        for a in e.inputs))
         name = e.op.name
         every.update((v.id, e) for v in e.outs)
-        if name == "copy" and e.out.id not in returned and e.out not in graph.guards:
+        if name == "copy" and e.out.id not in returned \
+                and all(g is not e.out for g in graph.guards):
             if uses is None:
                 uses, last = _uses(graph), last_uses(graph)
             dst = e.inputs[0]
