@@ -86,9 +86,9 @@ PUT_INTO.ufunc, PUT_INTO.out_arg = None, 0
 
 
 def _puts_into(e: Eqn) -> bool:
-    """Whether ``e`` writes one item (or a basic slice) of a copy of its first input."""
-    return e.op is view_scatter and _one_index(e.params["chain"]) is not None \
-        and e.inputs[1] is not e.inputs[0]
+    """Whether ``view_scatter`` ``e`` writes one item (or a basic slice) of a copy of
+    its first input (and not the input itself)."""
+    return _one_index(e.params["chain"]) is not None and e.inputs[1] is not e.inputs[0]
 
 
 def owned(e: Eqn) -> bool:
@@ -115,7 +115,7 @@ def inplace(graph: Graph) -> Graph:
     eqns = [e.replace(sub_op, e.inputs[::-1]) if e.op is rsub else e for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
-        if _puts_into(e):
+        if e.op is view_scatter and _puts_into(e):
             a = e.inputs[0]
             if isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i:
                 eqns[i] = e.replace(PUT_INTO)

@@ -177,18 +177,17 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {v.id for v in graph.guards} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     expanded: set = set()  # ids of expand results (_unexpand reads only those)
-    uses = None
-    every: dict[int, Eqn] = {}  # value id -> its equation (regions' too, unlike ``made``)
+    uses = every = last = None  # (made when a copy is met: most graphs have none)
     for n, e in enumerate(graph.eqns):
         if alias and any(type(a) is Var and a.id in alias for a in e.inputs):
             e = e.replace(inputs=tuple(alias.get(a.id, a) if isinstance(a, Var) else a
                                        for a in e.inputs))
         name = e.op.name
-        every.update((v.id, e) for v in e.outs)
         if name == "copy" and e.out.id not in returned \
                 and all(g is not e.out for g in graph.guards):
             if uses is None:
                 uses, last = _uses(graph), last_uses(graph)
+                every = {v.id: q for q in graph.eqns for v in q.outs}  # (value -> maker)
             dst = e.inputs[0]
             x = _copied(e, every, uses, type(dst) is Var and last.get(dst.id, -1) > n)
             if x is not None:
