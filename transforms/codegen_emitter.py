@@ -53,10 +53,13 @@ class _Emitter:
         self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
         self.plain: set | None = None  # see plain_ints
         self.const_values: dict | None = None  # id of a constant Var -> its value
+        self.unread: dict = {}  # id of a constant Var not read yet -> its value
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
         n = self.names.get(v.id)
+        if n is None and v.id in self.unread:  # a constant: bound once something reads it
+            n = self.names[v.id] = self.literal(self.unread.pop(v.id))
         if n is None:
             named = self.shared.get(v.id)  # a buffer called by its final value's name
             n = self.name(named) if named is not None and named is not v else \

@@ -102,8 +102,9 @@ def owned(e: Eqn) -> bool:
     return fresh and e.out.shape != ()
 
 
-def inplace(graph: Graph) -> Graph:
-    """Rewrite every eligible ufunc equation to write into a dead input."""
+def inplace(graph: Graph, ufuncs: bool = True) -> Graph:
+    """Rewrite every eligible ufunc equation to write into a dead input (``ufuncs``
+    False: only the item writes, ``R[0, 0] = 0.0``)."""
     if _OFF.get():
         return graph
     last_use = last_uses(graph)
@@ -122,7 +123,7 @@ def inplace(graph: Graph) -> Graph:
                 if e.out.id not in viewed:
                     owner[e.out.id] = eqns[i]
             continue
-        if not writes_out(e.op.forward):
+        if not ufuncs or not writes_out(e.op.forward):
             continue
         for k, a in enumerate(e.inputs):
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i

@@ -12,6 +12,7 @@
       -> fuse                          (config.fuse) arithmetic on large arrays: one kernel
       -> native_loops                  (config.native_loops) a small loop: one numba function
       -> inplace                       ufunc results into dead buffers the backward owns
+                                       (a forward alone: item writes into fresh arrays)
       -> codegen                       Python source, compiled once
 
 pb.vmap batches a graph traced on one example (``batch``: each op's batching rule):
@@ -60,7 +61,13 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 def simplify(graph: Graph) -> Graph:
     """A forward with no gradient to compute (pb.compile under no_grad)."""
-    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops)
+    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops,
+               item_writes)
+
+
+def item_writes(graph: Graph) -> Graph:
+    """``inplace``'s item writes alone (``R[0, 0] = 0.0`` into the fresh ``R``)."""
+    return inplace(graph, ufuncs=False)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list, ones: bool = False) -> Graph:
