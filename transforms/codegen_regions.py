@@ -72,14 +72,16 @@ def _last_values(em: Any, outs: tuple, b_carry: tuple, last: dict, body: Graph
                  ) -> list[str]:
     """The carries' last values after the loop: called by the carries' names (no
     ``h_2 = h_1``), where nothing else binds those names before they are read: a
-    carry no other graph holds (a reverse body running the step again would) and whose
+    carry no other graph holds (a reverse body running the step again would), of a
+    body no other loop runs (vmap's loop over a batch runs one per element), and whose
     last value has no name yet (a loop around's carry names it); else bound to theirs."""
     lines = []
-    graphs = _facts(em).graphs_of
+    facts = _facts(em)
+    alone = facts.loops.get(id(body)) == 1
     for v, bv in zip(outs, b_carry):
         if not _live(em, v, last):
             continue
-        if v.id not in em.names and graphs.get(bv.id, set()) <= {id(body)}:
+        if alone and v.id not in em.names and facts.graphs_of.get(bv.id, set()) <= {id(body)}:
             em.names[v.id] = em.name(bv)
         else:
             lines.append(f"{em.name(v)} = {em.name(bv)}")
@@ -332,6 +334,11 @@ class _Facts:
         self.read_whole = {v.id for v in whole} | self.returned
         self.walked_only = walked - self.read_whole
         self.walked = walked
+        self.loops: dict = {}  # id of a loop's body -> how many loop equations run it
+        for e in every_eqn(graph):
+            if e.op.name in ("scan", "while"):
+                key = id(e.params["body"])
+                self.loops[key] = self.loops.get(key, 0) + 1
         self.packs = find_packs(self, [e for e in every_eqn(graph) if e.op.name == "scan"])
 
 

@@ -3,6 +3,7 @@
 values, a while body that reads what its condition computed."""
 
 import re
+import warnings
 
 import numpy as np
 
@@ -89,3 +90,16 @@ def test_export_writes_no_unread_constant(tmp_path) -> None:
     pb.export(soft_dtw, RNG.random((3, 4)), path=str(path))
     text = path.read_text()
     assert "np.full((4, 5), np.inf, np.float64)" in text and "[np.inf, np.inf" not in text
+
+
+def test_loops_running_one_body_keep_their_own_last_values() -> None:
+    # vmap's fallback runs one loop per batch element, all with the same body: their
+    # last values are not called by the body's carry name (each loop binds it again)
+    def f(x):
+        return np.stack([np.sum(pb.fori_loop(0, 0, lambda i, v: np.cos(v) * v, x))])
+
+    xs = RNG.standard_normal((3, 4))
+    with warnings.catch_warnings():  # (vmap says once per process that scan loops)
+        warnings.simplefilter("ignore", UserWarning)
+        got = pb.vmap(f)(xs)
+    np.testing.assert_allclose(np.ravel(got), xs.sum(axis=1))
