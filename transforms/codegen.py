@@ -36,8 +36,11 @@ def generate(graph: Graph, fn_name: str, env: dict | None = None,
     em.globals.update(env or {})
     em.label = block
     returned = {v.id for v in graph.outputs if type(v) is Var} | {v.id for v in graph.guards}
-    for v, value in graph.consts.items():
-        em.names[v.id] = em.bind(value) if v.id in returned else em.literal(value)
+    for v, value in graph.consts.items():  # (bound when first read: see _Emitter.name)
+        if v.id in returned:
+            em.names[v.id] = em.bind(value)
+        else:
+            em.unread[v.id] = value
     params = [em.name(v) for v in graph.inputs]
     body = em.statements(graph, free=True)
     body[:0] = em.prologue

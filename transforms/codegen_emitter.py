@@ -6,6 +6,7 @@ where the tracer saw them, numbers in float arithmetic as 0-d arrays bound once,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from .codegen_plan import (
     _shared_buffers,
     _worth_freeing,
 )
-from .codegen_regions import REGIONS
+from .codegen_regions import REGIONS, name_starts
 from .codegen_text import (
     _NP_SCALARS,
     _comment,
@@ -51,10 +52,14 @@ class _Emitter:
         self.prologue: list[str] = []  # the typed scalars loops read, made once first
         self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
         self.plain: set | None = None  # see plain_ints
+        self.const_values: dict | None = None  # id of a constant Var -> its value
+        self.unread: dict = {}  # id of a constant Var not read yet -> its value
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:
         n = self.names.get(v.id)
+        if n is None and v.id in self.unread:  # a constant: bound once something reads it
+            n = self.names[v.id] = self.literal(self.unread.pop(v.id))
         if n is None:
             named = self.shared.get(v.id)  # a buffer called by its final value's name
             n = self.name(named) if named is not None and named is not v else \
@@ -171,6 +176,7 @@ class _Emitter:
         input_ids = {v.id for v in graph.inputs} | {v.id for v in graph.consts}
         # (a loop's body binds its values to the carries' names: there each keeps one)
         inline = _inlined_transposes(graph, self.guards) if free else {}
+        name_starts(self, graph)
         for i, e in enumerate(graph.eqns):
             c = _comment(e, self.label if e.block is not None else None)
             if c is not None and c != prev_comment:
@@ -197,6 +203,9 @@ class _Emitter:
             dead = list(dict.fromkeys(  # (a pack's values share one name)
                 self.name(a) for a in reads
                 if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)))
+            if dead:  # (never a name the equation binds again: a loop's start and end)
+                bound = {self.names.get(v.id) for v in e.outs}
+                dead = [n for n in dead if n not in bound]
             if dead:
                 lines.append("del " + ", ".join(dead))
         return lines
@@ -204,7 +213,8 @@ class _Emitter:
     def statement(self, e: Any, last: dict) -> list[str]:
         if isinstance(e.op, IntoOp):
             return self.into(e)
-        rhs = self.expr(e)
+        rhs = self.filled(e) if e.op.name == "clone" else None
+        rhs = rhs or self.expr(e)
         if not e.outs:  # run for its effect (a print)
             return [rhs]
         return [f"{_targets(self, e, last)} = {rhs}"]
@@ -226,6 +236,27 @@ class _Emitter:
             return lines if name is None else lines + [f"{name} = {buf}"]
         rhs = self.expr(e)
         return [rhs] if name is None else [f"{name} = {rhs}"]
+
+    def filled(self, e: Any) -> str | None:
+        """``np.full((5, 6), np.inf)`` for a copy of a constant array holding one number
+        (``R = np.full(...)`` in the user's code), as a reader writes it; else None."""
+        x = e.inputs[0]
+        if type(x) is not Var:
+            return None
+        if self.const_values is None:
+            self.const_values = {v.id: value for v, value in self.graph.consts.items()}
+        value = self.const_values.get(x.id)
+        if type(value) is not np.ndarray or value.size < 2 or value.dtype.kind not in "biuf":
+            return None
+        first = value.flat[0]
+        if not (value == first).all() and not (np.isnan(first) and np.isnan(value).all()):
+            return None
+        number = first.item()
+        text = repr(number) if type(number) is not float or math.isfinite(number) else \
+            "np.nan" if number != number else "np.inf" if number > 0 else "-np.inf"
+        if type(number) is float and number == 0 and math.copysign(1, number) < 0:
+            return None  # (-0.0: keep the constant)
+        return f"np.full({self.literal(value.shape)}, {text}, {self.literal(value.dtype)})"
 
     def expr(self, e: Any) -> str:
         """The right-hand side for ``e``: the op's template, else ``ops.<name>(...)``."""

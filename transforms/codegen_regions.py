@@ -17,6 +17,7 @@ reverse loop reads) are lists of the steps' arrays, as a hand-written loop keeps
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -27,6 +28,7 @@ from pullback.ops.elementwise import zeros_like
 from .codegen_ints import int_literal
 from .codegen_items import items_in_place
 from .codegen_packs import find_packs
+from .cse import _key, _params_key
 from .inplace import IntoOp, owned
 from .regions import scan_parts
 
@@ -54,8 +56,7 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
     _name_tables(em, body)
     new_carries = _carry_names(em, body, b_carry, region)
-    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written, k)}"
-             for k, (bv, c) in enumerate(zip(b_carry, carries))]
+    lines = _starts(em, e, b_carry, carries, written, True)
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     if length == 0 or length is None and not xs:  # (the carries stay as they came in)
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
@@ -64,8 +65,26 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         sums = _sums_in_place(em, body, carries, b_carry, saves,
                               {bv.id: c for bv, c in zip(b_k, consts)})
         lines += _loop(em, e, body, stacked, saves, new_carries, sums)
-    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
-              if _live(em, v, last)]
+    return lines + _last_values(em, last_carry, b_carry, last, region)
+
+
+def _last_values(em: Any, outs: tuple, b_carry: tuple, last: dict, body: Graph
+                 ) -> list[str]:
+    """The carries' last values after the loop: called by the carries' names (no
+    ``h_2 = h_1``), where nothing else binds those names before they are read: a
+    carry no other graph holds (a reverse body running the step again would), of a
+    body no other loop runs (vmap's loop over a batch runs one per element), and whose
+    last value has no name yet (a loop around's carry names it); else bound to theirs."""
+    lines = []
+    facts = _facts(em)
+    alone = facts.loops.get(id(body)) == 1
+    for v, bv in zip(outs, b_carry):
+        if not _live(em, v, last):
+            continue
+        if alone and v.id not in em.names and facts.graphs_of.get(bv.id, set()) <= {id(body)}:
+            em.names[v.id] = em.name(bv)
+        else:
+            lines.append(f"{em.name(v)} = {em.name(bv)}")
     return lines
 
 
@@ -83,6 +102,34 @@ def _name_tables(em: Any, body: Graph) -> None:
         em.names[q.out.id] = em.name(old)
 
 
+_ZEROS = ("zeros", "zeros_like")
+
+
+def name_starts(em: Any, graph: Graph) -> None:
+    """Name the zeros a loop's carry starts from (a gradient, a sum of gradients), made
+    in ``graph`` for that loop alone, by the carry's name: ``g_W_sum =
+    np.zeros_like(W)`` before the loop, no ``t1 = ...; g_W_sum = t1``. A running sum
+    keeps its own name; another carry takes its new value's (``g_h``, not a seed's)."""
+    loops = [e for e in graph.eqns if e.op.name in ("scan", "while")]
+    if not loops:
+        return
+    facts = _facts(em)
+    for e in loops:
+        body, n_carry = e.params["body"], e.params["n_carry"]
+        for k, (init, bv) in enumerate(zip(e.inputs[:n_carry], body.inputs)):
+            q = facts.made.get(init.id) if type(init) is Var else None
+            if q is None or q.op.name not in _ZEROS or facts.home.get(init.id) != id(graph) \
+                    or facts.uses.get(init.id) != 1 or init.id in facts.returned \
+                    or init.id in em.names or bv.id in em.names \
+                    or (id(e), k) in em.sum_starts:
+                continue
+            new = body.outputs[k]
+            hint = bv.name
+            if not (hint or "").endswith(naming.GRAD_SUM) and type(new) is Var and new.name:
+                hint = new.name
+            em.names[init.id] = em.names[bv.id] = em.ns.fresh(hint)
+
+
 def _start(em: Any, e: Any, init: Any, written: bool, k: int = -1) -> str:
     """A carry's first value: for a table the body writes items of in place, the
     initial value itself when the loop owns it (a fresh array only it reads, made in
@@ -98,6 +145,17 @@ def _start(em: Any, e: Any, init: Any, written: bool, k: int = -1) -> str:
     if not written:
         return text
     return text if _owned_start(_facts(em), e, init) else f"{text}.copy()"
+
+
+def _starts(em: Any, e: Any, b_carry: tuple, carries: tuple, written: list,
+            counters: bool) -> list[str]:
+    """The carries' first values (none for a carry named as its start: ``name_starts``)."""
+    lines = []
+    for k, (bv, c) in enumerate(zip(b_carry, carries)):
+        name, text = em.name(bv), _start(em, e, c, k in written, k if counters else -1)
+        if text != name:
+            lines.append(f"{name} = {text}")
+    return lines
 
 
 def _owned_start(facts: Any, e: Any, init: Any) -> bool:
@@ -126,7 +184,7 @@ def _owned_start(facts: Any, e: Any, init: Any) -> bool:
 
 
 def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: list,
-          sums: dict) -> list[str]:
+          sums: list) -> list[str]:
     """The ``for`` loop, its body once. What only later loops walk (the residuals a
     reverse loop reads) is kept in a list, as a hand-written loop keeps it; the other
     per-step outputs are written into arrays made before the loop (stacked after it
@@ -156,7 +214,9 @@ def _loop(em: Any, e: Any, body: Any, stacked: list, saves: list, new_carries: l
              if v.id in packs}  # (a saved carry in a pack: stored with it, at the end)
     inner += [f"{snaps[v.id]} = {em.name(bv)}" if v.id in snaps else store(v, bv)
               for v, bv in saves]
-    inner += [sums.get(line, line) for line in em.statements(body, free=False)]
+    step = em.statements(body, free=False)
+    table = _sum_lines(em, sums)
+    inner += [table.get(line, line) for line in step]
     inner += _stores(em, stacked + [s for s in saves if s[0].id in snaps], packs, store,
                      snaps)
     inner += _next_carries(em, new_carries, b_carry)
@@ -180,6 +240,7 @@ def _walks(em: Any, i: str, b_x: tuple, xs: tuple) -> list[str]:
     for bv, x in zip(b_x, xs):
         pack = packs.get(x.id) if type(x) is Var else None
         if pack is None or not all(v.id in inside for v in pack.rev):
+            _name_item(em, bv, x)
             lines.append(f"{em.name(bv)} = {em.literal(x)}[{i}]")
             continue
         if id(pack) in done:
@@ -192,6 +253,20 @@ def _walks(em: Any, i: str, b_x: tuple, xs: tuple) -> list[str]:
         names = mine[:1] if not pack.leaf or len(mine) == 1 else mine
         lines.append(f"{', '.join(em.name(v) for v in names)} = {em.literal(x)}[{i}]")
     return lines
+
+
+def _name_item(em: Any, bv: Var, x: Any) -> None:
+    """An unnamed step's item of the stacked steps ``exp_steps`` is ``exp`` (a row an
+    inner loop walks in turn keeps the ``exp_steps`` name)."""
+    if bv.name is not None or bv.id in em.names or type(x) is not Var:
+        return
+    base = _STEPS.match(em.names.get(x.id) or x.name or "")
+    if base is not None:
+        walked = bv.id in _facts(em).walked
+        em.names[bv.id] = em.ns.fresh(base[1] + naming.STEPS_SUFFIX if walked else base[1])
+
+
+_STEPS = re.compile(rf"(\w+?){naming.STEPS_SUFFIX}(?:_\d+)?$")
 
 
 def _stores(em: Any, stacked: list, packs: dict, store: Callable, snaps: dict
@@ -258,6 +333,12 @@ class _Facts:
         self.returned = {v.id for v in returned} | set(guards)
         self.read_whole = {v.id for v in whole} | self.returned
         self.walked_only = walked - self.read_whole
+        self.walked = walked
+        self.loops: dict = {}  # id of a loop's body -> how many loop equations run it
+        for e in every_eqn(graph):
+            if e.op.name in ("scan", "while"):
+                key = id(e.params["body"])
+                self.loops[key] = self.loops.get(key, 0) + 1
         self.packs = find_packs(self, [e for e in every_eqn(graph) if e.op.name == "scan"])
 
 
@@ -294,21 +375,24 @@ def _walked_only(em: Any) -> set:
 
 
 def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
-                   saves: list, outer: dict) -> dict:
-    """The carries a step adds to (``sum_ = sum_ + g_w``) whose buffer the loop owns: a
-    fresh array made for it alone, never kept per step. They are added to in place,
-    ``sum_ += g_w``, as a hand-written loop sums a weight's gradient: only when the
-    step reads the sum nowhere else (no view of it lives on). Line -> line."""
+                   saves: list, outer: dict) -> list:
+    """The carries a step adds to (``sum_ = sum_ + g_w``; or subtracts from) whose
+    buffer the loop owns: a fresh array made for it alone, never kept per step. They
+    are added to in place, ``sum_ += g_w`` (``sum_ -= t5``), as a hand-written loop sums
+    a weight's gradient: only when the step reads the sum nowhere else (no view of it
+    lives on). (sum's name, the value added, op, whether an inner loop adds it) each,
+    written by ``_sum_lines`` once the step's statements have named their values."""
     facts = _facts(em)
     saved = {bv.id for _, bv in saves}
     ends = {v.id for v in body.outputs[len(b_carry):] if type(v) is Var}
     made = {v.id: q for q in body.eqns for v in q.outs}
     reads = [a.id for q in body.eqns for a in q.inputs if type(a) is Var]
     reads += [v.id for v in body.outputs if type(v) is Var]
-    lines = {}
+    sums = []
     for init, old, new in zip(carries, b_carry, body.outputs):
         q = made.get(new.id) if type(new) is Var else None
-        if q is None or q.op.name != "add" or q.params or old.id in saved \
+        if q is None or q.op.name not in ("add", "sub") or q.params or old.id in saved \
+                or q.op.name == "sub" and q.inputs[0] is not old \
                 or reads.count(old.id) != 1 or reads.count(new.id) != 1 \
                 or new.id in ends or em.names.get(new.id) != em.name(old) \
                 or new.shape != old.shape or new.dtype != old.dtype:
@@ -318,14 +402,25 @@ def _sums_in_place(em: Any, body: Any, carries: tuple, b_carry: tuple,
                 or facts.uses.get(init.id) != 1 or init.id in facts.returned:
             continue
         others = [a for a in q.inputs if a is not old]
-        if len(others) == 1 and len(q.inputs) == 2:
-            name, other = em.name(old), em.literal(others[0])
-            into = _inner_sum(em, body, others[0], reads, outer)
-            for text in (f"{name} + {other}", f"{other} + {name}"):
-                lines[f"{name} = {text}"] = f"{name} = {other}" if into else \
-                    f"{name} += {other}"
-            if into:  # the inner loop adds into this sum itself: no table of zeros a step
-                em.sum_starts[into] = name
+        if len(others) != 1 or len(q.inputs) != 2:
+            continue
+        into = _inner_sum(em, body, others[0], reads, outer) if q.op.name == "add" else None
+        if into:  # the inner loop adds into this sum itself: no table of zeros a step
+            em.sum_starts[into] = em.name(old)
+        sums.append((em.name(old), others[0], q.op.name, into))
+    return sums
+
+
+def _sum_lines(em: Any, sums: list) -> dict:
+    """Line -> line: the statements of ``_sums_in_place``'s sums, in place."""
+    lines = {}
+    for name, part, op, into in sums:
+        other = em.literal(part)
+        if op == "sub":
+            lines[f"{name} = {name} - {other}"] = f"{name} -= {other}"
+            continue
+        for text in (f"{name} + {other}", f"{other} + {name}"):
+            lines[f"{name} = {text}"] = f"{name} = {other}" if into else f"{name} += {other}"
     return lines
 
 
@@ -391,7 +486,7 @@ def _carry_names(em: Any, body: Any, b_carry: tuple, region: Graph | None = None
             if old.id not in em.names and new.name:  # (the new value's name reads better:
                 em.names[old.id] = em.ns.fresh(new.name)  # g_h, not the seed's g_out)
             em.names[new.id] = em.name(old)
-    return [em.literal(o) for o in news]
+    return list(news)  # (written after the body: a loop in it may name its last values)
 
 
 def _both_elsewhere(em: Any, body: Graph, new: Var, old: Var) -> bool:
@@ -402,8 +497,10 @@ def _both_elsewhere(em: Any, body: Graph, new: Var, old: Var) -> bool:
 
 
 def _next_carries(em: Any, news: list, b_carry: tuple) -> list[str]:
-    """``h, total = h_1, t5`` for the carries whose new values have names of their own."""
-    pairs = [(em.name(bv), new) for bv, new in zip(b_carry, news) if em.name(bv) != new]
+    """``h, total = h_1, t5`` for the carries whose new values (``news``: values or
+    literals) have names of their own."""
+    pairs = [(em.name(bv), em.literal(new)) for bv, new in zip(b_carry, news)]
+    pairs = [(old, new) for old, new in pairs if old != new]
     if not pairs:
         return []
     return [f"{', '.join(o for o, _ in pairs)} = {', '.join(n for _, n in pairs)}"]
@@ -429,12 +526,12 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
     b_carry, region = tuple(body.inputs[:n_carry]), body
+    body, reused = _cond_shared(cond, body)
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
     _name_tables(em, body)
     new_carries = _carry_names(em, body, b_carry, region)
-    lines = [f"{em.name(bv)} = {_start(em, e, c, k in written)}"
-             for k, (bv, c) in enumerate(zip(b_carry, carries))]
+    lines = _starts(em, e, b_carry, carries, written, False)
     for cv, bv in zip(cond.inputs[:n_carry], b_carry):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
     counted = _live(em, count, last)
@@ -442,6 +539,8 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     lines += [f"{n} = 0"] * counted + [f"{em.name(v)} = []" for v, _ in saves + stacked]
     inner = em.statements(cond, free=False)
+    for v, cv in reused:  # (the body reads what the condition computed by its names)
+        em.names[v.id] = em.name(cv)
     inner.append(f"if not {em.literal(cond.outputs[0])}:")
     inner.append(INDENT + "break")
     inner += [f"{em.name(v)}.append({em.name(bv)})" for v, bv in saves]
@@ -454,11 +553,42 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     walked = _walked_only(em)
     lines += [_stacked(em, v, "", True) for v, _ in saves if v.id not in walked]
     lines += [_stacked(em, v, "", True) for v, _ in stacked]
-    lines += [f"{em.name(v)} = {em.name(bv)}" for v, bv in zip(last_carry, b_carry)
-              if _live(em, v, last)]
+    lines += _last_values(em, last_carry, b_carry, last, region)
     if counted:
         lines.append(f"{em.name(count)} = np.int64({n})")
     return lines
+
+
+def _cond_shared(cond: Graph, body: Graph) -> tuple[Graph, list]:
+    """The body without the equations the condition computed already, from the same
+    values (``y * y - a`` in ``while abs(y * y - a).max() > tol: y = y - (y * y - a) /
+    (2 * y)``), and the pairs (body value, condition value) it reads instead. Only
+    results of their own (no views: the body may write items of a carry in place)."""
+    canon = {b.id: c.id for c, b in zip(cond.inputs, body.inputs)}
+
+    def key(q: Any) -> Any:
+        return (q.op.name, tuple([canon.get(a.id, a.id) if type(a) is Var else _key(a)
+                                  for a in q.inputs]), _params_key(q.params))
+
+    def plain(q: Any) -> bool:
+        return q.op.pure and q.out is not None and not q.op.aliases \
+            and q.op.name not in REGIONS and not isinstance(q.op, IntoOp)
+
+    seen = {}
+    for q in cond.eqns:
+        if plain(q):
+            seen.setdefault(key(q), q.out)
+    if not seen:
+        return body, []
+    kept, reused = [], []
+    for q in body.eqns:
+        hit = seen.get(key(q)) if plain(q) else None
+        if hit is None or hit.shape != q.out.shape or hit.dtype != q.out.dtype:
+            kept.append(q)
+            continue
+        canon[q.out.id] = hit.id
+        reused.append((q.out, hit))
+    return (body.replace(eqns=kept), reused) if reused else (body, [])
 
 
 def _bind_inputs(em: Any, graph: Any, inner: tuple, outer: tuple) -> None:

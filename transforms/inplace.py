@@ -5,14 +5,15 @@
 that input was made by the function itself (not an argument, not a view, not a value
 something took a view of), is not read afterwards, and has the result's shape and
 dtype. numpy allows ``out`` to alias any input of a ufunc. This removes an allocation
-per statement.
+per statement. An item write into such a buffer, ``rt.index_put(R, np.s_[0, 0], 0.0)``
+(a copy with the item written), is the write itself: ``R[0, 0] = 0.0``.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from pullback.ir import Eqn, Graph, Var, last_uses
 from pullback.ops import OpDef
 from pullback.ops import runtime as rt
 from pullback.ops.elementwise import rsub, sub_op
+from pullback.ops.shape import _one_index, _subscript, view_scatter
 
 _INTO: dict[tuple, IntoOp] = {}
 _OFF: ContextVar = ContextVar("inplace_off", default=False)
@@ -70,6 +72,25 @@ def into_op(op: OpDef, k: int) -> IntoOp:
     return v
 
 
+def _put_text(e: Eqn, a: list, lit: Any) -> str:
+    """``x[index] = v`` (a numpy scalar ``v`` as its number: the write casts it alike)."""
+    index = _one_index(e.params["chain"])
+    src = e.inputs[1]
+    value = lit(src.item()) if isinstance(src, np.generic) else a[1]
+    return f"{a[0]}[{_subscript(index, lit, False)}] = {value}"
+
+
+#: ``view_scatter`` of one basic index, written into its input (codegen-only)
+PUT_INTO = IntoOp("view_scatter_into", view_scatter.forward, fresh=True, template=_put_text)
+PUT_INTO.ufunc, PUT_INTO.out_arg = None, 0
+
+
+def _puts_into(e: Eqn) -> bool:
+    """Whether ``view_scatter`` ``e`` writes one item (or a basic slice) of a copy of
+    its first input (and not the input itself)."""
+    return _one_index(e.params["chain"]) is not None and e.inputs[1] is not e.inputs[0]
+
+
 def owned(e: Eqn) -> bool:
     """Whether the equation's result is a fresh array nothing else refers to (never
     said of the outputs of an op with several)."""
@@ -81,8 +102,9 @@ def owned(e: Eqn) -> bool:
     return fresh and e.out.shape != ()
 
 
-def inplace(graph: Graph) -> Graph:
-    """Rewrite every eligible ufunc equation to write into a dead input."""
+def inplace(graph: Graph, ufuncs: bool = True) -> Graph:
+    """Rewrite every eligible ufunc equation to write into a dead input (``ufuncs``
+    False: only the item writes, ``R[0, 0] = 0.0``)."""
     if _OFF.get():
         return graph
     last_use = last_uses(graph)
@@ -94,7 +116,14 @@ def inplace(graph: Graph) -> Graph:
     eqns = [e.replace(sub_op, e.inputs[::-1]) if e.op is rsub else e for e in graph.eqns]
     for i in range(len(eqns)):
         e = eqns[i]
-        if not writes_out(e.op.forward):
+        if e.op is view_scatter and _puts_into(e):
+            a = e.inputs[0]
+            if isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i:
+                eqns[i] = e.replace(PUT_INTO)
+                if e.out.id not in viewed:
+                    owner[e.out.id] = eqns[i]
+            continue
+        if not ufuncs or not writes_out(e.op.forward):
             continue
         for k, a in enumerate(e.inputs):
             if (isinstance(a, Var) and a.id in owner and last_use.get(a.id) == i

@@ -14,7 +14,12 @@
   new values in the IR, so nothing writes into it;
 - a negation the gradient of a difference leaves goes into what reads it, exactly:
   ``x + (-z)`` is ``x - z``, and ``(-z) * c`` of a float ``z`` and a number ``c`` is
-  ``z * (-c)`` (one operation fewer a loop's step, where the operations are scalars).
+  ``z * (-c)`` (one operation fewer a loop's step, where the operations are scalars);
+- ``dst.copy_(src)`` as a new value (``copy``, which reads ``dst`` for its shape alone)
+  is the number ``src`` of dst's dtype for a 0-d ``dst`` (``R[0, 0] = 0.0`` reads no
+  ``R[0, 0]`` first), and ``src`` itself where it has dst's shape and dtype, is made by
+  an equation of the function (not an argument, a constant or a view) and nothing else
+  reads it (the table a loop wrote, copied back into the user's array: no copy).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from pullback.ir import Eqn, Graph, Var
+from pullback.ir import Eqn, Graph, Var, last_uses
 from pullback.ops import OPS
+
+from .inplace import owned
 
 
 def _undo_transpose(e: Eqn, made: dict) -> Var | None:
@@ -124,6 +131,41 @@ def _constant(e: Eqn, consts: set, shared: set) -> Any:
     return None
 
 
+def _copied(e: Eqn, made: dict, uses: dict, dst_read_later: bool) -> Any:
+    """What ``copy(dst, src)`` may be replaced by (see the module's docstring), or None.
+    ``src`` itself only where its buffer is its own: a fresh array, or the carry of a
+    loop that started from ``dst`` (a fresh array nothing reads after the copy)."""
+    dst, src = e.inputs
+    if not isinstance(dst, Var):
+        return None
+    if dst.shape == () and type(src) in (int, float, bool):
+        return np.dtype(dst.dtype).type(src)
+    q = made.get(src.id) if isinstance(src, Var) else None
+    if q is None or uses.get(src.id) != 1 or src.shape != dst.shape \
+            or src.dtype != dst.dtype:
+        return None
+    if owned(q):
+        return src
+    if q.op.name not in ("scan", "while") or dst_read_later or made.get(dst.id) is None \
+            or not owned(made[dst.id]):
+        return None
+    k = next(k for k, v in enumerate(q.outs) if v is src)
+    return src if k < q.params["n_carry"] and q.inputs[k] is dst else None
+
+
+def _uses(graph: Graph) -> dict:
+    """Value id -> how many times equations read it (an output or a guard counts two)."""
+    uses: dict[int, int] = {}
+    for e in graph.eqns:
+        for a in e.inputs:
+            if type(a) is Var:
+                uses[a.id] = uses.get(a.id, 0) + 1
+    for v in list(graph.outputs) + list(graph.guards):
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 2
+    return uses
+
+
 def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     """The rewrites above; ``ones``: inputs known to be all ones (gradient seeds)."""
     ones = {v.id for v in ones}
@@ -135,11 +177,22 @@ def peephole(graph: Graph, ones: tuple = ()) -> Graph:
     shared = {v.id for v in graph.outputs if isinstance(v, Var)} | {v.id for v in graph.guards} | {
         a.id for e in graph.eqns if e.op.aliases for a in e.inputs if isinstance(a, Var)}
     expanded: set = set()  # ids of expand results (_unexpand reads only those)
-    for e in graph.eqns:
+    uses = every = last = None  # (made when a copy is met: most graphs have none)
+    for n, e in enumerate(graph.eqns):
         if alias and any(type(a) is Var and a.id in alias for a in e.inputs):
             e = e.replace(inputs=tuple(alias.get(a.id, a) if isinstance(a, Var) else a
                                        for a in e.inputs))
         name = e.op.name
+        if name == "copy" and e.out.id not in returned \
+                and all(g is not e.out for g in graph.guards):
+            if uses is None:
+                uses, last = _uses(graph), last_uses(graph)
+                every = {v.id: q for q in graph.eqns for v in q.outs}  # (value -> maker)
+            dst = e.inputs[0]
+            x = _copied(e, every, uses, type(dst) is Var and last.get(dst.id, -1) > n)
+            if x is not None:
+                alias[e.out.id] = x
+                continue
         if name == "clone":
             x = _constant(e, consts, shared)
             if x is not None:

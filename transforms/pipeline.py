@@ -12,6 +12,7 @@
       -> fuse                          (config.fuse) arithmetic on large arrays: one kernel
       -> native_loops                  (config.native_loops) a small loop: one numba function
       -> inplace                       ufunc results into dead buffers the backward owns
+                                       (a forward alone: item writes into fresh arrays)
       -> codegen                       Python source, compiled once
 
 pb.vmap batches a graph traced on one example (``batch``: each op's batching rule):
@@ -46,7 +47,7 @@ from .inplace import inplace
 from .native_loops import native_loops
 from .peephole import lean_cross_entropy, peephole
 from .residuals import loop_invariants, loop_residuals
-from .split import split
+from .split import name_steps, split
 from .tangent import tangent
 
 
@@ -60,7 +61,13 @@ def run(graph: Graph, *passes: Any) -> Graph:
 
 def simplify(graph: Graph) -> Graph:
     """A forward with no gradient to compute (pb.compile under no_grad)."""
-    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops)
+    return run(graph, peephole, cse, dce, loop_invariants, dce, fuse, native_loops,
+               item_writes)
+
+
+def item_writes(graph: Graph) -> Graph:
+    """``inplace``'s item writes alone (``R[0, 0] = 0.0`` into the fresh ``R``)."""
+    return inplace(graph, ufuncs=False)
 
 
 def joint_graph(forward: Graph, wrt: list, seeds: list, ones: bool = False) -> Graph:
@@ -84,6 +91,7 @@ class Split:
 def unique_names(graph: Graph) -> Graph:
     """Give every named value a unique name once, so the forward and backward
     modules (and the saved-values report) call each value the same thing."""
+    name_steps(graph)
     ns = Namespace()
     seen: set = set()
     for v in list(graph.inputs) + list(graph.consts) + [v for e in graph.eqns for v in e.outs]:

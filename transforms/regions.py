@@ -299,7 +299,7 @@ def reverse_body(body: Graph, n_carry: int, n_xs: int, fs: tuple = ()) -> Revers
     joint = adjoint(body, wrt, seeds)
     grads = joint.outputs[len(body.outputs):]
     g_c, g_x, g_k = grads[:len(fc)], grads[len(fc):len(fc) + len(fx)], grads[len(fc) + len(fx):]
-    sums = [_like(b_k[k], naming.GRAD_SUM) for k in fk]
+    sums = [_like(b_k[k], naming.grad_sum(b_k[k].name)) for k in fk]
     g_saved = {k: _like(b_carry[k], grad_of(naming.SAVED)) for k in fs}
     with Builder() as b:
         b.consts = dict(joint.consts)

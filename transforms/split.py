@@ -35,9 +35,37 @@ def draws(graph: Graph) -> list:
     return [v for i, v in made.items() if i in read]
 
 
+def name_steps(graph: Graph) -> Graph:
+    """Name the per-step values loops stack (a scan's ys, the carries a loop saves each
+    step) after what they hold: ``h_steps`` for the user's ``h``, ``exp_steps`` for an
+    unnamed value ``np.exp`` made; inner loops first (their stacks keep their names in the
+    loops around them). Values that have names keep them."""
+    for e in graph.eqns:
+        if e.op.name not in ("scan", "while"):
+            continue
+        body, n_carry = e.params["body"], e.params["n_carry"]
+        name_steps(body)
+        n_y = len(body.outputs) - n_carry
+        if e.op.name == "scan":
+            ys, saved = e.outs[n_carry:n_carry + n_y], e.outs[n_carry + n_y:]
+        else:
+            saved, ys = e.outs[n_carry + 1:2 * n_carry + 1], e.outs[2 * n_carry + 1:]
+        made = {v.id: q.op.name for q in body.eqns for v in q.outs}
+        pairs = list(zip(ys, body.outputs[n_carry:])) + list(zip(saved, body.inputs))
+        for v, bv in pairs:
+            if v.name is not None or not isinstance(bv, Var):
+                continue
+            hint = bv.name or made.get(bv.id)
+            if hint in ("scan", "while", None):
+                continue
+            v.name = hint if hint.endswith(naming.STEPS_SUFFIX) else naming.steps_of(hint)
+    return graph
+
+
 def split(joint: Graph, n_fwd_inputs: int, n_fwd_outputs: int) -> tuple[Graph, Graph, list]:
     """(forward, backward, residuals); backward inputs = residuals + seeds.
     Forward equations are the traced ones; the adjoint's carry a ``block``."""
+    name_steps(joint)
     res = residuals(joint, n_fwd_inputs)
     made_by = {v.id: e.op.name for e in joint.eqns for v in e.outs}
     for v in res:  # name saved values after the op that made them (report and code agree)

@@ -3,6 +3,8 @@
 >>> ns = Namespace()
 >>> ns.fresh("x"), ns.fresh("x"), ns.fresh(None), ns.fresh("lambda"), grad_of("x")
 ('x', 'x_1', 't0', 'lambda_', 'g_x')
+>>> grad_sum("W"), grad_sum(None), steps_of("h"), steps_of(None), steps_of("_")
+('g_W_sum', 'sum', 'h_steps', None, None)
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ LOOP_INDEX = "i"  # the index of a generated ``for`` loop
 LOOP_COUNT = "steps"  # the step count of a generated ``while`` loop
 BRANCH = "branch"  # the branch a generated switch takes
 GRAD_SUM = "sum"  # a loop's running sum of the gradients of a value it reads from outside
+# (``g_W_sum``: ``grad_sum``)
 TANGENT_OF = "tangent of"  # the comment over a tangent's statements (``grad of`` over a
 GRAD_OF = "grad of"  # gradient's)
 
@@ -78,3 +81,14 @@ def sanitize(hint: str) -> str:
 def grad_of(name: str | None) -> str:
     """The name hint of the gradient of a value named ``name`` (``g_out`` unnamed)."""
     return GRAD_PREFIX + (name or "out")
+
+
+def grad_sum(name: str | None) -> str:
+    """The name hint of a loop's running sum of the gradients of ``name`` (``g_W_sum``)."""
+    return f"{grad_of(name)}_{GRAD_SUM}" if name else GRAD_SUM
+
+
+def steps_of(name: str | None) -> str | None:
+    """The name hint of a loop's per-step values of ``name``, stacked (``h_steps``); None
+    for no name or a throwaway one (``_``)."""
+    return name + STEPS_SUFFIX if name and name.strip("_") else None
