@@ -113,13 +113,16 @@ class Variant:
         outputs then the gradients, ``batched`` which of those carry the batch.
         ``inputs``: a call's input arrays (the batched graph is built on their shapes)."""
         key = ("batched", size, seed)
-        found = self.backwards.get(key)
-        if found is None:
+        found = self.backwards.get(key) or self.entry and self.entry.backwards.get(key)
+        if not found:  # (read from disk: so is this, when it was kept with the forward)
             name = ident(self.traced.graph.name) + "_jacobian_rows"
             door = ("compile jacobian rows", tuple(self.wrt), size, seed)
-            found = self.backwards[key] = disk_cache.generated_with(
+            found = disk_cache.generated_with(
                 self.traced.graph, door, name, {},
                 lambda: self._batched_graph(size, seed, inputs), self.adjoint.canon)
+            if self.entry is not None:
+                disk_compiled.store_batched(self.entry, size, seed, found)
+        self.backwards[key] = found
         return found
 
     def _batched_graph(self, size: int, seed: int, inputs: list) -> tuple:

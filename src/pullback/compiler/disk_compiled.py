@@ -10,9 +10,10 @@ its ``training`` flag, its parameters' and buffers' names, shapes, dtypes and
 it not kept). The module's parameters are the variant's captured tensors: an entry
 names each by its dotted name, and a later process reads them from its own module.
 
-The first backward generated for a variant is kept in the variant's own entry (the
-entry written again with it: one file read and one HMAC for a later process's
-forward and backward); other backwards in entries of their own.
+The backwards generated for a variant (and jacrev's batched backward) are kept in the
+variant's own entry, written again with each (one file read and one HMAC for a later
+process's forward and backward), up to ``_MAX_MORE``; more backwards in entries of
+their own.
 
 A variant read from here has no graph: what needs one (a backward for other outputs'
 gradients than the kept one's, ``create_graph``, anomaly mode, Jacobian rows) traces
@@ -88,7 +89,7 @@ def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
     traced = Traced(graph, slots, list(fields["requires"]), captures, [], None,
                     len(graph.outputs), captured, captured and captured.check)
     entry = Entry(fields["key"], {k: v for k, v in fields.items() if k not in _MORE},
-                  module, captured, {(tuple(n), tuple(p)): m for (n, p), m in more})
+                  module, captured, dict(_part_of(meta, m) for meta, m in more))
     fields["returned"] = fields["returned"] and tuple(map(tuple, fields["returned"]))
     return traced, module, fields, entry
 
@@ -138,17 +139,9 @@ def load_backward(key: str, needs: tuple, present: tuple) -> Any:
 
 def store_backward(entry: Entry, needs: tuple, present: tuple, module: Any,
                    graph: Any) -> None:
-    """Keep a backward just generated: the variant's first in its own entry (written
-    again with it), others beside it."""
-    if warned(module):
-        return
-    if not entry.backwards:
-        entry.backwards[needs, present] = module
-        try:
-            write_entry(config.cache_dir, entry.key, entry.fields, entry.module,
-                        entry.captured, [([list(needs), list(present)], module)])
-        except NotPortable:
-            pass
+    """Keep a backward just generated: in the variant's own entry (written again with
+    it) while it keeps fewer than ``_MAX_MORE`` modules, else in an entry beside it."""
+    if warned(module) or _keep(entry, (needs, present), module):
         return
     bkey = backward_key(entry.key, needs, present)
     try:
@@ -158,4 +151,45 @@ def store_backward(entry: Entry, needs: tuple, present: tuple, module: Any,
     write_entry(config.cache_dir, bkey, fields, module)
 
 
-__all__ = ["Entry", "load", "store", "load_backward", "store_backward", "compile_key"]
+def store_batched(entry: Entry, size: int, seed: int, found: tuple) -> None:
+    """Keep jacrev's batched backward (``found``: its module and which outputs carry
+    the batch) in the variant's entry, while there is room."""
+    if not warned(found[0]):
+        _keep(entry, ("batched", size, seed), found)
+
+
+def _keep(entry: Entry, part: tuple, kept: Any) -> bool:
+    """Write ``entry`` again with ``kept`` (a module, or a batched backward's module and
+    flags) as ``part``; False when the entry has no room or the module cannot be kept."""
+    if len(entry.backwards) >= _MAX_MORE:
+        return False
+    more = [_part_meta(k, v) for k, v in [*entry.backwards.items(), (part, kept)]]
+    try:
+        written = write_entry(config.cache_dir, entry.key, entry.fields, entry.module,
+                              entry.captured, more)
+    except NotPortable:
+        return False
+    if written:
+        entry.backwards[part] = kept
+    return written
+
+
+def _part_meta(part: tuple, kept: Any) -> tuple:
+    """A part as ``write_entry``'s ``more`` pair: its plain JSON meta and module."""
+    if part[0] == "batched":
+        return [*part, list(kept[1])], kept[0]
+    return [list(part[0]), list(part[1])], kept
+
+
+def _part_of(meta: list, module: Any) -> tuple:
+    """``_part_meta``'s inverse: the part's key in ``Entry.backwards`` and what it keeps."""
+    if meta[0] == "batched":
+        return ("batched", meta[1], meta[2]), (module, tuple(meta[3]))
+    return (tuple(meta[0]), tuple(meta[1])), module
+
+
+_MAX_MORE = 4  # modules kept in a variant's entry besides its forward (write_entry's)
+
+
+__all__ = ["Entry", "load", "store", "load_backward", "store_backward", "store_batched",
+           "compile_key"]

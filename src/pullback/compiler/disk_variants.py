@@ -344,7 +344,8 @@ def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
     return fields, source.decode("utf-8"), codes
 
 
-_CODE_FILES = {".v2code": ".v2code"}  # (what a header may name: nothing else is read)
+#: the code files a header may name (nothing else is read)
+_CODE_FILES = {f".v{n}code": f".v{n}code" for n in range(2, 10)}
 
 
 def more_modules(fields: dict, source: str, codes: tuple) -> list:
@@ -469,7 +470,7 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
     written again with them names a code file of its own (``.v2code``: a process
     reading the entry meanwhile reads the code its ``.variant`` was signed with)."""
     texts = ["\n" + m.source for _, m in more]
-    fields = fields | ({"code": ".v2code", "more": [
+    fields = fields | ({"code": f".v{len(more) + 1}code", "more": [
         {"name": m.fn.__name__, "bound": _bound_of(m), "meta": meta, "size": len(text)}
         for (meta, m), text in zip(more, texts)]} if more else {})
     try:
