@@ -101,3 +101,29 @@ def test_a_later_process_runs_compiled_forward_and_backward_untraced(tmp_path):
     assert fifth["traced"] == ["f", "forward"] and fifth["stats"]["refused"] >= 1
     assert len(fifth["warnings"]) == 1 and "HMAC" in fifth["warnings"][0]
     np.testing.assert_allclose(np.asarray(fifth["net"]), np.asarray(fourth["net"]))
+
+
+def test_the_first_backward_is_kept_in_its_variants_entry(tmp_path):
+    # one entry per variant (one file read and one HMAC in a later process), written
+    # again with the backward under a code file of its own; that file tampered with:
+    # refused with one warning, traced again
+    first = _run(tmp_path)
+    cache = tmp_path / "cache"
+    assert sorted(n.rsplit(".", 1)[1] for n in os.listdir(cache)
+                  if n.endswith(("variant", "v2code"))) == ["v2code"] * 2 + ["variant"] * 2
+    for name in os.listdir(cache):
+        if name.endswith(".variant"):
+            header = json.loads((cache / name).read_bytes().split(b"\n")[1][2:])
+            assert header["code"] == ".v2code" and len(header["more"]) == 1
+    second = _run(tmp_path)
+    assert second["traced"] == [] and second["warnings"] == []
+    np.testing.assert_allclose(second["f"][1], first["f"][1], rtol=1e-12)
+    for name in os.listdir(cache):
+        if name.endswith(".v2code"):
+            kept = cache / name
+            data = kept.read_bytes()
+            kept.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    third = _run(tmp_path)
+    assert third["traced"] == ["f", "forward"] and len(third["warnings"]) == 1
+    assert "HMAC" in third["warnings"][0]
+    np.testing.assert_allclose(third["f"][1], first["f"][1], rtol=1e-12)

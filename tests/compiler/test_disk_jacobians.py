@@ -77,3 +77,24 @@ def test_a_later_process_runs_jacfwd_without_a_trace(tmp_path):
     fourth = _run(tmp_path, k=3.0)  # refused, column by column: still no trace
     assert fourth["traced"] == 0 and fourth["stats"]["refused"] == 1
     assert len(fourth["warnings"]) == 1 and "HMAC" in fourth["warnings"][0]
+
+
+def test_a_later_process_runs_jacrev_without_a_trace(tmp_path):
+    # jacrev's batched backward is kept in its variant's entry (pb.compile's, written
+    # again with it): a later process neither traces nor generates
+    (tmp_path / "user.py").write_text(MODULE.format(k=2.0))
+    (tmp_path / "job.py").write_text(SCRIPT.replace("pb.jacfwd", "pb.jacrev"))
+    env = dict(os.environ, PULLBACK_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1")
+    x = np.linspace(-1.0, 1.0, 4)
+    want = (np.diag(1 - np.tanh(x) ** 2) * x.sum() + np.tanh(x)[:, None]) * 2.0
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(tmp_path / "job.py")], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                              check=True)
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+        np.testing.assert_allclose(runs[-1]["jac"], want, rtol=1e-12, atol=1e-12)
+    assert runs[0]["traced"] == 1 and runs[1]["traced"] == 0
+    assert runs[1]["stats"]["hits"] == 1 and runs[1]["warnings"] == []
+    assert runs[1]["generated"]["hits"] == runs[1]["generated"]["misses"] == 0

@@ -226,19 +226,25 @@ def read_owned(path: str, what: str) -> bytes:
         return f.read()
 
 
-def read_signed(text_path: str, code_path: str, secret: bytes,
+def read_signed(text_path: str, code_path: str | Callable[[dict], str], secret: bytes,
                 accept: Callable[[Any], bool]) -> tuple[dict, bytes, bytes]:
     """An entry's header fields, source and marshalled code, read from ``text_path`` (the
-    HMAC line, the JSON header line, the source) and ``code_path``; ``Refused`` unless the
-    HMAC over all of it holds and ``accept(fields)``."""
+    HMAC line, the JSON header line, the source) and ``code_path`` (or the path it gives
+    for the header's fields: which is trusted only once the HMAC holds); ``Refused``
+    unless the HMAC over all of it holds and ``accept(fields)``."""
     name = os.path.basename(text_path)
     data = read_owned(text_path, f"the file {name}")
-    code = read_owned(code_path, f"the file {os.path.basename(code_path)}")
+    code, fields = b"", None
     try:
         mac, header, source = data.split(b"\n", 2)
         fields = json.loads(header[2:])
+        if not isinstance(code_path, str):
+            code_path = code_path(fields) if isinstance(fields, dict) else ""
+        if os.path.dirname(code_path) != os.path.dirname(text_path):
+            raise ValueError("another folder's code")
+        code = read_owned(code_path, f"the file {os.path.basename(code_path)}")
         ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
         ok = False
     if not ok or not isinstance(fields, dict) or not accept(fields):
         raise Refused(f"the file {name} is corrupted or not this directory's (its HMAC "

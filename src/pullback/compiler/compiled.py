@@ -66,6 +66,7 @@ class Variant:
     # inputs the backward reads: their versions are checked like eager saved tensors
     checked: tuple = ()
     disk: str | None = None  # its persistent cache entry's key (disk_compiled)
+    entry: Any = None  # and that entry (disk_compiled.Entry)
 
     def __post_init__(self) -> None:
         tr = self.traced
@@ -87,7 +88,8 @@ class Variant:
     def backward_module(self, needs: tuple, present: tuple) -> Any:
         mod = self.backwards.get((needs, present))
         if mod is None and isinstance(self.adjoint, Retraced):  # (read from disk: so
-            mod = disk_compiled.load_backward(self.disk, needs, present)  # is its backward)
+            mod = self.entry.backwards.get((needs, present)) or \
+                disk_compiled.load_backward(self.disk, needs, present)  # is its backward)
             self.backwards[needs, present] = mod
         if mod is None:  # generated on the first backward (a range of its own when profiled)
             name = ident(self.traced.graph.name) + "_backward"
@@ -98,8 +100,8 @@ class Variant:
                     lambda: (pipeline.backward_for(self.split.backward, needs, present),
                              None), self.adjoint.canon)
             self.backwards[needs, present] = mod
-            if self.disk is not None:
-                disk_compiled.store_backward(self.disk, needs, present, mod,
+            if self.entry is not None:
+                disk_compiled.store_backward(self.entry, needs, present, mod,
                                              self.traced.graph)
         return mod
 
@@ -111,13 +113,16 @@ class Variant:
         outputs then the gradients, ``batched`` which of those carry the batch.
         ``inputs``: a call's input arrays (the batched graph is built on their shapes)."""
         key = ("batched", size, seed)
-        found = self.backwards.get(key)
-        if found is None:
+        found = self.backwards.get(key) or self.entry and self.entry.backwards.get(key)
+        if not found:  # (read from disk: so is this, when it was kept with the forward)
             name = ident(self.traced.graph.name) + "_jacobian_rows"
             door = ("compile jacobian rows", tuple(self.wrt), size, seed)
-            found = self.backwards[key] = disk_cache.generated_with(
+            found = disk_cache.generated_with(
                 self.traced.graph, door, name, {},
                 lambda: self._batched_graph(size, seed, inputs), self.adjoint.canon)
+            if self.entry is not None:
+                disk_compiled.store_batched(self.entry, size, seed, found)
+        self.backwards[key] = found
         return found
 
     def _batched_graph(self, size: int, seed: int, inputs: list) -> tuple:
@@ -392,13 +397,13 @@ class CompiledFunction:
         found = disk_compiled.load(self.fn, self.how, args, target, tensors, own)
         if found is None:
             return None
-        traced, module, f = found
+        traced, module, f, entry = found
         adjoint = f["wrt"] and Retraced(lambda: self.traced_variant(args), f["residuals"])
         simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
         return Variant(traced, f["wrt"], module, adjoint or None, simple=simple,
                        returned=f["returned"], tracked=tuple(f["tracked"]),
                        given=given_kind(args) if simple else None,
-                       checked=tuple(f["checked"]), disk=f["key"])
+                       checked=tuple(f["checked"]), disk=f["key"], entry=entry)
 
     def _to_disk(self, args: tuple, variant: Variant) -> None:
         try:
@@ -410,8 +415,9 @@ class CompiledFunction:
         meta = {"wrt": variant.wrt, "returned": variant.returned,
                 "tracked": variant.tracked, "checked": variant.checked,
                 "residuals": adjoint and adjoint.residuals}
-        variant.disk = disk_compiled.store(self.fn, self.how, args, target, names, own,
-                                           variant.traced, variant.forward, meta)
+        entry = disk_compiled.store(self.fn, self.how, args, target, names, own,
+                                    variant.traced, variant.forward, meta)
+        variant.entry, variant.disk = entry, entry and entry.key
 
     def fallback(self, args: tuple) -> Any:
         """Eager, on what generated code would see: arrays and floats as numpy-face

@@ -10,6 +10,11 @@ its ``training`` flag, its parameters' and buffers' names, shapes, dtypes and
 it not kept). The module's parameters are the variant's captured tensors: an entry
 names each by its dotted name, and a later process reads them from its own module.
 
+The backwards generated for a variant (and jacrev's batched backward) are kept in the
+variant's own entry, written again with each (one file read and one HMAC for a later
+process's forward and backward), up to ``_MAX_MORE``; more backwards in entries of
+their own.
+
 A variant read from here has no graph: what needs one (a backward for other outputs'
 gradients than the kept one's, ``create_graph``, anomaly mode, Jacobian rows) traces
 again, once (``retrace``). What a variant needs is refused as in ``disk_variants``:
@@ -22,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import types
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..autograd.grad_mode import STATE
@@ -54,29 +60,47 @@ def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
                        json.dumps(target)), args)
 
 
+@dataclass
+class Entry:
+    """A variant's entry as written (or read): what writing it again with its first
+    backward needs; ``backwards``: ``(needs, present)`` -> the backward it keeps."""
+
+    key: str
+    fields: dict
+    module: Any
+    captured: Any
+    backwards: dict = field(default_factory=dict)
+
+
 def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
-         own: Callable) -> tuple[Traced, Any, dict] | None:
-    """The kept variant for this call: its ``Traced`` (no graph values), forward module
-    and fields (``key`` among them); None: trace. ``tensors``: the module's tensors by dotted name;
-    ``own``: descriptions the key makes sufficient (``captured_text``)."""
+         own: Callable) -> tuple[Traced, Any, dict, Entry] | None:
+    """The kept variant for this call: its ``Traced`` (no graph values), forward module,
+    fields (``key`` among them) and entry; None: trace. ``tensors``: the module's
+    tensors by dotted name; ``own``: descriptions the key makes sufficient (``captured_text``)."""
     def referenced(fields: dict) -> set:  # (the parameters: inputs of the variant)
         return {id(x) for name in fields["captures"]
                 for x in (tensors[name], tensors[name]._data)}
-    got = checked_entry(fn, args, lambda: compile_key(fn, how, args, target), referenced, own)
+    got = checked_entry(fn, args, lambda: compile_key(fn, how, args, target), referenced, own,
+                        more=True)
     if got is None:
         return None
-    fields, slots, captured, module, graph = got
+    fields, slots, captured, module, graph, more = got
     captures = [tensors[name] for name in fields["captures"]]
     traced = Traced(graph, slots, list(fields["requires"]), captures, [], None,
                     len(graph.outputs), captured, captured and captured.check)
+    entry = Entry(fields["key"], {k: v for k, v in fields.items() if k not in _MORE},
+                  module, captured, dict(_part_of(meta, m) for meta, m in more))
     fields["returned"] = fields["returned"] and tuple(map(tuple, fields["returned"]))
-    return traced, module, fields
+    return traced, module, fields, entry
+
+
+_MORE = ("more", "code")  # (fields write_entry adds)
 
 
 def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Callable,
-          traced: Traced, module: Any, meta: dict) -> str | None:
+          traced: Traced, module: Any, meta: dict) -> Entry | None:
     """Keep a variant just traced (``meta``: the Variant's wrt, returned, tracked,
-    checked and residuals); its key, or None when not kept. ``names``: the module's
+    checked and residuals); its entry, or None when not kept. ``names``: the module's
     tensors' dotted names by id."""
     if traced.guards or traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or not all(id(t) in names for t in traced.captures) \
@@ -92,8 +116,9 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
             "captured": captured_text(traced.captured, own)}
     except (NotPortable, TypeError, ValueError):
         return None
-    write_entry(config.cache_dir, key, fields, module, traced.captured)
-    return key
+    if not write_entry(config.cache_dir, key, fields, module, traced.captured):
+        return None
+    return Entry(key, fields, module, traced.captured)
 
 
 def backward_key(key: str, needs: tuple, present: tuple) -> str:
@@ -112,10 +137,13 @@ def load_backward(key: str, needs: tuple, present: tuple) -> Any:
         return _refused(directory, f"{type(e).__name__}: {e}")
 
 
-def store_backward(key: str, needs: tuple, present: tuple, module: Any, graph: Any) -> None:
-    if warned(module):
+def store_backward(entry: Entry, needs: tuple, present: tuple, module: Any,
+                   graph: Any) -> None:
+    """Keep a backward just generated: in the variant's own entry (written again with
+    it) while it keeps fewer than ``_MAX_MORE`` modules, else in an entry beside it."""
+    if warned(module) or _keep(entry, (needs, present), module):
         return
-    bkey = backward_key(key, needs, present)
+    bkey = backward_key(entry.key, needs, present)
     try:
         fields = entry_fields(bkey, module, graph)
     except (NotPortable, TypeError, ValueError):
@@ -123,4 +151,45 @@ def store_backward(key: str, needs: tuple, present: tuple, module: Any, graph: A
     write_entry(config.cache_dir, bkey, fields, module)
 
 
-__all__ = ["load", "store", "load_backward", "store_backward", "compile_key"]
+def store_batched(entry: Entry, size: int, seed: int, found: tuple) -> None:
+    """Keep jacrev's batched backward (``found``: its module and which outputs carry
+    the batch) in the variant's entry, while there is room."""
+    if not warned(found[0]):
+        _keep(entry, ("batched", size, seed), found)
+
+
+def _keep(entry: Entry, part: tuple, kept: Any) -> bool:
+    """Write ``entry`` again with ``kept`` (a module, or a batched backward's module and
+    flags) as ``part``; False when the entry has no room or the module cannot be kept."""
+    if len(entry.backwards) >= _MAX_MORE:
+        return False
+    more = [_part_meta(k, v) for k, v in [*entry.backwards.items(), (part, kept)]]
+    try:
+        written = write_entry(config.cache_dir, entry.key, entry.fields, entry.module,
+                              entry.captured, more)
+    except NotPortable:
+        return False
+    if written:
+        entry.backwards[part] = kept
+    return written
+
+
+def _part_meta(part: tuple, kept: Any) -> tuple:
+    """A part as ``write_entry``'s ``more`` pair: its plain JSON meta and module."""
+    if part[0] == "batched":
+        return [*part, list(kept[1])], kept[0]
+    return [list(part[0]), list(part[1])], kept
+
+
+def _part_of(meta: list, module: Any) -> tuple:
+    """``_part_meta``'s inverse: the part's key in ``Entry.backwards`` and what it keeps."""
+    if meta[0] == "batched":
+        return ("batched", meta[1], meta[2]), (module, tuple(meta[3]))
+    return (tuple(meta[0]), tuple(meta[1])), module
+
+
+_MAX_MORE = 4  # modules kept in a variant's entry besides its forward (write_entry's)
+
+
+__all__ = ["Entry", "load", "store", "load_backward", "store_backward", "store_batched",
+           "compile_key"]

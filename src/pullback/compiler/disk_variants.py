@@ -270,9 +270,10 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
-                  own: Any = None) -> tuple | None:
+                  own: Any = None, more: bool = False) -> tuple | None:
     """The entry ``key()`` names, read and checked against this call: its fields, slots,
-    captured-value check, module and graph; None (trace) when there is none, when a
+    captured-value check, module and graph (and, with ``more``, ``more_modules``'s);
+    None (trace) when there is none, when a
     captured value is not what it was (``referenced(fields)``: ids the walk takes as
     the entry's own inputs; ``own``: as ``captured_text``), or when it cannot be
     trusted (one warning)."""
@@ -293,6 +294,7 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
             return None
         module = entry_module(fields, source, codes)
         graph = entry_graph(fields)
+        others = more and more_modules(fields, source, codes)
     except NotPortable:
         return None
     except Refused as e:
@@ -300,13 +302,13 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
     except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError) as e:
         return _refused(directory, f"{type(e).__name__}: {e}", 8)
     STATS["hits"] += 1
-    return fields, slots, captured, module, graph
+    return (fields, slots, captured, module, graph) + ((others,) if more else ())
 
 
 def read_entry(directory: str, key: str) -> tuple[dict, str, tuple] | None:
     """Entry ``key``'s fields, generated source and code objects (its function's, its
-    check's or None), checked (None when there is none; ``Refused`` when it cannot be
-    trusted)."""
+    check's or None, then those of the modules ``fields["more"]`` describes: ``more``),
+    checked (None when there is none; ``Refused`` when it cannot be trusted)."""
     path = os.path.join(directory, key)
     secret = open_directory(directory)
     if not os.path.lexists(path + ".variant"):
@@ -319,7 +321,7 @@ def entry_module(fields: dict, source: str, codes: tuple) -> Module:
     """An entry's generated module, its code object the one kept."""
     glb = {name: place_value(place) for name, place in fields["bound"].items()}
     glb["__builtins__"] = builtins  # (a function the code makes looks them up)
-    return from_source(source, fields["name"], glb, codes[0])
+    return from_source(entry_source(fields, source), fields["name"], glb, codes[0])
 
 
 def entry_graph(fields: dict) -> Graph:
@@ -330,13 +332,38 @@ def entry_graph(fields: dict) -> Graph:
 
 
 def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
-    fields, source, code = read_signed(path + ".variant", path + ".vcode", secret,
+    code_file = lambda f: path + _CODE_FILES.get(f.get("code"), ".vcode")  # noqa: E731
+    fields, source, code = read_signed(path + ".variant", code_file, secret,
                                        lambda f: f.get("key") == key)
     codes = marshal.loads(code)
-    if not (type(codes) is tuple and len(codes) == 2 and isinstance(codes[0], types.CodeType)
-            and isinstance(codes[1], (types.CodeType, type(None)))):
+    n = len(fields.get("more", ()))
+    if not (type(codes) is tuple and len(codes) == 2 + n and isinstance(codes[1], (
+            types.CodeType, type(None))) and all(isinstance(c, types.CodeType)
+                                                 for c in codes[:1] + codes[2:])):
         raise ValueError("its code is not a function's and a check's")
     return fields, source.decode("utf-8"), codes
+
+
+#: the code files a header may name (nothing else is read)
+_CODE_FILES = {f".v{n}code": f".v{n}code" for n in range(2, 10)}
+
+
+def more_modules(fields: dict, source: str, codes: tuple) -> list:
+    """The modules kept in an entry after its own (``write_entry``'s ``more``): pairs of
+    their meta and module."""
+    out, end = [], len(source)
+    sizes = [m["size"] for m in fields.get("more", ())]
+    start = end - sum(sizes)
+    for m, size, code in zip(fields.get("more", ()), sizes, codes[2:]):
+        text = source[start + 1:start + size]
+        out.append((m["meta"], entry_module(m, text, (code,))))
+        start += size
+    return out
+
+
+def entry_source(fields: dict, source: str) -> str:
+    """An entry's own module's source (the ``more`` modules' follow it)."""
+    return source[:len(source) - sum(m["size"] for m in fields.get("more", ()))]
 
 
 def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
@@ -435,19 +462,28 @@ def entry_fields(key: str, module: Module, graph: Graph) -> dict:
 
 
 def write_entry(directory: str, key: str, fields: dict, module: Module,
-                captured: CapturedGuards | None = None) -> bool:
+                captured: CapturedGuards | None = None, more: list = ()) -> bool:
     """Write entry ``key`` (see the module), with ``captured``'s check compiled,
-    warning once when the directory refuses; whether it was written."""
+    warning once when the directory refuses; whether it was written. ``more``: pairs
+    of plain JSON meta and modules kept in the same entry (one read, one HMAC: a
+    compiled function's backward), their sources after the module's; an entry
+    written again with them names a code file of its own (``.v2code``: a process
+    reading the entry meanwhile reads the code its ``.variant`` was signed with)."""
+    texts = ["\n" + m.source for _, m in more]
+    fields = fields | ({"code": f".v{len(more) + 1}code", "more": [
+        {"name": m.fn.__name__, "bound": _bound_of(m), "meta": meta, "size": len(text)}
+        for (meta, m), text in zip(more, texts)]} if more else {})
     try:
         header = b"# " + json.dumps(fields).encode()
     except (TypeError, ValueError):
         return False
-    body = module.source.encode("utf-8")
-    code = marshal.dumps((module.fn.__code__, captured and check_code(captured.source)))
+    body = "".join([module.source, *texts]).encode("utf-8")
+    code = marshal.dumps((module.fn.__code__, captured and check_code(captured.source),
+                          *(m.fn.__code__ for _, m in more)))
     path = os.path.join(directory, key)
     try:
         secret = open_directory(directory)
-        write_new(path + ".vcode", code)
+        write_new(path + fields.get("code", ".vcode"), code)
         write_new(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
                   + header + b"\n" + body)
     except Refused as e:
@@ -480,6 +516,6 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
 
 
 __all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
-           "key_of", "checked_entry", "read_entry", "write_entry",
+           "key_of", "checked_entry", "read_entry", "write_entry", "more_modules",
            "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
            "captured_text", "code_hash", "STATS"]

@@ -55,10 +55,11 @@ class CompiledModule(CompiledFunction):
         """The module for the persistent cache (``CompiledFunction.described``): its
         tensors by dotted name, and its guard (which the description covers)."""
         module = self.__dict__["module"]
-        tensors = dict(module.named_parameters()) | dict(module.named_buffers())
+        tables: tuple = ({}, {})  # (named_parameters' and named_buffers', from one walk)
+        said = portable(module, tables)
         own = lambda v: ["this module"] if v is module or type(v) is ModuleGuard and \
             v.module is module else None  # noqa: E731
-        return portable(module), tensors, own
+        return said, tables[0] | tables[1], own
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -69,11 +70,19 @@ class CompiledModule(CompiledFunction):
         return f"CompiledModule({self.__dict__['module']!r})"
 
 
-def portable(module: Any) -> list:
+def portable(module: Any, tables: tuple | None = None) -> list:
     """What a trace of ``module`` depends on (``signature``'s), in plain values that
-    hold in another process; ``NotPortable`` for a hook or a value that is not plain."""
-    out = []
+    hold in another process; ``NotPortable`` for a hook or a value that is not plain.
+    ``tables``: two dicts filled as ``named_parameters()`` and ``named_buffers()`` do
+    (each tensor under its first dotted name)."""
+    out, tables = [], tables or ({}, {})
+    seen: tuple = (set(), set())
     for name, m in module.named_modules():
+        for table, found, ids in zip(("_parameters", "_buffers"), tables, seen):
+            for k, t in m.__dict__[table].items():
+                if t is not None and id(t) not in ids:
+                    ids.add(id(t))
+                    found[name + "." + k if name else k] = t
         d = m.__dict__
         if any(d.get(table) for table in _HOOKS):
             raise NotPortable("a hook")
