@@ -39,6 +39,8 @@ FOUND = [
     ("torch", 2786, "(the harness) float32 inputs, a float64 result: forward's code and "
                     "value_and_grad's round apart at float32's precision"),
     ("torch", 4085, "t's forward, np.transpose (a numpy dispatcher), refused"),
+    ("torch", 6098, "a guard's empty (4, 0, 2) value written [[], [], [], []]: shape "
+                    "(4, 0), every call refused"),
 ]
 
 

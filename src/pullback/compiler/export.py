@@ -77,6 +77,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
                                isinstance(argnums, tuple))
                  + ("" if vjp is None else cotangents(vjp, nums, _tree(
                      vjp.traced.out_tree, fn), _scalar(vjp))))
+    if any("_guarded(" in part for part in parts):
+        parts.insert(0, GUARDED)
     if helpers:
         parts.insert(0, shipped(sorted(h[4:] for h in helpers if h.startswith("ops.")), fn,
                                 sorted(h[3:] for h in helpers if h.startswith("rt."))))
@@ -402,7 +404,7 @@ def _literal(key: str, value: Any, arrays: dict, where: str, fn: Callable) -> st
     if isinstance(value, np.dtype):
         return f"np.dtype({value.name!r})"
     if callable(value) and getattr(value, "__name__", "") == "guard":
-        return _guard(value)
+        return _guard(value, arrays, where, fn)
     raise ExportError(f"export: the code generated for {def_line(fn)} reads {key!r}, a "
                       f"{type(value).__name__}, which a module cannot hold as a literal")
 
@@ -448,14 +450,24 @@ def _plain(value: Any) -> str | None:
     return None
 
 
-def _guard(guard: Callable) -> str:
-    """The guards' check with their expected values written out."""
+def _guard(guard: Callable, arrays: dict, where: str, fn: Callable) -> str:
+    """The guards' check (``_guarded``), their expected values written out."""
     expected = guard.__closure__[0].cell_contents if guard.__closure__ else []
-    values = [v.tolist() if isinstance(v, np.ndarray) else v for v in expected]
-    return (f"(lambda k, value, _want={_numbers(values)}: None if np.array_equal("
-            "np.asarray(value), np.asarray(_want[k]), equal_nan=np.asarray(value).dtype.kind "
-            "in 'fc') else (_ for _ in ()).throw(ValueError("
-            "f'guard {k}: the exported code is for the value {_want[k]!r}, not {value!r}')))")
+    values = [_literal(f"guard_{k}", v, arrays, where, fn) if isinstance(v, np.ndarray)
+              else _numbers(v) for k, v in enumerate(expected)]
+    return f"_guarded([{', '.join(values)}])"
+
+
+#: what an exported module's guards call (written into it when the code has guards)
+GUARDED = '''def _guarded(want):
+    """The check of the values the trace read as Python values: a call whose values
+    differ would have taken another path through the function."""
+    def guard(k, value):
+        value = np.asarray(value)
+        if not np.array_equal(value, want[k], equal_nan=value.dtype.kind in "fc"):
+            raise ValueError(f"guard {k}: the exported code is for the value "
+                             f"{want[k]!r}, not {value!r}")
+    return guard'''
 
 
 __all__ = ["export", "ExportError"]
