@@ -10,7 +10,9 @@ of other than a few known types are constants bound in the module's globals.
 Its rooms: ``codegen_emitter.py`` (the statements), ``codegen_text.py`` (literals and
 comments), ``codegen_plan.py`` (names shared, values freed, transposes inlined),
 ``codegen_modules.py`` (compiling, ``linecache``, the dump directory), and
-``codegen_regions.py`` (loops and other regions).
+``codegen_regions.py`` (loops and other regions; the loops' names in
+``codegen_loop_names.py``, their carries' buffers in ``codegen_loop_buffers.py``,
+what they know of the whole function in ``codegen_loop_facts.py``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pullback.ir import Graph, Namespace, Var, naming
 from pullback.ops import runtime as rt
 
 from .codegen_ints import plain_ints
+from .codegen_loop_names import name_starts
 from .codegen_modules import ops_namespace
 from .codegen_plan import (
     _inlined_transposes,
@@ -23,7 +24,7 @@ from .codegen_plan import (
     _shared_buffers,
     _worth_freeing,
 )
-from .codegen_regions import REGIONS, name_starts
+from .codegen_regions import REGIONS
 from .codegen_text import (
     _NP_SCALARS,
     _comment,

@@ -21,7 +21,8 @@ from pullback.ir import Eqn, Graph, Var, last_uses
 from pullback.ops import OpDef
 from pullback.ops import runtime as rt
 from pullback.ops.elementwise import rsub, sub_op
-from pullback.ops.shape import _one_index, _subscript, view_scatter
+from pullback.ops.subscripts import one_index, subscript_text
+from pullback.ops.writes import view_scatter
 
 _INTO: dict[tuple, IntoOp] = {}
 _OFF: ContextVar = ContextVar("inplace_off", default=False)
@@ -74,10 +75,10 @@ def into_op(op: OpDef, k: int) -> IntoOp:
 
 def _put_text(e: Eqn, a: list, lit: Any) -> str:
     """``x[index] = v`` (a numpy scalar ``v`` as its number: the write casts it alike)."""
-    index = _one_index(e.params["chain"])
+    index = one_index(e.params["chain"])
     src = e.inputs[1]
     value = lit(src.item()) if isinstance(src, np.generic) else a[1]
-    return f"{a[0]}[{_subscript(index, lit, False)}] = {value}"
+    return f"{a[0]}[{subscript_text(index, lit, False)}] = {value}"
 
 
 #: ``view_scatter`` of one basic index, written into its input (codegen-only)
@@ -88,7 +89,7 @@ PUT_INTO.ufunc, PUT_INTO.out_arg = None, 0
 def _puts_into(e: Eqn) -> bool:
     """Whether ``view_scatter`` ``e`` writes one item (or a basic slice) of a copy of
     its first input (and not the input itself)."""
-    return _one_index(e.params["chain"]) is not None and e.inputs[1] is not e.inputs[0]
+    return one_index(e.params["chain"]) is not None and e.inputs[1] is not e.inputs[0]
 
 
 def owned(e: Eqn) -> bool:

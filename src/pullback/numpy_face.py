@@ -35,7 +35,7 @@ from .autograd.record import apply, notify_concrete
 from .ops import OpDef, Public, subscribe
 from .ops import elementwise as ew
 from .ops.joining import stack_op
-from .ops.shape import basic_index_kind
+from .ops.subscripts import basic_index_kind
 from .ops.table.methods import ValueMethods
 from .ops.table.registry import dispatcher
 from .tensor import ARRAY_REFUSED, Tensor

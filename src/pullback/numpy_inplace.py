@@ -65,8 +65,10 @@ from .ops.elementwise import clone
 from .ops.elementwise import where as where_op
 from .ops.indexing import index_add_op
 from .ops.pointwise import nan_to_num
-from .ops.shape import copy, expand, index_put, reshape, take_index
+from .ops.shape import expand, reshape
+from .ops.subscripts import take_index
 from .ops.table.args import Unsupported
+from .ops.writes import copy, index_put
 from .tensor import ARRAY_REFUSED, Tensor
 from .user_code import is_user_file
 

@@ -31,8 +31,8 @@ from .autograd import messages, record
 from .autograd.grad_mode import STATE
 from .ops import Public, subscribe
 from .ops.elementwise import clone
-from .ops.shape import copy
 from .ops.table.args import Unsupported, value
+from .ops.writes import copy
 
 
 # ------------------------------------------------------------------------ values

@@ -31,6 +31,7 @@ from .format import format_tensor
 from .ops import elementwise as _ew
 from .ops import linalg as _linalg
 from .ops import shape as _shape
+from .ops import subscripts as _subscripts
 from .ops.table import bindings
 from .ops.table.methods import ValueMethods
 from .ops.table.registry import OpDef, Public, dispatcher, subscribe
@@ -101,7 +102,7 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
 
     def __getitem__(self, idx: Any) -> Tensor:
         if type(idx) is int:  # x[i]: always a select (what api.getitem would pick)
-            return apply(_shape.select, (self,), {"index": idx})
+            return apply(_subscripts.select, (self,), {"index": idx})
         return TensorMethods.__getitem__(self, idx)
 
     # ------------------------------------------------------------ basic attributes

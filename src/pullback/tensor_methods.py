@@ -25,8 +25,10 @@ from .ops import Public, subscribe
 from .ops import elementwise as ew
 from .ops.gathering import index_gather
 from .ops.indexing import index_select_op
-from .ops.shape import basic_index_kind, copy, getitem, index_put, reshape_op, select
+from .ops.shape import reshape_op
+from .ops.subscripts import basic_index_kind, getitem, select
 from .ops.table import bindings
+from .ops.writes import copy, index_put
 
 NEW_TENSOR_COPY = copy_construct("tensor.new_tensor")
 

@@ -6,6 +6,8 @@ import re
 import warnings
 
 import numpy as np
+from pullback.transforms.codegen_loop_facts import REGION_OPS
+from pullback.transforms.codegen_regions import REGIONS
 
 import pullback as pb
 
@@ -103,3 +105,7 @@ def test_loops_running_one_body_keep_their_own_last_values() -> None:
         warnings.simplefilter("ignore", UserWarning)
         got = pb.vmap(f)(xs)
     np.testing.assert_allclose(np.ravel(got), xs.sum(axis=1))
+
+
+def test_the_region_ops_loop_naming_knows_are_those_codegen_writes() -> None:
+    assert set(REGION_OPS) == set(REGIONS)

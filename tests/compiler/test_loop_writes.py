@@ -177,7 +177,7 @@ def test_a_table_the_caller_passed_is_written_as_numpy_writes_it() -> None:
 
 def _no_item_loop(record: list) -> None:
     """No op ran once per batch element (ops/items.py's batching rules; the write of
-    ``R[0, 0]`` and its gradient: ops/shape.py's)."""
+    ``R[0, 0]`` and its gradient: ops/writes.py's)."""
     looped = [str(w.message) for w in record if "no batching rule" in str(w.message)]
     assert not looped, looped
 

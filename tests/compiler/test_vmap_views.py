@@ -1,4 +1,4 @@
-"""Writes through views under ``pb.vmap`` (ops/shape.py's ``view_scatter`` and its
+"""Writes through views under ``pb.vmap`` (ops/writes.py's ``view_scatter`` and its
 gradient ``embed``): batched by the views' own rules, not once per example."""
 
 from __future__ import annotations

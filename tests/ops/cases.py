@@ -24,6 +24,7 @@ import numpy as np
 import scipy.special
 
 from pullback.ops import shape as S
+from pullback.ops import subscripts as SUB
 
 from .case_types import A, Arg, Case, _c, float_outputs, outputs  # noqa: F401
 from .cases_conv import CONV_OP_CASES
@@ -96,10 +97,10 @@ def _copy_slices(T, base, src):
 IDX = np.array([0, 2, 2])
 MASK = np.array([[True, False, True, False], [False, False, True, True],
                  [True, True, False, False]])
-CHAIN_SLICE = ((S.slice_view, {"index": (slice(None), slice(1, 3))}),)
-CHAIN_SELECT_SLICE = ((S.select, {"index": 1}), (S.slice_view, {"index": slice(0, 2)}))
+CHAIN_SLICE = ((SUB.slice_view, {"index": (slice(None), slice(1, 3))}),)
+CHAIN_SELECT_SLICE = ((SUB.select, {"index": 1}), (SUB.slice_view, {"index": slice(0, 2)}))
 # a broadcast in the chain: the view sees each base element twice
-CHAIN_EXPAND = ((S.expand, {"shape": (2, 3, 4)}), (S.slice_view, {"index": (slice(None), 1)}))
+CHAIN_EXPAND = ((S.expand, {"shape": (2, 3, 4)}), (SUB.slice_view, {"index": (slice(None), 1)}))
 
 SHAPE_CASES = [
     _c("sum_to", R34, p={"shape": (1, 4)}, torch=lambda T, x: x.sum_to_size(1, 4)),

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops.elementwise import clone
-from ..ops.shape import index_backward
+from ..ops.subscripts import index_backward
 from . import engine, messages, record
 from .edges import grad_edge
 

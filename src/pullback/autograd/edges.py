@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import Meta
-from ..ops.shape import view_chain
+from ..ops.writes import view_chain
 from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, OpNode, SavedTensor, node_class

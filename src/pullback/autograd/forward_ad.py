@@ -32,8 +32,9 @@ from pullback.transforms.transpose import transpose_rules
 
 from ..ir import Builder, Graph, Var, evaluate
 from ..ops import apply_jvp
-from ..ops.shape import view, view_chain, view_scatter
+from ..ops.shape import view
 from ..ops.table.results import pack
+from ..ops.writes import view_chain, view_scatter
 from . import record
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",

@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import Meta, OpDef, complete, vjp_per_input
-from ..ops.shape import copy, view_chain, view_scatter
 from ..ops.table.results import pack
+from ..ops.writes import copy, view_chain, view_scatter
 from . import messages
 from .anomaly_mode import is_anomaly_enabled
 from .grad_mode import STATE, new_node, on_node_extras

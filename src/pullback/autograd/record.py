@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..array_libraries import computed_error, kind_of_array
-from ..ops.shape import BASIC_INDEX_OPS, basic_index_kind
+from ..ops.subscripts import BASIC_INDEX_OPS, basic_index_kind
 from ..ops.table.promotion import promoted
 from ..ops.table.quiet import INSIDE, THREAD, context, quietly
 from ..ops.table.results import pack

@@ -18,7 +18,8 @@ from ..ir import Builder, Eqn, Graph, Var, squashed
 from ..numpy_face import NumpyTensor
 from ..ops import OpDef
 from ..ops.sampling import GENERATOR, set_state_of
-from ..ops.shape import copy, detach, view_chain
+from ..ops.shape import detach
+from ..ops.writes import copy, view_chain
 from ..tensor import Tensor
 from .trace_names import name_assignments, outer_name
 from .tracer_outside import OutsideChanges

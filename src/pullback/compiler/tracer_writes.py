@@ -13,7 +13,8 @@ import numpy as np
 from ..autograd.grad_mode import STATE
 from ..ir import Var
 from ..ops.elementwise import cast
-from ..ops.shape import detach, view_scatter
+from ..ops.shape import detach
+from ..ops.writes import view_scatter
 from ..tensor import Tensor
 from .user_lines import SourceLine, TraceError, fname
 

@@ -59,8 +59,10 @@ from . import (  # noqa: F401
     spectral,
     splitting,
     statistics,
+    subscripts,
     torch_extras,
     triangular,
+    writes,
 )
 from .table.jvp import apply_jvp, fit_out
 from .table.registry import OPS, PUBLIC, Meta, OpDef, Public, defop, public, subscribe

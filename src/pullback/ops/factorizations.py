@@ -13,7 +13,8 @@ from .decompositions import matrices, mH, solve_op, square, tri_weight
 from .elementwise import zeros_like
 from .joining import cat_op
 from .linalg import bmm, matmul
-from .shape import getitem, reshape, squeeze_dim, transpose_op, unsqueeze_op
+from .shape import reshape, squeeze_dim, transpose_op, unsqueeze_op
+from .subscripts import getitem
 from .table import args, batching
 from .table.registry import defop, public
 from .table.results import return_type

@@ -37,7 +37,7 @@ import numpy as np
 from .elementwise import cast, conj, is_complex, real
 from .padding import constant_pad
 from .reshaping import roll_op
-from .shape import slice_view
+from .subscripts import slice_view
 from .table import args
 from .table.registry import defop, public
 

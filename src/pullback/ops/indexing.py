@@ -20,7 +20,8 @@ from .elementwise import add_op, mul, where
 from .gathering import index_gather
 from .reductions import sum_all
 from .selection import take_along
-from .shape import expand, reshape, reshape_op, slice_view
+from .shape import expand, reshape, reshape_op
+from .subscripts import slice_view
 from .table import args, batching
 from .table.registry import defop, is_traced, public, rt_call
 

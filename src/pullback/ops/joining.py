@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .elementwise import clone, to_dtype
-from .shape import expand, reshape, select, slice_view
+from .shape import expand, reshape
+from .subscripts import select, slice_view
 from .table import args, batching
 from .table.promotion import promote_types
 from .table.registry import defop, is_traced, public

@@ -36,7 +36,8 @@ from .padding import constant_pad
 from .reductions import amax
 from .reshaping import flip_op
 from .selection import _numpy_sort
-from .shape import expand, permute_op, reshape, slice_view
+from .shape import expand, permute_op, reshape
+from .subscripts import slice_view
 from .table import args
 from .table.registry import defop, is_traced, public
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from .indexing import index_select_op
 from .joining import cat, cat_op
-from .shape import reshape, slice_view
+from .shape import reshape
+from .subscripts import slice_view
 from .table import args
 from .table.registry import defop, public
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from .joining import atleast
 from .reductions import sum_dim
-from .shape import expand, expand_to, permute, reshape, reshape_op, slice_view, view
+from .shape import expand, expand_to, permute, reshape, reshape_op, view
+from .subscripts import slice_view
 from .table import args, batching
 from .table.registry import defop, public
 

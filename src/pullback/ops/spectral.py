@@ -18,7 +18,8 @@ from .decompositions import matrices, mH, solve_op, square
 from .elementwise import absolute, conj, imag, is_complex, real
 from .linalg import bmm, eye_of
 from .reductions import amax, sum_dim
-from .shape import getitem, unsqueeze_op
+from .shape import unsqueeze_op
+from .subscripts import getitem
 from .table import args, batching
 from .table.registry import defop, public
 from .table.results import return_type

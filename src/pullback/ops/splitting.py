@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .joining import cat_op, stack_op
-from .shape import _view_get, slice_view
+from .subscripts import slice_view, view_get
 from .table import args
 from .table.registry import defop, is_traced, public
 
@@ -53,7 +53,7 @@ def _unbind_regions(shape, dim):
 
 def _pieces(regions):
     """The forward of a view op that returns pieces: each region of ``x``, a view."""
-    return lambda x, **params: tuple(_view_get(x, r) for r in regions(x.shape, **params))
+    return lambda x, **params: tuple(view_get(x, r) for r in regions(x.shape, **params))
 
 
 def _print_split(e: Any, a: list, lit: Any) -> str:

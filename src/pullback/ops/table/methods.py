@@ -13,7 +13,8 @@ import numpy as np
 from .. import elementwise as ew
 from .. import pointwise as pw
 from ..linalg import matmul
-from ..shape import expand_to, getitem, permute, transpose, view_as_shape
+from ..shape import expand_to, permute, transpose, view_as_shape
+from ..subscripts import getitem
 from . import args, bindings
 from .registry import OpDef, Public, subscribe
 
