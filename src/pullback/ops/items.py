@@ -5,7 +5,7 @@ loop_helpers.py, loop_writes.py) trace to them, so the generated code reads and 
 the item itself, as a hand-written loop does (``R[i - 1, j]``), and the gradient of a
 read adds into the gradient's item (``g_R[i - 1, j] += g``), not a whole table per step.
 Generated code writes ``item_put``/``item_add`` in place where the loop owns the
-array (transforms/codegen_regions.py), else on a copy.
+array (transforms/codegen_loop_buffers.py), else on a copy.
 
 The index is the param ``where``: an int for a static position, None for the next
 traced int among the inputs ``x, *ints[, value]``, a full slice for an axis taken whole
@@ -68,7 +68,7 @@ def _print_item(e: Any, a: list, lit: Any) -> str:
 
 
 def _print_update(name: str) -> Any:
-    """``ops.item_put(x, i, v, where=(None, 2))``: on a copy of ``x`` (codegen_regions
+    """``ops.item_put(x, i, v, where=(None, 2))``: on a copy of ``x`` (codegen_loop_buffers
     writes the in-place statement where a loop owns ``x``)."""
     def write(e: Any, a: list, lit: Any) -> str:
         return f"ops.{name}({', '.join(a)}, where={lit(e.params['where'])})"
