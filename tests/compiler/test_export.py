@@ -420,3 +420,17 @@ def test_a_function_without_source_whose_traces_disagree_is_refused():
     out: dict = {}
     exec(pb.export(env["g"], np.ones(3)), out)
     assert out["forward"](np.ones(3)) == out["value_and_grad"](np.ones(3))[0] == 6.0
+
+
+RS = np.random.RandomState(0)
+
+
+def _drawn(x):
+    return np.sum(x * RS.randn(3))
+
+
+def test_a_random_draw_is_refused_naming_its_line():
+    with pytest.raises(pb.compiler.ExportError, match=r"export: _drawn \(test_export.py:"
+                       r"\d+: return np.sum\(x \* RS.randn\(3\)\)\) draws from a random "
+                       r"generator \(RandomState.randn\)"):
+        pb.export(_drawn, np.ones(3))

@@ -1,18 +1,23 @@
-"""What ``pb.export`` refuses because the module would differ from the program: a Python
-side effect the generated code makes through pullback (a write into state outside the
-function, a formatted ``print``, ``logging``), named with its line; and a function whose
-traces disagree (it reads Python state that its own calls change, so the forward, the
-backward and value_and_grad would each hold another value of it).
+"""What ``pb.export`` refuses because the module would differ from the program: a
+Python side effect the generated code makes through pullback (a write into state
+outside the function, a formatted ``print``, ``logging``, a random draw), named with
+its line; and a function whose traces disagree (it reads Python state that its own
+calls change, so the forward, the backward and value_and_grad would each hold another
+value of it).
 
->>> import numpy as np, pullback as pb
+>>> import re, numpy as np, pullback as pb
 >>> N = [0]
 >>> def f(x):
 ...     N[0] += 1
 ...     return np.sum(x) * N[0]
->>> pb.export(f, np.ones(3))
-Traceback (most recent call last):
-...
-pullback.compiler.shipped.ExportError: export: f (<doctest ...>:2: N[0] += 1) changes Python state outside it, which an exported module cannot change; move the change out of the function (or pass the state in and return its new value)
+>>> try:
+...     pb.export(f, np.ones(3))
+... except pb.compiler.ExportError as e:
+...     for part in re.split(r"(?<=;) |(?<=,) (?=which)", str(e)):
+...         print(part)
+export: f (<doctest ...>:2: N[0] += 1) changes Python state outside it,
+which an exported module cannot change;
+move the change out of the function (or pass the state in and return its new value)
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 
 from ..ir import Graph, Var
 from ..ir.graph import format_param
-from .effects import Effect, Write
+from .effects import Effect, Method, Write
 from .shipped import ExportError
 from .user_lines import def_line, fname
 
@@ -32,10 +37,15 @@ from .user_lines import def_line, fname
 def effect_error(key: str, value: Any, source: str, fn: Callable) -> ExportError | None:
     """The refusal of an effect the generated code calls as ``key`` (None for any other
     value): what it is, where the user wrote it, what to do instead."""
-    if not isinstance(value, Effect):
+    if not isinstance(value, (Effect, Method)):
         return None
     where = _line_of(key, source)
     at = f"{fname(fn)} ({where})" if where else def_line(fn)
+    if isinstance(value, Method):
+        what = f"{type(value.fn.__self__).__name__}.{value.fn.__name__}"
+        return ExportError(f"export: {at} draws from a random generator ({what}), whose "
+                           "state an exported module cannot share with your program; draw "
+                           "the numbers outside the function and pass them as an argument")
     if isinstance(value, Write):
         return ExportError(f"export: {at} changes Python state outside it, which an "
                            "exported module cannot change; move the change out of the "
