@@ -19,7 +19,7 @@ from . import devices, dtypes
 from .autograd import messages, record
 from .numpy_face import NumpyTensor, to_tensor_face
 from .numpy_interop import FUNCTIONS
-from .ops import sampling
+from .ops import OPS, sampling
 from .ops.elementwise import clone
 from .ops.numpy_extras import numpy_full_like
 from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
@@ -97,8 +97,9 @@ def from_numpy(a: np.ndarray) -> Tensor:
 
 def _torch_face(a: NumpyTensor) -> Tensor:
     """A view of the numpy-face stand-in ``a`` (a traced array), on the torch face:
-    torch's methods where a traced function calls ``pb.as_tensor(x)`` on an array."""
-    return to_tensor_face(a[...])
+    torch's methods where a traced function calls ``pb.as_tensor(x)`` on an array (a
+    ``view`` to its own shape, which generated code leaves out, forward and backward)."""
+    return to_tensor_face(record.apply(OPS["view"], (a,), {"shape": a.shape}))
 
 
 def _size(size: tuple) -> tuple:
