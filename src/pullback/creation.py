@@ -17,8 +17,9 @@ import numpy as np
 
 from . import devices, dtypes
 from .autograd import messages, record
+from .numpy_face import NumpyTensor, to_tensor_face
 from .numpy_interop import FUNCTIONS
-from .ops import sampling
+from .ops import OPS, sampling
 from .ops.elementwise import clone
 from .ops.numpy_extras import numpy_full_like
 from .ops.sampling import manual_seed  # noqa: F401  (re-exported as pb.manual_seed)
@@ -68,12 +69,16 @@ def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False,
     """A new leaf tensor holding a copy of ``data`` (of a tensor: torch's warning, and no
     gradient flows back to it)."""
     devices.check(device)
-    if isinstance(data, Tensor):
+    if isinstance(data, Tensor) and type(data) is not NumpyTensor:  # (not a traced array)
         warnings.warn(TENSOR_COPY, UserWarning, stacklevel=2)
     return _new(as_array(data, dtype), requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+    """``data`` as a tensor, sharing its memory when it is already an array of that
+    dtype (a traced numpy argument: a view of it, on the torch face, as eagerly)."""
+    if type(data) is NumpyTensor:
+        data = _torch_face(data)
     if isinstance(data, Tensor):  # (another dtype: a conversion the graph records)
         return data if dtype is None or data.dtype is dtypes.as_dtype(dtype) else data.to(dtype)
     if isinstance(data, np.ndarray) and dtype is None:
@@ -83,9 +88,18 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
 
 def from_numpy(a: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``a`` (no copy, keeps its dtype)."""
+    if type(a) is NumpyTensor:  # (a traced numpy array)
+        return _torch_face(a)
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
     return Tensor._make(a)
+
+
+def _torch_face(a: NumpyTensor) -> Tensor:
+    """A view of the numpy-face stand-in ``a`` (a traced array), on the torch face:
+    torch's methods where a traced function calls ``pb.as_tensor(x)`` on an array (a
+    ``view`` to its own shape, which generated code leaves out, forward and backward)."""
+    return to_tensor_face(record.apply(OPS["view"], (a,), {"shape": a.shape}))
 
 
 def _size(size: tuple) -> tuple:

@@ -364,3 +364,73 @@ def test_backward_of_a_returned_argument_and_a_list_output():
     with pytest.raises(ValueError, match=r"grad_output is a tuple of 2; the output there is "
                        r"a list of 2"):
         env["backward"](np.ones(3), np.arange(3.0), grad_output=(np.ones(3), 2.0))
+
+
+COUNT = [0]
+
+
+def _counted(x):
+    COUNT[0] += 1
+    return np.sum(x) * COUNT[0]
+
+
+def _printed(x):
+    y = np.sum(x)
+    print("y", y)
+    return y * 2
+
+
+def _formatted(x):
+    y = np.sum(x)
+    print(f"y {float(y):.3f}")
+    return y * 2
+
+
+def test_a_write_outside_the_function_is_refused_naming_its_line():
+    with pytest.raises(pb.compiler.ExportError, match=r"export: _counted \(test_export.py:\d+: "
+                       r"COUNT\[0\] \+= 1\) changes Python state outside it, which an "
+                       r"exported module cannot change; move the change out"):
+        pb.export(_counted, np.ones(3))
+    assert COUNT == [0]
+
+
+def test_plain_print_is_exported_and_a_formatted_one_refused(capsys):
+    env: dict = {}
+    exec(pb.export(_printed, np.ones(3)), env)
+    capsys.readouterr()
+    value, grad = env["value_and_grad"](np.arange(3.0))
+    assert float(value) == 6.0 and capsys.readouterr().out == "y 3.0\n"
+    np.testing.assert_allclose(grad, [2.0, 2.0, 2.0])
+    with pytest.raises(pb.compiler.ExportError, match=r"export: _formatted \(test_export.py:\d+: "
+                       r"print\(f\"y \{float\(y\):.3f\}\"\)\) calls print, which the "
+                       r"exported module could run only through pullback"):
+        pb.export(_formatted, np.ones(3))
+
+
+def test_a_function_without_source_whose_traces_disagree_is_refused():
+    # (no source: the counter is read as a Python int, a different one in each trace)
+    env = {"np": np}
+    exec("N = [0]\ndef f(x):\n    N[0] += 1\n    return np.sum(x) * N[0]\n", env)
+    with pytest.raises(pb.compiler.ExportError, match=r"export: f \(<string>:2\) traced "
+                       r"differently for forward and for backward at <string>:4: it reads "
+                       r"Python state that its calls change"):
+        pb.export(env["f"], np.ones(3))
+    # (the same without the counter exports, its three functions agreeing)
+    exec("def g(x):\n    return np.sum(x) * 2\n", env)
+    out: dict = {}
+    exec(pb.export(env["g"], np.ones(3)), out)
+    assert out["forward"](np.ones(3)) == out["value_and_grad"](np.ones(3))[0] == 6.0
+
+
+RS = np.random.RandomState(0)
+
+
+def _drawn(x):
+    return np.sum(x * RS.randn(3))
+
+
+def test_a_random_draw_is_refused_naming_its_line():
+    with pytest.raises(pb.compiler.ExportError, match=r"export: _drawn \(test_export.py:"
+                       r"\d+: return np.sum\(x \* RS.randn\(3\)\)\) draws from a random "
+                       r"generator \(RandomState.randn\)"):
+        pb.export(_drawn, np.ones(3))

@@ -41,6 +41,7 @@ from ..ops.table.registry import OpDef
 from ..settings import config
 from .compiled import Variant, build_variant
 from .doors import OutputError, check_argnums, check_target
+from .export_checks import check_agree, effect_error
 from .export_cotangents import cotangents
 from .grad import GradFunction
 from .shipped import ExportError, shipped
@@ -64,6 +65,8 @@ def export(fn: Callable, *example_args: Any, argnums: Any = 0, path: str | None 
                                                                        example_args)
         scalar = vjp is not None and _scalar(vjp)
         grads = _gradients(fn, argnums, example_args) if scalar else None
+    check_agree(fn, [(n, v) for n, v in (("forward", forward), ("backward", vjp),
+                                         ("value_and_grad", grads)) if v is not None])
     arrays: dict = {}
     helpers: set = set()  # "ops.<name>" and "rt.<name>" the code calls
     parts = [_function("forward", forward.forward, arrays, fn, forward, helpers)]
@@ -194,6 +197,9 @@ def _factory(name: str, module: Any, arrays: dict, fn: Callable, variant: Any,
         chain = _chain(glb[key])
         if chain is not None:  # (a write through a view: ``R[0] = 1.0``)
             helpers.update(f"ops.{op.name}" for op, _ in glb[key])
+        refused = effect_error(key, glb[key], source, fn)
+        if refused is not None:
+            raise refused
         lines.append(f"    {key} = {chain or _literal(key, glb[key], arrays, name, fn)}")
     body = re.sub(r"^def \w+\(", "def code(", source, count=1)
     lines += ["    " + ln if ln else ln for ln in body.splitlines()]
