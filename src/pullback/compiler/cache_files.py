@@ -218,12 +218,19 @@ def read_owned(path: str, what: str) -> bytes:
         fd = os.open(path, _READ_FLAGS)
     except OSError as e:
         raise Refused(f"{what} cannot be read: {e}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    try:  # (os.read, not a file object: ~8 us less per file of a later process's
+        st = os.fstat(fd)  # first call, which reads three)
         if not stat.S_ISREG(st.st_mode):
             raise Refused(f"{what} is not a regular file")
         _check_owned(st, what)
-        return f.read()
+        parts = []
+        while True:  # (files are written whole and renamed: one read, then the end)
+            data = os.read(fd, st.st_size + 1)
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+    finally:
+        os.close(fd)
 
 
 def read_signed(text_path: str, code_path: str | Callable[[dict], str], secret: bytes,

@@ -57,7 +57,8 @@ def compile_key(fn: Callable, how: str, args: tuple, target: Any) -> str:
     if not isinstance(fn, types.FunctionType):  # (another door's function, a vmap of
         raise NotPortable(type(fn).__name__)    # one say: its settings are not in a key)
     return key_of(fn, ("compile", how, STATE.grad_enabled, code_hash(fn.__code__),
-                       json.dumps(target)), args)
+                       repr(target)), args)  # (plain values: repr is canonical, and
+    # cheaper than JSON, for a later process's first call)
 
 
 @dataclass
