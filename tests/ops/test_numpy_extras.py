@@ -345,3 +345,18 @@ def test_nanmedian_gradient_against_torch(torch) -> None:
     t = pb.tensor(x, requires_grad=True)
     np.nanmedian(t[2], axis=0).backward()  # (four values: two middle ones)
     assert sorted(t.grad.numpy()[2][t.grad.numpy()[2] != 0]) == [0.5, 0.5]
+
+
+def test_ediff1d_gradient_matches_torch_diff(torch) -> None:
+    """ediff1d is torch.diff of the raveled array between its two ends (torch's
+    prepend= and append= are differenced too: not numpy's to_begin/to_end)."""
+    grads = []
+    for m, fn in ((pb, lambda t: np.ediff1d(t, to_begin=t[0, :2], to_end=[1.0])),
+                  (torch, lambda t: torch.cat([t[0, :2], torch.diff(t.reshape(-1)),
+                                               torch.tensor([1.0], dtype=t.dtype)]))):
+        t = m.tensor(_X, requires_grad=True)
+        y = fn(t)
+        (y * m.tensor(np.cos(np.arange(y.shape[0]) + 0.5))).sum().backward()
+        grads.append((y.detach().numpy(), t.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
