@@ -31,7 +31,7 @@ from .autograd import messages, record
 from .autograd.grad_mode import STATE
 from .ops import Public, subscribe
 from .ops.elementwise import clone
-from .ops.table.args import Unsupported, value
+from .ops.table.args import Kept, Unsupported, value
 from .ops.writes import copy
 
 
@@ -41,6 +41,8 @@ def _wrap(result: Any) -> Any:
     Tensor = record.Tensor
     if isinstance(result, Tensor):
         return result
+    if isinstance(result, Kept):
+        return result.value
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor._make(np.asarray(result))
     if isinstance(result, (tuple, list)):

@@ -163,7 +163,8 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "roots": lambda x: np.roots(x[0]),  # (correlate and unwrap: ops/numpy_calculus.py)
+    "polymul": lambda x: np.polymul(x[0], x[1]),  # (correlate, unwrap: numpy_calculus.py;
+    # roots: numpy_polynomials.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,

@@ -473,6 +473,10 @@ POINTWISE_CASES = [
     # numpy's cbrt (torch has none: its sign(x) |x|^(1/3) as the oracle)
     _c("cbrt", A((3, 4), "away"), torch_name=False,
        torch=lambda T, x: x.sign() * x.abs() ** (1 / 3)),
+    # numpy's spacing: a step function of x, zero gradient (torch's nextafter has none)
+    _c("spacing", A(values=[[1.5, -3.0, 0.75], [5.0, -0.3, 12.0]]), torch_name=False,
+       torch=lambda T, x: T.nextafter(x.detach(), x.detach().sign() * float("inf"))
+       - x.detach() + 0 * x),
     _unary("tan", _UNIT34), _unary("tan", A(values=[-1.0, 0.5, 1.2, 0.0])),
     _unary("asin", _UNIT34), _unary("acos", _UNIT34), _unary("atan", R34),
     _unary("sinh", R34), _unary("cosh", R34), _unary("asinh", R34),

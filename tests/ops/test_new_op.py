@@ -19,7 +19,7 @@ PROGRAM = textwrap.dedent('''
 
     warnings.simplefilter("error")  # nothing on the way may warn
     # (numpy's cbrt is in the table already: this one is named cuberoot; a numpy
-    # implementation declared later is shown with np.ediff1d below)
+    # implementation declared later is shown with np.cumulative_sum below)
     cuberoot = defop("cuberoot", np.cbrt, "CbrtBackward0",
                      vjp=(lambda g, out, x: g / (3 * out * out),), uses=("out",),
                      template="np.cbrt({0})", function=True, method=True, inplace=True,
@@ -79,17 +79,17 @@ PROGRAM = textwrap.dedent('''
     check(pb.grad(pb.grad(lambda v: pb.cuberoot(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
 
     # a numpy implementation declared later reaches numpy's function under pb.grad:
-    # np.ediff1d of an ndarray (here composed of two slices; the face's methods that are
-    # numpy's functions, x.trace(), follow the table the same way: test_numpy_face.py)
+    # np.cumulative_sum of an ndarray (here composed of a cumsum; the face's methods that
+    # are numpy's functions, x.trace(), follow the table the same way: test_numpy_face.py)
     from pullback.ops import public
 
-    def numpy_ediff1d(ary, to_end=None, to_begin=None):
-        flat = ary.reshape(-1)
-        return flat[1:] - flat[:-1]
+    def numpy_cumulative_sum(x, axis=None, dtype=None, out=None, include_initial=False):
+        return x.reshape(-1).cumsum(0)
 
-    public("ediff1d_demo", numpy={np.ediff1d: numpy_ediff1d})(numpy_ediff1d)
-    check(pb.grad(lambda v: (np.ediff1d(v * v) * [1.0, 2.0]).sum())(x0),
-          [-2 * x0[0], -2 * x0[1], 4 * x0[2]], "numpy face method")
+    public("cumulative_sum_demo", numpy={np.cumulative_sum: numpy_cumulative_sum})(
+        numpy_cumulative_sum)
+    check(pb.grad(lambda v: (np.cumulative_sum(v * v) * [1.0, 2.0, 3.0]).sum())(x0),
+          [12 * x0[0], 10 * x0[1], 6 * x0[2]], "numpy face method")
 ''')
 
 

@@ -79,6 +79,18 @@ _PROGRAMS = {
     "polyfit": (lambda v: np.polyfit(np.arange(6.0), v, 2), _V6),
     "polyfit-w": (lambda v: np.polyfit(v, np.cos(v), 3, w=np.arange(1.0, 7.0)), _V6),
     "vander": (lambda v: np.vander(v, 4), _V6),
+    # ops/numpy_polynomials.py and more of numpy_arrays.py
+    "polyder": (lambda v: np.polyder(v, 2), _V6),
+    "polyint": (lambda v: np.polyint(v[:4], 2, k=v[4:] * 3), _V6),
+    "poly": (lambda v: np.poly(v[:4] * 2), _V6),
+    "poly-matrix": (lambda a: np.poly(a[:, :3] @ a[:, :3].T), _X),
+    "roots": (lambda v: np.sort(np.roots(np.poly(v[:3] * 2 + [0.0, 5.0, 9.0]))), _V6),
+    "roots-complex": (lambda v: np.abs(np.roots(np.concatenate([[1.0], v[:3], [0.0]]))),
+                      _V3 * 0 + [0.5, 1.0, 2.0]),
+    "ediff1d": (lambda x: np.ediff1d(x, to_begin=[1.0, 2.0], to_end=x[0, 1] ** 2), _X),
+    "trim_zeros": (lambda x: np.trim_zeros(np.where(np.abs(x) > 0.3, x, 0.0)), _X),
+    "extract": (lambda x: np.extract(np.abs(x) > 0.3, x * 2), _X),
+    "spacing": (lambda x: np.spacing(x) * 1e12 + x, _X),
     "block": (lambda x: np.block([[x, x[:, :1]], [np.ones((1, 4)), x[:1, :1] * 2]]), _X),
     "insert": (lambda x: np.insert(x, [0, 3, 3], x[1, :3] * 2), _X),
     "insert-axis": (lambda v: np.insert(_X, 2, v[:4], axis=0), _V6),
@@ -259,3 +271,92 @@ def test_numpy_errors_and_refusals_stay_numpy_s() -> None:
     with pytest.raises(TypeError, match="numpy.polyfit is not differentiable"):
         np.polyfit(x[0], x[1], 1, cov=True)
     assert np.linalg.lstsq(x.T, _X[0])[2] == 3 and np.block([x]).shape == (3, 4)
+
+
+def test_lstsq_and_polyfit_give_numpy_s_int32_rank() -> None:
+    x = pb.tensor(_X, requires_grad=True)
+    want = np.linalg.lstsq(_X.T, _X[0])[2]
+    got = np.linalg.lstsq(x.T, _X[0])[2]
+    assert type(got) is type(want) is np.int32 and got == want == 3
+    fit = np.polyfit(x[0], x[1], 2, full=True)
+    assert type(fit[2]) is type(np.polyfit(_X[0], _X[1], 2, full=True)[2]) is np.int32
+    assert isinstance(fit[0], pb.Tensor) and fit[0].requires_grad
+
+    def f(v):  # under pb.grad, the rank is read as numpy's (a guard of the trace)
+        c, _, rank, _ = np.linalg.lstsq(np.vander(v, 3), np.arange(6.0))
+        return c.sum() * rank
+    np.testing.assert_allclose(pb.grad(f)(_V6), numeric_grad(f, _V6), rtol=1e-6, atol=1e-8)
+
+
+_BAD = {
+    "polyder m": lambda x: np.polyder(x[0], -1),
+    "polyint k": lambda x: np.polyint(x[0], 3, k=[1.0, 2.0]),
+    "polyint m": lambda x: np.polyint(x[0], -1),
+    "poly 3-d": lambda x: np.poly(x.reshape(1, 3, 4)),
+    "roots 2-d": lambda x: np.roots(x),
+    "ediff1d cast": lambda x: np.ediff1d(x, to_begin=[0.5 + 1j]),
+    "trim_zeros trim": lambda x: np.trim_zeros(x, "x"),
+    "trim_zeros axis": lambda x: np.trim_zeros(x, axis=3),
+    "extract": lambda x: np.extract(np.ones(20, bool), x),
+    "nanmedian axis": lambda x: np.nanmedian(x, axis=(0, 0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_BAD))
+def test_bad_arguments_raise_numpy_s_error(name) -> None:
+    with pytest.raises(Exception) as want:
+        _BAD[name](_X)
+    with pytest.raises(type(want.value)) as got:
+        _BAD[name](pb.tensor(_X, requires_grad=True))
+    assert str(got.value) == str(want.value)
+
+
+def test_new_numpy_functions_compile_batch_and_take_tangents() -> None:
+    def f(v):
+        return (np.polyint(np.polyder(v, 1)) * np.ediff1d(v, to_end=v[0])).sum() \
+            + np.sort(np.roots(np.poly(v[:3] * 2 + [0.0, 5.0, 9.0]))).sum() \
+            + np.nanmedian(v) + np.spacing(v).sum() + np.extract(v > 0, v).sum()
+    t = pb.tensor(_V6)
+    np.testing.assert_allclose(pb.compile(f)(t).numpy(), f(_V6), rtol=1e-12)
+    np.testing.assert_allclose(pb.grad(f)(t), numeric_grad(f, _V6), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(pb.jacfwd(f)(_V6), pb.jacrev(f)(_V6), rtol=1e-9, atol=1e-12)
+    g = lambda r: np.polyder(np.poly(r), 2) + np.nanmedian(r)
+    rows = _RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(pb.vmap(g)(pb.tensor(rows)).numpy(),
+                               np.stack([g(r) for r in rows]), rtol=1e-10)
+
+
+def test_nanmedian_gradient_against_torch(torch) -> None:
+    """An odd count of non-NaN values: numpy's and torch's medians agree, and so do the
+    gradients (to the middle element). For an even count numpy's nanmedian is the mean
+    of the two middle values (half the gradient each), which pullback follows; torch's
+    takes the lower one."""
+    x = _RNG.standard_normal((3, 6))
+    x[0, 2] = x[1, 4] = np.nan
+    x[2, 1:3] = np.nan
+    w = np.cos(np.arange(3.0))
+    grads = []
+    for m, fn in ((pb, lambda t: np.nanmedian(t[:2], axis=1)),
+                  (torch, lambda t: torch.nanmedian(t[:2], dim=1).values)):
+        t = m.tensor(x, requires_grad=True)
+        (fn(t) * m.tensor(w[:2])).sum().backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+    t = pb.tensor(x, requires_grad=True)
+    np.nanmedian(t[2], axis=0).backward()  # (four values: two middle ones)
+    assert sorted(t.grad.numpy()[2][t.grad.numpy()[2] != 0]) == [0.5, 0.5]
+
+
+def test_ediff1d_gradient_matches_torch_diff(torch) -> None:
+    """ediff1d is torch.diff of the raveled array between its two ends (torch's
+    prepend= and append= are differenced too: not numpy's to_begin/to_end)."""
+    grads = []
+    for m, fn in ((pb, lambda t: np.ediff1d(t, to_begin=t[0, :2], to_end=[1.0])),
+                  (torch, lambda t: torch.cat([t[0, :2], torch.diff(t.reshape(-1)),
+                                               torch.tensor([1.0], dtype=t.dtype)]))):
+        t = m.tensor(_X, requires_grad=True)
+        y = fn(t)
+        (y * m.tensor(np.cos(np.arange(y.shape[0]) + 0.5))).sum().backward()
+        grads.append((y.detach().numpy(), t.grad.numpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)

@@ -47,6 +47,8 @@ _PROGRAMS = {
     "percentile": lambda x: np.percentile(x, 40, axis=0),
     "nanquantile": lambda x: np.nanquantile(_nan(x), [0.3, 0.8], axis=1),
     "nanpercentile": lambda x: np.nanpercentile(_nan(x), 70),
+    "nanmedian": lambda x: np.nanmedian(_nan(x), axis=1) + np.nanmedian(_nan(x)),
+    "nanmedian-keepdims": lambda x: np.nanmedian(_nan(x), axis=(0, 1), keepdims=True),
     "nanmax": lambda x: np.nanmax(_nan(x), axis=1),
     "nanmin": lambda x: np.nanmin(_nan(x), axis=0, keepdims=True),
     "nanvar": lambda x: np.nanvar(_nan(x), axis=1),

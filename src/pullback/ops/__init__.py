@@ -43,6 +43,7 @@ from . import (  # noqa: F401
     numpy_calculus,
     numpy_extras,
     numpy_fitting,
+    numpy_polynomials,
     numpy_statistics,
     ordering,
     padding,

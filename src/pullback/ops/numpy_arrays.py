@@ -1,6 +1,7 @@
 """numpy's array-building functions with traced arrays, composed of existing ops:
 ``insert``, ``delete``, ``resize`` and ``block`` gather from their inputs' elements,
-``vander``, ``logspace`` and ``geomspace`` compute as numpy does.
+``vander``, ``logspace``, ``geomspace`` and ``ediff1d`` compute as numpy does;
+``trim_zeros`` and ``extract`` slice and gather.
 
 - ``insert`` / ``delete`` / ``resize`` / ``block`` run numpy's own function on arrays of
   element numbers (each input's elements numbered in turn) and gather the values at the
@@ -9,6 +10,10 @@
 - ``vander`` multiplies its columns up cumulatively, as numpy does.
 - ``logspace`` is ``base ** linspace(start, stop)``; ``geomspace`` takes numpy's
   steps (sign, ``log10``, ``logspace``, then the exact endpoints).
+- ``ediff1d`` is the differences of the raveled array between ``to_begin`` and
+  ``to_end`` (both may require grad); ``trim_zeros`` and ``extract`` read which
+  elements are zero (or true) from the values, a guard of the trace under ``pb.grad``,
+  and slice or gather the rest (the condition of ``extract`` gets no gradient).
 
 >>> import numpy as np, pullback as pb
 >>> x = pb.tensor([1., 2., 3.], requires_grad=True)
@@ -160,3 +165,68 @@ def _numpy_geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 public("logspace", numpy={np.logspace: _numpy_logspace})(_numpy_logspace)
 public("geomspace", numpy={np.geomspace: _numpy_geomspace})(_numpy_geomspace)
+
+
+def _flat(v: Any, dtype: Any) -> Any:
+    """``v`` raveled, in ``dtype`` (numpy's same-kind cast, else its own error)."""
+    if is_traced(v):
+        return np.reshape(to_dtype(v, dtype), -1)
+    v = np.asanyarray(v)
+    if not np.can_cast(v.dtype, dtype, casting="same_kind"):
+        raise args.Unsupported  # numpy's TypeError
+    return np.asarray(v, dtype).ravel()
+
+
+def _numpy_ediff1d(ary, to_end=None, to_begin=None):
+    """The differences of the raveled array, between ``to_begin`` and ``to_end`` (each
+    raveled and cast to the array's dtype, as numpy's), differentiable in all three."""
+    x = np.reshape(args.value(ary), -1)
+    dtype = args.np_dtype(x)
+    parts = [x[1:] - x[:-1]]
+    if to_begin is not None:
+        parts.insert(0, _flat(args.value(to_begin), dtype))
+    if to_end is not None:
+        parts.append(_flat(args.value(to_end), dtype))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+public("ediff1d", numpy={np.ediff1d: _numpy_ediff1d})(_numpy_ediff1d)
+
+
+def _numpy_trim_zeros(filt, trim="fb", axis=None):
+    """numpy's trim_zeros: the box of the nonzero elements (read from the values, a
+    guard of the trace) sliced out of the array."""
+    x = args.value(filt)
+    if not is_traced(x) or not isinstance(trim, str) or trim.lower() not in \
+            ("fb", "bf", "f", "b"):
+        raise args.Unsupported  # numpy's own errors
+    trim, nd = trim.lower(), x.ndim
+    found = tuple(range(nd)) if axis is None else \
+        np.lib.array_utils.normalize_axis_tuple(axis, nd, argname="axis")  # numpy's errors
+    if not found:
+        return x
+    at = np.argwhere(np.asarray(x.detach()))
+    if at.size == 0:
+        start = stop = [0] * nd
+    else:
+        start = at.min(axis=0) if "f" in trim else [None] * nd
+        stop = at.max(axis=0) + 1 if "b" in trim else [None] * nd
+    return x[tuple(slice(start[d], stop[d]) if d in found else slice(None)
+                   for d in range(nd))]
+
+
+public("trim_zeros", numpy={np.trim_zeros: _numpy_trim_zeros})(_numpy_trim_zeros)
+
+
+def _numpy_extract(condition, arr):
+    """The elements of the raveled ``arr`` where the raveled condition (data, no
+    gradient; read: a guard of the trace) is true."""
+    cond = condition.detach() if is_traced(condition) else condition
+    at = np.flatnonzero(np.ravel(np.asarray(cond)))
+    x = np.reshape(args.value(arr), -1)
+    if at.size and at[-1] >= x.shape[0]:
+        raise args.Unsupported  # numpy's IndexError
+    return x[at]
+
+
+public("extract", numpy={np.extract: _numpy_extract})(_numpy_extract)

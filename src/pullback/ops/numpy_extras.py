@@ -1,7 +1,8 @@
 """numpy functions torch has no counterpart of, by their numpy names on Tensors and in
 ``pb.grad``: ``cbrt`` (a primitive), and ``rollaxis``, ``choose``, ``partition``,
 ``convolve``, ``polyval``, ``real_if_close`` and ``full`` / ``full_like`` with a traced
-fill value, composed of existing ops.
+fill value, composed of existing ops; ``spacing`` is a primitive with a zero gradient
+(a step function of x, as ``floor``).
 
 - ``partition`` returns the sorted array, which is one of the partitions numpy's
   contract allows (numpy's own order of the other elements is introselect's choice);
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .convolution import conv1d
-from .elementwise import absolute, clone, imag, is_complex, real, to_dtype, where
+from .elementwise import absolute, clone, imag, is_complex, real, to_dtype, where, zeros_like
 from .indexing import take_along_dim
 from .joining import stack_op
 from .padding import constant_pad
@@ -44,6 +45,12 @@ from .table.registry import defop, is_traced, public
 cbrt = defop("cbrt", np.cbrt, "CbrtBackward0", vjp=(lambda g, out, x: g / (3 * out * out),),
              uses=("out",), template="np.cbrt({0})", elementwise=True, fresh=True,
              numpy=np.cbrt)
+
+#: the distance to the next float: a step function of x (constant between powers of
+#: two), so its gradient is zero, as floor's and sign's are
+spacing = defop("spacing", np.spacing, "SpacingBackward0",
+                vjp=(lambda g, out, x: zeros_like(g),), template="np.spacing({0})",
+                elementwise=True, fresh=True, numpy=np.spacing)
 
 
 def _numpy_rollaxis(a, axis, start=0):

@@ -5,7 +5,8 @@ steps (the scaled Vandermonde matrix, lstsq, the coefficients unscaled).
 
 lstsq's four results are numpy's: the solution, the residuals (the squared norms of
 ``b - a @ x`` per column when the rank is full and ``a`` is tall, else empty), the
-rank (an int: under ``pb.grad`` its reading is a guard of the trace) and the
+rank (numpy's int32 scalar, also eagerly: no Tensor; under ``pb.grad`` it is read
+from the values, a guard of the trace) and the
 singular values, differentiable too. polyfit takes ``deg``, ``rcond``, ``w`` and
 ``full``; ``cov=True`` is refused (numpy's TypeError names it not differentiable).
 
@@ -52,7 +53,17 @@ def _numpy_lstsq(a, b, rcond=None):
     return x, residuals, np.int32(rank), s
 
 
-public("linalg.lstsq_numpy", numpy={np.linalg.lstsq: _numpy_lstsq})(_numpy_lstsq)
+def _numpy_lstsq_face(a, b, rcond=None):
+    x, residuals, rank, s = _numpy_lstsq(a, b, rcond)
+    return x, residuals, args.Kept(rank), s
+
+
+def _numpy_polyfit_face(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    fit = _numpy_polyfit(x, y, deg, rcond, full, w, cov)
+    return fit if not full else fit[:2] + (args.Kept(fit[2]),) + fit[3:]
+
+
+public("linalg.lstsq_numpy", numpy={np.linalg.lstsq: _numpy_lstsq_face})(_numpy_lstsq)
 
 
 def _numpy_polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
@@ -83,4 +94,4 @@ def _numpy_polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return c
 
 
-public("polyfit", numpy={np.polyfit: _numpy_polyfit})(_numpy_polyfit)
+public("polyfit", numpy={np.polyfit: _numpy_polyfit_face})(_numpy_polyfit)

@@ -1,8 +1,9 @@
 """numpy's statistics functions by their numpy names on Tensors and in ``pb.grad``,
 composed of existing ops (so their gradients, tangents, batching and generated code
 are those ops'): ``average``, ``cov``, ``corrcoef``, ``quantile`` / ``percentile`` and
-their NaN-ignoring forms, ``nanmax`` / ``nanmin``, ``nanvar`` / ``nanstd``, ``nanprod``,
-``nancumsum`` / ``nancumprod``, ``ptp``, ``bincount`` and ``histogram``.
+their NaN-ignoring forms, ``nanmedian``, ``nanmax`` / ``nanmin``, ``nanvar`` /
+``nanstd``, ``nanprod``, ``nancumsum`` / ``nancumprod``, ``ptp``, ``bincount`` and
+``histogram``.
 
 - Arguments numpy refuses go to numpy, which raises its own error; so do forms not
   covered here (``out=``, ``where=``, quantile ``weights=``), refused when a gradient
@@ -17,6 +18,9 @@ their NaN-ignoring forms, ``nanmax`` / ``nanmin``, ``nanvar`` / ``nanstd``, ``na
   included, also from a ``range`` that requires grad; with ``weights`` that require
   grad, the counts (and densities) are sums of the weights, differentiable in them.
 - ``bincount`` is differentiable in its ``weights`` (a sum per bin, in float64).
+- ``nanmedian`` is numpy's: the mean of the two middle values for an even count, each
+  taking half the gradient (torch.nanmedian takes the lower one, all the gradient);
+  a tie's gradient goes to the element the sort puts at the middle.
 
 >>> import numpy as np, pullback as pb
 >>> x = pb.tensor([3., 1., 4., 1., 5.], requires_grad=True)
@@ -411,6 +415,32 @@ for _name, _fn, _impl in (("quantile", np.quantile, _numpy_quantile),
                           ("nanpercentile", np.nanpercentile, _numpy_nanpercentile)):
     public(_name, numpy={_fn: _impl})(_impl)
 
+
+def _numpy_nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy's nanmedian: per slice, the mean of the two middle elements that are not
+    NaN (the middle one for an odd count; NaN where all are NaN), each taking half the
+    gradient, from the slice sorted (NaNs last)."""
+    args.plain(out)
+    x = args.value(a)
+    if _kind(x) not in "iuf" or x.size == 0:
+        raise args.Unsupported  # numpy's own forms (complex, empty)
+    if axis is not None:
+        np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)  # numpy's errors
+    if _kind(x) != "f":
+        x = to_dtype(x, np.float64)
+    flat, kept = _by_first_axis(x, axis)
+    s = _numpy_sort(flat, axis=0)
+    k = _numpy_sum(logical_not(isnan(s)), 0, keepdims=True)
+    lo, hi = (to_dtype(clamp(v, 0, None), np.int64) for v in ((k - 1) // 2, k // 2))
+    hi = where(hi > k - 1, lo, hi)
+    y = (take_along_dim(s, lo, 0) + take_along_dim(s, hi, 0)) / 2
+    y = where(k == 0, np.nan, y)
+    reduced = args.axes(axis, x.ndim)
+    return reshape(y, kept if not keepdims else tuple(
+        1 if reduced is None or i in reduced else n for i, n in enumerate(x.shape)))
+
+
+public("nanmedian", numpy={np.nanmedian: _numpy_nanmedian})(_numpy_nanmedian)
 
 # ------------------------------------------------------------ bincount, histogram
 def _values(x: Any) -> Any:

@@ -18,6 +18,16 @@ class Unsupported(Exception):
     own function runs instead (and refuses if a gradient would be lost)."""
 
 
+class Kept:
+    """A result numpy gives as a plain value, not an array (lstsq's rank, an int32
+    scalar): the numpy face returns ``value`` as is, not as a Tensor."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 # ----------------------------------------------------------------------- torch's
 def wrap_dim(dim: Any, ndim: int) -> int:
     """One ``dim`` as a non-negative dim, with torch's IndexError out of range; a 0-d
