@@ -69,22 +69,30 @@ def flatten(x: Any, path: tuple = ()) -> tuple[list, Any]:
 
 
 def unflatten(tree: Any, leaves: list) -> Any:
+    """``leaves`` put back in the structure ``flatten`` gave as ``tree``.
+
+    (A module-level helper, not a closure calling itself: such a closure is a reference
+    cycle that would keep the call's outputs alive until the cyclic garbage collector
+    runs, so every call's arrays piled up, megabytes at a time.)
+
+    >>> unflatten((dict, {"a": None, "b": (tuple, [None, ("const", 3)])}), [1, 2])
+    {'a': 1, 'b': (2, 3)}
+    """
     if tree is None:
         return leaves[0]
-    it = iter(leaves)
+    return _build(tree, iter(leaves))
 
-    def build(tr: Any) -> Any:
-        if tr is None:
-            return next(it)
-        kind, sub = tr
-        if kind == "const":
-            return sub
-        if kind is dict:
-            return {k: build(v) for k, v in sub.items()}
-        items = [build(v) for v in sub]
-        return kind(items) if kind in (list, tuple) else kind(*items)
 
-    return build(tree)
+def _build(tree: Any, it: Any) -> Any:
+    if tree is None:
+        return next(it)
+    kind, sub = tree
+    if kind == "const":
+        return sub
+    if kind is dict:
+        return {k: _build(v, it) for k, v in sub.items()}
+    items = [_build(v, it) for v in sub]
+    return kind(items) if kind in (list, tuple) else kind(*items)
 
 
 def positional(fn: Callable, how: str, args: tuple, kwargs: dict) -> tuple:
