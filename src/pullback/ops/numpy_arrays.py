@@ -94,10 +94,14 @@ def _numpy_block(arrays):
     if not found:
         raise args.Unsupported  # numpy's own error
     numbers, flat, _ = _numbered(found)
+    return _gathered(flat, np.block(_put_numbers(nest, numbers)))
 
-    def put(n):
-        return [put(a) for a in n] if isinstance(n, list) else numbers[n]
-    return _gathered(flat, np.block(put(nest)))
+
+def _put_numbers(nest, numbers):
+    """``np.block``'s nested lists with each leaf's element numbers (a module function:
+    a closure calling itself is a cycle, keeping the values alive until the gc runs)."""
+    return [_put_numbers(a, numbers) for a in nest] if isinstance(nest, list) else \
+        numbers[nest]
 
 
 public("insert", numpy={np.insert: _numpy_insert})(_numpy_insert)

@@ -186,22 +186,23 @@ WRITE_BACK = OpDef("write_back", _write_back_forward, "WriteBackBackward0",
 def _map_first_tensor(x: Any, fn: Callable) -> Any:
     """``x`` with its first Tensor (depth first through tuples, lists, dicts) as
     ``fn(tensor)``."""
-    done = [False]
+    return _mapped_first(x, fn, [False])
 
-    def walk(y: Any) -> Any:
-        if done[0]:
-            return y
-        if isinstance(y, Tensor):
-            done[0] = True
-            return fn(y)
-        if isinstance(y, dict):
-            return {k: walk(v) for k, v in y.items()}
-        if isinstance(y, (list, tuple)):
-            items = [walk(v) for v in y]
-            return type(y)(*items) if hasattr(y, "_fields") else type(y)(items)
+
+def _mapped_first(y: Any, fn: Callable, done: list) -> Any:
+    """``_map_first_tensor``'s walk (a module function: a closure calling itself is a
+    reference cycle, which kept ``fn`` and what it holds alive until the cyclic gc ran)."""
+    if done[0]:
         return y
-
-    return walk(x)
+    if isinstance(y, Tensor):
+        done[0] = True
+        return fn(y)
+    if isinstance(y, dict):
+        return {k: _mapped_first(v, fn, done) for k, v in y.items()}
+    if isinstance(y, (list, tuple)):
+        items = [_mapped_first(v, fn, done) for v in y]
+        return type(y)(*items) if hasattr(y, "_fields") else type(y)(items)
+    return y
 
 
 def writable(x: Any) -> Any:
