@@ -52,6 +52,7 @@ class _Emitter:
         self.looping = 0  # how deep in loops' bodies the statements being written are
         self.prologue: list[str] = []  # the typed scalars loops read, made once first
         self.sum_starts: dict[tuple, str] = {}  # (id of a loop, carry) -> an outer sum
+        self.unused_starts: set[str] = set()  # their zeros, written before a loop around
         self.plain: set | None = None  # see plain_ints
         self.const_values: dict | None = None  # id of a constant Var -> its value
         self.unread: dict = {}  # id of a constant Var not read yet -> its value
@@ -191,6 +192,8 @@ class _Emitter:
             region = REGIONS.get(e.op.name)
             if region is not None:
                 lines += region(self, e, last)
+                if self.unused_starts:
+                    lines = _without_starts(lines, self.unused_starts)
             else:
                 lines += self.statement(e, last)
             for v in e.outs:
@@ -292,6 +295,25 @@ def _targets(em: _Emitter, e: Any, last: dict) -> str:
 
 def _uniq(xs: tuple) -> list:
     return list({x.id: x for x in xs if type(x) is Var}.values())
+
+
+def _without_starts(lines: list[str], names: set[str]) -> list[str]:
+    """``lines`` without the statements (at their own level) binding ``names``, and
+    without those names in its ``del`` lines: the zeros an inner loop's sum would have
+    started from, written before the loop that adds into its outer sum instead
+    (``codegen_loop_buffers._inner_sum``): they are read nowhere."""
+    out = []
+    for line in lines:
+        name = line.partition(" = ")[0]
+        if name in names:
+            continue
+        if line.startswith("del "):
+            kept = [n for n in line[4:].split(", ") if n not in names]
+            if not kept:
+                continue
+            line = "del " + ", ".join(kept)
+        out.append(line)
+    return out
 
 
 #: ufuncs with an augmented assignment; the commutative ones may write into either operand

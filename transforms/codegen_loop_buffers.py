@@ -42,6 +42,19 @@ def starts(em: Any, e: Any, b_carry: tuple, carries: tuple, written: list,
     return lines
 
 
+def shared_names(em: Any, e: Any, b_carry: tuple, carries: tuple) -> None:
+    """A carry whose first value goes by the carry's own name (the user's variable:
+    ``R`` before the loop and in it) and which the loop owns (``_owned_start``: made
+    for it alone, read nowhere after) keeps that name: one buffer before, in and after
+    the loop (``R[i, j] = ...`` on ``R``, as by hand; no ``R_1 = R`` before it)."""
+    facts = loop_facts(em)
+    for k, (bv, init) in enumerate(zip(b_carry, carries)):
+        if bv.id not in em.names and (id(e), k) not in em.sum_starts \
+                and type(init) is Var and em.names.get(init.id) == bv.name \
+                and _owned_start(facts, e, init):
+            em.names[bv.id] = em.names[init.id]
+
+
 def _owned_start(facts: Any, e: Any, init: Any) -> bool:
     """Whether the loop ``e`` may write into its carry's first value ``init`` in place:
     a fresh array only it reads, made in the loop's own graph; or the carry of the loop
@@ -148,5 +161,7 @@ def _inner_sum(em: Any, body: Graph, part: Any, reads: list, outer: dict) -> tup
                 or sum(a is cur for a in readers[0].inputs) != 1:
             return None
         cur = readers[0].out
-    ends = [n for n, v in enumerate(inner.outputs) if v is cur]
-    return (id(q), k) if ends == [k] else None
+    if [n for n, v in enumerate(inner.outputs) if v is cur] != [k]:
+        return None
+    em.unused_starts.add(em.name(init))
+    return id(q), k

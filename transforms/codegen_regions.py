@@ -28,7 +28,7 @@ import numpy as np
 from pullback.ir import Graph, Var, naming
 
 from .codegen_items import items_in_place
-from .codegen_loop_buffers import starts, sum_lines, sums_in_place
+from .codegen_loop_buffers import shared_names, starts, sum_lines, sums_in_place
 from .codegen_loop_facts import loop_facts, walked_only
 from .codegen_loop_names import carry_names, name_item, name_tables
 from .cse import _key, _params_key
@@ -57,6 +57,7 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
     region = body  # (the graph of the function's IR; the writes in place make a new one)
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
+    shared_names(em, e, b_carry, carries)
     name_tables(em, body)
     new_carries = carry_names(em, body, b_carry, region)
     lines = starts(em, e, b_carry, carries, written, True)
