@@ -100,3 +100,29 @@ def test_loops_running_one_body_keep_their_own_last_values() -> None:
 
 def test_the_region_ops_loop_naming_knows_are_those_codegen_writes() -> None:
     assert set(REGION_OPS) == set(REGIONS)
+
+
+def kalman_nll(params, ys):
+    a, q, r = params[0], np.exp(params[1]), np.exp(params[2])
+    m, P, nll = 0.0, 1.0, 0.0
+    for t in range(ys.shape[0]):
+        m_pred, P_pred = a * m, a * a * P + q
+        S = P_pred + r
+        K, v = P_pred / S, ys[t] - m_pred
+        nll = nll + 0.5 * (np.log(2 * np.pi * S) + v * v / S)
+        m, P = m_pred + K * v, (1 - K) * P_pred
+    return nll
+
+
+def test_a_number_summed_over_steps_is_summed_as_a_number() -> None:
+    """A 0-d running sum is rebound (``g_a_sum = g_a_sum + g_a``): numpy's in-place add
+    on a 0-d array costs ~20x an add of numbers, and a scalar loop does little else."""
+    params, ys = np.array([0.9, -1.0, -0.5]), RNG.standard_normal(30)
+    code = pb.compiler.inspect(pb.grad(kalman_nll), params, ys).forward
+    assert "g_a_sum = g_a_sum + g_a" in code and "_sum +=" not in code
+    eps, want = 1e-6, np.zeros(3)
+    for k in range(3):
+        d = np.zeros(3)
+        d[k] = eps
+        want[k] = (kalman_nll(params + d, ys) - kalman_nll(params - d, ys)) / (2 * eps)
+    np.testing.assert_allclose(pb.grad(kalman_nll)(params, ys), want, rtol=1e-6)
