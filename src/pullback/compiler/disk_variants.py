@@ -246,6 +246,26 @@ def _param_names(fn: types.FunctionType, n: int) -> list:
     return list(code.co_varnames[:n])
 
 
+def kept_function(fn: Any) -> tuple[types.FunctionType, tuple] | None:
+    """The user function a variant of ``fn`` is keyed by, and the settings the key adds:
+    ``fn`` itself, or, for a front door's function object that says its settings
+    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces),
+    the function it wraps with them; None: not kept."""
+    if isinstance(fn, types.FunctionType):
+        return fn, ()
+    settings = getattr(fn, "kept_settings", None)
+    inner = getattr(fn, "__wrapped__", None)
+    if settings is None or not isinstance(inner, types.FunctionType):
+        return None
+    return inner, tuple(settings)
+
+
+def _key(fn: Any, door: tuple, args: tuple) -> str:
+    """``key_of`` for ``fn`` as ``kept_function`` finds it (one that is found)."""
+    inner, settings = kept_function(fn)
+    return key_of(inner, (*door, *settings) if settings else door, args)
+
+
 # ------------------------------------------------------------ load, store
 def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     """The variant kept for this call (its ``Traced`` without the trace's values, and
@@ -258,9 +278,9 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
               ) -> tuple[Traced, Module, Any] | None:
     """``load``, with the ``meta`` the variant was stored with (``key``: its key_of,
     when known)."""
-    if not isinstance(fn, types.FunctionType):
+    if kept_function(fn) is None:
         return None
-    got = checked_entry(fn, args, lambda: key or key_of(fn, door, args),
+    got = checked_entry(fn, args, lambda: key or _key(fn, door, args),
                         lambda fields: set())
     if got is None:
         return None
@@ -286,7 +306,9 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         said = fields["captured"]
         traced = {i for i, _ in slots}  # (names for the other arguments only)
-        names = _param_names(fn, len(args)) if len(traced) < len(args) else []
+        named = kept_function(fn)  # (hessian's: its function's, walked through jacrev)
+        names = _param_names(named[0] if named else fn, len(args)) \
+            if len(traced) < len(args) else []
         captured = collect(fn, args, names, traced, referenced(fields),
                            compiled={said[0]: codes[1]} if said else None)
         if captured_text(captured, own) != said:
@@ -373,14 +395,15 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     door reads back with it (``load_meta``); ``parts``: name -> more modules of the
     variant (``load_parts``). Returns the entry's key (None: not kept)."""
     directory = config.cache_dir
-    if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
+    target = kept_function(fn)
+    if target is None or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
-            or reads_outside(fn, traced.captured):
+            or reads_outside(target[0], traced.captured):
         return None
     try:
-        key = key_of(fn, door, args)
+        key = _key(fn, door, args)
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
@@ -437,9 +460,9 @@ def load_parts(fn: Any, door: tuple, args: tuple, names: tuple
                ) -> tuple[Traced, Module, Any, dict, str] | None:
     """``load_meta``'s, with the parts ``names`` (name -> module) and the entry's key
     (more parts may be kept under it later); None (trace) when one is missing."""
-    if not isinstance(fn, types.FunctionType):
+    if kept_function(fn) is None:
         return None
-    key = key_of(fn, door, args)
+    key = _key(fn, door, args)
     got = load_meta(fn, door, args, key)
     if got is None:
         return None
@@ -517,5 +540,5 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
 
 __all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
            "key_of", "checked_entry", "read_entry", "write_entry", "more_modules",
-           "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
-           "captured_text", "code_hash", "STATS"]
+           "entry_fields", "entry_module", "entry_graph", "literal", "kept_function",
+           "NotPortable", "describe", "captured_text", "code_hash", "STATS"]
