@@ -48,7 +48,16 @@ from ..ir import Graph, Var
 from ..settings import config
 from ..user_code import is_user_code
 from .cache import plain_key
-from .cache_files import Refused, mac_line, open_directory, read_signed, versions, warn, write_new
+from .cache_files import (
+    Missing,
+    Refused,
+    mac_line,
+    open_directory,
+    read_signed,
+    versions,
+    warn,
+    write_pair,
+)
 from .captured import CapturedGuards, _user_type, check_code, collect
 from .disk_cache import literal_place, place_value, warned
 from .trace import Traced, param_names
@@ -333,10 +342,13 @@ def read_entry(directory: str, key: str) -> tuple[dict, str, tuple] | None:
     checked (None when there is none; ``Refused`` when it cannot be trusted)."""
     path = os.path.join(directory, key)
     secret = open_directory(directory)
-    if not os.path.lexists(path + ".variant"):
-        STATS["misses"] += 1
-        return None
-    return _read(path, key, secret)
+    try:
+        if os.path.lexists(path + ".variant"):
+            return _read(path, key, secret)
+    except Missing:  # (written again meanwhile, its old code file removed)
+        pass
+    STATS["misses"] += 1
+    return None
 
 
 def entry_module(fields: dict, source: str, codes: tuple) -> Module:
@@ -368,6 +380,7 @@ def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
 
 #: the code files a header may name (nothing else is read)
 _CODE_FILES = {f".v{n}code": f".v{n}code" for n in range(2, 10)}
+_ANY_CODE = (".vcode", *_CODE_FILES)  # (an entry's dead ones are removed when it is written)
 
 
 def more_modules(fields: dict, source: str, codes: tuple) -> list:
@@ -506,9 +519,9 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
     path = os.path.join(directory, key)
     try:
         secret = open_directory(directory)
-        write_new(path + fields.get("code", ".vcode"), code)
-        write_new(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
-                  + header + b"\n" + body)
+        write_pair(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
+                   + header + b"\n" + body, path + fields.get("code", ".vcode"), code,
+                   tuple(path + c for c in _ANY_CODE))
     except Refused as e:
         _refused(directory, str(e))
     except OSError as e:

@@ -39,7 +39,7 @@ from ..cache_files import (
     read_owned,
     versions,
     warn,
-    write_new,
+    write_pair,
 )
 from .compiling import _FUTURE
 from .parsing import _function_lines
@@ -165,8 +165,8 @@ def store(key: str, scope: Scope, saved: Saved) -> None:
     path = os.path.join(directory, key + ".pass")
     try:
         secret = open_directory(directory)
-        write_new(path + "code", code)
-        write_new(path, mac_line(secret, header, b"", code).encode() + b"\n" + header)
+        write_pair(path, mac_line(secret, header, b"", code).encode() + b"\n" + header,
+                   path + "code", code)
     except Refused as e:
         _refused(directory, str(e))
     except (OSError, ValueError) as e:
