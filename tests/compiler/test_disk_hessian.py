@@ -101,3 +101,19 @@ def test_hessian_and_jacfwd_of_jacrev_keep_entries_of_their_own():
         (pb.hessian(g).fn, ("hessian", (0,), False, "linear"))]}
     assert len(keys) == 3
     assert disk_variants.kept_function(pb.jacrev(g, holomorphic=True)) is None
+
+
+def test_jacfwd_and_hessian_of_a_dict_run_with_a_cache_dir(tmp_path, monkeypatch):
+    # a call's key with a dict is not plain literals: not kept, and no NotPortable
+    # escaping to the user (jacfwd raised it before)
+    monkeypatch.setattr(pb.config, "cache_dir", str(tmp_path))
+
+    def g(p):
+        return np.sum(p["a"] ** 2 * p["b"])
+    p = {"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])}
+    got = pb.jacfwd(g)(p)
+    np.testing.assert_allclose(got["a"], [6.0, 16.0])
+    np.testing.assert_allclose(got["b"], [1.0, 4.0])
+    h = pb.hessian(g)(p)
+    np.testing.assert_allclose(h["a"]["b"], np.diag([2.0, 4.0]))
+    np.testing.assert_allclose(h["a"]["a"], np.diag([6.0, 8.0]))

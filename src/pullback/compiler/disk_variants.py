@@ -475,7 +475,10 @@ def load_parts(fn: Any, door: tuple, args: tuple, names: tuple
     (more parts may be kept under it later); None (trace) when one is missing."""
     if kept_function(fn) is None:
         return None
-    key = _key(fn, door, args)
+    try:
+        key = _key(fn, door, args)
+    except NotPortable:  # (a call's key that is not plain literals: a dict's, say)
+        return None
     got = load_meta(fn, door, args, key)
     if got is None:
         return None
