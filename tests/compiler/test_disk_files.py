@@ -111,3 +111,28 @@ def test_a_reader_whose_code_file_went_misses_without_a_warning(tmp_path, monkey
         assert disk_variants.read_entry(str(tmp_path), key) is None
     assert disk_variants.STATS["misses"] == misses + 1
     assert isinstance(cache_files.Missing("x"), cache_files.Refused)
+
+
+def test_an_entry_written_again_while_read_is_a_miss(tmp_path, monkeypatch):
+    # a reader reads the text file, a writer then replaces the code file and the text
+    # file (same names: the captured global changed), then the reader reads the code:
+    # the pair does not match, but the text file changed meanwhile: a miss, no warning
+    monkeypatch.setattr(pb.config, "cache_dir", str(tmp_path))
+    pb.grad(lambda x: (np.sinh(x) ** 2).sum())(X)
+    (variant,) = [n for n in os.listdir(tmp_path) if n.endswith(".variant")]
+    key = variant.partition(".")[0]
+    real = cache_files.read_owned
+    newer = {n: (tmp_path / n).read_bytes() for n in (variant, key + ".vcode")}
+    (tmp_path / (key + ".vcode")).write_bytes(newer[key + ".vcode"] + b"\0")  # the old
+
+    def read(path, what):  # (the writer runs right after the text file is read)
+        data = real(path, what)
+        if path.endswith(".variant") and (tmp_path / variant).read_bytes() == data:
+            (tmp_path / variant).write_bytes(data.replace(b"hmac-sha256 ", b"hmac-sha256 0"))
+        return data
+    monkeypatch.setattr(cache_files, "read_owned", read)
+    misses = disk_variants.STATS["misses"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert disk_variants.read_entry(str(tmp_path), key) is None
+    assert disk_variants.STATS["misses"] == misses + 1

@@ -260,10 +260,22 @@ def read_signed(text_path: str, code_path: str | Callable[[dict], str], secret: 
         ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
     except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
         ok = False
+    if not ok and _rewritten(text_path, data):
+        raise Missing(f"the file {name} was written again while it was read")
     if not ok or not isinstance(fields, dict) or not accept(fields):
         raise Refused(f"the file {name} is corrupted or not this directory's (its HMAC "
                       "does not match); it is ignored")
     return fields, source, code
+
+
+def _rewritten(path: str, data: bytes) -> bool:
+    """Whether text file ``path`` is no longer ``data`` (read before its code file):
+    a writer replaced the entry, code file first, between the two reads, so the pair
+    read does not match though neither file is damaged (a miss, not a refusal)."""
+    try:
+        return read_owned(path, "") != data
+    except Refused:
+        return True
 
 
 def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
