@@ -44,7 +44,7 @@ from ..ir import Graph, Var, every_eqn
 from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
-from .cache_files import Refused, read_signed, versions, warn
+from .cache_files import Missing, Refused, read_signed, versions, warn
 from .cache_files import mac_line as _mac_line
 from .cache_files import open_directory as _open_directory
 from .cache_files import write_pair as _write_pair
@@ -137,6 +137,8 @@ def generated_with(graph: Graph, door: tuple, fn_name: str, env: dict,
     try:
         secret = _open_directory(directory)
         found = _read(directory, key, secret, graph, fn_name, env)
+    except Missing:  # (written again while read: a miss)
+        found = None
     except Refused as e:
         _warn(directory, str(e))
         return _generate(make, fn_name, env, codegen)

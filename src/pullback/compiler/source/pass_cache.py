@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from ...settings import config
 from ..cache_files import (
+    Missing,
     Refused,
     mac_line,
     open_directory,
@@ -123,6 +124,9 @@ def load(fn: types.FunctionType, key: str) -> Saved | None:
             STATS["misses"] += 1
             return None
         fields, code = _read(path, key, secret)
+    except Missing:  # (written again while read, its code file first: a miss)
+        STATS["misses"] += 1
+        return None
     except Refused as e:
         return _refused(directory, str(e))
     except (OSError, ValueError, EOFError) as e:
