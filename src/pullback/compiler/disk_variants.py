@@ -19,7 +19,10 @@ reads globals, cells and defaults) and uses the variant only when the check's so
 and every description are the same; a global or closure value, a called function's
 source, or any value the walk binds that cannot be described (an array, a Tensor, an
 object) makes it trace as before. So does any variant with guards on traced values,
-captured tensors, random draws or lazy arrays: those are never written.
+captured tensors, random draws or lazy arrays: those are never written. A front
+door's function object that says its settings (a Jacobian: hessian's jacfwd traces
+its inner jacrev) is keyed by the user function it wraps plus those settings
+(``kept_function``).
 
 Files: ``<key>.variant`` (an HMAC line, one line of JSON, the generated source) and
 ``<key>.vcode`` (its code object and the captured-value check's, as ``marshal`` writes
@@ -507,7 +510,8 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
     of plain JSON meta and modules kept in the same entry (one read, one HMAC: a
     compiled function's backward), their sources after the module's; an entry
     written again with them names a code file of its own (``.v2code``: a process
-    reading the entry meanwhile reads the code its ``.variant`` was signed with)."""
+    reading the entry meanwhile reads the code its ``.variant`` was signed with, or,
+    once the new ``.variant`` is in place and the old code file removed, misses)."""
     texts = ["\n" + m.source for _, m in more]
     fields = fields | ({"code": f".v{len(more) + 1}code", "more": [
         {"name": m.fn.__name__, "bound": _bound_of(m), "meta": meta, "size": len(text)}
