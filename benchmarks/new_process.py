@@ -80,8 +80,16 @@ else:  # a chain with no source file: traced unrolled, 3 equations per step
     f, args = namespace["chain"], (rng.standard_normal(16), rng.standard_normal(16) * 0.1)
 t0, c0 = time.perf_counter(), time.process_time()
 pb.value_and_grad(f)(*args)
-print(json.dumps({"first": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-                  **spent}))
+got = {"first": time.perf_counter() - t0, "cpu": time.process_time() - c0, **spent}
+if which == "mlp":  # then, in the same process, a first pb.hessian call (90 parameters)
+    def fit(w, x, y):
+        h = np.tanh(x @ w[:80].reshape(8, 10))
+        return np.mean((h @ w[80:] - y) ** 2) + 1e-3 * np.sum(w ** 2)
+    w = rng.standard_normal(90) * 0.3
+    t0, c0 = time.perf_counter(), time.process_time()
+    pb.hessian(fit)(w, rng.standard_normal((32, 8)), rng.standard_normal(32))
+    got.update(hessian=time.perf_counter() - t0, hessian_cpu=time.process_time() - c0)
+print(json.dumps(got))
 '''
 
 ROWS = {"mlp": "MLP b32 64-32-10, value_and_grad",
@@ -135,12 +143,18 @@ def section(result: dict | None) -> list[str]:
                    f"{ms(cached['first'])} | {cached['first'] / cold['first']:.2f} | "
                    f"{ms(cold['cpu'])}, {ms(cached['cpu'])} | "
                    f"{cached['cpu'] / cold['cpu']:.2f} |")
+        if "hessian" in cold:  # (timed in the MLP row's processes, after its call)
+            out.append(f"| pb.hessian of a 90-parameter fit, after the row above in its "
+                       f"process | {ms(cold['hessian'])} | | {ms(r['writing']['hessian'])} | "
+                       f"{ms(cached['hessian'])} | {cached['hessian'] / cold['hessian']:.2f} | "
+                       f"{ms(cold['hessian_cpu'])}, {ms(cached['hessian_cpu'])} | "
+                       f"{cached['hessian_cpu'] / cold['hessian_cpu']:.2f} |")
     return out + ["", "Times exclude importing pullback; CPU is the process's own time "
                   "(time.process_time), steadier than the wall clock on a shared machine. "
                   "A later process runs pb.value_and_grad's and pb.compile's whole variants "
                   "from the cache, without a trace (compiler/disk_variants.py, "
-                  "disk_compiled.py; pb.jvp's, jacfwd's and vmap's too). A checkout's fingerprint "
-                  "is taken at import: a stat per folder, or under "
+                  "disk_compiled.py; pb.jvp's, jacfwd's, jacrev's, hessian's and vmap's "
+                  "too). A checkout's fingerprint is taken at import: a stat per folder, or under "
                   "PYTHONDONTWRITEBYTECODE a stat per file (about 1 ms, at import when "
                   "PULLBACK_CACHE_DIR is set, else at the first call).", ""]
 

@@ -36,6 +36,12 @@ class Refused(Exception):
     """A cache directory or file that is not used (the message says why)."""
 
 
+class Missing(Refused):
+    """A file gone between finding its entry and reading it: a writer replaced the
+    entry meanwhile (and removed the code file the old one read). A miss, not a
+    refusal: nothing was read that does not match."""
+
+
 def versions() -> dict:
     """What else the generated code depends on: pullback's version and a fingerprint of
     its files (an editable install changes without a new version), numpy's, Python's."""
@@ -199,14 +205,13 @@ def _key_of(directory: str) -> bytes:
         # reads a whole key, its own or this one's (os.link refuses to replace)
         tmp = f"{path}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, _NEW_FLAGS, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
         try:
+            _write_all(fd, secrets.token_bytes(32))
             os.link(tmp, path)
         except FileExistsError:
             pass
-        finally:
-            os.unlink(tmp)
+        finally:  # (also when the write failed: no temporary file left behind)
+            _remove(tmp)
     secret = read_owned(path, "its key file")
     if len(secret) != 32:
         raise Refused("its key file is damaged (remove it to start the cache afresh)")
@@ -216,6 +221,8 @@ def _key_of(directory: str) -> bytes:
 def read_owned(path: str, what: str) -> bytes:
     try:
         fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError as e:
+        raise Missing(f"{what} is gone: {e}") from None
     except OSError as e:
         raise Refused(f"{what} cannot be read: {e}") from None
     try:  # (os.read, not a file object: ~8 us less per file of a later process's
@@ -253,10 +260,22 @@ def read_signed(text_path: str, code_path: str | Callable[[dict], str], secret: 
         ok = hmac.compare_digest(mac.decode("ascii"), mac_line(secret, header, source, code))
     except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
         ok = False
+    if not ok and _rewritten(text_path, data):
+        raise Missing(f"the file {name} was written again while it was read")
     if not ok or not isinstance(fields, dict) or not accept(fields):
         raise Refused(f"the file {name} is corrupted or not this directory's (its HMAC "
                       "does not match); it is ignored")
     return fields, source, code
+
+
+def _rewritten(path: str, data: bytes) -> bool:
+    """Whether text file ``path`` is no longer ``data`` (read before its code file):
+    a writer replaced the entry, code file first, between the two reads, so the pair
+    read does not match though neither file is damaged (a miss, not a refusal)."""
+    try:
+        return read_owned(path, "") != data
+    except Refused:
+        return True
 
 
 def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
@@ -267,12 +286,48 @@ def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
 
 
 def write_new(path: str, data: bytes) -> None:
+    """``data`` as file ``path`` (0600): written whole under a temporary name, then
+    renamed over it; the temporary file is removed when that fails (a full disk)."""
     tmp = f"{path}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, _NEW_FLAGS, 0o600)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        _write_all(fd, data)
         os.replace(tmp, path)
-    except OSError:
-        os.unlink(tmp)
+    except BaseException:
+        _remove(tmp)
         raise
+
+
+def write_pair(text_path: str, text: bytes, code_path: str, code: bytes,
+               stale: tuple = ()) -> None:
+    """An entry: its code file, then its text file (whose HMAC signs both; a reader
+    finds the text last, so it reads a whole pair, or misses: ``Missing``), then the
+    code files in ``stale`` other than ``code_path`` removed (an entry written again
+    under another code file's name: the old one is dead once the new text is in
+    place). When a write fails, the entry's files are all removed, so a reader misses
+    rather than finds a text whose code was replaced, and nothing is left behind."""
+    write_new(code_path, code)
+    try:
+        write_new(text_path, text)
+    except BaseException:
+        _remove(code_path, text_path, *stale)
+        raise
+    _remove(*(p for p in stale if p != code_path))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``data`` into ``fd``, which is closed (os.write: no buffered file object)."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _remove(*paths: str) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:  # (gone already; a cleanup's error is not the one to raise)
+            pass

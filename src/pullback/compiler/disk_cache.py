@@ -44,10 +44,10 @@ from ..ir import Graph, Var, every_eqn
 from ..ir.graph import format_param
 from ..ops import OPS
 from ..settings import config
-from .cache_files import Refused, read_signed, versions, warn
+from .cache_files import Missing, Refused, read_signed, versions, warn
 from .cache_files import mac_line as _mac_line
 from .cache_files import open_directory as _open_directory
-from .cache_files import write_new as _write_new
+from .cache_files import write_pair as _write_pair
 from .doors import strip_values
 
 FORMAT = 1  # the file layout's version, part of the key
@@ -137,6 +137,8 @@ def generated_with(graph: Graph, door: tuple, fn_name: str, env: dict,
     try:
         secret = _open_directory(directory)
         found = _read(directory, key, secret, graph, fn_name, env)
+    except Missing:  # (written again while read: a miss)
+        found = None
     except Refused as e:
         _warn(directory, str(e))
         return _generate(make, fn_name, env, codegen)
@@ -227,8 +229,8 @@ def _write(directory: str, key: str, secret: bytes, module: Module, places: dict
     body = module.source.encode("utf-8")
     code = marshal.dumps(module.fn.__code__)
     mac = _mac_line(secret, header, body, code).encode()
-    _write_new(os.path.join(directory, key + ".code"), code)
-    _write_new(os.path.join(directory, key + ".py"), mac + b"\n" + header + b"\n" + body)
+    path = os.path.join(directory, key)
+    _write_pair(path + ".py", mac + b"\n" + header + b"\n" + body, path + ".code", code)
     STATS["writes"] += 1
 
 

@@ -19,7 +19,10 @@ reads globals, cells and defaults) and uses the variant only when the check's so
 and every description are the same; a global or closure value, a called function's
 source, or any value the walk binds that cannot be described (an array, a Tensor, an
 object) makes it trace as before. So does any variant with guards on traced values,
-captured tensors, random draws or lazy arrays: those are never written.
+captured tensors, random draws or lazy arrays: those are never written. A front
+door's function object that says its settings (a Jacobian: hessian's jacfwd traces
+its inner jacrev) is keyed by the user function it wraps plus those settings
+(``kept_function``).
 
 Files: ``<key>.variant`` (an HMAC line, one line of JSON, the generated source) and
 ``<key>.vcode`` (its code object and the captured-value check's, as ``marshal`` writes
@@ -48,7 +51,16 @@ from ..ir import Graph, Var
 from ..settings import config
 from ..user_code import is_user_code
 from .cache import plain_key
-from .cache_files import Refused, mac_line, open_directory, read_signed, versions, warn, write_new
+from .cache_files import (
+    Missing,
+    Refused,
+    mac_line,
+    open_directory,
+    read_signed,
+    versions,
+    warn,
+    write_pair,
+)
 from .captured import CapturedGuards, _user_type, check_code, collect
 from .disk_cache import literal_place, place_value, warned
 from .trace import Traced, param_names
@@ -246,6 +258,26 @@ def _param_names(fn: types.FunctionType, n: int) -> list:
     return list(code.co_varnames[:n])
 
 
+def kept_function(fn: Any) -> tuple[types.FunctionType, tuple] | None:
+    """The user function a variant of ``fn`` is keyed by, and the settings the key adds:
+    ``fn`` itself, or, for a front door's function object that says its settings
+    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces),
+    the function it wraps with them; None: not kept."""
+    if isinstance(fn, types.FunctionType):
+        return fn, ()
+    settings = getattr(fn, "kept_settings", None)
+    inner = getattr(fn, "__wrapped__", None)
+    if settings is None or not isinstance(inner, types.FunctionType):
+        return None
+    return inner, tuple(settings)
+
+
+def _key(fn: Any, door: tuple, args: tuple) -> str:
+    """``key_of`` for ``fn`` as ``kept_function`` finds it (one that is found)."""
+    inner, settings = kept_function(fn)
+    return key_of(inner, (*door, *settings) if settings else door, args)
+
+
 # ------------------------------------------------------------ load, store
 def load(fn: Any, door: tuple, args: tuple) -> tuple[Traced, Module] | None:
     """The variant kept for this call (its ``Traced`` without the trace's values, and
@@ -258,9 +290,9 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
               ) -> tuple[Traced, Module, Any] | None:
     """``load``, with the ``meta`` the variant was stored with (``key``: its key_of,
     when known)."""
-    if not isinstance(fn, types.FunctionType):
+    if kept_function(fn) is None:
         return None
-    got = checked_entry(fn, args, lambda: key or key_of(fn, door, args),
+    got = checked_entry(fn, args, lambda: key or _key(fn, door, args),
                         lambda fields: set())
     if got is None:
         return None
@@ -286,7 +318,9 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         slots = [(i, tuple(p)) for i, p in fields["slots"]]
         said = fields["captured"]
         traced = {i for i, _ in slots}  # (names for the other arguments only)
-        names = _param_names(fn, len(args)) if len(traced) < len(args) else []
+        named = kept_function(fn)  # (hessian's: its function's, walked through jacrev)
+        names = _param_names(named[0] if named else fn, len(args)) \
+            if len(traced) < len(args) else []
         captured = collect(fn, args, names, traced, referenced(fields),
                            compiled={said[0]: codes[1]} if said else None)
         if captured_text(captured, own) != said:
@@ -311,10 +345,13 @@ def read_entry(directory: str, key: str) -> tuple[dict, str, tuple] | None:
     checked (None when there is none; ``Refused`` when it cannot be trusted)."""
     path = os.path.join(directory, key)
     secret = open_directory(directory)
-    if not os.path.lexists(path + ".variant"):
-        STATS["misses"] += 1
-        return None
-    return _read(path, key, secret)
+    try:
+        if os.path.lexists(path + ".variant"):
+            return _read(path, key, secret)
+    except Missing:  # (written again meanwhile, its old code file removed)
+        pass
+    STATS["misses"] += 1
+    return None
 
 
 def entry_module(fields: dict, source: str, codes: tuple) -> Module:
@@ -346,6 +383,7 @@ def _read(path: str, key: str, secret: bytes) -> tuple[dict, str, tuple]:
 
 #: the code files a header may name (nothing else is read)
 _CODE_FILES = {f".v{n}code": f".v{n}code" for n in range(2, 10)}
+_ANY_CODE = (".vcode", *_CODE_FILES)  # (an entry's dead ones are removed when it is written)
 
 
 def more_modules(fields: dict, source: str, codes: tuple) -> list:
@@ -373,14 +411,15 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     door reads back with it (``load_meta``); ``parts``: name -> more modules of the
     variant (``load_parts``). Returns the entry's key (None: not kept)."""
     directory = config.cache_dir
-    if not isinstance(fn, types.FunctionType) or traced.captures or traced.guards or \
+    target = kept_function(fn)
+    if target is None or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or traced.notes or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
-            or reads_outside(fn, traced.captured):
+            or reads_outside(target[0], traced.captured):
         return None
     try:
-        key = key_of(fn, door, args)
+        key = _key(fn, door, args)
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
@@ -437,9 +476,12 @@ def load_parts(fn: Any, door: tuple, args: tuple, names: tuple
                ) -> tuple[Traced, Module, Any, dict, str] | None:
     """``load_meta``'s, with the parts ``names`` (name -> module) and the entry's key
     (more parts may be kept under it later); None (trace) when one is missing."""
-    if not isinstance(fn, types.FunctionType):
+    if kept_function(fn) is None:
         return None
-    key = key_of(fn, door, args)
+    try:
+        key = _key(fn, door, args)
+    except NotPortable:  # (a call's key that is not plain literals: a dict's, say)
+        return None
     got = load_meta(fn, door, args, key)
     if got is None:
         return None
@@ -468,7 +510,8 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
     of plain JSON meta and modules kept in the same entry (one read, one HMAC: a
     compiled function's backward), their sources after the module's; an entry
     written again with them names a code file of its own (``.v2code``: a process
-    reading the entry meanwhile reads the code its ``.variant`` was signed with)."""
+    reading the entry meanwhile reads the code its ``.variant`` was signed with, or,
+    once the new ``.variant`` is in place and the old code file removed, misses)."""
     texts = ["\n" + m.source for _, m in more]
     fields = fields | ({"code": f".v{len(more) + 1}code", "more": [
         {"name": m.fn.__name__, "bound": _bound_of(m), "meta": meta, "size": len(text)}
@@ -483,9 +526,9 @@ def write_entry(directory: str, key: str, fields: dict, module: Module,
     path = os.path.join(directory, key)
     try:
         secret = open_directory(directory)
-        write_new(path + fields.get("code", ".vcode"), code)
-        write_new(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
-                  + header + b"\n" + body)
+        write_pair(path + ".variant", mac_line(secret, header, body, code).encode() + b"\n"
+                   + header + b"\n" + body, path + fields.get("code", ".vcode"), code,
+                   tuple(path + c for c in _ANY_CODE))
     except Refused as e:
         _refused(directory, str(e))
     except OSError as e:
@@ -517,5 +560,5 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
 
 __all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
            "key_of", "checked_entry", "read_entry", "write_entry", "more_modules",
-           "entry_fields", "entry_module", "entry_graph", "literal", "NotPortable", "describe",
-           "captured_text", "code_hash", "STATS"]
+           "entry_fields", "entry_module", "entry_graph", "literal", "kept_function",
+           "NotPortable", "describe", "captured_text", "code_hash", "STATS"]

@@ -27,6 +27,7 @@ import numpy as np
 from ..autograd import anomaly_mode
 from ..autograd.record import trace_hooks
 from ..ir import every_eqn
+from ..ops.indexing import fill_op
 from ..ops.joining import stack
 from ..ops.table.batching import Unbatchable
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
@@ -64,6 +65,17 @@ def _basis(x: Any, j: int) -> Any:
     e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
     return Tensor._make(e) if isinstance(x, Tensor) else e
+
+
+def _row_seed(p: Any, j: int, seeded: bool) -> Any:
+    """jacrev's cotangent for output leaf ``p`` in row ``j`` (the basis vector when
+    ``seeded``, else zeros). Inside a trace (hessian's inner jacrev, traced by its outer
+    jacfwd) a one-element basis and zeros are equations on ``p`` (``np.full``), not
+    Tensors made here: such a Tensor would be a captured value of the trace, which keeps
+    the variant out of the persistent cache."""
+    if trace_hooks() and isinstance(p, Tensor) and (not seeded or p._data.size == 1):
+        return fill_op(p, value=1 if seeded else 0, shape=p._data.shape)
+    return _basis(p, j) if seeded else _zeros_like(p)
 
 
 def _assemble(columns: list, lead: tuple, tail: tuple, like: Any, axis: int) -> Any:
@@ -115,6 +127,14 @@ class Jacobian:
             per_out.append(tuple(per_arg) if isinstance(self.argnums, tuple) else per_arg[0])
         jac = tree_unflatten(out_tree, per_out)
         return (jac, aux) if self.has_aux else jac
+
+    @property
+    def kept_settings(self) -> tuple:
+        """What a kept variant of a transform over this one adds to its key (beside the
+        function's code: ``disk_variants.kept_function``): how it differentiates."""
+        argnums = self.argnums if isinstance(self.argnums, (int, tuple)) else repr(self.argnums)
+        return (self.name, self.door, argnums, self.has_aux, self.forward, self.scalar,
+                self.real_only)
 
     def _check_real(self, leaves: list) -> None:
         """JAX's and torch.func's rule: a Jacobian of complex inputs needs
@@ -221,7 +241,7 @@ class Jacobian:
         for i, o in enumerate(outs):
             rows = []
             for j in range(int(np.prod(_shape(o)))):
-                cts = [_basis(p, j) if p_i == i else _zeros_like(p) for p_i, p in enumerate(outs)]
+                cts = [_row_seed(p, j, p_i == i) for p_i, p in enumerate(outs)]
                 grads = pull(tree_unflatten(tree, cts))
                 rows.append([leaf for k in picks for leaf in tree_leaves(grads[k])])
             blocks.append([_assemble([r[n] for r in rows], _shape(o), _shape(x), x, 0)

@@ -33,13 +33,14 @@ from typing import Any, NamedTuple
 
 from ...settings import config
 from ..cache_files import (
+    Missing,
     Refused,
     mac_line,
     open_directory,
     read_owned,
     versions,
     warn,
-    write_new,
+    write_pair,
 )
 from .compiling import _FUTURE
 from .parsing import _function_lines
@@ -123,6 +124,9 @@ def load(fn: types.FunctionType, key: str) -> Saved | None:
             STATS["misses"] += 1
             return None
         fields, code = _read(path, key, secret)
+    except Missing:  # (written again while read, its code file first: a miss)
+        STATS["misses"] += 1
+        return None
     except Refused as e:
         return _refused(directory, str(e))
     except (OSError, ValueError, EOFError) as e:
@@ -165,8 +169,8 @@ def store(key: str, scope: Scope, saved: Saved) -> None:
     path = os.path.join(directory, key + ".pass")
     try:
         secret = open_directory(directory)
-        write_new(path + "code", code)
-        write_new(path, mac_line(secret, header, b"", code).encode() + b"\n" + header)
+        write_pair(path, mac_line(secret, header, b"", code).encode() + b"\n" + header,
+                   path + "code", code)
     except Refused as e:
         _refused(directory, str(e))
     except (OSError, ValueError) as e:
