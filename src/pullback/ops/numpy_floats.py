@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .elementwise import to_dtype, where, zeros_like
-from .shape import detach
+from .shape import detach, reshape
 from .table import args
 from .table.registry import defop, is_traced, public
 
@@ -72,9 +72,10 @@ def _modf(x):
     dtype = np.modf(np.zeros((), args.np_dtype(x)))[0].dtype  # numpy's errors
     x = _typed(x, dtype)
     whole = np.trunc(x)
-    d = x - whole
-    signed_zero = np.copysign(np.zeros((), dtype), x)
-    return where((d == 0) | np.isinf(x), signed_zero, d), whole
+    # x - whole, signed as x (numpy's -0.0 for -2.0): its negation from the other side,
+    # exact and of gradient one too; 0 of x's sign for an infinity
+    frac = where(np.signbit(x), -(whole - x), x - whole)
+    return where(np.isinf(x), np.copysign(np.zeros((), dtype), x), frac), whole
 
 
 public("float_power", numpy={np.float_power: _float_power})(_float_power)
@@ -93,7 +94,9 @@ def _cumulative(fn: Any, initial: float, x: Any, axis: Any, dtype: Any, out: Any
                 include_initial: bool) -> Any:
     args.plain(out)
     x = args.value(x)
-    if np.ndim(x) == 0 or (axis is None and np.ndim(x) > 1):
+    if np.ndim(x) == 0:
+        x = reshape(x, (1,)) if is_traced(x) else np.reshape(x, (1,))  # (numpy's 1-d)
+    if axis is None and np.ndim(x) > 1:
         raise args.Unsupported  # numpy's ValueError
     axis = 0 if axis is None else args.axes(axis, x.ndim)[0]
     c = fn(x, axis=axis, dtype=dtype)

@@ -14,9 +14,9 @@ arrays, composed of existing ops: ``np.linalg.matmul`` / ``diagonal``, the gufun
 >>> import numpy as np, pullback as pb
 >>> a = pb.tensor([[2., 1.], [0., 4.]], requires_grad=True)
 >>> np.vecdot(a, a)
-tensor([ 5., 16.], grad_fn=<ViewBackward0>)
+tensor([ 5., 16.], grad_fn=<SelectBackward0>)
 >>> np.linalg.cond(a, "fro")
-tensor(3.2812, grad_fn=<MulBackward0>)
+tensor(2.6250, grad_fn=<MulBackward0>)
 """
 
 from __future__ import annotations
@@ -45,9 +45,14 @@ def _conj(x: Any) -> Any:
 
 
 def _core(*xs: Any, ndims: tuple) -> None:
-    """numpy's gufunc checks (too few dimensions): numpy's own error."""
+    """numpy's gufunc checks (too few dimensions, loop dimensions that do not
+    broadcast): numpy's own error."""
     if any(np.ndim(x) < n for x, n in zip(xs, ndims)):
         raise args.Unsupported
+    try:
+        np.broadcast_shapes(*(tuple(x.shape[:x.ndim - n]) for x, n in zip(xs, ndims)))
+    except ValueError:
+        raise args.Unsupported from None
 
 
 def _vecdot(x1, x2):
