@@ -12,6 +12,7 @@ import pytest
 import pullback as pb
 
 from . import numeric_grad
+from .test_numpy_extras import _PROGRAMS, _weighted
 
 _RNG = np.random.default_rng(11)
 _A = _RNG.standard_normal((3, 3)) + 3 * np.eye(3)
@@ -237,3 +238,23 @@ def test_complex_operands() -> None:
     assert s.dtype == pb.complex128
     np.testing.assert_array_equal(s.numpy(), np.sort_complex(z.real.round(0) + 1j * z.imag))
     assert np.sort_complex(pb.tensor([3, 1], dtype=pb.int16)).dtype == pb.complex64
+
+
+_NEW = ["linalg.matmul", "linalg.diagonal", "vecdot", "linalg.vecdot", "matvec", "vecmat",
+        "multi_dot", "cond-fro", "tensorsolve", "tensorinv", "cumulative_sum",
+        "cumulative_prod", "float_power", "ldexp", "frexp", "modf", "nextafter", "polyadd",
+        "polysub", "polymul", "polydiv", "unique", "unique-axis", "unique_values",
+        "unique_all", "union1d", "intersect1d", "setdiff1d", "setxor1d", "sort_complex",
+        "histogram2d", "histogramdd"]
+
+
+@pytest.mark.parametrize("name", _NEW)
+def test_compiled_forward_and_gradient(name) -> None:
+    """Each new function's row of test_numpy_extras.py's table through pb.compile, of the
+    function and of its gradient (values read by numpy: guards of the trace)."""
+    fn, x = _PROGRAMS[name]
+    np.testing.assert_allclose(pb.compile(fn)(pb.tensor(x)).numpy(), fn(x), rtol=1e-12,
+                               atol=1e-12)
+    loss = lambda a: _weighted(fn(a))  # noqa: E731
+    np.testing.assert_allclose(pb.compile(pb.grad(loss))(pb.tensor(x)).numpy(),
+                               pb.grad(loss)(x), rtol=1e-12, atol=1e-12)
