@@ -163,8 +163,8 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "polymul": lambda x: np.polymul(x[0], x[1]),  # (correlate, unwrap: numpy_calculus.py;
-    # roots: numpy_polynomials.py)
+    "matrix_transpose": lambda x: np.matrix_transpose(x),  # (correlate, unwrap:
+    # numpy_calculus.py; roots, polymul: numpy_polynomials.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,
@@ -180,6 +180,7 @@ DECLARED_SINCE = {
     "diagonal": lambda x: x.diagonal(),
     "correlate": lambda x: np.correlate(x[0], x[1], "full"),
     "unwrap": lambda x: np.unwrap(x * 3, axis=1),
+    "polymul": lambda x: np.polymul(x[0], x[1]),
 }
 
 

@@ -477,6 +477,8 @@ POINTWISE_CASES = [
     _c("spacing", A(values=[[1.5, -3.0, 0.75], [5.0, -0.3, 12.0]]), torch_name=False,
        torch=lambda T, x: T.nextafter(x.detach(), x.detach().sign() * float("inf"))
        - x.detach() + 0 * x),
+    # numpy's nextafter: torch's gradient (one in x, zero in the direction y)
+    _c("nextafter", R34, A(values=[0.0, 9.0, -9.0, 1.0]), torch=lambda T, x, y: T.nextafter(x, y)),
     _unary("tan", _UNIT34), _unary("tan", A(values=[-1.0, 0.5, 1.2, 0.0])),
     _unary("asin", _UNIT34), _unary("acos", _UNIT34), _unary("atan", R34),
     _unary("sinh", R34), _unary("cosh", R34), _unary("asinh", R34),

@@ -1,6 +1,6 @@
 """numpy's polynomial functions with traced coefficients, composed of existing ops:
-``polyder``, ``polyint``, ``poly`` and ``roots`` (``polyval`` and ``polyfit`` are in
-numpy_extras.py and numpy_fitting.py).
+``polyder``, ``polyint``, ``poly``, ``roots``, ``polyadd``, ``polysub``, ``polymul`` and
+``polydiv`` (``polyval`` and ``polyfit`` are in numpy_extras.py and numpy_fitting.py).
 
 - ``polyder`` / ``polyint`` take numpy's steps (the coefficients times, or over, their
   powers); ``polyint``'s constants ``k`` may require grad too.
@@ -12,6 +12,9 @@ numpy_extras.py and numpy_fitting.py).
   (as ``np.linalg.eigvals``), with numpy's zeros for trailing zero coefficients. Its
   gradient is eig's, defined where the roots are distinct. Which coefficients are zero
   is read (a guard of the trace).
+- ``polyadd`` / ``polysub`` align the powers with leading zeros, ``polymul`` is
+  ``convolve``; ``polydiv`` is numpy's long division, quotient and remainder both
+  differentiable (numpy drops the remainder's leading near-zeros: read from the values).
 
 >>> import numpy as np, pullback as pb
 >>> p = pb.tensor([1., -3., 2.], requires_grad=True)
@@ -136,3 +139,63 @@ def _numpy_roots(p):
 
 
 public("roots", numpy={np.roots: _numpy_roots})(_numpy_roots)
+
+
+def _pair(a1: Any, a2: Any) -> tuple:
+    """Two coefficient sequences, 1-d (numpy's ``atleast_1d``); a poly1d or an array of
+    more dimensions goes to numpy."""
+    if isinstance(a1, np.poly1d) or isinstance(a2, np.poly1d):
+        raise args.Unsupported  # (numpy's poly1d result)
+    a1, a2 = _coefficients(a1), _coefficients(a2)
+    if np.ndim(a1) != 1 or np.ndim(a2) != 1:
+        raise args.Unsupported
+    return a1, a2
+
+
+def _padded(a: Any, n: int) -> Any:
+    """``a`` after ``n`` leading zeros of its dtype (numpy's alignment of the powers)."""
+    return a if n <= 0 else np.concatenate([np.zeros(n, args.np_dtype(a)), a])
+
+
+def _numpy_polyadd(a1, a2):
+    a1, a2 = _pair(a1, a2)
+    diff = a2.shape[0] - a1.shape[0]
+    return _padded(a1, diff) + _padded(a2, -diff)
+
+
+def _numpy_polysub(a1, a2):
+    a1, a2 = _pair(a1, a2)
+    diff = a2.shape[0] - a1.shape[0]
+    return _padded(a1, diff) - _padded(a2, -diff)
+
+
+def _numpy_polymul(a1, a2):
+    return np.convolve(*_pair(a1, a2))
+
+
+def _numpy_polydiv(u, v):
+    """numpy's long division: each quotient coefficient in turn, the remainder's
+    leading near-zeros (numpy's ``allclose``, read from the values: a guard of the
+    trace) dropped."""
+    u, v = _pair(u, v)
+    u, v = u + 0.0, v + 0.0
+    dtype = np.result_type(args.np_dtype(u), args.np_dtype(v))
+    u, v = _typed(u, dtype), _typed(v, dtype)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / v[0]
+    r, q = u, []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        q.append(np.reshape(d, (1,)))
+        r = np.concatenate([r[:k], r[k:k + n + 1] - d * v, r[k + n + 1:]])
+    quotient = np.concatenate(q) if q else np.zeros((1,), dtype)
+    while r.shape[0] > 1 and np.allclose(np.asarray(detach(r[0]) if is_traced(r)
+                                                    else r[0]), 0, rtol=1e-14):
+        r = r[1:]
+    return quotient, r
+
+
+public("polyadd", numpy={np.polyadd: _numpy_polyadd})(_numpy_polyadd)
+public("polysub", numpy={np.polysub: _numpy_polysub})(_numpy_polysub)
+public("polymul", numpy={np.polymul: _numpy_polymul})(_numpy_polymul)
+public("polydiv", numpy={np.polydiv: _numpy_polydiv})(_numpy_polydiv)

@@ -141,7 +141,10 @@ _BUILDERS: dict = {np.array: _array, np.asarray: _asarray, np.asanyarray: _asarr
                    # their dispatchers look inside the lists (numpy's protocol finds the
                    # traced choices): called as written, lists of any shapes kept
                    np.choose: np.choose, np.select: np.select, np.block: np.block,
-                   np.piecewise: np.piecewise}
+                   np.piecewise: np.piecewise, np.linalg.multi_dot: np.linalg.multi_dot,
+                   np.histogramdd: np.histogramdd,
+                   # (its dispatcher looks inside a tuple only)
+                   np.lexsort: lambda keys, axis=-1: np.lexsort(tuple(keys), axis)}
 if hasattr(np, "row_stack"):  # (numpy 2 deprecates it: vstack's alias)
     _BUILDERS[np.row_stack] = _vstack
 
