@@ -383,20 +383,21 @@ class CompiledFunction:
         """A variant for ``args``, traced now."""
         return build_variant(self.target, args, self.how, self.fn)
 
-    def described(self) -> tuple[Any, dict, Callable | None]:
+    def described(self) -> tuple[Any, dict, Callable | None, Callable | None]:
         """For the persistent cache: a description of what a variant depends on besides
-        ``fn`` and the arguments, the captured tensors it may name (by name) and the
-        captured values that description covers (see ``disk_compiled``)."""
+        ``fn`` and the arguments, the captured tensors it may name (by name), the
+        captured values that description covers and a maker of the captured-value
+        walk's result without the walk (see ``disk_compiled``; None: walk)."""
         if self.target is not self.fn:
             raise disk_compiled.NotPortable(type(self.target).__name__)
-        return None, {}, None
+        return None, {}, None, None
 
     def _from_disk(self, args: tuple) -> Variant | None:
         try:
-            target, tensors, own = self.described()
+            target, tensors, own, guards = self.described()
         except disk_compiled.NotPortable:
             return None
-        found = disk_compiled.load(self.fn, self.how, args, target, tensors, own)
+        found = disk_compiled.load(self.fn, self.how, args, target, tensors, own, guards)
         if found is None:
             return None
         traced, module, f, entry = found
@@ -416,7 +417,7 @@ class CompiledFunction:
 
     def _to_disk(self, args: tuple, variant: Variant) -> None:
         try:
-            target, tensors, own = self.described()
+            target, tensors, own, _ = self.described()
         except disk_compiled.NotPortable:
             return
         names = {id(t): name for name, t in tensors.items()}
