@@ -226,14 +226,16 @@ def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     return h.hexdigest()            # text per key, taken faster than JSON's)
 
 
-_VERSIONS: list = [None, ""]  # versions() as last seen, and its JSON text
+_VERSIONS: list = [None, ""]  # versions() as last seen, and its text
 
 
 def _versions_text() -> str:
-    """``versions()`` as JSON, written again only when it is another dict."""
+    """``versions()`` as text (its repr: strings only, canonical as JSON's, and no JSON
+    encoder to run in a later process's first call), made again only when it is
+    another dict."""
     found = versions()
     if _VERSIONS[0] is not found:
-        _VERSIONS[:] = found, json.dumps(found)
+        _VERSIONS[:] = found, repr(found)
     return _VERSIONS[1]
 
 
