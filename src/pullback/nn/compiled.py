@@ -67,7 +67,7 @@ class CompiledModule(CompiledFunction):
         fn = self.fn
         guards = None
         if getattr(fn, "__self__", None) is module and fn.__func__ is type(module).forward \
-                and all(library_forward(s[1]) for s in signatures):
+                and len(signatures) == len(said):  # (every module's forward pullback's)
             guards = lambda compiled: own_guards(  # noqa: E731
                 module, ModuleGuard(module, signature, tuple(signatures)), fn.__func__,
                 compiled)
@@ -88,7 +88,8 @@ def portable(module: Any, tables: tuple | None = None, signatures: list | None =
     hold in another process; ``NotPortable`` for a hook or a value that is not plain.
     ``tables``: two dicts filled as ``named_parameters()`` and ``named_buffers()`` do
     (each tensor under its first dotted name); ``signatures``: a list given the modules'
-    ``module_signature`` (together: ``signature(module)``)."""
+    ``module_signature`` (together: ``signature(module)``) while every module's forward
+    is pullback's (the walk makes a user module's guard: it is not taken twice)."""
     out, tables = [], tables or ({}, {})
     seen: tuple = (set(), set())
     for name, m in module.named_modules():
@@ -100,14 +101,15 @@ def portable(module: Any, tables: tuple | None = None, signatures: list | None =
         d = m.__dict__
         if any(d.get(table) for table in _HOOKS):
             raise NotPortable("a hook")
+        library = library_forward(type(m))
         attrs = [(k, literal(v)) for k, v in d.items() if not k.startswith("_")] \
-            if library_forward(type(m)) else [("training", literal(d["training"]))]
+            if library else [("training", literal(d["training"]))]
         tensors = [[k, None if t is None else [t._data.dtype.str, list(t._data.shape),
                                                t._requires_grad, type(t).__name__]]
                    for table in ("_parameters", "_buffers") for k, t in d[table].items()]
         out.append([name, describe(type(m)), attrs, tensors, list(d["_modules"]),
                     sorted(d["_non_persistent_buffers_set"])])
-        if signatures is not None:
+        if signatures is not None and library and len(signatures) == len(out) - 1:
             signatures.append(module_signature(m))
     return out
 
