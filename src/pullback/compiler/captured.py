@@ -153,6 +153,21 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
     return walk.finish(referenced, changed, compiled)
 
 
+def own_guards(obj: Any, check: Callable, fn: Callable,
+               compiled: dict | None = None) -> CapturedGuards:
+    """What ``collect`` makes for ``obj.fn`` (``fn``: the function of a method of
+    ``obj``, which guards itself with ``check``, ``_pb_capture_guard``'s) when the walk
+    finds nothing else to guard: ``check()`` alone, the names bound as the walk binds
+    them. Only the caller knows that nothing else is there (a compiled module whose
+    every ``forward`` is pullback's, every argument traced, ``fn`` reading no global:
+    the persistent cache's kept description of the walk's result says so)."""
+    walk = _Walk(set())
+    walk.bind(obj)
+    walk.guard("self", None, f"{walk.bind(check)}()")
+    walk.bind(fn)  # (the walk follows fn, binding it for its defaults' guards)
+    return walk.finish(set(), compiled=compiled)
+
+
 def referenced_ids(graph: Any, captures: list) -> set:
     """The ids of the arrays generated code reads by reference (constants, arrays in
     equations, the bases they view) and of the captured Tensors it reads each call."""
@@ -177,5 +192,5 @@ def referenced_ids(graph: Any, captures: list) -> set:
     return ids
 
 
-__all__ = ["Capture", "CapturedGuards", "_user_type", "check_code", "collect", "referenced_ids",
-           "same_scalar"]
+__all__ = ["Capture", "CapturedGuards", "_user_type", "check_code", "collect", "own_guards",
+           "referenced_ids", "same_scalar"]

@@ -17,7 +17,7 @@ from pullback.transforms.adjoint import active_vars
 
 from ..autograd import anomaly_mode, messages, profiler, record, transform_scopes
 from ..autograd.edges import grad_edge
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import Node, SavedTensor
 from ..autograd.record import trace_hooks
 from ..ir import Var, evaluate, grad_of
@@ -254,6 +254,8 @@ class Retraced:
         return joint
 
     def __getattr__(self, name: str) -> Any:
+        if name == "real":  # (its build raised AttributeError: not a lookup of itself)
+            raise AttributeError(f"retracing for the joint failed: {name}")
         return getattr(self.real, name)
 
 
@@ -381,33 +383,41 @@ class CompiledFunction:
         """A variant for ``args``, traced now."""
         return build_variant(self.target, args, self.how, self.fn)
 
-    def described(self) -> tuple[Any, dict, Callable | None]:
+    def described(self) -> tuple[Any, dict, Callable | None, Callable | None]:
         """For the persistent cache: a description of what a variant depends on besides
-        ``fn`` and the arguments, the captured tensors it may name (by name) and the
-        captured values that description covers (see ``disk_compiled``)."""
+        ``fn`` and the arguments, the captured tensors it may name (by name), the
+        captured values that description covers and a maker of the captured-value
+        walk's result without the walk (see ``disk_compiled``; None: walk)."""
         if self.target is not self.fn:
             raise disk_compiled.NotPortable(type(self.target).__name__)
-        return None, {}, None
+        return None, {}, None, None
 
     def _from_disk(self, args: tuple) -> Variant | None:
         try:
-            target, tensors, own = self.described()
+            target, tensors, own, guards = self.described()
         except disk_compiled.NotPortable:
             return None
-        found = disk_compiled.load(self.fn, self.how, args, target, tensors, own)
+        found = disk_compiled.load(self.fn, self.how, args, target, tensors, own, guards)
         if found is None:
             return None
         traced, module, f, entry = found
-        adjoint = f["wrt"] and Retraced(lambda: self.traced_variant(args), f["residuals"])
+        adjoint = f["wrt"] and Retraced(lambda: self._retraced(args), f["residuals"])
         simple = traced.arg_slots == [(i, ()) for i in range(len(args))]
         return Variant(traced, f["wrt"], module, adjoint or None, simple=simple,
                        returned=f["returned"], tracked=tuple(f["tracked"]),
                        given=given_kind(args) if simple else None,
                        checked=tuple(f["checked"]), disk=f["key"], entry=entry)
 
+    def _retraced(self, args: tuple) -> Variant:
+        """The variant of a kept one (which had gradients), traced again for its joint:
+        with grad on, as when it was kept (a first backward, which needs it, runs with
+        grad off)."""
+        with enable_grad():
+            return self.traced_variant(args)
+
     def _to_disk(self, args: tuple, variant: Variant) -> None:
         try:
-            target, tensors, own = self.described()
+            target, tensors, own, _ = self.described()
         except disk_compiled.NotPortable:
             return
         names = {id(t): name for name, t in tensors.items()}

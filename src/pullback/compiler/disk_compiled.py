@@ -74,15 +74,17 @@ class Entry:
 
 
 def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
-         own: Callable) -> tuple[Traced, Any, dict, Entry] | None:
+         own: Callable, guards: Callable | None = None
+         ) -> tuple[Traced, Any, dict, Entry] | None:
     """The kept variant for this call: its ``Traced`` (no graph values), forward module,
     fields (``key`` among them) and entry; None: trace. ``tensors``: the module's
-    tensors by dotted name; ``own``: descriptions the key makes sufficient (``captured_text``)."""
+    tensors by dotted name; ``own``: descriptions the key makes sufficient (``captured_text``);
+    ``guards``: ``checked_entry``'s."""
     def referenced(fields: dict) -> set:  # (the parameters: inputs of the variant)
         return {id(x) for name in fields["captures"]
                 for x in (tensors[name], tensors[name]._data)}
     got = checked_entry(fn, args, lambda: compile_key(fn, how, args, target), referenced, own,
-                        more=True)
+                        more=True, guards=guards)
     if got is None:
         return None
     fields, slots, captured, module, graph, more = got

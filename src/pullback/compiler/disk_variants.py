@@ -238,14 +238,16 @@ def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     return h.hexdigest()            # text per key, taken faster than JSON's)
 
 
-_VERSIONS: list = [None, ""]  # versions() as last seen, and its JSON text
+_VERSIONS: list = [None, ""]  # versions() as last seen, and its text
 
 
 def _versions_text() -> str:
-    """``versions()`` as JSON, written again only when it is another dict."""
+    """``versions()`` as text (its repr: strings only, canonical as JSON's, and no JSON
+    encoder to run in a later process's first call), made again only when it is
+    another dict."""
     found = versions()
     if _VERSIONS[0] is not found:
-        _VERSIONS[:] = found, json.dumps(found)
+        _VERSIONS[:] = found, repr(found)
     return _VERSIONS[1]
 
 
@@ -302,13 +304,16 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
-                  own: Any = None, more: bool = False) -> tuple | None:
+                  own: Any = None, more: bool = False,
+                  guards: Callable | None = None) -> tuple | None:
     """The entry ``key()`` names, read and checked against this call: its fields, slots,
     captured-value check, module and graph (and, with ``more``, ``more_modules``'s);
     None (trace) when there is none, when a
     captured value is not what it was (``referenced(fields)``: ids the walk takes as
     the entry's own inputs; ``own``: as ``captured_text``), or when it cannot be
-    trusted (one warning)."""
+    trusted (one warning). ``guards(compiled)``: the walk's result made without the
+    walk (``captured.own_guards``), for a call whose every argument is traced, used
+    when its description is the entry's (else, or when it gives None: the walk)."""
     directory = config.cache_dir
     try:
         found = read_entry(directory, key())
@@ -321,11 +326,13 @@ def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
         named = kept_function(fn)  # (hessian's: its function's, walked through jacrev)
         names = _param_names(named[0] if named else fn, len(args)) \
             if len(traced) < len(args) else []
-        captured = collect(fn, args, names, traced, referenced(fields),
-                           compiled={said[0]: codes[1]} if said else None)
-        if captured_text(captured, own) != said:
-            STATS["misses"] += 1  # (a captured value is not what it was: trace)
-            return None
+        compiled = {said[0]: codes[1]} if said else None
+        captured = guards and not names and guards(compiled)  # (no walk: see own_guards)
+        if not captured or captured_text(captured, own) != said:
+            captured = collect(fn, args, names, traced, referenced(fields), compiled=compiled)
+            if captured_text(captured, own) != said:
+                STATS["misses"] += 1  # (a captured value is not what it was: trace)
+                return None
         module = entry_module(fields, source, codes)
         graph = entry_graph(fields)
         others = more and more_modules(fields, source, codes)

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compiler.captured import own_guards
 from ..compiler.compiled import CompiledFunction
 from ..compiler.disk_variants import NotPortable, describe, literal
 from ..compiler.trace_names import capture_names
-from .state import ModuleGuard
+from .state import ModuleGuard, library_forward, module_signature, signature
 
 
 class CompiledModule(CompiledFunction):
@@ -51,15 +52,26 @@ class CompiledModule(CompiledFunction):
         with capture_names({id(t): _identifier(n) for n, t in named}):
             return super().traced_variant(args)
 
-    def described(self) -> tuple[Any, dict, Any]:
+    def described(self) -> tuple[Any, dict, Any, Any]:
         """The module for the persistent cache (``CompiledFunction.described``): its
-        tensors by dotted name, and its guard (which the description covers)."""
+        tensors by dotted name, its guard (which the description covers) and, for a
+        module whose every ``forward`` is pullback's, called as ``module(...)``, the
+        walk's result made from the module's guard alone (``own_guards``; the guard's
+        signature taken in the description's walk of the module tree)."""
         module = self.__dict__["module"]
         tables: tuple = ({}, {})  # (named_parameters' and named_buffers', from one walk)
-        said = portable(module, tables)
+        signatures: list = []
+        said = portable(module, tables, signatures)
         own = lambda v: ["this module"] if v is module or type(v) is ModuleGuard and \
             v.module is module else None  # noqa: E731
-        return said, tables[0] | tables[1], own
+        fn = self.fn
+        guards = None
+        if getattr(fn, "__self__", None) is module and fn.__func__ is type(module).forward \
+                and len(signatures) == len(said):  # (every module's forward pullback's)
+            guards = lambda compiled: own_guards(  # noqa: E731
+                module, ModuleGuard(module, signature, tuple(signatures)), fn.__func__,
+                compiled)
+        return said, tables[0] | tables[1], own, guards
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -70,11 +82,14 @@ class CompiledModule(CompiledFunction):
         return f"CompiledModule({self.__dict__['module']!r})"
 
 
-def portable(module: Any, tables: tuple | None = None) -> list:
+def portable(module: Any, tables: tuple | None = None, signatures: list | None = None
+             ) -> list:
     """What a trace of ``module`` depends on (``signature``'s), in plain values that
     hold in another process; ``NotPortable`` for a hook or a value that is not plain.
     ``tables``: two dicts filled as ``named_parameters()`` and ``named_buffers()`` do
-    (each tensor under its first dotted name)."""
+    (each tensor under its first dotted name); ``signatures``: a list given the modules'
+    ``module_signature`` (together: ``signature(module)``) while every module's forward
+    is pullback's (the walk makes a user module's guard: it is not taken twice)."""
     out, tables = [], tables or ({}, {})
     seen: tuple = (set(), set())
     for name, m in module.named_modules():
@@ -86,17 +101,19 @@ def portable(module: Any, tables: tuple | None = None) -> list:
         d = m.__dict__
         if any(d.get(table) for table in _HOOKS):
             raise NotPortable("a hook")
+        library = library_forward(type(m))
         attrs = [(k, literal(v)) for k, v in d.items() if not k.startswith("_")] \
-            if _LIBRARY(type(m).forward) else [("training", literal(d["training"]))]
+            if library else [("training", literal(d["training"]))]
         tensors = [[k, None if t is None else [t._data.dtype.str, list(t._data.shape),
                                                t._requires_grad, type(t).__name__]]
                    for table in ("_parameters", "_buffers") for k, t in d[table].items()]
         out.append([name, describe(type(m)), attrs, tensors, list(d["_modules"]),
                     sorted(d["_non_persistent_buffers_set"])])
+        if signatures is not None and library and len(signatures) == len(out) - 1:
+            signatures.append(module_signature(m))
     return out
 
 
-_LIBRARY = lambda f: getattr(f, "__module__", "").startswith("pullback.")  # noqa: E731
 _HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 
 

@@ -36,9 +36,8 @@ from . import state
 from .compiled import CompiledModule
 from .hooks import HookTable, call_with_hooks
 from .parameter import Parameter
+from .state import signature
 from .state_dict import StateDictMixin, typename
-
-_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.dtype, dtypes.dtype)
 
 
 class Module(StateDictMixin):
@@ -423,40 +422,6 @@ class Module(StateDictMixin):
             for table in ("_backward_pre_hooks", "_backward_hooks"):
                 calls += list(m.__dict__.get(table, {}).values())
         return state.ModuleGuard(self, signature), calls
-
-
-def signature(module: Module) -> tuple:
-    """What a trace of code calling ``module`` depends on, in a comparable form: every
-    submodule (identity, type, ``training``, hooks) and its parameters and buffers
-    (identity, dtype, shape, requires_grad); for a module whose ``forward`` is
-    pullback's (``Linear``, ``Softmax``...), its attributes too (the hyperparameters
-    that code reads). A user's ``forward`` is followed by the captured-value walk,
-    which guards the attributes it reads, and only those (a step counter kept on the
-    model does not retrace)."""
-    out = []
-    for m in module.modules():
-        d = m.__dict__
-        attrs = tuple((k, v if isinstance(v, _SCALARS) or _scalar_tuple(v) else id(v))
-                      for k, v in d.items() if not k.startswith("_")) \
-            if _library_forward(type(m)) else (("training", d["training"]),)
-        tensors = tuple((k, None if t is None else (id(t), t._data.dtype, t._data.shape,
-                                                    t._requires_grad))
-                        for table in ("_parameters", "_buffers") for k, t in d[table].items())
-        children = tuple((k, id(c)) for k, c in d["_modules"].items())
-        hooks = (tuple(d["_forward_pre_hooks"].items()), tuple(d["_forward_hooks"].items()),
-                 tuple(d["_non_persistent_buffers_set"]),
-                 tuple(d.get("_backward_pre_hooks", {}).items()),
-                 tuple(d.get("_backward_hooks", {}).items()))
-        out.append((id(m), type(m), attrs, tensors, children, hooks))
-    return tuple(out)
-
-
-def _library_forward(cls: type) -> bool:
-    return getattr(cls.forward, "__module__", "").startswith("pullback.")
-
-
-def _scalar_tuple(v: Any) -> bool:
-    return isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v)
 
 
 def _addindent(text: str, spaces: int) -> str:
