@@ -65,3 +65,30 @@ def test_no_snapshot_without_bytecode(package, monkeypatch):
     import_it()
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert taken() is None
+
+
+def test_the_snapshot_holds_until_a_module_of_pullbacks_is_loaded(monkeypatch):
+    """Modules loaded after the snapshot are read from where it stopped (sys.modules
+    keeps the order of loading): another package's keep it; one of pullback's, or a
+    module removed from before it, makes the whole list read again."""
+    import types
+
+    root = sorted(cache_files._roots())[0]
+    if cache_files._installed(cache_files._roots()):
+        pytest.skip("an install in site-packages takes no snapshot")
+    monkeypatch.setattr(cache_files, "_snapshot", {})
+    monkeypatch.setattr(cache_files, "_folder_times", lambda files: [("folder", 1, 2)])
+    cache_files.snapshot()
+    other = types.ModuleType("pb_test_other")
+    other.__file__ = os.path.join(os.path.dirname(root), "elsewhere", "other.py")
+    monkeypatch.setitem(sys.modules, "pb_test_other", other)
+    assert cache_files._snapshot_holds() and cache_files._snapshot["last"] == "pb_test_other"
+    first = next(iter(sys.modules))  # (removed from before: the whole list is read)
+    monkeypatch.delitem(sys.modules, first)
+    for name in ("pb_test_a", "pb_test_b"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    assert cache_files._snapshot_holds() and cache_files._snapshot["last"] == "pb_test_b"
+    ours = types.ModuleType("pb_test_ours")
+    ours.__file__ = os.path.join(root, "late_module.py")
+    monkeypatch.setitem(sys.modules, "pb_test_ours", ours)
+    assert not cache_files._snapshot_holds()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import secrets
@@ -120,9 +121,11 @@ def snapshot() -> None:
     found = _folder_times(files)
     if found is not None:
         _snapshot.update(hash="folders " + hashlib.sha256(repr(found).encode()).hexdigest(),
-                         files=len(files), modules=len(sys.modules))
+                         files=len(files), modules=len(sys.modules),
+                         last=next(reversed(sys.modules)))
     elif config.cache_dir:
-        _snapshot.update(hash=_fingerprint(), files=len(files), modules=len(sys.modules))
+        _snapshot.update(hash=_fingerprint(), files=len(files), modules=len(sys.modules),
+                         last=next(reversed(sys.modules)))
 
 
 def _folder_times(files: list) -> list | None:
@@ -147,19 +150,26 @@ def _snapshot_holds() -> bool:
     then the stat per file, for the rest of the process)."""
     if not _snapshot:
         return False
-    n = len(sys.modules)
-    if n != _snapshot["modules"]:
-        if len(_loaded_files(_roots())) != _snapshot["files"]:
+    n, seen = len(sys.modules), _snapshot["modules"]
+    if n != seen:
+        # modules only added since (the one last seen is still at its place: sys.modules
+        # keeps the order of loading): only theirs are read, not every module's
+        added = n > seen and next(itertools.islice(sys.modules, seen - 1, None)) == \
+            _snapshot["last"]
+        if len(_loaded_files(_roots(), seen if added else 0)) != (
+                0 if added else _snapshot["files"]):
             _snapshot.clear()
             return False
-        _snapshot["modules"] = n
+        _snapshot.update(modules=n, last=next(reversed(sys.modules)))
     return True
 
 
-def _loaded_files(roots: set) -> list:
-    """The source files of the modules loaded from under ``roots``."""
+def _loaded_files(roots: set, start: int = 0) -> list:
+    """The source files of the modules loaded (from the ``start``-th on) from under
+    ``roots``."""
     prefixes = tuple(os.path.join(r, "") for r in roots)
-    files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+    files = [getattr(m, "__file__", None)
+             for m in itertools.islice(list(sys.modules.values()), start, None)]
     return [f for f in files if isinstance(f, str) and f.startswith(prefixes)]
 
 
