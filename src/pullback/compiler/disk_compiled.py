@@ -90,7 +90,8 @@ def load(fn: Callable, how: str, args: tuple, target: Any, tensors: dict,
     fields, slots, captured, module, graph, more = got
     captures = [tensors[name] for name in fields["captures"]]
     traced = Traced(graph, slots, list(fields["requires"]), captures, [], None,
-                    len(graph.outputs), captured, captured and captured.check)
+                    len(graph.outputs), captured, captured and captured.check,
+                    notes=tuple(fields.get("notes", ())))
     entry = Entry(fields["key"], {k: v for k, v in fields.items() if k not in _MORE},
                   module, captured, dict(_part_of(meta, m) for meta, m in more))
     fields["returned"] = fields["returned"] and tuple(map(tuple, fields["returned"]))
@@ -105,7 +106,7 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
     """Keep a variant just traced (``meta``: the Variant's wrt, returned, tracked,
     checked and residuals); its entry, or None when not kept. ``names``: the module's
     tensors' dotted names by id."""
-    if traced.guards or traced.generators or traced.cut is not None or traced.notes or \
+    if traced.guards or traced.generators or traced.cut is not None or \
             traced.out_tree is not None or not all(id(t) in names for t in traced.captures) \
             or not all(e.op.pure for e in every_eqn(traced.graph)) or warned(module):
         return None  # (a print or callback: a kept variant's graph has no equations, and
@@ -116,7 +117,7 @@ def store(fn: Callable, how: str, args: tuple, target: Any, names: dict, own: Ca
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires),
             "captures": [names[id(t)] for t in traced.captures],
-            "captured": captured_text(traced.captured, own)}
+            "captured": captured_text(traced.captured, own), "notes": list(traced.notes)}
     except (NotPortable, TypeError, ValueError):
         return None
     if not write_entry(config.cache_dir, key, fields, module, traced.captured):

@@ -300,7 +300,8 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
         return None
     fields, slots, captured, module, graph = got
     return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
-                  captured, captured and captured.check), module, fields.get("meta")
+                  captured, captured and captured.check, notes=tuple(fields.get("notes", ()))
+                  ), module, fields.get("meta")
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
@@ -420,7 +421,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     directory = config.cache_dir
     target = kept_function(fn)
     if target is None or traced.captures or traced.guards or \
-            traced.generators or traced.cut is not None or traced.notes or \
+            traced.generators or traced.cut is not None or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
             or reads_outside(target[0], traced.captured):
@@ -430,7 +431,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
-            "meta": meta}
+            "meta": meta, "notes": list(traced.notes)}
         for name, part in (parts or {}).items():  # (first: the entry finds them written)
             if not store_part(key, name, part):
                 return None

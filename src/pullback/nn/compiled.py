@@ -25,7 +25,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 from ..compiler.captured import own_guards
 from ..compiler.compiled import CompiledFunction
@@ -62,8 +63,7 @@ class CompiledModule(CompiledFunction):
         tables: tuple = ({}, {})  # (named_parameters' and named_buffers', from one walk)
         signatures: list = []
         said = portable(module, tables, signatures)
-        own = lambda v: ["this module"] if v is module or type(v) is ModuleGuard and \
-            v.module is module else None  # noqa: E731
+        own = functools.partial(_own, module, functools.cache(lambda: _paths(module)))
         fn = self.fn
         guards = None
         if getattr(fn, "__self__", None) is module and fn.__func__ is type(module).forward \
@@ -80,6 +80,30 @@ class CompiledModule(CompiledFunction):
 
     def __repr__(self) -> str:
         return f"CompiledModule({self.__dict__['module']!r})"
+
+
+def _own(module: Any, paths: Callable[[], dict], v: Any) -> list | None:
+    """``v`` (a bound value of the captured-value walk) as the key describes it: the
+    module, one of its submodules by its dotted name (a user's ``Block`` in a
+    ``ModuleList``), a guard of either, or a submodule's table of submodules,
+    parameters or buffers (``block._modules``, which ``block.lin`` reads); None for
+    anything else."""
+    m = v.module if type(v) is ModuleGuard else v
+    if m is module:
+        return ["this module"]
+    path = paths().get(id(m))
+    return None if path is None else ["this module", *path]
+
+
+def _paths(module: Any) -> dict:
+    """id -> [dotted name] of ``module``'s submodules, and -> [dotted name, table] of
+    their tables (``portable`` describes both)."""
+    found = {}
+    for name, m in module.named_modules():
+        found[id(m)] = [name]
+        for table in ("_modules", "_parameters", "_buffers"):
+            found.setdefault(id(m.__dict__[table]), [name, table])
+    return found
 
 
 def portable(module: Any, tables: tuple | None = None, signatures: list | None = None
