@@ -68,8 +68,7 @@ def test_tensor_augmented_writes_into_a_view_reach_the_base(op) -> None:
     def run(lib, v):
         x = lib.tensor(v, requires_grad=True)
         y = x * 1.0
-        r = y[:2]
-        exec(f"r {op}")  # (the statement itself: r is rebound or written into)
+        exec(f"r {op}", {}, {"r": y[:2]})  # (the statement: r rebound, or written into)
         (y * lib.tensor(WEIGHTS)).sum().backward()
         return y.detach().numpy(), x.grad.numpy()
 
