@@ -263,3 +263,45 @@ def test_a_loop_writing_an_array_and_its_view_unrolls_and_is_right() -> None:
     np.testing.assert_allclose(pb.grad(_writes_an_array_and_its_view)(x), [28.0, 2.0, 3.0, 4.0])
     loops = pb.compiler.inspect(g, x).loops
     assert len(loops) == 1 and "shares memory with" in loops[0]
+
+
+def _rows_through_a_view(x):
+    out = np.zeros((3, 4))
+    for t in range(3):
+        row = out[t]
+        row[:] = x * t  # (out's items, written through the name row)
+    return (out * out).sum()
+
+
+def _rows_added_through_a_view(x):
+    out = np.zeros((3, 4))
+    for t in range(3):
+        row = out[t]
+        row += np.sin(x) * (t + 1)
+    return (out * out).sum()
+
+
+def _row_through_a_view_no_loop(x):
+    out = np.zeros((3, 4))
+    row = out.T[1]
+    row[:3] = x[:3] ** 2
+    return (out * np.arange(12.0).reshape(3, 4)).sum()
+
+
+@pytest.mark.parametrize("f", [_rows_through_a_view, _rows_added_through_a_view,
+                               _row_through_a_view_no_loop])
+def test_writes_through_a_name_for_a_view_reach_the_array(f) -> None:
+    """``row = out[t]; row[:] = v`` was refused (out, never written by name, stayed a
+    numpy array), and ``row += v`` in a loop gave 0 for the value and the gradient (the
+    region's body wrote into a new value of row, not out)."""
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    value, grad = pb.value_and_grad(f)(x)
+    assert np.isclose(value, f(x.copy()))
+    np.testing.assert_allclose(grad, fd(f, x), atol=1e-6)
+    np.testing.assert_allclose(pb.grad(f)(x), grad, atol=1e-12)
+
+
+def test_a_loop_changing_a_view_in_place_says_why_it_unrolls() -> None:
+    g = pb.grad(_rows_added_through_a_view)
+    loops = pb.compiler.inspect(g, np.ones(4)).loops
+    assert len(loops) == 1 and "it changes row, a view of out, in place" in loops[0]
