@@ -305,3 +305,27 @@ def test_a_loop_changing_a_view_in_place_says_why_it_unrolls() -> None:
     g = pb.grad(_rows_added_through_a_view)
     loops = pb.compiler.inspect(g, np.ones(4)).loops
     assert len(loops) == 1 and "it changes row, a view of out, in place" in loops[0]
+
+
+def _add_into(buf, v):
+    part = buf[1:]
+    part += v[1:]
+
+
+def _accumulates_through_a_helper(x):
+    out = np.zeros(4)
+    for t in range(3):
+        _add_into(out, np.sin(x) * t)
+    return (out ** 2).sum()
+
+
+def test_a_loop_whose_helper_changes_its_argument_in_place_unrolls() -> None:
+    """The helper's write into ``out``, which the loop does not carry, was lost in the
+    region (value and gradient 0)."""
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    f = _accumulates_through_a_helper
+    value, grad = pb.value_and_grad(f)(x)
+    assert np.isclose(value, f(x.copy()))
+    np.testing.assert_allclose(grad, fd(f, x), atol=1e-6)
+    loops = pb.compiler.inspect(pb.grad(f), x).loops
+    assert len(loops) == 1 and "changes in place an array it reads from outside" in loops[0]
