@@ -148,6 +148,8 @@ class NumpyTensor(Tensor):
     ``requires_grad``...) stay, as extras."""
 
     __slots__ = ()
+    _stale_view_refused = False  # (numpy: a row taken before the array is written into
+    # takes values that need a gradient as well as after)
 
     # an op whose operands hold this and no plain Tensor (priority 1) makes one
     _pb_dispatch = dispatcher(0)(_apply)

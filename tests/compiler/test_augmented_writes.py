@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import numeric_grad as fd
+from ops import numeric_grad as fd
 
 import pullback as pb
 

@@ -113,9 +113,12 @@ def may_alias(expr: Any, aliases: dict) -> set:
 
 def aliases_of(fn: Any) -> dict:
     """Name -> the names whose arrays it may share memory with, from the function's
-    assignments ``a = expr`` (to a fixed point: ``a = R[i]; b = a.T``)."""
+    assignments ``a = expr`` (to a fixed point: ``a = R[i]; b = a.T``) and loops
+    ``for row in R`` (``enumerate`` and ``zip`` of names too)."""
     pairs = [pair for n in walk(fn) if isinstance(n, gast.Assign)
              for t in n.targets for pair in _bound(t, n.value)]
+    pairs += [pair for n in walk(fn) if isinstance(n, gast.For)
+              for pair in _iterated(n.target, n.iter)]
     aliases: dict = {}
     changed = True
     while changed:
@@ -138,3 +141,20 @@ def _bound(target: Any, value: Any) -> list:
     if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
         return [p for t, v in zip(target.elts, value.elts) for p in _bound(t, v)]
     return [p for t in target.elts for p in _bound(t, value)]
+
+
+def _iterated(target: Any, iterable: Any) -> list:
+    """``(name, expression)`` for each name ``for target in iterable`` binds to an item
+    of an array: ``row`` of ``for row in R``, ``a``, ``b`` of ``zip(A, B)``, ``row`` of
+    ``for i, row in enumerate(R)``."""
+    f = iterable.func if isinstance(iterable, gast.Call) else None
+    if not (isinstance(f, gast.Name) and f.id in ("enumerate", "zip")):
+        return _bound(target, iterable)
+    args = iterable.args[:1] if f.id == "enumerate" else iterable.args
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return []
+    elts = target.elts[1:] if f.id == "enumerate" else target.elts
+    if f.id == "enumerate" and len(elts) == 1:  # (for i, (a, b) in enumerate(zip(A, B)))
+        return _iterated(elts[0], args[0]) if args else []
+    return [p for t, a in zip(elts, args) for p in _bound(t, a)] \
+        if len(elts) == len(args) else []
