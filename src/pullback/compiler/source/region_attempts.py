@@ -97,24 +97,6 @@ def _closes_over_tensors(fn: Callable) -> bool:
     return False
 
 
-def _captured_tensors(fn: Callable) -> list:
-    """The Tensors ``fn`` (or a loop's function it holds) closes over: as themselves,
-    in a list, tuple or dict, or as an attribute of an object."""
-    found = []
-    for cell in fn.__closure__ or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if callable(v) and getattr(v, "__name__", "").startswith("__pb_loop_"):
-            found.extend(_captured_tensors(v))
-            continue
-        items = list(v.values()) if isinstance(v, dict) else list(v) \
-            if isinstance(v, (list, tuple)) else [v, *getattr(v, "__dict__", {}).values()]
-        found.extend(a for a in items if isinstance(a, Tensor))
-    return found
-
-
 def fell_back(tracers: list, body: Callable, why: str, what: str = "loop") -> None:
     code = body.__code__
     done = "unrolled" if what == "loop" else "guarded"
@@ -131,13 +113,8 @@ def attempt(tracers: list, body: Callable, region: Callable,
               {k: (g, state_of(g)) for k, (g, _) in tr.rewinds.items()}) for tr in tracers]
     depth = what == "loop"  # (item writes in a branch alone stay writes: a guard)
     DEPTH[0] += depth
-    versions = [(t, t._vc.value) for t in _captured_tensors(body)]
     try:
-        out = tuple(region())
-        if any(t._vc.value != n for t, n in versions):
-            raise RuntimeError("it changes in place an array it reads from outside "
-                               "(through a function it calls), which it does not carry")
-        return out
+        return tuple(region())
     except Exception as e:  # (the plain loop runs next: a real error is raised again there)
         for tr, s in zip(tracers, saved):
             _put_back(tr, *s)
