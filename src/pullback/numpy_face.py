@@ -148,6 +148,8 @@ class NumpyTensor(Tensor):
     ``requires_grad``...) stay, as extras."""
 
     __slots__ = ()
+    _stale_view_refused = False  # (numpy: a row taken before the array is written into
+    # takes values that need a gradient as well as after)
 
     # an op whose operands hold this and no plain Tensor (priority 1) makes one
     _pb_dispatch = dispatcher(0)(_apply)
@@ -163,10 +165,26 @@ class NumpyTensor(Tensor):
         """numpy's assignment: where an advanced index names an element more than once,
         the last write wins, and so does its gradient (torch's face keeps torch's)."""
         idx = _index(idx)
+        if _overlaps(self, value):  # (numpy reads the value as it was: y[1:] = y[:-1])
+            value = value.copy()
         if basic_index_kind(idx) is None and numpy_inplace.repeats_positions(self, idx):
             numpy_inplace.assign(self, idx, value)
         else:
             TensorMethods.__setitem__(self, idx, value)
+
+    # numpy's augmented assignments: in place (a view's base sees the write), reading an
+    # operand that overlaps the target as it was before the write
+    def __iadd__(self, other: Any) -> Any:
+        return _augmented(np.add, TensorMethods.__iadd__, self, other)
+
+    def __isub__(self, other: Any) -> Any:
+        return _augmented(np.subtract, TensorMethods.__isub__, self, other)
+
+    def __imul__(self, other: Any) -> Any:
+        return _augmented(np.multiply, TensorMethods.__imul__, self, other)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return _augmented(np.true_divide, TensorMethods.__itruediv__, self, other)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = numpy_interop.array_ufunc(ufunc, method, inputs, kwargs)
@@ -382,6 +400,29 @@ def _bitwise(ufunc: np.ufunc, logical: Callable, x: Any, y: Any) -> Any:
     return logical(x, y) if _bools(x, y) else ufunc(x, y)
 
 
+def _overlaps(target: Tensor, value: Any) -> bool:
+    """Whether ``value`` is a Tensor whose memory meets ``target``'s, not as the same
+    array (torch refuses such a write; numpy reads the value as it was before it)."""
+    return isinstance(value, Tensor) and value._data is not target._data \
+        and np.may_share_memory(value._data, target._data)
+
+
+def _augmented(ufunc: np.ufunc, inplace: Callable, target: Any, other: Any) -> Any:
+    """``target op= other`` as numpy does it: Tensor's in-place op, or, when ``other``
+    overlaps ``target``, ``ufunc(target, other, out=target)`` (the result, then copied in)."""
+    if not _overlaps(target, other):
+        return inplace(target, other)
+    ufunc(target, other, out=target)
+    return target
+
+
+def _in_place(ufunc: np.ufunc) -> Callable:
+    def method(self: Any, other: Any) -> Any:
+        ufunc(self, other, out=self)
+        return self
+    return method
+
+
 def _reflected(ufunc: np.ufunc) -> tuple:
     return (lambda self, other: ufunc(self, other)), (lambda self, other: ufunc(other, self))
 
@@ -391,6 +432,11 @@ def _reflected(ufunc: np.ufunc) -> tuple:
 NumpyTensor.__floordiv__, NumpyTensor.__rfloordiv__ = _reflected(np.floor_divide)
 NumpyTensor.__mod__, NumpyTensor.__rmod__ = _reflected(np.remainder)
 NumpyTensor.__xor__, NumpyTensor.__rxor__ = _reflected(np.bitwise_xor)
+# augmented assignments writing in place, as ndarray's (else Python rebinds the name)
+for _name, _ufunc in (("pow", np.power), ("mod", np.remainder), ("floordiv", np.floor_divide),
+                      ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                      ("lshift", np.left_shift), ("rshift", np.right_shift)):
+    setattr(NumpyTensor, f"__i{_name}__", _in_place(_ufunc))
 
 #: ndarray methods that are numpy's function of that name with the array first
 FUNCTION_METHODS = ("all", "any", "argmax", "argmin", "argsort", "clip", "cumprod", "cumsum",

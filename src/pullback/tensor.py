@@ -55,6 +55,8 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
     _accumulator: Any = None  # weakref to the leaf's AccumulateGrad
     _is_inference = False
     _fw_tangent: Tensor | None = None  # forward mode's tangent (autograd/forward_ad.py)
+    _stale_view_refused = True  # torch's refusal of a write into a view taken before its
+    # base came to require grad (numpy's face, whose views have no such rule, says False)
 
     _pb_dispatch = dispatcher(1)(apply)
     __array_priority__ = 1000

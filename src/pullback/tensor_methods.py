@@ -149,6 +149,17 @@ class TensorMethods:
     def __itruediv__(self, other):
         return apply_inplace(ew.div, (self, other), {})
 
+    # (without these Python would rebind ``x **= 2`` to a new tensor: a view's base, and
+    # every other name for it, would not see the write)
+    def __ipow__(self, other):
+        return self.pow_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
     def contiguous(self):
         return self if self._data.flags.c_contiguous else ew.clone_contiguous(self)
 

@@ -562,3 +562,10 @@ def test_fixed_point_without_convergence_raises():
         def diverge(a):
             return lambda x: 2 * x + a
         pb.fixed_point(diverge, pb.tensor(1.0, requires_grad=True), 1.0, max_iter=50)
+
+
+def test_fixed_point_names_the_curried_form_for_a_two_argument_step() -> None:
+    """JAX's form f(a, x) failed inside with "missing 1 required positional argument"."""
+    with pytest.raises(TypeError, match=r"f takes 2 arguments; .* lambda a: lambda x: g\(a, x\)"):
+        pb.grad(lambda w: pb.fixed_point(lambda w, z: np.tanh(w * z + 1.0), w,
+                                         np.zeros(2)).sum())(0.5)

@@ -277,3 +277,14 @@ def test_where_of_a_condition_alone_is_nonzero(torch) -> None:
         assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]
     with pytest.raises(pb.compiler.TraceError, match="nonzero"):
         pb.compile(lambda a: pb.where(a > 0)[0])(pb.tensor(M34))
+
+
+def test_tril_and_triu_in_place_default_to_the_main_diagonal() -> None:
+    """torch's ``x.tril_()`` and ``x.triu_()`` take ``diagonal=0`` by default (they
+    raised "missing 1 required positional argument: 'diagonal'")."""
+    x = pb.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    y = x * 1
+    y.tril_()
+    (y ** 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.tril(np.arange(9.0).reshape(3, 3)))
+    np.testing.assert_array_equal(pb.ones(3, 3).triu_().numpy(), np.triu(np.ones((3, 3))))

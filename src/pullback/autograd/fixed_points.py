@@ -22,6 +22,7 @@ gradients work too, as in autograd.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -59,6 +60,7 @@ def _default_tol(x: Any) -> float:
 
 def _iterate(f: Callable, distance: Callable | None, tol: float | None, max_iter: int,
              a: Any, x0: Any) -> Any:
+    _check_curried(f)
     step = f(a)
     x, prev = step(x0), x0
     dist = distance or max_abs_distance
@@ -70,6 +72,21 @@ def _iterate(f: Callable, distance: Callable | None, tol: float | None, max_iter
         x, prev = step(x), x
     raise RuntimeError(NO_CONVERGENCE.format(n=max_iter, f=getattr(f, "__name__", f),
                                              d=float(np.max(_values(d))), tol=tol))
+
+
+def _check_curried(f: Callable) -> None:
+    """A two-argument ``f(a, x)`` (JAX's and jaxopt's form) told apart from autograd's
+    curried ``f(a)(x)``, which ``pb.fixed_point`` takes, with the change to make."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return
+    required = [p for p in params if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(required) >= 2:
+        raise TypeError(f"pb.fixed_point: f takes {len(required)} arguments; it must take "
+                        "a alone and return the step function x -> f(a)(x) (autograd's "
+                        "curried form): write lambda a: lambda x: g(a, x) for g(a, x)")
 
 
 _iterate.__name__ = _iterate.__qualname__ = "fixed_point"  # its name in generated code

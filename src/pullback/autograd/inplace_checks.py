@@ -21,7 +21,8 @@ def check_unread_view(t: Any) -> None:
     (its grad_fn, is_leaf, an op on it): torch has not renewed its grad_fn yet, so it
     takes the view for a leaf that requires grad."""
     base = t._base
-    if (t._grad_fn is None and not t._view_no_grad and base._requires_grad
+    if (t._stale_view_refused and t._grad_fn is None and not t._view_no_grad
+            and base._requires_grad
             and base._grad_fn is not None and STATE.grad_enabled and not STATE.inference):
         raise RuntimeError(messages.LEAF_INPLACE)
 

@@ -471,8 +471,11 @@ GUARDED = '''def _guarded(want):
     def guard(k, value):
         value = np.asarray(value)
         if not np.array_equal(value, want[k], equal_nan=value.dtype.kind in "fc"):
-            raise ValueError(f"guard {k}: the exported code is for the value "
-                             f"{want[k]!r}, not {value!r}")
+            got = value.item() if value.ndim == 0 else value
+            raise ValueError(f"{_NAME}: guard {k}: the exported code is for the value "
+                             f"{want[k]!r}, not {got!r}: these arguments take another "
+                             "path through the function (a branch or a trip count the "
+                             "trace fixed); export it again with arguments that take it")
     return guard'''
 
 

@@ -111,7 +111,7 @@ class Body:
         self.saved = []
         for tr in self.tracers:
             self.saved.append((tr.builder, dict(tr.var_of), len(tr.guards), len(tr.writes),
-                               len(tr.changed), len(tr.rewinds)))
+                               len(tr.changed), len(tr.rewinds), len(tr.captures)))
             tr.builder = Builder()
             vs = [Var(t._data.shape, t._data.dtype, t._data) for t in self.stand_ins]
             for t, v in zip(self.stand_ins, vs):
@@ -129,9 +129,10 @@ class Body:
     def graph(self, outputs: list, src: Any) -> Graph:
         """The body as the innermost tracer recorded it (the values it reads from outside
         still free: ``close`` makes them inputs)."""
-        for tr, (_, _, n_guards, n_writes, n_changed, n_draws) in zip(self.tracers,
-                                                                       self.saved):
+        for tr, (_, var_of, n_guards, n_writes, n_changed, n_draws, n_captures) in zip(
+                self.tracers, self.saved):
             self._refuse(tr, n_guards, n_writes, n_changed, n_draws, src)
+            self._refuse_outer_writes(tr, var_of, tr.captures[n_captures:])
         tr = self.tracers[-1]
         outs = [self._var(tr, o) for o in outputs]
         return Graph(self.inputs[-1], tr.builder.eqns, outs, tr.builder.consts, name=self.fn)
@@ -141,6 +142,16 @@ class Body:
         v = tr.value_of(value) if isinstance(value, Tensor) else tr.builder.const(
             np.asarray(value))
         return v if isinstance(v, Var) else tr.builder.emit(clone, (v,), {})
+
+    def _refuse_outer_writes(self, tr: Tracer, var_of: dict, captures: list) -> None:
+        """A body that wrote in place into a Tensor from outside it (a buffer it closes
+        over: ``out[0] = ...``) would lose the write: the graph gives new values only to
+        its carries and outputs."""
+        outer = [(k, v) for k, v in var_of.items()] + [(id(t), v) for t, v in captures]
+        if any(tr.var_of.get(k, v) is not v for k, v in outer):
+            raise TraceError(f"{self.fn}: the loop body writes into an array from outside "
+                             "it, which would lose the write; carry the array instead "
+                             "(pass it in the carry and return its new value)")
 
     def _refuse(self, tr: Tracer, n_guards: int, n_writes: int, n_changed: int,
                 n_draws: int, src: Any) -> None:

@@ -70,7 +70,7 @@ repeat_op = defop("repeat", lambda x, repeats: np.tile(x, repeats), "RepeatBackw
 
 
 def _tri(name: str, fn: Any, grad_fn: str) -> Any:
-    op = defop(name, lambda x, diagonal: fn(x, diagonal), grad_fn,
+    op = defop(name, lambda x, diagonal=0: fn(x, diagonal), grad_fn,
                vjp=(lambda g, out, x, diagonal: op(g, diagonal=diagonal),),
                template=f"np.{name}({{0}}, {{diagonal}})", fresh=True, inplace=name + "_",
                batch=batching.leading)

@@ -378,6 +378,7 @@ def _same_names(old: types.CodeType, new: types.CodeType, looped: bool = False) 
         codes = codes_in(new)
         bound = {n for c in codes for n in c.co_varnames + c.co_cellvars + c.co_freevars}
         read = {n for c in codes for n in c.co_names}
+        names = {n for c in codes_in(old) for n in c.co_names}  # (its nested defs' too)
         return set(old.co_varnames + old.co_cellvars) <= bound \
             and names - {"range", "zip", "enumerate", "append"} <= read <= names | added
     return (old.co_varnames == new.co_varnames and old.co_cellvars == new.co_cellvars

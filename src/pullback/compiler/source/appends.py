@@ -25,18 +25,12 @@ from typing import Any
 import gast
 import numpy as np
 
-from .name_uses import written_names
+from .name_uses import aliases_of, may_alias, written_names
 from .nodes import _at, _is_runtime, _name, _runtime, walk
 from .scope import Scope
 
 #: what a stacked list may be given to after the loop (``stacked`` knows each)
 WHOLE = (np.stack, np.array, np.asarray, np.concatenate, sum, len)
-#: methods and numpy functions whose result may share its (first) operand's memory
-VIEWS = frozenset({"reshape", "view", "transpose", "ravel", "squeeze", "swapaxes",
-                   "moveaxis", "expand_dims", "broadcast_to", "asarray", "asanyarray",
-                   "atleast_1d", "atleast_2d", "atleast_3d", "diagonal", "real", "imag",
-                   "T", "mT", "flat", "conj"})
-
 
 def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope,
                  upto: int | None = None) -> list:
@@ -53,10 +47,10 @@ def take_appends(fn: Any, loop: Any, siblings: list, scope: Scope,
     if all(name is None for _, _, name in appends):
         return []  # (most loops: no walk of the function for its aliases)
     found = []
-    aliases, written = _aliases(fn), _written(fn)
+    aliases, written = aliases_of(fn), _written(fn)
     for at, stmt, name in appends:
         if name is None or any(f[0] == name for f in found) \
-                or _may_alias(stmt.value.args[0], aliases) & written:
+                or may_alias(stmt.value.args[0], aliases) & written:
             continue  # numpy's list holds the array itself: a later write shows in it
         reads = _reads_after(fn, loop, siblings[:k], siblings[k + 1:], name, stmt, scope)
         if reads is None:
@@ -147,30 +141,6 @@ def _fresh(stmt: Any, name: str) -> list:
             and isinstance(v, gast.List) and not v.elts]
 
 
-def _may_alias(expr: Any, aliases: dict) -> set:
-    """The names whose arrays ``expr``'s value may share memory with: a name, an item or
-    slice of one, a view made of one (``VIEWS``); arithmetic and other calls make new
-    arrays."""
-    while True:
-        if isinstance(expr, (gast.Subscript, gast.Starred)):
-            expr = expr.value
-        elif isinstance(expr, gast.Attribute):
-            expr = expr.value
-        elif isinstance(expr, gast.Call) and isinstance(expr.func, gast.Attribute) \
-                and expr.func.attr in VIEWS:
-            is_method = not (isinstance(expr.func.value, gast.Name)
-                             and expr.func.value.id in ("np", "numpy", "jnp"))
-            if not is_method and not expr.args:
-                return set()
-            expr = expr.func.value if is_method else expr.args[0]
-        elif isinstance(expr, gast.IfExp):
-            return _may_alias(expr.body, aliases) | _may_alias(expr.orelse, aliases)
-        elif isinstance(expr, gast.Name):
-            return {expr.id} | aliases.get(expr.id, set())
-        else:
-            return set()
-
-
 def _written(fn: Any) -> set:
     """The names the function writes into, item writes the pass made functional
     (``R = __pb_rt__.item_set(R, ...)``) included."""
@@ -178,33 +148,3 @@ def _written(fn: Any) -> set:
         n.args[0].id for n in walk(fn) if isinstance(n, gast.Call) and n.args
         and isinstance(n.args[0], gast.Name) and _is_runtime(n.func)
         and n.func.attr == "item_set"}
-
-
-def _aliases(fn: Any) -> dict:
-    """Name -> the names whose arrays it may share memory with, from the function's
-    assignments ``a = expr`` (to a fixed point: ``a = R[i]; b = a.T``)."""
-    pairs = [pair for n in walk(fn) if isinstance(n, gast.Assign)
-             for t in n.targets for pair in _bound(t, n.value)]
-    aliases: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, value in pairs:
-            more = _may_alias(value, aliases) - {name} - aliases.get(name, set())
-            if more:
-                aliases.setdefault(name, set()).update(more)
-                changed = True
-    return aliases
-
-
-def _bound(target: Any, value: Any) -> list:
-    """``(name, expression)`` for each name ``target = value`` binds (``a, b = R[0], x``
-    pairwise; ``a, b = R`` binds each to what ``R`` may share)."""
-    if isinstance(target, gast.Name):
-        return [(target.id, value)]
-    if not isinstance(target, (gast.Tuple, gast.List)):
-        return []
-    if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
-        return [p for t, v in zip(target.elts, value.elts) for p in _bound(t, v)]
-    return [p for t in target.elts for p in _bound(t, value)]
-

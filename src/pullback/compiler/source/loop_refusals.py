@@ -14,7 +14,7 @@ import gast
 from ..mutations import MUTATORS
 from .item_writes import SCOPES, walk_scope
 from .loop_names import _PURE_HELPERS, PREFIX, _allowed, _assigned, _effect_text, _loads
-from .name_uses import _written_by_call
+from .name_uses import _written_by_call, aliases_of
 from .nodes import walk
 from .scope import Scope
 
@@ -42,6 +42,9 @@ def refusal(body: list, scope: Scope, declared: set) -> str:
     declared = _assigned(body) & declared
     if declared:
         return f"it assigns {min(declared)}, declared global or nonlocal"
+    why = _view_changed_in_place(body)
+    if why:
+        return why
     for stmt in body:
         for n in walk_scope(stmt):
             if isinstance(n, _REFUSED):
@@ -61,6 +64,20 @@ def refusal(body: list, scope: Scope, declared: set) -> str:
             if isinstance(n, gast.Call) and not _pure_call(n, scope):
                 return f"{_effect_text(n)} (line {n.lineno})"
     return ""
+
+def _view_changed_in_place(body: list) -> str:
+    """Why not, when the body changes in place (``row += v``) a name it binds to a view
+    of another array (``row = out[t]``): the write into that array would be lost in a
+    function of the loop's values ("": it changes none)."""
+    aliases = aliases_of(gast.Module(body=body, type_ignores=[]))
+    for stmt in body:
+        for n in walk_scope(stmt):
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) \
+                    and aliases.get(n.target.id):
+                return f"it changes {n.target.id}, a view of " \
+                       f"{min(aliases[n.target.id])}, in place (line {n.lineno})"
+    return ""
+
 
 def _pure_call(n: Any, scope: Scope) -> bool:
     f = n.func

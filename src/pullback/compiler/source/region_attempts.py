@@ -41,6 +41,9 @@ def why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
             return f"{name}, whose items it writes, is not a traced array"
         if _closes_over_alias(body, init[k]):
             return f"it reads a view of {name}, whose items it writes"
+        other = next((j for j, v in enumerate(init) if j != k and _shares(v, init[k])), None)
+        if other is not None:  # (y and its view z both carried: each sees the other's writes)
+            return f"{_name(getters[other])} shares memory with {name}, whose items it writes"
     for k, (get, v) in enumerate(zip(getters, init)):
         name = _name(get)
         if v is UNBOUND:
@@ -53,6 +56,12 @@ def why_not(body: Callable, getters: tuple, init: list, in_place: tuple,
             and not _closes_over_tensors(body):
         return "no traced value flows through it"
     return None
+
+
+def _shares(v: Any, x: Tensor) -> bool:
+    """Whether the carried value ``v`` is an array sharing memory with ``x``."""
+    data = v._data if isinstance(v, Tensor) else v
+    return isinstance(data, np.ndarray) and np.may_share_memory(data, x._data)
 
 
 def _closes_over_alias(fn: Callable, x: Tensor) -> bool:
