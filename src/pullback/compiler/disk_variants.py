@@ -70,6 +70,9 @@ FORMAT = 3  # this file layout's version, part of the key
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
 _MAX_ITEMS = 256  # elements of a captured container described (more: not kept)
+#: values a description holds in all (more, or a structure that holds itself: not kept;
+#: a call's key of pytrees nests deeper than its containers, each leaf ~5 values)
+_MAX_NODES = 4096
 _SETTINGS = ("free_bytes", "fuse", "fuse_min_size", "fuse_max_ops", "fuse_threads",
              "fuse_tanh", "native_loops", "check_ir")
 
@@ -139,9 +142,23 @@ def _code_hash(code: types.CodeType, h: Any) -> Any:
     return h.hexdigest() if top else h
 
 
-def literal(v: Any, depth: int = 0) -> Any:
+def literal(v: Any, budget: list | None = None) -> Any:
     """``v`` as plain JSON values that say its type and value; ``NotPortable`` when
-    it is not a number, string, dtype or container of them."""
+    it is not a number, string, dtype or container of them, or when it holds more than
+    ``_MAX_NODES`` values in all (a cyclic or huge structure; ``budget``: the count
+    left, shared by the walk), however deep they nest.
+
+    >>> literal({"w": (2, 3)})
+    ['dict', [[['str', "'w'"], ['tuple', [['int', '2'], ['int', '3']]]]]]
+    """
+    if budget is None:  # (the top call: a structure nested past the stack is refused)
+        try:
+            return literal(v, [_MAX_NODES])
+        except RecursionError:
+            raise NotPortable("a structure nested too deep") from None
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise NotPortable("a structure of more than %d values" % _MAX_NODES)
     kind = type(v)
     if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
         return [kind.__name__, repr(v)]
@@ -149,13 +166,13 @@ def literal(v: Any, depth: int = 0) -> Any:
         return ["np", v.dtype.str, repr(v.item())]
     if isinstance(v, np.dtype) and v.metadata is None and not v.fields:
         return ["dtype", v.str]
-    if depth < 4 and kind in (tuple, list, frozenset, set) and len(v) <= _MAX_ITEMS:
-        items = [literal(x, depth + 1) for x in v]
+    if kind in (tuple, list, frozenset, set) and len(v) <= _MAX_ITEMS:
+        items = [literal(x, budget) for x in v]
         return [kind.__name__, sorted(items, key=repr) if kind in (set, frozenset) else items]
-    if depth < 4 and kind is dict and len(v) <= _MAX_ITEMS:
-        return ["dict", [[literal(k, depth + 1), literal(x, depth + 1)] for k, x in v.items()]]
+    if kind is dict and len(v) <= _MAX_ITEMS:
+        return ["dict", [[literal(k, budget), literal(x, budget)] for k, x in v.items()]]
     if kind in (slice, range):
-        return [kind.__name__, literal((v.start, v.stop, v.step), depth + 1)]
+        return [kind.__name__, literal((v.start, v.stop, v.step), budget)]
     raise NotPortable(kind.__name__)
 
 
@@ -230,12 +247,44 @@ def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     """The entry's name for ``fn`` called through front door ``door`` (plain values)
     on ``args``; ``NotPortable`` when the call's key is not plain literals."""
-    what = [FORMAT, literal(door), literal(plain_key(args)), fn.__module__,
+    what = [FORMAT, literal(door), literal(plain_key(args)), containers(args), fn.__module__,
             code_hash(fn.__code__), str(dtypes.default_float),
             [getattr(config, k) for k in _SETTINGS]]
     h = hashlib.sha256(_versions_text().encode())
     h.update(repr(what).encode())  # (plain values whose repr says their types: one
     return h.hexdigest()            # text per key, taken faster than JSON's)
+
+
+_PLAIN = (np.ndarray, tuple, list, dict)
+
+
+def containers(args: tuple) -> list:
+    """The classes of the call's containers that the call's key names by ``__name__``
+    alone (a namedtuple, a dict's or list's subclass), in the order a walk finds them,
+    each as its module, qualified name and fields (a namedtuple's) or keys (a dict's,
+    in its order: an OrderedDict flattens in it): a ``P(w, b)`` from another module, or
+    with other fields, is another key; ``NotPortable`` past ``_MAX_NODES`` containers.
+
+    >>> import collections
+    >>> containers(({"a": collections.OrderedDict(b=1)}, [1.0]))
+    [['collections', 'OrderedDict', ['list', [['str', "'b'"]]]]]
+    """
+    out, stack, left = [], list(args), _MAX_NODES
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if not isinstance(v, (tuple, list, dict)):
+            continue
+        left -= 1
+        if left < 0:
+            raise NotPortable("more than %d containers" % _MAX_NODES)
+        if kind not in _PLAIN:
+            extra = getattr(kind, "_fields", None) if isinstance(v, tuple) else \
+                list(v) if isinstance(v, dict) else None
+            out.append([kind.__module__, kind.__qualname__, literal(extra)])
+        items = v.values() if isinstance(v, dict) else v
+        stack.extend(reversed(list(items)))
+    return out
 
 
 _VERSIONS: list = [None, ""]  # versions() as last seen, and its JSON text
@@ -413,7 +462,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     directory = config.cache_dir
     target = kept_function(fn)
     if target is None or traced.captures or traced.guards or \
-            traced.generators or traced.cut is not None or traced.notes or \
+            traced.generators or traced.cut is not None or \
             traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
             or reads_outside(target[0], traced.captured):
