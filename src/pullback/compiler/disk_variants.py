@@ -32,6 +32,7 @@ process's first call ~0.15 ms); nothing is unpickled. Written and refused as ``d
 
 from __future__ import annotations
 
+import ast
 import builtins
 import hashlib
 import json
@@ -234,6 +235,55 @@ def _class_hash(cls: type) -> str:
     return h.hexdigest()
 
 
+_CONSTS = {"NoneType": lambda r: None, "bool": lambda r: r == "True", "int": int,
+           "float": float, "str": ast.literal_eval}
+
+
+def tree_text(tree: Any) -> Any:
+    """A traced output's structure (``trace.flatten``'s) as plain JSON: lists, tuples,
+    dicts (keys and constants: None, bools, ints, floats, strings) and namedtuples (by
+    module, qualified name and fields); ``NotPortable`` otherwise.
+
+    >>> tree_text((dict, {"w": None, "n": ("const", 3)}))
+    ['dict', [[['str', "'w'"], None], [['str', "'n'"], ['const', ['int', '3']]]]]
+    """
+    if tree is None:
+        return None
+    kind, sub = tree
+    if kind == "const":
+        if type(sub) not in (type(None), bool, int, float, str):
+            raise NotPortable(type(sub).__name__)
+        return ["const", literal(sub)]
+    if kind is dict:
+        return ["dict", [[tree_text(("const", k))[1], tree_text(v)] for k, v in sub.items()]]
+    if kind in (list, tuple):
+        return [kind.__name__, [tree_text(v) for v in sub]]
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        return ["class", *_by_name(kind)[1:3], list(kind._fields), [tree_text(v) for v in sub]]
+    raise NotPortable(kind.__name__)
+
+
+def tree_of(text: Any) -> Any:
+    """``tree_text``'s structure again (a namedtuple's class found under its name, with
+    the same fields; ``NotPortable`` when it is not there)."""
+    if text is None:
+        return None
+    kind = text[0]
+    if kind == "const":
+        return ("const", _CONSTS[text[1][0]](text[1][1]))
+    if kind == "dict":
+        return (dict, {_CONSTS[k[0]](k[1]): tree_of(v) for k, v in text[1]})
+    if kind in ("list", "tuple"):
+        return (list if kind == "list" else tuple, [tree_of(v) for v in text[1]])
+    found = sys.modules.get(text[1])
+    for part in text[2].split(".") if kind == "class" else ():
+        found = getattr(found, part, None)
+    if not (isinstance(found, type) and issubclass(found, tuple)
+            and list(getattr(found, "_fields", ())) == text[3]):
+        raise NotPortable(f"{text[1]}.{text[2]}")
+    return (found, [tree_of(v) for v in text[4]])
+
+
 def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
     """The check's source and its bound values' descriptions; ``own(value)``: a
     description the caller's key makes sufficient (None: ``describe``'s)."""
@@ -346,7 +396,13 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
     if got is None:
         return None
     fields, slots, captured, module, graph = got
-    return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
+    try:  # (the output's structure: a namedtuple class not found again is a miss)
+        tree = tree_of(fields.get("tree"))
+    except NotPortable:
+        STATS["hits"] -= 1
+        STATS["misses"] += 1
+        return None
+    return Traced(graph, slots, list(fields["requires"]), [], [], tree, len(graph.outputs),
                   captured, captured and captured.check), module, fields.get("meta")
 
 
@@ -463,7 +519,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     target = kept_function(fn)
     if target is None or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or \
-            traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
+            traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
             or reads_outside(target[0], traced.captured):
         return None
@@ -472,7 +528,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
-            "meta": meta}
+            "meta": meta, "tree": tree_text(traced.out_tree)}
         for name, part in (parts or {}).items():  # (first: the entry finds them written)
             if not store_part(key, name, part):
                 return None
@@ -610,4 +666,4 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
 __all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
            "key_of", "checked_entry", "read_entry", "write_entry", "more_modules",
            "entry_fields", "entry_module", "entry_graph", "literal", "kept_function",
-           "NotPortable", "describe", "captured_text", "code_hash", "STATS"]
+           "NotPortable", "describe", "tree_text", "tree_of", "captured_text", "code_hash", "STATS"]
