@@ -159,7 +159,7 @@ def literal(v: Any, budget: list | None = None) -> Any:
             raise NotPortable("a structure nested too deep") from None
     budget[0] -= 1
     if budget[0] < 0:
-        raise NotPortable("a structure of more than %d values" % _MAX_NODES)
+        raise NotPortable(f"a structure of more than {_MAX_NODES} values")
     kind = type(v)
     if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
         return [kind.__name__, repr(v)]
@@ -327,7 +327,7 @@ def containers(args: tuple) -> list:
             continue
         left -= 1
         if left < 0:
-            raise NotPortable("more than %d containers" % _MAX_NODES)
+            raise NotPortable(f"more than {_MAX_NODES} containers")
         if kind not in _PLAIN:
             extra = getattr(kind, "_fields", None) if isinstance(v, tuple) else \
                 list(v) if isinstance(v, dict) else None
