@@ -44,6 +44,7 @@ def wide(params, x):
 SCRIPT = """
 import json, sys
 import numpy as np
+import pullback as pb
 from pullback.compiler import cache_files
 cache_files._versions = lambda by_folders: {"pullback": "pinned by the test"}
 from pullback.compiler import disk_variants
