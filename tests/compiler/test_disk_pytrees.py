@@ -1,5 +1,6 @@
 """Pytree arguments in the persistent cache: a later process's first call of a front
-door on params as a dict, nested dicts, a list of (w, b) tuples or a namedtuple runs
+door (vmap(hessian(f)) and jacfwd(jacrev(f)) too) on params as a dict, nested dicts,
+a list of (w, b) tuples or a namedtuple runs
 the variant the first process kept, without a trace, and gives the values the first
 process, torch and central differences give; a changed global, another key or another
 shape in the dict traces again; keys of containers of another type never collide."""
@@ -76,6 +77,9 @@ calls = {
     "jvp": lambda: pb.jvp(user.wide, (params, x), (params, x)),
     "jacfwd": lambda: pb.jacfwd(user.wide)(params, x),
     "vmap": lambda: pb.vmap(user.mlp, in_axes=(None, 0))(params, np.stack([x, 2 * x])),
+    "vmap_hessian": lambda: pb.vmap(pb.hessian(user.nt), in_axes=(0, None))(
+        P(np.stack([p.w, -p.w]), np.stack([p.b, p.b])), x),
+    "jacfwd_jacrev": lambda: pb.jacfwd(pb.jacrev(user.wide))({"l1": params["l1"]}, x[:2]),
 }
 out = {}
 for name, call in calls.items():
@@ -153,8 +157,11 @@ def test_a_later_process_runs_pytree_calls_without_a_trace(tmp_path):
     for change, k in [("", 3.0), ("key", 2.0), ("shape", 2.0)]:
         again = _run(tmp_path, change, k)
         traced = {n: c["traced"] for n, c in again["calls"].items()}
-        assert all(traced[n] >= 1 for n in ("value_and_grad", "hessian", "jvp")), \
-            (change, traced)
+        names = traced if k != 2.0 else ("value_and_grad", "hessian", "jvp", "jacfwd_jacrev")
+        assert all(traced[n] >= 1 for n in names), (change, traced)
+        if k != 2.0:  # (the new global's values: K scales every result)
+            np.testing.assert_allclose(again["calls"]["hessian"]["leaves"][0],
+                                       np.multiply(first["calls"]["hessian"]["leaves"][0], 1.5))
 
 
 def _key(*args):

@@ -360,15 +360,18 @@ def _param_names(fn: types.FunctionType, n: int) -> list:
 def kept_function(fn: Any) -> tuple[types.FunctionType, tuple] | None:
     """The user function a variant of ``fn`` is keyed by, and the settings the key adds:
     ``fn`` itself, or, for a front door's function object that says its settings
-    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces),
-    the function it wraps with them; None: not kept."""
-    if isinstance(fn, types.FunctionType):
-        return fn, ()
-    settings = getattr(fn, "kept_settings", None)
-    inner = getattr(fn, "__wrapped__", None)
-    if settings is None or not isinstance(inner, types.FunctionType):
-        return None
-    return inner, tuple(settings)
+    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces;
+    hessian's outer jacfwd, vmap's in vmap(hessian(f))), the function it wraps (through
+    such objects) with all their settings; None: not kept."""
+    settings: tuple = ()
+    for _ in range(8):  # (a Jacobian of a Jacobian: vmap(hessian(f)), jacfwd(jacrev(f)))
+        if isinstance(fn, types.FunctionType):
+            return fn, settings
+        said = getattr(fn, "kept_settings", None)
+        if said is None:
+            return None
+        settings, fn = settings + tuple(said), getattr(fn, "__wrapped__", None)
+    return None
 
 
 def _key(fn: Any, door: tuple, args: tuple) -> str:
