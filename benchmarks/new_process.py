@@ -60,6 +60,13 @@ which = sys.argv[1]
 if which == "mlp":
     f, args = mlp, ([rng.standard_normal(s) for s in [(64, 32), (32,), (32, 10), (10,)]],
                     rng.standard_normal((32, 64)), rng.integers(0, 10, 32))
+elif which == "dict":  # params as users write them: a dict of layers
+    def mlp_dict(params, x, y):
+        h = np.tanh(x @ params["l1"]["w"] + params["l1"]["b"])
+        return F.cross_entropy(h @ params["l2"]["w"] + params["l2"]["b"], y)
+    f, args = mlp_dict, ({"l1": {"w": rng.standard_normal((64, 32)), "b": rng.standard_normal(32)},
+                          "l2": {"w": rng.standard_normal((32, 10)), "b": rng.standard_normal(10)}},
+                         rng.standard_normal((32, 64)), rng.integers(0, 10, 32))
 elif which == "rnn":
     f, args = rnn, ([rng.standard_normal(s) * 0.1 for s in [(16, 64), (64, 64), (64,)]],
                     rng.standard_normal((50, 32, 16)), np.zeros((32, 64)))
@@ -93,6 +100,7 @@ print(json.dumps(got))
 '''
 
 ROWS = {"mlp": "MLP b32 64-32-10, value_and_grad",
+        "dict": "MLP b32 64-32-10, params a dict of layers, value_and_grad",
         "train": "MLP b32 64-32-10 module, pb.compile, forward + backward",
         "rnn": "tanh RNN b32 h64, 50 steps (a converted loop)",
         "166": "chain of 500 equations, unrolled",

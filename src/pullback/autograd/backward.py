@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops.elementwise import clone
+from ..ops.indexing import fill_op
 from ..ops.subscripts import index_backward
 from . import engine, messages, record
 from .edges import grad_edge
@@ -198,6 +199,8 @@ def _result(g: Any, t: Any, i: int, allow_unused: bool, materialize: bool) -> An
     """One entry of grad()'s result: a Tensor of the input's dtype, or None/zeros."""
     Tensor = record.Tensor
     if g is None:
+        if materialize and record.trace_hooks():  # (an equation of the trace, not a
+            return fill_op(t, value=0, shape=t._data.shape)  # captured Tensor)
         if materialize:
             return Tensor._make(np.zeros_like(t._data))
         if not allow_unused:

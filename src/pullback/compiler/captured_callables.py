@@ -116,9 +116,10 @@ class CallableWalk:
                 self.follow(f.func, depth, label)
             else:
                 self.value(f"{label}.func", f"{p}.func", f.func, depth, where)
-        elif isinstance(getattr(f, "__wrapped__", None), types.FunctionType) and \
-                not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps
-            self.follow(f.__wrapped__, depth, label)
+        elif (isinstance(getattr(f, "__wrapped__", None), types.FunctionType)
+              or hasattr(getattr(f, "__wrapped__", None), "kept_settings")) and \
+                not isinstance(f, type):  # pb.compile, pb.grad, functools.wraps; a
+            self.follow(f.__wrapped__, depth, label)  # Jacobian's Jacobian (hessian)
         elif _own_guard(f) is not None:
             self.own(f, None, label, depth, None)
         elif _user_object(f):  # a callable object of a user class

@@ -32,6 +32,7 @@ process's first call ~0.15 ms); nothing is unpickled. Written and refused as ``d
 
 from __future__ import annotations
 
+import ast
 import builtins
 import hashlib
 import json
@@ -70,6 +71,9 @@ FORMAT = 3  # this file layout's version, part of the key
 #: ``refused`` (files or directories ignored)
 STATS = {"hits": 0, "misses": 0, "writes": 0, "refused": 0}
 _MAX_ITEMS = 256  # elements of a captured container described (more: not kept)
+#: values a description holds in all (more, or a structure that holds itself: not kept;
+#: a call's key of pytrees nests deeper than its containers, each leaf ~5 values)
+_MAX_NODES = 4096
 _SETTINGS = ("free_bytes", "fuse", "fuse_min_size", "fuse_max_ops", "fuse_threads",
              "fuse_tanh", "native_loops", "check_ir")
 
@@ -139,9 +143,23 @@ def _code_hash(code: types.CodeType, h: Any) -> Any:
     return h.hexdigest() if top else h
 
 
-def literal(v: Any, depth: int = 0) -> Any:
+def literal(v: Any, budget: list | None = None) -> Any:
     """``v`` as plain JSON values that say its type and value; ``NotPortable`` when
-    it is not a number, string, dtype or container of them."""
+    it is not a number, string, dtype or container of them, or when it holds more than
+    ``_MAX_NODES`` values in all (a cyclic or huge structure; ``budget``: the count
+    left, shared by the walk), however deep they nest.
+
+    >>> literal({"w": (2, 3)})
+    ['dict', [[['str', "'w'"], ['tuple', [['int', '2'], ['int', '3']]]]]]
+    """
+    if budget is None:  # (the top call: a structure nested past the stack is refused)
+        try:
+            return literal(v, [_MAX_NODES])
+        except RecursionError:
+            raise NotPortable("a structure nested too deep") from None
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise NotPortable(f"a structure of more than {_MAX_NODES} values")
     kind = type(v)
     if v is None or v is Ellipsis or kind in (bool, int, float, complex, str, bytes):
         return [kind.__name__, repr(v)]
@@ -149,13 +167,13 @@ def literal(v: Any, depth: int = 0) -> Any:
         return ["np", v.dtype.str, repr(v.item())]
     if isinstance(v, np.dtype) and v.metadata is None and not v.fields:
         return ["dtype", v.str]
-    if depth < 4 and kind in (tuple, list, frozenset, set) and len(v) <= _MAX_ITEMS:
-        items = [literal(x, depth + 1) for x in v]
+    if kind in (tuple, list, frozenset, set) and len(v) <= _MAX_ITEMS:
+        items = [literal(x, budget) for x in v]
         return [kind.__name__, sorted(items, key=repr) if kind in (set, frozenset) else items]
-    if depth < 4 and kind is dict and len(v) <= _MAX_ITEMS:
-        return ["dict", [[literal(k, depth + 1), literal(x, depth + 1)] for k, x in v.items()]]
+    if kind is dict and len(v) <= _MAX_ITEMS:
+        return ["dict", [[literal(k, budget), literal(x, budget)] for k, x in v.items()]]
     if kind in (slice, range):
-        return [kind.__name__, literal((v.start, v.stop, v.step), depth + 1)]
+        return [kind.__name__, literal((v.start, v.stop, v.step), budget)]
     raise NotPortable(kind.__name__)
 
 
@@ -217,6 +235,55 @@ def _class_hash(cls: type) -> str:
     return h.hexdigest()
 
 
+_CONSTS = {"NoneType": lambda r: None, "bool": lambda r: r == "True", "int": int,
+           "float": float, "str": ast.literal_eval}
+
+
+def tree_text(tree: Any) -> Any:
+    """A traced output's structure (``trace.flatten``'s) as plain JSON: lists, tuples,
+    dicts (keys and constants: None, bools, ints, floats, strings) and namedtuples (by
+    module, qualified name and fields); ``NotPortable`` otherwise.
+
+    >>> tree_text((dict, {"w": None, "n": ("const", 3)}))
+    ['dict', [[['str', "'w'"], None], [['str', "'n'"], ['const', ['int', '3']]]]]
+    """
+    if tree is None:
+        return None
+    kind, sub = tree
+    if kind == "const":
+        if type(sub) not in (type(None), bool, int, float, str):
+            raise NotPortable(type(sub).__name__)
+        return ["const", literal(sub)]
+    if kind is dict:
+        return ["dict", [[tree_text(("const", k))[1], tree_text(v)] for k, v in sub.items()]]
+    if kind in (list, tuple):
+        return [kind.__name__, [tree_text(v) for v in sub]]
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        return ["class", *_by_name(kind)[1:3], list(kind._fields), [tree_text(v) for v in sub]]
+    raise NotPortable(kind.__name__)
+
+
+def tree_of(text: Any) -> Any:
+    """``tree_text``'s structure again (a namedtuple's class found under its name, with
+    the same fields; ``NotPortable`` when it is not there)."""
+    if text is None:
+        return None
+    kind = text[0]
+    if kind == "const":
+        return ("const", _CONSTS[text[1][0]](text[1][1]))
+    if kind == "dict":
+        return (dict, {_CONSTS[k[0]](k[1]): tree_of(v) for k, v in text[1]})
+    if kind in ("list", "tuple"):
+        return (list if kind == "list" else tuple, [tree_of(v) for v in text[1]])
+    found = sys.modules.get(text[1])
+    for part in text[2].split(".") if kind == "class" else ():
+        found = getattr(found, part, None)
+    if not (isinstance(found, type) and issubclass(found, tuple)
+            and list(getattr(found, "_fields", ())) == text[3]):
+        raise NotPortable(f"{text[1]}.{text[2]}")
+    return (found, [tree_of(v) for v in text[4]])
+
+
 def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
     """The check's source and its bound values' descriptions; ``own(value)``: a
     description the caller's key makes sufficient (None: ``describe``'s)."""
@@ -230,12 +297,44 @@ def captured_text(captured: CapturedGuards | None, own: Any = None) -> list:
 def key_of(fn: types.FunctionType, door: tuple, args: tuple) -> str:
     """The entry's name for ``fn`` called through front door ``door`` (plain values)
     on ``args``; ``NotPortable`` when the call's key is not plain literals."""
-    what = [FORMAT, literal(door), literal(plain_key(args)), fn.__module__,
+    what = [FORMAT, literal(door), literal(plain_key(args)), containers(args), fn.__module__,
             code_hash(fn.__code__), str(dtypes.default_float),
             [getattr(config, k) for k in _SETTINGS]]
     h = hashlib.sha256(_versions_text().encode())
     h.update(repr(what).encode())  # (plain values whose repr says their types: one
     return h.hexdigest()            # text per key, taken faster than JSON's)
+
+
+_PLAIN = (np.ndarray, tuple, list, dict)
+
+
+def containers(args: tuple) -> list:
+    """The classes of the call's containers that the call's key names by ``__name__``
+    alone (a namedtuple, a dict's or list's subclass), in the order a walk finds them,
+    each as its module, qualified name and fields (a namedtuple's) or keys (a dict's,
+    in its order: an OrderedDict flattens in it): a ``P(w, b)`` from another module, or
+    with other fields, is another key; ``NotPortable`` past ``_MAX_NODES`` containers.
+
+    >>> import collections
+    >>> containers(({"a": collections.OrderedDict(b=1)}, [1.0]))
+    [['collections', 'OrderedDict', ['list', [['str', "'b'"]]]]]
+    """
+    out, stack, left = [], list(args), _MAX_NODES
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if not isinstance(v, (tuple, list, dict)):
+            continue
+        left -= 1
+        if left < 0:
+            raise NotPortable(f"more than {_MAX_NODES} containers")
+        if kind not in _PLAIN:
+            extra = getattr(kind, "_fields", None) if isinstance(v, tuple) else \
+                list(v) if isinstance(v, dict) else None
+            out.append([kind.__module__, kind.__qualname__, literal(extra)])
+        items = v.values() if isinstance(v, dict) else v
+        stack.extend(reversed(list(items)))
+    return out
 
 
 _VERSIONS: list = [None, ""]  # versions() as last seen, and its text
@@ -263,15 +362,18 @@ def _param_names(fn: types.FunctionType, n: int) -> list:
 def kept_function(fn: Any) -> tuple[types.FunctionType, tuple] | None:
     """The user function a variant of ``fn`` is keyed by, and the settings the key adds:
     ``fn`` itself, or, for a front door's function object that says its settings
-    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces),
-    the function it wraps with them; None: not kept."""
-    if isinstance(fn, types.FunctionType):
-        return fn, ()
-    settings = getattr(fn, "kept_settings", None)
-    inner = getattr(fn, "__wrapped__", None)
-    if settings is None or not isinstance(inner, types.FunctionType):
-        return None
-    return inner, tuple(settings)
+    (``kept_settings``: hessian's inner jacrev, the function its outer jacfwd traces;
+    hessian's outer jacfwd, vmap's in vmap(hessian(f))), the function it wraps (through
+    such objects) with all their settings; None: not kept."""
+    settings: tuple = ()
+    for _ in range(8):  # (a Jacobian of a Jacobian: vmap(hessian(f)), jacfwd(jacrev(f)))
+        if isinstance(fn, types.FunctionType):
+            return fn, settings
+        said = getattr(fn, "kept_settings", None)
+        if said is None:
+            return None
+        settings, fn = settings + tuple(said), getattr(fn, "__wrapped__", None)
+    return None
 
 
 def _key(fn: Any, door: tuple, args: tuple) -> str:
@@ -299,9 +401,15 @@ def load_meta(fn: Any, door: tuple, args: tuple, key: str | None = None
     if got is None:
         return None
     fields, slots, captured, module, graph = got
-    return Traced(graph, slots, list(fields["requires"]), [], [], None, len(graph.outputs),
-                  captured, captured and captured.check, notes=tuple(fields.get("notes", ()))
-                  ), module, fields.get("meta")
+    try:  # (the output's structure: a namedtuple class not found again is a miss)
+        tree = tree_of(fields.get("tree"))
+    except NotPortable:
+        STATS["hits"] -= 1
+        STATS["misses"] += 1
+        return None
+    return Traced(graph, slots, list(fields["requires"]), [], [], tree, len(graph.outputs),
+                  captured, captured and captured.check,
+                  notes=tuple(fields.get("notes", ()))), module, fields.get("meta")
 
 
 def checked_entry(fn: Any, args: tuple, key: Callable, referenced: Callable,
@@ -422,7 +530,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
     target = kept_function(fn)
     if target is None or traced.captures or traced.guards or \
             traced.generators or traced.cut is not None or \
-            traced.out_tree is not None or traced.n_outputs != len(traced.graph.outputs) \
+            traced.n_outputs != len(traced.graph.outputs) \
             or warned(module) or any(map(warned, (parts or {}).values())) \
             or reads_outside(target[0], traced.captured):
         return None
@@ -431,7 +539,7 @@ def store(fn: Any, door: tuple, args: tuple, traced: Traced, module: Module,
         fields = entry_fields(key, module, traced.graph) | {
             "slots": [[i, list(p)] for i, p in traced.arg_slots],
             "requires": list(traced.requires), "captured": captured_text(traced.captured),
-            "meta": meta, "notes": list(traced.notes)}
+            "meta": meta, "tree": tree_text(traced.out_tree), "notes": list(traced.notes)}
         for name, part in (parts or {}).items():  # (first: the entry finds them written)
             if not store_part(key, name, part):
                 return None
@@ -569,4 +677,4 @@ def _refused(directory: str, why: str, stacklevel: int = 7) -> None:
 __all__ = ["load", "load_meta", "load_parts", "load_part", "store_part", "part_key", "store",
            "key_of", "checked_entry", "read_entry", "write_entry", "more_modules",
            "entry_fields", "entry_module", "entry_graph", "literal", "kept_function",
-           "NotPortable", "describe", "captured_text", "code_hash", "STATS"]
+           "NotPortable", "describe", "tree_text", "tree_of", "captured_text", "code_hash", "STATS"]

@@ -175,7 +175,7 @@ class JVPProgram:
                 lambda: (pipeline.jvp_program(g, wrt, tans, n_value), None),
                 block=naming.TANGENT_OF)
             strip_values(g)
-            if kept and config.cache_dir and not lazy:  # (a single output only: see store)
+            if kept and config.cache_dir and not lazy:
                 disk_variants.store(self.fn, kept, args, traced, module)
             return JVPVariant(traced, module, slots, n_value, value_tree, lazy=lazy)
         parts = Joint(g, lambda: pipeline.jvp_graph(g, wrt, tans, n_value))
@@ -198,12 +198,15 @@ class JVPProgram:
         nums = self.targets(len(args))
         if not self.linear:
             found = disk_variants.load(self.fn, kept, args)
-            return found and JVPVariant(*found, grad_slots(found[0], nums), 1, None)
+            tree = found and found[0].out_tree  # (has_aux's are not kept: the value's)
+            return found and JVPVariant(*found, grad_slots(found[0], nums),
+                                        len(flat_leaves(tree)), tree)
         found = disk_variants.load_parts(self.fn, kept, args, ("tangent",))
         if not found:
             return None
         traced, module, meta, parts, key = found
-        variant = JVPVariant(traced, module, grad_slots(traced, nums), 1, None,
+        variant = JVPVariant(traced, module, grad_slots(traced, nums),
+                             len(flat_leaves(traced.out_tree)), traced.out_tree,
                              parts["tangent"], meta["n_res"])
         if meta["columns"]:  # (its batched columns: parts kept as they were made)
             variant.disk_key = key

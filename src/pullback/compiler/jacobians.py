@@ -26,6 +26,7 @@ import numpy as np
 
 from ..autograd import anomaly_mode
 from ..autograd.record import trace_hooks
+from ..creation import local
 from ..ir import every_eqn
 from ..ops.indexing import fill_op
 from ..ops.joining import stack
@@ -51,6 +52,8 @@ def _shape(x: Any) -> tuple:
 
 def _zeros_like(x: Any) -> Any:
     if isinstance(x, Tensor):
+        if trace_hooks() and x._data.dtype.kind in "fc":  # (an equation: see _row_seed)
+            return fill_op(x, value=0, shape=x._data.shape)
         return Tensor._make(np.zeros_like(x._data))
     return np.zeros_like(np.asarray(x, dtype=float) if isinstance(x, float) else x)
 
@@ -64,6 +67,8 @@ def _basis(x: Any, j: int) -> Any:
         d = d.astype(float)
     e = np.zeros(d.shape, d.dtype)
     e.reshape(-1)[j] = 1
+    if isinstance(x, Tensor) and trace_hooks():  # (a constant of the trace: see _row_seed)
+        return local(e)
     return Tensor._make(e) if isinstance(x, Tensor) else e
 
 
@@ -72,7 +77,8 @@ def _row_seed(p: Any, j: int, seeded: bool) -> Any:
     ``seeded``, else zeros). Inside a trace (hessian's inner jacrev, traced by its outer
     jacfwd) a one-element basis and zeros are equations on ``p`` (``np.full``), not
     Tensors made here: such a Tensor would be a captured value of the trace, which keeps
-    the variant out of the persistent cache."""
+    the variant out of the persistent cache; a larger basis vector is a constant of the
+    trace (``creation.local``), written inline in the code when small."""
     if trace_hooks() and isinstance(p, Tensor) and (not seeded or p._data.size == 1):
         return fill_op(p, value=1 if seeded else 0, shape=p._data.shape)
     return _basis(p, j) if seeded else _zeros_like(p)
