@@ -57,3 +57,19 @@ def numbers_read(em: Any, e: Any, inner: tuple, outer: tuple, graphs: tuple) -> 
         em.names[bv.id] = name
         known["numbers", bv.id] = name
     return lines
+
+
+def fixed_numbers(region: Any, b_carry: tuple, dead: list) -> dict:
+    """Carry index -> its dtype's constructor, for the 0-d float carries a step passes
+    on unchanged and whose last value nothing reads (``dead``, per carry): started as
+    numbers (``g_nll = np.float64(g_out)``: the seed, a 0-d array, is the cotangent of
+    a running sum's start, read by every step of the reverse loop). No Dask or CuPy
+    code (as ``numbers_read``)."""
+    if inplace.is_disabled():
+        return {}
+    found = {}
+    for k, (bv, new, gone) in enumerate(zip(b_carry, region.outputs, dead)):
+        number = _dtype_literal(np.dtype(bv.dtype))
+        if new is bv and gone and number and bv.shape == () and bv.dtype.kind in "fc":
+            found[k] = number
+    return found

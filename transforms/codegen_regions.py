@@ -31,7 +31,7 @@ from .codegen_items import items_in_place
 from .codegen_loop_buffers import shared_names, starts, sum_lines, sums_in_place
 from .codegen_loop_facts import loop_facts, walked_only
 from .codegen_loop_names import carry_names, name_item, name_tables
-from .codegen_loop_numbers import numbers_read
+from .codegen_loop_numbers import fixed_numbers, numbers_read
 from .cse import _key, _params_key
 from .inplace import IntoOp
 from .regions import scan_parts
@@ -62,7 +62,10 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
     shared_names(em, e, b_carry, carries)
     name_tables(em, body)
     new_carries = carry_names(em, body, b_carry, region)
-    lines = numbers + starts(em, e, b_carry, carries, written, True)
+    kept = {bv.id for _, bv in saves}
+    fixed = fixed_numbers(region, b_carry, [not _live(em, v, last) and bv.id not in kept
+                                            for v, bv in zip(last_carry, b_carry)])
+    lines = numbers + starts(em, e, b_carry, carries, written, True, fixed)
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     if length == 0 or length is None and not xs:  # (the carries stay as they came in)
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"

@@ -24,6 +24,7 @@ def test_a_0d_parameter_is_read_as_a_number_made_once_for_both_loops() -> None:
     code = "\n".join(line for line in pb.compiler.inspect(vg, *ps, ys).forward.splitlines()
                      if not line.lstrip().startswith("#"))
     assert code.count("a_1 = np.float64(a)") == 1 and "a_1 * m" in code
+    assert "g_nll = np.float64(g_out)" in code  # (the seed every reverse step reads)
     in_loops = [line for line in code.splitlines() if line.startswith(" " * 8)]
     assert not [line for line in in_loops if re.search(r"\ba\b", line)]  # (nor reverse)
     value, grads = vg(*ps, ys)
