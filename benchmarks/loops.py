@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import loops_scalar
 import numpy as np
 
 BATCH, HIDDEN = 4, 16
@@ -54,6 +55,7 @@ class LoopTimes:
     source: dict[int, int] = field(default_factory=dict)  # generated characters (plain for)
     missing: dict[str, str] = field(default_factory=dict)  # way -> why it was not run
     nested: LoopTimes | None = None  # the soft-DTW programme's (steps = n * n)
+    scalar: dict | None = None  # the Kalman filter's (loops_scalar.py)
 
 
 SCAN_SRC = """
@@ -314,6 +316,7 @@ def run(quick: bool) -> LoopTimes:
             if way == "plain for":
                 out.source[n] = len(pb.compiler.inspect(vg, xs, w).forward)
     out.nested = _run_nested(pb, quick)
+    out.scalar = loops_scalar.run(_fresh, _median)
     return out
 
 
@@ -400,7 +403,8 @@ def section(t: LoopTimes | None) -> list[str]:
     return (["## Loops as loops (issue 17)", "",
              f"tanh RNN, batch {BATCH}, hidden {HIDDEN}, float64, value_and_grad with "
              "respect to the weights (benchmarks/loops.py says how each way is written).",
-             ""] + rows + [""] + checks + missing + [""] + _nested_section(t.nested))
+             ""] + rows + [""] + checks + missing + [""] + _nested_section(t.nested)
+            + loops_scalar.section(t.scalar))
 
 
 def _nested_section(t: LoopTimes | None) -> list[str]:

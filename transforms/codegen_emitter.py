@@ -56,6 +56,7 @@ class _Emitter:
         self.plain: set | None = None  # see plain_ints
         self.const_values: dict | None = None  # id of a constant Var -> its value
         self.unread: dict = {}  # id of a constant Var not read yet -> its value
+        self.read_numbers: dict = {}  # see codegen_loop_numbers.numbers_read
 
     # ---------------------------------------------------------------- values
     def name(self, v: Var) -> str:

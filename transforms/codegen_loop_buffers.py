@@ -32,11 +32,14 @@ def _start(em: Any, e: Any, init: Any, written: bool, k: int = -1) -> str:
 
 
 def starts(em: Any, e: Any, b_carry: tuple, carries: tuple, written: list,
-            counters: bool) -> list[str]:
-    """The carries' first values (none for a carry named as its start: ``name_starts``)."""
+            counters: bool, numbers: dict | None = None) -> list[str]:
+    """The carries' first values (none for a carry named as its start: ``name_starts``);
+    ``numbers``: carry index -> the constructor making its first value a number."""
     lines = []
     for k, (bv, c) in enumerate(zip(b_carry, carries)):
         name, text = em.name(bv), _start(em, e, c, k in written, k if counters else -1)
+        if numbers and k in numbers:
+            text = f"{numbers[k]}({text})"
         if text != name:
             lines.append(f"{name} = {text}")
     return lines

@@ -31,6 +31,7 @@ from .codegen_items import items_in_place
 from .codegen_loop_buffers import shared_names, starts, sum_lines, sums_in_place
 from .codegen_loop_facts import loop_facts, walked_only
 from .codegen_loop_names import carry_names, name_item, name_tables
+from .codegen_loop_numbers import fixed_numbers, numbers_read
 from .cse import _key, _params_key
 from .inplace import IntoOp
 from .regions import scan_parts
@@ -54,13 +55,17 @@ def _emit_scan(em: Any, e: Any, last: dict) -> list[str]:
         em.names[bv.id] = em.literal(outer)
     for v, value in body.consts.items():
         em.names[v.id] = em.bind(value)
+    numbers = numbers_read(em, e, b_k, consts, (body,))
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
     region = body  # (the graph of the function's IR; the writes in place make a new one)
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
     shared_names(em, e, b_carry, carries)
     name_tables(em, body)
     new_carries = carry_names(em, body, b_carry, region)
-    lines = starts(em, e, b_carry, carries, written, True)
+    kept = {bv.id for _, bv in saves}
+    fixed = fixed_numbers(region, b_carry, [not _live(em, v, last) and bv.id not in kept
+                                            for v, bv in zip(last_carry, b_carry)])
+    lines = numbers + starts(em, e, b_carry, carries, written, True, fixed)
     stacked = [(v, bv) for v, bv in zip(ys, body.outputs[n_carry:]) if _live(em, v, last)]
     if length == 0 or length is None and not xs:  # (the carries stay as they came in)
         lines += [f"{em.name(v)} = np.empty({em.literal(v.shape)}, {em.literal(v.dtype)})"
@@ -211,15 +216,17 @@ def _emit_while(em: Any, e: Any, last: dict) -> list[str]:
     carries, consts = e.inputs[:n_carry], e.inputs[n_carry:]
     last_carry, count = e.outs[:n_carry], e.outs[n_carry]
     saved, ys = e.outs[n_carry + 1:2 * n_carry + 1], e.outs[2 * n_carry + 1:]
+    numbers = []
     for graph in (cond, body):
         _bind_inputs(em, graph, graph.inputs[n_carry:], consts)
+        numbers += numbers_read(em, e, graph.inputs[n_carry:], consts, (graph,))
     b_carry, region = tuple(body.inputs[:n_carry]), body
     body, reused = _cond_shared(cond, body)
     saves = [(v, bv) for v, bv in zip(saved, b_carry) if _live(em, v, last)]
     body, written = items_in_place(body, b_carry, {bv.id for _, bv in saves})
     name_tables(em, body)
     new_carries = carry_names(em, body, b_carry, region)
-    lines = starts(em, e, b_carry, carries, written, False)
+    lines = numbers + starts(em, e, b_carry, carries, written, False)
     for cv, bv in zip(cond.inputs[:n_carry], b_carry):
         em.names[cv.id] = em.name(bv)  # (the condition reads the carries by their names)
     counted = _live(em, count, last)
