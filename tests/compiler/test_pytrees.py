@@ -77,3 +77,28 @@ def test_compile_keeps_the_graph_to_tensors_in_a_list():
 def test_a_target_that_is_not_floats_is_refused(bad):
     with pytest.raises(TypeError, match=r"argument 0 \(argnums\)"):
         pb.grad(lambda p: 1.0)(bad)
+
+
+@pytest.mark.parametrize("door", [pb.value_and_grad, pb.compile])
+def test_containers_a_name_or_keys_leave_alike_are_two_variants(door):
+    """Two namedtuples named P with their fields in other orders, two OrderedDicts with
+    their keys in other orders: one cache for the function, a variant each (the first's
+    read the other's fields in the wrong places: 42 where numpy gives 24)."""
+    from collections import OrderedDict
+
+    def f(p):
+        first, second = (p.a, p.b) if hasattr(p, "a") else tuple(p.values())
+        return first.sum() * 1.0 + second.sum() * 10.0
+
+    x, y = np.ones(2), np.full(2, 2.0)
+    P1, P2 = namedtuple("P", "a b"), namedtuple("P", "b a")
+    g = door(f)
+    for p in (P1(x, y), P2(x, y), OrderedDict(a=x, b=y), OrderedDict(b=y, a=x)):
+        value = g(p)
+        value = value[0] if door is pb.value_and_grad else value
+        np.testing.assert_allclose(float(np.asarray(value)), f(p))
+        if door is pb.value_and_grad:
+            grads = g(p)[1]
+            assert type(grads) is type(p)
+            first, second = (grads.a, grads.b) if isinstance(p, tuple) else grads.values()
+            np.testing.assert_allclose([first, second], [[1.0, 1.0], [10.0, 10.0]])

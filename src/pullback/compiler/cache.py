@@ -203,9 +203,11 @@ def arg_key(a: Any) -> Any:
         d = a._data
         return (d.shape, d.dtype.char, a._requires_grad)
     if isinstance(a, (list, tuple)):
-        return (type(a).__name__,) + tuple(arg_key(x) for x in a)
-    if isinstance(a, dict):
-        return ("dict",) + tuple((k, arg_key(v)) for k, v in sorted(a.items()))
+        return (_container(a),) + tuple(arg_key(x) for x in a)
+    if isinstance(a, dict):  # (a dict in sorted order, as pytrees flatten and rebuild
+        # it; an OrderedDict in its own: the function reads it so, another is another trace)
+        items = sorted(a.items()) if type(a) is dict else a.items()
+        return (_container(a),) + tuple((k, arg_key(v)) for k, v in items)
     if isinstance(a, (float, np.floating)):  # traced as values, not baked in; a Python
         # float's dtype follows the call's arrays (in the key), np.float32's is its own
         return ("f",) if type(a) is float else ("f", a.dtype.char)
@@ -218,6 +220,16 @@ def arg_key(a: Any) -> Any:
     except TypeError:
         raise UnhashableArgument(type(a).__name__) from None
     return (type(a).__name__, a)
+
+
+def _container(a: Any) -> str | tuple:
+    """A container's kind in a key: ``list``, ``tuple`` or ``dict``; a subclass (a
+    namedtuple, an OrderedDict) by its module, name and fields, so that two classes of
+    one name (a namedtuple ``P`` whose fields come in another order) are two keys."""
+    kind = type(a)
+    if kind in (list, tuple, dict):
+        return kind.__name__
+    return (kind.__module__, kind.__qualname__, getattr(kind, "_fields", None))
 
 
 #: the key of a call whose arguments are all arrays, or all Tensors: read in C (every
