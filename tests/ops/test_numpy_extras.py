@@ -163,6 +163,13 @@ _PROGRAMS = {
     "divide.accumulate": (lambda v: np.divide.accumulate(v, dtype=np.float64), _V6),
     "add.reduceat": (lambda x: np.add.reduceat(x, [0, 2, 1, 3], axis=1), _X),
     "maximum.reduceat": (lambda v: np.maximum.reduceat(v, [0, 3, 3, 4]), _V6),
+    # np.polynomial (ops/numpy_polynomials.py)
+    "polynomial.polyval2d": (lambda c: np.polynomial.polynomial.polyval2d(_V3, _V3[::-1], c),
+                             _X),
+    "polynomial.polyval2d-x": (lambda v: np.polynomial.polynomial.polyval2d(
+        v[:3], v[3:], _X), _V6),
+    "polynomial.polygrid2d": (lambda x: np.polynomial.polynomial.polygrid2d(
+        x[0], x[1, :2], x[1:] ** 2), _X),
 }
 
 
