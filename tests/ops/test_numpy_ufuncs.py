@@ -172,3 +172,29 @@ def test_lexsort_of_a_list_explains_the_tuple() -> None:
     # pb.grad's source pass makes the list an array of the keys: it works there as it is
     f = lambda a: a[0][np.lexsort([a[1], a[2]])][0] * a[0, 0]  # noqa: E731
     np.testing.assert_allclose(pb.grad(f)(_X), numeric_grad(f, _X), atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 37])
+def test_log_step_scans_and_halving_match_numpy_at_any_length(n) -> None:
+    v = _RNG.standard_normal(n)
+    fns = [lambda a: np.logaddexp2.accumulate(a), lambda a: np.fmax.accumulate(a),
+           lambda a: np.hypot.reduce(a), lambda a: np.fmin.reduce(a, initial=0.5)]
+    for fn in fns:
+        np.testing.assert_allclose(fn(pb.tensor(v)).numpy(), fn(v), rtol=1e-13)
+        loss = lambda a, fn=fn: _weighted_sum(fn(a))  # noqa: E731
+        np.testing.assert_allclose(pb.grad(loss)(v), numeric_grad(loss, v), rtol=1e-6,
+                                   atol=1e-8)
+
+
+def _weighted_sum(y):
+    return np.sum(y * np.cos(np.arange(np.size(y)) + 0.5).reshape(np.shape(y)))
+
+
+def test_integers_reduce_in_numpy_s_float_dtype() -> None:
+    ints = np.arange(12).reshape(3, 4) * 7
+    for fn in (lambda v: np.logaddexp.reduce(v, axis=1), lambda v: np.hypot.accumulate(v),
+               lambda v: np.divide.reduceat(v, [0, 2], axis=1)):
+        want = fn(ints)
+        got = fn(pb.tensor(ints)).numpy()
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -8,11 +8,14 @@ those ops').
 - ``reduce`` of ``add``, ``multiply``, ``maximum``, ``minimum`` and ``logaddexp`` is the
   matching reduction (``np.sum``, ``np.prod``, ``np.max``, ``np.min``, ``logsumexp``),
   for any ``axis`` numpy allows; positions ``where=`` leaves out hold the ufunc's
-  identity (or ``initial``); ``initial`` joins the result by one more call. Any other
-  ufunc is a fold along the axis (one call per element: ``subtract``, ``hypot``...).
+  identity (or ``initial``); ``initial`` joins the result by one more call. Another
+  reorderable ufunc (``hypot``, ``fmax``, ``logaddexp2``...) combines halves in
+  ``log2(n)`` calls; any other (``subtract``, ``divide``...) is a fold along the axis,
+  one call per element, in numpy's order (``where=`` too).
 - ``accumulate``: ``np.cumsum`` / ``np.cumprod``; ``maximum``, ``minimum``, ``fmax``,
-  ``fmin`` and ``logaddexp`` reduce the lower triangle of the prefixes (an ``n * n``
-  intermediate along the axis: one op, no read of the values); others fold.
+  ``fmin``, ``logaddexp`` and ``logaddexp2`` are a scan of ``log2(n)`` calls of the
+  ufunc on shifted copies (no read of the values; a tie's gradient is split as the
+  ufunc's is); others fold (one call per element).
 - ``reduceat(x, indices)``: one ``reduce`` per segment (``x[indices[i]]`` where the
   next index is not larger, as numpy), joined by ``np.concatenate``.
 
@@ -30,7 +33,7 @@ tensor([[ 0., -1., -3.],
         [ 1.,  0., -2.],
         [ 3.,  2.,  0.]], grad_fn=<SubBackward0>)
 >>> np.maximum.accumulate(x[::-1])
-tensor([4., 4., 4.], grad_fn=<AmaxBackward0>)
+tensor([4., 4., 4.], grad_fn=<MaximumBackward0>)
 >>> np.add.reduceat(x, [0, 2])
 tensor([3., 4.], grad_fn=<CatBackward0>)
 """
@@ -57,11 +60,10 @@ _REDUCTIONS: dict = {
     np.minimum: lambda x, axis, keep: np.min(x, axis=axis, keepdims=keep),
     np.logaddexp: lambda x, axis, keep: logsumexp(x, axis, keep),
 }
-#: ufuncs whose accumulate reduces the triangle of prefixes -> the reduction used and
-#: what fills the positions past the prefix (None: the first element, for idempotent ones)
-_TRIANGLE: dict = {np.maximum: (np.maximum, None), np.minimum: (np.minimum, None),
-                   np.fmax: (np.fmax, None), np.fmin: (np.fmin, None),
-                   np.logaddexp: (np.logaddexp, -np.inf)}
+#: ufuncs whose accumulate is a log-step scan -> the identity the first elements meet
+#: (None: themselves, for idempotent ones)
+_SCANS: dict = {np.maximum: None, np.minimum: None, np.fmax: None, np.fmin: None,
+                np.logaddexp: -np.inf, np.logaddexp2: -np.inf}
 
 
 def _shape(v: Any) -> tuple:
@@ -126,33 +128,56 @@ def _fold(ufunc: np.ufunc, x: Any, axis: int, start: Any, mask: Any) -> Any:
     return acc
 
 
+def _reorderable(ufunc: np.ufunc, dtype: np.dtype) -> bool:
+    """Whether numpy lets ``ufunc.reduce`` take several axes (its operands may be
+    combined in any order)."""
+    try:
+        with np.errstate(all="ignore"):
+            ufunc.reduce(np.zeros((1, 1), dtype), axis=(0, 1))
+    except ValueError:
+        return False
+    return True
+
+
+def _tree(ufunc: np.ufunc, x: Any, axis: int) -> Any:
+    """A reorderable ``ufunc`` along ``axis`` in ``log2(n)`` calls, each combining one
+    half with the other (the axis kept, of length one)."""
+    while (n := _shape(x)[axis]) > 1:
+        half = n // 2
+        y = ufunc(x[_at(axis, slice(0, half))], x[_at(axis, slice(half, 2 * half))])
+        x = y if n % 2 == 0 else np.concatenate([y, x[_at(axis, slice(n - 1, n))]], axis)
+    return x
+
+
 def reduce(ufunc: np.ufunc, x: Any, axis: Any = 0, dtype: Any = None,
            keepdims: bool = False, initial: Any = _NO, where: Any = True) -> Any:
-    """``ufunc.reduce``: the matching reduction, or a fold."""
+    """``ufunc.reduce``: the matching reduction, halves combined, or a fold."""
     like = _numpy_result(ufunc, "reduce", x, axis=axis, dtype=dtype, keepdims=keepdims,
                          initial=initial, where=where)
     if not is_traced(x):
         raise args.Unsupported
-    x = _cast(x, dtype)
+    x = _cast(x, dtype if dtype is not None or args.np_dtype(x).kind in "fc"
+              else like.dtype)  # (integers: in numpy's float dtype of the result)
     shape = _shape(x)
     found = tuple(range(len(shape))) if axis is None else args.axes(axis, len(shape))
     if any(shape[a] == 0 for a in found):
         return like  # (the identity or initial: no value of x is read)
     start = None if initial is _NO else np.asarray(initial, like.dtype)
     mask = None if where is True else np.broadcast_to(np.asarray(where), shape)
-    if ufunc in _REDUCTIONS or len(found) > 1:
+    if ufunc in _REDUCTIONS:
         if mask is not None:
             fill = start if ufunc.identity is None else ufunc.identity
-            if fill is None or ufunc not in _REDUCTIONS:
+            if fill is None:
                 raise args.Unsupported
             x = np.where(mask, x, np.asarray(fill, like.dtype))
-        if ufunc in _REDUCTIONS:
-            r = _REDUCTIONS[ufunc](x, found or None, keepdims)
-        else:  # (a reorderable ufunc: numpy refused the tuple otherwise)
-            r = x
-            for a in found:
-                r = reshape(_fold(ufunc, r, a, None, None), _shape(r)[:a] + (1,)
-                            + _shape(r)[a + 1:])
+        r = _REDUCTIONS[ufunc](x, found or None, keepdims)
+        r = r if start is None else ufunc(start, r)
+    elif len(found) > 1 or mask is None and _reorderable(ufunc, like.dtype):
+        if mask is not None:
+            raise args.Unsupported
+        r = x
+        for a in found:
+            r = _tree(ufunc, r, a)
         r = r if start is None else ufunc(start, r)
     else:
         if mask is not None and start is None:
@@ -161,18 +186,19 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any = 0, dtype: Any = None,
     return _fitted(r, like)
 
 
-def _triangle(ufunc: np.ufunc, x: Any, axis: int) -> Any:
-    """``accumulate`` as a reduction of the prefixes: row ``i`` of an ``n * n`` block
-    holds ``x[:i + 1]`` and, past it, the fill."""
-    reduce_by, fill = _TRIANGLE[ufunc]
-    n = _shape(x)[axis]
-    moved = axis != len(_shape(x)) - 1
-    last = np.moveaxis(x, axis, -1) if moved else x
-    rows = np.broadcast_to(last[..., None, :], _shape(last)[:-1] + (n, n))
-    pad = last[..., None, :1] if fill is None else np.asarray(fill, args.np_dtype(x))
-    block = np.where(np.tri(n, dtype=bool), rows, pad)
-    r = reduce(reduce_by, block, axis=-1)
-    return np.moveaxis(r, -1, axis) if moved else r
+def _scan(ufunc: np.ufunc, x: Any, axis: int) -> Any:
+    """``accumulate`` of an associative ufunc in ``log2(n)`` steps: step ``k`` combines
+    each element with the one ``2 ** k`` before it (Hillis and Steele's scan); the
+    first ``2 ** k`` combine with themselves (an idempotent ufunc) or the identity."""
+    n, pad = _shape(x)[axis], _SCANS[ufunc]
+    y, k = x, 1
+    while k < n:
+        head = y[_at(axis, slice(0, k))]
+        if pad is not None:
+            head = np.full_like(head, pad)
+        y = ufunc(y, np.concatenate([head, y[_at(axis, slice(0, n - k))]], axis=axis))
+        k *= 2
+    return y
 
 
 def accumulate(ufunc: np.ufunc, x: Any, axis: int = 0, dtype: Any = None) -> Any:
@@ -181,7 +207,8 @@ def accumulate(ufunc: np.ufunc, x: Any, axis: int = 0, dtype: Any = None) -> Any
     like = _numpy_result(ufunc, "accumulate", x, axis=axis, dtype=dtype)
     if not is_traced(x):
         raise args.Unsupported
-    x = _cast(x, dtype)
+    x = _cast(x, dtype if dtype is not None or args.np_dtype(x).kind in "fc"
+              else like.dtype)  # (integers: in numpy's float dtype of the result)
     axis = args.axes(axis, len(_shape(x)))[0]
     if _shape(x)[axis] == 0:
         return like
@@ -189,8 +216,8 @@ def accumulate(ufunc: np.ufunc, x: Any, axis: int = 0, dtype: Any = None) -> Any
         r = np.cumsum(x, axis=axis)
     elif ufunc is np.multiply:
         r = np.cumprod(x, axis=axis)
-    elif ufunc in _TRIANGLE:
-        r = _triangle(ufunc, x, axis)
+    elif ufunc in _SCANS:
+        r = _scan(ufunc, x, axis)
     else:
         steps = [x[_at(axis, 0)]]
         for i in range(1, _shape(x)[axis]):
@@ -208,7 +235,8 @@ def reduceat(ufunc: np.ufunc, x: Any, indices: Any, axis: int = 0,
     like = _numpy_result(ufunc, "reduceat", x, indices, axis=axis, dtype=dtype)
     if not is_traced(x):
         raise args.Unsupported
-    x = _cast(x, dtype)
+    x = _cast(x, dtype if dtype is not None or args.np_dtype(x).kind in "fc"
+              else like.dtype)  # (integers: in numpy's float dtype of the result)
     axis = args.axes(axis, len(_shape(x)))[0]
     idx = np.asarray(indices).reshape(-1)
     ends = list(idx[1:]) + [_shape(x)[axis]]
