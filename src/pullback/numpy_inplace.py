@@ -390,6 +390,7 @@ numpy_interop.UFUNC_METHODS["at"] = ufunc_at
 
 
 _BUILDS = re.compile(r"\b(np|numpy)\.(as)?array\(\s*[\[(]")  # of a list or tuple
+_LEXSORT = re.compile(r"\b(np|numpy)\.lexsort\(\s*\[")  # (numpy reads a list as one array)
 _WRITES = re.compile(r"^[\w.]+\[.*\]\s*[-+*/%@|&^]?=[^=]")
 
 
@@ -404,6 +405,12 @@ def _eager_build_refusal() -> str:
     if frame is None or not is_user_file(frame.f_code.co_filename):
         return ""  # (numpy's or scipy's own code: their callers are named elsewhere)
     text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    if _LEXSORT.search(text):
+        return (f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} ({text}): "
+                "np.lexsort reads a list of keys as one numpy array, which would drop "
+                "their gradient (its result, an index array, has none). Pass the keys as "
+                "a tuple, np.lexsort((a, b)), which numpy hands to pullback, or detach "
+                "them. ")
     if _BUILDS.search(text):
         what = "np.array(...) copies the Tensor's values into a new numpy array"
     elif _WRITES.match(text):

@@ -29,7 +29,7 @@ import numpy as np
 
 from .autograd import messages, record
 from .autograd.grad_mode import STATE
-from .ops import Public, subscribe
+from .ops import Public, numpy_ufuncs, subscribe
 from .ops.elementwise import clone
 from .ops.table.args import Kept, Unsupported, value
 from .ops.writes import copy
@@ -234,19 +234,19 @@ def _install(entry: Public) -> None:
 subscribe(_install)
 
 
-def _reduce(ufunc: np.ufunc, x: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
-            keepdims: bool = False, **rest: Any) -> Any:
-    """``np.add.reduce`` and ``np.maximum/minimum.reduce`` (default axis 0) as the
-    matching numpy functions."""
-    if rest or out is not None or (dtype is not None and ufunc is not np.add):
-        raise Unsupported
-    if ufunc is np.add:
-        return FUNCTIONS[np.sum](x, axis, dtype, keepdims=keepdims)
-    if ufunc is np.maximum:
-        return FUNCTIONS[np.max](x, axis, keepdims=keepdims)
-    if ufunc is np.minimum:
-        return FUNCTIONS[np.min](x, axis, keepdims=keepdims)
-    raise Unsupported
+def _method(fn: Callable) -> Callable:
+    """A ufunc method of ``ops/numpy_ufuncs.py`` (``outer``, ``reduce``...), with
+    ``out=`` written as the other ``out=`` forms are (``_into_out``)."""
+    def run(ufunc: np.ufunc, *inputs: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return _wrap(fn(ufunc, *(value(x) for x in inputs), **kwargs))
+        return _into_out(fn(ufunc, *(value(x) for x in _unaliased(inputs, out)), **kwargs),
+                         out)
+    return run
+
+
+UFUNC_METHODS.update({name: _method(getattr(numpy_ufuncs, name))
+                      for name in ("outer", "reduce", "accumulate", "reduceat")})
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -260,8 +260,6 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         if method == "__call__" and ufunc in UFUNCS and (not kwargs or set(kwargs) == {"out"}):
             result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))))
             return _into_out(result, kwargs["out"]) if kwargs else _wrap(result)
-        if method == "reduce" and len(inputs) == 1:
-            return _wrap(_reduce(ufunc, value(inputs[0]), **kwargs))
         if method in UFUNC_METHODS:
             return UFUNC_METHODS[method](ufunc, *inputs, **kwargs)
     except Unsupported:

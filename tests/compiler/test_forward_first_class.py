@@ -62,9 +62,10 @@ def test_jacrev_of_a_transposed_output() -> None:
 
 # ------------------------------------------------------ a missing rule, in both modes
 NO_RULE = {  # (interp, trapezoid, lstsq, average, cov, polyder, roots, ediff1d, nanmedian,
-    # polymul, sort_complex, cumulative_sum, float_power: ops/numpy_*.py now)
-    "matrix_transpose": lambda a: np.matrix_transpose(a[None]),
-    "divmod": lambda a: np.divmod(a, 1.5)[1],
+    # polymul, sort_complex, cumulative_sum, float_power, matrix_transpose, divmod:
+    # ops/numpy_*.py now)
+    "unstack": lambda a: np.unstack(a[None])[0],
+    "apply_over_axes": lambda a: np.apply_over_axes(np.sum, a, 0),
 }
 
 

@@ -163,8 +163,8 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "matrix_transpose": lambda x: np.matrix_transpose(x),  # (correlate, unwrap:
-    # numpy_calculus.py; roots, polymul: numpy_polynomials.py)
+    "unstack": lambda x: np.stack(np.unstack(x)),  # (correlate, unwrap: numpy_calculus.py;
+    # roots, polymul: numpy_polynomials.py; matrix_transpose: numpy_linalg.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,
@@ -181,6 +181,7 @@ DECLARED_SINCE = {
     "correlate": lambda x: np.correlate(x[0], x[1], "full"),
     "unwrap": lambda x: np.unwrap(x * 3, axis=1),
     "polymul": lambda x: np.polymul(x[0], x[1]),
+    "matrix_transpose": lambda x: np.matrix_transpose(x) @ x,
 }
 
 

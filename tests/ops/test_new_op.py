@@ -19,7 +19,7 @@ PROGRAM = textwrap.dedent('''
 
     warnings.simplefilter("error")  # nothing on the way may warn
     # (numpy's cbrt is in the table already: this one is named cuberoot; a numpy
-    # implementation declared later is shown with np.matrix_transpose below)
+    # implementation declared later is shown with np.unstack below)
     cuberoot = defop("cuberoot", np.cbrt, "CbrtBackward0",
                      vjp=(lambda g, out, x: g / (3 * out * out),), uses=("out",),
                      template="np.cbrt({0})", function=True, method=True, inplace=True,
@@ -79,17 +79,15 @@ PROGRAM = textwrap.dedent('''
     check(pb.grad(pb.grad(lambda v: pb.cuberoot(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
 
     # a numpy implementation declared later reaches numpy's function under pb.grad:
-    # np.matrix_transpose of an ndarray (here composed of a swapaxes; the face's methods
-    # that are numpy's functions, x.trace(), follow the table the same way:
-    # test_numpy_face.py)
+    # np.unstack of an ndarray (here composed of indexing; the face's methods that are
+    # numpy's functions, x.trace(), follow the table the same way: test_numpy_face.py)
     from pullback.ops import public
 
-    def numpy_matrix_transpose(x):
-        return x.swapaxes(-1, -2)
+    def numpy_unstack(x, /, *, axis=0):
+        return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 
-    public("matrix_transpose_demo", numpy={np.matrix_transpose: numpy_matrix_transpose})(
-        numpy_matrix_transpose)
-    check(pb.grad(lambda v: (np.matrix_transpose((v * v)[None])[:, 0] * [1.0, 2.0, 3.0])
+    public("unstack_demo", numpy={np.unstack: numpy_unstack})(numpy_unstack)
+    check(pb.grad(lambda v: (np.unstack((v * v)[None], axis=0)[0] * [1.0, 2.0, 3.0])
                   .sum())(x0), [2 * x0[0], 4 * x0[1], 6 * x0[2]], "numpy face method")
 ''')
 

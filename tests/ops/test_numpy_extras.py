@@ -140,6 +140,36 @@ _PROGRAMS = {
     "histogram2d": (lambda v: np.histogram2d(_V6, _V6[::-1], bins=3, weights=v ** 2,
                                              density=True)[0], _V6),
     "histogramdd": (lambda v: np.histogramdd(_X.T, bins=(2, 3, 2), weights=v[:4])[0], _V6),
+    "divmod": (lambda x: np.divmod(x * 3, 1.5)[1] + np.divmod(x, 0.5)[0] * x, _X),
+    "matrix_transpose": (lambda x: np.matrix_transpose(x.reshape(2, 3, 2)), _X),
+    "linalg.matrix_transpose": (lambda x: np.linalg.matrix_transpose(x), _X),
+    # ufunc methods (ops/numpy_ufuncs.py)
+    "subtract.outer": (lambda x: np.subtract.outer(x[0], x[1:, :2]), _X),
+    "add.outer": (lambda v: np.add.outer(v, v[:2]) ** 2, _V6),
+    "multiply.outer": (lambda v: np.multiply.outer(v[:3], v), _V6),
+    "add.reduce": (lambda x: np.add.reduce(x, axis=(0, 1), keepdims=True), _X),
+    "multiply.reduce": (lambda x: np.multiply.reduce(x, axis=1, initial=2.0), _X),
+    "maximum.reduce": (lambda x: np.maximum.reduce(x, axis=None), _X),
+    "minimum.reduce": (lambda x: np.minimum.reduce(x, axis=1, initial=0.5,
+                                                   where=[True, False, True, True]), _X),
+    "logaddexp.reduce": (lambda x: np.logaddexp.reduce(x, axis=-1), _X),
+    "subtract.reduce": (lambda x: np.subtract.reduce(x, axis=1), _X),
+    "hypot.reduce": (lambda x: np.hypot.reduce(x, axis=(1, 0)), _X),
+    "add.accumulate": (lambda x: np.add.accumulate(x, axis=1), _X),
+    "multiply.accumulate": (lambda x: np.multiply.accumulate(x), _X),
+    "maximum.accumulate": (lambda x: np.maximum.accumulate(x, axis=1), _X),
+    "minimum.accumulate": (lambda v: np.minimum.accumulate(v), _V6),
+    "logaddexp.accumulate": (lambda x: np.logaddexp.accumulate(x, axis=0), _X),
+    "divide.accumulate": (lambda v: np.divide.accumulate(v, dtype=np.float64), _V6),
+    "add.reduceat": (lambda x: np.add.reduceat(x, [0, 2, 1, 3], axis=1), _X),
+    "maximum.reduceat": (lambda v: np.maximum.reduceat(v, [0, 3, 3, 4]), _V6),
+    # np.polynomial (ops/numpy_polynomials.py)
+    "polynomial.polyval2d": (lambda c: np.polynomial.polynomial.polyval2d(_V3, _V3[::-1], c),
+                             _X),
+    "polynomial.polyval2d-x": (lambda v: np.polynomial.polynomial.polyval2d(
+        v[:3], v[3:], _X), _V6),
+    "polynomial.polygrid2d": (lambda x: np.polynomial.polynomial.polygrid2d(
+        x[0], x[1, :2], x[1:] ** 2), _X),
 }
 
 

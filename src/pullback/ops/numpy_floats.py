@@ -1,5 +1,5 @@
 """numpy's floating-point functions and array-API cumulatives with traced arrays:
-``float_power``, ``ldexp``, ``frexp``, ``modf`` and ``cumulative_sum`` /
+``float_power``, ``ldexp``, ``frexp``, ``modf``, ``divmod`` and ``cumulative_sum`` /
 ``cumulative_prod`` composed of existing ops; ``nextafter`` is a primitive.
 
 - ``float_power`` is ``power`` in float64 (complex128 for complex operands), numpy's
@@ -10,6 +10,8 @@
   torch.frexp's) and the exponent ``e``, an int32 array of no gradient.
 - ``modf`` gives the fractional part ``x - trunc(x)`` (the gradient one; signs, zeros
   and infinities numpy's) and the integral part (``trunc``: zero gradient).
+- ``divmod`` is ``(floor_divide, remainder)``: the quotient has floor_divide's zero
+  gradient, the remainder remainder's (one in ``x1``, ``-floor(x1 / x2)`` in ``x2``).
 - ``nextafter`` has torch's gradient: one in ``x1``, zero in ``x2`` (the result is
   ``x1`` moved by one float towards ``x2``).
 - ``cumulative_sum`` / ``cumulative_prod`` are ``cumsum`` / ``cumprod`` with numpy's
@@ -78,10 +80,16 @@ def _modf(x):
     return where(np.isinf(x), np.copysign(np.zeros((), dtype), x), frac), whole
 
 
+def _divmod(x1, x2):
+    """numpy's ``(x1 // x2, x1 % x2)``: floor_divide's zero gradient, remainder's."""
+    return np.floor_divide(x1, x2), np.remainder(x1, x2)
+
+
 public("float_power", numpy={np.float_power: _float_power})(_float_power)
 public("ldexp", numpy={np.ldexp: _ldexp})(_ldexp)
 public("frexp", numpy={np.frexp: _frexp})(_frexp)
 public("modf", numpy={np.modf: _modf})(_modf)
+public("divmod", numpy={np.divmod: _divmod})(_divmod)
 
 #: one float towards x2: torch's gradient (one in x1, zero in x2)
 nextafter = defop("nextafter", np.nextafter, "NextafterBackward0",

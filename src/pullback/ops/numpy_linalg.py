@@ -1,7 +1,8 @@
 """numpy's array-API linear algebra and its products of several operands with traced
 arrays, composed of existing ops: ``np.linalg.matmul`` / ``diagonal``, the gufuncs
 ``vecdot`` / ``matvec`` / ``vecmat`` (and ``np.linalg.vecdot``), ``multi_dot``,
-``cond``, ``tensorsolve`` and ``tensorinv``.
+``cond``, ``tensorsolve``, ``tensorinv`` and ``matrix_transpose`` (``np.linalg``'s too:
+``swapaxes`` of the last two axes).
 
 - ``vecdot`` conjugates its first operand, ``vecmat`` its vector (numpy's); all three
   are ``matmul`` of the operands as stacks of rows or columns, broadcast as numpy's.
@@ -129,6 +130,16 @@ def _multi_dot(arrays, *, out=None):
     return np.reshape(y, -1) if 1 in (first, last) else y
 
 
+def _matrix_transpose(x, /):
+    x = _operand(x)
+    if x.ndim < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
+    return np.swapaxes(x, -1, -2)
+
+
+public("matrix_transpose", numpy={np.matrix_transpose: _matrix_transpose,
+                                  np.linalg.matrix_transpose: _matrix_transpose})(
+    _matrix_transpose)
 public("linalg.multi_dot numpy", numpy={np.linalg.multi_dot: _multi_dot})(_multi_dot)
 
 

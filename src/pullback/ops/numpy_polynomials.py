@@ -15,6 +15,11 @@
 - ``polyadd`` / ``polysub`` align the powers with leading zeros, ``polymul`` is
   ``convolve``; ``polydiv`` is numpy's long division, quotient and remainder both
   differentiable (numpy drops the remainder's leading near-zeros: read from the values).
+- ``np.polynomial.polynomial.polyval2d`` / ``polygrid2d`` (numpy dispatches them on
+  their arguments) are numpy's Horner steps along each coordinate in turn; ``polyval``
+  itself, ``polyval3d`` and the ``Polynomial`` class do not dispatch and convert the
+  coefficients with ``np.array``: Tensor coefficients there are refused as torch's
+  ``numpy()`` is (Tensor points ``x`` with ndarray coefficients work).
 
 >>> import numpy as np, pullback as pb
 >>> p = pb.tensor([1., -3., 2.], requires_grad=True)
@@ -195,6 +200,42 @@ def _numpy_polydiv(u, v):
     return quotient, r
 
 
+def _power_series(x: Any, c: Any, tensor: bool = True) -> Any:
+    """``np.polynomial.polynomial.polyval(x, c, tensor)`` with traced values: Horner's
+    rule from the highest power (the powers along ``c``'s first axis)."""
+    c, x = args.value(c), args.value(x)
+    if np.ndim(c) == 0:
+        c = reshape(c, (1,)) if is_traced(c) else np.reshape(c, (1,))
+    if args.np_dtype(c).kind in "biu?":
+        c = c + 0.0
+    if tensor and np.ndim(x) and (is_traced(x) or isinstance(x, np.ndarray)):
+        grown = tuple(c.shape) + (1,) * np.ndim(x)
+        c = reshape(c, grown) if is_traced(c) else np.reshape(c, grown)
+    y = c[-1] + x * 0
+    for i in range(2, c.shape[0] + 1):
+        y = c[-i] + y * x
+    return y
+
+
+def _points(*xs: Any) -> list:
+    xs = [args.value(x) for x in xs]
+    if any(np.shape(x) != np.shape(xs[0]) for x in xs[1:]):
+        raise ValueError("x, y are incompatible")
+    return xs
+
+
+def _polyval2d(x, y, c):
+    x, y = _points(x, y)
+    return _power_series(y, _power_series(x, c), tensor=False)
+
+
+def _polygrid2d(x, y, c):
+    return _power_series(args.value(y), _power_series(args.value(x), c))
+
+
+_P = np.polynomial.polynomial
+public("polynomial.polyval2d", numpy={_P.polyval2d: _polyval2d})(_polyval2d)
+public("polynomial.polygrid2d", numpy={_P.polygrid2d: _polygrid2d})(_polygrid2d)
 public("polyadd", numpy={np.polyadd: _numpy_polyadd})(_numpy_polyadd)
 public("polysub", numpy={np.polysub: _numpy_polysub})(_numpy_polysub)
 public("polymul", numpy={np.polymul: _numpy_polymul})(_numpy_polymul)
