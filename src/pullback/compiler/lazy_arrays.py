@@ -36,9 +36,9 @@ from ..settings import config
 #: each take the memory a Dask array is chunked to avoid)
 LARGE = 1 << 16
 
-#: the front doors (torch.func's names) whose generated code runs on the library's arrays
-#: (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
-LAZY_DOORS = ("grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
+#: the front doors (as their messages name them) whose generated code runs on the library's
+#: arrays (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
+LAZY_DOORS = ("grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
 
 #: what a refused door or an eager path says (the doors that take the arrays)
 TAKEN_BY = ("pb.grad, pb.value_and_grad, pb.vjp, pb.jvp, pb.linearize and pb.compile "
