@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cumulative import _cummax as cummax, _cummin as cummin  # (the ops' own: plain numpy)
 from ..ordering import _lower_median as median  # (the op's own: plain numpy)
 from .reductions import c_order
 
 __all__ = ["stable_order", "sort", "topk", "argsort_descending", "median", "argmedian",
-           "median_along"]
+           "median_along", "cummax", "cummin"]
 
 
 def stable_order(x, axis, descending=False):
