@@ -1,7 +1,8 @@
 """Norms: torch.linalg.vector_norm as one primitive (every ``ord``, with torch's rule per
 order), and matrix_norm, linalg.norm, torch.norm and numpy's ``np.linalg.norm`` in every
 ``ord``/``axis`` form, composed of it, of amax/amin and of the singular values, as torch
-composes them (its nodes: LinalgVectorNormBackward0, AmaxBackward0, ...)."""
+composes them (its nodes: LinalgVectorNormBackward0, AmaxBackward0, ...); and renorm, a
+primitive with torch's rule (RenormBackward0)."""
 
 from __future__ import annotations
 

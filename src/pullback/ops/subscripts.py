@@ -1,7 +1,8 @@
 """Subscripts: ``x[index]``. Basic indices are views torch names after the last view op
 they apply (``select``, ``slice``, ``index_unsqueeze``, ``alias``), each with its
 backward; advanced indices take a copy (``index``) whose backward adds repeated
-positions up; and the subscript text generated code writes for a basic index."""
+positions up; torch's ``select(dim, index)``; and the subscript text generated code
+writes for a basic index."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """torch functions written over other ops (their gradients come from those ops): ``mv``,
 ``baddbmm``, ``logdet``, ``dist``, ``std_mean``/``var_mean``, ``kthvalue``,
-``nn.functional.gumbel_softmax``, and the methods ``Tensor.unfold`` (sliding windows) and
-``Tensor.sum_to_size``.
+``nn.functional.gumbel_softmax``, ``ravel``, ``msort``, and the methods ``Tensor.unfold``
+(sliding windows), ``Tensor.sum_to_size`` and ``Tensor.reshape_as``.
 
 >>> import pullback as pb
 >>> x = pb.tensor([3.0, 1.0, 2.0], requires_grad=True)
@@ -89,6 +89,23 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not keepdim or not input.ndim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return KthValue(values, indices)
+
+
+@public("ravel", function=True, method=True)
+def ravel(input):
+    """torch's ravel: a contiguous copy where ``input`` is not contiguous, viewed flat."""
+    return input.contiguous().view(-1)
+
+
+@public("reshape_as", method=True)
+def reshape_as(input, other):
+    return input.reshape(other.shape)
+
+
+@public("msort", function=True, method=True)
+def msort(input):
+    """The values sorted along dim 0 (torch's sort(0).values)."""
+    return input.sort(0).values
 
 
 @public("unfold", method=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cumulative import _cummax as cummax, _cummin as cummin  # (the ops' own: plain numpy)
+from ..cumulative import _cummax as cummax  # (the ops' own: plain numpy)
+from ..cumulative import _cummin as cummin
 from ..ordering import _lower_median as median  # (the op's own: plain numpy)
 from .reductions import c_order
 
