@@ -227,6 +227,17 @@ clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "C
                  inplace="clamp_")
 
 
+# torch's clamp_min / clamp_max: g where x is at or past the bound (a NaN gets 0)
+clamp_min = defop("clamp_min", lambda x, min: np.maximum(x, min), "ClampMinBackward0",
+                  vjp=(lambda g, out, x, min: where(x >= min, g, 0),), uses=("x",),
+                  template="np.maximum({0}, {min})", elementwise=True, function=True,
+                  method=True, inplace=True, torch_args=("self", "min"))
+clamp_max = defop("clamp_max", lambda x, max: np.minimum(x, max), "ClampMaxBackward0",
+                  vjp=(lambda g, out, x, max: where(x <= max, g, 0),), uses=("x",),
+                  template="np.minimum({0}, {max})", elementwise=True, function=True,
+                  method=True, inplace=True, torch_args=("self", "max"))
+
+
 _NOVALUE = getattr(np, "_NoValue", None)
 
 
