@@ -720,6 +720,13 @@ STATISTICS_CASES = [
     # through a zero (torch's differentiable O(n^2) form has them)
     _c("cumprod", A(values=_ZEROS), p={"dim": 1}, tag="zeros", second_order=False,
        torch=lambda T, x: x.cumprod(1)),
+    _c("aminmax", A(values=_V34), p={"dim": None, "keepdim": False},
+       torch=lambda T, x: T.aminmax(x)),
+    _c("aminmax", A(values=_V234), p={"dim": (1,), "keepdim": True},
+       torch=lambda T, x: x.aminmax(dim=1, keepdim=True)),
+    # ties: split evenly, as amax's and amin's
+    _c("aminmax", A(values=_TIES_ROWS), p={"dim": (1,), "keepdim": False}, tag="ties",
+       fd=False, torch=lambda T, x: T.aminmax(x, dim=1)),
     _c("logcumsumexp", R34, p={"dim": 1}, torch=lambda T, x: x.logcumsumexp(1)),
     _c("logcumsumexp", A((2, 3, 4)), p={"dim": 0, "reverse": True}, torch_name=False,
        torch=lambda T, x: x.flip(0).logcumsumexp(0).flip(0)),

@@ -1,7 +1,7 @@
 """torch's Tensor methods and functions a reviewer found missing: ``select``,
 ``logcumsumexp``, ``cummax``/``cummin``, ``renorm``, ``ravel``, ``reshape_as``, ``msort``,
-``clamp_min``/``clamp_max``, ``hardshrink``/``softshrink``, ``float_power``, ``adjoint``,
-and torch's other spellings (``subtract``, ``multiply``, ``divide``, ``negative``,
+``clamp_min``/``clamp_max``, ``aminmax``, ``hardshrink``/``softshrink``, ``float_power``,
+``adjoint``, and torch's other spellings (``subtract``, ``multiply``, ``divide``, ``negative``,
 ``absolute``, ``clone``, ``swapaxes``/``swapdims``, ``selu``, ``celu``,
 ``pairwise_distance``): values, gradients and node names as torch's, and torch's errors,
 word for word. (Each primitive's own checks are its op cases.)"""
@@ -45,6 +45,8 @@ CALLS = {
     "selu": lambda m, x: m.selu(x),
     "celu": lambda m, x: m.celu(x, 2.0),
     "pairwise_distance": lambda m, x: m.pairwise_distance(x, x * x),
+    "aminmax": lambda m, x: m.aminmax(x).max * 2 + m.aminmax(x).min,
+    "aminmax_dim": lambda m, x: x.aminmax(dim=-1, keepdim=True).min,
 }
 
 # pb.norm (which pairwise_distance is over) names its node LinalgVectorNormBackward0
@@ -115,6 +117,9 @@ ERRORS = [
     lambda m, x: m.nn.functional.softshrink(x.float(), -1.5),
     lambda m, x: m.adjoint(x[0]),
     lambda m, x: m.swapdims(x, 0, 3),
+    lambda m, x: m.aminmax(m.zeros(0, 3)),
+    lambda m, x: m.aminmax(m.zeros(0, 3), dim=0),
+    lambda m, x: x.aminmax(dim=2),
 ]
 
 
