@@ -770,6 +770,16 @@ STATISTICS_CASES = [
     _c("nansum", R34, p={"dim": None, "keepdim": False}, torch=lambda T, x: x.nansum()),
     _c("nansum", A(values=[[NAN, 1.0], [2.0, NAN]]), p={"dim": (1,), "keepdim": True},
        torch=lambda T, x: x.nansum(1, keepdim=True), fd=False),
+    _c("nanmedian_all", R34, torch=lambda T, x: x.nanmedian()),
+    _c("nanmedian_all", A(values=[[1.0, NAN, 2.0], [2.0, NAN, 3.0]]), tag="nan", fd=False,
+       torch=lambda T, x: T.nanmedian(x)),
+    _c("nanmedian_dim", A(values=_V34), p={"dim": 1, "keepdim": False},
+       torch=lambda T, x: x.nanmedian(1)),
+    # NaN skipped; ties: the stable sort's first (a slice of NaN only: torch's index is its
+    # selection algorithm's, not checked here)
+    _c("nanmedian_dim", A(values=[[1.0, NAN, 3.0, 2.0], [2.0, 2.0, NAN, 1.0],
+                                  [5.0, NAN, 1.0, NAN]]), p={"dim": 1, "keepdim": True},
+       tag="nan", fd=False, torch=lambda T, x: x.nanmedian(1, keepdim=True)),
     _c("median_all", R34, torch=lambda T, x: x.median()),
     # ties split evenly (evenly_distribute_backward), NaN: to the NaN
     _c("median_all", A(values=[2.0, 1.0, 1.0, 0.0, 1.0]), tag="ties",

@@ -1,6 +1,6 @@
 """torch's Tensor methods and functions a reviewer found missing: ``select``,
 ``logcumsumexp``, ``cummax``/``cummin``, ``renorm``, ``ravel``, ``reshape_as``, ``msort``,
-``clamp_min``/``clamp_max``, ``aminmax``, ``hardshrink``/``softshrink``, ``float_power``,
+``clamp_min``/``clamp_max``, ``aminmax``, ``nanmedian``, ``hardshrink``/``softshrink``, ``float_power``,
 ``adjoint``, and torch's other spellings (``subtract``, ``multiply``, ``divide``, ``negative``,
 ``absolute``, ``clone``, ``swapaxes``/``swapdims``, ``selu``, ``celu``,
 ``pairwise_distance``): values, gradients and node names as torch's, and torch's errors,
@@ -47,6 +47,8 @@ CALLS = {
     "pairwise_distance": lambda m, x: m.pairwise_distance(x, x * x),
     "aminmax": lambda m, x: m.aminmax(x).max * 2 + m.aminmax(x).min,
     "aminmax_dim": lambda m, x: x.aminmax(dim=-1, keepdim=True).min,
+    "nanmedian": lambda m, x: m.nanmedian(x / (x > 0)),
+    "nanmedian_dim": lambda m, x: (x / (x > 0)).nanmedian(0).values,
 }
 
 # pb.norm (which pairwise_distance is over) names its node LinalgVectorNormBackward0
@@ -120,6 +122,7 @@ ERRORS = [
     lambda m, x: m.aminmax(m.zeros(0, 3)),
     lambda m, x: m.aminmax(m.zeros(0, 3), dim=0),
     lambda m, x: x.aminmax(dim=2),
+    lambda m, x: m.nanmedian(m.zeros(0, 3), 0),
 ]
 
 
