@@ -1,10 +1,10 @@
 """torch's Tensor methods and functions a reviewer found missing: ``select``,
 ``logcumsumexp``, ``cummax``/``cummin``, ``renorm``, ``ravel``, ``reshape_as``, ``msort``,
-``clamp_min``/``clamp_max``, ``aminmax``, ``nanmedian``, ``hardshrink``/``softshrink``, ``float_power``,
-``adjoint``, and torch's other spellings (``subtract``, ``multiply``, ``divide``, ``negative``,
-``absolute``, ``clone``, ``swapaxes``/``swapdims``, ``selu``, ``celu``,
-``pairwise_distance``): values, gradients and node names as torch's, and torch's errors,
-word for word. (Each primitive's own checks are its op cases.)"""
+``clamp_min``/``clamp_max``, ``aminmax``, ``nanmedian``, ``hardshrink``/``softshrink``,
+``float_power``, ``adjoint``, and torch's other spellings (``subtract``, ``multiply``,
+``divide``, ``negative``, ``absolute``, ``clone``, ``swapaxes``/``swapdims``, ``selu``,
+``celu``, ``pairwise_distance``): values, gradients and node names as torch's, and torch's
+errors, word for word. (Each primitive's own checks are its op cases.)"""
 
 from __future__ import annotations
 
