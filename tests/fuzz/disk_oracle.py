@@ -2,7 +2,8 @@
 
 For a chunk of seeds of a family (numpy_programs.py's, each through one door from
 ``pb.grad`` to ``pb.hessian``, and ``pb.compile``; or generator.py's torch-name programs
-on Tensors, through ``pb.value_and_grad`` and ``pb.compile`` then ``.backward()``),
+on Tensors, through ``pb.value_and_grad`` and ``pb.compile`` then ``.backward()``; or
+disk_modules.py's random models, two per program, one hyperparameter apart),
 ``check_chunk`` writes every program as a module of its own in a folder, then runs two
 fresh interpreters on one ``PULLBACK_CACHE_DIR``:
 
@@ -38,6 +39,8 @@ import numpy as np
 import pullback as pb
 from pullback.compiler import disk_variants
 
+from .disk_modules import model_source
+from .disk_modules import runs as module_runs
 from .generator import generate as generate_torch
 from .numpy_oracle import make_door
 from .numpy_programs import CLASSES, generate
@@ -62,6 +65,8 @@ def source(family: str, seed: int) -> str:
     ``f`` and its ``objective`` (the loss, plus the second output's squares)."""
     if family == "numpy":
         return generate(seed, CLASSES_KEPT).source()
+    if family == "modules":
+        return model_source(seed)
     return TORCH_HEAD + generate_torch(seed).source() + TORCH_TAIL
 
 
@@ -99,7 +104,7 @@ def torch_runs(seed: int, module) -> dict:
     return runs
 
 
-FAMILIES = {"numpy": numpy_runs, "torch": torch_runs}
+FAMILIES = {"numpy": numpy_runs, "torch": torch_runs, "modules": module_runs}
 
 
 def _results(door, x) -> list:

@@ -2,8 +2,9 @@
 process that wrote it (disk_oracle.py draws, writes, runs both and compares).
 
 The default run checks ``N_DEFAULT`` programs of each family (the numpy family through
-every door, the torch-name family through value_and_grad and compile + backward), each
-chunk in two fresh interpreters. For a long run, say how many (and, optionally, the first seed)::
+every door, the torch-name family through value_and_grad and compile + backward, random
+``nn.Sequential`` models through compile + backward), each chunk in two fresh
+interpreters. For a long run, say how many (and, optionally, the first seed)::
 
     PULLBACK_FUZZ_DISK=1000 python -m pytest tests/fuzz/test_disk_fuzz.py
     PULLBACK_FUZZ_DISK=300 PULLBACK_FUZZ_SEED=5000 python -m pytest tests/fuzz/test_disk_fuzz.py
@@ -17,14 +18,14 @@ import pytest
 
 from .disk_oracle import STATS, check_chunk
 
-N_DEFAULT = 20
+N_DEFAULT = 15
 CHUNK = 100
 N = int(os.environ.get("PULLBACK_FUZZ_DISK", N_DEFAULT))
 START = int(os.environ.get("PULLBACK_FUZZ_SEED", 0))
 CHUNKS = [range(s, min(s + CHUNK, START + N)) for s in range(START, START + N, CHUNK)]
 
 
-@pytest.mark.parametrize("family", ["numpy", "torch"])
+@pytest.mark.parametrize("family", ["numpy", "torch", "modules"])
 @pytest.mark.parametrize("seeds", CHUNKS, ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
 def test_a_later_process_runs_the_kept_code_as_the_writer_did(family, seeds):
     found = STATS["variants found by the reader"]
