@@ -15,9 +15,10 @@ fresh interpreters on one ``PULLBACK_CACHE_DIR``:
 
 They agree when every result (values, derivatives, dtypes) is the writer's within
 ``RTOL`` (the same generated code runs on both sides) and every call that raised in one
-raised the same type in the other. The reader must find variants in the cache: a run
-where it found none fails (nothing was tested). The numpy fuzz (test_numpy_fuzz.py)
-checks the writer's own answers against numpy and finite differences.
+raised the same type in the other (never an internal error: ``INTERNAL``). The reader
+must find variants in the cache: a run where it found none fails (nothing was tested).
+The numpy fuzz (test_numpy_fuzz.py) checks the writer's own answers against numpy and
+finite differences.
 """
 
 from __future__ import annotations
@@ -42,12 +43,16 @@ from pullback.compiler import disk_variants
 from .disk_modules import model_source
 from .disk_modules import runs as module_runs
 from .generator import generate as generate_torch
+from .numpy_oracle import INTERNAL as _INTERNAL
 from .numpy_oracle import make_door
 from .numpy_programs import CLASSES, generate
 
 #: effects and rebind change Python state between calls, which a kept variant refuses
 CLASSES_KEPT = frozenset(CLASSES) - {"effects", "rebind"}
 RTOL = {"float64": 1e-12, "float32": 1e-6}
+#: an error no user can act on, from either process (a defect, as in the other fuzzers;
+#: not IndexError, which torch's names raise for an empty reduction, as torch does)
+INTERNAL = tuple(f"{e.__name__}:" for e in _INTERNAL if e is not IndexError)
 STATS: Counter = Counter()
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -180,6 +185,9 @@ def compare(folder: str, seed: int, writer: dict, reader: dict) -> str | None:
             np.load(os.path.join(folder, f"{seed}.1.npz")) as r:
         for key, said in writer.items():
             heard = reader.get(key)
+            for side, v in (("writer", said), ("reader", heard)):
+                if isinstance(v, str) and v.startswith(INTERNAL):
+                    return f"{key}: the {side} raised an internal error: {v}"
             if isinstance(said, str) or isinstance(heard, str):
                 if type(said) is not type(heard) or said.split(":")[0] != heard.split(":")[0]:
                     return f"{key}: the writer gave {said!r}, the reader {heard!r}"
