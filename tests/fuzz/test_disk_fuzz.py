@@ -12,21 +12,17 @@ interpreters. For a long run, say how many (and, optionally, the first seed)::
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from .disk_oracle import STATS, check_chunk
+from .seeds import chunk_id, chunks
 
 N_DEFAULT = 15
-CHUNK = 100
-N = int(os.environ.get("PULLBACK_FUZZ_DISK", N_DEFAULT))
-START = int(os.environ.get("PULLBACK_FUZZ_SEED", 0))
-CHUNKS = [range(s, min(s + CHUNK, START + N)) for s in range(START, START + N, CHUNK)]
+CHUNKS = chunks("PULLBACK_FUZZ_DISK", N_DEFAULT)
 
 
 @pytest.mark.parametrize("family", ["numpy", "torch", "modules"])
-@pytest.mark.parametrize("seeds", CHUNKS, ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
+@pytest.mark.parametrize("seeds", CHUNKS, ids=chunk_id)
 def test_a_later_process_runs_the_kept_code_as_the_writer_did(family, seeds):
     found = STATS["variants found by the reader"]
     failures = check_chunk(family, seeds)

@@ -12,17 +12,13 @@ modules in one fresh ``python -I``. For a long run, say how many programs per fa
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from .export_oracle import REFUSALS, STATS, check_chunk
+from .seeds import chunk_id, chunks
 
 N_DEFAULT = 30
-CHUNK = 100
-N = int(os.environ.get("PULLBACK_FUZZ_EXPORT", N_DEFAULT))
-START = int(os.environ.get("PULLBACK_FUZZ_SEED", 0))
-CHUNKS = [range(s, min(s + CHUNK, START + N)) for s in range(START, START + N, CHUNK)]
+CHUNKS = chunks("PULLBACK_FUZZ_EXPORT", N_DEFAULT)
 
 #: programs whose export a defect broke, each fixed since: (family, seed, what it was)
 FOUND = [
@@ -45,7 +41,7 @@ FOUND = [
 
 
 @pytest.mark.parametrize("family", ["numpy", "torch"])
-@pytest.mark.parametrize("seeds", CHUNKS, ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
+@pytest.mark.parametrize("seeds", CHUNKS, ids=chunk_id)
 def test_exported_programs_run_without_pullback_and_agree(family, seeds):
     failures = check_chunk(family, seeds)
     if failures:

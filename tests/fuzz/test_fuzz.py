@@ -14,20 +14,16 @@ program to run; ``PYTHONPATH=tests python -m fuzz SEED`` reproduces one seed.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from pullback.settings import config
 
 from .generator import generate
 from .oracle import check, report, shrink
+from .seeds import chunk_id, chunks
 
 N_DEFAULT = 400
-CHUNK = 100
-N = int(os.environ.get("PULLBACK_FUZZ", N_DEFAULT))
-START = int(os.environ.get("PULLBACK_FUZZ_SEED", 0))
-CHUNKS = [range(s, min(s + CHUNK, START + N)) for s in range(START, START + N, CHUNK)]
+CHUNKS = chunks("PULLBACK_FUZZ", N_DEFAULT)
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +34,7 @@ def check_ir():
     config.check_ir = False
 
 
-@pytest.mark.parametrize("seeds", CHUNKS, ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
+@pytest.mark.parametrize("seeds", CHUNKS, ids=chunk_id)
 def test_random_programs_agree_with_torch(torch, seeds):
     failures = [(seed, m) for seed in seeds if (m := check(generate(seed))) is not None]
     if failures:

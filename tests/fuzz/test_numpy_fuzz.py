@@ -21,16 +21,14 @@ import pytest
 
 from .numpy_oracle import STATS, check, make_door, report, shrink
 from .numpy_programs import CLASSES, ENABLED, NProgram, Term, generate, parse_classes
+from .seeds import chunk_id, chunks
 
 N_DEFAULT = 200
-CHUNK = 50
-N = int(os.environ.get("PULLBACK_FUZZ", N_DEFAULT))
-START = int(os.environ.get("PULLBACK_FUZZ_SEED", 0))
 DRAWN = parse_classes(os.environ.get("PULLBACK_FUZZ_CLASSES"))
-CHUNKS = [range(s, min(s + CHUNK, START + N)) for s in range(START, START + N, CHUNK)]
+CHUNKS = chunks("PULLBACK_FUZZ", N_DEFAULT, 50)
 
 
-@pytest.mark.parametrize("seeds", CHUNKS, ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
+@pytest.mark.parametrize("seeds", CHUNKS, ids=chunk_id)
 def test_numpy_programs_agree_with_finite_differences(seeds):
     failures = [(seed, m) for seed in seeds if (m := check(generate(seed, DRAWN))) is not None]
     if failures:
