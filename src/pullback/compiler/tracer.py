@@ -80,6 +80,7 @@ class Tracer(InplaceWrites, OutsideChanges, ConstantReads):
         self.const_reads: list = []
         self.param_reads: list = []
         self.last_reads: dict = {}  # id of an array -> its last use's _Read
+        self.baked: dict = {}  # id of an array written after a use -> it
         self.body_graphs: list = []
 
     def add_input(self, t: Tensor, name: str) -> Var:
@@ -261,8 +262,11 @@ class Tracer(InplaceWrites, OutsideChanges, ConstantReads):
             set_state_of(gen, state)
         for t, old in self.written.values():  # the generated code writes them again
             np.copyto(t._data, old)
-        self.settle_constants()  # (before the changes made outside are put back)
-        self._put_back()
+        try:  # (before the changes made outside are put back)
+            if exc[0] is None:
+                self.settle_constants()
+        finally:
+            self._put_back()
 
     def graph(self, outputs: list) -> Graph:
         name_assignments(self.builder.eqns)

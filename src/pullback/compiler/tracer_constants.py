@@ -8,6 +8,14 @@ value the array had then. So each use keeps a copy of what it read; when the tra
 ends, a use whose array no longer holds that value reads its copy instead (a
 constant of that variant), and a use whose array is unchanged keeps the reference.
 
+That is right for an array the function made, which every call makes again. An array
+from outside it (captured, or reached from an argument) written after a use is
+refused: generated code does not make a plain numpy write again, so a later call
+would read at that use what the trace's call read, not what the write left
+(``captured.py``, which knows what was captured, refuses it); the source pass's
+writes into such an array (``G[0] = 2``, made again by generated code) after a read
+are refused here, since the read, and its gradient, would see the written values.
+
 Uses of an array that holds the same values share one copy (a loop unrolled over a
 captured array keeps one). An array larger than ``COPY_LIMIT`` bytes keeps a checksum
 instead: a write into it after a use is refused (write into a copy), rather than
@@ -54,7 +62,8 @@ def _crc(a: np.ndarray) -> int:
 
 class ConstantReads:
     """``Tracer``'s methods for the arrays its equations read (its ``const_reads``,
-    ``param_reads``, ``last_reads`` and ``body_graphs``, made in ``Tracer.__init__``)."""
+    ``param_reads``, ``last_reads``, ``body_graphs`` and ``baked``, made in
+    ``Tracer.__init__``)."""
 
     def constant(self, a: np.ndarray) -> Any:
         """The Var (or inline scalar) for a use of the array ``a``."""
@@ -95,17 +104,25 @@ class ConstantReads:
         self.const_reads, self.param_reads, self.last_reads = [], [], {}
 
     def _written_since(self, r: _Read) -> bool:
-        """Whether ``r``'s array was written after the uses ``r`` records (not counting
-        a captured array the source pass's writes change on every call: generated code
-        writes it again, in program order, and its uses read it live)."""
+        """Whether ``r``'s array was written after the uses ``r`` records (kept in
+        ``baked``: a captured one is refused once the walk knows it, ``captured.py``)."""
         if r.written is None:
-            r.written = r.changed() and ("array", id(r.array)) not in self.changed
+            r.written = r.changed()
             if r.written and r.copy is None:
                 raise TraceError(
                     f"{fname(self.fn)}: a numpy array of {r.array.nbytes} bytes was "
                     "written after the traced code read it; generated code would read "
                     "the written values at that earlier use. Write into a copy "
                     "(a = a.copy()) instead")
+            if r.written and ("array", id(r.array)) in self.changed:
+                raise TraceError(
+                    f"{fname(self.fn)}: an array from outside the function "
+                    f"(shape {r.array.shape}, {r.array.dtype}) is read by an op and then "
+                    "written by the function; generated code writes it again on every "
+                    "call, but the earlier read (and its gradient) would see the written "
+                    "values. Read a copy (a.copy()) there, or write after the last read")
+            if r.written:
+                self.baked[id(r.array)] = r.array
         return r.written
 
 
