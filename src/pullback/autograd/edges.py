@@ -122,6 +122,10 @@ def _needed(op, mask: int) -> frozenset:
 
 
 _NO_EDGE = (None, 0)
+#: the largest numpy array (bytes) a node copies when its rule reads it (an operand, an
+#: index array): a larger one (a data matrix) is read by reference, as torch reads an
+#: array it shares memory with, so a step over large data does not copy it
+SAVED_COPY_LIMIT = 1 << 20
 
 
 def record_node(op, args: tuple, params: dict) -> tuple:
@@ -162,7 +166,7 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     for a in args:
         if not isinstance(a, Tensor):  # (a numpy operand the rule reads: what it is now)
             saved.append(a.copy() if a.__class__ is np.ndarray and needed and i in needed
-                         and a.flags.writeable else a)
+                         and a.flags.writeable and a.nbytes <= SAVED_COPY_LIMIT else a)
         elif needed and i in needed:
             if a._is_inference:
                 raise RuntimeError(messages.INFERENCE_SAVE)
@@ -204,7 +208,8 @@ _HOLDERS = (np.ndarray, tuple, list)
 
 def _own(p: Any) -> Any:
     if p.__class__ is np.ndarray:
-        return p.copy() if p.ndim and p.flags.writeable else p
+        return p.copy() if p.ndim and p.flags.writeable and p.nbytes <= SAVED_COPY_LIMIT \
+            else p
     if isinstance(p, (tuple, list)):
         return p.__class__(_own(x) for x in p)
     return p
