@@ -122,6 +122,10 @@ def _needed(op, mask: int) -> frozenset:
 
 
 _NO_EDGE = (None, 0)
+#: the largest numpy array (bytes) a node copies when its rule reads it (an operand, an
+#: index array): a larger one (a data matrix) is read by reference, as torch reads an
+#: array it shares memory with, so a step over large data does not copy it
+SAVED_COPY_LIMIT = 1 << 20
 
 
 def record_node(op, args: tuple, params: dict) -> tuple:
@@ -160,8 +164,9 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     saved = []
     i = 0
     for a in args:
-        if not isinstance(a, Tensor):
-            saved.append(a)
+        if not isinstance(a, Tensor):  # (a numpy operand the rule reads: what it is now)
+            saved.append(a.copy() if a.__class__ is np.ndarray and needed and i in needed
+                         and a.flags.writeable and a.nbytes <= SAVED_COPY_LIMIT else a)
         elif needed and i in needed:
             if a._is_inference:
                 raise RuntimeError(messages.INFERENCE_SAVE)
@@ -182,10 +187,32 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     node._metadata = None
     node._freed = False
     node.op = op
-    node.params = params
+    node.params = _own_arrays(params) if params else params
     node.saved = tuple(saved)
     node.saved_out = None
     return node, needed
+
+
+def _own_arrays(params: dict) -> dict:
+    """``params`` with copies of the numpy arrays in it (an index array, a mask): the
+    backward reads the values the forward read, whatever the program writes into them
+    after (``idx[0] = 2`` between two uses of ``x[idx]``)."""
+    for p in params.values():
+        if p.__class__ in _HOLDERS:
+            return {k: _own(p) for k, p in params.items()}
+    return params
+
+
+_HOLDERS = (np.ndarray, tuple, list)
+
+
+def _own(p: Any) -> Any:
+    if p.__class__ is np.ndarray:
+        return p.copy() if p.ndim and p.flags.writeable and p.nbytes <= SAVED_COPY_LIMIT \
+            else p
+    if isinstance(p, (tuple, list)):
+        return p.__class__(_own(x) for x in p)
+    return p
 
 
 def mark_view(result: Any, src: Any, op, params: dict) -> None:

@@ -56,6 +56,7 @@ from .captured_kinds import _user_type
 from .captured_values import ValueWalk
 from .code_reads import reads
 from .source.state import updates_of
+from .user_lines import TraceError, fname
 
 
 class _Walk(ValueWalk):
@@ -86,13 +87,17 @@ class _Walk(ValueWalk):
         return True
 
     def finish(self, referenced: set, changed: set = frozenset(),
-               compiled: dict | None = None) -> CapturedGuards | None:
+               compiled: dict | None = None, baked: dict | None = None
+               ) -> CapturedGuards | None:
         """The generated check; arrays and Tensors the generated code does not read
         (``referenced``: ids of what it does) are compared by their bytes as well.
         ``changed``: the state the trace changed and generated code changes again on
         every call (``mutations.py``), unguarded where the code reads it only to change it.
         ``compiled``: the check's code compiled before, by its source (``check_code``'s;
-        the persistent cache keeps it)."""
+        the persistent cache keeps it). ``baked``: the arrays the trace saw written after
+        a use (``tracer_constants.py``), refused when captured."""
+        if baked:
+            self._refuse_baked(baked)
         terms = list(self.terms)
         written = set()  # numpy arrays only written into: their identity guard stays
         if changed:
@@ -127,6 +132,25 @@ class _Walk(ValueWalk):
         return CapturedGuards([c for c, _ in terms], env["check"], env["first"], source)
 
 
+    def _refuse_baked(self, baked: dict) -> None:
+        """A captured array written after a use while tracing: generated code keeps
+        the value that use read, but does not make the write again, so a later call
+        would read a value numpy's code no longer sees there."""
+        captured = {id(v): k for k, v, _ in self.snapshots if isinstance(v, np.ndarray)}
+        for a in baked.values():
+            while isinstance(a, np.ndarray):
+                k = captured.get(id(a))
+                if k is not None:
+                    capture = self.terms[k][0]
+                    capture.where = self._found(capture.where)
+                    raise TraceError(
+                        f"{self.fn_name}: writes into {capture.label} after reading it"
+                        f"{capture.describe().partition(' since it was traced')[2]}; "
+                        "generated code would not write it again. Write into a copy "
+                        "made in the function, or pass the array as an argument")
+                a = a.base
+
+
 def check_code(source: str) -> types.CodeType:
     """The code of a check's ``source`` (``CapturedGuards.source``)."""
     return compile(source, "<pullback-captured-guards>", "exec")
@@ -134,11 +158,12 @@ def check_code(source: str) -> types.CodeType:
 
 def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
             referenced: set, changed: set = frozenset(),
-            compiled: dict | None = None) -> CapturedGuards | None:
+            compiled: dict | None = None, baked: dict | None = None
+            ) -> CapturedGuards | None:
     """The guards on what ``fn`` captures, for a call on ``args`` whose arguments at
     positions ``traced_args`` are traced (the others are entered if they are objects);
     ``referenced``: ids of the arrays and Tensors the generated code reads; ``changed``,
-    ``compiled``: see ``Walk.finish``. None when nothing is guarded."""
+    ``compiled``, ``baked``: see ``Walk.finish``. None when nothing is guarded."""
     names: set = set()
     for _ in range(4):  # objects are entered for the names the code reads, which grow
         walk = _Walk(names)  # as methods are followed: walk until they stay the same
@@ -150,7 +175,8 @@ def collect(fn: Callable, args: tuple, arg_names: list, traced_args: set,
         if walk.names <= names or not walk.read_known:
             break  # (a walk that entered no object would walk the same again)
         names = names | walk.names
-    return walk.finish(referenced, changed, compiled)
+    walk.fn_name = fname(fn)
+    return walk.finish(referenced, changed, compiled, baked)
 
 
 def own_guards(obj: Any, check: Callable, fn: Callable,

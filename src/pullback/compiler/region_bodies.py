@@ -135,7 +135,10 @@ class Body:
             self._refuse_outer_writes(tr, var_of, tr.captures[n_captures:])
         tr = self.tracers[-1]
         outs = [self._var(tr, o) for o in outputs]
-        return Graph(self.inputs[-1], tr.builder.eqns, outs, tr.builder.consts, name=self.fn)
+        graph = Graph(self.inputs[-1], tr.builder.eqns, outs, tr.builder.consts, name=self.fn)
+        for t in self.tracers:  # (its constants may be settled at the trace's end)
+            t.body_graphs.append(graph)
+        return graph
 
     @staticmethod
     def _var(tr: Tracer, value: Any) -> Var:

@@ -290,7 +290,8 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     # what the function read from outside its arguments: guarded, so rebinding retraces
     captured = collect(user_fn, args, names, {i for i, _ in slots},
                        referenced_ids(graph, captures),
-                       {k for k, replayed in tracer.unguarded.items() if replayed})
+                       {k for k, replayed in tracer.unguarded.items() if replayed},
+                       baked=tracer.baked)
     return Traced(graph, slots, requires, captures, tracer.guards, tree, len(outputs),
                   captured, captured and captured.check, drawn_from(graph), tracer.cut,
                   tuple(tracer.notes))

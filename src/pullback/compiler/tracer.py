@@ -22,15 +22,16 @@ from ..ops.shape import detach
 from ..ops.writes import copy, view_chain
 from ..tensor import Tensor
 from .trace_names import name_assignments, outer_name
+from .tracer_constants import ConstantReads
 from .tracer_outside import OutsideChanges
 from .tracer_writes import InplaceWrites
 from .user_lines import Guard, StandInRead, TraceError, fname, source_of, user_frame
 
 
-class Tracer(InplaceWrites, OutsideChanges):
+class Tracer(InplaceWrites, OutsideChanges, ConstantReads):
     """Records the ops run on Tensors while it is active (see ``trace``); its in-place
-    writes (tracer_writes.py) and changes outside the function (tracer_outside.py)
-    are rooms of their own."""
+    writes (tracer_writes.py), changes outside the function (tracer_outside.py) and
+    the numpy arrays it reads as constants (tracer_constants.py) are rooms of their own."""
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
@@ -73,6 +74,14 @@ class Tracer(InplaceWrites, OutsideChanges):
         self.may_stand_in = False
         self.stand_ins: set[int] = set()
         self.stand_in_read: str | None = None
+        # each use of a numpy array as a constant (a Var, or an equation's parameters)
+        # with what it read, and the loop bodies' graphs holding such Vars: a use whose
+        # array was written before the trace ended reads its copy (tracer_constants.py)
+        self.const_reads: list = []
+        self.param_reads: list = []
+        self.last_reads: dict = {}  # id of an array -> its last use's _Read
+        self.baked: dict = {}  # id of an array written after a use -> it
+        self.body_graphs: list = []
 
     def add_input(self, t: Tensor, name: str) -> Var:
         v = Var(t._data.shape, t._data.dtype, t._data, name=name)
@@ -95,7 +104,7 @@ class Tracer(InplaceWrites, OutsideChanges):
                 self.captures.append((a, v))
             return v
         if isinstance(a, np.ndarray):
-            return self.builder.const(a)
+            return self.constant(a)
         return a
 
     def _emit(self, op: Any, inputs: tuple, params: dict, value: Any, src: Any,
@@ -168,6 +177,7 @@ class Tracer(InplaceWrites, OutsideChanges):
             self._check_inplace(op, result, src, args)
             old, args = args[0], (result,) + tuple(args[1:])
         inputs = tuple(self.value_of(a) for a in args)
+        first = len(self.builder.eqns)
         if inplace:  # the SSA form of an in-place op: a new value for the same tensor
             if old is not result:  # the target's old value autograd saved: a backward
                 self._bind(old, inputs[0])  # run inside this trace reads it
@@ -181,6 +191,7 @@ class Tracer(InplaceWrites, OutsideChanges):
             self._bind(result, self._emit(op, inputs, params, result._data, src))
             if (op.is_view or op is detach) and isinstance(args[0], Tensor):
                 self._alias(result, args[0], op)
+        self.read_params(first)
         if frame is not None:
             self._name_locals(frame)
 
@@ -251,7 +262,11 @@ class Tracer(InplaceWrites, OutsideChanges):
             set_state_of(gen, state)
         for t, old in self.written.values():  # the generated code writes them again
             np.copyto(t._data, old)
-        self._put_back()
+        try:  # (before the changes made outside are put back)
+            if exc[0] is None:
+                self.settle_constants()
+        finally:
+            self._put_back()
 
     def graph(self, outputs: list) -> Graph:
         name_assignments(self.builder.eqns)
