@@ -17,10 +17,13 @@ True
 
 from __future__ import annotations
 
+import dis
+import functools
 import math
 import sys
+import types
 from contextlib import ExitStack, nullcontext
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -28,6 +31,7 @@ from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
 from ..array_libraries import LIBRARIES, kind_of_array
 from ..ir import large_values_as_shapes
+from ..ops.table.quiet import quietly
 from ..pytree import tree_leaves
 from ..settings import config
 
@@ -35,6 +39,10 @@ from ..settings import config
 #: (the trace runs on stand-ins: their values are never read, and data-sized ones would
 #: each take the memory a Dask array is chunked to avoid)
 LARGE = 1 << 16
+
+#: generated code with a loop or at least this many lines whose Dask arguments are all
+#: small (fewer than ``LARGE`` elements each) runs as one Dask task (``one_task``)
+LONG = 200
 
 #: the front doors (torch.func's names) whose generated code runs on the library's arrays
 #: (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
@@ -128,6 +136,51 @@ def finish(values: list) -> list:
     for i, v in zip(lazy, done):
         values[i] = v
     return values
+
+
+def one_task(fn: Callable, arrays: Sequence) -> Callable:
+    """``fn`` (generated code) as it is, or, when it loops or is long (``LONG`` lines or
+    more) and the Dask arrays among ``arrays`` are all small, ``fn`` run as one Dask task.
+
+    Statement by statement, generated code over Dask arrays adds a task per statement
+    (a millisecond each to build): an unrolled loop over the elements of a Dask array
+    (a Kalman filter's observations, a scan) makes a chain of thousands of 0-d tasks,
+    each depending on the last, that Dask's blockwise fusion nests one call deep per
+    task: computing it raised RecursionError from about 250 of them (50 steps of a
+    scalar Kalman filter's gradient). As one task, the code runs on the arguments'
+    computed values (they fit in memory: they are small) and its results are Dask
+    arrays of the shapes and dtypes a run on stand-ins gives (nothing computed now).
+    """
+    small = [kind_of_array(a) != "dask" or a.size < LARGE for a in arrays]
+    if all(kind_of_array(a) != "dask" for a in arrays) or not all(small) or \
+            not _long(fn.__code__):
+        return fn
+    return functools.partial(_as_one_task, fn)
+
+
+@functools.lru_cache(maxsize=64)
+def _long(code: types.CodeType) -> bool:
+    """Whether generated code has a loop (a rolled loop of the traced function's) or
+    ``LONG`` lines or more."""
+    return len({line for *_, line in code.co_lines()}) >= LONG or \
+        any(i.opname == "FOR_ITER" for i in dis.get_instructions(code))
+
+
+def _as_one_task(fn: Callable, *arrays: Any) -> Any:
+    import dask  # (an optional dependency: only a call with Dask arrays gets here)
+    import dask.array as da
+
+    try:  # shapes and dtypes of the results (stand-ins: no memory, nothing computed)
+        shapes = fn(*[traced_as(a) for a in arrays])
+    except Exception:  # (the stand-ins' values were read): statement by statement
+        return fn(*arrays)
+    if not isinstance(shapes, (tuple, list)) or not all(
+            r is None or isinstance(r, (np.ndarray, np.generic, float)) for r in shapes):
+        return fn(*arrays)
+    task = dask.delayed(quietly, nout=len(shapes))(fn, *arrays)
+    return [None if r is None else
+            da.from_delayed(task[k], np.shape(r), dtype=np.result_type(r))
+            for k, r in enumerate(shapes)]
 
 
 class DaskNumpy:
