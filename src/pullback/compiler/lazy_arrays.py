@@ -23,6 +23,7 @@ import math
 import sys
 import types
 from contextlib import ExitStack, nullcontext
+from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -43,6 +44,10 @@ LARGE = 1 << 16
 #: generated code with a loop or at least this many lines whose Dask arguments are all
 #: small (fewer than ``LARGE`` elements each) runs as one Dask task (``one_task``)
 LONG = 200
+
+#: True while generated code runs on numpy's arrays as one Dask task (or on stand-ins for
+#: its results' shapes): ``DaskNumpy``'s array makers are numpy's there
+ON_NUMPY: ContextVar = ContextVar("pullback_dask_on_numpy", default=False)
 
 #: the front doors (torch.func's names) whose generated code runs on the library's arrays
 #: (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
@@ -140,20 +145,22 @@ def finish(values: list) -> list:
 
 def one_task(fn: Callable, arrays: Sequence) -> Callable:
     """``fn`` (generated code) as it is, or, when it loops or is long (``LONG`` lines or
-    more) and the Dask arrays among ``arrays`` are all small, ``fn`` run as one Dask task.
+    more) and the Dask arrays among ``arrays`` are small (fewer than ``LARGE`` elements
+    together), ``fn`` run as one Dask task.
 
     Statement by statement, generated code over Dask arrays adds a task per statement
-    (a millisecond each to build): an unrolled loop over the elements of a Dask array
-    (a Kalman filter's observations, a scan) makes a chain of thousands of 0-d tasks,
-    each depending on the last, that Dask's blockwise fusion nests one call deep per
-    task: computing it raised RecursionError from about 250 of them (50 steps of a
-    scalar Kalman filter's gradient). As one task, the code runs on the arguments'
-    computed values (they fit in memory: they are small) and its results are Dask
-    arrays of the shapes and dtypes a run on stand-ins gives (nothing computed now).
+    (a millisecond each to build): a loop over the elements of a Dask array (a Kalman
+    filter's observations, a scan), rolled or unrolled, makes a chain of thousands of
+    0-d tasks, each depending on the last, that Dask's blockwise fusion nests one call
+    deep per task: computing it raised RecursionError from about 250 of them (50 steps
+    of a scalar Kalman filter's gradient). As one task, the code runs on numpy's arrays,
+    the arguments' computed values (they fit in memory: they are small), and its results
+    are Dask arrays of the shapes and dtypes a run on stand-ins gives (nothing computed
+    now). Large arrays stay chunked, statement by statement: a task per statement and
+    chunk, as Dask's own code over them makes (docs/design.md, "Dask: loops").
     """
-    small = [kind_of_array(a) != "dask" or a.size < LARGE for a in arrays]
-    if all(kind_of_array(a) != "dask" for a in arrays) or not all(small) or \
-            not _long(fn.__code__):
+    dask_sizes = [a.size for a in arrays if kind_of_array(a) == "dask"]
+    if not dask_sizes or sum(dask_sizes) >= LARGE or not _long(fn.__code__):
         return fn
     return functools.partial(_as_one_task, fn)
 
@@ -171,16 +178,25 @@ def _as_one_task(fn: Callable, *arrays: Any) -> Any:
     import dask.array as da
 
     try:  # shapes and dtypes of the results (stand-ins: no memory, nothing computed)
-        shapes = fn(*[traced_as(a) for a in arrays])
+        shapes = on_numpy(fn, *[traced_as(a) for a in arrays])
     except Exception:  # (the stand-ins' values were read): statement by statement
         return fn(*arrays)
     if not isinstance(shapes, (tuple, list)) or not all(
             r is None or isinstance(r, (np.ndarray, np.generic, float)) for r in shapes):
         return fn(*arrays)
-    task = dask.delayed(quietly, nout=len(shapes))(fn, *arrays)
+    task = dask.delayed(quietly, nout=len(shapes))(on_numpy, fn, *arrays)
     return [None if r is None else
             da.from_delayed(task[k], np.shape(r), dtype=np.result_type(r))
             for k, r in enumerate(shapes)]
+
+
+def on_numpy(fn: Callable, *arrays: Any) -> Any:
+    """``fn(*arrays)``, generated code for Dask arrays, run on numpy's (``ON_NUMPY``)."""
+    token = ON_NUMPY.set(True)
+    try:
+        return fn(*arrays)
+    finally:
+        ON_NUMPY.reset(token)
 
 
 class DaskNumpy:
@@ -194,6 +210,8 @@ class DaskNumpy:
         return getattr(np, name)
 
     def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+        if ON_NUMPY.get():  # (inside one task: numpy's arrays)
+            return np.full(shape, fill_value, dtype)
         import dask.array as da  # (an optional dependency: only Dask variants get here)
 
         fill = da.asarray(fill_value)  # (a 0-d numpy or Dask value: the gradient's seed)
