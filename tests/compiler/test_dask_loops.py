@@ -117,3 +117,23 @@ def test_a_loop_over_a_large_array_stays_chunked():
     np.testing.assert_allclose(value, want_value, rtol=1e-10)
     np.testing.assert_allclose(gw, want_w, rtol=1e-10)
     np.testing.assert_allclose(gX, want_X, rtol=1e-10, atol=1e-15)
+
+
+def test_vjp_jvp_and_linearize_of_a_long_loop():
+    yn, ys = observations(200, 50)
+    ct = np.asarray(1.0)
+    tangents = (np.asarray(1.0), np.asarray(0.5), np.asarray(0.25))
+    with dask.config.set(scheduler=refuse):
+        out, pull = pb.vjp(kalman, *params(), ys)
+        grads = pull(ct)
+        jvp = pb.jvp(kalman, (*params(), ys), (*tangents, da.ones_like(ys)))
+        lin_out, tangent_of = pb.linearize(kalman, *params(), ys)
+        lin = tangent_of(*tangents, da.ones_like(ys))
+    assert all(len(x.__dask_graph__()) < 200 for x in (out, *grads, *jvp, lin))
+    out, grads, jvp, lin_out, lin = dask.compute(out, grads, jvp, lin_out, lin)
+    want_out, want_pull = pb.vjp(kalman, *params(), yn)
+    want_jvp = pb.jvp(kalman, (*params(), yn), (*tangents, np.ones_like(yn)))
+    close = lambda got, want: np.testing.assert_allclose(got, want, rtol=1e-12)
+    close([out, lin_out, *jvp, lin], [want_out, want_out, *want_jvp, want_jvp[1]])
+    for got, want in zip(grads, want_pull(ct)):
+        close(got, want)
