@@ -137,3 +137,21 @@ def test_vjp_jvp_and_linearize_of_a_long_loop():
     close([out, lin_out, *jvp, lin], [want_out, want_out, *want_jvp, want_jvp[1]])
     for got, want in zip(grads, want_pull(ct)):
         close(got, want)
+
+
+def test_a_loop_that_draws_stays_statement_by_statement():
+    """Run as one task, the code would draw on stand-ins at the call and again at
+    compute time: a loop that draws keeps the generator's order, as eager code does."""
+    rs = np.random.RandomState(0)
+
+    def noisy(a, ys):
+        s = 0.0
+        for t in range(ys.shape[0]):
+            s = s + a * ys[t] * rs.randn()
+        return s
+
+    yn = np.arange(30.0)
+    value, g = dask.compute(*pb.value_and_grad(noisy)(np.asarray(0.5), da.from_array(yn, 10)))
+    noise = np.random.RandomState(0).randn(30)
+    np.testing.assert_allclose([value, g], [0.5 * yn @ noise, yn @ noise], rtol=1e-12)
+    assert rs.randn() == np.random.RandomState(0).randn(31)[-1]  # (30 draws, no more)

@@ -504,7 +504,7 @@ def _run_lazy(variant: Variant, args: tuple) -> Any:
     argument is that argument."""
     traced = variant.traced
     inputs = gather_inputs(traced, args)
-    fn = one_task(variant.forward.fn, inputs)
+    fn = one_task(variant.forward.fn, inputs, traced.graph)
     result = fn(*inputs) if INSIDE.get() else context().run(fn, *inputs)
     outs = list(result[:traced.n_outputs])
     if variant.returned is not None:

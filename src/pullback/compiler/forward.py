@@ -220,7 +220,7 @@ class JVPProgram:
         extra = [] if tangents is None else tangent_arrays(variant, tangents)
         fn = variant.module.fn
         if variant.lazy:  # (a loop over small Dask arrays: one task)
-            fn = one_task(fn, [*arrays, *extra])
+            fn = one_task(fn, [*arrays, *extra], variant.traced.graph)
         result = fn(*arrays, *extra) if INSIDE.get() else context().run(fn, *arrays, *extra)
         if self.linear:
             return variant, result
@@ -252,7 +252,7 @@ class JVPProgram:
 
         def tangent_of(tangents: list) -> Any:
             ts = tangent_arrays(variant, tangents)
-            fn = one_task(mod, [*res, *ts]) if variant.lazy else mod
+            fn = one_task(mod, [*res, *ts], variant.traced.graph) if variant.lazy else mod
             got = fn(*res, *ts) if INSIDE.get() else context().run(fn, *res, *ts)
             if variant.lazy:
                 got = finish(list(got))

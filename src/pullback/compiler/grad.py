@@ -223,7 +223,7 @@ class GradFunction:
             arrays = gather_inputs(variant.traced, args)
         fn = variant.module.fn  # (quietly, inlined: every call passes here)
         if variant.lazy:  # (long code over small Dask arrays: one task)
-            fn = one_task(fn, arrays)
+            fn = one_task(fn, arrays, variant.traced.graph)
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
         if variant.lazy:  # Dask's arrays: lazy, or computed in one pass

@@ -22,6 +22,7 @@ import functools
 import math
 import sys
 import types
+import weakref
 from contextlib import ExitStack, nullcontext
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Sequence
@@ -31,7 +32,7 @@ import numpy as np
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
 from ..array_libraries import LIBRARIES, kind_of_array
-from ..ir import large_values_as_shapes
+from ..ir import Graph, every_eqn, large_values_as_shapes
 from ..ops.table.quiet import quietly
 from ..pytree import tree_leaves
 from ..settings import config
@@ -143,10 +144,12 @@ def finish(values: list) -> list:
     return values
 
 
-def one_task(fn: Callable, arrays: Sequence) -> Callable:
-    """``fn`` (generated code) as it is, or, when it loops or is long (``LONG`` lines or
-    more) and the Dask arrays among ``arrays`` are small (fewer than ``LARGE`` elements
-    together), ``fn`` run as one Dask task.
+def one_task(fn: Callable, arrays: Sequence, graph: Graph) -> Callable:
+    """``fn`` (generated code from ``graph``, or from its adjoint) as it is, or, when it
+    loops or is long (``LONG`` lines or more), draws and prints nothing (``graph``'s
+    equations are pure: a run on stand-ins and a run at compute time would draw twice,
+    out of order) and the Dask arrays among ``arrays`` are small (fewer than ``LARGE``
+    elements together), ``fn`` run as one Dask task.
 
     Statement by statement, generated code over Dask arrays adds a task per statement
     (a millisecond each to build): a loop over the elements of a Dask array (a Kalman
@@ -160,9 +163,21 @@ def one_task(fn: Callable, arrays: Sequence) -> Callable:
     chunk, as Dask's own code over them makes (docs/design.md, "Dask: loops").
     """
     dask_sizes = [a.size for a in arrays if kind_of_array(a) == "dask"]
-    if not dask_sizes or sum(dask_sizes) >= LARGE or not _long(fn.__code__):
+    if not dask_sizes or sum(dask_sizes) >= LARGE or not _long(fn.__code__) or \
+            not _pure(fn.__code__, graph):
         return fn
     return functools.partial(_as_one_task, fn)
+
+
+#: generated code -> whether the graph it was generated from is pure
+_PURE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _pure(code: types.CodeType, graph: Graph) -> bool:
+    pure = _PURE.get(code)
+    if pure is None:  # (once per generated function: a walk over the equations)
+        pure = _PURE[code] = all(e.op.pure for e in every_eqn(graph))
+    return pure
 
 
 @functools.lru_cache(maxsize=64)

@@ -56,7 +56,7 @@ class LazyVJP:
 
     def run(self, variant: Variant, args: tuple) -> tuple:
         arrays = gather_inputs(variant.traced, args)
-        fn = one_task(variant.forward.fn, arrays)  # (a loop over small arrays: one task)
+        fn = one_task(variant.forward.fn, arrays, variant.traced.graph)  # (a loop: one task)
         result = fn(*arrays) if INSIDE.get() else context().run(fn, *arrays)
         return variant, arrays, list(result)
 
@@ -171,7 +171,8 @@ class LazyVJPFunction:
         present = tuple(j in seeds for j, _ in floats)
         given = [seeds[j] if j in seeds else np.zeros(v.shape, v.dtype) for j, v in floats]
         mask = tuple(k < n_args for k in variant.wrt)
-        fn = one_task(variant.backward_module(mask, present).fn, [*self.residuals, *given])
+        fn = one_task(variant.backward_module(mask, present).fn, [*self.residuals, *given],
+                      variant.traced.graph)
         result = fn(*self.residuals, *given) if INSIDE.get() else \
             context().run(fn, *self.residuals, *given)
         for k, gk in zip(variant.wrt, result):
