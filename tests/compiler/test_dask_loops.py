@@ -155,3 +155,12 @@ def test_a_loop_that_draws_stays_statement_by_statement():
     noise = np.random.RandomState(0).randn(30)
     np.testing.assert_allclose([value, g], [0.5 * yn @ noise, yn @ noise], rtol=1e-12)
     assert rs.randn() == np.random.RandomState(0).randn(31)[-1]  # (30 draws, no more)
+
+
+def test_dask_compute_gives_numpy_results():
+    yn, ys = observations(200, 50)
+    with pb.config.override(dask_compute=True):
+        value, grads = pb.value_and_grad(kalman, argnums=(0, 1, 2))(*params(), ys)
+    assert isinstance(value, np.ndarray) and isinstance(grads[0], np.ndarray)
+    want_value, want = pb.value_and_grad(kalman, argnums=(0, 1, 2))(*params(), yn)
+    np.testing.assert_allclose([value, *grads], [want_value, *want], rtol=1e-12)
