@@ -164,3 +164,16 @@ def test_dask_compute_gives_numpy_results():
     assert isinstance(value, np.ndarray) and isinstance(grads[0], np.ndarray)
     want_value, want = pb.value_and_grad(kalman, argnums=(0, 1, 2))(*params(), yn)
     np.testing.assert_allclose([value, *grads], [want_value, *want], rtol=1e-12)
+
+
+def test_one_task_on_a_local_cluster_of_processes():
+    """The task ships the generated function to a worker process (cloudpickle)."""
+    distributed = pytest.importorskip("distributed")
+    yn, ys = observations(200, 50)
+    value, grads = pb.value_and_grad(kalman, argnums=(0, 1, 2))(*params(), ys)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        got = client.gather(client.compute([value, *grads]))
+    want_value, want = pb.value_and_grad(kalman, argnums=(0, 1, 2))(*params(), yn)
+    np.testing.assert_allclose(got, [want_value, *want], rtol=1e-12)
