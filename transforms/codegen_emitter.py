@@ -208,8 +208,9 @@ class _Emitter:
             dead = list(dict.fromkeys(  # (a pack's values share one name)
                 self.name(a) for a in reads
                 if a.id not in input_ids and last.get(a.id) == i and _worth_freeing(a)))
-            if dead:  # (never a name the equation binds again: a loop's start and end)
-                bound = {self.names.get(v.id) for v in e.outs}
+            if dead:  # (never a name the equation binds again: a loop's start and end;
+                # nor zeros not written, ``unused_starts``)
+                bound = {self.names.get(v.id) for v in e.outs} | self.unused_starts
                 dead = [n for n in dead if n not in bound]
             if dead:
                 lines.append("del " + ", ".join(dead))

@@ -6,6 +6,7 @@ dump directory (``pb.config.dump_dir``).
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import linecache
 import os
@@ -90,7 +91,9 @@ def _compile(source: str, fn_name: str, glb: dict, dump: bool = True,
     if code is None:
         exec(compile(source, filename, "exec"), glb)
         fn = glb.pop(fn_name)  # not in its own globals: no cycle, it dies with its holder
-    else:
+    else:  # (a function made from a kept code object: its globals need the builtins
+        # that exec gives, which numpy's methods look up when they import: a.min())
+        glb.setdefault("__builtins__", builtins)
         fn = types.FunctionType(_renamed(code, filename), glb, fn_name)
     # mtime None: linecache.checkcache keeps the entry although no such file exists
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

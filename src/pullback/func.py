@@ -29,8 +29,8 @@ from .compiler import hessian as _hessian
 from .compiler import jacfwd as _jacfwd
 from .compiler import jacrev as _jacrev
 from .compiler import jvp as _jvp
-from .compiler import value_and_grad as _value_and_grad
 from .compiler import vjp as _vjp
+from .compiler.grad import GradFunction
 from .compiler.grad import grad as _grad
 from .compiler.vmap import VmapFunction
 from .nn.module import Module
@@ -50,8 +50,9 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
 
 
 def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
-    """torch.func.grad_and_value: ``(grad, value)``, or ``(grad, (value, aux))``."""
-    inner = _value_and_grad(func, argnums, has_aux)
+    """torch.func.grad_and_value: ``(grad, value)``, or ``(grad, (value, aux))``; its
+    errors name it as torch's do."""
+    inner = GradFunction(func, argnums, has_aux, True, "grad_and_value")
 
     def grad_and_value_f(*args: Any, **kwargs: Any) -> tuple:
         value, g = inner(*args, **kwargs)

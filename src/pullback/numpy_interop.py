@@ -219,6 +219,8 @@ FOREIGN: dict = {}
 #: numpy function -> its form writing into a Tensor argument (``np.copyto``, ``np.put``...;
 #: numpy_inplace.py fills it)
 WRITERS: dict = {}
+#: gufuncs whose table form takes these keywords as numpy's (``np.vecdot(a, b, axis=0)``)
+KEYWORDS: dict = {np.vecdot: {"axis"}}
 #: ufunc method (``"at"``) -> its form writing into a Tensor (numpy_inplace.py)
 UFUNC_METHODS: dict = {}
 #: called with a ufunc that is in neither table: may add it to both (pullback.scipy
@@ -257,9 +259,12 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     qualified, hint = FOREIGN.get(ufunc, (f"numpy.{ufunc.__name__}", ""))
     name = qualified if method == "__call__" else f"{qualified}.{method}"
     try:
-        if method == "__call__" and ufunc in UFUNCS and (not kwargs or set(kwargs) == {"out"}):
-            result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))))
-            return _into_out(result, kwargs["out"]) if kwargs else _wrap(result)
+        keywords = {k: v for k, v in kwargs.items() if k != "out"}
+        if method == "__call__" and ufunc in UFUNCS \
+                and set(keywords) <= KEYWORDS.get(ufunc, set()):
+            result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))),
+                                   **keywords)
+            return _into_out(result, kwargs["out"]) if "out" in kwargs else _wrap(result)
         if method in UFUNC_METHODS:
             return UFUNC_METHODS[method](ufunc, *inputs, **kwargs)
     except Unsupported:

@@ -222,3 +222,29 @@ def test_a_directory_that_cannot_be_made_gets_one_warning(tmp_path, monkeypatch)
             np.testing.assert_allclose(_grad(), EXPECTED)
             np.testing.assert_allclose(_grad(), EXPECTED)
     assert len(caught) == 1
+
+
+GUARDED = """
+import pullback as pb
+
+def f(x):
+    y = x * 2.0
+    if y.min().item() < 0.5:  # (a guard: the code is kept, not the whole variant)
+        return (y * y).sum()
+    return y.sum()
+
+print(float(pb.compile(f)(pb.tensor([1.0, 2.0]))))
+"""
+
+
+def test_kept_code_runs_numpy_methods_that_import_in_a_new_process(tmp_path):
+    # a function made from a kept code object had globals without __builtins__: the
+    # process's first ndarray.min() (numpy imports its implementation then) raised
+    # KeyError: '__builtins__' in a later process (found by tests/fuzz/test_disk_fuzz.py)
+    script = tmp_path / "guarded.py"
+    script.write_text(GUARDED)
+    env = dict(os.environ, PULLBACK_CACHE_DIR=str(tmp_path / "cache"))
+    outs = [subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                           text=True, timeout=60) for _ in range(2)]
+    assert [(o.returncode, o.stdout.strip()) for o in outs] == [(0, "6.0")] * 2, \
+        outs[1].stderr[-500:]

@@ -126,3 +126,15 @@ def test_a_number_summed_over_steps_is_summed_as_a_number() -> None:
         d[k] = eps
         want[k] = (kalman_nll(params + d, ys) - kalman_nll(params - d, ys)) / (2 * eps)
     np.testing.assert_allclose(pb.grad(kalman_nll)(params, ys), want, rtol=1e-6)
+
+
+def test_soft_dtw_on_a_table_large_enough_to_free_runs() -> None:
+    """Its dead zeros are neither written nor freed (``del`` of a name never bound raised
+    UnboundLocalError from 32x32 up, where the backward frees its large values)."""
+    D = RNG.random((32, 32))
+    value, g = pb.value_and_grad(soft_dtw)(D)
+    np.testing.assert_allclose(value, soft_dtw(D), rtol=1e-12)
+    d = np.zeros_like(D)
+    d[5, 7] = 1e-6
+    want = (soft_dtw(D + d) - soft_dtw(D - d)) / 2e-6
+    np.testing.assert_allclose(g[5, 7], want, rtol=1e-5, atol=1e-9)

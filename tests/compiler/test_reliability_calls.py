@@ -231,7 +231,8 @@ def test_a_config_cache_size_below_one_is_named():
             pb.compile(lambda x: x)
 
 
-@pytest.mark.parametrize("door, name", [(pb.grad, "grad"), (pb.value_and_grad, "grad_and_value")])
+@pytest.mark.parametrize("door, name", [(pb.grad, "grad"), (pb.value_and_grad, "value_and_grad"),
+                                        (pb.func.grad_and_value, "grad_and_value")])
 def test_grad_of_a_function_returning_a_pair_without_has_aux_is_refused(door, name):
     """As torch.func: the value and its copy came back as a pair, silently."""
     def f(x):

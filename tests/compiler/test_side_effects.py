@@ -557,7 +557,8 @@ def test_a_traced_value_written_into_a_captured_array_under_compile():
         c(pb.tensor(x))
         np.testing.assert_allclose(LAST, 2 * x)
     with pytest.raises(TraceError, match=r"test_side_effects.py:\d+ \(LAST\[:\] = x \* 2.0\): "
-                                         "a value that needs a gradient is written into a numpy"):
+                                         "writes a value that needs a gradient into 'LAST', "
+                                         "a numpy array the function did not make"):
         pb.grad(keeps_the_last_input)(XS[0].copy())
 
 

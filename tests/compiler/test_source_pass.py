@@ -407,8 +407,9 @@ def test_writing_into_a_numpy_array_from_elsewhere_is_refused():
         return np.sum(table * x)
 
     with pytest.raises(pb.compiler.TraceError, match=rf"f at test_source_pass.py:"
-                       rf"{line_of(f, 'table[0] =')} \(table\[0\] = x\[0\]\): a value that "
-                       "needs a gradient is written into a numpy array"):
+                       rf"{line_of(f, 'table[0] =')} \(table\[0\] = x\[0\]\): writes a value "
+                       "that needs a gradient into 'table', a numpy array the function did "
+                       "not make"):
         pb.grad(f)(np.ones(3))
     assert source.convert(f)(np.ones(3)) == 1.0  # outside a front door: numpy's own write
 

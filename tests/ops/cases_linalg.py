@@ -100,6 +100,13 @@ NORM_CASES = [
     _c("linalg_vector_norm", A(values=[[0.0, 0.0], [1.0, 2.0]]),
        p={"ord": 2.0, "dim": (1,), "keepdim": False}, tag="zero", fd=False,
        torch=lambda T, x: T.linalg.vector_norm(x, 2, 1)),
+    # renorm: the rows above maxnorm scaled to it, the others as they are
+    _c("renorm", _SPREAD, p={"p": 2.0, "dims": (1,), "maxnorm": 3.0},
+       torch=lambda T, x: x.renorm(2, 0, 3.0)),
+    _c("renorm", A((2, 3, 4), "away"), p={"p": 1.0, "dims": (0, 2), "maxnorm": 2.5},
+       torch=lambda T, x: T.renorm(x, 1, 1, 2.5)),
+    _c("renorm", A((3, 4), "away"), p={"p": 3.0, "dims": (0,), "maxnorm": 1.0},
+       torch=lambda T, x: x.renorm(3, -1, 1.0)),
 ]
 
 def _svd(values, full_matrices, **kw):

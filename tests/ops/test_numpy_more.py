@@ -258,3 +258,15 @@ def test_compiled_forward_and_gradient(name) -> None:
     loss = lambda a: _weighted(fn(a))  # noqa: E731
     np.testing.assert_allclose(pb.compile(pb.grad(loss))(pb.tensor(x)).numpy(),
                                pb.grad(loss)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_vecdot_gufunc_axis() -> None:
+    """np.vecdot is a gufunc: its axis= keyword reached the ufunc protocol, which refused
+    any keyword but out= ('numpy.vecdot is not differentiable')."""
+    w = np.cos(np.arange(6.0)).reshape(2, 3)
+    loss = lambda a: np.sum(np.vecdot(a, w, axis=0) ** 2)  # noqa: E731
+    x = _A[:2]
+    assert np.allclose(pb.grad(loss)(x), numeric_grad(loss, x), rtol=1e-6)
+    out = pb.zeros(3, dtype=pb.float64)
+    np.vecdot(pb.tensor(x), w, axis=0, out=out)
+    np.testing.assert_allclose(out.numpy(), np.vecdot(x, w, axis=0), rtol=1e-12)

@@ -61,3 +61,18 @@ def test_vmap_matches_a_loop(case) -> None:
           for v, spec in zip([first] + values[1:], case.arg_specs)]
     want = _loop(case, [first] + values[1:], axes)
     _check(pb.vmap(f, in_axes=tuple(axes))(*ts), want)
+
+
+@pytest.mark.parametrize("program", [
+    lambda a, v: np.stack([a, 2 * a]) @ v,            # batched matrices @ a constant vector
+    lambda a, v: np.stack([a, a.T]) @ v[:, None],      # ... @ a constant matrix
+    lambda a, v: v @ np.stack([a, a.T]),                # a constant vector @ them
+    lambda a, v: np.matvec(np.stack([a, a.T]), v)])
+def test_products_of_a_batch_and_a_lower_rank_constant(program) -> None:
+    """bmm's batching rule viewed an unbatched operand as a batch without aligning its
+    leading axes: with 4 examples of 2 stacked matrices, (4,2,3,3) @ (4,3,1) failed to
+    broadcast (with 2 examples it broadcast by chance)."""
+    rng = np.random.default_rng(5)
+    xs, v = rng.standard_normal((4, 3, 3)), rng.standard_normal(3)
+    got = pb.vmap(program, in_axes=(0, None))(xs, v)
+    np.testing.assert_allclose(got, np.stack([program(a, v) for a in xs]), rtol=1e-12)

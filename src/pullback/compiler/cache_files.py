@@ -290,9 +290,8 @@ def _rewritten(path: str, data: bytes) -> bool:
 
 def mac_line(secret: bytes, header: bytes, source: bytes, code: bytes) -> str:
     """The .py file's first line: the HMAC of its header line, its source and the code."""
-    mac = hmac.new(secret, header + b"\n" + source + b"\n", hashlib.sha256)
-    mac.update(code)
-    return "# hmac-sha256 " + mac.hexdigest()
+    data = b"".join((header, b"\n", source, b"\n", code))  # (one C call: hmac.new's
+    return "# hmac-sha256 " + hmac.digest(secret, data, "sha256").hex()  # six frames)
 
 
 def write_new(path: str, data: bytes) -> None:

@@ -33,7 +33,6 @@ process's first call ~0.15 ms); nothing is unpickled. Written and refused as ``d
 from __future__ import annotations
 
 import ast
-import builtins
 import hashlib
 import json
 import marshal
@@ -473,7 +472,6 @@ def read_entry(directory: str, key: str) -> tuple[dict, str, tuple] | None:
 def entry_module(fields: dict, source: str, codes: tuple) -> Module:
     """An entry's generated module, its code object the one kept."""
     glb = {name: place_value(place) for name, place in fields["bound"].items()}
-    glb["__builtins__"] = builtins  # (a function the code makes looks them up)
     return from_source(entry_source(fields, source), fields["name"], glb, codes[0])
 
 

@@ -120,33 +120,29 @@ def _zeros_for_missing(variant: GradVariant, arrays: Any, grads: tuple) -> list:
 
 
 class GradFunction:
-    """value_and_grad(f) (and grad(f), which drops the value)."""
+    """value_and_grad(f) (and grad(f), which drops the value). ``name``: the front
+    door's name, which its errors and the cache's messages show (``pb.value_and_grad``'s
+    by default; ``pullback.func.grad_and_value`` passes torch.func's)."""
 
-    def __init__(self, fn: Callable, argnums: Any, has_aux: bool, with_value: bool) -> None:
+    def __init__(self, fn: Callable, argnums: Any, has_aux: bool, with_value: bool,
+                 name: str | None = None) -> None:
         self.fn = fn
+        self.how = name or ("value_and_grad" if with_value else "grad")
         self.argnums = argnums
         self.has_aux = has_aux
         self.with_value = with_value
-        self.cache = cache_for(fn, (self.how, argnums, has_aux))
+        # (with_value too: pb.grad's holomorphic door computes the value under "grad")
+        self.cache = cache_for(fn, (self.how, with_value, argnums, has_aux))
         self._single = not has_aux and not isinstance(argnums, tuple)  # one gradient
         self._nums: dict[int, tuple] = {}
         # bound once, as every call passes them (the cache's call, this door's aside)
         self._cached, self._aside_bound = self.cache.call, self._aside
         functools.update_wrapper(self, fn, updated=())
 
-    @property
-    def how(self) -> str:
-        """The front door's name in the cache's messages."""
-        return "value_and_grad" if self.with_value else "grad"
-
-    @property
-    def _name(self) -> str:  # torch.func's name, for its wording of errors
-        return "grad_and_value" if self.with_value else "grad"
-
     def _argnums(self, n: int) -> tuple:
         nums = self._nums.get(n)
         if nums is None:
-            nums = self._nums[n] = check_argnums(self._name, self.argnums, n)
+            nums = self._nums[n] = check_argnums(self.how, self.argnums, n)
         return nums
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -176,21 +172,22 @@ class GradFunction:
     def build(self, args: tuple) -> GradVariant:
         nums = self._argnums(len(args))
         for k in nums:
-            check_target(self._name, k, args[k])
-        kept = (self.how, self.argnums, self.has_aux)  # (a later process: no trace)
+            check_target(self.how, k, args[k])
+        # (a later process: no trace)
+        kept = (self.how, self.with_value, self.argnums, self.has_aux)
         found = config.cache_dir and not kinds_in(args) and \
             disk_variants.load(self.fn, kept, args)
         if found:
             return GradVariant(*found, nums, args)
-        with functional(self._name):
-            traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self._name,
+        with functional(self.how):
+            traced = trace_call(self._value_fn, args, lambda i, a: i in nums, self.how,
                                 self.fn)
         g = traced.graph
         value = g.outputs[0]
         if value.shape != () and int(np.prod(value.shape)) != 1:
-            raise scalar_error(self._name, len(value.shape))
+            raise scalar_error(self.how, len(value.shape))
         if value.dtype.kind not in "fc":
-            raise TypeError(f"{self._name}: {def_line(self.fn)} returned a {value.dtype} "
+            raise TypeError(f"{self.how}: {def_line(self.fn)} returned a {value.dtype} "
                             "value; only float outputs can be differentiated")
         wrt = [g.inputs[j] for j in grad_slots(traced, nums)]
         seed = Var(value.shape, value.dtype, np.ones(value.shape, value.dtype),
@@ -253,7 +250,7 @@ class GradFunction:
         out = self.fn(*args)
         if self.has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"{self._name}: {def_line(self.fn)} must return a pair "
+                raise TypeError(f"{self.how}: {def_line(self.fn)} must return a pair "
                                 "(output, aux) when has_aux=True")
         value = out[0] if self.has_aux else out
         if not isinstance(value, Tensor) and numpy_face_args(args) and float_scalar(value):
@@ -264,7 +261,7 @@ class GradFunction:
         if not isinstance(value, Tensor):  # torch.func's words (a tuple needs has_aux)
             hint = ("; to return more than the value, return (value, aux) and pass "
                     "has_aux=True") if isinstance(value, (tuple, list)) else ""
-            raise OutputError(f"{self._name}(f)(*args): Expected f(*args) to return a "
+            raise OutputError(f"{self.how}(f)(*args): Expected f(*args) to return a "
                               f"Tensor, got {type(value)}{hint}")
         return out
 
@@ -293,7 +290,7 @@ class GradFunction:
     def _eager(self, args: tuple, nums: tuple) -> Any:
         """Inside a trace or on tensors that require grad: differentiable results."""
         for k in nums:
-            check_target(self._name, k, args[k])
+            check_target(self.how, k, args[k])
         floats = float_dtype(args)
         keep = lambda x: nested_leaf(x, floats)
         call_args = [map_traced(keep, a) if k in nums else a for k, a in enumerate(args)]
@@ -324,18 +321,18 @@ class GradFunction:
         flat_targets = [t for ts in targets for t in ts]
         versions = [t._vc.value for t in flat_targets]
         with enable_grad(), Entry(True, tuple(call_args)):
-            with functional(self._name):
+            with functional(self.how):
                 out = source.converted(self._value_fn)(*call_args)
             self._check_unwritten(flat_targets, versions)
             value = out[0] if self.has_aux else out
             if value.numel() != 1:
-                raise scalar_error(self._name, value.ndim)
+                raise scalar_error(self.how, value.ndim)
             if not has_graph(value) and numpy_face_args([call_args[k] for k in nums]):
                 warn_independent()
             try:
                 flat = pull_back([value], flat_targets, [None], create_graph)
             except RuntimeError as e:
-                e.add_note(f"{self._name} differentiated {def_line(self.fn)} eagerly, under "
+                e.add_note(f"{self.how} differentiated {def_line(self.fn)} eagerly, under "
                            "torch's rules (inside another function's trace, on tensors that "
                            "require grad, or falling back); traced, numpy code may also write "
                            "into an array after reading a part of it a gradient needs")
@@ -350,7 +347,7 @@ class GradFunction:
         through the source pass's copies: it would be for the value written."""
         for t, version in zip(targets, versions):
             if t._vc.value != version:
-                raise TraceError(f"{self._name}: {def_line(self.fn)} wrote into an argument "
+                raise TraceError(f"{self.how}: {def_line(self.fn)} wrote into an argument "
                                  "it is differentiated with respect to, in place (outside "
                                  "numpy-style code the source pass rewrites); write into a "
                                  "copy of it instead")
@@ -384,8 +381,8 @@ def _made(fn: Callable, argnums: Any, has_aux: bool, with_value: bool, holomorph
           static_argnums: Any, static_argnames: Any) -> Any:
     def make(f: Callable, nums: Any) -> Any:
         if holomorphic:
-            return HolomorphicGrad(GradFunction(f, nums, has_aux, with_value=True), nums,
-                                   has_aux, with_value)
+            inner = GradFunction(f, nums, has_aux, with_value=True, name=how)
+            return HolomorphicGrad(inner, nums, has_aux, with_value)
         return GradFunction(f, nums, has_aux, with_value)
     how = "value_and_grad" if with_value else "grad"
     return with_static(make, fn, argnums, static_argnums, static_argnames, how)

@@ -42,17 +42,17 @@ from ..settings import config
 #: each take the memory a Dask array is chunked to avoid)
 LARGE = 1 << 16
 
-#: generated code with a loop or at least this many lines whose Dask arguments are all
-#: small (fewer than ``LARGE`` elements each) runs as one Dask task (``one_task``)
+#: generated code with a loop or at least this many lines, over Dask arrays of fewer than
+#: ``LARGE`` elements together, runs as one Dask task (``one_task``)
 LONG = 200
 
 #: True while generated code runs on numpy's arrays as one Dask task (or on stand-ins for
 #: its results' shapes): ``DaskNumpy``'s array makers are numpy's there
 ON_NUMPY: ContextVar = ContextVar("pullback_dask_on_numpy", default=False)
 
-#: the front doors (torch.func's names) whose generated code runs on the library's arrays
-#: (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
-LAZY_DOORS = ("grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
+#: the front doors (as their messages name them) whose generated code runs on the library's
+#: arrays (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
+LAZY_DOORS = ("grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "linearize", "compile")
 
 #: what a refused door or an eager path says (the doors that take the arrays)
 TAKEN_BY = ("pb.grad, pb.value_and_grad, pb.vjp, pb.jvp, pb.linearize and pb.compile "

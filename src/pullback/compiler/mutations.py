@@ -75,11 +75,14 @@ def rebind(get: Callable, value: Any, op: str | None) -> Any:
     ``nonlocal`` name that ``get`` (``lambda: name``) reads: the name's new value."""
     tracer = active_tracer()
     old = get()
-    if tracer is not None and op is not None and _numpy_array(old):  # (in place)
+    # ``name += e`` writes into a numpy array; ``name = name + e`` binds a new one (numpy
+    # leaves the old array as it was, for whoever else holds it)
+    rebound = op is not None and not op.endswith("=") and _numpy_array(old)
+    if tracer is not None and op is not None and _numpy_array(old) and not rebound:
         tracer.unguard(("name", _name_of(get), "value"), True)
         _array_item(tracer, old, Ellipsis, value, op, None)
         return old
-    if tracer is None or (op is not None and isinstance(old, _ARRAYS)):
+    if tracer is None or (op is not None and isinstance(old, _ARRAYS) and not rebound):
         if tracer is not None:
             tracer.unguard(("name", _name_of(get), "value"), False)
         return value if op is None else OPERATORS[op](old, value)

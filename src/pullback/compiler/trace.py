@@ -208,8 +208,8 @@ def is_traced_arg(a: Any) -> bool:
 
 
 #: the front doors whose traces follow numpy's semantics (JAX's functional transforms)
-NUMPY_SEMANTICS = ("grad", "grad_and_value", "vjp", "jvp", "jacfwd", "hessian", "linearize",
-                   "vmap")
+NUMPY_SEMANTICS = ("grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacfwd",
+                   "hessian", "linearize", "vmap")
 
 
 def trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,

@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any
 
 from ..compiler.captured import own_guards
 from ..compiler.compiled import CompiledFunction
@@ -62,8 +62,9 @@ class CompiledModule(CompiledFunction):
         module = self.__dict__["module"]
         tables: tuple = ({}, {})  # (named_parameters' and named_buffers', from one walk)
         signatures: list = []
-        said = portable(module, tables, signatures)
-        own = functools.partial(_own, module, functools.cache(lambda: _paths(module)))
+        paths: dict = {}
+        said = portable(module, tables, signatures, paths)
+        own = functools.partial(_own, module, paths)
         fn = self.fn
         guards = None
         if getattr(fn, "__self__", None) is module and fn.__func__ is type(module).forward \
@@ -82,41 +83,36 @@ class CompiledModule(CompiledFunction):
         return f"CompiledModule({self.__dict__['module']!r})"
 
 
-def _own(module: Any, paths: Callable[[], dict], v: Any) -> list | None:
+def _own(module: Any, paths: dict, v: Any) -> list | None:
     """``v`` (a bound value of the captured-value walk) as the key describes it: the
     module, one of its submodules by its dotted name (a user's ``Block`` in a
     ``ModuleList``), a guard of either, or a submodule's table of submodules,
     parameters or buffers (``block._modules``, which ``block.lin`` reads); None for
-    anything else."""
+    anything else. ``paths``: ``portable``'s."""
     m = v.module if type(v) is ModuleGuard else v
     if m is module:
         return ["this module"]
-    path = paths().get(id(m))
+    path = paths.get(id(m))
     return None if path is None else ["this module", *path]
 
 
-def _paths(module: Any) -> dict:
-    """id -> [dotted name] of ``module``'s submodules, and -> [dotted name, table] of
-    their tables (``portable`` describes both)."""
-    found = {}
-    for name, m in module.named_modules():
-        found[id(m)] = [name]
-        for table in ("_modules", "_parameters", "_buffers"):
-            found.setdefault(id(m.__dict__[table]), [name, table])
-    return found
-
-
-def portable(module: Any, tables: tuple | None = None, signatures: list | None = None
-             ) -> list:
+def portable(module: Any, tables: tuple | None = None, signatures: list | None = None,
+             paths: dict | None = None) -> list:
     """What a trace of ``module`` depends on (``signature``'s), in plain values that
     hold in another process; ``NotPortable`` for a hook or a value that is not plain.
     ``tables``: two dicts filled as ``named_parameters()`` and ``named_buffers()`` do
     (each tensor under its first dotted name); ``signatures``: a list given the modules'
     ``module_signature`` (together: ``signature(module)``) while every module's forward
-    is pullback's (the walk makes a user module's guard: it is not taken twice)."""
+    is pullback's (the walk makes a user module's guard: it is not taken twice);
+    ``paths``: a dict given id -> [dotted name] of each submodule, and -> [dotted name,
+    table] of its tables of submodules, parameters and buffers (which ``_own`` names)."""
     out, tables = [], tables or ({}, {})
     seen: tuple = (set(), set())
+    paths = {} if paths is None else paths
     for name, m in module.named_modules():
+        paths[id(m)] = [name]
+        for table in ("_modules", "_parameters", "_buffers"):
+            paths.setdefault(id(m.__dict__[table]), [name, table])
         for table, found, ids in zip(("_parameters", "_buffers"), tables, seen):
             for k, t in m.__dict__[table].items():
                 if t is not None and id(t) not in ids:

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .elementwise import exp, logical_and, sigmoid, tanh, where
+from .elementwise import exp, in_range, logical_and, sigmoid, tanh, where
 from .erf_gamma import erf
 from .joining import cat_op
 from .kernels.erf_gamma import erf as np_erf
@@ -88,6 +88,24 @@ hardtanh_op = defop(
     # torch's hardtanh_backward: 0 on the bounds and outside them
     vjp=(lambda g, out, x, min_val, max_val: where(
         logical_and(x > min_val, x < max_val), g, 0),))
+# torch's shrink backward: g outside [-lambd, lambd] (a NaN is outside), 0 on and in it
+def _shrink_rule(g, out, x, lambd):
+    return where(in_range(x, min=-lambd, max=lambd), 0, g)
+
+
+hardshrink_op = defop(
+    "hardshrink", lambda x, lambd=0.5: np.where((x >= -lambd) & (x <= lambd), _c(x, 0), x),
+    "HardshrinkBackward0", uses=("x",), elementwise=True, vjp=(_shrink_rule,),
+    function=True, method=True, functional=True,
+    template=_template(lambda x, e, lit, lambd: f"np.where(({x} >= {lit(-lambd)}) & ({x} <= "
+                       f"{lit(lambd)}), {_tc(e, 0, lit)}, {x})"))
+softshrink_op = defop(
+    "softshrink", lambda x, lambd=0.5: np.where((x >= -lambd) & (x <= lambd), _c(x, 0),
+                                                x - np.copysign(_c(x, lambd), x)),
+    "SoftshrinkBackward0", uses=("x",), elementwise=True, vjp=(_shrink_rule,),
+    template=_template(lambda x, e, lit, lambd: f"np.where(({x} >= {lit(-lambd)}) & ({x} <= "
+                       f"{lit(lambd)}), {_tc(e, 0, lit)}, {x} - np.copysign("
+                       f"{_tc(e, lambd, lit)}, {x}))"))
 leaky_relu_op = defop(
     "leaky_relu", lambda x, negative_slope=0.01: np.where(x > 0, x, x * _c(x, negative_slope)),
     "LeakyReluBackward0", uses=("x",), elementwise=True, inplace="leaky_relu_",
@@ -244,6 +262,15 @@ def _inplace_only(name: str, op) -> Callable:
     return public(name, functional=True)(activation)
 
 
+@public("softshrink", functional=True)
+def softshrink(input, lambd=0.5):
+    top = float(np.finfo(args.np_dtype(input)).max) if args.np_dtype(input).kind == "f" else 0
+    if not 0 <= lambd <= top:
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{args.dtype_name(input)}, but found {lambd:g}")
+    return softshrink_op(input, lambd=lambd)
+
+
 @public("hardtanh", functional=True)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
@@ -286,25 +313,25 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, True)
 
 
-@public("selu", functional=True)
+@public("selu", function=True, functional=True)
 def selu(input, inplace=False):
     return _maybe_inplace(input, elu_op, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE,
                           input_scale=1.0)
 
 
-@public("selu_", functional=True)
+@public("selu_", function=True, functional=True)
 def selu_(input):
     return selu(input, True)
 
 
-@public("celu", functional=True)
+@public("celu", function=True, functional=True)
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _maybe_inplace(input, celu_op, inplace, alpha=alpha)
 
 
-@public("celu_", functional=True)
+@public("celu_", function=True, functional=True)
 def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
@@ -384,7 +411,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
                    keepdim=False)
 
 
-@public("pairwise_distance", functional=True)
+@public("pairwise_distance", function=True, functional=True)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = max(x1.ndim, x2.ndim)
     return norm(x1 - x2 + eps, p, d - 1 if d else None, keepdim=keepdim)

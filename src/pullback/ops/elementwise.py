@@ -75,19 +75,22 @@ mul = defop("mul", np.multiply, "MulBackward0",
             vjp=(lambda g, out, x, y: g * conj(y),
                  lambda g, out, x, y: g * conj(x)),
             uses=("y", "x"), template="{0} * {1}",
-            function=("mul", "multiply"), method=True, inplace=True, numpy=np.multiply,
+            function=("mul", "multiply"), method=("mul", "multiply"), inplace=True,
+            numpy=np.multiply,
             promote=(0, 1))
 div = defop("div", np.true_divide, "DivBackward0",
             vjp=(lambda g, out, x, y: g / conj(y),
                  lambda g, out, x, y: -g * conj(x / (y * y))),
             uses=("y", "x y"), template="{0} / {1}",
-            function=("div", "divide", "true_divide"), method=True, inplace=True,
+            function=("div", "divide", "true_divide"),
+            method=("div", "divide", "true_divide"), inplace=True,
             numpy=np.true_divide, promote=(0, 1), to_float=True)
 reciprocal = defop("reciprocal", np.reciprocal, "ReciprocalBackward0",
                    vjp=(lambda g, out, x: -g * conj(out * out),), uses=("out",),
                    numpy=np.reciprocal, template="np.reciprocal({0})")
 neg = defop("neg", np.negative, "NegBackward0", vjp=(lambda g, out, x: -g,), template="-{0}",
-            function=True, method=True, inplace=True, numpy=np.negative)
+            function=("neg", "negative"), method=("neg", "negative"), inplace=True,
+            numpy=np.negative)
 
 
 @public("add", function=True, method=True)
@@ -95,7 +98,7 @@ def add(input, other, *, alpha=1):
     return add_op(input, other if alpha == 1 else other * alpha)
 
 
-@public("sub", function=True, method=True)
+@public("sub", function=("sub", "subtract"), method=("sub", "subtract"))
 def sub(input, other, *, alpha=1):
     return sub_op(input, other if alpha == 1 else other * alpha)
 
@@ -164,7 +167,8 @@ cos = unary("cos", np.cos, "CosBackward0", lambda g, out, x: -g * conj(sin(x)), 
 tanh = unary("tanh", np.tanh, "TanhBackward0", lambda g, out, x: g * conj(1 - out * out),
              "out", functional=True)
 absolute = defop("abs", np.abs, "AbsBackward0", vjp=(lambda g, out, x: g * sign_of(x),),
-                 uses=("x",), template="np.abs({0})", function=True, method=True,
+                 uses=("x",), template="np.abs({0})", function=("abs", "absolute"),
+                 method=("abs", "absolute"),
                  inplace=True, numpy=np.absolute)
 # rt.sigmoid: 1 / (1 + exp(-x)) in one buffer (or into a dead input: the inplace pass's)
 sigmoid = defop("sigmoid", logistic.sigmoid, "SigmoidBackward0", template="rt.sigmoid({0})",
@@ -221,6 +225,17 @@ clamp_op = defop("clamp", lambda x, min=None, max=None: np.clip(x, min, max), "C
                  vjp=(lambda g, out, x, min, max: where(in_range(x, min=min, max=max), g, 0),),
                  uses=("x",), template="np.clip({0}, {min}, {max})", elementwise=True,
                  inplace="clamp_")
+
+
+# torch's clamp_min / clamp_max: g where x is at or past the bound (a NaN gets 0)
+clamp_min = defop("clamp_min", lambda x, min: np.maximum(x, min), "ClampMinBackward0",
+                  vjp=(lambda g, out, x, min: where(x >= min, g, 0),), uses=("x",),
+                  template="np.maximum({0}, {min})", elementwise=True, function=True,
+                  method=True, inplace=True, torch_args=("self", "min"))
+clamp_max = defop("clamp_max", lambda x, max: np.minimum(x, max), "ClampMaxBackward0",
+                  vjp=(lambda g, out, x, max: where(x <= max, g, 0),), uses=("x",),
+                  template="np.minimum({0}, {max})", elementwise=True, function=True,
+                  method=True, inplace=True, torch_args=("self", "max"))
 
 
 _NOVALUE = getattr(np, "_NoValue", None)
@@ -309,7 +324,7 @@ cast = defop("cast", lambda x, dtype: x.astype(dtype), "ToCopyBackward0",
              vjp=(lambda g, out, x, dtype: g,), template="{0}.astype({dtype})", fresh=True,
              batch=batching.as_is)
 clone = defop("clone", np.copy, "CloneBackward0", vjp=(lambda g, out, x: g,),
-              template="{0}.copy()", fresh=True, method=True,
+              template="{0}.copy()", fresh=True, function=True, method=True,
               numpy={np.copy: lambda a, order="K", subok=False: clone(args.value(a)),
                      np.positive: lambda x: clone(x) if is_traced(x) else x}, batch=batching.as_is)
 # x.contiguous() of a non-contiguous x: a clone laid out C-contiguous (clone keeps the

@@ -69,10 +69,12 @@ def _addmm_batch(op, operands, batched):
 
 
 def _bmm_batch(op, operands, batched):
-    """bmm broadcasts its leading axes: both operands to one rank first."""
+    """bmm broadcasts its leading axes: both operands to one rank first (an unbatched
+    one too: its batch view before its own leading axes, else a batch of 4 met a
+    stack of 2 matrices as one broadcast axis)."""
     size = batching.size_of(operands, batched)
     rank = max(batching.ndim(a) - b for a, b in zip(operands, batched))
-    return bmm(*[batching.align(a, rank) if b else batching.with_batch(a, size)
+    return bmm(*[batching.align(a if b else batching.with_batch(a, size), rank)
                  for a, b in zip(operands, batched)])
 
 mm_op = defop("mm", np.matmul, "MmBackward0",

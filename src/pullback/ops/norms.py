@@ -1,18 +1,19 @@
 """Norms: torch.linalg.vector_norm as one primitive (every ``ord``, with torch's rule per
 order), and matrix_norm, linalg.norm, torch.norm and numpy's ``np.linalg.norm`` in every
 ``ord``/``axis`` form, composed of it, of amax/amin and of the singular values, as torch
-composes them (its nodes: LinalgVectorNormBackward0, AmaxBackward0, ...)."""
+composes them (its nodes: LinalgVectorNormBackward0, AmaxBackward0, ...); and renorm, a
+primitive with torch's rule (RenormBackward0)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .elementwise import absolute, isnan, logical_or, sign, to_dtype, where, zeros_like
+from .elementwise import absolute, conj, isnan, logical_or, sign, to_dtype, where, zeros_like
 from .reductions import _kept, amax_op, amin_op, sum_dim
 from .shape import expand, permute_op, reshape
 from .spectral import svdvals_op
 from .table import args, batching
-from .table.registry import defop, public
+from .table.registry import defop, public, rt_call
 
 INF = float("inf")
 
@@ -52,6 +53,45 @@ def _print_norm(e, a, lit):
 vector_norm_op = defop("linalg_vector_norm", _vector_norm, "LinalgVectorNormBackward0",
                        vjp=(_norm_rule,), uses=("x out",), template=_print_norm, fresh=True,
                        batch=batching.reduction)
+
+
+# ------------------------------------------------------------------ renorm
+def _renorm(x, p, dims, maxnorm):
+    """Each slice whose p-norm over ``dims`` (every axis but torch's ``dim``) is above
+    ``maxnorm`` scaled to it (divided by the norm plus 1e-7, as torch)."""
+    norm = _vector_norm(x, p, dims, True)
+    factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(norm.dtype)
+    return x * factor
+
+
+def _renorm_rule(g, out, x, p, dims, maxnorm):
+    """torch's renorm_backward: where the norm n is above maxnorm, f g - f / (n + 1e-7)
+    times the norm's own gradient of sum(x g) (f = maxnorm / (n + 1e-7)); else g."""
+    norm = vector_norm_op(x, ord=p, dim=dims, keepdim=True)
+    through = _norm_rule(sum_dim(conj(x) * g, dim=dims, keepdim=True), norm, x, p, dims, True)
+    inv = 1 / (norm + 1e-7)
+    factor = inv * maxnorm
+    return where(norm > maxnorm, factor * g - factor * inv * through, g)
+
+
+# (the reduced dims as the param, not torch's kept dim: vmap's batch axis is kept too)
+renorm_op = defop("renorm", _renorm, "RenormBackward0", vjp=(_renorm_rule,), uses=("x",),
+                  fresh=True, template=rt_call("renorm", "p", "dims", "maxnorm"))
+
+
+@public("renorm", function=True, method=True)
+def renorm(input, p, dim, maxnorm):
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = args.wrap_dim(dim, input.ndim)
+    _float("linalg.vector_norm", input, None)
+    return renorm_op(input, p=float(p), dims=tuple(i for i in range(input.ndim) if i != d),
+                     maxnorm=float(maxnorm))
 
 
 def _float(name: str, x, dtype):

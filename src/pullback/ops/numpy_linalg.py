@@ -86,7 +86,8 @@ def _linalg_vecdot(x1, x2, /, *, axis=-1):
     return _vecdot(np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1))
 
 
-public("vecdot numpy", numpy={np.vecdot: _vecdot, np.linalg.vecdot: _linalg_vecdot})(_vecdot)
+public("vecdot numpy", numpy={np.vecdot: _linalg_vecdot,  # (the gufunc's axis= too)
+                              np.linalg.vecdot: _linalg_vecdot})(_vecdot)
 public("matvec", numpy={np.matvec: _matvec})(_matvec)
 public("vecmat", numpy={np.vecmat: _vecmat})(_vecmat)
 public("linalg.matmul numpy", numpy={

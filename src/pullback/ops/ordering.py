@@ -90,6 +90,62 @@ def median(input, dim=None, keepdim=False):
     return median_dim(input, dim=d, keepdim=bool(keepdim))
 
 
+# ------------------------------------------------------------------ nanmedian
+return_types_nanmedian = return_type("nanmedian", ("values", "indices"))
+
+
+def _lower_nanmedian(x):
+    """torch's nanmedian of every element: the lower of the two middle ones among those
+    that are not NaN (NaN if there are none)."""
+    flat = x.reshape(-1)
+    if flat.dtype.kind in "fc":
+        flat = flat[~np.isnan(flat)]
+    if not flat.size:
+        return np.asarray(np.nan, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+    k = (flat.size - 1) // 2
+    return np.asarray(np.partition(flat, k)[k])
+
+
+def _argnanmedian(x, dim, keepdim):
+    """The index of the lower median of the elements that are not NaN along ``dim``: the
+    stable sort's, which puts NaN last (a slice of NaN only: its first, where torch's
+    choice is its selection algorithm's)."""
+    order = np.argsort(x, axis=dim, kind="stable")
+    valid = x.shape[dim]
+    if x.dtype.kind in "fc":
+        valid = np.sum(~np.isnan(x), axis=dim, keepdims=True)
+    middle = np.broadcast_to((np.maximum(valid, 1) - 1) // 2, np.take(order, [0], dim).shape)
+    idx = np.take_along_axis(order, middle, axis=dim)
+    return c_order(idx if keepdim else np.squeeze(idx, dim))
+
+
+def _nanmedians(x, dim, keepdim):
+    """(values, indices) of the lower median of the elements not NaN along ``dim``."""
+    indices = _argnanmedian(x, dim, keepdim)
+    return _take_along(x, indices, dim, keepdim), indices
+
+
+nanmedian_all = defop("nanmedian_all", _lower_nanmedian, "NanmedianBackward0",
+                      vjp=(_split,), uses=("x out",), fresh=True,
+                      batch=batching.reduce_all, template="rt.nanmedian({0})")
+nanmedian_dim = defop("nanmedian_dim", _nanmedians, "NanmedianBackward1",
+                      outputs=return_types_nanmedian, vjp=(_pick,), uses=("indices",),
+                      fresh=True, template=rt_call("nanmedian_along", "dim", "keepdim"))
+
+
+@public("nanmedian", function=True, method=True)
+def nanmedian(input, dim=None, keepdim=False):
+    if dim is None:
+        return nanmedian_all(input)
+    d = args.dim_or_all(dim, input.ndim)
+    if d is None:  # a 0-d input
+        return return_types_nanmedian(nanmedian_all(input), argmedian(
+            reshape(input, 1), dim=0, keepdim=False)[0])
+    if input.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    return nanmedian_dim(input, dim=d, keepdim=bool(keepdim))
+
+
 def _numpy_median(a, axis, out, keepdims):
     """numpy's median: the mean of the two middle elements where their count is even."""
     args.plain(out)

@@ -199,6 +199,42 @@ def amin(input, dim=(), keepdim=False):
     return _amax_amin(amin_op, "amin", input, dim, keepdim)
 
 
+# ------------------------------------------------------------------ aminmax
+return_types_aminmax = return_type("aminmax", ("min", "max"))
+
+
+def _aminmax_rule(g, out, x, dim, keepdim):
+    """torch's aminmax backward: amin's rule on the min's gradient plus amax's on the max's."""
+    return (_count_split(g.min, out.min, x, dim, keepdim)
+            + _count_split(g.max, out.max, x, dim, keepdim))
+
+
+def _print_aminmax(e: Any, a: list, lit: Any) -> str:
+    return ", ".join(f"np.{f}({a[0]}, axis={lit(e.params['dim'])}, "
+                     f"keepdims={lit(e.params['keepdim'])})" for f in ("min", "max"))
+
+
+aminmax_op = defop("aminmax", lambda x, dim, keepdim: (
+                       c_order(np.asarray(np.min(x, dim, keepdims=keepdim))),
+                       c_order(np.asarray(np.max(x, dim, keepdims=keepdim)))),
+                   "AminmaxBackward0", outputs=return_types_aminmax, vjp=(_aminmax_rule,),
+                   uses=("x out",), fresh=True, template=_print_aminmax,
+                   batch=batching.reduction)
+
+
+@public("aminmax", function=True, method=True)
+def aminmax(input, *, dim=None, keepdim=False):
+    if dim is None:
+        if 0 in input.shape:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        return aminmax_op(input, dim=None, keepdim=bool(keepdim))
+    d = args.wrap_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    return aminmax_op(input, dim=(d,) if input.ndim else None, keepdim=bool(keepdim))
+
+
 # ------------------------------------------------------------- public functions
 def _keep_all(x: Any, ndim: int, keepdims: bool) -> Any:
     """A full reduction's result with every axis kept as 1 (numpy's keepdims)."""

@@ -192,7 +192,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, tuple(input.shape[:s]) + (n,) + tuple(input.shape[e + 1:]))
 
 
-@public("transpose", function=True, method=True,
+@public("transpose", function=("transpose", "swapaxes", "swapdims"),
+        method=("transpose", "swapaxes", "swapdims"),
         numpy={np.swapaxes: lambda a, axis1, axis2: transpose(args.value(a), axis1, axis2)})
 def transpose(input, dim0, dim1):
     nd = input.ndim

@@ -1,7 +1,8 @@
 """Subscripts: ``x[index]``. Basic indices are views torch names after the last view op
 they apply (``select``, ``slice``, ``index_unsqueeze``, ``alias``), each with its
 backward; advanced indices take a copy (``index``) whose backward adds repeated
-positions up; and the subscript text generated code writes for a basic index."""
+positions up; torch's ``select(dim, index)``; and the subscript text generated code
+writes for a basic index."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .table import batching
-from .table.registry import c_order, defop
+from .table import args, batching
+from .table.registry import c_order, defop, public
 
 
 def _index_backward(g, shape, index):
@@ -97,6 +98,25 @@ index_backward = defop("index_backward", _index_backward, "IndexPutImplBackward0
                        template="rt.zeros_add({shape}, np.s_[{index}], {0})",
                        vjp=(lambda g, out, x, shape, index: take_index(g, index=index),),
                        batch=batching.batch_index)
+
+
+@public("select", function=True, method=True)
+def select_along(input, dim, index):
+    """torch's ``select(dim, index)``: ``input[:, ..., index]`` with ``index`` at ``dim``, a
+    view (SelectBackward0), with torch's errors."""
+    if isinstance(index, (bool, float)) or not hasattr(index, "__index__"):
+        raise TypeError(f"select(): argument 'index' (position 2) must be int, not "
+                        f"{type(index).__name__}")
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = args.wrap_dim(dim, input.ndim)
+    n, i = input.shape[d], int(index)
+    if not -n <= i < n:
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"[{', '.join(str(k) for k in input.shape)}] at dimension {d}")
+    return select(input, index=(slice(None),) * d + (i % n,))
+
+
 BASIC_INDEX_OPS = {"select": select, "slice": slice_view, "index_unsqueeze": index_unsqueeze,
                    "alias": alias}
 

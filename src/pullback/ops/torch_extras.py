@@ -1,7 +1,8 @@
 """torch functions written over other ops (their gradients come from those ops): ``mv``,
 ``baddbmm``, ``logdet``, ``dist``, ``std_mean``/``var_mean``, ``kthvalue``,
-``nn.functional.gumbel_softmax``, and the methods ``Tensor.unfold`` (sliding windows) and
-``Tensor.sum_to_size``.
+``nn.functional.gumbel_softmax``, ``ravel``, ``msort``, ``float_power``, ``adjoint``, and
+the methods ``Tensor.unfold`` (sliding windows), ``Tensor.sum_to_size`` and
+``Tensor.reshape_as``.
 
 >>> import pullback as pb
 >>> x = pb.tensor([3.0, 1.0, 2.0], requires_grad=True)
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .elementwise import to_dtype
 from .sampling import GENERATOR, own_generator
 from .table import args
 from .table.registry import defop, public
@@ -89,6 +91,43 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not keepdim or not input.ndim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return KthValue(values, indices)
+
+
+@public("ravel", function=True, method=True)
+def ravel(input):
+    """torch's ravel: a contiguous copy where ``input`` is not contiguous, viewed flat."""
+    return input.contiguous().view(-1)
+
+
+@public("reshape_as", method=True)
+def reshape_as(input, other):
+    return input.reshape(other.shape)
+
+
+@public("msort", function=True, method=True)
+def msort(input):
+    """The values sorted along dim 0 (torch's sort(0).values)."""
+    return input.sort(0).values
+
+
+@public("float_power", function=True, method=True)
+def float_power(input, exponent):
+    """input ** exponent in double precision (complex128 where either is complex)."""
+    kinds = [args.np_dtype(v).kind for v in (input, exponent)]
+    wide = np.complex128 if "c" in kinds else np.float64
+    base = to_dtype(input, wide) if hasattr(input, "shape") else input
+    if hasattr(exponent, "shape"):
+        exponent = to_dtype(exponent, wide)
+    return base ** exponent
+
+
+@public("adjoint", function=True, method=True)
+def adjoint(input):
+    """The conjugate transpose of the last two dims (torch's: a view)."""
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return input.transpose(-2, -1).conj()
 
 
 @public("unfold", method=True)

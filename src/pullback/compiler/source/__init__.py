@@ -204,6 +204,14 @@ def buffer(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return as_buffer(out, args, kwargs) if is_numpy(f) else out
 
 
+def made(value: Any) -> Any:
+    """``name = a * b`` (an operator's result) from rewritten code, where the function
+    writes into ``name``: a new float array becomes a buffer, as ``buffer``'s do (else
+    the trace held the array itself as a constant, and a later ``name[0] = 1.0`` or
+    ``name += 1`` changed the values its earlier uses read)."""
+    return as_buffer(value, (), {})
+
+
 def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """``receiver.method(...)`` from rewritten code, where the method may change state the
     function did not make (``history.append(loss)``): made again on every call of the
@@ -215,7 +223,7 @@ def mutate(key: str | None, f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     return call(f, *args, **kwargs)
 
 
-_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, writable=writable,
+_RUNTIME = types.SimpleNamespace(call=call, buffer=buffer, made=made, writable=writable,
                                  concat_index=concat_index,
                                  subscript=subscript, stored=stored, effect_call=effect_call,
                                  fstring=fstring, percent=percent, later=later,

@@ -33,7 +33,14 @@ class Rewriter(gast.NodeTransformer):
     def visit_Assign(self, node: Any) -> Any:
         if len(node.targets) == 1:
             self._creation(node.targets[0], node.value)
+        made = len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) \
+            and node.targets[0].id in self.buffers \
+            and isinstance(node.value, (gast.BinOp, gast.UnaryOp))
         self.generic_visit(node)
+        if made:  # (c = np.ones(2) * 0.5; ...; c[0] = 1.0: a buffer, as np.zeros's)
+            self.changed = True
+            node.value = _at(gast.Call(func=_runtime("made"), args=[node.value], keywords=[]),
+                             node.value)
         for target in node.targets:
             node.value = self._stored(target, node.value)
         return node

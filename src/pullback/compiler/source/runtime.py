@@ -27,12 +27,14 @@ The other helpers act only inside an ``Entry``: a front door (``pb.grad``,
   is copied back into the caller's array (by the generated code when traced);
 - ``subscript``: an element read (``x[i]``, a 0-d result) under ``pb.grad`` is a copy,
   as numpy's scalar is, not torch's view;
-- ``stored``: a value that needs a gradient written into a numpy array is refused
-  with the user's line (numpy would drop the gradient).
+- ``stored``: a value that needs a gradient written into a numpy array the function
+  did not make is refused with the user's line, the array and the way out (numpy
+  would drop the gradient).
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import numpy as np
@@ -50,11 +52,42 @@ def stored(target: Any, value: Any) -> Any:
     ``target`` is a numpy array and ``value`` needs a gradient, which numpy would drop."""
     if isinstance(target, np.ndarray) and target.dtype != object and _needs_grad(value) \
             and ENTRY.get() is not None:
-        raise TraceError(f"{at_line(source_of(user_frame()))}: a value that needs a gradient is "
-                         "written into a numpy array, which would drop the gradient; make "
-                         "the array in this function (np.zeros, np.empty, np.array...) or "
-                         "write into a copy of it (np.copy)")
+        raise _kept_array_write(source_of(user_frame()), ENTRY.get().numpy_semantics)
     return value
+
+
+def _kept_array_write(src: Any, numpy_semantics: bool) -> TraceError:
+    """The refusal of a write of a value that needs a gradient into a numpy array the
+    function did not make (an attribute, a global, an array from an enclosing scope:
+    one made or received by the function is a traced value), saying the way out."""
+    name = _written(src.text) if src is not None else None
+    what = f"{name!r}, a numpy array" if name else "a numpy array"
+    copy = f"np.copy({name})" if name else "np.copy"
+    out = ("pass it as an argument (pb.grad writes into it as numpy does), or make it in "
+           f"the function (np.zeros, {copy}...) and return it beside the value "
+           "(has_aux=True)") if numpy_semantics else \
+        (f"make it in the function (np.zeros, {copy}...) and return it from the compiled "
+         "function, assigning it where it is kept after the call")
+    return TraceError(f"{at_line(src)}: writes a value that needs a gradient into {what} "
+                      "the function did not make (an attribute, a global or an enclosing "
+                      "function's array): numpy stores only numbers in it, so what is read "
+                      "back from it would carry no gradient (pullback follows one through "
+                      f"the arrays a function makes or is passed); {out}")
+
+
+def _written(text: str) -> str | None:
+    """The array a one-line ``a[...] = v`` or ``a[...] op= v`` (or ``a op= v``) writes
+    into, as written (``self.buf``)."""
+    try:
+        stmt = ast.parse(text.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+        [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    if len(targets) != 1:
+        return None
+    target = targets[0].value if isinstance(targets[0], ast.Subscript) else targets[0]
+    return ast.unparse(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
 
 
 def _needs_grad(x: Any) -> bool:

@@ -25,8 +25,11 @@ from .losses import (
     softmax_nll_backward,
     class_one_hot,
 )
-from .reductions import c_order, logsumexp, prod_others, normalize
-from .ordering import stable_order, sort, topk, argsort_descending, median, argmedian, median_along
+from .reductions import c_order, logsumexp, prod_others, normalize, renorm
+from .ordering import (
+    stable_order, sort, topk, argsort_descending, median, argmedian, median_along, cummax,
+    cummin, nanmedian, nanmedian_along,
+)
 from .indexing import (
     scatter,
     scatter_add,

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cumulative import _cummax as cummax  # (the ops' own: plain numpy)
+from ..cumulative import _cummin as cummin
 from ..ordering import _lower_median as median  # (the op's own: plain numpy)
+from ..ordering import _lower_nanmedian as nanmedian
+from ..ordering import _nanmedians as nanmedian_along
 from .reductions import c_order
 
 __all__ = ["stable_order", "sort", "topk", "argsort_descending", "median", "argmedian",
-           "median_along"]
+           "median_along", "cummax", "cummin", "nanmedian", "nanmedian_along"]
 
 
 def stable_order(x, axis, descending=False):

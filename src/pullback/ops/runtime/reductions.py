@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.summation import sum_of
+from ..norms import _renorm as renorm  # noqa: F401 (the op's own: plain numpy)
 from ..reductions import fast_mean
 
 
