@@ -31,7 +31,7 @@ from .cache import cache_for, call_key, check_captures, check_maxsize, guard_env
 from .conversions import check_cut
 from .doors import fast_compile, given_kind, ident, strip_values, tensor_data
 from .jax_options import with_static
-from .lazy_arrays import env_for, finish, kinds_in, lazy_context
+from .lazy_arrays import env_for, finish, kinds_in, lazy_context, one_task
 from .trace import (
     Traced,
     arg_array,
@@ -504,7 +504,7 @@ def _run_lazy(variant: Variant, args: tuple) -> Any:
     argument is that argument."""
     traced = variant.traced
     inputs = gather_inputs(traced, args)
-    fn = variant.forward.fn
+    fn = one_task(variant.forward.fn, inputs, traced.graph)
     result = fn(*inputs) if INSIDE.get() else context().run(fn, *inputs)
     outs = list(result[:traced.n_outputs])
     if variant.returned is not None:

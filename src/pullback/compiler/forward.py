@@ -53,7 +53,7 @@ from .doors import (
     private_copy,
     strip_values,
 )
-from .lazy_arrays import env_for, finish, kind_of_array, kinds_in
+from .lazy_arrays import env_for, finish, kind_of_array, kinds_in, one_task
 from .trace import (
     Traced,
     float_dtype,
@@ -219,6 +219,8 @@ class JVPProgram:
         arrays = gather_inputs(variant.traced, args)
         extra = [] if tangents is None else tangent_arrays(variant, tangents)
         fn = variant.module.fn
+        if variant.lazy:  # (a loop over small Dask arrays: one task)
+            fn = one_task(fn, [*arrays, *extra], variant.traced.graph)
         result = fn(*arrays, *extra) if INSIDE.get() else context().run(fn, *arrays, *extra)
         if self.linear:
             return variant, result
@@ -250,7 +252,8 @@ class JVPProgram:
 
         def tangent_of(tangents: list) -> Any:
             ts = tangent_arrays(variant, tangents)
-            got = mod(*res, *ts) if INSIDE.get() else context().run(mod, *res, *ts)
+            fn = one_task(mod, [*res, *ts], variant.traced.graph) if variant.lazy else mod
+            got = fn(*res, *ts) if INSIDE.get() else context().run(fn, *res, *ts)
             if variant.lazy:
                 got = finish(list(got))
             return unflatten(variant.value_tree, [as_kind(kind, t) for t in got])

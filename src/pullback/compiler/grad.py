@@ -50,7 +50,7 @@ from .doors import (
     warn_independent,
 )
 from .jax_options import HolomorphicGrad, with_static
-from .lazy_arrays import env_for, finish, kinds_in
+from .lazy_arrays import env_for, finish, kinds_in, one_task
 from .source.entry import Entry
 from .trace import (
     Traced,
@@ -219,6 +219,8 @@ class GradFunction:
                 return self._eager(args, variant.nums)  # the gradient reaches them too
             arrays = gather_inputs(variant.traced, args)
         fn = variant.module.fn  # (quietly, inlined: every call passes here)
+        if variant.lazy:  # (long code over small Dask arrays: one task)
+            fn = one_task(fn, arrays, variant.traced.graph)
         result = fn(*arrays, variant.seed) if INSIDE.get() else \
             context().run(fn, *arrays, variant.seed)
         if variant.lazy:  # Dask's arrays: lazy, or computed in one pass

@@ -17,17 +17,23 @@ True
 
 from __future__ import annotations
 
+import dis
+import functools
 import math
 import sys
+import types
+import weakref
 from contextlib import ExitStack, nullcontext
-from typing import Any, Iterator
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
 from ..array_libraries import LIBRARIES, kind_of_array
-from ..ir import large_values_as_shapes
+from ..ir import Graph, every_eqn, large_values_as_shapes
+from ..ops.table.quiet import quietly
 from ..pytree import tree_leaves
 from ..settings import config
 
@@ -35,6 +41,14 @@ from ..settings import config
 #: (the trace runs on stand-ins: their values are never read, and data-sized ones would
 #: each take the memory a Dask array is chunked to avoid)
 LARGE = 1 << 16
+
+#: generated code with a loop or at least this many lines, over Dask arrays of fewer than
+#: ``LARGE`` elements together, runs as one Dask task (``one_task``)
+LONG = 200
+
+#: True while generated code runs on numpy's arrays as one Dask task (or on stand-ins for
+#: its results' shapes): ``DaskNumpy``'s array makers are numpy's there
+ON_NUMPY: ContextVar = ContextVar("pullback_dask_on_numpy", default=False)
 
 #: the front doors (as their messages name them) whose generated code runs on the library's
 #: arrays (their results stay its arrays); jacrev, jacfwd, hessian and vmap refuse them
@@ -130,6 +144,76 @@ def finish(values: list) -> list:
     return values
 
 
+def one_task(fn: Callable, arrays: Sequence, graph: Graph) -> Callable:
+    """``fn`` (generated code from ``graph``, or from its adjoint) as it is, or, when it
+    loops or is long (``LONG`` lines or more), draws and prints nothing (``graph``'s
+    equations are pure: a run on stand-ins and a run at compute time would draw twice,
+    out of order) and the Dask arrays among ``arrays`` are small (fewer than ``LARGE``
+    elements together), ``fn`` run as one Dask task.
+
+    Statement by statement, generated code over Dask arrays adds a task per statement
+    (a millisecond each to build): a loop over the elements of a Dask array (a Kalman
+    filter's observations, a scan), rolled or unrolled, makes a chain of thousands of
+    0-d tasks, each depending on the last, that Dask's blockwise fusion nests one call
+    deep per task: computing it raised RecursionError from about 250 of them (50 steps
+    of a scalar Kalman filter's gradient). As one task, the code runs on numpy's arrays,
+    the arguments' computed values (they fit in memory: they are small), and its results
+    are Dask arrays of the shapes and dtypes a run on stand-ins gives (nothing computed
+    now). Large arrays stay chunked, statement by statement: a task per statement and
+    chunk, as Dask's own code over them makes (docs/design.md, "Dask: loops").
+    """
+    dask_sizes = [a.size for a in arrays if kind_of_array(a) == "dask"]
+    if not dask_sizes or sum(dask_sizes) >= LARGE or not _long(fn.__code__) or \
+            not _pure(fn.__code__, graph):
+        return fn
+    return functools.partial(_as_one_task, fn)
+
+
+#: generated code -> whether the graph it was generated from is pure
+_PURE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _pure(code: types.CodeType, graph: Graph) -> bool:
+    pure = _PURE.get(code)
+    if pure is None:  # (once per generated function: a walk over the equations)
+        pure = _PURE[code] = all(e.op.pure for e in every_eqn(graph))
+    return pure
+
+
+@functools.lru_cache(maxsize=64)
+def _long(code: types.CodeType) -> bool:
+    """Whether generated code has a loop (a rolled loop of the traced function's) or
+    ``LONG`` lines or more."""
+    return len({line for *_, line in code.co_lines()}) >= LONG or \
+        any(i.opname == "FOR_ITER" for i in dis.get_instructions(code))
+
+
+def _as_one_task(fn: Callable, *arrays: Any) -> Any:
+    import dask  # (an optional dependency: only a call with Dask arrays gets here)
+    import dask.array as da
+
+    try:  # shapes and dtypes of the results (stand-ins: no memory, nothing computed)
+        shapes = on_numpy(fn, *[traced_as(a) for a in arrays])
+    except Exception:  # (the stand-ins' values were read): statement by statement
+        return fn(*arrays)
+    if not isinstance(shapes, (tuple, list)) or not all(
+            r is None or isinstance(r, (np.ndarray, np.generic, float)) for r in shapes):
+        return fn(*arrays)
+    task = dask.delayed(quietly, nout=len(shapes))(on_numpy, fn, *arrays)
+    return [None if r is None else
+            da.from_delayed(task[k], np.shape(r), dtype=np.result_type(r))
+            for k, r in enumerate(shapes)]
+
+
+def on_numpy(fn: Callable, *arrays: Any) -> Any:
+    """``fn(*arrays)``, generated code for Dask arrays, run on numpy's (``ON_NUMPY``)."""
+    token = ON_NUMPY.set(True)
+    try:
+        return fn(*arrays)
+    finally:
+        ON_NUMPY.reset(token)
+
+
 class DaskNumpy:
     """The ``np`` of generated code over Dask arrays: numpy itself (its functions send
     Dask arrays to Dask), except the functions that make an array from a shape, which
@@ -141,6 +225,8 @@ class DaskNumpy:
         return getattr(np, name)
 
     def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+        if ON_NUMPY.get():  # (inside one task: numpy's arrays)
+            return np.full(shape, fill_value, dtype)
         import dask.array as da  # (an optional dependency: only Dask variants get here)
 
         fill = da.asarray(fill_value)  # (a 0-d numpy or Dask value: the gradient's seed)

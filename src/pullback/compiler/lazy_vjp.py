@@ -25,7 +25,7 @@ from .cache import cache_for
 from .compiled import Variant, build_variant
 from .conversions import functional
 from .doors import as_kind, has_graph, kind_of
-from .lazy_arrays import finish, kind_of_array
+from .lazy_arrays import finish, kind_of_array, one_task
 from .trace import gather_inputs, is_traced_arg, slot_values, unflatten
 from .user_lines import def_line
 
@@ -56,7 +56,7 @@ class LazyVJP:
 
     def run(self, variant: Variant, args: tuple) -> tuple:
         arrays = gather_inputs(variant.traced, args)
-        fn = variant.forward.fn
+        fn = one_task(variant.forward.fn, arrays, variant.traced.graph)  # (a loop: one task)
         result = fn(*arrays) if INSIDE.get() else context().run(fn, *arrays)
         return variant, arrays, list(result)
 
@@ -171,7 +171,8 @@ class LazyVJPFunction:
         present = tuple(j in seeds for j, _ in floats)
         given = [seeds[j] if j in seeds else np.zeros(v.shape, v.dtype) for j, v in floats]
         mask = tuple(k < n_args for k in variant.wrt)
-        fn = variant.backward_module(mask, present).fn
+        fn = one_task(variant.backward_module(mask, present).fn, [*self.residuals, *given],
+                      variant.traced.graph)
         result = fn(*self.residuals, *given) if INSIDE.get() else \
             context().run(fn, *self.residuals, *given)
         for k, gk in zip(variant.wrt, result):
