@@ -99,6 +99,28 @@ def new_stand_in(face: type, data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+def grad_carries(wanted: list, outs: list, body: Graph) -> list | None:
+    """The carries to trace a loop's body again with as requiring grad, or None when its
+    trace stands. A body whose trace depends on which values require grad (a nested
+    ``pb.grad`` detaches an argument that does not: meta-learning's inner steps) is
+    traced again when a step made a carry require grad that came in without it (the
+    parameters updated by a learning rate the outer gradient is taken for)."""
+    now = [w or (isinstance(o, Tensor) and o._requires_grad) for w, o in zip(wanted, outs)]
+    return now if now != wanted and _detaches(body) else None
+
+
+def _detaches(graph: Graph) -> bool:
+    """Whether ``graph`` (or a region nested in it) holds a ``detach``."""
+    for e in graph.eqns:
+        if e.op.name == "detach":
+            return True
+        for p in e.params.values():
+            inner = p if isinstance(p, tuple) else (p,)
+            if any(isinstance(g, Graph) and _detaches(g) for g in inner):
+                return True
+    return False
+
+
 class Body:
     """Tracing one step of a loop into a graph of its own, in every active tracer: their
     builders are swapped for fresh ones while the body runs on stand-ins."""
