@@ -108,3 +108,40 @@ def test_vmap_of_grad_of_a_list_made_an_array_after_nested_loops():
     got = pb.vmap(pb.grad(summed_states, argnums=1), in_axes=(0, None))(xs, w)
     for b in range(2):
         assert np.allclose(got[b], central(lambda w, b=b: summed_states(xs[b], w), w), rtol=1e-6)
+
+
+def steps_to_one(y):
+    t, n = 0.0, 0
+    while t < 1.0:  # Python's floats: 0.1 ten times is 0.9999999999999999, eleven steps
+        y = y + 0.1 * np.tanh(y)
+        t += 0.1
+        n += 1
+    return y.sum() + 0 * n, n
+
+
+def forced(y):
+    t, dt = 0.0, 0.1
+    while t < 1.0:
+        y = y + dt * (np.sin(t) - y)
+        t += dt
+    return y.sum()
+
+
+def test_python_float_time_keeps_python_precision_beside_float32_arrays():
+    # the time carry took the float32 arrays' dtype: ten steps where Python takes eleven
+    y = np.array([0.3, -0.2], dtype=np.float32)
+    value, n = steps_to_one(y)
+    got, got_n = pb.compile(steps_to_one)(y)
+    assert int(got_n) == n == 11 and np.isclose(float(got), value, rtol=1e-6)
+    g = pb.grad(lambda y: steps_to_one(y)[0])(y)
+    assert g.dtype == np.float32
+    assert np.allclose(g, central(lambda y: steps_to_one(y)[0], y.astype(np.float64)),
+                       rtol=1e-3)
+    t = pb.tensor([0.3, -0.2], requires_grad=True)  # torch's face: f(t) meets y as 0-d
+    out = pb.compile(forced)(t)
+    out.backward()
+    t2 = pb.tensor([0.3, -0.2], requires_grad=True)
+    want = forced(t2)
+    want.backward()
+    assert out.dtype == pb.float32 and np.isclose(out.item(), want.item(), rtol=1e-6)
+    assert np.allclose(t.grad.numpy(), t2.grad.numpy(), rtol=1e-6)
