@@ -145,3 +145,55 @@ def test_python_float_time_keeps_python_precision_beside_float32_arrays():
     want.backward()
     assert out.dtype == pb.float32 and np.isclose(out.item(), want.item(), rtol=1e-6)
     assert np.allclose(t.grad.numpy(), t2.grad.numpy(), rtol=1e-6)
+
+
+def carried_under_if(x, w, flag):
+    h, c = np.zeros(3), np.zeros(3)
+    for t in range(x.shape[0]):
+        if flag:  # c is read only here, by the next step: the if dropped its new value
+            h, c = np.tanh(x[t] @ w + c), c + h
+    return h.sum()
+
+
+def carried_under_traced_if(x, w):
+    h, c = np.zeros(3), np.zeros(3)
+    for t in range(x.shape[0]):
+        if x[t].sum() > -1.0:
+            h, c = np.tanh(x[t] @ w + c), c + h
+        else:
+            h = h * 0.5
+    return h.sum()
+
+
+def test_a_name_read_first_under_an_if_in_a_loop_is_carried():
+    x, w = X[:5], 0.5 * np.eye(3) + 0.1
+    for f in (lambda x, w: carried_under_if(x, w, True), carried_under_traced_if):
+        assert np.isclose(pb.compile(f)(x, w), f(x, w))
+        assert np.allclose(pb.grad(f, argnums=1)(x, w), central(lambda w, f=f: f(x, w), w),
+                           rtol=1e-6)
+
+
+def shifted(y, t0):
+    t = t0
+    t += 0.1  # a Python float: rebinds t, the argument stays
+    t *= 2.0
+    return (y * t).sum() + (y * t0).sum()
+
+
+def stepped(y, t0):
+    t = t0
+    while t < 1.0:
+        t += 0.1
+    return (y * t).sum()
+
+
+def test_augmented_assignment_on_a_float_argument_under_compile():
+    # pb.compile took `t += 0.1` for a write into the argument t0 ("compiled functions
+    # must not mutate their inputs")
+    y = np.array([0.3, -0.2])
+    for f in (shifted, stepped):
+        assert np.isclose(pb.compile(f)(y, 0.3).item(), f(y, 0.3))
+        assert np.isclose(pb.compile(f)(y, 0.05).item(), f(y, 0.05))
+    x = pb.tensor([0.3, -0.2])
+    with pytest.raises(pb.compiler.TraceError, match="must not mutate their inputs"):
+        pb.compile(lambda x: x.add_(1.0))(x)  # (a Tensor argument: torch's rule stays)
