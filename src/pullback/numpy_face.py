@@ -407,9 +407,18 @@ def _overlaps(target: Tensor, value: Any) -> bool:
         and np.may_share_memory(value._data, target._data)
 
 
+#: ids of the traced stand-ins of Python numbers (a traced call's float arguments, kept by
+#: ``compiler/trace.py`` while it traces): a number is immutable, so ``t += 0.1`` on one
+#: (``t = t0``, the argument) binds ``t`` to a new value, as Python does
+NUMBERS: set = set()
+
+
 def _augmented(ufunc: np.ufunc, inplace: Callable, target: Any, other: Any) -> Any:
     """``target op= other`` as numpy does it: Tensor's in-place op, or, when ``other``
-    overlaps ``target``, ``ufunc(target, other, out=target)`` (the result, then copied in)."""
+    overlaps ``target``, ``ufunc(target, other, out=target)`` (the result, then copied in);
+    on a Python number's stand-in, a new value."""
+    if id(target) in NUMBERS:
+        return ufunc(target, other)
     if not _overlaps(target, other):
         return inplace(target, other)
     ufunc(target, other, out=target)
@@ -418,6 +427,8 @@ def _augmented(ufunc: np.ufunc, inplace: Callable, target: Any, other: Any) -> A
 
 def _in_place(ufunc: np.ufunc) -> Callable:
     def method(self: Any, other: Any) -> Any:
+        if id(self) in NUMBERS:
+            return ufunc(self, other)
         ufunc(self, other, out=self)
         return self
     return method

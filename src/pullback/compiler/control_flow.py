@@ -44,7 +44,9 @@ from .region_bodies import (
     constant,
     data_of,
     face_of,
+    grad_carries,
     new_stand_in,
+    python_doubles,
     same_outputs,
     scan_length,
     step_pair,
@@ -141,14 +143,18 @@ def _traced_scan(fn: str, f: Callable, init: Any, x_leaves: list, x_tree: Any, n
     c_data = [data_of(c, weak if isinstance(c, float) else None) for c in c_leaves]
     x_data = [data_of(x) for x in x_leaves]
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    c_in = [new_stand_in(face, d, wants(c)) for c, d in zip(c_leaves, c_data)]
-    x_in = [new_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
-            for d, x in zip(x_data, x_leaves)]
-    with Body(fn, tracers, c_in + x_in) as body:
-        carry, y = step_pair(fn, f(tree_unflatten(c_tree, c_in), tree_unflatten(x_tree, x_in)))
-        c_out = check_carry(fn, c_in, c_tree, carry)
-        y_leaves, y_tree = tree_flatten(y)
-        graph = body.graph(c_out + y_leaves, src)
+    c_wants: list | None = [wants(c) for c in c_leaves]
+    while c_wants is not None:
+        c_in = [new_stand_in(face, d, w) for d, w in zip(c_data, c_wants)]
+        x_in = [new_stand_in(face, d[0] if n else np.zeros(d.shape[1:], d.dtype), wants(x))
+                for d, x in zip(x_data, x_leaves)]
+        with Body(fn, tracers, c_in + x_in) as body:
+            carry, y = step_pair(fn, f(tree_unflatten(c_tree, c_in),
+                                       tree_unflatten(x_tree, x_in)))
+            c_out = check_carry(fn, c_in, c_tree, carry)
+            y_leaves, y_tree = tree_flatten(y)
+            graph = body.graph(c_out + y_leaves, src)
+        c_wants = grad_carries(c_wants, c_out, graph)
     (graph,), outer = close([graph])
     consts = tensors_of(tracers[-1], outer)
     args = [x if isinstance(x, Tensor) else constant(tracers, face, d)
@@ -282,18 +288,13 @@ def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list,
     face = face_of(leaves)
     weak = weak_dtype(leaves, face)
     data = [data_of(c, weak if isinstance(c, float) else None) for c in leaves]
-    wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    stand = lambda: [new_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
-    c_in = stand()
-    with Body(fn, tracers, c_in) as body:
-        pred = cond_fun(tree_unflatten(tree, c_in))
-        check_predicate(fn, pred)
-        cond = body.graph([pred], src)
-    c_in = stand()
-    with Body(fn, tracers, c_in) as body:
-        new, ys = body_fun(tree_unflatten(tree, c_in))
-        out = check_carry(fn, c_in, tree, new)
-        step = body.graph(out + list(ys), src)
+    cond, step, out, ys = _while_bodies(fn, cond_fun, body_fun, leaves, tree, face, data,
+                                        tracers, src)
+    doubles = python_doubles(leaves, weak, [cond, step], face)
+    if doubles:  # (traced again with those carries at Python's precision)
+        data = [d.astype(np.float64) if k in doubles else d for k, d in enumerate(data)]
+        cond, step, out, ys = _while_bodies(fn, cond_fun, body_fun, leaves, tree, face, data,
+                                            tracers, src)
     (cond, step), outer = close([cond, step])
     args = [x if isinstance(x, Tensor) else constant(tracers, face, d)
             for x, d in zip(leaves, data)] + tensors_of(tracers[-1], outer)
@@ -307,12 +308,34 @@ def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list,
         values = while_op(*args, cond=cond, body=step, n_carry=len(leaves), **more)
     if stand_in.stood:
         tracers[0].stood_in(values)
-    carry = tree_unflatten(tree, list(values[:len(leaves)]))
+    carry = tree_unflatten(tree, [v.to(weak) if k in doubles else v
+                                  for k, v in enumerate(values[:len(leaves)])])
     if not stacking:
         return carry
     if ys:  # (a guard: the code after it is written for this many rows)
         values[len(leaves)].item()
     return carry, tuple(values[2 * len(leaves) + 1:])
+
+
+def _while_bodies(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list, tree: Any,
+                  face: type, data: list, tracers: list, src: Any) -> tuple:
+    """A while loop's condition and body traced on stand-ins of ``data``: the two graphs,
+    the body's new carry leaves and its per-step outputs."""
+    wants = lambda x: isinstance(x, Tensor) and x._requires_grad
+    c_in = [new_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
+    with Body(fn, tracers, c_in) as body:
+        pred = cond_fun(tree_unflatten(tree, c_in))
+        check_predicate(fn, pred)
+        cond = body.graph([pred], src)
+    c_wants: list | None = [wants(c) for c in leaves]
+    while c_wants is not None:
+        c_in = [new_stand_in(face, d, w) for d, w in zip(data, c_wants)]
+        with Body(fn, tracers, c_in) as body:
+            new, ys = body_fun(tree_unflatten(tree, c_in))
+            out = check_carry(fn, c_in, tree, new)
+            step = body.graph(out + list(ys), src)
+        c_wants = grad_carries(c_wants, out, step)
+    return cond, step, out, ys
 
 
 def _truth(pred: Any) -> bool:

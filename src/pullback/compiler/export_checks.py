@@ -95,11 +95,13 @@ def check_agree(fn: Callable, variants: list) -> None:
 
 def _shape(graph: Graph) -> list:
     """``graph``'s equations as plain values: ops, params, inputs numbered by definition
-    (names and grad flags left out), constants by value."""
+    (names, grad flags and detaches left out), constants by value."""
     number: dict = {v.id: k for k, v in enumerate(graph.inputs)}
+    same: dict = {}  # a detach's output -> its input
 
     def ref(a: Any) -> Any:
         if type(a) is Var:
+            a = same.get(a.id, a)
             if a.id not in number:  # a constant
                 number[a.id] = len(number)
                 return ("const", _value(graph.consts.get(a)))
@@ -108,6 +110,11 @@ def _shape(graph: Graph) -> list:
 
     rows = []
     for e in graph.eqns:
+        if e.op.name == "detach" and type(e.inputs[0]) is Var:
+            # (a value as it is: a nested pb.grad detaches its argument when the trace
+            # does not differentiate it, as in the forward's)
+            same[e.outs[0].id] = same.get(e.inputs[0].id, e.inputs[0])
+            continue
         params = tuple((k, _param(v)) for k, v in e.params.items())
         rows.append((e.op.name, params, tuple(map(ref, e.inputs)),
                      tuple((str(v.dtype), tuple(v.shape)) for v in e.outs)))

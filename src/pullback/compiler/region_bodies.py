@@ -99,6 +99,28 @@ def new_stand_in(face: type, data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+def grad_carries(wanted: list, outs: list, body: Graph) -> list | None:
+    """The carries to trace a loop's body again with as requiring grad, or None when its
+    trace stands. A body whose trace depends on which values require grad (a nested
+    ``pb.grad`` detaches an argument that does not: meta-learning's inner steps) is
+    traced again when a step made a carry require grad that came in without it (the
+    parameters updated by a learning rate the outer gradient is taken for)."""
+    now = [w or (isinstance(o, Tensor) and o._requires_grad) for w, o in zip(wanted, outs)]
+    return now if now != wanted and _detaches(body) else None
+
+
+def _detaches(graph: Graph) -> bool:
+    """Whether ``graph`` (or a region nested in it) holds a ``detach``."""
+    for e in graph.eqns:
+        if e.op.name == "detach":
+            return True
+        for p in e.params.values():
+            inner = p if isinstance(p, tuple) else (p,)
+            if any(isinstance(g, Graph) and _detaches(g) for g in inner):
+                return True
+    return False
+
+
 class Body:
     """Tracing one step of a loop into a graph of its own, in every active tracer: their
     builders are swapped for fresh ones while the body runs on stand-ins."""
@@ -212,6 +234,47 @@ def weak_dtype(leaves: list, face: type) -> np.dtype:
     if floats:
         return max(floats, key=lambda d: d.itemsize)
     return np.dtype(np.float64) if face is NumpyTensor else np.dtype(np.float32)
+
+
+def python_doubles(leaves: list, weak: np.dtype, bodies: list, face: type) -> set:
+    """The carries given as Python floats to keep at Python's precision (float64) where
+    the loop's float32 arrays make them ``weak``: those whose values meet no array in the
+    ``bodies`` (a time ``t += dt`` tested by ``while t < T``, which float32 would
+    step a different number of times: ten steps of 0.1 for Python's eleven), or on
+    torch's face meet arrays only as 0-d values (``y + dt * f(t)``: torch keeps the
+    array's dtype, as for a Python number)."""
+    if weak == np.float64:
+        return set()
+    numbers = {k for k, c in enumerate(leaves) if is_weak(c)}
+    return {k for k in numbers if isinstance(leaves[k], float)
+            and all(_alone(g, k, numbers, face is not NumpyTensor) for g in bodies)}
+
+
+def _alone(graph: Graph, k: int, numbers: set, as_scalar: bool) -> bool:
+    """Whether what ``graph`` computes from its input ``k`` meets only values computed
+    from its inputs ``numbers`` (Python numbers' carries) and 0-d constants (or, when
+    ``as_scalar``, meets arrays as a 0-d value)."""
+    tainted = {graph.inputs[k].id}
+    plain = {graph.inputs[j].id for j in numbers}
+    scalar = lambda a: a in graph.consts and np.ndim(graph.consts[a]) == 0
+    for e in graph.eqns:
+        ins = [a for a in e.inputs if type(a) is Var]
+        outs = {v.id for v in e.outs}
+        if not any(a.id in tainted for a in ins):
+            if all(a.id in plain or scalar(a) for a in ins):
+                plain |= outs
+            continue
+        if all(a.id in tainted or a.id in plain or scalar(a) for a in ins):
+            tainted |= outs
+        elif not (as_scalar and e.op.name in _PROMOTING and all(
+                len(a.shape) == 0 for a in ins if a.id in tainted) and all(
+                len(a.shape) > 0 for a in ins if a.id not in tainted | plain)):
+            return False
+    return True
+
+
+#: elementwise ops whose result takes an array's dtype over a 0-d value's on torch's face
+_PROMOTING = {"add", "sub", "mul", "div", "rsub", "rdiv", "pow", "maximum", "minimum"}
 
 
 def constant(tracers: list, face: type, data: np.ndarray) -> Tensor:

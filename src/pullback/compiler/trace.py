@@ -16,7 +16,7 @@ from .. import dtypes
 from ..autograd import record
 from ..creation import local
 from ..ir import Graph
-from ..numpy_face import NumpyTensor, to_face
+from ..numpy_face import NUMBERS, NumpyTensor, to_face
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import lazy_arrays, source
@@ -246,6 +246,7 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
     # as such, and stop gradients in the adjoint as they do in eager mode
     floats = float_dtype(args)
+    numbers: set = set()  # (the stand-ins of Python numbers: numpy_face.NUMBERS)
     with tracer:
         for i, a in enumerate(args):
             if is_traced_arg(a):
@@ -254,9 +255,12 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
+                if isinstance(a, (float, complex, np.generic)):
+                    numbers.add(id(p))
             else:
                 call_args.append(_proxy_tree(a, i, names[i], tracer, slots, requires,
                                              wants_grad, floats))
+        NUMBERS.update(numbers)
         try:
             out = fn(*call_args)
         except Exception as e:
@@ -268,6 +272,8 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                 last = f"; the last traced op was at {src} ({src.text})" if src else ""
                 e.add_note(f"while tracing {def_line(user_fn)} for {how}{last}")
             raise
+        finally:
+            NUMBERS.difference_update(numbers)
     if tracer.stand_in_read is not None:  # (read, and the error caught by the function)
         raise StandInRead(tracer.stand_in_read)
     if tracer.fail is not None:

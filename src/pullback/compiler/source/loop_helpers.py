@@ -15,6 +15,7 @@ from ...autograd import record
 from ...ops.indexing import index_select
 from ...ops.items import item_op
 from ...tensor import Tensor
+from .numpy_builders import numpy_call
 from .runtime import subscript
 
 
@@ -55,7 +56,11 @@ def _traced_test(a: Any) -> bool:
 def stacked(f: Callable, items: Any) -> Any:
     """``f(items)`` for a list a converted loop appended to (``appends.py``): the list
     after the loop as written; the region's stacked per-step outputs (rows for items)
-    after a region, for which ``np.stack`` and the like need no work."""
+    after a region, for which ``np.stack`` and the like need no work. A list left a list
+    (the loop ran unrolled, as inside ``vmap(grad(f))``) of traced values goes to
+    numpy's builders as the source pass routes ``np.array(hs)`` elsewhere."""
+    if isinstance(items, list) and f in (np.stack, np.array, np.asarray, np.concatenate):
+        return numpy_call(f, items)
     if isinstance(items, list) or not isinstance(items, (Tensor, np.ndarray)):
         return f(items)
     if f is np.stack or f is np.array or f is np.asarray:

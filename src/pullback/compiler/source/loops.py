@@ -243,7 +243,8 @@ class _Converter:
 
     def _if(self, stmt: Any) -> list | None:
         """``if``/``else`` as two functions of the names either branch assigns and the
-        function reads after (``if_`` picks one; on a traced test, ``pb.cond``)."""
+        function reads after or the branches read first (``if_`` picks one; on a traced
+        test, ``pb.cond``)."""
         branches = [stmt.body, stmt.orelse]
         if any(self._refusal(b) for b in branches + [[gast.Expr(value=stmt.test)]]) \
                 or captured(self.fn, stmt, stmt.body + stmt.orelse):
@@ -254,10 +255,12 @@ class _Converter:
         assigned = _assigned(stmt.body) | _assigned(stmt.orelse)
         order = [n.id for b in branches for s in b for n in walk(s)
                  if isinstance(n, gast.Name)]
-        outputs = sorted(assigned & outside, key=order.index)
+        read = assigned & (_read_first(stmt.body) | _read_first(stmt.orelse))
+        # (a name a branch reads before assigning it is an output too: in a loop, the
+        # next step reads it, as an LSTM's `h, c = cell(x, (h, c))` under an `if`)
+        outputs = sorted((assigned & outside) | read, key=order.index)
         if not outputs:
             return None
-        read = assigned & (_read_first(stmt.body) | _read_first(stmt.orelse))
         sure = _surely_assigned(stmt.body) & _surely_assigned(stmt.orelse)
         params = [o for o in outputs if o not in sure or o in read] \
             + sorted(read - set(outputs), key=order.index)
