@@ -66,6 +66,8 @@ from . import (  # noqa: F401
     statistics,
     subscripts,
     torch_extras,
+    torch_scatters,
+    torch_statistics,
     triangular,
     writes,
 )
