@@ -33,9 +33,11 @@ from . import scipy
 from .serialization import load, save
 from .devices import cuda, device
 from .ops.sampling import Generator
-from .torch_functions import (allclose, bernoulli, bincount, equal, finfo, get_default_dtype,
-                              histc, iinfo, is_tensor, isclose, logspace, multinomial, normal,
-                              numel, promote_types, randperm, searchsorted, set_default_dtype,
+from .torch_functions import (allclose, bernoulli, bincount, broadcast_shapes, bucketize, equal,
+                              finfo, get_default_dtype, histc, iinfo, is_complex,
+                              is_floating_point, is_nonzero, is_tensor, isclose, logspace,
+                              multinomial, normal, numel, promote_types, randperm,
+                              searchsorted, set_default_dtype, tril_indices, triu_indices,
                               unique)
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
