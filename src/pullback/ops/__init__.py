@@ -66,6 +66,7 @@ from . import (  # noqa: F401
     statistics,
     subscripts,
     torch_extras,
+    torch_linalg_names,
     torch_more,
     torch_scatters,
     torch_statistics,

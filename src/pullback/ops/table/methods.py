@@ -142,6 +142,24 @@ class ValueMethods:
         return transpose(self, -2, -1)
 
     @property
+    def mH(self):
+        """The conjugate transpose of the last two dims (0-d: the conjugate)."""
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of "
+                               "matrices. Got 1-D tensor.")
+        return ew.conj(transpose(self, -2, -1) if self.ndim else self)
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (0-d: the conjugate)."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{self.ndim}-D tensor." + (" For batches of matrices, consider using "
+                                            "tensor.mH" if self.ndim > 2 else ""))
+        return self.mH
+
+    @property
     def real(self):
         return ew.real(self)
 
