@@ -39,6 +39,7 @@ from .torch_functions import (allclose, bernoulli, bincount, broadcast_shapes, b
                               multinomial, normal, numel, promote_types, randperm,
                               searchsorted, set_default_dtype, tril_indices, triu_indices,
                               unique)
+from . import tensor_extras as _tensor_extras  # noqa: F401  (Tensor methods)
 from .torch_utilities import (are_deterministic_algorithms_enabled, asarray, bartlett_window,
                               blackman_window, can_cast, get_float32_matmul_precision,
                               get_num_interop_threads, get_num_threads, get_rng_state,
