@@ -173,3 +173,34 @@ def test_errors_read_as_torchs(k: int, torch) -> None:
     with pytest.raises(type(theirs.value)) as ours:
         ERRORS[k](pb)
     assert str(ours.value) == str(theirs.value).splitlines()[0]
+
+
+_PADS = [(kind, d) for kind in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad",
+                                "CircularPad") for d in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("kind,d", _PADS)
+def test_padding_layers_as_torchs(kind: str, d: int, torch) -> None:
+    x0 = np.random.default_rng(d).standard_normal((2, 3, 4, 5, 6)[-(d + 2):])
+    for pad in ((1, 2, 0, 1, 1, 0)[:2 * d], 1):
+        a = (pad, 1.5) if kind == "ConstantPad" else (pad,)
+        ours, theirs = getattr(pb.nn, f"{kind}{d}d")(*a), getattr(torch.nn, f"{kind}{d}d")(*a)
+        assert repr(ours) == repr(theirs)
+        x, tx = pb.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+        y, ty = ours(x), theirs(tx)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+        w = np.linspace(-1, 1, ty.numel()).reshape(tuple(ty.shape))
+        (y * pb.tensor(w)).sum().backward()
+        (ty * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,a", [("Softmax2d", ()), ("UpsamplingNearest2d", (None, 2)),
+                                    ("UpsamplingBilinear2d", ((6, 7),)),
+                                    ("UpsamplingBilinear2d", (None, 2))])
+def test_older_layer_names_as_torchs(name: str, a: tuple, torch) -> None:
+    x0 = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    ours, theirs = getattr(pb.nn, name)(*a), getattr(torch.nn, name)(*a)
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(ours(pb.tensor(x0)).numpy(), theirs(torch.tensor(x0)).numpy(),
+                               rtol=1e-12)

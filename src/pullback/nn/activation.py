@@ -273,6 +273,16 @@ class Softmin(Softmax):
         return F.softmin(input, self.dim)
 
 
+class Softmax2d(Module):
+    """Softmax over the channels of each position (dim -3 of a 3-d or 4-d input)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             "instead")
+        return F.softmax(input, -3)
+
+
 class Tanhshrink(Module):
     """x - tanh(x)."""
 
@@ -317,5 +327,5 @@ class Hardshrink(Softshrink):
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
            "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
-           "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
-           "Tanhshrink", "Threshold"]
+           "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink",
+           "Softsign", "Tanh", "Tanhshrink", "Threshold"]
