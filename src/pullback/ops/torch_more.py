@@ -2,8 +2,10 @@
 tangents and batching are those ops'): ``nn.functional.softmin``, ``tanhshrink`` and
 ``threshold``, ``broadcast_tensors``, ``cartesian_prod``, ``combinations``, ``vander``,
 ``addmv``, ``addr``, ``addbmm``, ``rsub``, ``positive``, ``take``, ``Tensor.where``,
-``view_as_real`` / ``view_as_complex`` (copies here, not views), ``argwhere``
-and ``mvlgamma``.
+``view_as_real`` / ``view_as_complex`` (copies here, not views), ``argwhere``,
+``mvlgamma``, ``ldexp``, ``frexp`` (numpy's), ``heaviside`` (zero gradient in input where
+torch's backward refuses), ``isin``, ``isreal``, ``unravel_index``, ``split_with_sizes``
+and ``chain_matmul``.
 
 >>> import pullback as pb
 >>> pb.combinations(pb.tensor([1.0, 2.0, 3.0]))
@@ -26,8 +28,12 @@ import numpy as np
 
 from .elementwise import make_complex, where
 from .joining import cat
+from .numpy_floats import _frexp
 from .table import args
 from .table.registry import is_traced, public
+from .table.results import return_type
+
+Frexp = return_type("frexp", ("mantissa", "exponent"))
 
 
 @public("softmin", functional=True)
@@ -226,3 +232,79 @@ def mvlgamma(input, p):
     steps = input.new_tensor(np.arange(p) / 2.0)
     return (input.unsqueeze(-1) - steps).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(
         math.pi)
+
+
+@public("ldexp", function=True, method=True)
+def ldexp(input, other):
+    """input * 2 ** other (in a float dtype)."""
+    x = input if _kind(input) in "fc" else input.float()
+    return x * (2.0 ** other if not is_traced(other) else other.to(args.np_dtype(x)).exp2())
+
+
+@public("frexp", function=True, method=True)
+def frexp(input):
+    """(mantissa, exponent): input = mantissa * 2 ** exponent, |mantissa| in [0.5, 1);
+    the mantissa's gradient is 2 ** -exponent (numpy's frexp)."""
+    if _kind(input) != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = _frexp(input)
+    return Frexp(mantissa, input.new_tensor(exponent).int() if not is_traced(exponent)
+                 else exponent.int())
+
+
+@public("heaviside", function=True, method=True)
+def heaviside(input, values):
+    """0 where input < 0 (and NaN), ``values`` where it is 0, 1 where it is > 0."""
+    if args.np_dtype(input) != args.np_dtype(values):
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    step = (input > 0).to(args.np_dtype(input))
+    return where(input == 0, values, step)
+
+
+@public("isin", function=True)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element is among ``test_elements`` (a bool tensor of elements' shape)."""
+    if not is_traced(elements):
+        return isin(test_elements.new_tensor(elements), test_elements, invert=invert)
+    tests = test_elements.reshape(-1) if is_traced(test_elements) else \
+        elements.new_tensor(np.reshape(test_elements, -1))
+    found = (elements.unsqueeze(-1) == tests).any(-1)
+    return found.logical_not() if invert else found
+
+
+@public("isreal", function=True, method=True)
+def isreal(input):
+    """Whether each element's imaginary part is 0 (every element of a real tensor)."""
+    if _kind(input) == "c":
+        return input.imag == 0
+    return (input == input) | (input != input)
+
+
+@public("unravel_index", function=True)
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in ``shape``, one tensor per dimension."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if _kind(indices) not in "iu":
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{args.dtype_name(indices)}")
+    out, rest = [], indices
+    for n in reversed(shape):
+        out.append(rest % n)
+        rest = rest // n
+    return tuple(reversed(out))
+
+
+@public("split_with_sizes", function=True)
+def split_with_sizes(input, split_sizes, dim=0):
+    """input split along ``dim`` into pieces of the given sizes."""
+    return input.split(list(split_sizes), dim)
+
+
+@public("chain_matmul", function=True)
+def chain_matmul(*matrices):
+    """The product of the matrices, left to right."""
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out @ m
+    return out
