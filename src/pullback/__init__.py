@@ -41,7 +41,9 @@ from .torch_functions import (allclose, bernoulli, bincount, broadcast_shapes, b
                               unique)
 from . import tensor_extras as _tensor_extras  # noqa: F401  (Tensor methods)
 from .torch_utilities import (are_deterministic_algorithms_enabled, asarray, bartlett_window,
-                              blackman_window, can_cast, get_float32_matmul_precision,
+                              blackman_window, can_cast, conj_physical, detach, is_conj,
+                              is_neg, is_same_size, is_signed, randint_like, resolve_conj,
+                              resolve_neg, get_float32_matmul_precision,
                               get_num_interop_threads, get_num_threads, get_rng_state,
                               hamming_window, hann_window, initial_seed,
                               is_deterministic_algorithms_warn_only_enabled, kaiser_window,

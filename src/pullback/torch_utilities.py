@@ -3,7 +3,9 @@
 ``use_deterministic_algorithms`` / ``are_deterministic_algorithms_enabled``,
 ``set_float32_matmul_precision`` / ``get_float32_matmul_precision``,
 ``get_rng_state`` / ``set_rng_state`` / ``seed`` / ``initial_seed``, ``result_type``,
-``can_cast``, ``scalar_tensor``, ``asarray`` and the windows ``hann_window``,
+``can_cast``, ``scalar_tensor``, ``asarray``, ``randint_like``, the function forms of
+``detach``, ``conj_physical``, ``is_same_size``, ``is_signed``, ``is_conj``, ``is_neg``,
+``resolve_conj``, ``resolve_neg``, and the windows ``hann_window``,
 ``hamming_window``, ``blackman_window``, ``bartlett_window``, ``kaiser_window``.
 
 - pullback runs on numpy: the thread counts and the matmul precision are recorded and
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import devices, dtypes
-from .creation import as_tensor, tensor
+from .creation import as_tensor, randint, tensor
 from .ops.sampling import GENERATOR, manual_seed, set_state_of, state_of
 from .ops.table import promotion
 from .tensor import Tensor
@@ -137,6 +139,49 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     return out
 
 
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
+                 requires_grad: bool = False, device: Any = None, **_: Any) -> Tensor:
+    """Integers drawn from [low, high) (``randint_like(x, high)``: [0, high)) shaped as
+    ``input``, in its dtype unless ``dtype``."""
+    if high is None:
+        low, high = 0, low
+    out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate (a copy: pullback keeps no lazy conjugate bit)."""
+    return input.conj()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
+
+
+def is_conj(input: Tensor) -> bool:
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    return input
+
+
 def _window(values: Any, n: int, periodic: bool, dtype: Any, requires_grad: bool) -> Tensor:
     """``values(m)`` (numpy's symmetric window of m points), of n + 1 points cut to n
     where ``periodic``."""
@@ -185,8 +230,11 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
 
 
 __all__ = ["are_deterministic_algorithms_enabled", "asarray", "bartlett_window",
-           "blackman_window", "can_cast", "get_float32_matmul_precision", "get_num_interop_threads",
-           "get_num_threads", "get_rng_state", "hamming_window", "hann_window", "initial_seed",
-           "is_deterministic_algorithms_warn_only_enabled", "kaiser_window", "result_type",
-           "scalar_tensor", "seed", "set_float32_matmul_precision", "set_num_interop_threads",
-           "set_num_threads", "set_rng_state", "use_deterministic_algorithms"]
+           "blackman_window", "can_cast", "conj_physical", "detach",
+           "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
+           "get_rng_state", "hamming_window", "hann_window", "initial_seed", "is_conj",
+           "is_deterministic_algorithms_warn_only_enabled", "is_neg", "is_same_size",
+           "is_signed", "kaiser_window", "randint_like", "resolve_conj", "resolve_neg",
+           "result_type", "scalar_tensor", "seed", "set_float32_matmul_precision",
+           "set_num_interop_threads", "set_num_threads", "set_rng_state",
+           "use_deterministic_algorithms"]

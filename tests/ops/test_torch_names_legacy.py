@@ -156,3 +156,21 @@ def test_rng_state_round_trip_and_seeds() -> None:
     s = pb.seed()
     assert pb.initial_seed() == s
     pb.manual_seed(0)
+
+
+def test_function_forms_as_torchs(torch) -> None:
+    for m in (pb, torch):
+        x = m.ones(3)
+        assert m.dropout(x, 0.5, False).tolist() == [1.0, 1.0, 1.0]
+        assert m.alpha_dropout(x, 0.5, False).tolist() == [1.0, 1.0, 1.0]
+        assert m.feature_alpha_dropout(x.reshape(1, 3), 0.5, False).tolist() == [[1.0] * 3]
+        assert m.conj_physical(m.tensor([1 + 2j])).tolist() == [1 - 2j]
+        assert m.is_same_size(x, m.zeros(3)) and m.is_signed(x) and not m.is_conj(x)
+        assert not m.is_neg(x) and m.resolve_conj(x) is x and m.resolve_neg(x) is x
+        assert not m.detach(m.ones(1, requires_grad=True)).requires_grad
+        r = m.randint_like(m.zeros(50, dtype=m.int64), 2, 5)
+        assert r.dtype == m.int64 and set(r.tolist()) <= {2, 3, 4}
+        assert m.randint_like(m.zeros(2), 5).dtype == m.float32
+    pb.manual_seed(0)
+    kept = pb.dropout(pb.ones(1000), 0.5, True)
+    assert 400 < int((kept == 2.0).sum()) < 600
