@@ -220,3 +220,17 @@ def test_older_layer_names_as_torchs(name: str, a: tuple, torch) -> None:
     assert repr(ours) == repr(theirs)
     np.testing.assert_allclose(ours(pb.tensor(x0)).numpy(), theirs(torch.tensor(x0)).numpy(),
                                rtol=1e-12)
+
+
+def test_integer_operators_are_bitwise_as_torchs(torch) -> None:
+    calls = [lambda m, x, b: x & 6, lambda m, x, b: x | 4, lambda m, x, b: x ^ 5,
+             lambda m, x, b: ~x, lambda m, x, b: x << 2, lambda m, x, b: x >> 1,
+             lambda m, x, b: b & ~b, lambda m, x, b: b | b, lambda m, x, b: b ^ True,
+             lambda m, x, b: m.gcd(x, x + 4), lambda m, x, b: x.lcm(m.tensor(4)),
+             lambda m, x, b: x.bitwise_and_(m.tensor(3)), lambda m, x, b: m.bitwise_not(b)]
+    values, mask = [1, 2, 3, 12], [True, False, True, True]
+    for call in calls:
+        ours = call(pb, pb.tensor(values), pb.tensor(mask))
+        theirs = call(torch, torch.tensor(values), torch.tensor(mask))
+        assert ours.tolist() == theirs.tolist()
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     activations,
     attention,
     bessel,
+    bitwise,
     convolution,
     cross_entropy,
     cumulative,
