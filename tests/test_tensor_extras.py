@@ -114,3 +114,41 @@ def test_what_scripts_ask_of_a_tensor(torch) -> None:
         assert str(x.char().dtype).endswith("int8") and str(x.short().dtype).endswith("int16")
         assert str(x.cfloat().dtype).endswith("complex64")
         assert str(x.cdouble().dtype).endswith("complex128")
+
+
+PUTS = [
+    lambda m, x: x.index_put((m.tensor([0, 2]), m.tensor([1, -1])), x[0, :2] * 3),
+    lambda m, x: x.index_put((m.tensor([0, 2, 0]), m.tensor([1, -1, 1])), x[1, :3] * 3,
+                             accumulate=True),
+    lambda m, x: x.index_put((m.tensor([0, 0, -1]),), x[1] * 2, accumulate=True),
+    lambda m, x: m.index_put(x, (m.tensor([1]),), m.tensor(5.0, dtype=x.dtype)),
+    lambda m, x: x.put(m.tensor([0, 5, -1]), x[2, :3] ** 2),
+    lambda m, x: x.put(m.tensor([[0, 5], [5, 11]]), x[:2, :2] * 2, accumulate=True),
+    lambda m, x: (x * 1).index_put_((m.tensor([2]), m.tensor([3])), x[0, 0] * 4),
+    lambda m, x: (x * 1).put_(m.tensor([1, 1]), x[0, 2:] * 4, accumulate=True),
+]
+
+
+@pytest.mark.parametrize("k", range(len(PUTS)))
+def test_index_put_and_put_match_torch(k: int, torch) -> None:
+    x0 = np.arange(12.0).reshape(3, 4) / 7
+    x, tx = pb.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+    y, ty = PUTS[k](pb, x), PUTS[k](torch, tx)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    w = np.linspace(-1, 1, 12).reshape(3, 4)
+    (y * pb.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_index_put_under_grad_and_compile() -> None:
+    def f(x):
+        return (x.index_put((pb.tensor([0, 0]),), x[1] * 2, accumulate=True).sum()
+                + x.put(pb.tensor([3, 4]), x[2, :2] ** 2).exp().sum())
+    x0 = np.arange(12.0).reshape(3, 4) / 7
+    eager = pb.tensor(x0, requires_grad=True)
+    f(eager).backward()
+    # (a Tensor argument: on numpy's face, x.put is numpy's in-place put)
+    np.testing.assert_allclose(pb.grad(f)(pb.tensor(x0)).numpy(), eager.grad.numpy(),
+                               rtol=1e-12)
+    np.testing.assert_allclose(float(pb.compile(f)(pb.tensor(x0))), float(f(pb.tensor(x0))))

@@ -39,7 +39,7 @@ from .torch_functions import (allclose, bernoulli, bincount, broadcast_shapes, b
                               multinomial, normal, numel, promote_types, randperm,
                               searchsorted, set_default_dtype, tril_indices, triu_indices,
                               unique)
-from . import tensor_extras as _tensor_extras  # noqa: F401  (Tensor methods)
+from .tensor_extras import index_put  # (and Tensor methods)
 from .torch_utilities import (are_deterministic_algorithms_enabled, asarray, bartlett_window,
                               blackman_window, can_cast, conj_physical, detach, is_conj,
                               is_neg, is_same_size, is_signed, randint_like, resolve_conj,

@@ -1,7 +1,8 @@
 """Tensor methods real programs call that pullback lacked: the in-place forms of
 out-of-place methods (``clip_``, ``square_``, ``addmm_``, ``eq_``, ``logical_and_``...,
 written as ``self.copy_(self.method(...))``: their gradients flow as the out-of-place
-ones'), ``fill_diagonal_``, the random fills ``bernoulli_``, ``exponential_``,
+ones'), ``index_put`` / ``put`` (and their in-place forms), ``fill_diagonal_``,
+the random fills ``bernoulli_``, ``exponential_``,
 ``geometric_``, ``cauchy_``, ``log_normal_`` and ``random_``, and what scripts ask of a
 tensor: ``nelement``, ``ndimension``, ``stride``, ``itemsize``, ``nbytes``,
 ``is_signed``, ``is_same_size``, ``pin_memory`` / ``is_pinned``, ``share_memory_`` /
@@ -33,7 +34,7 @@ _INPLACE = {name: name + "_" for name in (
     "baddbmm", "divide", "multiply", "subtract", "true_divide", "absolute", "float_power",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
     "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "mvlgamma",
-    "scatter_reduce", "index_reduce", "put", "index_put", "nan_to_num", "arctan2", "xlogy",
+    "scatter_reduce", "index_reduce", "nan_to_num", "arctan2", "xlogy",
     "negative", "heaviside", "ldexp", "nextafter", "hypot", "logit", "i0", "sinc")}
 
 
@@ -120,6 +121,39 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
     return _fill(self, rng_of(generator).integers(from_, to, self.shape))
 
 
+def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """A copy of self with ``values`` at ``self[indices]`` (added there, repeats too,
+    where ``accumulate``: one index tensor, or one per dimension)."""
+    indices = tuple(indices)
+    if not accumulate:
+        out = self.clone()
+        out[indices] = values
+        return out
+    if not isinstance(values, Tensor):
+        values = self.new_tensor(values)
+    if len(indices) == 1:
+        index = indices[0]
+        return self.index_add(0, index.reshape(-1) % self.shape[0], values.expand(
+            tuple(index.shape) + tuple(self.shape[1:])).reshape((-1,) + tuple(self.shape[1:])))
+    if len(indices) != self.ndim:
+        raise NotImplementedError("index_put(accumulate=True) here takes one index tensor "
+                                  "or one per dimension")
+    flat = 0
+    for k, index in enumerate(indices):
+        flat = flat * self.shape[k] + index % self.shape[k]
+    return put(self, flat, values.expand(tuple(flat.shape)), True)
+
+
+def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of self with ``source`` at the flat positions ``index`` (added where
+    ``accumulate``)."""
+    n = self.numel()
+    at, src = (index % n).reshape(-1), source.reshape(-1)
+    flat = self.reshape(-1)
+    out = flat.index_add(0, at, src) if accumulate else flat.index_copy(0, at, src)
+    return out.reshape(tuple(self.shape))
+
+
 def stride(self: Tensor, dim: int | None = None) -> Any:
     """Elements to step over per dimension (numpy's layout of the data)."""
     steps = tuple(s // self._data.itemsize for s in self._data.strides)
@@ -137,7 +171,11 @@ _METHODS = {
        if hasattr(Tensor, name)},
     "fill_diagonal_": fill_diagonal_, "bernoulli_": bernoulli_, "exponential_": exponential_,
     "geometric_": geometric_, "cauchy_": cauchy_, "log_normal_": log_normal_,
-    "random_": random_, "stride": stride,
+    "random_": random_, "stride": stride, "index_put": index_put, "put": put,
+    "index_put_": lambda self, indices, values, accumulate=False: self.copy_(
+        index_put(self.clone() if self.requires_grad else self, indices, values, accumulate)),
+    "put_": lambda self, index, source, accumulate=False: self.copy_(
+        put(self.clone() if self.requires_grad else self, index, source, accumulate)),
     "nelement": lambda self: self.numel(),
     "ndimension": lambda self: self.dim(),
     "is_signed": lambda self: self._data.dtype.kind in "ifc",
