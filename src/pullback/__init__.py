@@ -33,10 +33,23 @@ from . import scipy
 from .serialization import load, save
 from .devices import cuda, device
 from .ops.sampling import Generator
-from .torch_functions import (allclose, bernoulli, bincount, equal, finfo, get_default_dtype,
-                              histc, iinfo, is_tensor, isclose, logspace, multinomial, normal,
-                              numel, promote_types, randperm, searchsorted, set_default_dtype,
+from .torch_functions import (allclose, bernoulli, bincount, broadcast_shapes, bucketize, equal,
+                              finfo, get_default_dtype, histc, iinfo, is_complex,
+                              is_floating_point, is_nonzero, is_tensor, isclose, logspace,
+                              multinomial, normal, numel, promote_types, randperm,
+                              searchsorted, set_default_dtype, tril_indices, triu_indices,
                               unique)
+from .tensor_extras import index_put  # (and Tensor methods)
+from .torch_utilities import (are_deterministic_algorithms_enabled, asarray, bartlett_window,
+                              blackman_window, can_cast, conj_physical, detach, is_conj,
+                              is_neg, is_same_size, is_signed, randint_like, resolve_conj,
+                              resolve_neg, get_float32_matmul_precision,
+                              get_num_interop_threads, get_num_threads, get_rng_state,
+                              hamming_window, hann_window, initial_seed,
+                              is_deterministic_algorithms_warn_only_enabled, kaiser_window,
+                              result_type, scalar_tensor, seed, set_float32_matmul_precision,
+                              set_num_interop_threads, set_num_threads, set_rng_state,
+                              use_deterministic_algorithms)
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_structure,
                      tree_unflatten)
 

@@ -246,6 +246,77 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     return Tensor._make(np.asarray(idx, np.int32 if out_int32 else np.int64))
 
 
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    """The bucket of each value of ``input`` among the sorted 1-d ``boundaries``
+    (searchsorted with the arguments swapped)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple:
+    """The shape tensors of these shapes broadcast to (torch.Size: a tuple here), with
+    torch's error at the first dimension (from the right) that does not broadcast."""
+    sizes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    out = [1] * max((len(s) for s in sizes), default=0)
+    for i, s in enumerate(sizes):
+        for k in range(-1, -len(s) - 1, -1):
+            if out[k] == 1:
+                out[k] = s[k]
+            elif s[k] != 1 and s[k] != out[k]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[k]} at {k}! "
+                    f"Mismatching argument at index {i} had {s}; but expected shape should "
+                    f"be broadcastable to {out}")
+    return tuple(out)
+
+
+def _triangle_indices(rows: np.ndarray, cols: np.ndarray, dtype: Any) -> Tensor:
+    npd = dtypes.to_numpy_dtype(dtype) or np.int64
+    if np.dtype(npd).kind not in "iu":
+        raise NotImplementedError("\"tril_indices\" not implemented for "
+                           f"'{dtypes.as_dtype(npd)._scalar_name}'")
+    return _result(np.stack([rows, cols]).astype(npd).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a row x col matrix (on and
+    below diagonal ``offset``), row by row, as a 2 x N tensor."""
+    devices.check(device)
+    return _triangle_indices(*np.tril_indices(row, offset, col), dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
+    """The (row, column) indices of the upper triangle (on and above diagonal
+    ``offset``), row by row, as a 2 x N tensor."""
+    devices.check(device)
+    return _triangle_indices(*np.triu_indices(row, offset, col), dtype)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """Whether a one-element tensor is not zero (torch's errors otherwise)."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+Tensor.is_nonzero = is_nonzero
+
+
 def _uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
               generator: Any = None) -> Tensor:
     """Fill with draws from U[from, to) (an in-place write, as ``nn.init.uniform_``)."""
@@ -328,6 +399,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         raise RuntimeError("torch.histc: max must be larger than min")
     counts, _ = np.histogram(a, bins=int(bins), range=(lo, hi))
     return _result(counts.astype(a.dtype))
+
+
+Tensor.histc = histc
 
 
 def get_default_dtype() -> dtypes.dtype:

@@ -828,6 +828,19 @@ NONDIFF_CASES = [
     _c("searchsorted", A(values=[-1.0, 0.0, 0.5, 2.0], grad=False),
        A(values=[[-2.0, 0.0, 0.25], [0.5, 2.0, 3.0]], grad=False), p={"side": "right"},
        torch=lambda T, s, x: T.searchsorted(s, x, right=True)),  # (np.interp's segments)
+    # ties: the smallest of the most frequent values, at its last index (torch.mode's)
+    _c("mode_index", A(values=[[1.0, 2.0, 2.0, 1.0, 3.0], [4.0, 4.0, 0.0, 1.0, 0.0]]),
+       p={"dim": 1}, torch=lambda T, x: x.mode(1).indices),
+    _c("mode_index", A(values=[[1.0, 2.0], [1.0, 1.0], [0.0, 2.0]]), p={"dim": 0},
+       torch=lambda T, x: x.mode(0).indices),
+    *[_c(op, A((3, 4), "int", high=13), A((4,), "int", high=7),
+         torch=lambda T, x, y, op=op: getattr(T, op)(x, y))
+      for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                 "bitwise_right_shift", "gcd", "lcm")],
+    _c("bitwise_and", A((3, 4), "bool"), A((4,), "bool"),
+       torch=lambda T, x, y: T.bitwise_and(x, y)),
+    _c("bitwise_not", A((3, 4), "int", high=9), torch=lambda T, x: T.bitwise_not(x)),
+    _c("bitwise_not", A((3, 4), "bool"), torch=lambda T, x: ~x),
 ]
 
 CASES: list[Case] = (SHAPE_CASES + LINALG_CASES + MATH_CASES + REDUCTION_CASES + NN_CASES

@@ -21,6 +21,7 @@ from . import (
     init,
     loss,
     normalization,
+    padding,
     sparse,
     utils,
 )
@@ -35,6 +36,7 @@ from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import *  # noqa: F403
 from .module import Module
 from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
 from .parameter import Parameter
 from .pooling import (
     AdaptiveAvgPool1d,
@@ -49,6 +51,8 @@ from .pooling import (
     PixelUnshuffle,
     Unfold,
     Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
@@ -69,6 +73,7 @@ __all__ = sorted(["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
                   "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle", "RNN",
                   "RNNCell", "Sequential", "Transformer", "TransformerDecoder",
                   "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-                  "Unflatten", "Unfold", "Upsample", "functional",
+                  "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
+                  "UpsamplingNearest2d", "functional",
                   "init", *activation.__all__, *dropout.__all__, *loss.__all__,
-                  *normalization.__all__])
+                  *normalization.__all__, *padding.__all__])

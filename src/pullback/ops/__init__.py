@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     activations,
     attention,
     bessel,
+    bitwise,
     convolution,
     cross_entropy,
     cumulative,
@@ -66,6 +67,10 @@ from . import (  # noqa: F401
     statistics,
     subscripts,
     torch_extras,
+    torch_linalg_names,
+    torch_more,
+    torch_scatters,
+    torch_statistics,
     triangular,
     writes,
 )

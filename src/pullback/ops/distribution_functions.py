@@ -93,13 +93,15 @@ special_gammainc = defop(
     vjp=(lambda g, out, a, x: g * special_gammainc_da(a, x),
          lambda g, out, a, x: g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1),
-    template="rt.gammainc({0}, {1})")
+    template="rt.gammainc({0}, {1})", function=("igamma", "special.gammainc"), method="igamma",
+    inplace="igamma_")
 special_gammaincc = defop(
     "special_gammaincc", incomplete_gamma_beta.gammaincc, "IgammacBackward0",
     vjp=(lambda g, out, a, x: -g * special_gammainc_da(a, x),
          lambda g, out, a, x: -g * _gamma_density(a, x)),
     uses=("a x", "a x"), elementwise=True, fresh=True, promote=(0, 1),
-    template="rt.gammaincc({0}, {1})")
+    template="rt.gammaincc({0}, {1})", function=("igammac", "special.gammaincc"), method="igammac",
+    inplace="igammac_")
 
 
 def _beta_density(a, b, x):

@@ -68,17 +68,17 @@ def _feature_shape(input):
     return tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
 
 
-@public("dropout", functional=True)
+@public("dropout", function=True, functional=True)
 def dropout(input, p=0.5, training=True, inplace=False):
     return _drop(input, p, training, inplace, tuple(input.shape), False)
 
 
-@public("alpha_dropout", functional=True)
+@public("alpha_dropout", function=True, functional=True)
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _drop(input, p, training, inplace, tuple(input.shape), True)
 
 
-@public("feature_alpha_dropout", functional=True)
+@public("feature_alpha_dropout", function=True, functional=True)
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _drop(input, p, training, inplace, _feature_shape(input), True)
 

@@ -95,7 +95,8 @@ public("divmod", numpy={np.divmod: _divmod})(_divmod)
 nextafter = defop("nextafter", np.nextafter, "NextafterBackward0",
                   vjp=(lambda g, out, x, y: g, lambda g, out, x, y: zeros_like(g)),
                   uses=("", ""), template="np.nextafter({0}, {1})", promote=(0, 1),
-                  elementwise=True, numpy=np.nextafter)
+                  elementwise=True, numpy=np.nextafter, function=True, method=True,
+                  inplace=True)
 
 
 def _cumulative(fn: Any, initial: float, x: Any, axis: Any, dtype: Any, out: Any,

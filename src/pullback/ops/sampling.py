@@ -15,6 +15,7 @@ class _Generator:
     """pullback's random number generator (one per process, as torch's default one)."""
 
     rng = np.random.default_rng()
+    seed: int | None = None  # (the last manual_seed's)
 
 
 GENERATOR = _Generator()
@@ -44,6 +45,7 @@ def set_state_of(gen: np.random.Generator | np.random.RandomState, state: object
 def manual_seed(seed: int) -> None:
     """Seed pullback's random number generator (rand, randn, randint, ...)."""
     GENERATOR.rng = np.random.default_rng(seed)
+    GENERATOR.seed = int(seed)
 
 
 def own_generator(params: dict) -> None:

@@ -28,7 +28,7 @@ from .losses import (
 from .reductions import c_order, logsumexp, prod_others, normalize, renorm
 from .ordering import (
     stable_order, sort, topk, argsort_descending, median, argmedian, median_along, cummax,
-    cummin, nanmedian, nanmedian_along,
+    cummin, nanmedian, nanmedian_along, mode_index,
 )
 from .indexing import (
     scatter,

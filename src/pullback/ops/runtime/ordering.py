@@ -9,10 +9,11 @@ from ..cumulative import _cummin as cummin
 from ..ordering import _lower_median as median  # (the op's own: plain numpy)
 from ..ordering import _lower_nanmedian as nanmedian
 from ..ordering import _nanmedians as nanmedian_along
+from ..torch_statistics import _mode_index as mode_index
 from .reductions import c_order
 
 __all__ = ["stable_order", "sort", "topk", "argsort_descending", "median", "argmedian",
-           "median_along", "cummax", "cummin", "nanmedian", "nanmedian_along"]
+           "median_along", "cummax", "cummin", "nanmedian", "nanmedian_along", "mode_index"]
 
 
 def stable_order(x, axis, descending=False):

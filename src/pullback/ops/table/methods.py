@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import bitwise as bw
 from .. import elementwise as ew
 from .. import pointwise as pw
 from ..linalg import matmul
@@ -114,14 +115,24 @@ class ValueMethods:
     def __ne__(self, other):
         return ew.ne(self, other)
 
+    # (on bool operands, the logical ops masks use; on integers, bitwise as torch's)
     def __and__(self, other):
-        return ew.logical_and(self, other)
+        return (bw.bitwise_and if _integers(self, other) else ew.logical_and)(self, other)
 
     def __or__(self, other):
-        return ew.logical_or(self, other)
+        return (bw.bitwise_or if _integers(self, other) else ew.logical_or)(self, other)
+
+    def __xor__(self, other):
+        return bw.bitwise_xor(self, other)  # (bool ^ bool: numpy's is logical too)
 
     def __invert__(self):
-        return ew.logical_not(self)
+        return bw.bitwise_not(self) if _integers(self) else ew.logical_not(self)
+
+    def __lshift__(self, other):
+        return bw.bitwise_left_shift(self, other)
+
+    def __rshift__(self, other):
+        return bw.bitwise_right_shift(self, other)
 
     def __getitem__(self, idx):
         return getitem(self, idx)
@@ -142,12 +153,36 @@ class ValueMethods:
         return transpose(self, -2, -1)
 
     @property
+    def mH(self):
+        """The conjugate transpose of the last two dims (0-d: the conjugate)."""
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of "
+                               "matrices. Got 1-D tensor.")
+        return ew.conj(transpose(self, -2, -1) if self.ndim else self)
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (0-d: the conjugate)."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{self.ndim}-D tensor." + (" For batches of matrices, consider using "
+                                            "tensor.mH" if self.ndim > 2 else ""))
+        return self.mH
+
+    @property
     def real(self):
         return ew.real(self)
 
     @property
     def imag(self):
         return ew.imag(self)
+
+
+def _integers(*values) -> bool:
+    """Whether an operand is of an integer dtype (a Python int with a bool tensor: not)."""
+    return any(np.dtype(args.np_dtype(v)).kind in "iu" for v in values
+               if hasattr(v, "dtype"))
 
 
 def _install(entry: Public) -> None:
