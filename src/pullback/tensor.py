@@ -160,6 +160,8 @@ class Tensor(TensorMethods, DeviceMethods, ValueMethods):
                                "to Scalar")
         if how is not None and (transform_scopes.TRANSFORMING or record.TRACING):
             transform_scopes.check_conversion(self, how)
+        if how in ("float", "complex") and self._requires_grad and STATE.grad_enabled:
+            messages.warn_once(messages.SCALAR_CONVERSION, stacklevel=4)  # (as torch's)
         notify_concrete(self, "item")
         return self._data.item()
 

@@ -18,6 +18,9 @@ import pullback as pb
 
 _X = np.array([[0.5, -1.25, 2.0, 0.125], [1.5, 0.25, -0.75, 1.0], [-0.25, 0.875, 0.375, 3.0]])
 
+# (chain_matmul is deprecated: torch and pullback warn; test_chain_matmul_warns checks it)
+pytestmark = pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated:UserWarning")
+
 CALLS = {
     "softmin": lambda m, x: m.nn.functional.softmin(x, 1),
     "softmin_dtype": lambda m, x: m.nn.functional.softmin(x, 0, dtype=m.float64),
@@ -234,3 +237,18 @@ def test_integer_operators_are_bitwise_as_torchs(torch) -> None:
         theirs = call(torch, torch.tensor(values), torch.tensor(mask))
         assert ours.tolist() == theirs.tolist()
         assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+
+
+def test_chain_matmul_warns_as_torch_does() -> None:
+    # (torch 2.13's text, before its "(Triggered internally at ...)"; torch warns once
+    # per process, so earlier tests here have used its one warning up)
+    x = pb.tensor(np.arange(4.0).reshape(2, 2))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pb.chain_matmul(x, x)
+    assert [str(w.message) for w in seen] == [
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
+        "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors "
+        "rather than multiple parameters."]

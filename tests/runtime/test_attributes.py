@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pytest
+
+import pullback as pb
+from pullback.autograd import messages
 
 
 # ------------------------------------------------------------------ requires_grad [1.1-1.4]
@@ -378,3 +384,24 @@ def test_comparison_methods_do_not_require_grad(both):
         return (x.eq(y), x.ne(y), x.gt(1), x.ge(1), x.lt(2), x.le(2), x.eq(y).all(),
                 x.all(), x.any(), x.all(1), x.any(0, keepdim=True), (x * 0).any())
     both.same(snippet)
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once(monkeypatch):
+    """torch 2.13 warns (once per process) on float() and complex() of a tensor that
+    requires grad while grad mode is on, and not on int(), .item() or bool(); so does
+    pullback (its own once-set emptied here, as a new process would start)."""
+    monkeypatch.setattr(messages, "WARNED_ONCE", set())
+    t = pb.tensor(2.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        int(t), t.item(), bool(t), float(t.detach())
+        with pb.no_grad():  # (LBFGS's float(loss) runs so: torch's does not warn)
+            float(t)
+        assert seen == []
+        float(t)
+        complex(t * 2)
+        h = np.zeros(2)
+        h[0] += t  # (numpy's item write takes float(): torch warns there too)
+    assert [str(w.message) for w in seen] == [
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first."]

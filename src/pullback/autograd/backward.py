@@ -117,21 +117,10 @@ def run_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | No
             t.retain_grad()
         task.targets = _capture(task, inputs)
     if create_graph:
-        _warn_create_graph()
+        messages.warn_once(messages.CREATE_GRAPH_CYCLE, stacklevel=3)
     elif inputs is None and engine.replay(edges, seeds, retain_graph) is not None:
         return  # a graph seen before: its cached generated backward ran
     engine.execute(task, edges, seeds)
-
-
-_warned_create_graph = False
-
-
-def _warn_create_graph() -> None:
-    """torch warns once per process (TORCH_WARN_ONCE) about the grad <-> param cycle."""
-    global _warned_create_graph
-    if not _warned_create_graph:
-        _warned_create_graph = True
-        warnings.warn(messages.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=4)
 
 
 def _check_input(t: Any) -> None:

@@ -6,6 +6,7 @@ Kept in one place so that tests, the eager engine and compiled code agree.
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -240,3 +241,26 @@ def copy_construct(how: str) -> str:
     return ("To copy construct from a tensor, it is recommended to use "
             "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
             f".requires_grad_(True), rather than {how}(sourceTensor).")
+
+
+SCALAR_CONVERSION = ("Converting a tensor with requires_grad=True to a scalar may lead to "
+                     "unexpected behavior.\nConsider using tensor.detach() first.")
+#: torch's warnings of ``TORCH_WARN_ONCE``, given so far (their texts)
+WARNED_ONCE: set = set()
+
+
+def warn_once(text: str, stacklevel: int = 3) -> None:
+    """``text`` as a UserWarning, once per process, as torch's ``TORCH_WARN_ONCE``: the
+    create_graph cycle, ``float()`` of a tensor that requires grad (``int()``, ``.item()``
+    and ``bool()`` do not warn), a deprecated name.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_once("said once (doctest)"); warn_once("said once (doctest)")
+    >>> len(seen)
+    1
+    """
+    if text not in WARNED_ONCE:
+        WARNED_ONCE.add(text)
+        warnings.warn(text, UserWarning, stacklevel=stacklevel)

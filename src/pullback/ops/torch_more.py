@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
@@ -301,9 +302,16 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
 
+CHAIN_MATMUL_DEPRECATED = (
+    "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather "
+    "than multiple parameters.")
+
+
 @public("chain_matmul", function=True)
 def chain_matmul(*matrices):
-    """The product of the matrices, left to right."""
+    """The product of the matrices, left to right (deprecated in torch, which warns)."""
+    warnings.warn(CHAIN_MATMUL_DEPRECATED, UserWarning, stacklevel=2)
     out = matrices[0]
     for m in matrices[1:]:
         out = out @ m

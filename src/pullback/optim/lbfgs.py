@@ -96,7 +96,7 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         first_loss = run()
-        loss, evals = float(first_loss), 1
+        loss, evals = _number(first_loss), 1
         state["func_evals"] += 1
         g = self._flat_grad()
         if np.abs(g).max() <= group["tolerance_grad"]:
@@ -170,7 +170,7 @@ class LBFGS(Optimizer):
 
             def evaluate(step: Any) -> tuple:
                 self._add(step, d)
-                value = float(run())
+                value = _number(run())
                 grad = self._flat_grad()
                 self._restore(start)
                 return value, grad
@@ -182,7 +182,7 @@ class LBFGS(Optimizer):
         self._add(t, d)
         if n_iter == group["max_iter"]:
             return loss, g, t, 0, False
-        loss = float(run())
+        loss = _number(run())
         g = self._flat_grad()
         return loss, g, t, 1, bool(np.abs(g).max() <= tol_grad)
 
@@ -212,6 +212,12 @@ def _wrap(value: Any) -> Any:
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor._make(np.asarray(value))
     return value
+
+
+def _number(loss: Any) -> float:
+    """The closure's loss as a float, read as torch's step reads it (under no_grad: a
+    loss that requires grad gives no conversion warning)."""
+    return float(loss.detach() if isinstance(loss, Tensor) else loss)
 
 
 __all__ = ["LBFGS"]
