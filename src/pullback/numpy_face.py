@@ -70,9 +70,12 @@ def _numpy_operands(op: Any, args: tuple, params: dict) -> tuple:
     The Python number becomes a numpy scalar of that dtype (integers: one operand is
     cast)."""
     where = [i for i in op.promote if type(i) is int and i < len(args)]
+    if any(getattr(args[i], "_python_float", False) for i in where):
+        args = _weakly(args, where)
     kinds = [_kind(args[i]) for i in where]
     if not kinds or any(k in "fc" for k in kinds if k is not None):
-        return args  # (a float or complex array sets the dtype, as in torch)
+        return _strong_scalars(args, where)  # (a float or complex array sets the dtype,
+        # as in torch, but for a wider 0-d one)
     out = list(args)
     for i, k in zip(where, kinds):
         v = args[i]
@@ -85,6 +88,51 @@ def _numpy_operands(op: Any, args: tuple, params: dict) -> tuple:
         if first is not None:
             out[first] = ew.cast(out[first], dtype=np.dtype(np.float64))
     return tuple(out)
+
+
+def _weakly(args: tuple, where: list) -> tuple:
+    """The operands with each traced Python float (``to_python_float``) cast to the dtype
+    numpy gives a Python float beside the other operands (weak: ``float32 array * t`` is
+    float32); beside Python numbers and Python floats alone it stays float64."""
+    others = [args[i] for i in where if not getattr(args[i], "_python_float", False)]
+    dtypes_ = [v._data.dtype if isinstance(v, Tensor) else getattr(v, "dtype", v)
+               for v in others]
+    if not any(isinstance(d, np.dtype) for d in dtypes_):
+        return args
+    target = np.result_type(*dtypes_, 0.0)
+    if target == np.float64:
+        return args
+    return tuple(ew.cast(a, dtype=target) if i in where and getattr(a, "_python_float", False)
+                 else a
+                 for i, a in enumerate(args))
+
+
+def _strong_scalars(args: tuple, where: list) -> tuple:
+    """The operands with the float arrays cast up to a wider float 0-d operand's dtype:
+    numpy 2's rule (``float32 array + np.sin(t)``, a float64 scalar, is float64), where
+    torch keeps the array's dtype."""
+    scalars = [d for i in where if (d := _scalar_float(args[i])) is not None]
+    if not scalars:
+        return args
+    arrays = {i: a._data.dtype for i in where if isinstance(a := args[i], Tensor)
+              and a._data.ndim > 0 and a._data.dtype.kind == "f"}
+    wide = max(scalars, key=lambda d: d.itemsize)
+    if not arrays or all(d.itemsize >= wide.itemsize for d in arrays.values()):
+        return args
+    return tuple(ew.cast(a, dtype=wide) if i in arrays and arrays[i].itemsize < wide.itemsize
+                 else a for i, a in enumerate(args))
+
+
+def _scalar_float(v: Any) -> np.dtype | None:
+    """The dtype of a 0-d float operand numpy does not take as weak (a Tensor, a numpy
+    scalar or 0-d array: not a Python float), else None."""
+    if isinstance(v, Tensor):
+        d = v._data
+    elif isinstance(v, (np.floating, np.ndarray)):
+        d = np.asarray(v)
+    else:
+        return None
+    return d.dtype if d.ndim == 0 and d.dtype.kind == "f" else None
 
 
 def _kind(v: Any) -> str | None:
@@ -148,6 +196,7 @@ class NumpyTensor(Tensor):
     ``requires_grad``...) stay, as extras."""
 
     __slots__ = ()
+    _python_float = False  # (a traced Python float: to_python_float)
     _stale_view_refused = False  # (numpy: a row taken before the array is written into
     # takes values that need a gradient as well as after)
 
@@ -417,6 +466,8 @@ def _augmented(ufunc: np.ufunc, inplace: Callable, target: Any, other: Any) -> A
     """``target op= other`` as numpy does it: Tensor's in-place op, or, when ``other``
     overlaps ``target``, ``ufunc(target, other, out=target)`` (the result, then copied in);
     on a Python number's stand-in, a new value."""
+    if target._python_float:
+        return _PYTHON_OPS[ufunc](target, other)
     if id(target) in NUMBERS:
         return ufunc(target, other)
     if not _overlaps(target, other):
@@ -427,6 +478,8 @@ def _augmented(ufunc: np.ufunc, inplace: Callable, target: Any, other: Any) -> A
 
 def _in_place(ufunc: np.ufunc) -> Callable:
     def method(self: Any, other: Any) -> Any:
+        if self._python_float and ufunc is np.power:
+            return self ** other
         if id(self) in NUMBERS:
             return ufunc(self, other)
         ufunc(self, other, out=self)
@@ -469,6 +522,56 @@ def _calling(name: str) -> Callable:
 
 for _name in FUNCTION_METHODS:
     setattr(NumpyTensor, _name, _calling(_name))
+
+
+
+# -------------------------------------------------------- traced Python floats
+# A traced Python float (``_python_float``: a float argument beside narrower float
+# arrays, a loop's time ``t += dt``) computes as Python does, in float64, with Python
+# numbers and other Python floats; where it meets an array it is numpy's weak scalar
+# (``float32 array * t`` is float32: ``_weakly``), and a numpy function of it is a
+# float64 numpy scalar (``np.sin(t)``). It is immutable, as a number: ``t += dt``
+# binds a new value.
+
+def _python_arithmetic(form: str) -> Callable:
+    base = getattr(ValueMethods, form)
+    if form == "__rtruediv__":  # (Python's other / t, not torch's reciprocal(t) * other)
+        base = lambda self, other: ew.div(other, self)  # noqa: E731
+
+    def method(self: Any, other: Any) -> Any:
+        out = base(self, other)
+        if self._python_float and (type(other) in (int, float) or getattr(
+                other, "_python_float", False)):
+            to_python_float(out)
+        return out
+    method.__name__ = form
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "pow"):
+    for _form in (f"__{_name}__", f"__r{_name}__"):
+        setattr(NumpyTensor, _form, _python_arithmetic(_form))
+
+
+def _negative(self: Any) -> Any:
+    out = ValueMethods.__neg__(self)
+    return to_python_float(out) if self._python_float else out
+
+
+NumpyTensor.__neg__ = _negative
+
+
+#: the operator ``t op= x`` is on a traced Python float, by the ufunc of its array form
+_PYTHON_OPS = {np.add: NumpyTensor.__add__, np.subtract: NumpyTensor.__sub__,
+               np.multiply: NumpyTensor.__mul__, np.true_divide: NumpyTensor.__truediv__}
+
+
+def to_python_float(t: Any) -> Any:
+    """A numpy-face float64 number made a traced Python float (in place: just made)."""
+    if type(t) is NumpyTensor and t._data.dtype == np.float64 and t._data.ndim == 0:
+        t._python_float = True
+    return t
+
 
 _NDARRAY = frozenset(dir(np.ndarray))
 #: the names the face gives numpy's meaning; an op table method of the same name

@@ -39,6 +39,7 @@ from .trace import (
     gather_inputs,
     input_leaf,
     is_traced_arg,
+    numpy_face,
     positional,
     slot_values,
     trace_call,
@@ -432,9 +433,9 @@ class CompiledFunction:
     def fallback(self, args: tuple) -> Any:
         """Eager, on what generated code would see: arrays and floats as numpy-face
         leaves, so the results are Tensors, as ``run`` gives."""
-        floats = float_dtype(args)
+        floats, python = float_dtype(args), numpy_face(args)
         leaf = lambda x: x if not is_traced_arg(x) or isinstance(x, Tensor) \
-            else input_leaf(x, False, floats)
+            else input_leaf(x, False, floats, python)
         out = source.rewrite(self.target)(*[tree_map(leaf, a) for a in args])
         return tree_map(to_tensor_face, out)
 

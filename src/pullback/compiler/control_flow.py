@@ -32,6 +32,7 @@ from pullback.transforms.regions import checkpointed, scan_op, standing_in, swit
 
 from ..autograd import record
 from ..ir import Graph
+from ..numpy_face import to_python_float
 from ..ops.joining import cat, dtype_of, stack
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
@@ -47,6 +48,7 @@ from .region_bodies import (
     grad_carries,
     new_stand_in,
     python_doubles,
+    python_floats,
     same_outputs,
     scan_length,
     step_pair,
@@ -287,11 +289,13 @@ def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list,
     src = source_of(user_frame())
     face = face_of(leaves)
     weak = weak_dtype(leaves, face)
-    data = [data_of(c, weak if isinstance(c, float) else None) for c in leaves]
+    pythons = python_floats(leaves, weak, face)
+    data = [data_of(c, np.float64 if k in pythons else weak if isinstance(c, float) else None)
+            for k, c in enumerate(leaves)]
     cond, step, out, ys = _while_bodies(fn, cond_fun, body_fun, leaves, tree, face, data,
-                                        tracers, src)
-    doubles = python_doubles(leaves, weak, [cond, step], face)
-    if doubles:  # (traced again with those carries at Python's precision)
+                                        tracers, src, pythons)
+    doubles = pythons or python_doubles(leaves, weak, [cond, step], face)
+    if doubles and not pythons:  # (traced again with those carries at Python's precision)
         data = [d.astype(np.float64) if k in doubles else d for k, d in enumerate(data)]
         cond, step, out, ys = _while_bodies(fn, cond_fun, body_fun, leaves, tree, face, data,
                                             tracers, src)
@@ -308,7 +312,8 @@ def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list,
         values = while_op(*args, cond=cond, body=step, n_carry=len(leaves), **more)
     if stand_in.stood:
         tracers[0].stood_in(values)
-    carry = tree_unflatten(tree, [v.to(weak) if k in doubles else v
+    carry = tree_unflatten(tree, [to_python_float(v) if k in pythons else v.to(weak)
+                                  if k in doubles else v
                                   for k, v in enumerate(values[:len(leaves)])])
     if not stacking:
         return carry
@@ -318,18 +323,22 @@ def _traced_while(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list,
 
 
 def _while_bodies(fn: str, cond_fun: Callable, body_fun: Callable, leaves: list, tree: Any,
-                  face: type, data: list, tracers: list, src: Any) -> tuple:
+                  face: type, data: list, tracers: list, src: Any,
+                  pythons: frozenset = frozenset()) -> tuple:
     """A while loop's condition and body traced on stand-ins of ``data``: the two graphs,
-    the body's new carry leaves and its per-step outputs."""
+    the body's new carry leaves and its per-step outputs (the carries ``pythons`` are
+    traced Python floats)."""
     wants = lambda x: isinstance(x, Tensor) and x._requires_grad
-    c_in = [new_stand_in(face, d, wants(c)) for c, d in zip(leaves, data)]
+    stand = lambda k, d, w: to_python_float(new_stand_in(face, d, w)) if k in pythons \
+        else new_stand_in(face, d, w)  # noqa: E731
+    c_in = [stand(k, d, wants(c)) for k, (c, d) in enumerate(zip(leaves, data))]
     with Body(fn, tracers, c_in) as body:
         pred = cond_fun(tree_unflatten(tree, c_in))
         check_predicate(fn, pred)
         cond = body.graph([pred], src)
     c_wants: list | None = [wants(c) for c in leaves]
     while c_wants is not None:
-        c_in = [new_stand_in(face, d, w) for d, w in zip(data, c_wants)]
+        c_in = [stand(k, d, w) for k, (d, w) in enumerate(zip(data, c_wants))]
         with Body(fn, tracers, c_in) as body:
             new, ys = body_fun(tree_unflatten(tree, c_in))
             out = check_carry(fn, c_in, tree, new)

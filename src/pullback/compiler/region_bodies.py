@@ -230,10 +230,22 @@ def data_of(x: Any, dtype: Any = None) -> np.ndarray:
 def weak_dtype(leaves: list, face: type) -> np.dtype:
     """The dtype a Python float carry takes: the widest float among the loop's arrays,
     else numpy's float64 (the default float dtype on the torch face)."""
-    floats = [data_of(x).dtype for x in leaves if not is_weak(x) and data_of(x).dtype.kind == "f"]
+    floats = [data_of(x).dtype for x in leaves if not is_weak(x) and data_of(x).dtype.kind == "f"
+              and not getattr(x, "_python_float", False)]
     if floats:
         return max(floats, key=lambda d: d.itemsize)
     return np.dtype(np.float64) if face is NumpyTensor else np.dtype(np.float32)
+
+
+def python_floats(leaves: list, weak: np.dtype, face: type) -> frozenset:
+    """On numpy's face, the carries that are Python floats (or traced ones: a float
+    argument, ``numpy_face.to_python_float``) where the loop's arrays are narrower:
+    traced as Python's float64, weak where they meet arrays, so the loop computes them
+    (and steps) as Python does."""
+    if face is not NumpyTensor or weak == np.float64:
+        return frozenset()
+    return frozenset(k for k, c in enumerate(leaves) if type(c) is float
+                     or getattr(c, "_python_float", False))
 
 
 def python_doubles(leaves: list, weak: np.dtype, bodies: list, face: type) -> set:

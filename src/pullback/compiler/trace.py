@@ -16,7 +16,7 @@ from .. import dtypes
 from ..autograd import record
 from ..creation import local
 from ..ir import Graph
-from ..numpy_face import NUMBERS, NumpyTensor, to_face
+from ..numpy_face import NUMBERS, NumpyTensor, to_face, to_python_float
 from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import lazy_arrays, source
@@ -134,10 +134,16 @@ def proxy(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor
     return input_leaf(a, requires_grad, floats)
 
 
-def input_leaf(a: Any, requires_grad: bool, floats: np.dtype | None = None) -> Tensor:
-    """A new leaf sharing the argument's data, on its face: a traced function's input."""
+def input_leaf(a: Any, requires_grad: bool, floats: np.dtype | None = None,
+               python: bool = False) -> Tensor:
+    """A new leaf sharing the argument's data, on its face: a traced function's input.
+    With ``python`` (the numpy face), a Python float that ``floats`` would narrow stays
+    Python's float64, weak where it meets arrays (``numpy_face.to_python_float``): a
+    loop's time ``t = t0; t += 0.1`` steps as Python's does."""
     if isinstance(a, Tensor):
         t = (NumpyTensor if type(a) is NumpyTensor else Tensor)._make(a._data)
+    elif python and type(a) is float and floats is not None and floats != _FLOAT64:
+        t = to_python_float(NumpyTensor._make(np.asarray(a, _FLOAT64)))
     else:
         t = NumpyTensor._make(_data(a, floats))
     return _require(t) if requires_grad else t
@@ -185,6 +191,11 @@ def float_dtype(args: Any) -> np.dtype:
     if widest is not None:
         return widest
     return dtypes.default_float.np if torch_face else _FLOAT64
+
+
+def numpy_face(args: Any) -> bool:
+    """Whether a call's arguments hold no Tensor of torch's face."""
+    return not any(type(x) is Tensor for x in tree_leaves(args))
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -246,12 +257,13 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     # run in the caller's grad mode: ops the program runs under no_grad are recorded
     # as such, and stop gradients in the adjoint as they do in eager mode
     floats = float_dtype(args)
+    python = numpy_face(args)
     numbers: set = set()  # (the stand-ins of Python numbers: numpy_face.NUMBERS)
     with tracer:
         for i, a in enumerate(args):
             if is_traced_arg(a):
                 requires.append(bool(wants_grad(i, a)))
-                p = input_leaf(lazy_arrays.traced_as(a), requires[-1], floats)
+                p = input_leaf(lazy_arrays.traced_as(a), requires[-1], floats, python)
                 tracer.add_input(p, names[i])
                 slots.append((i, ()))
                 call_args.append(p)
@@ -259,7 +271,7 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
                     numbers.add(id(p))
             else:
                 call_args.append(_proxy_tree(a, i, names[i], tracer, slots, requires,
-                                             wants_grad, floats))
+                                             wants_grad, floats, python))
         NUMBERS.update(numbers)
         try:
             out = fn(*call_args)
@@ -317,7 +329,7 @@ def drawn_from(graph: Graph) -> tuple:
 
 
 def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires: list,
-                wants_grad: Callable, floats: np.dtype) -> Any:
+                wants_grad: Callable, floats: np.dtype, python: bool) -> Any:
     """The leaves of a pytree argument that are arrays, Tensors or floats are traced
     inputs too (named ``<arg>_<k>``); the argument is rebuilt around their proxies."""
     leaves, treedef = tree_flatten(a)
@@ -327,7 +339,7 @@ def _proxy_tree(a: Any, i: int, name: str, tracer: Tracer, slots: list, requires
     for k, x in enumerate(leaves):
         if is_traced_arg(x):
             requires.append(bool(wants_grad(i, x)))
-            leaves[k] = input_leaf(lazy_arrays.traced_as(x), requires[-1], floats)
+            leaves[k] = input_leaf(lazy_arrays.traced_as(x), requires[-1], floats, python)
             tracer.add_input(leaves[k], names[k] if len(set(names)) == len(names)
                              else f"{name}_{k}")
             slots.append((i, (k,)))

@@ -213,6 +213,6 @@ def writable(x: Any) -> Any:
     entry = ENTRY.get()
     # (``x`` may be None, a default such as ``ax=None``: ``args.get`` says None too)
     if entry is None or not entry.numpy_semantics or not isinstance(x, Tensor) \
-            or entry.args.get(id(x)) is not x:
-        return x
+            or entry.args.get(id(x)) is not x or getattr(x, "_python_float", False):
+        return x  # (a Python float is a number: ``t += dt`` binds a new one)
     return entry.copy_of(x)
