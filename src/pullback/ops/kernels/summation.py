@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...array_libraries import kind_of_array
+
 #: numpy's pairwise summation adds blocks of this many elements one after another
 PAIRWISE_BLOCK = 128
 _WIDER = {np.dtype(np.float32): np.dtype(np.float64),
@@ -48,9 +50,15 @@ def wider(dtype: np.dtype, shape: tuple, axis: Any) -> np.dtype | None:
     return wide
 
 
+def as_array(x: Any) -> Any:
+    """``x`` as an array: an ndarray, or another library's (a Dask array stays lazy:
+    ``np.asarray`` would compute it), as it is."""
+    return x if isinstance(x, np.ndarray) or kind_of_array(x) else np.asarray(x)
+
+
 def sum_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``x.sum(axis, keepdims=keepdims)``, accumulated in float64 where ``wider`` says."""
-    x = np.asarray(x)
+    x = as_array(x)
     wide = wider(x.dtype, x.shape, axis)
     if wide is None:
         return x.sum(axis=axis, keepdims=keepdims)
@@ -60,7 +68,7 @@ def sum_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 def mean_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """A float mean as sum / count (numpy's np.mean wrapper costs microseconds on small
     arrays); NaN over no elements, as torch's, without numpy's warnings."""
-    x = np.asarray(x)
+    x = as_array(x)
     n = count(x.shape, axis)
     wide = wider(x.dtype, x.shape, axis)
     total = x.sum(axis=axis, dtype=wide, keepdims=keepdims)

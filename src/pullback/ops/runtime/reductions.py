@@ -11,8 +11,9 @@ from ..reductions import fast_mean
 
 
 def c_order(a):
-    """``a`` laid out C-contiguous (itself when it is, as a 0-d array always is)."""
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    """``a`` laid out C-contiguous (itself when it is, as a 0-d array always is, or when
+    it is another library's array, which has no layout to read: Dask's)."""
+    return a if not hasattr(a, "flags") or a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def logsumexp(x, axis, keepdims):
