@@ -9,14 +9,10 @@ True
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 #: the libraries whose arrays are traced by shape and dtype and run by their own code
 LIBRARIES = ("dask", "cupy")
-
-_BUILDING: ContextVar = ContextVar("pullback_code_for_other_arrays", default=False)
 
 
 def kind_of_array(a: Any) -> str | None:
@@ -36,19 +32,3 @@ def computed_error(what: str, kind: str) -> TypeError:
                      "pb.jvp, pb.linearize or pb.compile (a function traced by them "
                      "that reads one from a global or a closure would compute it)")
 
-
-@contextmanager
-def building_code_for_them() -> Iterator[None]:
-    """Inside it, code is generated for those libraries' arrays: an op's template then
-    never makes a Python value of an array (``x if c else y`` on a 0-d Dask ``c``, a
-    number's constructor around one), which would compute it."""
-    token = _BUILDING.set(True)
-    try:
-        yield
-    finally:
-        _BUILDING.reset(token)
-
-
-def code_for_them() -> bool:
-    """Whether ``building_code_for_them()`` is active."""
-    return _BUILDING.get()

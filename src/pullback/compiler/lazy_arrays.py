@@ -31,8 +31,9 @@ import numpy as np
 
 from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
-from ..array_libraries import LIBRARIES, building_code_for_them, kind_of_array
+from ..array_libraries import LIBRARIES, kind_of_array
 from ..ir import Graph, every_eqn, large_values_as_shapes
+from ..ops.table.other_arrays import building_code_for_them
 from ..ops.table.quiet import quietly
 from ..pytree import tree_leaves
 from ..settings import config

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
-from ..array_libraries import code_for_them
 from .kernels import logistic
 from .table import args, batching
+from .table.other_arrays import code_for_them
 from .table.promotion import promoting_template
 from .table.registry import defop, is_traced, public, unary
 

@@ -25,8 +25,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...array_libraries import kind_of_array
-
 #: numpy's pairwise summation adds blocks of this many elements one after another
 PAIRWISE_BLOCK = 128
 _WIDER = {np.dtype(np.float32): np.dtype(np.float64),
@@ -53,7 +51,7 @@ def wider(dtype: np.dtype, shape: tuple, axis: Any) -> np.dtype | None:
 def sum_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``x.sum(axis, keepdims=keepdims)``, accumulated in float64 where ``wider`` says
     (an array of another library as it is: ``np.asarray`` would compute a Dask array)."""
-    if not isinstance(x, np.ndarray) and not kind_of_array(x):
+    if not isinstance(x, np.ndarray) and not hasattr(x, "__array_function__"):
         x = np.asarray(x)
     wide = wider(x.dtype, x.shape, axis)
     if wide is None:
@@ -65,7 +63,7 @@ def mean_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """A float mean as sum / count (numpy's np.mean wrapper costs microseconds on small
     arrays); NaN over no elements, as torch's, without numpy's warnings (a Dask array
     as it is, as in ``sum_of``)."""
-    if not isinstance(x, np.ndarray) and not kind_of_array(x):
+    if not isinstance(x, np.ndarray) and not hasattr(x, "__array_function__"):
         x = np.asarray(x)
     n = count(x.shape, axis)
     wide = wider(x.dtype, x.shape, axis)
