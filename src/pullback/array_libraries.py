@@ -31,4 +31,3 @@ def computed_error(what: str, kind: str) -> TypeError:
                      f"{kind} arrays as arguments of pb.grad, pb.value_and_grad, pb.vjp, "
                      "pb.jvp, pb.linearize or pb.compile (a function traced by them "
                      "that reads one from a global or a closure would compute it)")
-
