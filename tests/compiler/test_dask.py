@@ -336,3 +336,100 @@ def test_a_dask_array_read_from_a_closure_is_refused_not_computed():
         with dask.config.set(scheduler=refuse), \
                 pytest.raises(TypeError, match="gave a dask array.*pass dask arrays as arguments"):
             pb.grad(loss)(np.ones(3))
+
+
+# ------------------------------------------------- what stays lazy, what is refused
+def lazy_and_numpy(f, door, *arrays, rtol=1e-10):
+    """``door(f)`` on Dask arrays (nothing computed at the call) equals it on numpy's."""
+    with dask.config.set(scheduler=refuse):
+        got = door(f)(*[da.from_array(a, chunks=max(1, len(a) // 2)) for a in arrays])
+    want = door(f)(*arrays)
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(dask.compute(*got), want):
+        w = w.numpy() if isinstance(w, pb.Tensor) else w
+        np.testing.assert_allclose(g, w, rtol=rtol)
+
+
+@pytest.mark.parametrize("door", [pb.value_and_grad, pb.compile])
+def test_runtime_helpers_keep_dask_arrays_lazy(door):
+    """rt.logsumexp (c_order, sum_of: no .flags, no np.asarray), rt.erf (a numpy
+    kernel: chunk by chunk), np.linalg.vector_norm (which Dask lacks: one task)."""
+    import scipy.special
+
+    x = np.linspace(-1.5, 2.0, 9)
+    lazy_and_numpy(lambda x: scipy.special.logsumexp(x) + np.sum(scipy.special.erf(x))
+                   + np.linalg.norm(x), door, x)
+
+
+def test_item_writes_and_their_gradients_stay_lazy():
+    """b[idx] = v of a Dask value into a numpy buffer (rt.index_put), and the gradients
+    of slicing and of fancy indexing (rt.zeros_set, rt.index_add): one task each."""
+    def f(x):
+        b = np.ones(3)
+        b[[0, 0, 1]] = np.tanh(x)[:3]
+        return np.sum(b * x[:3]) + np.sum(x[[1, 1, 4]] ** 2)
+
+    lazy_and_numpy(f, pb.value_and_grad, np.linspace(-1.0, 1.0, 6))
+
+
+def test_a_scalar_where_in_a_loop_stays_lazy():
+    """where between 0-d values prints as ``x if c else y`` for numpy; for Dask ``c``
+    is a 0-d Dask array, whose truth would compute it: np.where there."""
+    def f(x):
+        return np.interp(0.3, np.array([0.0, 0.5, 1.0]), x[:3]) + np.sum(x * x)
+
+    lazy_and_numpy(f, pb.value_and_grad, np.linspace(0.1, 0.9, 4))
+
+
+def refused(f, *arrays, match):
+    x = [da.from_array(a, chunks=2) for a in arrays]
+    for door in (pb.value_and_grad, pb.compile):
+        with dask.config.set(scheduler=refuse), pytest.raises(TraceError, match=match):
+            door(f)(*x)
+
+
+def test_a_branch_on_the_data_is_refused_at_trace_time():
+    def f(x):  # (a pb.cond: generated code would run `if t5:`)
+        return pb.cond(np.sum(x) > 0.1, lambda x: x * 2.0, lambda x: x - 1.0, x).sum()
+
+    refused(f, np.ones(4), match=r"a branch chosen by a traced value .*np.sum\(x\) > 0.1.*"
+                                 r"argument 'x', a Dask array")
+
+    def g(x):  # (an if in a loop: the source pass makes a branch of it)
+        h = x * 0.5
+        for r in np.stack([x, x * 2.0]):
+            if np.sum(h) > 0.5:
+                return h * r
+            h = h + 0.1
+        return h
+
+    refused(lambda x: np.sum(g(x)), np.ones(4), match=r"if np.sum\(h\) > 0.5")
+
+
+def test_a_while_loop_on_the_data_is_refused_and_one_on_numpy_values_runs():
+    def f(x):
+        y, n = pb.while_loop(lambda s: np.sum(np.abs(s[0])) < 6.0,
+                             lambda s: (s[0] * 1.3, s[1] + 1), (x, 0))
+        return np.sum(y) * n
+
+    refused(f, np.ones(4), match=r"pb.while_loop whose condition .*argument 'x'")
+
+    def counted(w, x):  # (the condition reads the numpy weight only: lazy)
+        v, _ = pb.while_loop(lambda s: s[1] < 3, lambda s: (s[0] * 1.5, s[1] + 1), (w, 0))
+        return np.sum(v * x * x)
+
+    with dask.config.set(scheduler=refuse):
+        g = pb.grad(counted, argnums=1)(np.ones(4), da.from_array(np.arange(4.0), chunks=2))
+    np.testing.assert_allclose(g.compute(), 2 * 1.5 ** 3 * np.arange(4.0))
+
+
+def test_odeint_of_the_data_is_refused_at_trace_time():
+    """odeint's field runs in Python (a custom Function): refused, naming it."""
+    from pullback.scipy.integrate import odeint
+
+    def f(x):
+        y = odeint(lambda y, t, W: -W * y, np.array([0.5, -0.3]), np.array([0.0, 0.4]),
+                   x[:2])
+        return np.sum(y)
+
+    refused(f, np.ones(4), match=r"custom autograd.Function \(Odeint\).*odeint\(")

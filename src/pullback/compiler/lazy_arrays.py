@@ -33,9 +33,11 @@ from pullback.transforms.inplace import disabled as no_writes_into_buffers
 
 from ..array_libraries import LIBRARIES, kind_of_array
 from ..ir import Graph, every_eqn, large_values_as_shapes
+from ..ops.table.other_arrays import building_code_for_them
 from ..ops.table.quiet import quietly
 from ..pytree import tree_leaves
 from ..settings import config
+from .lazy_runtime import RT, DaskLinalg, for_dask
 
 #: values the trace computes with at least this many elements are kept by shape only
 #: (the trace runs on stand-ins: their values are never read, and data-sized ones would
@@ -219,10 +221,14 @@ class DaskNumpy:
     Dask arrays to Dask), except the functions that make an array from a shape, which
     no argument could send there: ``np.full((n,), g)`` (a mean's gradient) would be a
     numpy array of the data's length, held in memory and shipped inside the graph;
-    here it is a Dask array in Dask's automatic chunks."""
+    here it is a Dask array in Dask's automatic chunks. A function Dask lacks runs as
+    one task (``lazy_runtime.for_dask``)."""
+
+    linalg = DaskLinalg()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
+        value = self.__dict__[name] = for_dask(np, name, "dask.array")  # (once a name)
+        return value
 
     def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
         if ON_NUMPY.get():  # (inside one task: numpy's arrays)
@@ -233,6 +239,24 @@ class DaskNumpy:
         dtype = np.dtype(dtype or fill.dtype)
         chunks = da.core.normalize_chunks("auto", tuple(shape), dtype=dtype)
         return da.broadcast_to(fill.astype(dtype), shape, chunks=chunks)
+
+    def array(self, a: Any, dtype: Any = None, *, copy: bool = True, order: str = "K") -> Any:
+        """``np.array`` (a copy, a layout: ``np.array(x, order='C')``): numpy's would
+        compute a Dask array; one is never written into, so it is its own copy."""
+        if kind_of_array(a) is None:
+            return np.array(a, dtype, copy=copy, order=order)
+        return a if dtype is None else a.astype(dtype)
+
+    def asarray(self, a: Any, dtype: Any = None) -> Any:
+        if kind_of_array(a) is None:
+            return np.asarray(a, dtype)
+        return self.array(a, dtype)
+
+    def ascontiguousarray(self, a: Any, dtype: Any = None) -> Any:
+        """A Dask array has no layout: itself (numpy's would compute it)."""
+        if kind_of_array(a) is None:
+            return np.ascontiguousarray(a, dtype)
+        return self.array(a, dtype)
 
     def zeros(self, shape: Any, dtype: Any = float) -> Any:
         return self.full(shape, 0, dtype)
@@ -246,7 +270,7 @@ class DaskNumpy:
 
 def env_for(args: tuple) -> dict:
     """What generated code for these arguments names differently from numpy's code."""
-    return {"np": DaskNumpy()} if "dask" in kinds_in(args) else {}
+    return {"np": DaskNumpy(), "rt": RT} if "dask" in kinds_in(args) else {}
 
 
 def build_context(args: tuple) -> Any:
@@ -262,5 +286,6 @@ def lazy_context(lazy: bool) -> Any:
         return nullcontext()
     stack = ExitStack()
     stack.enter_context(no_writes_into_buffers())
+    stack.enter_context(building_code_for_them())
     stack.enter_context(large_values_as_shapes(LARGE))
     return stack

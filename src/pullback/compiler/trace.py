@@ -21,6 +21,7 @@ from ..pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..tensor import Tensor
 from . import lazy_arrays, source
 from .captured import CapturedGuards, collect, referenced_ids
+from .lazy_checks import refuse_python_steps
 from .tracer import Tracer
 from .user_lines import Guard, StandInRead, TraceError, def_line
 
@@ -304,6 +305,8 @@ def _trace_call(fn: Callable, args: tuple, wants_grad: Callable, how: str,
     outputs = [tracer.value_of(x if isinstance(x, Tensor) else Tensor._make(np.asarray(x)))
                for _, x in leaves]
     graph = tracer.graph(outputs)
+    if library is not None:
+        refuse_python_steps(graph, slots, args, names, how, def_line(user_fn))
     captures = [t for t, _ in tracer.captures]
     # what the function read from outside its arguments: guarded, so rebinding retraces
     captured = collect(user_fn, args, names, {i for i, _ in slots},

@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes
 from .kernels import logistic
 from .table import args, batching
+from .table.other_arrays import code_for_them
 from .table.promotion import promoting_template
 from .table.registry import defop, is_traced, public, unary
 
@@ -290,8 +291,11 @@ _where_array = promoting_template("np.where({0}, {1}, {2})", (1, 2), False)
 def _print_where(e, a, lit):
     """``np.where``; between scalars (a loop's items), Python's ``x if c else y``: of
     the branches as they are when each is a value of the result's dtype or a number
-    (written as one: ``g if c else np.float64(0.0)``, the call made only when taken)."""
-    if e.out.shape == () and all(len(getattr(v, "shape", ())) == 0 for v in e.inputs):
+    (written as one: ``g if c else np.float64(0.0)``, the call made only when taken).
+    Not in code for Dask's arrays, where ``c`` may be a 0-d Dask array (its truth would
+    compute it)."""
+    if e.out.shape == () and not code_for_them() and \
+            all(len(getattr(v, "shape", ())) == 0 for v in e.inputs):
         typed = [_typed_branch(v, text, e.out.dtype, lit) for v, text in zip(e.inputs[1:], a[1:])]
         if None not in typed and any(hasattr(v, "dtype") for v in e.inputs[1:]):
             return f"{typed[0]} if {a[0]} else {typed[1]}"

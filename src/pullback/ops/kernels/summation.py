@@ -49,8 +49,10 @@ def wider(dtype: np.dtype, shape: tuple, axis: Any) -> np.dtype | None:
 
 
 def sum_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``x.sum(axis, keepdims=keepdims)``, accumulated in float64 where ``wider`` says."""
-    x = np.asarray(x)
+    """``x.sum(axis, keepdims=keepdims)``, accumulated in float64 where ``wider`` says
+    (an array of another library as it is: ``np.asarray`` would compute a Dask array)."""
+    if not isinstance(x, np.ndarray) and not hasattr(x, "__array_function__"):
+        x = np.asarray(x)
     wide = wider(x.dtype, x.shape, axis)
     if wide is None:
         return x.sum(axis=axis, keepdims=keepdims)
@@ -59,8 +61,10 @@ def sum_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def mean_of(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """A float mean as sum / count (numpy's np.mean wrapper costs microseconds on small
-    arrays); NaN over no elements, as torch's, without numpy's warnings."""
-    x = np.asarray(x)
+    arrays); NaN over no elements, as torch's, without numpy's warnings (a Dask array
+    as it is, as in ``sum_of``)."""
+    if not isinstance(x, np.ndarray) and not hasattr(x, "__array_function__"):
+        x = np.asarray(x)
     n = count(x.shape, axis)
     wide = wider(x.dtype, x.shape, axis)
     total = x.sum(axis=axis, dtype=wide, keepdims=keepdims)

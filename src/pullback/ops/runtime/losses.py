@@ -15,6 +15,7 @@ import numpy as np
 from ..cross_entropy import _nll, _nll_backward, _picked
 from ..cross_entropy import softmax_nll_backward as softmax_nll_backward  # (plain numpy: rt's)
 from ..kernels.summation import PAIRWISE_BLOCK, sum_of
+from .reductions import c_order
 
 
 def softmax(x, axis):
@@ -26,7 +27,7 @@ def softmax(x, axis):
     # (a row of at most PAIRWISE_BLOCK: numpy's own sum, as sum_of's)
     e /= (e.sum(axis=axis, keepdims=True) if x.ndim and x.shape[axis] <= PAIRWISE_BLOCK
           else sum_of(e, axis, keepdims=True))
-    return e if e.flags.c_contiguous else np.ascontiguousarray(e)
+    return c_order(e)
 
 
 def log_softmax(x, axis):
@@ -37,7 +38,7 @@ def log_softmax(x, axis):
     e = np.exp(s)  # (a row of at most PAIRWISE_BLOCK: numpy's own sum, as sum_of's)
     s -= np.log(e.sum(axis=axis, keepdims=True) if x.ndim and x.shape[axis] <= PAIRWISE_BLOCK
                 else sum_of(e, axis, keepdims=True))
-    return s if s.flags.c_contiguous else np.ascontiguousarray(s)
+    return c_order(s)
 
 
 def bce_logits(x, y):

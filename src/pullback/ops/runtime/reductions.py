@@ -11,8 +11,14 @@ from ..reductions import fast_mean
 
 
 def c_order(a):
-    """``a`` laid out C-contiguous (itself when it is, as a 0-d array always is)."""
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    """``a`` laid out C-contiguous (itself when it is, as a 0-d array always is, or when
+    it is another library's array, which has no layout to read: Dask's)."""
+    try:
+        if a.flags.c_contiguous:
+            return a
+    except AttributeError:  # (no layout to read)
+        return a
+    return np.ascontiguousarray(a)
 
 
 def logsumexp(x, axis, keepdims):
