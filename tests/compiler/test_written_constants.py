@@ -81,8 +81,25 @@ def float_written(x):
     return s + (x * m).sum()
 
 
+def readonly_view_written(x):
+    base = np.array([0, 1])
+    v = base.view()
+    v.flags.writeable = False  # read-only, but its base is written
+    s = x[v].sum()
+    base[0] = 2
+    return s * x[v].sum()
+
+
+def broadcast_view_written(x):
+    row = np.array([1.0, 2.0, 3.0])
+    m = np.broadcast_to(row, (2, 3))  # a read-only view of row
+    s = (x * m).sum()
+    row[0] = 10.0
+    return s * (x * m).sum()
+
+
 CASES = [idx_written, mask_written, mask_in_where, idx_in_loop, put_after, copyto_after,
-         out_after, float_written]
+         out_after, float_written, readonly_view_written, broadcast_view_written]
 
 
 def _without_source(f, **captured):
@@ -148,6 +165,25 @@ def test_eager_backward_reads_what_the_forward_read():
     m[0] = 5.0
     (s + x[idx].sum() + t + (x * m).sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), [1 + 6, 2 + 2, 1 + 2])
+
+
+def test_eager_backward_reads_what_a_read_only_view_showed():
+    """A read-only view (np.broadcast_to, sliding_window_view) of an array written after
+    the forward read it: the backward reads the values the forward read (it read the
+    written ones: [40, 8, 12] for numpy's [22, 8, 12], [70, 28, 0] for [34, 28, 0])."""
+    x = pb.tensor(X, requires_grad=True)
+    row = np.array([1.0, 2.0, 3.0])
+    m = np.broadcast_to(row, (2, 3))
+    s = (x * m).sum()
+    row[0] = 10.0
+    (s + (x * m).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [22.0, 8.0, 12.0])
+    x, row = pb.tensor(X, requires_grad=True), np.array([1.0, 2.0, 3.0])
+    w = np.lib.stride_tricks.sliding_window_view(row, 2)
+    a = (x[:2] * w[0]).sum()
+    row[0] = 5.0
+    (a * (x[:2] * w[0]).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [34.0, 28.0, 0.0])
 
 
 G = np.array([0, 1])

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import Meta
-from ..ops.writes import view_chain
+from ..ops.writes import may_be_written, view_chain
 from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, OpNode, SavedTensor, node_class
@@ -166,7 +166,7 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     for a in args:
         if not isinstance(a, Tensor):  # (a numpy operand the rule reads: what it is now)
             saved.append(a.copy() if a.__class__ is np.ndarray and needed and i in needed
-                         and a.flags.writeable and a.nbytes <= SAVED_COPY_LIMIT else a)
+                         and a.nbytes <= SAVED_COPY_LIMIT and may_be_written(a) else a)
         elif needed and i in needed:
             if a._is_inference:
                 raise RuntimeError(messages.INFERENCE_SAVE)
@@ -208,7 +208,7 @@ _HOLDERS = (np.ndarray, tuple, list)
 
 def _own(p: Any) -> Any:
     if p.__class__ is np.ndarray:
-        return p.copy() if p.ndim and p.flags.writeable and p.nbytes <= SAVED_COPY_LIMIT \
+        return p.copy() if p.ndim and p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
             else p
     if isinstance(p, (tuple, list)):
         return p.__class__(_own(x) for x in p)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Var
+from ..ops.writes import may_be_written
 from .user_lines import TraceError, fname
 
 #: the largest array (in bytes) a use keeps a copy of; larger ones keep a checksum
@@ -68,7 +69,7 @@ class ConstantReads:
     def constant(self, a: np.ndarray) -> Any:
         """The Var (or inline scalar) for a use of the array ``a``."""
         v = self.builder.const(a)
-        if isinstance(v, Var) and a.flags.writeable:
+        if isinstance(v, Var) and may_be_written(a):
             self.const_reads.append((v, self._read(a)))
         return v
 
@@ -77,7 +78,7 @@ class ConstantReads:
         (an index array, a mask) are uses too."""
         for e in self.builder.eqns[first:]:
             reads = [self._read(a) for a in _arrays(tuple(e.params.values()))
-                     if a.flags.writeable]
+                     if may_be_written(a)]
             if reads:
                 self.param_reads.append((e, reads))
 
