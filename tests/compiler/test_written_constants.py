@@ -207,6 +207,46 @@ def test_a_captured_array_changed_between_calls_is_still_read_live():
         G[:] = [0, 1]
 
 
+M = np.array([True, False, True])
+
+
+def _global_mask(x):
+    return (x[M] ** 2).sum() + np.where(M, x, 0.0).sum()
+
+
+def test_vmap_of_grad_reads_a_captured_mask_live():
+    """pb.grad inside vmap's trace: the eager backward's copy of the mask stands for the
+    mask itself (autograd/tracer_hooks.py's copies), so a mask changed between calls is
+    seen (the copy was baked in: [4, 0, 6] after M = [False, True, True], for [0, 5, 7]);
+    and what the backward computes from the mask and the seed alone (np.where's
+    where(M, 1, 0)) is generated code, not a value folded while batching
+    (transforms/batch.py; [1, 0, 1] for [0, 1, 1])."""
+    M[:] = [True, False, True]
+    try:
+        vg = pb.vmap(pb.grad(_global_mask))
+        xs = np.stack([X, 2 * X])
+        np.testing.assert_allclose(vg(xs), [[3.0, 0.0, 7.0], [5.0, 0.0, 13.0]])
+        M[:] = [False, True, True]
+        np.testing.assert_allclose(vg(xs), [[0.0, 5.0, 7.0], [0.0, 9.0, 13.0]])
+    finally:
+        M[:] = [True, False, True]
+
+
+WEIGHT = np.array([1.0, 2.0, 3.0])
+
+
+def test_vmap_of_grad_reads_a_captured_weight_live():
+    """The gradient of x * x * W is the seed times W (unbatched) times 2x: the seed times
+    WEIGHT was computed while batching and baked in, so WEIGHT[0] = 10 was not seen."""
+    vg = pb.vmap(pb.grad(lambda x: (x * x * WEIGHT).sum()))
+    try:
+        np.testing.assert_allclose(vg(np.stack([X, X]))[0], [2.0, 8.0, 18.0])
+        WEIGHT[0] = 10.0
+        np.testing.assert_allclose(vg(np.stack([X, X]))[0], [20.0, 8.0, 18.0])
+    finally:
+        WEIGHT[0] = 1.0
+
+
 def test_an_unwritten_constant_stays_a_reference(monkeypatch):
     """A use whose array holds what it read keeps the array itself (no copy baked)."""
     seen = []

@@ -16,6 +16,7 @@ from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, OpNode, SavedTensor, node_class
 from .graph import _seq as _node_seq
+from .tracer_hooks import own_copy
 
 Tensor: Any = None  # the Tensor class (record.use_tensor_class)
 #: anomaly mode or saved-tensor hooks are on somewhere (grad_mode.on_node_extras)
@@ -165,7 +166,7 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     i = 0
     for a in args:
         if not isinstance(a, Tensor):  # (a numpy operand the rule reads: what it is now)
-            saved.append(a.copy() if a.__class__ is np.ndarray and needed and i in needed
+            saved.append(own_copy(a) if a.__class__ is np.ndarray and needed and i in needed
                          and a.nbytes <= SAVED_COPY_LIMIT and may_be_written(a) else a)
         elif needed and i in needed:
             if a._is_inference:
@@ -208,7 +209,7 @@ _HOLDERS = (np.ndarray, tuple, list)
 
 def _own(p: Any) -> Any:
     if p.__class__ is np.ndarray:
-        return p.copy() if p.ndim and p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
+        return own_copy(p) if p.ndim and p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
             else p
     if isinstance(p, (tuple, list)):
         return p.__class__(_own(x) for x in p)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.tracer_hooks import copied_from
 from ..ir import Var
 from ..ops.writes import may_be_written
 from .user_lines import TraceError, fname
@@ -43,10 +44,10 @@ class _Read:
 
     __slots__ = ("array", "copy", "crc", "written")
 
-    def __init__(self, a: np.ndarray) -> None:
+    def __init__(self, a: np.ndarray, copy: np.ndarray | None = None) -> None:
         self.array = a
-        small = a.nbytes <= COPY_LIMIT
-        self.copy = a.copy() if small else None
+        small = a.nbytes <= COPY_LIMIT or copy is not None
+        self.copy = copy if copy is not None else a.copy() if small else None
         self.crc = None if small else _crc(a)
         self.written: bool | None = None  # (known at the trace's end)
 
@@ -67,18 +68,29 @@ class ConstantReads:
     ``Tracer.__init__``)."""
 
     def constant(self, a: np.ndarray) -> Any:
-        """The Var (or inline scalar) for a use of the array ``a``."""
+        """The Var (or inline scalar) for a use of the array ``a``: of the array a
+        node's copy ``a`` was taken from (eager autograd's backward inside this trace),
+        read as it was then."""
         v = self.builder.const(a)
-        if isinstance(v, Var) and may_be_written(a):
-            self.const_reads.append((v, self._read(a)))
+        if isinstance(v, Var):
+            o = copied_from(a)
+            if o is not None:
+                self.builder.consts[v] = o
+                self.const_reads.append((v, _Read(o, a)))
+            elif may_be_written(a):
+                self.const_reads.append((v, self._read(a)))
         return v
 
     def read_params(self, first: int) -> None:
         """The equations recorded from ``first`` on: the arrays in their parameters
-        (an index array, a mask) are uses too."""
+        (an index array, a mask) are uses too (a node's copy: of its array)."""
         for e in self.builder.eqns[first:]:
-            reads = [self._read(a) for a in _arrays(tuple(e.params.values()))
-                     if may_be_written(a)]
+            arrays = _arrays(tuple(e.params.values()))
+            origins = {id(a): o for a in arrays if (o := copied_from(a)) is not None}
+            if origins:
+                e.params = {k: _replaced(p, origins) for k, p in e.params.items()}
+            reads = [_Read(origins[id(a)], a) if id(a) in origins else self._read(a)
+                     for a in arrays if id(a) in origins or may_be_written(a)]
             if reads:
                 self.param_reads.append((e, reads))
 
