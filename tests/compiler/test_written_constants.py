@@ -232,6 +232,47 @@ def test_vmap_of_grad_reads_a_captured_mask_live():
         M[:] = [True, False, True]
 
 
+def _zero_d_written(x):
+    i = np.array(0)
+    s = np.array(2.0)
+    a = x[i] * s
+    i[()] = 2
+    s[()] = 5.0
+    return a * 10 + x[i] * s
+
+
+@pytest.mark.parametrize("f", _both(_zero_d_written), ids=["", "[exec]"])
+def test_a_0d_array_written_after_its_use(f):
+    """A 0-d index or operand is its value at the use (it was inlined as the array, so
+    generated code read the written one: 33.0 for numpy's 13.0 at an index, and the
+    eager backward the written index: [0, 0, 11] for [20, 0, 5])."""
+    _check(f, *pb.value_and_grad(f)(X))
+    assert pb.compile(f)(X).item() == pytest.approx(f(X.copy()))
+    x = pb.tensor(X, requires_grad=True)
+    f(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 0.0, 5.0])
+
+
+S0, I0 = np.array(2.0), np.array(0)
+
+
+def _zero_d_globals(x):
+    return (x * S0).sum() + x[I0]
+
+
+def test_captured_0d_arrays_changed_between_calls_are_seen():
+    """Guarded by their bytes (read as values: they were inlined, and not guarded)."""
+    f, vg = pb.compile(_zero_d_globals), pb.value_and_grad(_zero_d_globals)
+    try:
+        assert f(X).item() == 13.0 and vg(X)[0] == 13.0
+        S0[()], I0[()] = 5.0, 2
+        assert f(X).item() == 33.0
+        value, grad = vg(X)
+        assert value == 33.0 and grad.tolist() == [5.0, 5.0, 6.0]
+    finally:
+        S0[()], I0[()] = 2.0, 0
+
+
 WEIGHT = np.array([1.0, 2.0, 3.0])
 
 

@@ -209,7 +209,7 @@ _HOLDERS = (np.ndarray, tuple, list)
 
 def _own(p: Any) -> Any:
     if p.__class__ is np.ndarray:
-        return own_copy(p) if p.ndim and p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
+        return own_copy(p) if p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
             else p
     if isinstance(p, (tuple, list)):
         return p.__class__(_own(x) for x in p)

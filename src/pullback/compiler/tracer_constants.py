@@ -70,7 +70,11 @@ class ConstantReads:
     def constant(self, a: np.ndarray) -> Any:
         """The Var (or inline scalar) for a use of the array ``a``: of the array a
         node's copy ``a`` was taken from (eager autograd's backward inside this trace),
-        read as it was then."""
+        read as it was then. A 0-d array is its value now (a numpy scalar, inline):
+        generated code would read a written one's later value, and a captured one is
+        guarded by its bytes."""
+        if not a.ndim:
+            return a[()] if may_be_written(a) else a
         v = self.builder.const(a)
         if isinstance(v, Var):
             o = copied_from(a)
@@ -85,6 +89,8 @@ class ConstantReads:
         """The equations recorded from ``first`` on: the arrays in their parameters
         (an index array, a mask) are uses too (a node's copy: of its array)."""
         for e in self.builder.eqns[first:]:
+            if _has_0d(tuple(e.params.values())):
+                e.params = {k: _scalars(p) for k, p in e.params.items()}
             arrays = _arrays(tuple(e.params.values()))
             origins = {id(a): o for a in arrays if (o := copied_from(a)) is not None}
             if origins:
@@ -145,6 +151,21 @@ def _arrays(x: Any) -> list:
     if isinstance(x, (tuple, list)):
         return [a for y in x for a in _arrays(y)]
     return []
+
+
+def _has_0d(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return not x.ndim
+    return isinstance(x, (tuple, list)) and any(_has_0d(y) for y in x)
+
+
+def _scalars(x: Any) -> Any:
+    """``x`` with its 0-d arrays (an index ``np.array(0)``) as their values now."""
+    if isinstance(x, np.ndarray):
+        return x[()] if not x.ndim and may_be_written(x) else x
+    if isinstance(x, (tuple, list)):
+        return type(x)(_scalars(y) for y in x)
+    return x
 
 
 def _replaced(x: Any, copies: dict) -> Any:
