@@ -70,11 +70,11 @@ class ConstantReads:
     def constant(self, a: np.ndarray) -> Any:
         """The Var (or inline scalar) for a use of the array ``a``: of the array a
         node's copy ``a`` was taken from (eager autograd's backward inside this trace),
-        read as it was then. A 0-d array is its value now (a numpy scalar, inline):
+        read as it was then. A 0-d array is a copy of its value now (inline):
         generated code would read a written one's later value, and a captured one is
         guarded by its bytes."""
         if not a.ndim:
-            return a[()] if may_be_written(a) else a
+            return a.copy() if may_be_written(a) else a
         v = self.builder.const(a)
         if isinstance(v, Var):
             o = copied_from(a)
@@ -160,9 +160,9 @@ def _has_0d(x: Any) -> bool:
 
 
 def _scalars(x: Any) -> Any:
-    """``x`` with its 0-d arrays (an index ``np.array(0)``) as their values now."""
+    """``x`` with its 0-d arrays (an index ``np.array(0)``) as copies of their values now."""
     if isinstance(x, np.ndarray):
-        return x[()] if not x.ndim and may_be_written(x) else x
+        return x.copy() if not x.ndim and may_be_written(x) else x
     if isinstance(x, (tuple, list)):
         return type(x)(_scalars(y) for y in x)
     return x
