@@ -76,7 +76,12 @@ def _walk(graph: Graph, inputs: list, batched: list, size: int, randomness: str,
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, inputs)}
     hot = {v.id for v, b in zip(graph.inputs, batched) if b}
     padded: dict = {}  # values a Padded result marks -> its steps (PADDED_RULES read them)
-    env.update((v.id, value) for v, value in graph.consts.items())
+    b = getattr(ACTIVE, "builder", None)
+    # building a graph: its constant arrays stay Vars, so an equation that reads only
+    # them is emitted, not computed now (generated code reads a captured array by
+    # reference: a mask written between calls is seen where a folded value was not)
+    env.update((v.id, value if b is None or not isinstance(value, np.ndarray)
+                else b.const(value)) for v, value in graph.consts.items())
     for e in graph.eqns:
         args = tuple(env[a.id] if isinstance(a, Var) else a for a in e.inputs)
         flags = tuple(isinstance(a, Var) and a.id in hot for a in e.inputs)

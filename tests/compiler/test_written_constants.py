@@ -81,8 +81,25 @@ def float_written(x):
     return s + (x * m).sum()
 
 
+def readonly_view_written(x):
+    base = np.array([0, 1])
+    v = base.view()
+    v.flags.writeable = False  # read-only, but its base is written
+    s = x[v].sum()
+    base[0] = 2
+    return s * x[v].sum()
+
+
+def broadcast_view_written(x):
+    row = np.array([1.0, 2.0, 3.0])
+    m = np.broadcast_to(row, (2, 3))  # a read-only view of row
+    s = (x * m).sum()
+    row[0] = 10.0
+    return s * (x * m).sum()
+
+
 CASES = [idx_written, mask_written, mask_in_where, idx_in_loop, put_after, copyto_after,
-         out_after, float_written]
+         out_after, float_written, readonly_view_written, broadcast_view_written]
 
 
 def _without_source(f, **captured):
@@ -150,6 +167,25 @@ def test_eager_backward_reads_what_the_forward_read():
     np.testing.assert_allclose(x.grad.numpy(), [1 + 6, 2 + 2, 1 + 2])
 
 
+def test_eager_backward_reads_what_a_read_only_view_showed():
+    """A read-only view (np.broadcast_to, sliding_window_view) of an array written after
+    the forward read it: the backward reads the values the forward read (it read the
+    written ones: [40, 8, 12] for numpy's [22, 8, 12], [70, 28, 0] for [34, 28, 0])."""
+    x = pb.tensor(X, requires_grad=True)
+    row = np.array([1.0, 2.0, 3.0])
+    m = np.broadcast_to(row, (2, 3))
+    s = (x * m).sum()
+    row[0] = 10.0
+    (s + (x * m).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [22.0, 8.0, 12.0])
+    x, row = pb.tensor(X, requires_grad=True), np.array([1.0, 2.0, 3.0])
+    w = np.lib.stride_tricks.sliding_window_view(row, 2)
+    a = (x[:2] * w[0]).sum()
+    row[0] = 5.0
+    (a * (x[:2] * w[0]).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [34.0, 28.0, 0.0])
+
+
 G = np.array([0, 1])
 
 
@@ -169,6 +205,87 @@ def test_a_captured_array_changed_between_calls_is_still_read_live():
         assert value == 13.0 and grad.tolist() == [0.0, 4.0, 6.0]
     finally:
         G[:] = [0, 1]
+
+
+M = np.array([True, False, True])
+
+
+def _global_mask(x):
+    return (x[M] ** 2).sum() + np.where(M, x, 0.0).sum()
+
+
+def test_vmap_of_grad_reads_a_captured_mask_live():
+    """pb.grad inside vmap's trace: the eager backward's copy of the mask stands for the
+    mask itself (autograd/tracer_hooks.py's copies), so a mask changed between calls is
+    seen (the copy was baked in: [4, 0, 6] after M = [False, True, True], for [0, 5, 7]);
+    and what the backward computes from the mask and the seed alone (np.where's
+    where(M, 1, 0)) is generated code, not a value folded while batching
+    (transforms/batch.py; [1, 0, 1] for [0, 1, 1])."""
+    M[:] = [True, False, True]
+    try:
+        vg = pb.vmap(pb.grad(_global_mask))
+        xs = np.stack([X, 2 * X])
+        np.testing.assert_allclose(vg(xs), [[3.0, 0.0, 7.0], [5.0, 0.0, 13.0]])
+        M[:] = [False, True, True]
+        np.testing.assert_allclose(vg(xs), [[0.0, 5.0, 7.0], [0.0, 9.0, 13.0]])
+    finally:
+        M[:] = [True, False, True]
+
+
+def _zero_d_written(x):
+    i = np.array(0)
+    s = np.array(2.0)
+    a = x[i] * s
+    i[()] = 2
+    s[()] = 5.0
+    return a * 10 + x[i] * s
+
+
+@pytest.mark.parametrize("f", _both(_zero_d_written), ids=["", "[exec]"])
+def test_a_0d_array_written_after_its_use(f):
+    """A 0-d index or operand is its value at the use (it was inlined as the array, so
+    generated code read the written one: 33.0 for numpy's 13.0 at an index, and the
+    eager backward the written index: [0, 0, 11] for [20, 0, 5])."""
+    _check(f, *pb.value_and_grad(f)(X))
+    assert pb.compile(f)(X).item() == pytest.approx(f(X.copy()))
+    x = pb.tensor(X, requires_grad=True)
+    f(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 0.0, 5.0])
+
+
+S0, I0 = np.array(2.0), np.array(0)
+
+
+def _zero_d_globals(x):
+    return (x * S0).sum() + x[I0]
+
+
+def test_captured_0d_arrays_changed_between_calls_are_seen():
+    """Guarded by their bytes (read as values: they were inlined, and not guarded)."""
+    f, vg = pb.compile(_zero_d_globals), pb.value_and_grad(_zero_d_globals)
+    try:
+        assert f(X).item() == 13.0 and vg(X)[0] == 13.0
+        S0[()], I0[()] = 5.0, 2
+        assert f(X).item() == 33.0
+        value, grad = vg(X)
+        assert value == 33.0 and grad.tolist() == [5.0, 5.0, 6.0]
+    finally:
+        S0[()], I0[()] = 2.0, 0
+
+
+WEIGHT = np.array([1.0, 2.0, 3.0])
+
+
+def test_vmap_of_grad_reads_a_captured_weight_live():
+    """The gradient of x * x * W is the seed times W (unbatched) times 2x: the seed times
+    WEIGHT was computed while batching and baked in, so WEIGHT[0] = 10 was not seen."""
+    vg = pb.vmap(pb.grad(lambda x: (x * x * WEIGHT).sum()))
+    try:
+        np.testing.assert_allclose(vg(np.stack([X, X]))[0], [2.0, 8.0, 18.0])
+        WEIGHT[0] = 10.0
+        np.testing.assert_allclose(vg(np.stack([X, X]))[0], [20.0, 8.0, 18.0])
+    finally:
+        WEIGHT[0] = 1.0
 
 
 def test_an_unwritten_constant_stays_a_reference(monkeypatch):

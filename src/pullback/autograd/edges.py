@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from ..ops import Meta
-from ..ops.writes import view_chain
+from ..ops.writes import may_be_written, view_chain
 from . import messages
 from .grad_mode import STATE, new_node, on_node_extras
 from .graph import AccumulateGrad, OpNode, SavedTensor, node_class
 from .graph import _seq as _node_seq
+from .tracer_hooks import own_copy
 
 Tensor: Any = None  # the Tensor class (record.use_tensor_class)
 #: anomaly mode or saved-tensor hooks are on somewhere (grad_mode.on_node_extras)
@@ -165,8 +166,8 @@ def record_node(op, args: tuple, params: dict) -> tuple:
     i = 0
     for a in args:
         if not isinstance(a, Tensor):  # (a numpy operand the rule reads: what it is now)
-            saved.append(a.copy() if a.__class__ is np.ndarray and needed and i in needed
-                         and a.flags.writeable and a.nbytes <= SAVED_COPY_LIMIT else a)
+            saved.append(own_copy(a) if a.__class__ is np.ndarray and needed and i in needed
+                         and a.nbytes <= SAVED_COPY_LIMIT and may_be_written(a) else a)
         elif needed and i in needed:
             if a._is_inference:
                 raise RuntimeError(messages.INFERENCE_SAVE)
@@ -208,7 +209,7 @@ _HOLDERS = (np.ndarray, tuple, list)
 
 def _own(p: Any) -> Any:
     if p.__class__ is np.ndarray:
-        return p.copy() if p.ndim and p.flags.writeable and p.nbytes <= SAVED_COPY_LIMIT \
+        return own_copy(p) if p.nbytes <= SAVED_COPY_LIMIT and may_be_written(p) \
             else p
     if isinstance(p, (tuple, list)):
         return p.__class__(_own(x) for x in p)

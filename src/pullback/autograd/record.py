@@ -66,6 +66,8 @@ def stop_tracing(on_op: Any, on_concrete: Any, on_write: Any, knows: Any = None)
     HOOKS.writes.remove(on_write)
     if knows is not None:
         HOOKS.values.remove(knows)
+    if not HOOKS.ops:
+        HOOKS.copies.clear()
 
 
 def traced_value(t: Any) -> bool:

@@ -7,6 +7,7 @@ and the scopes that hide ops from them (``untraced``) or make indices gathers
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 
 class _Hooks(threading.local):
@@ -20,9 +21,29 @@ class _Hooks(threading.local):
         self.concrete: list = []
         self.writes: list = []
         self.values: list = []
+        #: id of a node's copy of a numpy array -> (the copy, the array): while this
+        #: thread traces (a vmap of pb.grad runs eager autograd), so the tracer reads
+        #: the array itself where it was not written since (a captured mask, changed
+        #: between calls, is seen), and the copy where it was
+        self.copies: dict = {}
 
 
 HOOKS = _Hooks()
+
+
+def own_copy(a: Any) -> Any:
+    """A copy of the numpy array ``a`` that a node keeps, noted while this thread
+    traces (``_Hooks.copies``)."""
+    c = a.copy()
+    if HOOKS.ops:
+        HOOKS.copies[id(c)] = (c, a)
+    return c
+
+
+def copied_from(c: Any) -> Any:
+    """The array a node's copy ``c`` was taken from while this thread traced, or None."""
+    pair = HOOKS.copies.get(id(c)) if HOOKS.copies else None
+    return pair[1] if pair is not None and pair[0] is c else None
 
 
 class _Gathering(threading.local):

@@ -29,7 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.tracer_hooks import copied_from
 from ..ir import Var
+from ..ops.writes import may_be_written
 from .user_lines import TraceError, fname
 
 #: the largest array (in bytes) a use keeps a copy of; larger ones keep a checksum
@@ -42,10 +44,10 @@ class _Read:
 
     __slots__ = ("array", "copy", "crc", "written")
 
-    def __init__(self, a: np.ndarray) -> None:
+    def __init__(self, a: np.ndarray, copy: np.ndarray | None = None) -> None:
         self.array = a
-        small = a.nbytes <= COPY_LIMIT
-        self.copy = a.copy() if small else None
+        small = a.nbytes <= COPY_LIMIT or copy is not None
+        self.copy = copy if copy is not None else a.copy() if small else None
         self.crc = None if small else _crc(a)
         self.written: bool | None = None  # (known at the trace's end)
 
@@ -66,18 +68,35 @@ class ConstantReads:
     ``Tracer.__init__``)."""
 
     def constant(self, a: np.ndarray) -> Any:
-        """The Var (or inline scalar) for a use of the array ``a``."""
+        """The Var (or inline scalar) for a use of the array ``a``: of the array a
+        node's copy ``a`` was taken from (eager autograd's backward inside this trace),
+        read as it was then. A 0-d array is a copy of its value now (inline):
+        generated code would read a written one's later value, and a captured one is
+        guarded by its bytes."""
+        if not a.ndim:
+            return a.copy() if may_be_written(a) else a
         v = self.builder.const(a)
-        if isinstance(v, Var) and a.flags.writeable:
-            self.const_reads.append((v, self._read(a)))
+        if isinstance(v, Var):
+            o = copied_from(a)
+            if o is not None:
+                self.builder.consts[v] = o
+                self.const_reads.append((v, _Read(o, a)))
+            elif may_be_written(a):
+                self.const_reads.append((v, self._read(a)))
         return v
 
     def read_params(self, first: int) -> None:
         """The equations recorded from ``first`` on: the arrays in their parameters
-        (an index array, a mask) are uses too."""
+        (an index array, a mask) are uses too (a node's copy: of its array)."""
         for e in self.builder.eqns[first:]:
-            reads = [self._read(a) for a in _arrays(tuple(e.params.values()))
-                     if a.flags.writeable]
+            if _has_0d(tuple(e.params.values())):
+                e.params = {k: _scalars(p) for k, p in e.params.items()}
+            arrays = _arrays(tuple(e.params.values()))
+            origins = {id(a): o for a in arrays if (o := copied_from(a)) is not None}
+            if origins:
+                e.params = {k: _replaced(p, origins) for k, p in e.params.items()}
+            reads = [_Read(origins[id(a)], a) if id(a) in origins else self._read(a)
+                     for a in arrays if id(a) in origins or may_be_written(a)]
             if reads:
                 self.param_reads.append((e, reads))
 
@@ -132,6 +151,21 @@ def _arrays(x: Any) -> list:
     if isinstance(x, (tuple, list)):
         return [a for y in x for a in _arrays(y)]
     return []
+
+
+def _has_0d(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return not x.ndim
+    return isinstance(x, (tuple, list)) and any(_has_0d(y) for y in x)
+
+
+def _scalars(x: Any) -> Any:
+    """``x`` with its 0-d arrays (an index ``np.array(0)``) as copies of their values now."""
+    if isinstance(x, np.ndarray):
+        return x.copy() if not x.ndim and may_be_written(x) else x
+    if isinstance(x, (tuple, list)):
+        return type(x)(_scalars(y) for y in x)
+    return x
 
 
 def _replaced(x: Any, copies: dict) -> Any:

@@ -16,6 +16,28 @@ from .table import batching
 from .table.registry import defop
 
 
+def may_be_written(a: np.ndarray) -> bool:
+    """Whether the values of the numpy array ``a`` can change after it is read: it is
+    writeable, or a read-only view of memory that is (``np.broadcast_to``,
+    ``sliding_window_view``, ``v.flags.writeable = False`` on a view of a buffer the
+    program writes). A read-only array that owns its memory, or views ``bytes``, cannot.
+
+    >>> row = np.zeros(3)
+    >>> may_be_written(np.broadcast_to(row, (2, 3)))
+    True
+    >>> may_be_written(np.frombuffer(b"abcd", np.uint8)), may_be_written(np.ones(2)[0:0])
+    (False, True)
+    """
+    b: Any = a
+    while isinstance(b, np.ndarray):
+        if b.flags.writeable:
+            return True
+        b = b.base
+        if b is not None and not isinstance(b, np.ndarray) and hasattr(b, "__array_interface__"):
+            b = getattr(b, "base", None)  # (stride tricks' holder of the array it views)
+    return b is not None and not isinstance(b, bytes)
+
+
 def _print_view_chain(e: Any, a: list, lit: Any) -> str:
     """``x[1, :]`` for a chain of one index; else the chain's call."""
     index = one_index(e.params["chain"])
