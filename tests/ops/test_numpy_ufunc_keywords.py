@@ -144,3 +144,23 @@ def test_bad_keywords_raise_numpy_s_error(call) -> None:
     with pytest.raises(type(want.value)) as got:
         call(pb.tensor(_X, requires_grad=True))
     assert str(got.value) == str(want.value)
+
+
+def _stacked(x):
+    """np.unstack and np.apply_over_axes (ops/numpy_arrays.py, numpy_calculus.py)."""
+    parts = np.unstack(x, axis=-1)
+    return np.apply_over_axes(np.mean, x * parts[0][:, None], 0) + parts[1][:, None]
+
+
+def test_unstack_and_apply_over_axes_on_every_front_door() -> None:
+    want = _stacked(_X)
+    np.testing.assert_allclose(pb.compile(_stacked)(pb.tensor(_X)).numpy(), want,
+                               rtol=1e-12)
+    xs = np.stack([_X, _X[::-1]])
+    np.testing.assert_allclose(pb.vmap(_stacked)(pb.tensor(xs)).numpy(),
+                               np.stack([_stacked(v) for v in xs]), rtol=1e-12)
+    expected = numeric_grad(lambda a: _weighted(_stacked(a)), _X)
+    np.testing.assert_allclose(pb.grad(lambda a: _weighted(_stacked(a)))(_X), expected,
+                               rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="at least 1-d"):
+        np.unstack(pb.tensor(1.0, requires_grad=True))
