@@ -164,3 +164,6 @@ def test_unstack_and_apply_over_axes_on_every_front_door() -> None:
                                rtol=1e-6, atol=1e-8)
     with pytest.raises(ValueError, match="at least 1-d"):
         np.unstack(pb.tensor(1.0, requires_grad=True))
+    _, tangent = pb.func.jvp(_stacked, (pb.tensor(_X),), (pb.tensor(np.ones_like(_X)),))
+    np.testing.assert_allclose(tangent.numpy(), (_stacked(_X + 1e-6) - _stacked(_X - 1e-6))
+                               / 2e-6, rtol=1e-5, atol=1e-7)
