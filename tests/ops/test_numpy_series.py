@@ -1,5 +1,5 @@
 """numpy.polynomial's evaluation functions and classes on traced values
-(ops/numpy_series.py, pullback/numpy_polynomial.py): values against numpy's, gradients
+(ops/numpy_series.py, compiler/numpy_polynomial.py): values against numpy's, gradients
 against float64 central differences, under pb.grad, pb.compile and pb.vmap; the
 refusals outside a front door and of the classes' other methods."""
 

@@ -19,7 +19,7 @@
   their arguments) are numpy's Horner steps along each coordinate in turn; ``polyval``
   itself, ``chebval`` & co. and the classes' ``Polynomial(c)(x)`` do not dispatch and
   convert the coefficients with ``np.array``: inside a front door the source pass
-  routes them to numpy_series.py (``pullback/numpy_polynomial.py``); ``polyval3d`` and
+  routes them to numpy_series.py (``compiler/numpy_polynomial.py``); ``polyval3d`` and
   calls outside a front door refuse Tensor coefficients as torch's ``numpy()`` does.
 
 >>> import numpy as np, pullback as pb

@@ -6,7 +6,7 @@ rule for a power series, Clenshaw's recurrence for the others), with numpy's
 
 numpy converts the coefficients with ``np.array`` and does not dispatch these
 functions (nor the classes' ``Polynomial(c)(x)``): the source pass routes calls on
-traced values here (``pullback/numpy_polynomial.py``). Called directly:
+traced values here (``compiler/numpy_polynomial.py``). Called directly:
 
 >>> import numpy as np, pullback as pb
 >>> c = pb.tensor([1., 2., 3.], requires_grad=True)

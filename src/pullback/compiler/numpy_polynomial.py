@@ -26,9 +26,9 @@ import numpy as np
 from numpy.polynomial import polyutils
 from numpy.polynomial._polybase import ABCPolyBase
 
-from .compiler.source.scope import register_replacements
-from .ops.numpy_series import EVALUATORS
-from .tensor import ARRAY_REFUSED
+from ..ops.numpy_series import EVALUATORS
+from ..tensor import ARRAY_REFUSED
+from .source.scope import register_replacements
 
 
 def _evaluate(kind: type, coef: Any, domain: Any, window: Any, arg: Any) -> Any:
