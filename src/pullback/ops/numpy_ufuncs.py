@@ -40,6 +40,7 @@ tensor([3., 4.], grad_fn=<CatBackward0>)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -300,8 +301,8 @@ def call(fn: Any, ufunc: np.ufunc, inputs: tuple, old: Any = None, **kwargs: Any
         inputs = tuple(_cast(x, dtype) if is_traced(x) or isinstance(x, np.ndarray) else x
                        for x in inputs)
     if mask is not True:
-        safe = _safe(ufunc, [args.np_dtype(x) if hasattr(x, "dtype") else None
-                             for x in inputs])
+        safe = _safe(ufunc, tuple(args.np_dtype(x) if hasattr(x, "dtype") else None
+                                  for x in inputs))
         inputs = tuple(x if not hasattr(x, "dtype") else where_op(kept, x, detach(x))
                        if safe is None else where_op(kept, x, np.asarray(safe, args.np_dtype(x)))
                        for x in inputs)
@@ -309,7 +310,8 @@ def call(fn: Any, ufunc: np.ufunc, inputs: tuple, old: Any = None, **kwargs: Any
     return r if mask is True else where_op(kept, r, old)
 
 
-def _safe(ufunc: np.ufunc, dtypes: list) -> Any:
+@functools.cache
+def _safe(ufunc: np.ufunc, dtypes: tuple) -> Any:
     """A number the ufunc takes as every operand of these dtypes (None: a Python
     number, kept) with a finite result and no floating-point error; None if none of a
     few does."""
