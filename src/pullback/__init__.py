@@ -30,6 +30,7 @@ from .dtypes import int
 from . import datasets, fft, linalg, nn, optim, special, utils
 from . import distributions
 from . import scipy
+from .compiler import numpy_polynomial  # numpy.polynomial on traced values (source pass)
 from .serialization import load, save
 from .devices import cuda, device
 from .ops.sampling import Generator

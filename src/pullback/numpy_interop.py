@@ -265,6 +265,18 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
             result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))),
                                    **keywords)
             return _into_out(result, kwargs["out"]) if "out" in kwargs else _wrap(result)
+        if method == "__call__" and ufunc in UFUNCS \
+                and set(keywords) <= numpy_ufuncs.CALL_KEYWORDS:
+            out = kwargs.get("out")
+            if out is not None and _out_tensor(out) is None:
+                if _needs_grad(inputs) or _needs_grad(keywords):
+                    raise TypeError(f"{name} writes into 'out', a numpy array, which cannot "
+                                    "hold a result that needs a gradient: make out from a "
+                                    "Tensor operand (np.zeros_like(x)) instead")
+                raise Unsupported  # (numpy's, into the array)
+            result = numpy_ufuncs.call(UFUNCS[ufunc], ufunc, tuple(
+                value(x) for x in _unaliased(inputs, out)), _out_tensor(out), **keywords)
+            return _wrap(result) if out is None else _into_out(result, out)
         if method in UFUNC_METHODS:
             return UFUNC_METHODS[method](ufunc, *inputs, **kwargs)
     except Unsupported:

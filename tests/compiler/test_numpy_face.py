@@ -163,8 +163,9 @@ def test_array_results_through_vjp_and_compile(name):
 # --------------------------------------------- numpy functions the op table lacks
 #: (every ndarray method the face maps to a numpy function has its op now)
 MISSING = {  # (partition and convolve were here until ops/numpy_extras.py)
-    "unstack": lambda x: np.stack(np.unstack(x)),  # (correlate, unwrap: numpy_calculus.py;
-    # roots, polymul: numpy_polynomials.py; matrix_transpose: numpy_linalg.py)
+    "compress": lambda x: np.compress([True, False, True], x, axis=1),  # (correlate,
+    # unwrap: numpy_calculus.py; roots, polymul: numpy_polynomials.py; matrix_transpose:
+    # numpy_linalg.py; unstack: numpy_arrays.py)
 }
 
 #: methods that were in MISSING until their ops were declared: differentiable now,

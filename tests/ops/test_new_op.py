@@ -19,7 +19,7 @@ PROGRAM = textwrap.dedent('''
 
     warnings.simplefilter("error")  # nothing on the way may warn
     # (numpy's cbrt is in the table already: this one is named cuberoot; a numpy
-    # implementation declared later is shown with np.unstack below)
+    # implementation declared later is shown with np.astype below)
     cuberoot = defop("cuberoot", np.cbrt, "CbrtBackward0",
                      vjp=(lambda g, out, x: g / (3 * out * out),), uses=("out",),
                      template="np.cbrt({0})", function=True, method=True, inplace=True,
@@ -79,15 +79,16 @@ PROGRAM = textwrap.dedent('''
     check(pb.grad(pb.grad(lambda v: pb.cuberoot(v)))(8.0), -2 / (9 * 2.0 ** 5), "grad of grad")
 
     # a numpy implementation declared later reaches numpy's function under pb.grad:
-    # np.unstack of an ndarray (here composed of indexing; the face's methods that are
+    # np.astype of an ndarray (here composed of a cast; the face's methods that are
     # numpy's functions, x.trace(), follow the table the same way: test_numpy_face.py)
     from pullback.ops import public
+    from pullback.ops.elementwise import to_dtype
 
-    def numpy_unstack(x, /, *, axis=0):
-        return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
+    def numpy_astype(x, dtype, /, *, copy=True, device=None):
+        return to_dtype(x, dtype)
 
-    public("unstack_demo", numpy={np.unstack: numpy_unstack})(numpy_unstack)
-    check(pb.grad(lambda v: (np.unstack((v * v)[None], axis=0)[0] * [1.0, 2.0, 3.0])
+    public("astype_demo", numpy={np.astype: numpy_astype})(numpy_astype)
+    check(pb.grad(lambda v: (np.astype(v * v, np.float32) * [1.0, 2.0, 3.0])
                   .sum())(x0), [2 * x0[0], 4 * x0[1], 6 * x0[2]], "numpy face method")
 ''')
 

@@ -143,6 +143,11 @@ _PROGRAMS = {
     "divmod": (lambda x: np.divmod(x * 3, 1.5)[1] + np.divmod(x, 0.5)[0] * x, _X),
     "matrix_transpose": (lambda x: np.matrix_transpose(x.reshape(2, 3, 2)), _X),
     "linalg.matrix_transpose": (lambda x: np.linalg.matrix_transpose(x), _X),
+    "unstack": (lambda x: np.stack(np.unstack(x, axis=1)[::-1]) * np.unstack(x)[2][:, None],
+                _X),
+    "apply_over_axes": (lambda x: np.apply_over_axes(np.sum, x ** 2, [0, -1]), _X),
+    "apply_over_axes-keep": (lambda x: np.apply_over_axes(
+        lambda a, ax: np.cumsum(a, axis=ax), x, 1), _X),
     # ufunc methods (ops/numpy_ufuncs.py)
     "subtract.outer": (lambda x: np.subtract.outer(x[0], x[1:, :2]), _X),
     "add.outer": (lambda v: np.add.outer(v, v[:2]) ** 2, _V6),

@@ -48,6 +48,7 @@ from . import (  # noqa: F401
     numpy_histograms,
     numpy_linalg,
     numpy_polynomials,
+    numpy_series,
     numpy_sets,
     numpy_statistics,
     ordering,

@@ -1,7 +1,8 @@
 """numpy's array-building functions with traced arrays, composed of existing ops:
 ``insert``, ``delete``, ``resize`` and ``block`` gather from their inputs' elements,
 ``vander``, ``logspace``, ``geomspace`` and ``ediff1d`` compute as numpy does;
-``trim_zeros`` and ``extract`` slice and gather.
+``trim_zeros`` and ``extract`` slice and gather; ``unstack`` takes each index of
+the axis.
 
 - ``insert`` / ``delete`` / ``resize`` / ``block`` run numpy's own function on arrays of
   element numbers (each input's elements numbered in turn) and gather the values at the
@@ -234,3 +235,13 @@ def _numpy_extract(condition, arr):
 
 
 public("extract", numpy={np.extract: _numpy_extract})(_numpy_extract)
+
+
+def _numpy_unstack(x, /, *, axis=0):
+    x = args.value(x)
+    np.unstack(np.broadcast_to(np.zeros((), args.np_dtype(x)), np.shape(x)), axis=axis)
+    ax = args.axes(axis, np.ndim(x))[0]  # (numpy's errors, above)
+    return tuple(x[(slice(None),) * ax + (i,)] for i in range(np.shape(x)[ax]))
+
+
+public("unstack", numpy={np.unstack: _numpy_unstack})(_numpy_unstack)

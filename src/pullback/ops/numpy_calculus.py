@@ -11,7 +11,9 @@
 - ``unwrap``'s correction is piecewise constant in ``p``: its gradient is the identity.
 - ``piecewise`` calls each function on the selected elements (as numpy does, so a
   function sees no element outside its piece); ``apply_along_axis`` calls the
-  function on each 1-d slice and stacks the results.
+  function on each 1-d slice and stacks the results; ``apply_over_axes`` calls it
+  once per axis, as numpy does (a result with one axis fewer gets it back, of length
+  one).
 
 >>> import numpy as np, pullback as pb
 >>> y = pb.tensor([1., 2., 4.], requires_grad=True)
@@ -219,3 +221,20 @@ def _numpy_apply_along_axis(func1d, axis, arr, *a, **kw):
 
 public("apply_along_axis", numpy={np.apply_along_axis: _numpy_apply_along_axis})(
     _numpy_apply_along_axis)
+
+
+def _numpy_apply_over_axes(func, a, axes):
+    val = args.value(a)
+    n = np.ndim(val)
+    for axis in (axes,) if np.ndim(axes) == 0 else axes:
+        res = func(val, n + axis if axis < 0 else axis)
+        if np.ndim(res) != np.ndim(val):
+            res = np.expand_dims(res, n + axis if axis < 0 else axis)
+            if np.ndim(res) != np.ndim(val):
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val
+
+
+public("apply_over_axes", numpy={np.apply_over_axes: _numpy_apply_over_axes})(
+    _numpy_apply_over_axes)

@@ -17,9 +17,10 @@
   differentiable (numpy drops the remainder's leading near-zeros: read from the values).
 - ``np.polynomial.polynomial.polyval2d`` / ``polygrid2d`` (numpy dispatches them on
   their arguments) are numpy's Horner steps along each coordinate in turn; ``polyval``
-  itself, ``polyval3d`` and the ``Polynomial`` class do not dispatch and convert the
-  coefficients with ``np.array``: Tensor coefficients there are refused as torch's
-  ``numpy()`` is (Tensor points ``x`` with ndarray coefficients work).
+  itself, ``chebval`` & co. and the classes' ``Polynomial(c)(x)`` do not dispatch and
+  convert the coefficients with ``np.array``: inside a front door the source pass
+  routes them to numpy_series.py (``compiler/numpy_polynomial.py``); ``polyval3d`` and
+  calls outside a front door refuse Tensor coefficients as torch's ``numpy()`` does.
 
 >>> import numpy as np, pullback as pb
 >>> p = pb.tensor([1., -3., 2.], requires_grad=True)

@@ -40,11 +40,13 @@ tensor([3., 4.], grad_fn=<CatBackward0>)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from .elementwise import to_dtype
+from .elementwise import where as where_op
 from .shape import detach, reshape
 from .statistics import logsumexp
 from .table import args
@@ -245,3 +247,80 @@ def reduceat(ufunc: np.ufunc, x: Any, indices: Any, axis: int = 0,
         seg = x[_at(axis, slice(lo, hi if lo < hi else lo + 1))]
         parts.append(reduce(ufunc, seg, axis=axis, keepdims=True) if lo < hi else seg)
     return _fitted(np.concatenate(parts, axis=axis), like)
+
+
+#: ``ufunc(...)`` keywords ``call`` follows (``casting``, ``order`` and ``subok`` only
+#: decide numpy's errors and the memory layout: numpy's run on stand-ins checks them)
+CALL_KEYWORDS = frozenset({"where", "dtype", "casting", "order", "subok"})
+
+
+def _stand_in(v: Any) -> Any:
+    return np.broadcast_to(np.zeros((), args.np_dtype(v)), _shape(v)) if is_traced(v) else v
+
+
+def call(fn: Any, ufunc: np.ufunc, inputs: tuple, old: Any = None, **kwargs: Any) -> Any:
+    """``ufunc(*inputs, out=old, where=..., dtype=...)`` by ``fn``, the table's form of
+    ``ufunc``, as a value written into ``out`` (``old``: its values before the write).
+
+    ``dtype=``: the operands cast to it first (numpy's loop of that dtype). ``where=``:
+    the ufunc's result where the mask holds, ``old`` elsewhere. Each array operand goes
+    to ``fn`` as ``where(mask, x, safe)``, ``safe`` a number at which the ufunc is finite
+    and quiet (``_safe``): the gradient of the ufunc's rule reaches ``x`` selected by the
+    mask, never multiplied by it (the rule's inf or nan at a position left out, ``a / b``
+    at ``b == 0``, is never formed, and ``where``'s rule selects, so it would be dropped
+    rather than give ``0 * inf``), and neither the value nor the generated code warns of
+    a division by zero numpy did not compute. ``where=`` with no ``out=`` leaves numpy's
+    result uninitialized there: refused (a TypeError naming the ufunc) rather than
+    differentiate unspecified values.
+
+    >>> import pullback as pb
+    >>> a, b = pb.tensor([1., 2.]), pb.tensor([0., 4.], requires_grad=True)
+    >>> r = np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+    >>> r
+    tensor([0.0000, 0.5000], grad_fn=<CopyBackwards>)
+    >>> r.sum().backward(); b.grad
+    tensor([ 0.0000, -0.1250])
+    """
+    if set(kwargs) - CALL_KEYWORDS or kwargs.get("subok", True) is not True:
+        raise args.Unsupported
+    mask = kwargs.pop("where", True)
+    if mask is not True and old is None:
+        raise TypeError(f"numpy.{ufunc.__name__} with where= and no out= leaves the "
+                        "positions where the mask is False uninitialized (numpy's "
+                        "documentation), values no gradient can be taken of: pass out= "
+                        "(np.zeros_like(x), np.full_like(x, np.nan)...) or use np.where")
+    kept = mask if is_traced(mask) else np.asarray(mask)
+    with np.errstate(all="ignore"):
+        like = np.asarray(ufunc(*map(_stand_in, inputs), **kwargs, where=_stand_in(kept),
+                                out=None if old is None else np.zeros(_shape(old),
+                                                                       args.np_dtype(old))))
+    if like.dtype.kind not in "fc":
+        raise args.Unsupported
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        inputs = tuple(_cast(x, dtype) if is_traced(x) or isinstance(x, np.ndarray) else x
+                       for x in inputs)
+    if mask is not True:
+        safe = _safe(ufunc, tuple(args.np_dtype(x) if hasattr(x, "dtype") else None
+                                  for x in inputs))
+        inputs = tuple(x if not hasattr(x, "dtype") else where_op(kept, x, detach(x))
+                       if safe is None else where_op(kept, x, np.asarray(safe, args.np_dtype(x)))
+                       for x in inputs)
+    r = _cast(fn(*inputs), like.dtype)
+    return r if mask is True else where_op(kept, r, old)
+
+
+@functools.cache
+def _safe(ufunc: np.ufunc, dtypes: tuple) -> Any:
+    """A number the ufunc takes as every operand of these dtypes (None: a Python
+    number, kept) with a finite result and no floating-point error; None if none of a
+    few does."""
+    for c in (1, 0.5, 2):
+        try:
+            with np.errstate(all="raise"):
+                r = ufunc(*(np.asarray(c, d) if d is not None else c for d in dtypes))
+        except (FloatingPointError, TypeError, ValueError):
+            continue
+        if all(np.all(np.isfinite(v)) for v in (r if isinstance(r, tuple) else (r,))):
+            return c
+    return None

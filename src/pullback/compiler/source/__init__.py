@@ -170,18 +170,18 @@ def call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
         return draw(f, *args, **kwargs)
     if is_seeding(f):
         return seeding(f, *args, **kwargs)
-    if is_numpy(f):
-        return numpy_call(f, *args, **kwargs)
-    if is_higher_order(f):
-        # (map(partial(user_f, p), data) calls user_f: converted, as a direct call is)
-        args = tuple(_callee(a) if callable(a) else a for a in args)
-        kwargs = {k: _callee(a) if callable(a) else a for k, a in kwargs.items()}
     find = replaceable(f)
     if find is not None and (traced_leaf(args) or traced_leaf(kwargs.values())
                              or closes_over_traced(args) or closes_over_traced(kwargs.values())):
         ours = find(f)
         if ours is not None:  # scipy's function on traced values (or a callback closing
             return ours(*args, **kwargs)  # over them, as odeint's field): pullback.scipy's
+    if is_numpy(f):  # (numpy.polynomial's evaluations: replaced above, numpy_polynomial.py)
+        return numpy_call(f, *args, **kwargs)
+    if is_higher_order(f):
+        # (map(partial(user_f, p), data) calls user_f: converted, as a direct call is)
+        args = tuple(_callee(a) if callable(a) else a for a in args)
+        kwargs = {k: _callee(a) if callable(a) else a for k, a in kwargs.items()}
     return _callee(f)(*args, **kwargs)
 
 
