@@ -113,6 +113,8 @@ FAMILIES = {"numpy": numpy_runs, "torch": torch_runs, "modules": module_runs}
 
 
 def _results(door, x) -> list:
+    """The door's value and derivatives on ``x`` (one value, or the torch family's list
+    of arguments) as arrays (an absent gradient as the string "None")."""
     if isinstance(x, list):
         value, got = door(*x)
     else:
