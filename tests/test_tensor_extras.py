@@ -126,6 +126,9 @@ PUTS = [
     lambda m, x: x.put(m.tensor([[0, 5], [5, 11]]), x[:2, :2] * 2, accumulate=True),
     lambda m, x: (x * 1).index_put_((m.tensor([2]), m.tensor([3])), x[0, 0] * 4),
     lambda m, x: (x * 1).put_(m.tensor([1, 1]), x[0, 2:] * 4, accumulate=True),
+    # (index tensors for the leading dimensions only, broadcast together)
+    lambda m, x: x.reshape(3, 2, 2).index_put((m.tensor([[0], [2]]), m.tensor([1, 1])),
+                                              x[0, :2] * 3, accumulate=True).reshape(3, 4),
 ]
 
 

@@ -123,7 +123,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
 
 def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """A copy of self with ``values`` at ``self[indices]`` (added there, repeats too,
-    where ``accumulate``: one index tensor, or one per dimension)."""
+    where ``accumulate``: index tensors for the leading dimensions, broadcast together)."""
     indices = tuple(indices)
     if not accumulate:
         out = self.clone()
@@ -131,17 +131,14 @@ def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False)
         return out
     if not isinstance(values, Tensor):
         values = self.new_tensor(values)
-    if len(indices) == 1:
-        index = indices[0]
-        return self.index_add(0, index.reshape(-1) % self.shape[0], values.expand(
-            tuple(index.shape) + tuple(self.shape[1:])).reshape((-1,) + tuple(self.shape[1:])))
-    if len(indices) != self.ndim:
-        raise NotImplementedError("index_put(accumulate=True) here takes one index tensor "
-                                  "or one per dimension")
-    flat = 0
-    for k, index in enumerate(indices):
-        flat = flat * self.shape[k] + index % self.shape[k]
-    return put(self, flat, values.expand(tuple(flat.shape)), True)
+    lead, rest = tuple(self.shape[:len(indices)]), tuple(self.shape[len(indices):])
+    flat = 0  # (the position in the leading dimensions, flattened)
+    for size, index in zip(lead, indices):
+        flat = flat * size + index % size
+    rows = self.reshape((-1,) + rest)
+    added = rows.index_add(0, flat.reshape(-1), values.expand(tuple(flat.shape) + rest)
+                           .reshape((-1,) + rest))
+    return added.reshape(tuple(self.shape))
 
 
 def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
