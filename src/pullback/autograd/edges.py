@@ -199,12 +199,19 @@ def _own_arrays(params: dict) -> dict:
     backward reads the values the forward read, whatever the program writes into them
     after (``idx[0] = 2`` between two uses of ``x[idx]``)."""
     for p in params.values():
-        if p.__class__ in _HOLDERS:
+        if p.__class__ is np.ndarray or p.__class__ in _SEQUENCES and _holds_array(p):
             return {k: _own(p) for k, p in params.items()}
-    return params
+    return params  # (most ops: shapes and axes, no array; nothing copied or made)
 
 
-_HOLDERS = (np.ndarray, tuple, list)
+_SEQUENCES = (tuple, list)
+
+
+def _holds_array(p: Any) -> bool:
+    for x in p:
+        if x.__class__ is np.ndarray or isinstance(x, _SEQUENCES) and _holds_array(x):
+            return True
+    return False
 
 
 def _own(p: Any) -> Any:
