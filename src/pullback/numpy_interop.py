@@ -221,6 +221,7 @@ FOREIGN: dict = {}
 WRITERS: dict = {}
 #: gufuncs whose table form takes these keywords as numpy's (``np.vecdot(a, b, axis=0)``)
 KEYWORDS: dict = {np.vecdot: {"axis"}}
+_NONE: frozenset = frozenset()
 #: ufunc method (``"at"``) -> its form writing into a Tensor (numpy_inplace.py)
 UFUNC_METHODS: dict = {}
 #: called with a ufunc that is in neither table: may add it to both (pullback.scipy
@@ -259,9 +260,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     qualified, hint = FOREIGN.get(ufunc, (f"numpy.{ufunc.__name__}", ""))
     name = qualified if method == "__call__" else f"{qualified}.{method}"
     try:
-        keywords = {k: v for k, v in kwargs.items() if k != "out"}
+        keywords = {k: v for k, v in kwargs.items() if k != "out"} if kwargs else kwargs
         if method == "__call__" and ufunc in UFUNCS \
-                and set(keywords) <= KEYWORDS.get(ufunc, set()):
+                and (not keywords or keywords.keys() <= KEYWORDS.get(ufunc, _NONE)):
             result = UFUNCS[ufunc](*(value(x) for x in _unaliased(inputs, kwargs.get("out"))),
                                    **keywords)
             return _into_out(result, kwargs["out"]) if "out" in kwargs else _wrap(result)
